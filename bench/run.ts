@@ -1,0 +1,25 @@
+// npm run bench: every benchmark, one after the other, each in its own process. BENCH_SKIP=framework,login skips some.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const benches = [
+  ['framework', 'bench/framework/run.ts'],
+  ['login', 'bench/login.ts'],
+  ['permissions', 'bench/permissions.ts'],
+  ['contacts-import', 'bench/contacts-import.ts'],
+  ['audit-export', 'bench/audit-export.ts'],
+] as const;
+const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
+let failed = 0;
+for (const [name, file] of benches) {
+  if (skip.has(name)) continue;
+  if (!existsSync(file)) {
+    console.log(`\n## ${name}: ${file} is missing`);
+    failed++;
+    continue;
+  }
+  console.log(`\n## ${name}`);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', file], { stdio: 'inherit' });
+  if (r.status !== 0) failed++;
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,123 @@
+// Builds the HTTP app: plugins, error handling, one line per module mounted.
+import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Deps } from './deps.js';
+import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
+import { refuseNulBytes, refuseUnexpectedBody } from './http/input-guards.js';
+import { auditRoutes } from './modules/audit/routes.js';
+import { installDeniedAudit } from './modules/audit/denied.js';
+import { authAccountRoutes } from './modules/auth/routes.js';
+import { authPublicRoutes } from './modules/auth/routes-public.js';
+import { mfaRoutes } from './modules/mfa/routes.js';
+import { ssoRoutes } from './modules/sso/routes.js';
+import { tenantRoutes } from './modules/tenants/routes.js';
+import { deviceRoutes } from './modules/devices/routes.js';
+import { contactRoutes } from './modules/contacts/routes.js';
+import { customFieldRoutes } from './modules/custom-fields/routes.js';
+import { scriptRoutes } from './modules/scripts/routes.js';
+import { configItemRoutes } from './modules/config-items/routes.js';
+import { opsRoutes } from './modules/ops/routes.js';
+import { roleRoutes } from './modules/roles/routes.js';
+import { userAccountRoutes } from './modules/users/routes.js';
+import { userAdminRoutes } from './modules/users/routes-admin.js';
+import { createMetrics } from './platform/metrics.js';
+
+export const API_PREFIX = '/api/v1';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    registeredRoutes: { method: string; url: string }[];
+  }
+}
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+export async function createApp(deps: Deps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    trustProxy: config.trustProxy,
+    bodyLimit: config.bodyLimit,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    forceCloseConnections: 'idle',
+    frameworkErrors: onFrameworkError,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('auth', null);
+  app.removeContentTypeParser('text/plain');
+  installErrorHandling(app);
+  app.addHook('preValidation', refuseNulBytes);
+  app.addHook('preValidation', refuseUnexpectedBody);
+
+  // Every route as registered, for the OpenAPI completeness test and the fuzz test.
+  const registered: { method: string; url: string }[] = [];
+  app.decorate('registeredRoutes', registered);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) if (method !== 'HEAD') registered.push({ method, url: r.url });
+  });
+
+  const metrics = createMetrics();
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    if (req.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (!req.url.startsWith('/docs')) {
+      reply.header('x-frame-options', 'DENY');
+      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    }
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode) });
+    metrics.duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+  });
+
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Gatehouse API', version: '1.0.0', description: 'Identity, access and onboarding service. All API paths live under /api/v1.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(opsRoutes(deps, metrics));
+  await app.register(
+    async (api) => {
+      installDeniedAudit(api, deps);
+      await api.register(authPublicRoutes(deps));
+      await api.register(authAccountRoutes(deps));
+      await api.register(mfaRoutes(deps));
+      await api.register(ssoRoutes(deps));
+      await api.register(tenantRoutes(deps));
+      await api.register(deviceRoutes(deps));
+      await api.register(contactRoutes(deps));
+      await api.register(customFieldRoutes(deps));
+      await api.register(scriptRoutes(deps));
+      await api.register(configItemRoutes(deps));
+      await api.register(userAccountRoutes(deps));
+      await api.register(userAdminRoutes(deps));
+      await api.register(roleRoutes(deps));
+      await api.register(auditRoutes(deps));
+    },
+    { prefix: API_PREFIX },
+  );
+  return app;
+}

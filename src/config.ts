@@ -1,0 +1,182 @@
+// The only module that reads process.env: parsed once, validated, frozen.
+import { z } from 'zod';
+
+const bool = (dflt: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+    .default(dflt ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const seconds = (dflt: number, min: number, max: number) =>
+  z.coerce.number({ message: 'must be a whole number of seconds' }).int().min(min).max(max).default(dflt);
+
+const url = (dflt: string) =>
+  z
+    .string()
+    .url({ message: 'must be an absolute http(s) URL' })
+    .refine((v) => /^https?:\/\//.test(v), 'must use http or https')
+    .default(dflt);
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  PUBLIC_URL: url('http://localhost:3000'),
+  APP_URL: url('http://localhost:3000'),
+  ENCRYPTION_KEY: z.string().optional(),
+  ENCRYPTION_KEYS_PREVIOUS: z.string().optional(),
+  ENABLE_REGISTRATION: bool(false),
+  ENABLE_2FA: bool(true),
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  MAIL_FROM: z.string().min(3).default('Gatehouse <no-reply@gatehouse.local>'),
+  SMS_PROVIDER: z.enum(['log', 'twilio']).default('log'),
+  TWILIO_API_BASE: url('https://api.twilio.com'),
+  TWILIO_ACCOUNT_SID: z.string().optional(),
+  TWILIO_AUTH_TOKEN: z.string().optional(),
+  TWILIO_FROM: z.string().optional(),
+  SSO_ALLOW_INSECURE_ISSUERS: bool(false),
+  TRUST_PROXY: bool(false),
+  ACCESS_TOKEN_TTL: seconds(900, 60, 86_400),
+  REFRESH_TOKEN_TTL: seconds(604_800, 300, 2_592_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
+  // Rate limits: "<count>/<seconds>" sliding windows (CONTRACT leaves the numbers to us; all configurable).
+  RATE_LIMIT_LOGIN: z.string().regex(/^\d+\/\d+$/).default('10/900'),
+  RATE_LIMIT_REGISTER: z.string().regex(/^\d+\/\d+$/).default('5/3600'),
+  RATE_LIMIT_REGISTER_PARTNER: z.string().regex(/^\d+\/\d+$/).default('3/3600'),
+  RATE_LIMIT_FORGOT_PASSWORD: z.string().regex(/^\d+\/\d+$/).default('5/3600'),
+  RATE_LIMIT_MFA_VERIFY: z.string().regex(/^\d+\/\d+$/).default('10/300'),
+  RATE_LIMIT_PASSWORD_RECHECK: z.string().regex(/^\d+\/\d+$/).default('5/900'),
+  RATE_LIMIT_PHONE_VERIFY: z.string().regex(/^\d+\/\d+$/).default('5/3600'),
+  RATE_LIMIT_SMS_SEND: z.string().regex(/^\d+\/\d+$/).default('3/300'),
+  RATE_LIMIT_API: z.string().regex(/^\d+\/\d+$/).default('600/60'),
+  RATE_LIMIT_ENROLL: z.string().regex(/^\d+\/\d+$/).default('120/60'),
+});
+
+export type RateLimitSpec = { limit: number; windowSeconds: number };
+
+function parseRate(v: string): RateLimitSpec {
+  const [limit, windowSeconds] = v.split('/').map(Number) as [number, number];
+  return { limit, windowSeconds };
+}
+
+const PLACEHOLDER = /^(change[-_]?me|changeit|secret|password|placeholder|example|test|dev|x+|0+)$/i;
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  // Empty strings count as unset: `FOO= npm start` should mean the default.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  if (e.NODE_ENV === 'production') {
+    if (!e.ENCRYPTION_KEY) problems.push('ENCRYPTION_KEY: required in production (32 random bytes, base64)');
+    else if (PLACEHOLDER.test(e.ENCRYPTION_KEY) || isWeakKey(e.ENCRYPTION_KEY))
+      problems.push('ENCRYPTION_KEY: placeholder value refused in production (use 32 random bytes)');
+    if (!e.DATABASE_URL) problems.push('DATABASE_URL: production runs on PostgreSQL, not the embedded database');
+    if (!e.PUBLIC_URL.startsWith('https://')) problems.push('PUBLIC_URL: must be https in production');
+    if (e.SSO_ALLOW_INSECURE_ISSUERS) problems.push('SSO_ALLOW_INSECURE_ISSUERS: must not be true in production');
+    if (e.SMS_PROVIDER === 'twilio' && (!e.TWILIO_AUTH_TOKEN || PLACEHOLDER.test(e.TWILIO_AUTH_TOKEN)))
+      problems.push('TWILIO_AUTH_TOKEN: required (not a placeholder) when SMS_PROVIDER=twilio');
+  }
+  if (e.ENCRYPTION_KEY && !isKey(e.ENCRYPTION_KEY))
+    problems.push('ENCRYPTION_KEY: must be 32 bytes encoded as base64 (44 chars) or hex (64 chars)');
+  for (const k of (e.ENCRYPTION_KEYS_PREVIOUS ?? '').split(',').filter(Boolean)) {
+    if (!isKey(k)) problems.push('ENCRYPTION_KEYS_PREVIOUS: each comma-separated key must be 32 bytes (base64 or hex)');
+  }
+  if (e.SMS_PROVIDER === 'twilio' && (!e.TWILIO_ACCOUNT_SID || !e.TWILIO_AUTH_TOKEN || !e.TWILIO_FROM))
+    problems.push('TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM: all required when SMS_PROVIDER=twilio');
+  if (problems.length) throw new ConfigError(problems);
+
+  const publicUrl = new URL(e.PUBLIC_URL);
+  const appUrl = new URL(e.APP_URL);
+  return deepFreeze({
+    env: e.NODE_ENV,
+    isProduction: e.NODE_ENV === 'production',
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    redisUrl: e.REDIS_URL,
+    publicUrl: publicUrl.origin,
+    appUrl: appUrl.origin,
+    secureCookies: publicUrl.protocol === 'https:',
+    encryptionKey: e.ENCRYPTION_KEY,
+    previousEncryptionKeys: (e.ENCRYPTION_KEYS_PREVIOUS ?? '').split(',').filter(Boolean),
+    enableRegistration: e.ENABLE_REGISTRATION,
+    enable2fa: e.ENABLE_2FA,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    sms: {
+      provider: e.SMS_PROVIDER,
+      apiBase: e.TWILIO_API_BASE.replace(/\/$/, ''),
+      accountSid: e.TWILIO_ACCOUNT_SID,
+      authToken: e.TWILIO_AUTH_TOKEN,
+      from: e.TWILIO_FROM,
+    },
+    ssoAllowInsecureIssuers: e.SSO_ALLOW_INSECURE_ISSUERS,
+    trustProxy: e.TRUST_PROXY,
+    accessTokenTtl: e.ACCESS_TOKEN_TTL,
+    refreshTokenTtl: e.REFRESH_TOKEN_TTL,
+    logLevel: e.LOG_LEVEL,
+    bodyLimit: e.BODY_LIMIT_BYTES,
+    rateLimits: {
+      login: parseRate(e.RATE_LIMIT_LOGIN),
+      register: parseRate(e.RATE_LIMIT_REGISTER),
+      registerPartner: parseRate(e.RATE_LIMIT_REGISTER_PARTNER),
+      forgotPassword: parseRate(e.RATE_LIMIT_FORGOT_PASSWORD),
+      mfaVerify: parseRate(e.RATE_LIMIT_MFA_VERIFY),
+      passwordRecheck: parseRate(e.RATE_LIMIT_PASSWORD_RECHECK),
+      phoneVerify: parseRate(e.RATE_LIMIT_PHONE_VERIFY),
+      smsSend: parseRate(e.RATE_LIMIT_SMS_SEND),
+      api: parseRate(e.RATE_LIMIT_API),
+      enroll: parseRate(e.RATE_LIMIT_ENROLL),
+    },
+  });
+}
+
+/** The 32 key bytes of a hex or base64 key, or null when it is neither. */
+function keyBytes(v: string): Buffer | null {
+  if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
+  if (!/^[A-Za-z0-9+/_-]+=*$/.test(v)) return null;
+  const bytes = Buffer.from(v, 'base64');
+  return bytes.length === 32 ? bytes : null;
+}
+
+function isKey(v: string): boolean {
+  return keyBytes(v) !== null;
+}
+
+/**
+ * A key that cannot have come from a random source: all zeros, one repeated byte, a repeated pattern.
+ * 32 random bytes have fewer than 16 distinct values with probability ~3e-17, a period of 16 or less ~3e-39.
+ */
+function isWeakKey(v: string): boolean {
+  const b = keyBytes(v);
+  if (!b) return false;
+  if (new Set(b).size < 16) return true;
+  for (let p = 1; p <= b.length / 2; p++) if (b.subarray(p).equals(b.subarray(0, b.length - p))) return true;
+  return false;
+}
+
+function deepFreeze<T extends object>(o: T): Readonly<T> {
+  for (const v of Object.values(o)) if (v && typeof v === 'object' && !Object.isFrozen(v)) deepFreeze(v);
+  return Object.freeze(o);
+}
+
+export type Config = ReturnType<typeof loadConfig>;

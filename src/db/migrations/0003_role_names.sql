@@ -1,0 +1,2 @@
+CREATE UNIQUE INDEX "roles_partner_name_key" ON "roles" USING btree ("partner_id",lower("name")) WHERE "roles"."scope" = 'partner';--> statement-breakpoint
+CREATE UNIQUE INDEX "roles_org_name_key" ON "roles" USING btree ("org_id",lower("name")) WHERE "roles"."scope" = 'organization';

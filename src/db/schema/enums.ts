@@ -1,0 +1,28 @@
+import { pgEnum } from 'drizzle-orm/pg-core';
+
+export const userStatus = pgEnum('user_status', ['active', 'invited', 'disabled']);
+export const mfaMethod = pgEnum('mfa_method', ['totp', 'sms', 'passkey']);
+export const roleScope = pgEnum('role_scope', ['system', 'partner', 'organization']);
+/** Which kind of membership a role can be assigned to (system roles serve one of the two). */
+export const membershipKind = pgEnum('membership_kind', ['partner', 'organization']);
+export const orgAccess = pgEnum('org_access', ['all', 'selected', 'none']);
+export const tenantStatus = pgEnum('tenant_status', ['active', 'suspended']);
+export const ssoProviderType = pgEnum('sso_provider_type', ['oidc', 'saml']);
+export const ssoProviderStatus = pgEnum('sso_provider_status', ['active', 'inactive', 'testing']);
+export const scriptLanguage = pgEnum('script_language', ['powershell', 'cmd', 'bash', 'python']);
+export const scriptAvailability = pgEnum('script_availability', ['organization', 'partner']);
+export const customFieldType = pgEnum('custom_field_type', ['text', 'number', 'boolean', 'date', 'select']);
+export const customFieldEntity = pgEnum('custom_field_entity', ['device', 'site', 'organization', 'contact']);
+export const configKind = pgEnum('config_kind', ['policy', 'alert_template', 'patch_policy', 'maintenance_window']);
+export const auditResult = pgEnum('audit_result', ['success', 'failure', 'denied']);
+export const flowKind = pgEnum('flow_kind', [
+  'login_mfa',
+  'mfa_setup',
+  'password_reset',
+  'invite',
+  'phone_verify',
+  'sms_login',
+  'webauthn_register',
+  'webauthn_login',
+  'sso_exchange',
+]);

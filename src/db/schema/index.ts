@@ -1,0 +1,7 @@
+export * from './enums.js';
+export * from './tenants.js';
+export * from './identity.js';
+export * from './flows.js';
+export * from './sso.js';
+export * from './onboarding.js';
+export * from './platform.js';

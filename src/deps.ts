@@ -1,0 +1,96 @@
+// The service container: built once per process (or per test app) and handed to every module.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Database, Db } from './db/connect.js';
+import { makeAuthenticate, type AuthenticateDeps } from './http/authenticate.js';
+import { createMailer, type Mailer } from './platform/mail.js';
+import { createSmsSender, type SmsSender } from './platform/sms.js';
+import { OidcClients } from './modules/sso/oidc.js';
+import { RateLimits } from './http/rate-limit.js';
+import { AuditWriter } from './modules/audit/writer.js';
+import { KeyRing } from './modules/auth/keys.js';
+import { TokenService } from './modules/auth/tokens.js';
+import { RoleCache } from './modules/roles/resolver.js';
+import { systemClock, type Clock } from './platform/clock.js';
+import { DatabaseStore, RedisStore, type SharedStore } from './platform/kv.js';
+import { parseKey, SecretBox } from './platform/secret-box.js';
+
+export interface Deps {
+  config: Config;
+  database: Database;
+  db: Db;
+  store: SharedStore;
+  clock: Clock;
+  logger: Logger;
+  box: SecretBox;
+  keys: KeyRing;
+  tokens: TokenService;
+  roleCache: RoleCache;
+  audit: AuditWriter;
+  authenticate: ReturnType<typeof makeAuthenticate>;
+  authContext: AuthenticateDeps;
+  mailer: Mailer;
+  sms: SmsSender;
+  oidc: OidcClients;
+  limits: RateLimits;
+}
+
+/** The development key lives beside the embedded database; production must provide ENCRYPTION_KEY. */
+function encryptionKey(config: Config, logger: Logger): Buffer {
+  if (config.encryptionKey) return parseKey(config.encryptionKey);
+  if (config.isProduction) throw new Error('ENCRYPTION_KEY is required in production');
+  const file = join(config.dataDir, 'encryption.key');
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
+    logger.warn({ file }, 'generated a development encryption key; set ENCRYPTION_KEY in production');
+  }
+  return parseKey(readFileSync(file, 'utf8').trim());
+}
+
+export interface DepsOptions {
+  clock?: Clock;
+  /** Namespace for shared-store keys (tests share one Redis). */
+  storePrefix?: string;
+}
+
+export async function buildDeps(config: Config, database: Database, logger: Logger, opts: DepsOptions = {}): Promise<Deps> {
+  const clock = opts.clock ?? systemClock;
+  const box = new SecretBox(encryptionKey(config, logger), config.previousEncryptionKeys.map(parseKey));
+  const prefix = opts.storePrefix ?? 'gh:';
+  const store: SharedStore = config.redisUrl ? RedisStore.connect(config.redisUrl, prefix) : new DatabaseStore(database.db, prefix);
+  const keys = new KeyRing(database.db, box);
+  await keys.init();
+  const tokens = new TokenService(keys, config.publicUrl, config.accessTokenTtl, () => clock.now());
+  const roleCache = new RoleCache(database.db);
+  const authContext: AuthenticateDeps = {
+    db: database.db,
+    tokens,
+    roleCache,
+    clock,
+    enable2fa: config.enable2fa,
+    enrollUrl: `${config.appUrl}/account/security`,
+  };
+  return {
+    config,
+    database,
+    db: database.db,
+    store,
+    clock,
+    logger,
+    box,
+    keys,
+    tokens,
+    roleCache,
+    audit: new AuditWriter(clock),
+    limits: new RateLimits(store, clock, config.rateLimits),
+    authContext,
+    authenticate: makeAuthenticate(authContext),
+    sms: createSmsSender(config, logger),
+    oidc: new OidcClients(config.ssoAllowInsecureIssuers),
+    mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, isProduction: config.isProduction }),
+  };
+}

@@ -1,0 +1,40 @@
+import type { EffectiveSecurity } from '../modules/tenants/settings.js';
+
+/** Who is calling, in which tenant, through which session: resolved once per request by authenticate. */
+export interface Principal {
+  userId: string;
+  email: string;
+  sessionId: string;
+  /** This session verified a second factor. */
+  mfa: boolean;
+  mfaEnabled: boolean;
+  scope: 'partner' | 'organization' | null;
+  partnerId: string | null;
+  orgId: string | null;
+  roleId: string | null;
+  roleName: string | null;
+  /** Partner scope: which organisations the caller may act on. */
+  orgAccess: 'all' | 'selected' | 'none' | null;
+  orgIds: string[];
+  /** Organisation scope: null = every site / device group. */
+  siteIds: string[] | null;
+  deviceGroupIds: string[] | null;
+  permissions: ReadonlySet<string>;
+  security: EffectiveSecurity;
+  /** Force MFA applies and no factor is enrolled. */
+  mfaEnrollmentRequired: boolean;
+  /** ENABLE_2FA=false: no session can verify a second factor, so step-up (requireMfa) cannot be asked for. */
+  mfaStepUpWaived: boolean;
+}
+
+export interface RequestMeta {
+  ip: string;
+  userAgent: string | null;
+  requestId: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: Principal | null;
+  }
+}

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { AppError } from './errors.js';
+
+interface FieldErrors {
+  fieldErrors: Record<string, string[]>;
+  formErrors: string[];
+}
+
+function validationDetails(err: FastifyError): FieldErrors {
+  // No prototype: a client-chosen key such as `toString` or `constructor` must not resolve to an inherited member.
+  const out: FieldErrors = { fieldErrors: Object.create(null) as Record<string, string[]>, formErrors: [] };
+  for (const issue of err.validation ?? []) {
+    const params = (issue.params ?? {}) as { keys?: string[] };
+    const path = (issue.instancePath ?? '').split('/').filter(Boolean);
+    // An unknown key in a strict object: name the key itself, not its parent.
+    const keys = params.keys?.length ? params.keys.map((k) => [...path, k].join('.')) : [path.join('.')];
+    const message = issue.message ?? 'Invalid value';
+    for (const key of keys) {
+      if (!key) out.formErrors.push(message);
+      else (out.fieldErrors[key] ??= []).push(message);
+    }
+  }
+  return out;
+}
+
+// An error answer describes one request at one moment: never let a cache keep it.
+const send = (reply: FastifyReply, err: AppError) => reply.code(err.status).header('cache-control', 'no-store').send(err.toBody());
+
+const unreadable = (message: string) => new AppError('validation_failed', message, { details: { fieldErrors: {}, formErrors: [message] } });
+
+/**
+ * Fastify's `frameworkErrors` option: the router refuses a malformed percent-encoded URL (FST_ERR_BAD_URL) or an
+ * over-long path parameter (FST_ERR_MAX_PARAM_LENGTH) before any hook runs, and would otherwise answer with its
+ * own body (code FST_ERR_..., no request id). Pass this to the Fastify constructor.
+ */
+export function onFrameworkError(error: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', req.id).header('x-content-type-options', 'nosniff');
+  if (error.code === 'FST_ERR_BAD_URL') return send(reply, unreadable('The URL is not valid.'));
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return send(reply, unreadable('A path parameter is too long.'));
+  return internal(error, req, reply);
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setNotFoundHandler((req, reply) => send(reply, new AppError('not_found', `No route ${req.method} ${req.url.split('?')[0]}.`)));
+
+  app.setErrorHandler((error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    // A bug in the mapping below must still end in the envelope, not in Fastify's fallback body.
+    try {
+      return answer(error, req, reply);
+    } catch (failure) {
+      return internal(failure, req, reply);
+    }
+  });
+}
+
+function answer(error: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  if (typeof error !== 'object' || error === null) return internal(error, req, reply); // `throw 'text'`
+  if (error instanceof AppError) {
+    if (error.status === 429 && typeof error.extra.retryAfter === 'number') reply.header('Retry-After', String(error.extra.retryAfter));
+    return send(reply, error);
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    return send(reply, new AppError('validation_failed', undefined, { details: validationDetails(error) }));
+  }
+  if (isResponseSerializationError(error)) return internal(error, req, reply);
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return send(reply, unreadable('The request body is not valid JSON.'));
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return send(reply, new AppError('payload_too_large'));
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return send(reply, unreadable('The request body does not match its Content-Length.'));
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return send(reply, new AppError('unsupported_media_type'));
+  }
+  if (error.validation) return send(reply, new AppError('validation_failed', undefined, { details: validationDetails(error) }));
+  // Other client errors raised by Fastify itself (a __proto__ key in a JSON body, ...).
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    if (error.statusCode === 413) return send(reply, new AppError('payload_too_large'));
+    if (error.statusCode === 415) return send(reply, new AppError('unsupported_media_type'));
+    return send(reply, unreadable('The request could not be read.'));
+  }
+  return internal(error, req, reply);
+}
+
+/**
+ * drizzle's DrizzleQueryError carries the bound parameters (password and token hashes, sealed secrets, ...) in its
+ * message and in `params`: log the query, the driver's reason and the stack, never the values.
+ */
+function forLog(error: unknown): unknown {
+  if (!(error instanceof Error) || !('query' in error) || !('params' in error)) return error;
+  const cause = error.cause as { message?: unknown; code?: unknown } | undefined;
+  const reason = typeof cause?.message === 'string' ? `: ${cause.message}` : '';
+  const safe = Object.assign(new Error(`Failed query${reason}`), { query: String(error.query), sqlState: typeof cause?.code === 'string' ? cause.code : undefined });
+  const frames = (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
+  safe.stack = [`${error.name}: ${safe.message}`, ...frames].join('\n');
+  return safe;
+}
+
+function internal(error: unknown, req: FastifyRequest, reply: FastifyReply) {
+  const errorId = randomUUID();
+  req.log.error({ err: forLog(error), errorId }, 'unexpected error');
+  const body = new AppError('internal_error').toBody();
+  return reply.code(500).header('cache-control', 'no-store').send({ ...body, errorId });
+}

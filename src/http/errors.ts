@@ -1,0 +1,102 @@
+// One error class and the catalogue of every code the API answers (CONTRACT section 1).
+// Services throw AppError with a code; the status and the short text come from the catalogue.
+
+export const ERROR_CATALOG = {
+  // 400
+  validation_failed: { status: 400, error: 'Bad Request', message: 'The request is not valid.' },
+  invalid_json: { status: 400, error: 'Bad Request', message: 'The request body is not valid JSON.' },
+  invalid_credentials: { status: 401, error: 'Unauthorized', message: 'Invalid email or password.' },
+  weak_password: { status: 400, error: 'Bad Request', message: 'The password is too weak.' },
+  circular_inheritance: { status: 400, error: 'Bad Request', message: 'Cannot set parent role: would create circular inheritance.' },
+  inheritance_too_deep: { status: 400, error: 'Bad Request', message: 'Role inheritance may be at most 16 levels deep.' },
+  role_has_users: { status: 400, error: 'Bad Request', message: 'Cannot delete role with assigned users.' },
+  role_has_children: { status: 400, error: 'Bad Request', message: 'Cannot delete role with child roles.' },
+  unknown_permission: { status: 400, error: 'Bad Request', message: 'The permission is not in the catalogue.' },
+  default_role_required: { status: 400, error: 'Bad Request', message: 'Auto-provisioning needs a default role.' },
+  unsupported_provider_type: { status: 400, error: 'Bad Request', message: 'Only OpenID Connect providers are supported.' },
+  site_required: { status: 400, error: 'Bad Request', message: 'The device needs a site: neither the key nor the request names one.' },
+  invalid_mfa_setup: { status: 400, error: 'Bad Request', message: 'There is no pending MFA setup; start it again.' },
+  phone_not_verified: { status: 400, error: 'Bad Request', message: 'Verify a phone number first.' },
+  invalid_phone_number: { status: 400, error: 'Bad Request', message: 'The phone number is not a valid E.164 number.' },
+  invalid_challenge: { status: 400, error: 'Bad Request', message: 'The WebAuthn challenge is missing, expired or already used.' },
+  passkey_verification_failed: { status: 400, error: 'Bad Request', message: 'The passkey could not be verified.' },
+  invalid_reset_token: { status: 400, error: 'Bad Request', message: 'The reset link is invalid or has expired.' },
+  invalid_csv: { status: 400, error: 'Bad Request', message: 'The CSV could not be read.' },
+  // 401
+  unauthenticated: { status: 401, error: 'Unauthorized', message: 'Authentication is required.' },
+  invalid_mfa_code: { status: 401, error: 'Unauthorized', message: 'The verification code is not valid.' },
+  invalid_temp_token: { status: 401, error: 'Unauthorized', message: 'The login challenge is invalid or has expired; sign in again.' },
+  invalid_refresh_token: { status: 401, error: 'Unauthorized', message: 'The refresh token is invalid or has expired.' },
+  invalid_exchange_code: { status: 401, error: 'Unauthorized', message: 'The sign-in code is invalid or has expired.' },
+  enrollment_key_invalid: { status: 401, error: 'Unauthorized', message: 'The enrollment key is not valid.' },
+  enrollment_key_expired: { status: 401, error: 'Unauthorized', message: 'The enrollment key has expired.' },
+  enrollment_key_exhausted: { status: 401, error: 'Unauthorized', message: 'The enrollment key has been used up.' },
+  invalid_agent_token: { status: 401, error: 'Unauthorized', message: 'The agent token is not valid.' },
+  // 403
+  forbidden: { status: 403, error: 'Forbidden', message: 'You do not have permission to do this.' },
+  tenant_context_required: { status: 403, error: 'Forbidden', message: 'Partner or organization context required.' },
+  full_org_access_required: { status: 403, error: 'Forbidden', message: 'Full partner organization access required.' },
+  mfa_required: { status: 403, error: 'Forbidden', message: 'This action needs a session that passed multi-factor authentication.' },
+  permission_ceiling: { status: 403, error: 'Forbidden', message: 'You cannot grant permissions you do not hold.' },
+  forbidden_self_action: { status: 403, error: 'Forbidden', message: 'You cannot do this to your own account.' },
+  last_admin: { status: 403, error: 'Forbidden', message: 'The last administrator of the partner cannot be removed, disabled or demoted.' },
+  system_role_immutable: { status: 403, error: 'Forbidden', message: 'Cannot modify system roles.' },
+  csrf_failed: { status: 403, error: 'Forbidden', message: 'The CSRF check failed.' },
+  org_requires_mfa: { status: 403, error: 'Forbidden', message: 'Your organization requires MFA.' },
+  sms_not_allowed: { status: 403, error: 'Forbidden', message: 'Your organization does not allow SMS MFA.' },
+  mfa_method_not_allowed: { status: 403, error: 'Forbidden', message: 'Your organization does not allow this MFA method.' },
+  last_factor_required: { status: 403, error: 'Forbidden', message: 'This is your last MFA factor and your policy requires MFA.' },
+  sso_enforced: { status: 403, error: 'Forbidden', message: 'Your organization signs in with single sign-on.' },
+  // 404
+  not_found: { status: 404, error: 'Not Found', message: 'The resource was not found.' },
+  invite_invalid: { status: 404, error: 'Not Found', message: 'The invitation is invalid or has expired.' },
+  // 405 / 409 / 413 / 415
+  method_not_allowed: { status: 405, error: 'Method Not Allowed', message: 'The method is not allowed on this resource.' },
+  conflict: { status: 409, error: 'Conflict', message: 'The request conflicts with the current state.' },
+  user_exists_in_scope: { status: 409, error: 'Conflict', message: 'User already exists in this scope.' },
+  email_taken: { status: 409, error: 'Conflict', message: 'An account with this email already exists.' },
+  slug_taken: { status: 409, error: 'Conflict', message: 'The slug is already in use.' },
+  name_taken: { status: 409, error: 'Conflict', message: 'The name is already in use.' },
+  mfa_already_enabled: { status: 409, error: 'Conflict', message: 'MFA is already enabled.' },
+  resource_in_use: { status: 409, error: 'Conflict', message: 'The resource is still in use.' },
+  payload_too_large: { status: 413, error: 'Payload Too Large', message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, error: 'Unsupported Media Type', message: 'The content type is not supported.' },
+  // 428 / 429
+  mfa_enrollment_required: { status: 428, error: 'Precondition Required', message: 'Your account must enrol a second factor before continuing.' },
+  session_binding_required: { status: 428, error: 'Precondition Required', message: 'This action needs a browser session that can receive replacement credentials.' },
+  rate_limited: { status: 429, error: 'Too Many Requests', message: 'Too many requests; wait and try again.' },
+  // 5xx
+  internal_error: { status: 500, error: 'Internal Server Error', message: 'An unexpected error occurred.' },
+  service_unavailable: { status: 503, error: 'Service Unavailable', message: 'The service is not ready.' },
+} as const satisfies Record<string, { status: number; error: string; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly error: string;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    /** Extra top-level fields of the envelope (retryAfter, userCount, details, ...). Never secrets. */
+    readonly extra: Record<string, unknown> = {},
+    /** Only where the contract gives one code two statuses (invalid_credentials: 401 at login, 400 on change-password). */
+    status?: 400 | 401,
+  ) {
+    const entry = ERROR_CATALOG[code];
+    super(message ?? entry.message);
+    this.name = 'AppError';
+    this.status = status ?? entry.status;
+    this.error = entry.error;
+  }
+
+  toBody(): Record<string, unknown> {
+    return { error: this.error, message: this.message, code: this.code, ...this.extra };
+  }
+}
+
+export function assertThat(cond: unknown, code: ErrorCode, message?: string, extra?: Record<string, unknown>): asserts cond {
+  if (!cond) throw new AppError(code, message, extra);
+}
+
+export const notFound = (what = 'resource') => new AppError('not_found', `The ${what} was not found.`);

@@ -1,0 +1,45 @@
+// Guards after authenticate, in the order CONTRACT section 10 fixes:
+// tenant context → full org access → permission → step-up MFA.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { hasPermission } from '../modules/roles/resolver.js';
+import type { PermissionKey } from '../modules/roles/catalog.js';
+import type { Principal } from './context.js';
+import { AppError } from './errors.js';
+
+type Guard = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/** The principal of an authenticated request (authenticate must run first). */
+export function principalOf(req: FastifyRequest): Principal {
+  if (!req.auth) throw new AppError('unauthenticated');
+  return req.auth;
+}
+
+export const requireTenant = (): Guard =>
+  async function requireTenant(req) {
+    const p = principalOf(req);
+    if (!p.scope) throw new AppError('tenant_context_required');
+  };
+
+/** Partner users whose orgAccess is not `all` cannot administer users and roles. */
+export const requireFullOrgAccess = (): Guard =>
+  async function requireFullOrgAccess(req) {
+    const p = principalOf(req);
+    if (!p.scope) throw new AppError('tenant_context_required');
+    if (p.scope === 'partner' && p.orgAccess !== 'all') throw new AppError('full_org_access_required');
+  };
+
+export const requirePermission = (...required: PermissionKey[]): Guard =>
+  async function requirePermission(req) {
+    const p = principalOf(req);
+    if (!p.scope) throw new AppError('tenant_context_required');
+    for (const perm of required) {
+      if (!hasPermission(p.permissions, perm)) throw new AppError('forbidden', `Missing permission ${perm}.`);
+    }
+  };
+
+/** Step-up: the acting session must itself have passed a second factor (unless ENABLE_2FA=false makes that impossible). */
+export const requireMfa = (): Guard =>
+  async function requireMfa(req) {
+    const p = principalOf(req);
+    if (!p.mfa && !p.mfaStepUpWaived) throw new AppError('mfa_required');
+  };

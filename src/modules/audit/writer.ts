@@ -1,0 +1,85 @@
+// Records an audit event in the same transaction as the change it describes.
+import { randomUUID } from 'node:crypto';
+import { desc, eq, isNull, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/connect.js';
+import { auditLogs } from '../../db/schema/index.js';
+import type { Clock } from '../../platform/clock.js';
+import { chainLockKey, recordHash, type AuditContent } from './chain.js';
+
+export interface AuditEvent {
+  action: string;
+  result?: 'success' | 'failure' | 'denied';
+  actor?: { userId: string | null; email: string | null } | null;
+  partnerId?: string | null;
+  orgId?: string | null;
+  resourceType?: string | null;
+  resourceId?: string | null;
+  details?: Record<string, unknown>;
+}
+
+export interface AuditRequestMeta {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** Keys that must never be written to the trail, whatever a caller passes in details. */
+const SECRET_KEY = /pass(word)?|secret|token|otp|code|recovery|credential|key$|hash/i;
+
+export function scrubDetails(details: unknown, depth = 0): unknown {
+  if (typeof details === 'string') return storable(details);
+  if (details === null || typeof details !== 'object') return details;
+  if (depth > 6) return '[too deep]'; // unscrubbed below this depth: never store it
+  if (Array.isArray(details)) return details.map((d) => scrubDetails(d, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(details as Record<string, unknown>)) {
+    if (SECRET_KEY.test(k) && !ALLOWED_KEYS.has(k)) continue;
+    out[storable(k)] = scrubDetails(v, depth + 1);
+  }
+  return out;
+}
+/** Non-secret keys that SECRET_KEY would catch. */
+const ALLOWED_KEYS = new Set(['keyId', 'enrollmentKeyId', 'passkeyId', 'passkeyName', 'errorCode', 'reasonCode']);
+
+/**
+ * PostgreSQL refuses NUL in text and jsonb and lone UTF-16 surrogates in jsonb, and the drivers turn a lone surrogate
+ * in text into U+FFFD: either would fail the change being recorded, or store other text than was hashed (a false
+ * tamper alarm). Both become U+FFFD before hashing.
+ */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+export const storable = (s: string) => s.replace(UNSTORABLE, '\ufffd');
+const storableOrNull = (s: string | null | undefined) => (s == null ? null : storable(s));
+
+export class AuditWriter {
+  constructor(private readonly clock: Clock) {}
+
+  /** Must be given the transaction of the change; serialises the partner's chain until it commits. */
+  async record(tx: Executor, event: AuditEvent, meta: AuditRequestMeta | null): Promise<string> {
+    const partnerId = event.partnerId ?? null;
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${chainLockKey(partnerId)}, 0))`);
+    const [prev] = await tx
+      .select({ hash: auditLogs.hash })
+      .from(auditLogs)
+      .where(partnerId ? eq(auditLogs.partnerId, partnerId) : isNull(auditLogs.partnerId))
+      .orderBy(desc(auditLogs.seq))
+      .limit(1);
+    const content: AuditContent = {
+      id: randomUUID(),
+      at: this.clock.now(),
+      action: storable(event.action),
+      result: event.result ?? 'success',
+      actorUserId: event.actor?.userId ?? null,
+      actorEmail: storableOrNull(event.actor?.email),
+      partnerId,
+      orgId: event.orgId ?? null,
+      resourceType: storableOrNull(event.resourceType),
+      resourceId: storableOrNull(event.resourceId),
+      ip: storableOrNull(meta?.ip?.slice(0, 45)),
+      userAgent: storableOrNull(meta?.userAgent?.slice(0, 1024)),
+      // As stored: a JSON round trip turns Dates into strings and drops undefined, so the hash covers what jsonb keeps.
+      details: scrubDetails(JSON.parse(JSON.stringify(event.details ?? {}))),
+    };
+    const prevHash = prev?.hash ?? null;
+    await tx.insert(auditLogs).values({ ...content, details: content.details as object, prevHash, hash: recordHash(content, prevHash) });
+    return content.id;
+  }
+}

@@ -1,0 +1,103 @@
+// Invitation links (7 days, one live link per user) and the switch between a user's memberships.
+import { and, eq } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/connect.js';
+import { organizations, partners, sessions, users } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { randomToken, sha256 } from '../../platform/crypto.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { consumeFlow, createFlow, peekFlow, voidFlows } from './flows.js';
+import { listMemberships, markMembershipUsed } from './memberships.js';
+import { startSession } from './login-service.js';
+import { assertStrongPassword, hashPassword } from './passwords.js';
+import type { SessionContext } from './sessions.js';
+import type { IssuedSession } from './token-response.js';
+
+export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
+
+/** A fresh invitation link for an invited user; any earlier link stops working. Inside the invite's transaction. */
+export async function createInviteToken(tx: Executor, now: Date, userId: string, ctx: SessionContext, invitedBy: string | null): Promise<string> {
+  await voidFlows(tx, userId, 'invite', now);
+  const { token } = await createFlow(tx, { kind: 'invite', userId, data: { context: ctx, invitedBy }, ttlMs: INVITE_TTL_MS, now });
+  return token;
+}
+
+export const inviteUrl = (appUrl: string, token: string) => `${appUrl}/accept-invite?token=${encodeURIComponent(token)}`;
+
+async function tenantNames(db: Executor, ctx: SessionContext) {
+  const [p] = ctx.partnerId ? await db.select({ name: partners.name }).from(partners).where(eq(partners.id, ctx.partnerId)) : [];
+  const [o] = ctx.orgId ? await db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, ctx.orgId)) : [];
+  return { partnerName: p?.name, orgName: o?.name };
+}
+
+export async function previewInvite(deps: Deps, token: string) {
+  const flow = await peekFlow(deps.db, 'invite', token, deps.clock.now());
+  const [user] = flow?.userId ? await deps.db.select().from(users).where(eq(users.id, flow.userId)) : [];
+  if (!flow || !user || user.status !== 'invited') throw new AppError('invite_invalid');
+  const ctx = (flow.data as { context: SessionContext }).context;
+  return { email: user.email, name: user.name, ...(await tenantNames(deps.db, ctx)) };
+}
+
+export async function acceptInvite(deps: Deps, input: { token: string; password: string; name?: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
+  const now = deps.clock.now();
+  const pending = await peekFlow(deps.db, 'invite', input.token, now);
+  const [user] = pending?.userId ? await deps.db.select().from(users).where(eq(users.id, pending.userId)) : [];
+  if (!pending || !user || user.status !== 'invited') throw new AppError('invite_invalid');
+  assertStrongPassword(input.password, { email: user.email, name: input.name ?? user.name });
+  const passwordHash = await hashPassword(input.password);
+  return deps.db.transaction(async (tx) => {
+    const flow = await consumeFlow(tx, 'invite', input.token, now);
+    if (!flow) throw new AppError('invite_invalid');
+    const ctx = (flow.data as { context: SessionContext }).context;
+    const memberships = await listMemberships(tx, user.id);
+    const still = memberships.find((m) => m.scope === ctx.scope && (ctx.scope === 'partner' ? m.partnerId === ctx.partnerId : m.orgId === ctx.orgId));
+    if (!still) throw new AppError('invite_invalid', 'The invitation was withdrawn.');
+    const [activated] = await tx
+      .update(users)
+      .set({ status: 'active', passwordHash, passwordChangedAt: now, name: input.name ?? user.name, updatedAt: now })
+      .where(and(eq(users.id, user.id), eq(users.status, 'invited')))
+      .returning();
+    if (!activated) throw new AppError('invite_invalid');
+    await deps.audit.record(
+      tx,
+      { action: 'user.invite.accept', actor: { userId: user.id, email: user.email }, partnerId: still.partnerId, orgId: still.orgId, resourceType: 'user', resourceId: user.id },
+      meta,
+    );
+    return startSession(deps, tx, activated, { scope: still.scope, partnerId: still.partnerId, orgId: still.orgId, roleId: still.roleId }, { mfa: false, method: 'invite', meta });
+  });
+}
+
+/** Moves the caller's session to another of its memberships, under a new refresh token. */
+export async function switchContext(deps: Deps, principal: Principal, target: { partnerId?: string; orgId?: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
+  const memberships = await listMemberships(deps.db, principal.userId);
+  const m = target.partnerId
+    ? memberships.find((x) => x.scope === 'partner' && x.partnerId === target.partnerId)
+    : memberships.find((x) => x.scope === 'organization' && x.orgId === target.orgId);
+  if (!m) throw new AppError('not_found', 'You have no membership there.');
+  const ctx: SessionContext = { scope: m.scope, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId };
+  const refreshToken = randomToken();
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    await tx
+      .update(sessions)
+      .set({ scope: ctx.scope, partnerId: ctx.scope === 'partner' ? ctx.partnerId : null, orgId: ctx.orgId, tokenHash: sha256(refreshToken), lastUsedAt: now })
+      .where(eq(sessions.id, principal.sessionId));
+    await markMembershipUsed(tx, principal.userId, ctx, now);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.context.switch',
+        actor: { userId: principal.userId, email: principal.email },
+        partnerId: ctx.partnerId,
+        orgId: ctx.orgId,
+        resourceType: 'session',
+        resourceId: principal.sessionId,
+        details: { scope: ctx.scope },
+      },
+      meta,
+    );
+  });
+  const accessToken = await deps.tokens.sign({ sub: principal.userId, sid: principal.sessionId, ...ctx, mfa: principal.mfa });
+  return { userId: principal.userId, sessionId: principal.sessionId, accessToken, refreshToken };
+}

@@ -1,0 +1,74 @@
+// Ed25519 signing keys: generated on first start, private half sealed in the database, public halves
+// published as JWKS. Every instance loads the same keys; an unknown kid triggers one reload (rotation).
+import { randomUUID } from 'node:crypto';
+import { desc, eq, sql } from 'drizzle-orm';
+import { exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
+import type { Db } from '../../db/connect.js';
+import { signingKeys } from '../../db/schema/index.js';
+import type { SecretBox } from '../../platform/secret-box.js';
+
+interface LoadedKey {
+  kid: string;
+  publicJwk: JWK;
+  publicKey: CryptoKey;
+}
+
+export class KeyRing {
+  private signing!: { kid: string; privateKey: CryptoKey };
+  private verifying = new Map<string, LoadedKey>();
+  private lastReload = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** Loads the keys, creating the first one if none exists (instances racing on first start agree on one). */
+  async init(): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(7242002)`);
+      const [active] = await tx.select().from(signingKeys).where(eq(signingKeys.active, true)).limit(1);
+      if (active) return;
+      const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+      const kid = randomUUID();
+      const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' };
+      const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: 'EdDSA' };
+      await tx.insert(signingKeys).values({ kid, publicJwk, privateJwkEnc: this.box.seal(JSON.stringify(privateJwk), `signing-key:${kid}`) });
+    });
+    await this.load();
+  }
+
+  private async load(): Promise<void> {
+    const rows = await this.db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
+    const verifying = new Map<string, LoadedKey>();
+    for (const row of rows) {
+      const publicJwk = row.publicJwk as JWK;
+      verifying.set(row.kid, { kid: row.kid, publicJwk, publicKey: (await importJWK(publicJwk, 'EdDSA')) as CryptoKey });
+      if (row.active) {
+        const privateJwk = JSON.parse(this.box.open(row.privateJwkEnc, `signing-key:${row.kid}`)) as JWK;
+        this.signing = { kid: row.kid, privateKey: (await importJWK(privateJwk, 'EdDSA')) as CryptoKey };
+      }
+    }
+    this.verifying = verifying;
+    this.lastReload = Date.now();
+  }
+
+  signingKey() {
+    return this.signing;
+  }
+
+  /** Public key for a kid; reloads at most once every 10 s when another instance may have rotated. */
+  async verificationKey(kid: string): Promise<CryptoKey | undefined> {
+    const hit = this.verifying.get(kid);
+    if (hit) return hit.publicKey;
+    if (Date.now() - this.lastReload > 10_000) {
+      await this.load();
+      return this.verifying.get(kid)?.publicKey;
+    }
+    return undefined;
+  }
+
+  jwks(): { keys: JWK[] } {
+    return { keys: [...this.verifying.values()].map((k) => k.publicJwk) };
+  }
+}

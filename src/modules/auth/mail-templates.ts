@@ -1,0 +1,43 @@
+// The account mails: plain text and HTML, every interpolated value escaped.
+import type { MailMessage } from '../../platform/mail.js';
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+function build(template: string, to: string, subject: string, paragraphs: string[], action?: { label: string; url: string }): MailMessage {
+  const text = [...paragraphs, ...(action ? [`${action.label}: ${action.url}`] : []), '', '— Gatehouse'].join('\n\n');
+  const html = [
+    '<!doctype html><html><body style="font-family:sans-serif">',
+    ...paragraphs.map((p) => `<p>${esc(p)}</p>`),
+    action ? `<p><a href="${esc(action.url)}">${esc(action.label)}</a></p>` : '',
+    '<p>— Gatehouse</p></body></html>',
+  ].join('\n');
+  return { template, to, subject, text, html };
+}
+
+export const mails = {
+  invitation: (to: string, p: { inviterName: string; tenantName: string; url: string }) =>
+    build('invitation', to, `You are invited to ${p.tenantName}`, [`${p.inviterName} invited you to join ${p.tenantName} on Gatehouse.`, 'The invitation is valid for 7 days.'], {
+      label: 'Accept the invitation',
+      url: p.url,
+    }),
+  addedToTenant: (to: string, p: { inviterName: string; tenantName: string; url: string }) =>
+    build('added_to_tenant', to, `You now have access to ${p.tenantName}`, [`${p.inviterName} gave your existing account access to ${p.tenantName}.`], {
+      label: 'Sign in',
+      url: p.url,
+    }),
+  passwordReset: (to: string, p: { url: string }) =>
+    build('password_reset', to, 'Reset your password', ['Someone asked to reset the password of your Gatehouse account.', 'The link is valid for 1 hour. If it was not you, ignore this mail.'], {
+      label: 'Reset your password',
+      url: p.url,
+    }),
+  passwordChanged: (to: string, p: { url: string }) =>
+    build('password_changed', to, 'Your password was changed', ['The password of your Gatehouse account was changed and every other session was signed out.', 'If it was not you, reset your password now.'], {
+      label: 'Reset your password',
+      url: p.url,
+    }),
+  accountLocked: (to: string, p: { minutes: number; url: string }) =>
+    build('account_locked', to, 'Your account was locked', [`After repeated failed sign-in attempts, password sign-in to your account is locked for ${p.minutes} minutes.`, 'If it was not you, reset your password with the link below.'], {
+      label: 'Reset your password',
+      url: p.url,
+    }),
+};

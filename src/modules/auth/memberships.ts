@@ -1,0 +1,68 @@
+// A user's memberships: which one a sign-in lands in, and whether SSO is enforced on any of them.
+import { and, desc, eq, isNull, or, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/connect.js';
+import { organizationUsers, organizations, partnerUsers, ssoProviders } from '../../db/schema/index.js';
+import type { SessionContext } from './sessions.js';
+
+export interface Membership extends SessionContext {
+  lastUsedAt: Date | null;
+}
+
+export async function listMemberships(db: Executor, userId: string): Promise<Membership[]> {
+  const p = await db
+    .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId, lastUsedAt: partnerUsers.lastUsedAt })
+    .from(partnerUsers)
+    .where(eq(partnerUsers.userId, userId))
+    .orderBy(desc(partnerUsers.lastUsedAt));
+  const o = await db
+    .select({ orgId: organizationUsers.orgId, partnerId: organizations.partnerId, roleId: organizationUsers.roleId, lastUsedAt: organizationUsers.lastUsedAt })
+    .from(organizationUsers)
+    .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
+    .where(eq(organizationUsers.userId, userId))
+    .orderBy(desc(organizationUsers.lastUsedAt));
+  return [
+    ...p.map((m) => ({ scope: 'partner' as const, partnerId: m.partnerId, orgId: null, roleId: m.roleId, lastUsedAt: m.lastUsedAt })),
+    ...o.map((m) => ({ scope: 'organization' as const, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId, lastUsedAt: m.lastUsedAt })),
+  ];
+}
+
+/** The most recently used membership; on a tie (or none used yet) a partner membership first. */
+export function pickDefault(memberships: Membership[]): SessionContext {
+  const sorted = [...memberships].sort((a, b) => {
+    const ta = a.lastUsedAt?.getTime() ?? 0;
+    const tb = b.lastUsedAt?.getTime() ?? 0;
+    if (ta !== tb) return tb - ta;
+    return a.scope === b.scope ? 0 : a.scope === 'partner' ? -1 : 1;
+  });
+  const m = sorted[0];
+  return m ? { scope: m.scope, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId } : { scope: null, partnerId: null, orgId: null, roleId: null };
+}
+
+export async function markMembershipUsed(db: Executor, userId: string, ctx: SessionContext, at: Date): Promise<void> {
+  if (ctx.scope === 'partner' && ctx.partnerId)
+    await db.update(partnerUsers).set({ lastUsedAt: at }).where(and(eq(partnerUsers.userId, userId), eq(partnerUsers.partnerId, ctx.partnerId)));
+  if (ctx.scope === 'organization' && ctx.orgId)
+    await db.update(organizationUsers).set({ lastUsedAt: at }).where(and(eq(organizationUsers.userId, userId), eq(organizationUsers.orgId, ctx.orgId)));
+}
+
+/**
+ * True when any of the user's memberships is under an active provider with enforceSSO: the organisation's own
+ * provider for organisation members, the partner-owned provider for partner members.
+ */
+export async function ssoEnforcedFor(db: Executor, userId: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: ssoProviders.id })
+    .from(ssoProviders)
+    .where(
+      and(
+        eq(ssoProviders.status, 'active'),
+        eq(ssoProviders.enforceSso, true),
+        or(
+          sql`${ssoProviders.orgId} in (select org_id from organization_users where user_id = ${userId})`,
+          and(isNull(ssoProviders.orgId), sql`${ssoProviders.partnerId} in (select partner_id from partner_users where user_id = ${userId})`),
+        ),
+      ),
+    )
+    .limit(1);
+  return rows.length > 0;
+}

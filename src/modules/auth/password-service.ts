@@ -1,0 +1,132 @@
+// Forgot, reset and change password (spec 5.3, CONTRACT 3).
+import { eq, sql } from 'drizzle-orm';
+import type { Tx } from '../../db/connect.js';
+import type { Deps } from '../../deps.js';
+import { sessions, users } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { randomToken, sha256 } from '../../platform/crypto.js';
+import { sendInBackground } from '../../platform/mail.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { consumeFlow, createFlow, peekFlow, voidFlows } from './flows.js';
+import { findUserByEmail, RESET_TTL_MS, resetUrl } from './login-service.js';
+import { mails } from './mail-templates.js';
+import { listMemberships, pickDefault, ssoEnforcedFor } from './memberships.js';
+import { assertStrongPassword, hashPassword, verifyPassword } from './passwords.js';
+import { revokeUserSessions } from './sessions.js';
+import type { IssuedSession } from './token-response.js';
+
+/** Always succeeds from the caller's view; sends a link only to an active account that may use a password. */
+export async function forgotPassword(deps: Deps, email: string, ip: string): Promise<void> {
+  const limit = await deps.limits.hit('forgotPassword', ip);
+  if (!limit.allowed) {
+    deps.logger.warn({ limit: 'forgotPassword' }, 'forgot-password over its limit: answered 200, nothing sent');
+    return;
+  }
+  const user = await findUserByEmail(deps.db, email);
+  if (!user || user.status !== 'active' || (await ssoEnforcedFor(deps.db, user.id))) return;
+  const now = deps.clock.now();
+  const { token } = await deps.db.transaction(async (tx) => {
+    await voidFlows(tx, user.id, 'password_reset', now);
+    return createFlow(tx, { kind: 'password_reset', userId: user.id, ttlMs: RESET_TTL_MS, now });
+  });
+  sendInBackground(deps.mailer, deps.logger, mails.passwordReset(user.email, { url: resetUrl(deps, token) }));
+}
+
+async function setPassword(deps: Deps, tx: Tx, userId: string, newHash: string) {
+  await tx
+    .update(users)
+    .set({
+      passwordHash: newHash,
+      passwordChangedAt: deps.clock.now(),
+      failedLoginCount: 0,
+      lockedUntil: null,
+      credentialVersion: sql`${users.credentialVersion} + 1`,
+      updatedAt: deps.clock.now(),
+    })
+    .where(eq(users.id, userId));
+}
+
+export async function resetPassword(deps: Deps, token: string, newPassword: string, meta: AuditRequestMeta): Promise<void> {
+  const now = deps.clock.now();
+  const pending = await peekFlow(deps.db, 'password_reset', token, now);
+  if (!pending?.userId) throw new AppError('invalid_reset_token');
+  const [user] = await deps.db.select().from(users).where(eq(users.id, pending.userId));
+  if (!user || user.status === 'disabled' || (await ssoEnforcedFor(deps.db, user.id))) throw new AppError('invalid_reset_token');
+  // Strength first, so a weak attempt does not burn the link.
+  assertStrongPassword(newPassword, { email: user.email, name: user.name });
+  const newHash = await hashPassword(newPassword);
+  await deps.db.transaction(async (tx) => {
+    const flow = await consumeFlow(tx, 'password_reset', token, now);
+    if (!flow) throw new AppError('invalid_reset_token');
+    await setPassword(deps, tx, user.id, newHash);
+    const revoked = await revokeUserSessions(deps, tx, user.id, 'password_reset');
+    // No session to take the tenant from: the user's default membership, as for a failed login (CONTRACT 8).
+    const ctx = pickDefault(await listMemberships(tx, user.id));
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.password.reset',
+        actor: { userId: user.id, email: user.email },
+        partnerId: ctx.partnerId,
+        orgId: ctx.orgId,
+        resourceType: 'user',
+        resourceId: user.id,
+        details: { sessionsRevoked: revoked },
+      },
+      meta,
+    );
+  });
+  sendInBackground(deps.mailer, deps.logger, mails.passwordChanged(user.email, { url: `${deps.config.appUrl}/forgot-password` }));
+}
+
+/** Wrong current password → 400 invalid_credentials (401 only ever means a dead bearer token). */
+export async function changePassword(
+  deps: Deps,
+  principal: Principal,
+  input: { currentPassword: string; newPassword: string },
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
+  await deps.limits.enforce('passwordRecheck', principal.userId);
+  const [user] = await deps.db.select().from(users).where(eq(users.id, principal.userId));
+  if (!user) throw new AppError('unauthenticated');
+  if (!(await verifyPassword(user.passwordHash, input.currentPassword))) {
+    throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);
+  }
+  assertStrongPassword(input.newPassword, { email: user.email, name: user.name });
+  if (input.newPassword === input.currentPassword) {
+    throw new AppError('weak_password', 'The new password must differ from the current one.', { details: { feedback: { warning: 'Same as the current password', suggestions: [] } } });
+  }
+  const newHash = await hashPassword(input.newPassword);
+  const refreshToken = randomToken();
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    await setPassword(deps, tx, user.id, newHash);
+    await revokeUserSessions(deps, tx, user.id, 'password_change', principal.sessionId);
+    // The caller's own session continues under a new refresh token.
+    await tx.update(sessions).set({ tokenHash: sha256(refreshToken), lastUsedAt: now }).where(eq(sessions.id, principal.sessionId));
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.password.change',
+        actor: { userId: user.id, email: user.email },
+        partnerId: principal.partnerId,
+        orgId: principal.orgId,
+        resourceType: 'user',
+        resourceId: user.id,
+      },
+      meta,
+    );
+  });
+  sendInBackground(deps.mailer, deps.logger, mails.passwordChanged(user.email, { url: `${deps.config.appUrl}/forgot-password` }));
+  const accessToken = await deps.tokens.sign({
+    sub: user.id,
+    sid: principal.sessionId,
+    scope: principal.scope,
+    partnerId: principal.partnerId,
+    orgId: principal.orgId,
+    roleId: principal.roleId,
+    mfa: principal.mfa,
+  });
+  return { userId: user.id, sessionId: principal.sessionId, accessToken, refreshToken };
+}

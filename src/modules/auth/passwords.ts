@@ -1,0 +1,72 @@
+// Passwords: argon2id off the event loop (@node-rs/argon2 runs on libuv's pool), strength by zxcvbn.
+import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import { ZxcvbnFactory } from '@zxcvbn-ts/core';
+import * as common from '@zxcvbn-ts/language-common';
+import * as en from '@zxcvbn-ts/language-en';
+import { z } from 'zod';
+import { AppError } from '../../http/errors.js';
+
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 256;
+export const MIN_SCORE = 3;
+
+/** OWASP's argon2id recommendation (19 MiB, 2 passes, 1 lane). */
+const ARGON2 = { algorithm: 2 as Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+export const hashPassword = (password: string) => hash(password, ARGON2);
+
+/** A hash of a random password: verified against when there is no user, so failures take the same time. */
+let dummyHash: Promise<string> | null = null;
+const getDummyHash = () => (dummyHash ??= hash(`dummy-${Math.random()}-${Date.now()}`, ARGON2));
+
+export async function verifyPassword(passwordHash: string | null | undefined, password: string): Promise<boolean> {
+  if (!passwordHash) {
+    await verify(await getDummyHash(), password).catch(() => false);
+    return false;
+  }
+  try {
+    return await verify(passwordHash, password);
+  } catch {
+    return false;
+  }
+}
+
+const zxcvbn = new ZxcvbnFactory({
+  dictionary: { ...common.dictionary, ...en.dictionary },
+  graphs: common.adjacencyGraphs,
+  translations: en.translations,
+});
+
+/**
+ * A new password as the wire carries it. Its rules (8..256 characters, strength) are checked by assertStrongPassword,
+ * so that every refusal is the same 400 weak_password with feedback; the bound here only stops megabyte bodies.
+ */
+export const newPasswordField = z
+  .string()
+  .max(1024, 'at most 1024 characters')
+  .meta({ description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters, zxcvbn score >= ${MIN_SCORE}, not containing the email; else 400 weak_password` });
+/** A password being presented (login, re-check): bounded so nobody hashes megabytes. */
+export const presentedPasswordField = z.string().min(1).max(1024);
+
+export function assertStrongPassword(password: string, context: { email: string; name?: string | null }): void {
+  const feedback: { warning: string | null; suggestions: string[] } = { warning: null, suggestions: [] };
+  const local = context.email.split('@')[0]!.toLowerCase();
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
+    throw new AppError('weak_password', `Passwords are ${PASSWORD_MIN} to ${PASSWORD_MAX} characters long.`, {
+      details: { feedback: { warning: 'Wrong length', suggestions: [`Use ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`] } },
+    });
+  }
+  if (local.length >= 3 && password.toLowerCase().includes(local)) {
+    throw new AppError('weak_password', 'The password must not contain your email address.', {
+      details: { feedback: { warning: 'Contains your email address', suggestions: ['Avoid your name and email in a password.'] } },
+    });
+  }
+  const userInputs = [local, context.email.toLowerCase(), ...(context.name ? context.name.toLowerCase().split(/\s+/) : [])];
+  // zxcvbn is costly on very long inputs; the first 100 characters decide the score in practice.
+  const result = zxcvbn.check(password.slice(0, 100), userInputs);
+  if (result.score < MIN_SCORE) {
+    feedback.warning = result.feedback.warning ?? 'This password is easy to guess';
+    feedback.suggestions = result.feedback.suggestions;
+    throw new AppError('weak_password', 'The password is too easy to guess.', { details: { feedback, score: result.score } });
+  }
+}

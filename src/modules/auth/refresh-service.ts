@@ -1,0 +1,118 @@
+// Refresh-token rotation with reuse detection, and logout (CONTRACT section 2).
+import { and, eq, gt, isNull } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import { organizations, sessionRotatedTokens, sessions, users } from '../../db/schema/index.js';
+import { loadPrincipal } from '../../http/authenticate.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { randomToken, sha256 } from '../../platform/crypto.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { revokeUserSessions } from './sessions.js';
+import type { IssuedSession } from './token-response.js';
+
+/** How long a rotation counts as in flight when its answer never went out (see markRotationDelivered). */
+const ROTATION_IN_FLIGHT_MS = 30_000;
+
+/**
+ * Rotates the session's refresh token. The UPDATE matches the presented token's hash, so of two concurrent
+ * refreshes exactly one wins. A rotated-out token presented again revokes the whole session, unless the request
+ * arrived before the new pair was handed out: that is a race between two requests of the same client (two tabs),
+ * not a replay. `rotatedAt` of a rotated token is the moment from which presenting it counts as a replay.
+ */
+export async function refresh(deps: Deps, refreshToken: string, meta: AuditRequestMeta): Promise<IssuedSession> {
+  const now = deps.clock.now();
+  const arrivedAt = now.getTime();
+  const oldHash = sha256(refreshToken);
+  const next = randomToken();
+  const outcome = await deps.db.transaction(async (tx) => {
+    const [current] = await tx
+      .select({ id: sessions.id, absoluteExpiresAt: sessions.absoluteExpiresAt })
+      .from(sessions)
+      .where(and(eq(sessions.tokenHash, oldHash), isNull(sessions.revokedAt), gt(sessions.expiresAt, now), gt(sessions.absoluteExpiresAt, now)))
+      .limit(1);
+    const rotated = current
+      ? await tx
+          .update(sessions)
+          .set({
+            tokenHash: sha256(next),
+            lastUsedAt: now,
+            expiresAt: new Date(Math.min(now.getTime() + deps.config.refreshTokenTtl * 1000, current.absoluteExpiresAt.getTime())),
+          })
+          .where(and(eq(sessions.id, current.id), eq(sessions.tokenHash, oldHash), isNull(sessions.revokedAt)))
+          .returning()
+      : [];
+    const session = rotated[0];
+    if (session) {
+      // In flight until the answer is ready: a twin request arriving meanwhile lost a race, it is no replay.
+      await tx.insert(sessionRotatedTokens).values({ tokenHash: oldHash, sessionId: session.id, rotatedAt: new Date(now.getTime() + ROTATION_IN_FLIGHT_MS) });
+      return { kind: 'ok' as const, session };
+    }
+    const [reused] = await tx.select().from(sessionRotatedTokens).where(eq(sessionRotatedTokens.tokenHash, oldHash)).limit(1);
+    if (!reused) return { kind: 'invalid' as const };
+    if (arrivedAt <= reused.rotatedAt.getTime()) return { kind: 'raced' as const };
+    const [victim] = await tx
+      .update(sessions)
+      .set({ revokedAt: now, revokeReason: 'refresh_reuse' })
+      .where(and(eq(sessions.id, reused.sessionId), isNull(sessions.revokedAt)))
+      .returning();
+    const [s] = victim ? [victim] : await tx.select().from(sessions).where(eq(sessions.id, reused.sessionId));
+    const [user] = s ? await tx.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, s.userId)) : [];
+    // An organisation session stores no partner; its events still belong to the partner's trail.
+    const [org] = s?.orgId ? await tx.select({ partnerId: organizations.partnerId }).from(organizations).where(eq(organizations.id, s.orgId)) : [];
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.refresh.reuse_detected',
+        result: 'denied',
+        actor: user ? { userId: user.id, email: user.email } : null,
+        partnerId: s?.partnerId ?? org?.partnerId ?? null,
+        orgId: s?.orgId ?? null,
+        resourceType: 'session',
+        resourceId: reused.sessionId,
+        details: { sessionRevoked: Boolean(victim) },
+      },
+      meta,
+    );
+    return { kind: 'reused' as const };
+  });
+  if (outcome.kind !== 'ok') throw new AppError('invalid_refresh_token');
+  const s = outcome.session;
+  // The claims of the membership the session acts in, as at sign-in (a removed membership or disabled user ends here).
+  const principal = await loadPrincipal(deps.authContext, s.userId, s.id);
+  if (!principal) throw new AppError('invalid_refresh_token');
+  const accessToken = await deps.tokens.sign({
+    sub: s.userId,
+    sid: s.id,
+    scope: principal.scope,
+    partnerId: principal.partnerId,
+    orgId: principal.orgId,
+    roleId: principal.roleId,
+    mfa: principal.mfa,
+  });
+  return { userId: s.userId, sessionId: s.id, accessToken, refreshToken: next };
+}
+
+/** Call once the answer carrying the new pair is ready: from now on the old token presented again is a replay. */
+export async function markRotationDelivered(deps: Deps, oldRefreshToken: string): Promise<void> {
+  await deps.db.update(sessionRotatedTokens).set({ rotatedAt: deps.clock.now() }).where(eq(sessionRotatedTokens.tokenHash, sha256(oldRefreshToken)));
+}
+
+/** Revokes every session of the user (spec 5.1.5). */
+export async function logout(deps: Deps, principal: Principal, meta: AuditRequestMeta): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const revoked = await revokeUserSessions(deps, tx, principal.userId, 'logout');
+    await deps.audit.record(
+      tx,
+      {
+        action: 'user.logout',
+        actor: { userId: principal.userId, email: principal.email },
+        partnerId: principal.partnerId,
+        orgId: principal.orgId,
+        resourceType: 'session',
+        resourceId: principal.sessionId,
+        details: { sessionsRevoked: revoked },
+      },
+      meta,
+    );
+  });
+}

@@ -1,0 +1,93 @@
+// Self-service registration (only with ENABLE_REGISTRATION=true).
+import { randomBytes } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/connect.js';
+import { partnerUsers, partners, users } from '../../db/schema/index.js';
+import { AppError } from '../../http/errors.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { PARTNER_ADMIN_ROLE_ID } from '../roles/catalog.js';
+import { startSession } from './login-service.js';
+import { assertStrongPassword, hashPassword } from './passwords.js';
+import type { IssuedSession } from './token-response.js';
+
+export function slugify(name: string): string {
+  const s = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/g, '');
+  return s || 'tenant';
+}
+
+async function uniquePartnerSlug(tx: Executor, name: string): Promise<string> {
+  const base = slugify(name);
+  for (let i = 0; i < 5; i++) {
+    const candidate = i === 0 ? base : `${base}-${randomBytes(3).toString('hex')}`;
+    const taken = await tx.select({ id: partners.id }).from(partners).where(eq(partners.slug, candidate)).limit(1);
+    if (taken.length === 0) return candidate;
+  }
+  return `${base}-${randomBytes(6).toString('hex')}`;
+}
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505';
+
+async function insertUser(tx: Executor, input: { email: string; name: string; passwordHash: string }, now: Date) {
+  const existing = await tx.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = lower(${input.email})`).limit(1);
+  if (existing.length) throw new AppError('email_taken');
+  const [user] = await tx
+    .insert(users)
+    .values({ email: input.email, name: input.name, passwordHash: input.passwordHash, status: 'active', passwordChangedAt: now })
+    .returning();
+  return user!;
+}
+
+export async function register(deps: Deps, input: { email: string; password: string; name: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
+  assertStrongPassword(input.password, input);
+  const passwordHash = await hashPassword(input.password);
+  const now = deps.clock.now();
+  try {
+    return await deps.db.transaction(async (tx) => {
+      const user = await insertUser(tx, { ...input, passwordHash }, now);
+      await deps.audit.record(tx, { action: 'user.register', actor: { userId: user.id, email: user.email }, resourceType: 'user', resourceId: user.id }, meta);
+      return startSession(deps, tx, user, { scope: null, partnerId: null, orgId: null, roleId: null }, { mfa: false, method: 'registration', meta });
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new AppError('email_taken');
+    throw err;
+  }
+}
+
+export async function registerPartner(
+  deps: Deps,
+  input: { companyName: string; email: string; password: string; name: string },
+  meta: AuditRequestMeta,
+): Promise<{ issued: IssuedSession; partner: { id: string; name: string; slug: string } }> {
+  assertStrongPassword(input.password, input);
+  const passwordHash = await hashPassword(input.password);
+  const now = deps.clock.now();
+  try {
+    return await deps.db.transaction(async (tx) => {
+      const [partner] = await tx
+        .insert(partners)
+        .values({ name: input.companyName, slug: await uniquePartnerSlug(tx, input.companyName) })
+        .returning({ id: partners.id, name: partners.name, slug: partners.slug });
+      const user = await insertUser(tx, { email: input.email, name: input.name, passwordHash }, now);
+      await tx.insert(partnerUsers).values({ partnerId: partner!.id, userId: user.id, roleId: PARTNER_ADMIN_ROLE_ID, orgAccess: 'all', lastUsedAt: now });
+      await deps.audit.record(
+        tx,
+        { action: 'partner.create', actor: { userId: user.id, email: user.email }, partnerId: partner!.id, resourceType: 'partner', resourceId: partner!.id, details: { via: 'registration' } },
+        meta,
+      );
+      const ctx = { scope: 'partner' as const, partnerId: partner!.id, orgId: null, roleId: PARTNER_ADMIN_ROLE_ID };
+      const issued = await startSession(deps, tx, user, ctx, { mfa: false, method: 'registration', meta });
+      return { issued, partner: partner! };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new AppError('email_taken');
+    throw err;
+  }
+}

@@ -1,0 +1,121 @@
+// Public sign-in surface: nothing here runs with a caller's tenant context.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../http/errors.js';
+import { metaOf } from '../../http/meta.js';
+import { errors } from '../../http/schemas.js';
+import { assertCsrf, REFRESH_COOKIE } from './cookies.js';
+import { acceptInvite, previewInvite } from './invites.js';
+import { login } from './login-service.js';
+import { forgotPassword, resetPassword } from './password-service.js';
+import { markRotationDelivered, refresh } from './refresh-service.js';
+import { register, registerPartner } from './registration-service.js';
+import {
+  acceptInviteBody,
+  forgotPasswordBody,
+  invitePreview,
+  invitePreviewBody,
+  loginBody,
+  mfaChallenge,
+  registerBody,
+  registerPartnerBody,
+  resetPasswordBody,
+  success,
+} from './schemas.js';
+import { respondWithTokens, tokenResponse } from './token-response.js';
+
+export function authPublicRoutes(deps: Deps) {
+  return async (app: FastifyInstance) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    const { limits } = deps;
+    const registrationOpen = async () => {
+      if (!deps.config.enableRegistration) throw new AppError('not_found', 'Registration is not enabled.');
+    };
+    const byIp = (req: { ip: string }) => req.ip;
+
+    r.post(
+      '/auth/register',
+      {
+        onRequest: [registrationOpen, limits.guard('register', byIp)],
+        schema: { tags: ['auth'], summary: 'Register a standalone account', security: [], body: registerBody, response: { 201: tokenResponse, ...errors(400, 404, 409, 429) } },
+      },
+      async (req, reply) => reply.code(201).send(await respondWithTokens(deps, reply, await register(deps, req.body, metaOf(req)))),
+    );
+
+    r.post(
+      '/auth/register-partner',
+      {
+        onRequest: [registrationOpen, limits.guard('registerPartner', byIp)],
+        schema: {
+          tags: ['auth'],
+          summary: 'Register a partner with its first administrator',
+          security: [],
+          body: registerPartnerBody,
+          response: { 201: tokenResponse.extend({ partner: z.object({ id: z.uuid(), name: z.string(), slug: z.string() }) }), ...errors(400, 404, 409, 429) },
+        },
+      },
+      async (req, reply) => {
+        const { issued, partner } = await registerPartner(deps, req.body, metaOf(req));
+        return reply.code(201).send({ ...(await respondWithTokens(deps, reply, issued)), partner });
+      },
+    );
+
+    r.post(
+      '/auth/login',
+      {
+        preHandler: [limits.guard('login', (req) => `${req.ip}:${String((req.body as { email: string }).email).toLowerCase()}`)],
+        schema: { tags: ['auth'], summary: 'Sign in with email and password', security: [], body: loginBody, response: { 200: z.union([tokenResponse, mfaChallenge]), ...errors(400, 401, 429) } },
+      },
+      async (req, reply) => {
+        const outcome = await login(deps, req.body.email, req.body.password, metaOf(req));
+        if (outcome.kind === 'mfa') return outcome.body;
+        return respondWithTokens(deps, reply, outcome.issued);
+      },
+    );
+
+    r.post(
+      '/auth/refresh',
+      { schema: { tags: ['auth'], summary: 'Rotate the token pair (refresh cookie + x-service-csrf header)', security: [], response: { 200: tokenResponse, ...errors(401, 403) } } },
+      async (req, reply) => {
+        assertCsrf(req, deps.config);
+        const token = req.cookies[REFRESH_COOKIE];
+        if (!token) throw new AppError('invalid_refresh_token', 'No refresh token cookie.');
+        const body = await respondWithTokens(deps, reply, await refresh(deps, token, metaOf(req)));
+        await markRotationDelivered(deps, token);
+        return body;
+      },
+    );
+
+    r.post(
+      '/auth/forgot-password',
+      { schema: { tags: ['auth'], summary: 'Send a reset link (always 200)', security: [], body: forgotPasswordBody, response: { 200: success, ...errors(400) } } },
+      async (req) => {
+        await forgotPassword(deps, req.body.email, req.ip);
+        return { success: true as const };
+      },
+    );
+
+    r.post(
+      '/auth/reset-password',
+      { schema: { tags: ['auth'], summary: 'Set a new password with a reset link', security: [], body: resetPasswordBody, response: { 200: success, ...errors(400) } } },
+      async (req) => {
+        await resetPassword(deps, req.body.token, req.body.newPassword, metaOf(req));
+        return { success: true as const };
+      },
+    );
+
+    r.post(
+      '/auth/invite/preview',
+      { schema: { tags: ['auth'], summary: 'Who an invitation is for', security: [], body: invitePreviewBody, response: { 200: invitePreview, ...errors(400, 404) } } },
+      async (req) => previewInvite(deps, req.body.token),
+    );
+
+    r.post(
+      '/auth/accept-invite',
+      { schema: { tags: ['auth'], summary: 'Accept an invitation and set a password', security: [], body: acceptInviteBody, response: { 200: tokenResponse, ...errors(400, 404) } } },
+      async (req, reply) => respondWithTokens(deps, reply, await acceptInvite(deps, req.body, metaOf(req))),
+    );
+  };
+}

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { newPasswordField, presentedPasswordField } from './passwords.js';
+
+export const emailField = z.email({ message: 'must be an email address' }).max(255).trim();
+const nameField = z.string().trim().min(1).max(255);
+const opaqueToken = z.string().min(16).max(512);
+
+export const loginBody = z.strictObject({ email: emailField, password: presentedPasswordField });
+export const mfaChallenge = z
+  .object({
+    mfaRequired: z.literal(true),
+    mfaMethod: z.enum(['totp', 'sms', 'passkey']),
+    tempToken: z.string(),
+    passkeyAvailable: z.literal(true).optional(),
+    phoneLast4: z.string().optional(),
+  })
+  .meta({ id: 'MfaChallenge' });
+
+export const registerBody = z.strictObject({ email: emailField, password: newPasswordField, name: nameField });
+export const registerPartnerBody = z.strictObject({ companyName: nameField, email: emailField, password: newPasswordField, name: nameField });
+export const forgotPasswordBody = z.strictObject({ email: emailField });
+export const resetPasswordBody = z.strictObject({ token: opaqueToken, newPassword: newPasswordField });
+export const changePasswordBody = z.strictObject({ currentPassword: presentedPasswordField, newPassword: newPasswordField });
+export const acceptInviteBody = z.strictObject({ token: opaqueToken, password: newPasswordField, name: nameField.optional() });
+export const invitePreviewBody = z.strictObject({ token: opaqueToken });
+export const invitePreview = z.object({ email: z.string(), name: z.string(), partnerName: z.string().optional(), orgName: z.string().optional() });
+export const switchContextBody = z
+  .strictObject({ partnerId: z.uuid().optional(), orgId: z.uuid().optional() })
+  .refine((b) => (b.partnerId === undefined) !== (b.orgId === undefined), { message: 'Give exactly one of partnerId or orgId' });
+
+export const success = z.object({ success: z.literal(true) });

@@ -1,0 +1,92 @@
+// Sessions (spec 2.6): one row per sign-in, holding the SHA-256 of the current refresh token.
+import { and, eq, isNull, ne } from 'drizzle-orm';
+import type { Executor } from '../../db/connect.js';
+import { sessions } from '../../db/schema/index.js';
+import { randomToken, sha256 } from '../../platform/crypto.js';
+import type { Deps } from '../../deps.js';
+
+/** Refresh tokens slide for REFRESH_TOKEN_TTL, but never past this from sign-in. */
+export const ABSOLUTE_SESSION_MS = 30 * 24 * 3600 * 1000;
+
+export interface SessionContext {
+  scope: 'partner' | 'organization' | null;
+  partnerId: string | null;
+  orgId: string | null;
+  roleId: string | null;
+}
+
+export interface NewSession {
+  sessionId: string;
+  refreshToken: string;
+  accessToken: string;
+}
+
+export async function createSession(
+  deps: Pick<Deps, 'clock' | 'config' | 'tokens'>,
+  tx: Executor,
+  input: { userId: string; context: SessionContext; mfa: boolean; ip: string | null; userAgent: string | null },
+): Promise<NewSession> {
+  const now = deps.clock.now().getTime();
+  const refreshToken = randomToken();
+  const absolute = now + ABSOLUTE_SESSION_MS;
+  const [row] = await tx
+    .insert(sessions)
+    .values({
+      userId: input.userId,
+      tokenHash: sha256(refreshToken),
+      ipAddress: input.ip?.slice(0, 45) ?? null,
+      userAgent: input.userAgent?.slice(0, 1024) ?? null,
+      scope: input.context.scope,
+      partnerId: input.context.scope === 'partner' ? input.context.partnerId : null,
+      orgId: input.context.scope === 'organization' ? input.context.orgId : null,
+      mfa: input.mfa,
+      expiresAt: new Date(Math.min(now + deps.config.refreshTokenTtl * 1000, absolute)),
+      absoluteExpiresAt: new Date(absolute),
+      lastUsedAt: new Date(now),
+    })
+    .returning({ id: sessions.id });
+  const accessToken = await deps.tokens.sign({
+    sub: input.userId,
+    sid: row!.id,
+    scope: input.context.scope,
+    partnerId: input.context.partnerId,
+    orgId: input.context.orgId,
+    roleId: input.context.roleId,
+    mfa: input.mfa,
+  });
+  return { sessionId: row!.id, refreshToken, accessToken };
+}
+
+/** Revokes every live session of a user (logout, password change or reset, disable, MFA reset), optionally but one. */
+export async function revokeUserSessions(deps: Pick<Deps, 'clock'>, tx: Executor, userId: string, reason: string, exceptSessionId?: string) {
+  const rows = await tx
+    .update(sessions)
+    .set({ revokedAt: deps.clock.now(), revokeReason: reason })
+    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), exceptSessionId ? ne(sessions.id, exceptSessionId) : undefined))
+    .returning({ id: sessions.id });
+  return rows.length;
+}
+
+/**
+ * Replaces the caller's session credentials in place (new refresh token, new access token) after a change to
+ * its factors or password; other sessions are revoked by the caller of this function.
+ */
+export async function rotateCallerSession(
+  deps: Pick<Deps, 'clock' | 'tokens'>,
+  tx: Executor,
+  principal: { userId: string; sessionId: string; scope: SessionContext['scope']; partnerId: string | null; orgId: string | null; roleId: string | null },
+  mfa: boolean,
+): Promise<NewSession> {
+  const refreshToken = randomToken();
+  await tx.update(sessions).set({ tokenHash: sha256(refreshToken), mfa, lastUsedAt: deps.clock.now() }).where(eq(sessions.id, principal.sessionId));
+  const accessToken = await deps.tokens.sign({
+    sub: principal.userId,
+    sid: principal.sessionId,
+    scope: principal.scope,
+    partnerId: principal.partnerId,
+    orgId: principal.orgId,
+    roleId: principal.roleId,
+    mfa,
+  });
+  return { sessionId: principal.sessionId, refreshToken, accessToken };
+}

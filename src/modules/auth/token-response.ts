@@ -1,0 +1,43 @@
+// The answer of every successful authentication (CONTRACT section 2): tokens in the body, refresh in a cookie.
+import type { FastifyReply } from 'fastify';
+import { z } from 'zod';
+import type { Deps } from '../../deps.js';
+import { loadPrincipal } from '../../http/authenticate.js';
+import { AppError } from '../../http/errors.js';
+import { loadProfile } from '../users/profile.js';
+import { userProfile } from '../users/schemas.js';
+import { setSessionCookies } from './cookies.js';
+
+export const tokenResponse = z
+  .object({
+    accessToken: z.string(),
+    tokenType: z.literal('Bearer'),
+    expiresIn: z.number().int(),
+    user: userProfile,
+    mfaEnrollmentRequired: z.boolean(),
+  })
+  .meta({ id: 'TokenResponse' });
+export type TokenResponse = z.infer<typeof tokenResponse>;
+
+export interface IssuedSession {
+  userId: string;
+  sessionId: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+/** Call after the transaction that created or rotated the session has committed. */
+export async function respondWithTokens(deps: Deps, reply: FastifyReply, issued: IssuedSession): Promise<TokenResponse> {
+  const principal = await loadPrincipal(deps.authContext, issued.userId, issued.sessionId);
+  if (!principal) throw new AppError('unauthenticated', 'The session could not be established.');
+  const [session] = await deps.db.query.sessions.findMany({ where: (s, { eq }) => eq(s.id, issued.sessionId), columns: { expiresAt: true }, limit: 1 });
+  const maxAge = session ? (session.expiresAt.getTime() - deps.clock.now().getTime()) / 1000 : deps.config.refreshTokenTtl;
+  setSessionCookies(reply, deps.config, issued.refreshToken, maxAge);
+  return {
+    accessToken: issued.accessToken,
+    tokenType: 'Bearer',
+    expiresIn: deps.config.accessTokenTtl,
+    user: await loadProfile(deps.db, principal),
+    mfaEnrollmentRequired: principal.mfaEnrollmentRequired,
+  };
+}

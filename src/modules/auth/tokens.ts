@@ -1,0 +1,69 @@
+import { SignJWT, jwtVerify, decodeProtectedHeader, errors as joseErrors } from 'jose';
+import type { KeyRing } from './keys.js';
+
+export interface AccessClaims {
+  sub: string;
+  sid: string;
+  scope: 'partner' | 'organization' | null;
+  partnerId: string | null;
+  orgId: string | null;
+  roleId: string | null;
+  mfa: boolean;
+}
+
+export class TokenService {
+  constructor(
+    private readonly keys: KeyRing,
+    private readonly issuer: string,
+    private readonly ttlSeconds: number,
+    private readonly now: () => Date,
+  ) {}
+
+  get audience() {
+    return 'gatehouse-api';
+  }
+
+  async sign(claims: AccessClaims): Promise<string> {
+    const { kid, privateKey } = this.keys.signingKey();
+    const iat = Math.floor(this.now().getTime() / 1000);
+    return new SignJWT({ sid: claims.sid, scope: claims.scope, partnerId: claims.partnerId, orgId: claims.orgId, roleId: claims.roleId, mfa: claims.mfa })
+      .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'at+jwt' })
+      .setSubject(claims.sub)
+      .setIssuer(this.issuer)
+      .setAudience(this.audience)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + this.ttlSeconds)
+      .sign(privateKey);
+  }
+
+  /** Verifies signature, issuer, audience and expiry; returns null for any invalid token. */
+  async verify(token: string): Promise<AccessClaims | null> {
+    try {
+      const { kid, alg } = decodeProtectedHeader(token);
+      if (alg !== 'EdDSA' || typeof kid !== 'string') return null;
+      const key = await this.keys.verificationKey(kid);
+      if (!key) return null;
+      const { payload } = await jwtVerify(token, key, {
+        issuer: this.issuer,
+        audience: this.audience,
+        algorithms: ['EdDSA'],
+        currentDate: this.now(),
+        requiredClaims: ['sub', 'sid', 'exp', 'iat'],
+        typ: 'at+jwt',
+      });
+      if (typeof payload.sid !== 'string' || typeof payload.sub !== 'string') return null;
+      return {
+        sub: payload.sub,
+        sid: payload.sid,
+        scope: payload.scope === 'partner' || payload.scope === 'organization' ? payload.scope : null,
+        partnerId: typeof payload.partnerId === 'string' ? payload.partnerId : null,
+        orgId: typeof payload.orgId === 'string' ? payload.orgId : null,
+        roleId: typeof payload.roleId === 'string' ? payload.roleId : null,
+        mfa: payload.mfa === true,
+      };
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError || err instanceof TypeError || err instanceof SyntaxError) return null;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,105 @@
+// Configuration items (spec 1.6): partner-owned ones are in force in every organisation of the partner, next to the
+// organisation's own. automations:read|write|delete; partner-owned items need orgAccess `all` to change.
+import { and, asc, eq, gt, ilike, or } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/connect.js';
+import { configItems } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, assertMayChange, effectiveFor, listTarget, lowerOf, nameCursor, ownedVisible, ownerForCreate, sourceOf } from './ownership.js';
+import { BODY_SCHEMAS, type ConfigKind, type CreateConfigItem, type UpdateConfigItem } from './schemas.js';
+
+type Row = typeof configItems.$inferSelect;
+const cols = { partnerId: configItems.partnerId, orgId: configItems.orgId };
+
+export const configItemToJson = (r: Row) => ({
+  id: r.id,
+  partnerId: r.partnerId,
+  orgId: r.orgId,
+  kind: r.kind,
+  name: r.name,
+  description: r.description,
+  body: r.body as Record<string, unknown>,
+  source: sourceOf(r),
+  createdAt: r.createdAt.toISOString(),
+  updatedAt: r.updatedAt.toISOString(),
+});
+
+export async function findConfigItem(db: Executor, p: Principal, id: string): Promise<Row> {
+  const [row] = await db.select().from(configItems).where(and(eq(configItems.id, id), ownedVisible(p, cols))).limit(1);
+  if (!row) throw notFound('configuration item');
+  return row;
+}
+
+export async function listConfigItems(db: Executor, p: Principal, q: { orgId?: string; kind?: ConfigKind; limit: number; cursor?: string; search?: string }) {
+  const target = await listTarget(db, p, q.orgId);
+  const after = decodeCursor(q.cursor, nameCursor);
+  const sortKey = lowerOf(configItems.name);
+  const rows = await db
+    .select({ item: configItems, n: sortKey })
+    .from(configItems)
+    .where(
+      and(
+        effectiveFor(target, cols),
+        q.kind ? eq(configItems.kind, q.kind) : undefined,
+        q.search ? ilike(configItems.name, likePrefix(q.search)) : undefined,
+        after ? or(gt(sortKey, after.n), and(eq(sortKey, after.n), gt(configItems.id, after.id))) : undefined,
+      ),
+    )
+    .orderBy(asc(sortKey), asc(configItems.id))
+    .limit(q.limit + 1);
+  const page = pageOf(rows, q.limit, (r) => ({ n: r.n, id: r.item.id }));
+  return { data: page.data.map((r) => configItemToJson(r.item)), nextCursor: page.nextCursor };
+}
+
+export async function createConfigItem(deps: Deps, p: Principal, input: CreateConfigItem, meta: AuditRequestMeta) {
+  const owner = await ownerForCreate(deps.db, p, input.orgId);
+  return deps.db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(configItems)
+      .values({ partnerId: owner.partnerId, orgId: owner.orgId, kind: input.kind, name: input.name, description: input.description ?? null, body: input.body })
+      .returning();
+    await deps.audit.record(tx, { action: 'config_item.create', actor: actorOf(p), partnerId: owner.partnerId, orgId: owner.orgId, resourceType: 'config_item', resourceId: row!.id, details: { kind: input.kind, name: input.name } }, meta);
+    return configItemToJson(row!);
+  });
+}
+
+/** The body of a PATCH must fit the kind of the item it changes. */
+function bodyForKind(kind: ConfigKind, body: unknown): Record<string, unknown> {
+  const parsed = BODY_SCHEMAS[kind].safeParse(body);
+  if (parsed.success) return parsed.data as Record<string, unknown>;
+  const fieldErrors: Record<string, string[]> = {};
+  for (const issue of parsed.error.issues) (fieldErrors[['body', ...issue.path.map(String)].join('.')] ??= []).push(issue.message);
+  throw new AppError('validation_failed', `The body does not fit a ${kind} item.`, { details: { fieldErrors, formErrors: [] } });
+}
+
+export async function updateConfigItem(deps: Deps, p: Principal, id: string, patch: UpdateConfigItem, meta: AuditRequestMeta) {
+  return deps.db.transaction(async (tx) => {
+    const current = await findConfigItem(tx, p, id);
+    assertMayChange(p, current);
+    const body = patch.body !== undefined ? bodyForKind(current.kind, patch.body) : undefined;
+    const [row] = await tx
+      .update(configItems)
+      .set({
+        ...(patch.name !== undefined ? { name: patch.name } : {}),
+        ...(patch.description !== undefined ? { description: patch.description } : {}),
+        ...(body !== undefined ? { body } : {}),
+        updatedAt: deps.clock.now(),
+      })
+      .where(eq(configItems.id, id))
+      .returning();
+    await deps.audit.record(tx, { action: 'config_item.update', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'config_item', resourceId: id, details: { kind: current.kind, changed: Object.keys(patch).sort() } }, meta);
+    return configItemToJson(row!);
+  });
+}
+
+export async function deleteConfigItem(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
+  await deps.db.transaction(async (tx) => {
+    const current = await findConfigItem(tx, p, id);
+    assertMayChange(p, current);
+    await tx.delete(configItems).where(eq(configItems.id, id));
+    await deps.audit.record(tx, { action: 'config_item.delete', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'config_item', resourceId: id, details: { kind: current.kind, name: current.name } }, meta);
+  });
+}

@@ -1,0 +1,140 @@
+// Devices (created only by agent enrolment). A site- or group-restricted member never sees, counts or
+// changes a device outside the restriction: the condition is part of every query.
+import { and, asc, eq, gt, ilike, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/connect.js';
+import { deviceGroupMembers, deviceGroups, deviceInventory, devices } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { accessibleOrg, groupRestriction, orgCondition, siteRestriction } from '../tenants/access.js';
+import { findGroup, findSite, groupVisible } from '../tenants/sites-service.js';
+
+type DeviceRow = typeof devices.$inferSelect;
+const NONE = '00000000-0000-0000-0000-000000000000';
+const actor = (p: Principal) => ({ userId: p.userId, email: p.email });
+
+export function deviceVisible(p: Principal): SQL {
+  const sitesAllowed = siteRestriction(p);
+  const groupsAllowed = groupRestriction(p);
+  return and(
+    orgCondition(p, devices.orgId),
+    sitesAllowed ? inArray(devices.siteId, sitesAllowed.length ? sitesAllowed : [NONE]) : undefined,
+    groupsAllowed
+      ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id in ${sql`(${sql.join((groupsAllowed.length ? groupsAllowed : [NONE]).map((g) => sql`${g}`), sql`, `)})`})`
+      : undefined,
+  )!;
+}
+
+async function toJson(db: Executor, rows: DeviceRow[]) {
+  const memberships = rows.length ? await db.select().from(deviceGroupMembers).where(inArray(deviceGroupMembers.deviceId, rows.map((r) => r.id))) : [];
+  const groups = new Map<string, string[]>();
+  for (const m of memberships) groups.set(m.deviceId, [...(groups.get(m.deviceId) ?? []), m.groupId]);
+  return rows.map((d) => ({
+    id: d.id,
+    orgId: d.orgId,
+    siteId: d.siteId,
+    hostname: d.hostname,
+    displayName: d.displayName,
+    osType: d.osType,
+    osVersion: d.osVersion,
+    agentVersion: d.agentVersion,
+    deviceGroupIds: (groups.get(d.id) ?? []).sort(),
+    enrolledAt: d.enrolledAt.toISOString(),
+    lastSeenAt: d.lastSeenAt?.toISOString() ?? null,
+    createdAt: d.createdAt.toISOString(),
+    updatedAt: d.updatedAt.toISOString(),
+  }));
+}
+
+const cursor = z.object({ h: z.string(), id: z.uuid() });
+
+export async function listDevices(db: Executor, p: Principal, q: { orgId?: string; siteId?: string; deviceGroupId?: string; limit: number; cursor?: string; search?: string }) {
+  if (q.orgId) await accessibleOrg(db, p, q.orgId);
+  const after = decodeCursor(q.cursor, cursor);
+  const rows = await db
+    .select()
+    .from(devices)
+    .where(
+      and(
+        deviceVisible(p),
+        q.orgId ? eq(devices.orgId, q.orgId) : undefined,
+        q.siteId ? eq(devices.siteId, q.siteId) : undefined,
+        q.deviceGroupId ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id = ${q.deviceGroupId})` : undefined,
+        q.search ? ilike(devices.hostname, likePrefix(q.search)) : undefined,
+        after ? or(gt(sql`lower(${devices.hostname})`, after.h), and(eq(sql`lower(${devices.hostname})`, after.h), gt(devices.id, after.id))) : undefined,
+      ),
+    )
+    .orderBy(asc(sql`lower(${devices.hostname})`), asc(devices.id))
+    .limit(q.limit + 1);
+  const page = pageOf(rows, q.limit, (d) => ({ h: d.hostname.toLowerCase(), id: d.id }));
+  return { data: await toJson(db, page.data), nextCursor: page.nextCursor };
+}
+
+export async function findDevice(db: Executor, p: Principal, id: string): Promise<DeviceRow> {
+  const [row] = await db.select().from(devices).where(and(eq(devices.id, id), deviceVisible(p))).limit(1);
+  if (!row) throw notFound('device');
+  return row;
+}
+
+export async function getDevice(db: Executor, p: Principal, id: string) {
+  const device = await findDevice(db, p, id);
+  const [json] = await toJson(db, [device]);
+  const [inv] = await db.select().from(deviceInventory).where(eq(deviceInventory.deviceId, id));
+  return {
+    ...json!,
+    inventory: inv ? { hardware: inv.hardware as Record<string, unknown>, software: inv.software as unknown[], patches: inv.patches as unknown[], reportedAt: inv.reportedAt.toISOString() } : null,
+  };
+}
+
+async function checkGroups(db: Executor, p: Principal, orgId: string, ids: string[]) {
+  for (const id of new Set(ids)) {
+    const g = await findGroup(db, p, id).catch(() => null);
+    if (!g || g.orgId !== orgId) throw new AppError('validation_failed', 'A device group is not of this organization.', { details: { fieldErrors: { deviceGroupIds: ['Not a device group of this organization'] }, formErrors: [] } });
+  }
+}
+
+export async function updateDevice(deps: Deps, p: Principal, id: string, patch: { name?: string | null; siteId?: string; deviceGroupIds?: string[] }, meta: AuditRequestMeta) {
+  await deps.db.transaction(async (tx) => {
+    const device = await findDevice(tx, p, id);
+    if (patch.siteId) {
+      const site = await findSite(tx, p, patch.siteId).catch(() => null);
+      if (!site || site.orgId !== device.orgId) throw new AppError('validation_failed', 'The site is not of this organization.', { details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] } });
+    }
+    if (patch.deviceGroupIds) await checkGroups(tx, p, device.orgId, patch.deviceGroupIds);
+    await tx
+      .update(devices)
+      .set({ ...(patch.name !== undefined ? { displayName: patch.name } : {}), ...(patch.siteId ? { siteId: patch.siteId } : {}), updatedAt: deps.clock.now() })
+      .where(eq(devices.id, id));
+    if (patch.deviceGroupIds) {
+      // Sets the groups the caller can see; memberships in groups outside a restriction are not the caller's to change.
+      const visibleGroups = tx.select({ id: deviceGroups.id }).from(deviceGroups).where(groupVisible(p));
+      await tx.delete(deviceGroupMembers).where(and(eq(deviceGroupMembers.deviceId, id), inArray(deviceGroupMembers.groupId, visibleGroups)));
+      const unique = [...new Set(patch.deviceGroupIds)];
+      if (unique.length) await tx.insert(deviceGroupMembers).values(unique.map((groupId) => ({ deviceId: id, groupId }))).onConflictDoNothing();
+    }
+    await deps.audit.record(tx, { action: 'device.update', actor: actor(p), partnerId: p.partnerId, orgId: device.orgId, resourceType: 'device', resourceId: id, details: { changed: Object.keys(patch).sort() } }, meta);
+  });
+  return getDevice(deps.db, p, id);
+}
+
+export async function deleteDevice(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
+  await deps.db.transaction(async (tx) => {
+    const device = await findDevice(tx, p, id);
+    await tx.delete(devices).where(eq(devices.id, id));
+    await deps.audit.record(tx, { action: 'device.delete', actor: actor(p), partnerId: p.partnerId, orgId: device.orgId, resourceType: 'device', resourceId: id, details: { hostname: device.hostname } }, meta);
+  });
+}
+
+export async function addDevicesToGroup(deps: Deps, p: Principal, groupId: string, deviceIds: string[], meta: AuditRequestMeta) {
+  await deps.db.transaction(async (tx) => {
+    const group = await findGroup(tx, p, groupId);
+    const unique = [...new Set(deviceIds)];
+    const visible = await tx.select({ id: devices.id }).from(devices).where(and(inArray(devices.id, unique), eq(devices.orgId, group.orgId), deviceVisible(p)));
+    if (visible.length !== unique.length) throw new AppError('validation_failed', 'Some devices are not of this organization.', { details: { fieldErrors: { deviceIds: ['Unknown device'] }, formErrors: [] } });
+    await tx.insert(deviceGroupMembers).values(unique.map((deviceId) => ({ deviceId, groupId }))).onConflictDoNothing();
+    await deps.audit.record(tx, { action: 'device_group.devices.add', actor: actor(p), partnerId: p.partnerId, orgId: group.orgId, resourceType: 'device_group', resourceId: groupId, details: { deviceIds: unique } }, meta);
+  });
+}

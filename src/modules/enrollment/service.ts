@@ -1,0 +1,160 @@
+// Enrollment keys (spec 2.10; CONTRACT 7) and the agent side: enrolment places a device in the key's site;
+// maxUsage holds under concurrent enrolments because the use is counted by one conditional UPDATE.
+import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/connect.js';
+import { deviceInventory, devices, enrollmentKeys, sites } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
+import { randomToken, sha256 } from '../../platform/crypto.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { accessibleOrg, orgCondition, siteRestriction } from '../tenants/access.js';
+import { findSite } from '../tenants/sites-service.js';
+
+export const DEFAULT_KEY_TTL_MS = 60 * 60 * 1000;
+type KeyRow = typeof enrollmentKeys.$inferSelect;
+const actor = (p: Principal) => ({ userId: p.userId, email: p.email });
+
+export const keyToJson = (k: KeyRow) => ({
+  id: k.id,
+  orgId: k.orgId,
+  siteId: k.siteId,
+  name: k.name,
+  maxUsage: k.maxUsage,
+  usageCount: k.usageCount,
+  expiresAt: k.expiresAt.toISOString(),
+  createdAt: k.createdAt.toISOString(),
+});
+
+export async function createKey(deps: Deps, p: Principal, input: { orgId: string; siteId?: string | null; name: string; maxUsage?: number; expiresAt?: string }, meta: AuditRequestMeta) {
+  const org = await accessibleOrg(deps.db, p, input.orgId);
+  const now = deps.clock.now();
+  if (input.siteId) {
+    const site = await findSite(deps.db, p, input.siteId).catch(() => null);
+    if (!site || site.orgId !== org.id) throw new AppError('validation_failed', 'The site is not of this organization.', { details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] } });
+  } else if (siteRestriction(p)) {
+    throw new AppError('validation_failed', 'A site-restricted member must pin the key to one of its sites.', { details: { fieldErrors: { siteId: ['Required for site-restricted members'] }, formErrors: [] } });
+  }
+  const expiresAt = input.expiresAt ? new Date(input.expiresAt) : new Date(now.getTime() + DEFAULT_KEY_TTL_MS);
+  if (expiresAt <= now) throw new AppError('validation_failed', 'The expiry is in the past.', { details: { fieldErrors: { expiresAt: ['Must be in the future'] }, formErrors: [] } });
+  const key = `ghek_${randomToken(24)}`;
+  return deps.db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(enrollmentKeys)
+      .values({ orgId: org.id, siteId: input.siteId ?? null, name: input.name, keyHash: sha256(key), maxUsage: input.maxUsage ?? 1, expiresAt, createdBy: p.userId })
+      .returning();
+    await deps.audit.record(tx, { action: 'enrollment_key.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'enrollment_key', resourceId: row!.id, details: { name: input.name, maxUsage: row!.maxUsage, expiresAt: expiresAt.toISOString(), siteId: row!.siteId } }, meta);
+    return { ...keyToJson(row!), key };
+  });
+}
+
+const keyVisible = (p: Principal) => {
+  const allowed = siteRestriction(p);
+  return and(orgCondition(p, enrollmentKeys.orgId), allowed ? sql`${enrollmentKeys.siteId} in ${sql`(${sql.join((allowed.length ? allowed : ['00000000-0000-0000-0000-000000000000']).map((s) => sql`${s}`), sql`, `)})`}` : undefined);
+};
+
+export async function listKeys(db: Executor, p: Principal, q: { orgId?: string; limit: number; cursor?: string }) {
+  if (q.orgId) await accessibleOrg(db, p, q.orgId);
+  const after = decodeCursor(q.cursor, z.object({ c: z.string(), id: z.uuid() }));
+  const rows = await db
+    .select()
+    .from(enrollmentKeys)
+    .where(
+      and(
+        keyVisible(p),
+        q.orgId ? eq(enrollmentKeys.orgId, q.orgId) : undefined,
+        after ? sql`(${enrollmentKeys.createdAt}, ${enrollmentKeys.id}) < (${new Date(after.c)}, ${after.id})` : undefined,
+      ),
+    )
+    .orderBy(desc(enrollmentKeys.createdAt), desc(enrollmentKeys.id))
+    .limit(q.limit + 1);
+  const page = pageOf(rows, q.limit, (k) => ({ c: k.createdAt.toISOString(), id: k.id }));
+  return { data: page.data.map(keyToJson), nextCursor: page.nextCursor };
+}
+
+export async function findKey(db: Executor, p: Principal, id: string) {
+  const [row] = await db.select().from(enrollmentKeys).where(and(eq(enrollmentKeys.id, id), keyVisible(p))).limit(1);
+  if (!row) throw notFound('enrollment key');
+  return row;
+}
+
+export async function deleteKey(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
+  await deps.db.transaction(async (tx) => {
+    const key = await findKey(tx, p, id);
+    await tx.delete(enrollmentKeys).where(eq(enrollmentKeys.id, id));
+    await deps.audit.record(tx, { action: 'enrollment_key.delete', actor: actor(p), partnerId: p.partnerId, orgId: key.orgId, resourceType: 'enrollment_key', resourceId: id, details: { name: key.name } }, meta);
+  });
+}
+
+/** Public: an agent trades a key for a device and an agent token. */
+export async function enroll(
+  deps: Deps,
+  input: { enrollmentKey: string; hostname: string; osType: string; osVersion?: string; agentVersion?: string; siteId?: string },
+  meta: AuditRequestMeta,
+) {
+  const now = deps.clock.now();
+  const hash = sha256(input.enrollmentKey);
+  const agentToken = `ghat_${randomToken(32)}`;
+  return deps.db.transaction(async (tx) => {
+    // One statement decides: only a live key below its limit is counted, so N concurrent enrolments
+    // against maxUsage M create exactly min(N, M) devices.
+    const [key] = await tx
+      .update(enrollmentKeys)
+      .set({ usageCount: sql`${enrollmentKeys.usageCount} + 1` })
+      .where(and(eq(enrollmentKeys.keyHash, hash), gt(enrollmentKeys.expiresAt, now), lt(enrollmentKeys.usageCount, enrollmentKeys.maxUsage)))
+      .returning();
+    if (!key) {
+      const [known] = await tx.select().from(enrollmentKeys).where(eq(enrollmentKeys.keyHash, hash));
+      if (!known) throw new AppError('enrollment_key_invalid');
+      if (known.expiresAt <= now) throw new AppError('enrollment_key_expired');
+      throw new AppError('enrollment_key_exhausted');
+    }
+    let siteId = key.siteId;
+    if (!siteId && input.siteId) {
+      const [site] = await tx.select({ id: sites.id }).from(sites).where(and(eq(sites.id, input.siteId), eq(sites.orgId, key.orgId)));
+      if (!site) throw new AppError('site_required', 'The site named is not of the key\u2019s organization.');
+      siteId = site.id;
+    }
+    if (!siteId) throw new AppError('site_required');
+    const [device] = await tx
+      .insert(devices)
+      .values({
+        orgId: key.orgId,
+        siteId,
+        enrollmentKeyId: key.id,
+        hostname: input.hostname,
+        osType: input.osType,
+        osVersion: input.osVersion ?? null,
+        agentVersion: input.agentVersion ?? null,
+        agentTokenHash: sha256(agentToken),
+        enrolledAt: now,
+        lastSeenAt: now,
+      })
+      .returning();
+    const [org] = await tx.execute(sql`select partner_id from organizations where id = ${key.orgId}`).then((r) => (r as unknown as { rows: { partner_id: string }[] }).rows);
+    await deps.audit.record(
+      tx,
+      { action: 'agent.enroll', partnerId: org?.partner_id ?? null, orgId: key.orgId, resourceType: 'device', resourceId: device!.id, details: { hostname: input.hostname, enrollmentKeyId: key.id, siteId, usage: `${key.usageCount}/${key.maxUsage}` } },
+      meta,
+    );
+    return { deviceId: device!.id, agentToken, orgId: key.orgId, siteId };
+  });
+}
+
+/** The agent's report replaces the device's previous inventory and patch state. */
+export async function reportInventory(deps: Deps, agentToken: string | null, body: { hardware: Record<string, unknown>; software: unknown[]; patches: unknown[] }) {
+  if (!agentToken) throw new AppError('invalid_agent_token');
+  const now = deps.clock.now();
+  const [device] = await deps.db.select({ id: devices.id }).from(devices).where(eq(devices.agentTokenHash, sha256(agentToken)));
+  if (!device) throw new AppError('invalid_agent_token');
+  await deps.db.transaction(async (tx) => {
+    await tx
+      .insert(deviceInventory)
+      .values({ deviceId: device.id, hardware: body.hardware, software: body.software, patches: body.patches, reportedAt: now })
+      .onConflictDoUpdate({ target: deviceInventory.deviceId, set: { hardware: body.hardware, software: body.software, patches: body.patches, reportedAt: now } });
+    await tx.update(devices).set({ lastSeenAt: now }).where(eq(devices.id, device.id));
+  });
+  return { success: true as const, deviceId: device.id, software: body.software.length, patches: body.patches.length };
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { presentedPasswordField } from '../auth/passwords.js';
+
+export const tempTokenField = z.string().min(16).max(512);
+/** 6 digits, or a recovery code (16 characters, dashes and spaces allowed). */
+export const codeField = z
+  .string()
+  .trim()
+  .regex(/^(\d{6}|[A-Za-z0-9][A-Za-z0-9 -]{14,22}[A-Za-z0-9])$/, 'must be a 6-digit code or a recovery code');
+export const sixDigits = z.string().trim().regex(/^\d{6}$/, 'must be 6 digits');
+
+export const setupResponse = z.object({ secret: z.string(), otpAuthUrl: z.string(), qrCodeDataUrl: z.string(), recoveryCodes: z.array(z.string()) });
+export const verifyBody = z.strictObject({ code: codeField, tempToken: tempTokenField.optional() });
+export const enableBody = z.strictObject({ code: sixDigits });
+export const disableBody = z.strictObject({ currentPassword: presentedPasswordField, code: codeField });
+export const recoveryCodesResponse = z.object({ recoveryCodes: z.array(z.string()) });
+export const phoneVerifyBody = z.strictObject({ phoneNumber: z.string().trim().min(4).max(32) });
+export const phoneConfirmBody = z.strictObject({ code: sixDigits });
+export const smsSendBody = z.strictObject({ tempToken: tempTokenField });
+export const tempTokenBody = z.strictObject({ tempToken: tempTokenField });
+
+const b64url = z.string().max(65_536).regex(/^[A-Za-z0-9_-]*={0,2}$/, 'must be base64url');
+export const registrationCredential = z.looseObject({
+  id: b64url,
+  rawId: b64url,
+  type: z.literal('public-key'),
+  response: z.looseObject({ clientDataJSON: b64url, attestationObject: b64url, transports: z.array(z.string().max(32)).max(10).optional() }),
+  clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+  authenticatorAttachment: z.string().max(32).optional(),
+});
+export const authenticationCredential = z.looseObject({
+  id: b64url,
+  rawId: b64url,
+  type: z.literal('public-key'),
+  response: z.looseObject({ clientDataJSON: b64url, authenticatorData: b64url, signature: b64url, userHandle: b64url.optional() }),
+  clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+  authenticatorAttachment: z.string().max(32).optional(),
+});
+export const registerOptionsBody = z.strictObject({ currentPassword: presentedPasswordField, name: z.string().trim().min(1).max(100) });
+export const registerVerifyBody = z.strictObject({ credential: registrationCredential });
+export const passkeyVerifyBody = z.strictObject({ tempToken: tempTokenField, credential: authenticationCredential });
+export const renameBody = z.strictObject({ name: z.string().trim().min(1).max(100) });
+export const deletePasskeyBody = z.strictObject({ currentPassword: presentedPasswordField });
+export const passkeyJsonSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable(),
+  backedUp: z.boolean(),
+  transports: z.array(z.string()),
+});

@@ -1,0 +1,130 @@
+// TOTP enrolment, confirmation, recovery-code rotation and MFA disable (spec 3.4, 5.4; CONTRACT 4).
+import { and, desc, eq, gt, isNull } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import { authFlows, users } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { createFlow, voidFlows } from '../auth/flows.js';
+import { verifyPassword } from '../auth/passwords.js';
+import { revokeUserSessions, rotateCallerSession } from '../auth/sessions.js';
+import type { IssuedSession } from '../auth/token-response.js';
+import { matchTotp, newRecoveryCodes, newTotpSecret, qrDataUrl, totpFor } from './codes.js';
+import { acceptTotp, clearAllFactors, consumeRecoveryCode, sealTotp, setRecoveryCodes } from './factors.js';
+import { sql } from 'drizzle-orm';
+
+export const SETUP_TTL_MS = 10 * 60 * 1000;
+
+const actor = (p: Principal) => ({ userId: p.userId, email: p.email });
+
+export function assertMethodAllowed(p: Principal, method: 'totp' | 'sms' | 'passkey') {
+  if (p.security.allowedMfaMethods[method]) return;
+  throw method === 'sms' ? new AppError('sms_not_allowed') : new AppError('mfa_method_not_allowed');
+}
+
+/** Starts (or restarts) a TOTP enrolment: a pending secret and ten recovery codes, valid 10 minutes. */
+export async function startTotpSetup(deps: Deps, p: Principal) {
+  assertMethodAllowed(p, 'totp');
+  const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
+  if (!user) throw new AppError('unauthenticated');
+  if (user.mfaSecret) throw new AppError('mfa_already_enabled', 'An authenticator app is already enrolled.');
+  const secret = newTotpSecret();
+  const recoveryCodes = newRecoveryCodes();
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    await voidFlows(tx, user.id, 'mfa_setup', now);
+    await createFlow(tx, {
+      kind: 'mfa_setup',
+      userId: user.id,
+      data: { secret: deps.box.seal(secret, `totp-setup:${user.id}`), recoveryCodes: deps.box.seal(JSON.stringify(recoveryCodes), `recovery-setup:${user.id}`) },
+      ttlMs: SETUP_TTL_MS,
+      now,
+    });
+  });
+  const otpAuthUrl = totpFor(secret, user.email).toString();
+  return { secret, otpAuthUrl, qrCodeDataUrl: await qrDataUrl(otpAuthUrl), recoveryCodes };
+}
+
+/**
+ * Confirms the pending setup with a code from the app: the factor becomes the account's, every other session
+ * ends, and the caller's session is replaced by one that counts as MFA-verified.
+ */
+export async function confirmTotpSetup(deps: Deps, p: Principal, code: string, meta: AuditRequestMeta): Promise<{ issued: IssuedSession; recoveryCodes: string[] }> {
+  await deps.limits.enforce('mfaVerify', p.userId);
+  const now = deps.clock.now();
+  const [pending] = await deps.db
+    .select()
+    .from(authFlows)
+    .where(and(eq(authFlows.userId, p.userId), eq(authFlows.kind, 'mfa_setup'), isNull(authFlows.consumedAt), gt(authFlows.expiresAt, now)))
+    .orderBy(desc(authFlows.createdAt))
+    .limit(1);
+  if (!pending) throw new AppError('invalid_mfa_setup');
+  const data = pending.data as { secret: string; recoveryCodes: string };
+  const secret = deps.box.open(data.secret, `totp-setup:${p.userId}`);
+  const recoveryCodes = JSON.parse(deps.box.open(data.recoveryCodes, `recovery-setup:${p.userId}`)) as string[];
+  const step = /^\d{6}$/.test(code) ? matchTotp(secret, code, now.getTime()) : null;
+  if (step === null) throw new AppError('invalid_mfa_code');
+  const issued = await deps.db.transaction(async (tx) => {
+    const taken = await tx
+      .update(authFlows)
+      .set({ consumedAt: now })
+      .where(and(eq(authFlows.id, pending.id), isNull(authFlows.consumedAt)))
+      .returning({ id: authFlows.id });
+    if (!taken.length) throw new AppError('invalid_mfa_setup');
+    const [user] = await tx.select().from(users).where(eq(users.id, p.userId));
+    await tx
+      .update(users)
+      .set({
+        mfaSecret: sealTotp(deps.box, p.userId, secret),
+        mfaEnabled: true,
+        mfaMethod: user?.mfaMethod && user.mfaMethod !== 'passkey' ? user.mfaMethod : 'totp',
+        mfaLastTotpStep: step,
+        credentialVersion: sql`${users.credentialVersion} + 1`,
+        updatedAt: now,
+      })
+      .where(eq(users.id, p.userId));
+    await setRecoveryCodes(tx, p.userId, recoveryCodes);
+    await revokeUserSessions(deps, tx, p.userId, 'mfa_enabled', p.sessionId);
+    await deps.audit.record(tx, { action: 'auth.mfa.setup', actor: actor(p), partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { method: 'totp' } }, meta);
+    const s = await rotateCallerSession(deps, tx, p, true);
+    return { userId: p.userId, sessionId: s.sessionId, accessToken: s.accessToken, refreshToken: s.refreshToken };
+  });
+  return { issued, recoveryCodes };
+}
+
+/** A fresh set of ten codes; every earlier code stops working at once. */
+export async function rotateRecoveryCodes(deps: Deps, p: Principal, meta: AuditRequestMeta): Promise<string[]> {
+  const codes = newRecoveryCodes();
+  await deps.db.transaction(async (tx) => {
+    const [user] = await tx.select({ mfaEnabled: users.mfaEnabled }).from(users).where(eq(users.id, p.userId));
+    if (!user?.mfaEnabled) throw new AppError('conflict', 'MFA is not enabled.');
+    await setRecoveryCodes(tx, p.userId, codes);
+    await deps.audit.record(tx, { action: 'auth.mfa.recovery_codes.rotate', actor: actor(p), partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId }, meta);
+  });
+  return codes;
+}
+
+/**
+ * Spec 5.4: password and a current code; clears every factor, revokes every other session and replaces the
+ * calling one. Refused when a policy requires MFA (403) or when no refresh cookie can carry the new session (428).
+ */
+export async function disableMfa(deps: Deps, p: Principal, input: { currentPassword: string; code: string }, hasRefreshCookie: boolean, meta: AuditRequestMeta): Promise<IssuedSession> {
+  if (p.security.requireMfa) throw new AppError('org_requires_mfa');
+  if (!hasRefreshCookie) throw new AppError('session_binding_required');
+  await deps.limits.enforce('passwordRecheck', p.userId);
+  const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
+  if (!user?.mfaEnabled) throw new AppError('conflict', 'MFA is not enabled.');
+  if (!(await verifyPassword(user.passwordHash, input.currentPassword))) throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);
+  await deps.limits.enforce('mfaVerify', p.userId);
+  const now = deps.clock.now();
+  const codeOk = (await acceptTotp(deps.db, deps.box, user, input.code, now.getTime())) || (await consumeRecoveryCode(deps.db, user.id, input.code));
+  if (!codeOk) throw new AppError('invalid_mfa_code');
+  return deps.db.transaction(async (tx) => {
+    await clearAllFactors(tx, p.userId, now);
+    await revokeUserSessions(deps, tx, p.userId, 'mfa_disabled', p.sessionId);
+    await deps.audit.record(tx, { action: 'auth.mfa.disable', actor: actor(p), partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { previousMethod: user.mfaMethod } }, meta);
+    const s = await rotateCallerSession(deps, tx, p, false);
+    return { userId: p.userId, sessionId: s.sessionId, accessToken: s.accessToken, refreshToken: s.refreshToken };
+  });
+}
+

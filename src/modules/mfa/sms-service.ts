@@ -1,0 +1,125 @@
+// Phone verification, the SMS factor and one-time SMS codes (spec 5.4, section 8 limits).
+import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/connect.js';
+import { authFlows, organizations, partners, users } from '../../db/schema/index.js';
+import { effectiveSecurity } from '../tenants/settings.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { countFlowAttempt, createFlow, voidFlows } from '../auth/flows.js';
+import { revokeUserSessions, rotateCallerSession } from '../auth/sessions.js';
+import type { IssuedSession } from '../auth/token-response.js';
+import { hashSmsCode, newRecoveryCodes, newSmsCode, randomSalt } from './codes.js';
+import { setRecoveryCodes } from './factors.js';
+import { MAX_CODE_ATTEMPTS, pendingLogin } from './login-flow.js';
+import { assertMethodAllowed } from './setup-service.js';
+
+const CODE_TTL_MS = 10 * 60 * 1000;
+const LOGIN_CODE_TTL_MS = 5 * 60 * 1000;
+
+/** E.164 with a real numbering plan behind it (libphonenumber's full metadata). */
+export function normalisePhone(input: string): string {
+  const parsed = parsePhoneNumberFromString(input);
+  if (!parsed || !parsed.isValid() || parsed.number !== input.replace(/[\s()-]/g, '')) throw new AppError('invalid_phone_number');
+  return parsed.number;
+}
+
+async function sendCode(deps: Deps, tx: Executor, input: { kind: 'phone_verify' | 'sms_login'; userId: string; phone: string; purpose: string; ttlMs: number }) {
+  const code = newSmsCode();
+  const salt = randomSalt();
+  const now = deps.clock.now();
+  await voidFlows(tx, input.userId, input.kind, now);
+  await createFlow(tx, { kind: input.kind, userId: input.userId, data: { phone: input.phone, salt, codeHash: hashSmsCode(salt, code), purpose: input.purpose }, ttlMs: input.ttlMs, now });
+  return code;
+}
+
+/**
+ * Checks a code against the user's live flow of that kind, consuming it if right. With `countWrong`, wrong codes
+ * count and five void the flow; without it (inside a sign-in transaction) the caller counts the failure itself.
+ */
+async function checkCode(deps: Deps, db: Executor, kind: 'phone_verify' | 'sms_login', userId: string, code: string, purpose: string, countWrong = true) {
+  const now = deps.clock.now();
+  const [flow] = await db
+    .select()
+    .from(authFlows)
+    .where(and(eq(authFlows.userId, userId), eq(authFlows.kind, kind), isNull(authFlows.consumedAt), gt(authFlows.expiresAt, now)))
+    .orderBy(desc(authFlows.createdAt))
+    .limit(1);
+  const data = flow?.data as { phone: string; salt: string; codeHash: string; purpose: string } | undefined;
+  if (!flow || !data || data.purpose !== purpose) return null;
+  if (hashSmsCode(data.salt, code) !== data.codeHash) {
+    if (countWrong && (await countFlowAttempt(db, flow.id)) >= MAX_CODE_ATTEMPTS) await db.update(authFlows).set({ consumedAt: now }).where(eq(authFlows.id, flow.id));
+    return null;
+  }
+  const taken = await db.update(authFlows).set({ consumedAt: now }).where(and(eq(authFlows.id, flow.id), isNull(authFlows.consumedAt))).returning({ id: authFlows.id });
+  return taken.length ? data.phone : null;
+}
+
+export async function startPhoneVerification(deps: Deps, p: Principal, phoneNumber: string): Promise<{ success: true; phoneLast4: string }> {
+  const phone = normalisePhone(phoneNumber);
+  await deps.limits.enforce('phoneVerify', `phone:${phone}`);
+  await deps.limits.enforce('phoneVerify', `user:${p.userId}`);
+  const code = await deps.db.transaction((tx) => sendCode(deps, tx, { kind: 'phone_verify', userId: p.userId, phone, purpose: 'verify', ttlMs: CODE_TTL_MS }));
+  await deps.sms.send(phone, `Your Gatehouse verification code is ${code}. It expires in 10 minutes.`);
+  return { success: true, phoneLast4: phone.slice(-4) };
+}
+
+export async function confirmPhone(deps: Deps, p: Principal, code: string, meta: AuditRequestMeta) {
+  await deps.limits.enforce('mfaVerify', p.userId);
+  const phone = await checkCode(deps, deps.db, 'phone_verify', p.userId, code, 'verify');
+  if (!phone) throw new AppError('invalid_mfa_code');
+  await deps.db.transaction(async (tx) => {
+    const [before] = await tx.select({ method: users.mfaMethod }).from(users).where(eq(users.id, p.userId));
+    // A new number replaces the SMS factor's target; the factor itself stays on only if it was on.
+    await tx.update(users).set({ phoneNumber: phone, phoneVerified: true, credentialVersion: sql`${users.credentialVersion} + 1`, updatedAt: deps.clock.now() }).where(eq(users.id, p.userId));
+    await deps.audit.record(tx, { action: 'auth.phone.verify', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { phoneLast4: phone.slice(-4), smsFactor: before?.method === 'sms' } }, meta);
+  });
+  return { success: true as const, phoneVerified: true, phoneLast4: phone.slice(-4) };
+}
+
+export async function enableSmsMfa(deps: Deps, p: Principal, meta: AuditRequestMeta): Promise<{ issued: IssuedSession; recoveryCodes: string[] }> {
+  assertMethodAllowed(p, 'sms');
+  const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
+  if (!user?.phoneVerified || !user.phoneNumber) throw new AppError('phone_not_verified');
+  const recoveryCodes = newRecoveryCodes();
+  const now = deps.clock.now();
+  const issued = await deps.db.transaction(async (tx) => {
+    await tx
+      .update(users)
+      // Enabling SMS makes it the method offered at sign-in (an enrolled app still accepts its codes).
+      .set({ mfaEnabled: true, mfaMethod: 'sms', credentialVersion: sql`${users.credentialVersion} + 1`, updatedAt: now })
+      .where(eq(users.id, p.userId));
+    await setRecoveryCodes(tx, p.userId, recoveryCodes);
+    await revokeUserSessions(deps, tx, p.userId, 'mfa_enabled', p.sessionId);
+    await deps.audit.record(tx, { action: 'auth.mfa.setup', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { method: 'sms' } }, meta);
+    const s = await rotateCallerSession(deps, tx, p, true);
+    return { userId: p.userId, sessionId: s.sessionId, accessToken: s.accessToken, refreshToken: s.refreshToken };
+  });
+  return { issued, recoveryCodes };
+}
+
+async function smsAllowedFor(db: Executor, ctx: { partnerId: string | null; orgId: string | null }): Promise<boolean> {
+  const [p] = ctx.partnerId ? await db.select({ settings: partners.settings }).from(partners).where(eq(partners.id, ctx.partnerId)) : [];
+  const [o] = ctx.orgId ? await db.select({ settings: organizations.settings }).from(organizations).where(eq(organizations.id, ctx.orgId)) : [];
+  return effectiveSecurity(p?.settings, o?.settings).allowedMfaMethods.sms;
+}
+
+/** During sign-in: a code to the verified phone, limited per tempToken and per phone number. */
+export async function sendLoginSms(deps: Deps, tempToken: string): Promise<{ success: true; phoneLast4: string }> {
+  const pending = await pendingLogin(deps, tempToken);
+  const { user } = pending;
+  if (!user.phoneVerified || !user.phoneNumber || user.mfaMethod !== 'sms') throw new AppError('phone_not_verified', 'This account has no SMS factor.');
+  // A policy switched on after enrolment holds from the next code: an organisation that bans SMS gets none sent.
+  if (!(await smsAllowedFor(deps.db, pending.context))) throw new AppError('sms_not_allowed');
+  await deps.limits.enforce('smsSend', `temp:${pending.flow.id}`);
+  await deps.limits.enforce('smsSend', `phone:${user.phoneNumber}`);
+  const code = await deps.db.transaction((tx) => sendCode(deps, tx, { kind: 'sms_login', userId: user.id, phone: user.phoneNumber!, purpose: `login:${pending.flow.id}`, ttlMs: LOGIN_CODE_TTL_MS }));
+  await deps.sms.send(user.phoneNumber, `Your Gatehouse sign-in code is ${code}. It expires in 5 minutes.`);
+  return { success: true, phoneLast4: user.phoneNumber.slice(-4) };
+}
+
+/** The SMS code sent for this tempToken, consumed if right (wrong codes count against the tempToken instead). */
+export const acceptLoginSms = (deps: Deps, db: Executor, userId: string, loginFlowId: string, code: string) =>
+  checkCode(deps, db, 'sms_login', userId, code, `login:${loginFlowId}`, false);

@@ -1,0 +1,35 @@
+// Operational endpoints outside /api/v1: liveness, readiness, Prometheus metrics.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../http/errors.js';
+import { errorEnvelope } from '../../http/schemas.js';
+import type { Metrics } from '../../platform/metrics.js';
+
+export function opsRoutes(deps: Deps, metrics: Metrics) {
+  return async (app: FastifyInstance) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    r.get('/healthz', { schema: { tags: ['operations'], response: { 200: z.object({ status: z.literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
+
+    r.get(
+      '/readyz',
+      { schema: { tags: ['operations'], response: { 200: z.object({ status: z.literal('ready'), database: z.string(), store: z.string() }), 503: errorEnvelope } } },
+      async () => {
+        try {
+          await deps.database.ping();
+          await deps.store.ping();
+        } catch (err) {
+          app.log.warn({ err }, 'readiness check failed');
+          throw new AppError('service_unavailable');
+        }
+        return { status: 'ready' as const, database: deps.database.kind, store: deps.store.kind };
+      },
+    );
+
+    r.get('/metrics', { schema: { tags: ['operations'], response: { 200: z.string().describe('Prometheus text exposition') } } }, async (_req, reply) => {
+      reply.header('content-type', metrics.registry.contentType);
+      return metrics.registry.metrics();
+    });
+  };
+}

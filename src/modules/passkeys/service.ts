@@ -1,0 +1,215 @@
+// Passkeys (spec 2.7, 5.4; CONTRACT 4) with @simplewebauthn/server: registration behind a password re-check,
+// single-use 5-minute challenges, a signature counter that may never go backwards.
+import { and, desc, eq, sql } from 'drizzle-orm';
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import type { Deps } from '../../deps.js';
+import { passkeys, users } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { consumeFlow, createFlow, voidFlows } from '../auth/flows.js';
+import { startSession } from '../auth/login-service.js';
+import { verifyPassword } from '../auth/passwords.js';
+import { revokeUserSessions } from '../auth/sessions.js';
+import type { IssuedSession } from '../auth/token-response.js';
+import { recomputeFactors } from '../mfa/factors.js';
+import { pendingLogin, recordSecondFactorFailure, takePendingLogin, type PendingLogin } from '../mfa/login-flow.js';
+import { assertMethodAllowed } from '../mfa/setup-service.js';
+
+export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
+
+const rp = (deps: Deps) => ({ rpID: new URL(deps.config.publicUrl).hostname, origin: deps.config.appUrl });
+
+export const passkeyJson = (k: typeof passkeys.$inferSelect) => ({
+  id: k.id,
+  name: k.name,
+  createdAt: k.createdAt.toISOString(),
+  lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+  backedUp: k.backedUp,
+  transports: k.transports,
+});
+
+async function recheckPassword(deps: Deps, userId: string, password: string) {
+  await deps.limits.enforce('passwordRecheck', userId);
+  const [user] = await deps.db.select().from(users).where(eq(users.id, userId));
+  if (!user || !(await verifyPassword(user.passwordHash, password))) throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);
+  return user;
+}
+
+export async function registrationOptions(deps: Deps, p: Principal, input: { currentPassword: string; name: string }) {
+  assertMethodAllowed(p, 'passkey');
+  const user = await recheckPassword(deps, p.userId, input.currentPassword);
+  const existing = await deps.db.select().from(passkeys).where(eq(passkeys.userId, p.userId));
+  const { rpID } = rp(deps);
+  const options = await generateRegistrationOptions({
+    rpName: 'Gatehouse',
+    rpID,
+    userName: user.email,
+    userDisplayName: user.name,
+    userID: new TextEncoder().encode(user.id),
+    attestationType: 'none',
+    excludeCredentials: existing.map((k) => ({ id: k.credentialId, transports: k.transports })),
+    authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
+    timeout: CHALLENGE_TTL_MS,
+  });
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    await voidFlows(tx, p.userId, 'webauthn_register', now);
+    await createFlow(tx, { kind: 'webauthn_register', userId: p.userId, data: { challenge: options.challenge, name: input.name }, ttlMs: CHALLENGE_TTL_MS, now, token: `reg:${options.challenge}` });
+  });
+  return { options };
+}
+
+function challengeOf(clientDataJSON: unknown): string | null {
+  try {
+    const parsed = JSON.parse(Buffer.from(String(clientDataJSON), 'base64url').toString('utf8')) as { challenge?: unknown };
+    return typeof parsed.challenge === 'string' ? parsed.challenge : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function verifyRegistration(deps: Deps, p: Principal, credential: RegistrationResponseJSON, meta: AuditRequestMeta) {
+  const challenge = challengeOf(credential.response?.clientDataJSON);
+  const now = deps.clock.now();
+  // Consumed on first read: a replayed or second attempt with this challenge finds nothing.
+  const flow = challenge ? await consumeFlow(deps.db, 'webauthn_register', `reg:${challenge}`, now) : null;
+  if (!flow || flow.userId !== p.userId) throw new AppError('invalid_challenge');
+  const { rpID, origin } = rp(deps);
+  let verification;
+  try {
+    verification = await verifyRegistrationResponse({ response: credential, expectedChallenge: challenge!, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
+  } catch (err) {
+    throw new AppError('passkey_verification_failed', `The passkey could not be verified: ${(err as Error).message}`);
+  }
+  if (!verification.verified) throw new AppError('passkey_verification_failed');
+  const info = verification.registrationInfo;
+  const name = (flow.data as { name: string }).name;
+  const row = await deps.db.transaction(async (tx) => {
+    const [u] = await tx.select().from(users).where(eq(users.id, p.userId));
+    const [inserted] = await tx
+      .insert(passkeys)
+      .values({
+        userId: p.userId,
+        name,
+        credentialId: info.credential.id,
+        publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
+        counter: info.credential.counter,
+        transports: (credential.response.transports ?? []) as string[],
+        deviceType: info.credentialDeviceType,
+        backedUp: info.credentialBackedUp,
+        aaguid: info.aaguid,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (!inserted) throw new AppError('conflict', 'This passkey is already registered.');
+    // The first passkey becomes the primary method only when no TOTP or SMS factor exists.
+    const primary = u?.mfaMethod === 'totp' || u?.mfaMethod === 'sms' ? u.mfaMethod : 'passkey';
+    await tx.update(users).set({ mfaEnabled: true, mfaMethod: primary, credentialVersion: sql`${users.credentialVersion} + 1`, updatedAt: now }).where(eq(users.id, p.userId));
+    // Turning MFA on ends the password-only sessions elsewhere, as enabling TOTP or SMS does.
+    if (!u?.mfaEnabled) {
+      await revokeUserSessions(deps, tx, p.userId, 'mfa_enabled', p.sessionId);
+      await deps.audit.record(tx, { action: 'auth.mfa.setup', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { method: 'passkey' } }, meta);
+    }
+    await deps.audit.record(tx, { action: 'auth.mfa.passkey.register', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'passkey', resourceId: inserted.id, details: { passkeyName: name } }, meta);
+    return inserted;
+  });
+  return { passkey: passkeyJson(row) };
+}
+
+export async function listPasskeys(deps: Deps, p: Principal) {
+  const rows = await deps.db.select().from(passkeys).where(eq(passkeys.userId, p.userId)).orderBy(desc(passkeys.createdAt));
+  return { data: rows.map(passkeyJson) };
+}
+
+export async function renamePasskey(deps: Deps, p: Principal, id: string, name: string) {
+  const [row] = await deps.db.update(passkeys).set({ name }).where(and(eq(passkeys.id, id), eq(passkeys.userId, p.userId))).returning();
+  if (!row) throw notFound('passkey');
+  return { passkey: passkeyJson(row) };
+}
+
+export async function deletePasskey(deps: Deps, p: Principal, id: string, currentPassword: string, meta: AuditRequestMeta) {
+  await recheckPassword(deps, p.userId, currentPassword);
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    await tx.execute(sql`select id from users where id = ${p.userId} for update`);
+    const [row] = await tx.select().from(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, p.userId)));
+    if (!row) throw notFound('passkey');
+    await tx.delete(passkeys).where(eq(passkeys.id, id));
+    const after = await recomputeFactors(tx, p.userId, now);
+    if (!after.mfaEnabled && p.security.requireMfa && deps.config.enable2fa) throw new AppError('last_factor_required');
+    await deps.audit.record(tx, { action: 'auth.mfa.passkey.delete', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'passkey', resourceId: id, details: { passkeyName: row.name, mfaStillEnabled: after.mfaEnabled } }, meta);
+  });
+}
+
+export async function loginOptions(deps: Deps, tempToken: string) {
+  const pending = await pendingLogin(deps, tempToken);
+  const keys = await deps.db.select().from(passkeys).where(eq(passkeys.userId, pending.user.id));
+  if (keys.length === 0) throw new AppError('invalid_challenge', 'This account has no passkey.');
+  const options = await generateAuthenticationOptions({
+    rpID: rp(deps).rpID,
+    allowCredentials: keys.map((k) => ({ id: k.credentialId, transports: k.transports as never })),
+    userVerification: 'preferred',
+    timeout: CHALLENGE_TTL_MS,
+  });
+  const now = deps.clock.now();
+  await createFlow(deps.db, { kind: 'webauthn_login', userId: pending.user.id, data: { challenge: options.challenge, loginFlowId: pending.flow.id }, ttlMs: CHALLENGE_TTL_MS, now, token: `auth:${options.challenge}` });
+  return { options };
+}
+
+export async function verifyLoginPasskey(deps: Deps, tempToken: string, credential: AuthenticationResponseJSON, meta: AuditRequestMeta): Promise<IssuedSession> {
+  const pending = await pendingLogin(deps, tempToken);
+  await deps.limits.enforce('mfaVerify', pending.user.id);
+  try {
+    return await assertPasskey(deps, pending, tempToken, credential, meta);
+  } catch (err) {
+    if (err instanceof AppError && (err.code === 'passkey_verification_failed' || err.code === 'invalid_challenge')) {
+      await recordSecondFactorFailure(deps, pending, { method: 'passkey', reason: err.code }, meta);
+    }
+    throw err;
+  }
+}
+
+async function assertPasskey(deps: Deps, pending: PendingLogin, tempToken: string, credential: AuthenticationResponseJSON, meta: AuditRequestMeta): Promise<IssuedSession> {
+  const challenge = challengeOf(credential.response?.clientDataJSON);
+  const now = deps.clock.now();
+  const flow = challenge ? await consumeFlow(deps.db, 'webauthn_login', `auth:${challenge}`, now) : null;
+  if (!flow || flow.userId !== pending.user.id || (flow.data as { loginFlowId: string }).loginFlowId !== pending.flow.id) throw new AppError('invalid_challenge');
+  const [key] = await deps.db.select().from(passkeys).where(and(eq(passkeys.credentialId, String(credential.id)), eq(passkeys.userId, pending.user.id)));
+  if (!key) throw new AppError('passkey_verification_failed', 'This passkey is not registered to the account.');
+  const { rpID, origin } = rp(deps);
+  let result;
+  try {
+    result = await verifyAuthenticationResponse({
+      response: credential,
+      expectedChallenge: challenge!,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      credential: { id: key.credentialId, publicKey: new Uint8Array(Buffer.from(key.publicKey, 'base64url')), counter: key.counter, transports: key.transports as never },
+      requireUserVerification: false,
+    });
+  } catch (err) {
+    throw new AppError('passkey_verification_failed', `The passkey could not be verified: ${(err as Error).message}`);
+  }
+  if (!result.verified) throw new AppError('passkey_verification_failed');
+  const newCounter = result.authenticationInfo.newCounter;
+  return deps.db.transaction(async (tx) => {
+    // Compare-and-set on the counter: a cloned authenticator racing the real one cannot both pass.
+    const moved = await tx
+      .update(passkeys)
+      .set({ counter: newCounter, lastUsedAt: now, backedUp: result.authenticationInfo.credentialBackedUp })
+      .where(and(eq(passkeys.id, key.id), eq(passkeys.counter, key.counter)))
+      .returning({ id: passkeys.id });
+    if (!moved.length) throw new AppError('passkey_verification_failed', 'The signature counter did not advance.');
+    await takePendingLogin(tx, deps, tempToken);
+    return startSession(deps, tx, pending.user, pending.context, { mfa: true, method: 'password+passkey', meta });
+  });
+}
+

@@ -1,0 +1,79 @@
+// Effective permissions of a role: its own plus its ancestors' (single-parent chain of at most 16 roles).
+// Cached per role; the cache is keyed by the authz epoch that every request reads with its session check,
+// so a change made on any instance is seen by the next request everywhere.
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../db/connect.js';
+
+export const MAX_ROLE_DEPTH = 16;
+
+export interface ResolvedRole {
+  roleId: string;
+  name: string;
+  /** Strictest wins: true when the role or any ancestor has Force MFA on. */
+  forceMfa: boolean;
+  permissions: ReadonlySet<string>;
+  chain: { id: string; name: string }[];
+  /** Each permission with the nearest role in the chain that grants it. */
+  sources: { resource: string; action: string; roleId: string; roleName: string; depth: number }[];
+}
+
+export async function loadRoleChain(db: Executor, roleId: string): Promise<ResolvedRole | null> {
+  const result = await db.execute(sql`
+    with recursive chain(id, parent_role_id, depth) as (
+      select id, parent_role_id, 0 from roles where id = ${roleId}
+      union all
+      select r.id, r.parent_role_id, c.depth + 1 from roles r join chain c on r.id = c.parent_role_id
+      where c.depth < ${MAX_ROLE_DEPTH - 1}
+    )
+    select c.id as role_id, r.name, r.force_mfa, c.depth, p.resource, p.action
+    from chain c
+    join roles r on r.id = c.id
+    left join role_permissions rp on rp.role_id = c.id
+    left join permissions p on p.id = rp.permission_id
+    order by c.depth, p.resource, p.action`);
+  const rows = (result as unknown as { rows: Record<string, unknown>[] }).rows;
+  if (rows.length === 0) return null;
+  const chain: { id: string; name: string }[] = [];
+  const seen = new Map<string, ResolvedRole['sources'][number]>();
+  let forceMfa = false;
+  for (const row of rows) {
+    const id = row.role_id as string;
+    if (!chain.some((c) => c.id === id)) chain.push({ id, name: row.name as string });
+    forceMfa ||= row.force_mfa === true;
+    if (row.resource == null) continue;
+    const key = `${row.resource}:${row.action}`;
+    if (!seen.has(key))
+      seen.set(key, { resource: row.resource as string, action: row.action as string, roleId: id, roleName: row.name as string, depth: Number(row.depth) });
+  }
+  return { roleId, name: chain[0]!.name, forceMfa, permissions: new Set(seen.keys()), chain, sources: [...seen.values()] };
+}
+
+export class RoleCache {
+  private epoch = -1;
+  private readonly roles = new Map<string, Promise<ResolvedRole | null>>();
+
+  constructor(private readonly db: Executor) {}
+
+  async get(roleId: string, epoch: number): Promise<ResolvedRole | null> {
+    if (epoch !== this.epoch) {
+      this.roles.clear();
+      this.epoch = epoch;
+    }
+    let hit = this.roles.get(roleId);
+    if (!hit) {
+      hit = loadRoleChain(this.db, roleId);
+      this.roles.set(roleId, hit);
+      hit.catch(() => this.roles.delete(roleId));
+    }
+    return hit;
+  }
+}
+
+export function hasPermission(perms: ReadonlySet<string>, required: string): boolean {
+  return perms.has('*:*') || perms.has(required);
+}
+
+/** Bump in the same transaction as any change to a role, its parent, its permissions or its Force MFA flag (assignments are read live). */
+export async function bumpAuthzEpoch(tx: Executor): Promise<void> {
+  await tx.execute(sql`update authz_state set epoch = epoch + 1 where id = 1`);
+}

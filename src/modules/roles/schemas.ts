@@ -1,0 +1,65 @@
+import { z } from 'zod';
+
+export const permissionInput = z.strictObject({ resource: z.string().min(1).max(100), action: z.string().min(1).max(50) });
+export const permissionOut = z.object({ resource: z.string(), action: z.string() });
+
+export const roleJson = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string().nullable(),
+    scope: z.enum(['system', 'partner', 'organization']),
+    isSystem: z.boolean(),
+    parentRoleId: z.uuid().nullable(),
+    parentRoleName: z.string().nullable(),
+    forceMfa: z.boolean(),
+    userCount: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Role' });
+export const roleDetail = roleJson.extend({ permissions: z.array(permissionOut) }).meta({ id: 'RoleDetail' });
+
+export const orgQuery = z.strictObject({ orgId: z.uuid().optional() });
+export const roleListQuery = z.strictObject({
+  orgId: z.uuid().optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(512).optional(),
+  search: z.string().max(100).optional(),
+});
+
+const name = z.string().trim().min(1).max(100);
+export const createRoleBody = z.strictObject({
+  name,
+  description: z.string().max(2000).nullable().optional(),
+  permissions: z.array(permissionInput).max(500).default([]),
+  parentRoleId: z.uuid().nullable().optional(),
+  forceMfa: z.boolean().optional(),
+  orgId: z.uuid().optional(),
+});
+export const updateRoleBody = z
+  .strictObject({
+    name: name.optional(),
+    description: z.string().max(2000).nullable().optional(),
+    permissions: z.array(permissionInput).max(500).optional(),
+    parentRoleId: z.uuid().nullable().optional(),
+    forceMfa: z.boolean().optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+export const cloneRoleBody = z.strictObject({ name, orgId: z.uuid().optional() });
+
+export const effectivePermissions = z.object({
+  roleId: z.uuid(),
+  roleName: z.string(),
+  inheritanceChain: z.array(z.object({ id: z.uuid(), name: z.string() })),
+  permissions: z.array(z.object({ resource: z.string(), action: z.string(), inherited: z.boolean(), sourceRoleId: z.uuid(), sourceRoleName: z.string() })),
+});
+
+export const availablePermissions = z.object({
+  resources: z.array(z.string()),
+  actions: z.array(z.string()),
+  aliases: z.record(z.string(), z.string()),
+  permissions: z.array(z.object({ resource: z.string(), action: z.string(), description: z.string() })),
+});
+
+export const idParam = z.strictObject({ id: z.uuid() });

@@ -1,0 +1,338 @@
+// Roles (spec 2.2, 4.2, 5.7; CONTRACT 5): custom roles scoped to a partner or an organisation, single-parent
+// inheritance, immutable system roles, and the permission ceiling.
+import { and, asc, eq, gt, ilike, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Executor, Tx } from '../../db/connect.js';
+import { organizationUsers, partnerUsers, permissions, rolePermissions, roles } from '../../db/schema/index.js';
+import type { Deps } from '../../deps.js';
+import type { Principal } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { auditTenant, type TargetScope } from '../tenants/scope.js';
+import { canonicalAction, CATALOG_ENTRIES, isCatalogued } from './catalog.js';
+import { bumpAuthzEpoch, hasPermission, loadRoleChain, MAX_ROLE_DEPTH } from './resolver.js';
+
+type RoleRow = typeof roles.$inferSelect;
+
+/** Roles usable in a target scope: the system roles of that membership kind and the owner's custom roles. */
+export function visibleIn(target: TargetScope): SQL {
+  return target.kind === 'partner'
+    ? or(and(eq(roles.isSystem, true), eq(roles.appliesTo, 'partner')), and(eq(roles.scope, 'partner'), eq(roles.partnerId, target.partnerId)))!
+    : or(and(eq(roles.isSystem, true), eq(roles.appliesTo, 'organization')), and(eq(roles.scope, 'organization'), eq(roles.orgId, target.orgId)))!;
+}
+
+export async function findRole(db: Executor, target: TargetScope, id: string): Promise<RoleRow> {
+  const [row] = await db.select().from(roles).where(and(eq(roles.id, id), visibleIn(target))).limit(1);
+  if (!row) throw notFound('role');
+  return row;
+}
+
+/** Members of the target scope holding a role (a system role's count never includes other tenants). */
+async function userCounts(db: Executor, target: TargetScope, roleIds: string[]): Promise<Map<string, number>> {
+  if (roleIds.length === 0) return new Map();
+  const rows =
+    target.kind === 'partner'
+      ? await db
+          .select({ roleId: partnerUsers.roleId, n: sql<number>`count(*)::int` })
+          .from(partnerUsers)
+          .where(and(eq(partnerUsers.partnerId, target.partnerId), inArray(partnerUsers.roleId, roleIds)))
+          .groupBy(partnerUsers.roleId)
+      : await db
+          .select({ roleId: organizationUsers.roleId, n: sql<number>`count(*)::int` })
+          .from(organizationUsers)
+          .where(and(eq(organizationUsers.orgId, target.orgId), inArray(organizationUsers.roleId, roleIds)))
+          .groupBy(organizationUsers.roleId);
+  return new Map(rows.map((r) => [r.roleId, Number(r.n)]));
+}
+
+async function toJson(db: Executor, target: TargetScope, rows: RoleRow[]) {
+  const counts = await userCounts(db, target, rows.map((r) => r.id));
+  const parentIds = [...new Set(rows.map((r) => r.parentRoleId).filter((x): x is string => !!x))];
+  const parents = parentIds.length ? await db.select({ id: roles.id, name: roles.name }).from(roles).where(inArray(roles.id, parentIds)) : [];
+  const parentName = new Map(parents.map((p) => [p.id, p.name]));
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    scope: r.scope,
+    isSystem: r.isSystem,
+    parentRoleId: r.parentRoleId,
+    parentRoleName: r.parentRoleId ? (parentName.get(r.parentRoleId) ?? null) : null,
+    forceMfa: r.forceMfa,
+    userCount: counts.get(r.id) ?? 0,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+  }));
+}
+
+const roleCursor = z.object({ n: z.string(), id: z.uuid() });
+
+export async function listRoles(db: Executor, target: TargetScope, q: { limit: number; cursor?: string; search?: string }) {
+  const after = decodeCursor(q.cursor, roleCursor);
+  const rows = await db
+    .select()
+    .from(roles)
+    .where(
+      and(
+        visibleIn(target),
+        q.search ? ilike(roles.name, likePrefix(q.search)) : undefined,
+        after ? or(gt(sql`lower(${roles.name})`, after.n), and(eq(sql`lower(${roles.name})`, after.n), gt(roles.id, after.id))) : undefined,
+      ),
+    )
+    .orderBy(asc(sql`lower(${roles.name})`), asc(roles.id))
+    .limit(q.limit + 1);
+  const page = pageOf(rows, q.limit, (r) => ({ n: r.name.toLowerCase(), id: r.id }));
+  return { data: await toJson(db, target, page.data), nextCursor: page.nextCursor };
+}
+
+export async function directPermissions(db: Executor, roleId: string) {
+  return db
+    .select({ resource: permissions.resource, action: permissions.action })
+    .from(rolePermissions)
+    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
+    .where(eq(rolePermissions.roleId, roleId))
+    .orderBy(permissions.resource, permissions.action);
+}
+
+export async function getRoleDetail(db: Executor, target: TargetScope, id: string) {
+  const row = await findRole(db, target, id);
+  const [json] = await toJson(db, target, [row]);
+  return { ...json!, permissions: await directPermissions(db, id) };
+}
+
+/** Canonical `resource:action` keys; unknown verbs or resources, and `*:*`, are refused. */
+export function canonicalPermissions(input: { resource: string; action: string }[]): string[] {
+  const fieldErrors: Record<string, string[]> = {};
+  const keys = new Set<string>();
+  input.forEach((p, i) => {
+    if (p.resource === '*' || p.action === '*') {
+      fieldErrors[`permissions.${i}`] = ['*:* cannot be assigned to a custom role'];
+      return;
+    }
+    const action = canonicalAction(p.action);
+    if (!action || !isCatalogued(p.resource, action)) {
+      fieldErrors[`permissions.${i}`] = [`${p.resource}:${p.action} is not in the permission catalogue`];
+      return;
+    }
+    keys.add(`${p.resource}:${action}`);
+  });
+  if (Object.keys(fieldErrors).length) throw new AppError('unknown_permission', undefined, { details: { fieldErrors, formErrors: [] } });
+  return [...keys].sort();
+}
+
+/** Nobody grants what they do not hold. */
+export function assertWithinCeiling(caller: ReadonlySet<string>, granted: Iterable<string>): void {
+  if (caller.has('*:*')) return;
+  const missing = [...granted].filter((k) => !hasPermission(caller, k));
+  if (missing.length) throw new AppError('permission_ceiling', undefined, { missing });
+}
+
+/** Effective permissions of a role that would have `direct` and the given parent. */
+async function effectiveWith(db: Executor, direct: string[], parentRoleId: string | null): Promise<Set<string>> {
+  const out = new Set(direct);
+  if (parentRoleId) for (const k of (await loadRoleChain(db, parentRoleId))?.permissions ?? []) out.add(k);
+  return out;
+}
+
+export const expandWildcard = (keys: Iterable<string>) =>
+  [...keys].includes('*:*') ? CATALOG_ENTRIES.map((e) => `${e.resource}:${e.action}`) : [...keys];
+
+/** Serialises structural role changes of one owner, so two concurrent edits cannot build a cycle. */
+async function lockOwner(tx: Tx, target: TargetScope) {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`roles:${target.orgId ?? target.partnerId}`}, 0))`);
+}
+
+/** Deepest chain below a role (0 = no children). */
+async function descendantDepth(tx: Executor, roleId: string): Promise<number> {
+  const res = await tx.execute(sql`
+    with recursive d(id, depth) as (
+      select id, 1 from roles where parent_role_id = ${roleId}
+      union all select r.id, d.depth + 1 from roles r join d on r.parent_role_id = d.id where d.depth < ${MAX_ROLE_DEPTH + 1}
+    ) select coalesce(max(depth), 0) as depth from d`);
+  return Number((res as unknown as { rows: { depth: number }[] }).rows[0]?.depth ?? 0);
+}
+
+async function checkParent(tx: Tx, target: TargetScope, roleId: string | null, parentRoleId: string, appliesTo: 'partner' | 'organization') {
+  const parent = await findRole(tx, target, parentRoleId).catch(() => {
+    throw new AppError('validation_failed', 'The parent role is not a role of this scope.', { details: { fieldErrors: { parentRoleId: ['Not a role of this scope'] }, formErrors: [] } });
+  });
+  if (parent.appliesTo !== appliesTo) {
+    throw new AppError('validation_failed', 'The parent role serves another kind of membership.', { details: { fieldErrors: { parentRoleId: ['Wrong membership kind'] }, formErrors: [] } });
+  }
+  const chain = await loadRoleChain(tx, parentRoleId);
+  // Inheriting from Partner Admin would hand a custom role *:* (CONTRACT 5: never assignable; clone it instead).
+  if (chain?.permissions.has('*:*')) {
+    throw new AppError('validation_failed', 'A role holding *:* cannot be a parent; clone it instead.', { details: { fieldErrors: { parentRoleId: ['Holds *:*'] }, formErrors: [] } });
+  }
+  if (roleId && chain?.chain.some((c) => c.id === roleId)) throw new AppError('circular_inheritance');
+  const below = roleId ? await descendantDepth(tx, roleId) : 0;
+  if ((chain?.chain.length ?? 0) + 1 + below > MAX_ROLE_DEPTH) throw new AppError('inheritance_too_deep');
+}
+
+async function setPermissions(tx: Tx, roleId: string, keys: string[]) {
+  await tx.delete(rolePermissions).where(eq(rolePermissions.roleId, roleId));
+  if (keys.length === 0) return;
+  const pairs = keys.map((k) => k.split(':') as [string, string]);
+  const ids = await tx
+    .select({ id: permissions.id })
+    .from(permissions)
+    .where(or(...pairs.map(([r, a]) => and(eq(permissions.resource, r), eq(permissions.action, a)))));
+  await tx.insert(rolePermissions).values(ids.map((p) => ({ roleId, permissionId: p.id })));
+}
+
+const nameTaken = (err: unknown) => {
+  const e = err as { code?: string; cause?: { code?: string; constraint?: string }; constraint?: string };
+  return (e.code ?? e.cause?.code) === '23505';
+};
+
+export async function createRole(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  body: { name: string; description?: string | null; permissions: { resource: string; action: string }[]; parentRoleId?: string | null; forceMfa?: boolean },
+  meta: AuditRequestMeta,
+) {
+  const keys = canonicalPermissions(body.permissions);
+  const appliesTo = target.kind;
+  try {
+    const id = await deps.db.transaction(async (tx) => {
+      await lockOwner(tx, target);
+      if (body.parentRoleId) await checkParent(tx, target, null, body.parentRoleId, appliesTo);
+      assertWithinCeiling(caller.permissions, await effectiveWith(tx, keys, body.parentRoleId ?? null));
+      const [row] = await tx
+        .insert(roles)
+        .values({
+          scope: target.kind,
+          appliesTo,
+          partnerId: target.partnerId,
+          orgId: target.orgId,
+          name: body.name,
+          description: body.description ?? null,
+          parentRoleId: body.parentRoleId ?? null,
+          forceMfa: body.forceMfa ?? false,
+        })
+        .returning();
+      await setPermissions(tx, row!.id, keys);
+      await deps.audit.record(
+        tx,
+        { action: 'role.create', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(target), resourceType: 'role', resourceId: row!.id, details: { name: body.name, permissions: keys, parentRoleId: body.parentRoleId ?? null } },
+        meta,
+      );
+      return row!.id;
+    });
+    return getRoleDetail(deps.db, target, id);
+  } catch (err) {
+    if (nameTaken(err)) throw new AppError('name_taken', 'A role with this name already exists here.');
+    throw err;
+  }
+}
+
+export async function updateRole(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  id: string,
+  body: { name?: string; description?: string | null; permissions?: { resource: string; action: string }[]; parentRoleId?: string | null; forceMfa?: boolean },
+  meta: AuditRequestMeta,
+) {
+  const keys = body.permissions ? canonicalPermissions(body.permissions) : null;
+  try {
+    await deps.db.transaction(async (tx) => {
+      await lockOwner(tx, target);
+      const role = await findRole(tx, target, id);
+      if (role.isSystem) throw new AppError('system_role_immutable');
+      const before = (await loadRoleChain(tx, id))?.permissions ?? new Set<string>();
+      assertWithinCeiling(caller.permissions, before);
+      const parentRoleId = body.parentRoleId === undefined ? role.parentRoleId : body.parentRoleId;
+      if (body.parentRoleId) await checkParent(tx, target, id, body.parentRoleId, role.appliesTo);
+      const direct = keys ?? (await directPermissions(tx, id)).map((p) => `${p.resource}:${p.action}`);
+      assertWithinCeiling(caller.permissions, await effectiveWith(tx, direct, parentRoleId));
+      await tx
+        .update(roles)
+        .set({
+          name: body.name ?? role.name,
+          description: body.description === undefined ? role.description : body.description,
+          parentRoleId,
+          forceMfa: body.forceMfa ?? role.forceMfa,
+          updatedAt: deps.clock.now(),
+        })
+        .where(eq(roles.id, id));
+      if (keys) await setPermissions(tx, id, keys);
+      await bumpAuthzEpoch(tx);
+      await deps.audit.record(
+        tx,
+        { action: 'role.update', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(target), resourceType: 'role', resourceId: id, details: { changed: Object.keys(body).sort(), ...(keys ? { permissions: keys } : {}) } },
+        meta,
+      );
+    });
+  } catch (err) {
+    if (nameTaken(err)) throw new AppError('name_taken', 'A role with this name already exists here.');
+    throw err;
+  }
+  return getRoleDetail(deps.db, target, id);
+}
+
+export async function deleteRole(deps: Deps, caller: Principal, target: TargetScope, id: string, meta: AuditRequestMeta) {
+  await deps.db.transaction(async (tx) => {
+    await lockOwner(tx, target);
+    const role = await findRole(tx, target, id);
+    if (role.isSystem) throw new AppError('system_role_immutable', 'Cannot delete system roles.');
+    const [pu] = await tx.select({ n: sql<number>`count(*)::int` }).from(partnerUsers).where(eq(partnerUsers.roleId, id));
+    const [ou] = await tx.select({ n: sql<number>`count(*)::int` }).from(organizationUsers).where(eq(organizationUsers.roleId, id));
+    const userCount = Number(pu?.n ?? 0) + Number(ou?.n ?? 0);
+    if (userCount > 0) throw new AppError('role_has_users', undefined, { userCount });
+    const [children] = await tx.select({ n: sql<number>`count(*)::int` }).from(roles).where(eq(roles.parentRoleId, id));
+    const childRoleCount = Number(children?.n ?? 0);
+    if (childRoleCount > 0) throw new AppError('role_has_children', undefined, { childRoleCount });
+    assertWithinCeiling(caller.permissions, (await loadRoleChain(tx, id))?.permissions ?? []);
+    const inUse = await tx.execute(sql`select 1 from sso_providers where default_role_id = ${id} limit 1`);
+    if ((inUse as unknown as { rows: unknown[] }).rows.length) throw new AppError('resource_in_use', 'The role is the default role of an SSO provider.');
+    await tx.delete(roles).where(eq(roles.id, id));
+    await bumpAuthzEpoch(tx);
+    await deps.audit.record(
+      tx,
+      { action: 'role.delete', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(target), resourceType: 'role', resourceId: id, details: { name: role.name } },
+      meta,
+    );
+  });
+}
+
+/** Copies the source's effective permissions (a `*:*` source gives every catalogue permission) into a new custom role. */
+export async function cloneRole(deps: Deps, caller: Principal, target: TargetScope, id: string, name: string, meta: AuditRequestMeta) {
+  const source = await findRole(deps.db, target, id);
+  const chain = await loadRoleChain(deps.db, id);
+  const keys = expandWildcard(chain?.permissions ?? []).sort();
+  assertWithinCeiling(caller.permissions, keys);
+  try {
+    const newId = await deps.db.transaction(async (tx) => {
+      await lockOwner(tx, target);
+      const [row] = await tx
+        .insert(roles)
+        .values({ scope: target.kind, appliesTo: target.kind, partnerId: target.partnerId, orgId: target.orgId, name, description: source.description, forceMfa: chain?.forceMfa ?? source.forceMfa })
+        .returning();
+      await setPermissions(tx, row!.id, keys);
+      await deps.audit.record(
+        tx,
+        { action: 'role.clone', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(target), resourceType: 'role', resourceId: row!.id, details: { sourceRoleId: id, name } },
+        meta,
+      );
+      return row!.id;
+    });
+    return getRoleDetail(deps.db, target, newId);
+  } catch (err) {
+    if (nameTaken(err)) throw new AppError('name_taken', 'A role with this name already exists here.');
+    throw err;
+  }
+}
+
+export async function roleEffectivePermissions(db: Executor, target: TargetScope, id: string) {
+  const role = await findRole(db, target, id);
+  const chain = await loadRoleChain(db, id);
+  return {
+    roleId: role.id,
+    roleName: role.name,
+    inheritanceChain: chain?.chain ?? [],
+    permissions: (chain?.sources ?? []).map((s) => ({ resource: s.resource, action: s.action, inherited: s.roleId !== id, sourceRoleId: s.roleId, sourceRoleName: s.roleName })),
+  };
+}

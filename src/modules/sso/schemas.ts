@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { PRESET_IDS } from './presets.js';
+
+const domains = z
+  .string()
+  .max(2048)
+  .transform((s) => s.toLowerCase().replace(/\s+/g, '').split(',').filter(Boolean).join(','))
+  .refine((s) => s === '' || s.split(',').every((d) => /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(d)), 'must be a comma-separated list of domains');
+
+const settings = {
+  issuer: z.url({ protocol: /^https?$/ }).max(2048),
+  clientId: z.string().trim().min(1).max(255),
+  clientSecret: z.string().min(1).max(4096).nullable().optional(),
+  scopes: z.string().trim().max(1024).regex(/^[\x21-\x7e]+( [\x21-\x7e]+)*$/, 'space-separated scopes').refine((s) => s.split(' ').includes('openid'), 'must include openid').optional(),
+  autoProvision: z.boolean().optional(),
+  defaultRoleId: z.uuid().nullable().optional(),
+  allowedDomains: domains.optional(),
+  enforceSSO: z.boolean().optional(),
+};
+
+export const createProviderBody = z.strictObject({
+  name: z.string().trim().min(1).max(255),
+  type: z.string().max(20).optional(),
+  preset: z.enum(PRESET_IDS).optional(),
+  orgId: z.uuid().optional(),
+  ...settings,
+});
+export const updateProviderBody = z
+  .strictObject({ name: z.string().trim().min(1).max(255).optional(), ...settings, issuer: settings.issuer.optional(), clientId: settings.clientId.optional() })
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+export const statusBody = z.strictObject({ status: z.enum(['active', 'inactive', 'testing']) });
+
+export const providerJson = z
+  .object({
+    id: z.uuid(),
+    orgId: z.uuid().nullable(),
+    partnerId: z.uuid(),
+    name: z.string(),
+    type: z.literal('oidc'),
+    status: z.enum(['active', 'inactive', 'testing']),
+    issuer: z.string(),
+    clientId: z.string(),
+    hasClientSecret: z.boolean(),
+    scopes: z.string(),
+    autoProvision: z.boolean(),
+    defaultRoleId: z.uuid().nullable(),
+    allowedDomains: z.string(),
+    enforceSSO: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'SsoProvider' });
+
+export const testResult = z.union([
+  z.object({ ok: z.literal(true), issuer: z.string(), authorizationEndpoint: z.string(), tokenEndpoint: z.string(), jwksUri: z.string() }),
+  z.object({ ok: z.literal(false), error: z.string() }),
+]);
+export const checkResult = z.object({
+  ssoEnabled: z.boolean(),
+  providerName: z.string().optional(),
+  type: z.literal('oidc').optional(),
+  enforceSSO: z.boolean().optional(),
+  loginUrl: z.string().optional(),
+});
+export const discoveryBody = z.strictObject({ email: z.email().max(255) });
+export const discoveryResult = checkResult.extend({ orgId: z.uuid().optional() });
+export const exchangeBody = z.strictObject({ code: z.string().min(16).max(512) });
+export const loginQuery = z.looseObject({ redirect: z.string().max(2048).optional() });
+export const callbackQuery = z.looseObject({ code: z.string().max(4096).optional(), state: z.string().max(512).optional(), error: z.string().max(256).optional() });
+export const ownerParam = z.strictObject({ orgId: z.uuid() });
+export const providerListQuery = z.strictObject({ orgId: z.uuid().optional() });

@@ -1,0 +1,37 @@
+// Which organisations, sites and device groups a caller may see: applied once, in the query.
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
+import type { Executor } from '../../db/connect.js';
+import { organizations } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { mayAccessOrg } from './scope.js';
+
+/** A condition on an org_id column: the organisations the caller may act on. */
+export function orgCondition(p: Principal, column: PgColumn): SQL | undefined {
+  if (p.scope === 'organization') return eq(column, p.orgId!);
+  if (p.orgAccess === 'all') return inArray(column, orgIdsOfPartnerSubquery(p.partnerId!));
+  if (p.orgAccess === 'selected' && p.orgIds.length) return inArray(column, p.orgIds);
+  return eq(column, '00000000-0000-0000-0000-000000000000'); // none
+}
+
+const orgIdsOfPartnerSubquery = (partnerId: string) => sql`(select id from organizations where partner_id = ${partnerId})`;
+
+/** The organisation, if the caller may act on it (404 otherwise, also for another partner's). */
+export async function accessibleOrg(db: Executor, p: Principal, orgId: string) {
+  if (!p.partnerId) throw new AppError('tenant_context_required');
+  if (!mayAccessOrg(p, orgId)) throw notFound('organization');
+  const [org] = await db.select().from(organizations).where(and(eq(organizations.id, orgId), eq(organizations.partnerId, p.partnerId))).limit(1);
+  if (!org) throw notFound('organization');
+  return org;
+}
+
+/** Site restriction of an organisation member (null = every site). */
+export const siteRestriction = (p: Principal): string[] | null => (p.scope === 'organization' ? p.siteIds : null);
+export const groupRestriction = (p: Principal): string[] | null => (p.scope === 'organization' ? p.deviceGroupIds : null);
+
+/** Partner callers with orgAccess other than `all` cannot create or delete organisations. */
+export function assertFullPartnerAccess(p: Principal): void {
+  if (p.scope !== 'partner') throw new AppError('forbidden', 'Only partner users create or delete organizations.');
+  if (p.orgAccess !== 'all') throw new AppError('full_org_access_required');
+}

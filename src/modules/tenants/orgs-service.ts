@@ -1,0 +1,126 @@
+// Organisations and the partner's own record (spec 4.5; CONTRACT 7), with their security settings.
+import { and, asc, eq, gt, ilike, or, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/connect.js';
+import { organizations, partners } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { slugify } from '../auth/registration-service.js';
+import { bumpAuthzEpoch } from '../roles/resolver.js';
+import { accessibleOrg, assertFullPartnerAccess, orgCondition } from './access.js';
+import { effectiveSecurity, mergeSettings, type TenantSettings } from './settings.js';
+
+type OrgRow = typeof organizations.$inferSelect;
+export const orgToJson = (o: OrgRow) => ({
+  id: o.id,
+  partnerId: o.partnerId,
+  name: o.name,
+  slug: o.slug,
+  status: o.status,
+  settings: (o.settings ?? {}) as Record<string, unknown>,
+  createdAt: o.createdAt.toISOString(),
+  updatedAt: o.updatedAt.toISOString(),
+});
+
+const actor = (p: Principal) => ({ userId: p.userId, email: p.email });
+const isUnique = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
+const cursor = z.object({ n: z.string(), id: z.uuid() });
+
+export async function listOrgs(db: Executor, p: Principal, q: { limit: number; cursor?: string; search?: string }) {
+  const after = decodeCursor(q.cursor, cursor);
+  const rows = await db
+    .select()
+    .from(organizations)
+    .where(
+      and(
+        orgCondition(p, organizations.id),
+        q.search ? ilike(organizations.name, likePrefix(q.search)) : undefined,
+        after ? or(gt(sql`lower(${organizations.name})`, after.n), and(eq(sql`lower(${organizations.name})`, after.n), gt(organizations.id, after.id))) : undefined,
+      ),
+    )
+    .orderBy(asc(sql`lower(${organizations.name})`), asc(organizations.id))
+    .limit(q.limit + 1);
+  const page = pageOf(rows, q.limit, (o) => ({ n: o.name.toLowerCase(), id: o.id }));
+  return { data: page.data.map(orgToJson), nextCursor: page.nextCursor };
+}
+
+export async function getOrg(db: Executor, p: Principal, id: string) {
+  return orgToJson(await accessibleOrg(db, p, id));
+}
+
+export async function createOrg(deps: Deps, p: Principal, input: { name: string; slug?: string; settings?: TenantSettings }, meta: AuditRequestMeta) {
+  assertFullPartnerAccess(p);
+  const slug = input.slug ?? slugify(input.name);
+  try {
+    return await deps.db.transaction(async (tx) => {
+      const [org] = await tx.insert(organizations).values({ partnerId: p.partnerId!, name: input.name, slug, settings: input.settings ?? {} }).returning();
+      await deps.audit.record(tx, { action: 'organization.create', actor: actor(p), partnerId: p.partnerId, orgId: org!.id, resourceType: 'organization', resourceId: org!.id, details: { name: input.name, slug } }, meta);
+      return orgToJson(org!);
+    });
+  } catch (err) {
+    if (isUnique(err)) throw new AppError('slug_taken', 'An organization with this slug already exists.');
+    throw err;
+  }
+}
+
+export async function updateOrg(deps: Deps, p: Principal, id: string, patch: { name?: string; slug?: string; status?: 'active' | 'suspended'; settings?: TenantSettings }, meta: AuditRequestMeta) {
+  try {
+    return await deps.db.transaction(async (tx) => {
+      const current = await accessibleOrg(tx, p, id);
+      const settings = patch.settings ? mergeSettings(current.settings, patch.settings) : undefined;
+      const [org] = await tx.update(organizations).set({ ...patch, ...(settings ? { settings } : {}), updatedAt: deps.clock.now() }).where(eq(organizations.id, id)).returning();
+      await deps.audit.record(tx, { action: 'organization.update', actor: actor(p), partnerId: org!.partnerId, orgId: id, resourceType: 'organization', resourceId: id, details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) } }, meta);
+      return orgToJson(org!);
+    });
+  } catch (err) {
+    if (isUnique(err)) throw new AppError('slug_taken', 'An organization with this slug already exists.');
+    throw err;
+  }
+}
+
+/** Deletes the organisation and everything in it (sites, devices, members' associations, roles, keys, contacts). */
+export async function deleteOrg(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
+  assertFullPartnerAccess(p);
+  await deps.db.transaction(async (tx) => {
+    const org = await accessibleOrg(tx, p, id);
+    // Roles of the organisation are referenced by its memberships with RESTRICT: remove those first.
+    await tx.execute(sql`delete from organization_users where org_id = ${id}`);
+    await tx.execute(sql`update sso_providers set default_role_id = null, auto_provision = false where org_id = ${id}`);
+    await tx.execute(sql`update roles set parent_role_id = null where org_id = ${id}`);
+    await tx.execute(sql`delete from roles where org_id = ${id}`);
+    await bumpAuthzEpoch(tx);
+    await tx.delete(organizations).where(eq(organizations.id, id));
+    await deps.audit.record(tx, { action: 'organization.delete', actor: actor(p), partnerId: org.partnerId, orgId: id, resourceType: 'organization', resourceId: id, details: { name: org.name } }, meta);
+  });
+}
+
+export async function getPartner(db: Executor, p: Principal) {
+  if (!p.partnerId) throw new AppError('tenant_context_required');
+  const [row] = await db.select().from(partners).where(eq(partners.id, p.partnerId));
+  if (!row) throw notFound('partner');
+  return { id: row.id, name: row.name, slug: row.slug, status: row.status, settings: (row.settings ?? {}) as Record<string, unknown>, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+}
+
+export async function updatePartner(deps: Deps, p: Principal, patch: { name?: string; settings?: TenantSettings }, meta: AuditRequestMeta) {
+  assertFullPartnerAccess(p);
+  await deps.db.transaction(async (tx) => {
+    const [current] = await tx.select({ settings: partners.settings }).from(partners).where(eq(partners.id, p.partnerId!)).for('update');
+    const settings = patch.settings ? mergeSettings(current?.settings, patch.settings) : undefined;
+    await tx.update(partners).set({ ...patch, ...(settings ? { settings } : {}), updatedAt: deps.clock.now() }).where(eq(partners.id, p.partnerId!));
+    await deps.audit.record(tx, { action: 'partner.update', actor: actor(p), partnerId: p.partnerId, resourceType: 'partner', resourceId: p.partnerId, details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) } }, meta);
+  });
+  return getPartner(deps.db, p);
+}
+
+export async function orgEffectiveSettings(db: Executor, p: Principal, id: string) {
+  const org = await accessibleOrg(db, p, id);
+  const [partner] = await db.select({ settings: partners.settings }).from(partners).where(eq(partners.id, org.partnerId));
+  return {
+    orgId: org.id,
+    security: effectiveSecurity(partner?.settings, org.settings),
+    sources: { partner: (partner?.settings ?? {}) as Record<string, unknown>, organization: (org.settings ?? {}) as Record<string, unknown> },
+  };
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { tenantSettingsSchema } from './settings.js';
+
+const slug = z.string().trim().min(1).max(100).regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'lower-case letters, digits and dashes');
+const name = z.string().trim().min(1).max(255);
+const TIMEZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+const timezone = z.string().max(64).refine((tz) => TIMEZONES.has(tz), 'must be an IANA time zone');
+
+export const orgJson = z
+  .object({ id: z.uuid(), partnerId: z.uuid(), name: z.string(), slug: z.string(), status: z.enum(['active', 'suspended']), settings: z.record(z.string(), z.unknown()), createdAt: z.string(), updatedAt: z.string() })
+  .meta({ id: 'Organization' });
+export const createOrgBody = z.strictObject({ name, slug: slug.optional(), settings: tenantSettingsSchema.optional() });
+export const updateOrgBody = z
+  .strictObject({ name: name.optional(), slug: slug.optional(), status: z.enum(['active', 'suspended']).optional(), settings: tenantSettingsSchema.optional() })
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+export const partnerJson = z.object({ id: z.uuid(), name: z.string(), slug: z.string(), status: z.enum(['active', 'suspended']), settings: z.record(z.string(), z.unknown()), createdAt: z.string(), updatedAt: z.string() });
+export const updatePartnerBody = z.strictObject({ name: name.optional(), settings: tenantSettingsSchema.optional() }).refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+export const effectiveSettings = z.object({
+  orgId: z.uuid(),
+  security: z.object({ requireMfa: z.boolean(), allowedMfaMethods: z.object({ totp: z.boolean(), sms: z.boolean(), passkey: z.boolean() }) }),
+  sources: z.object({ partner: z.record(z.string(), z.unknown()), organization: z.record(z.string(), z.unknown()) }),
+});
+
+export const siteJson = z
+  .object({ id: z.uuid(), orgId: z.uuid(), name: z.string(), timezone: z.string(), address: z.string().nullable(), createdAt: z.string(), updatedAt: z.string() })
+  .meta({ id: 'Site' });
+export const createSiteBody = z.strictObject({ orgId: z.uuid(), name, timezone: timezone.optional(), address: z.string().max(1000).nullable().optional() });
+export const updateSiteBody = z
+  .strictObject({ name: name.optional(), timezone: timezone.optional(), address: z.string().max(1000).nullable().optional() })
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+
+export const groupJson = z
+  .object({ id: z.uuid(), orgId: z.uuid(), siteId: z.uuid().nullable(), name: z.string(), deviceCount: z.number().int(), createdAt: z.string(), updatedAt: z.string() })
+  .meta({ id: 'DeviceGroup' });
+export const createGroupBody = z.strictObject({ orgId: z.uuid(), siteId: z.uuid().nullable().optional(), name });
+export const updateGroupBody = z.strictObject({ name: name.optional(), siteId: z.uuid().nullable().optional() }).refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+export const addDevicesBody = z.strictObject({ deviceIds: z.array(z.uuid()).min(1).max(1000) });
+
+export const listQuery = z.strictObject({
+  orgId: z.uuid().optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(512).optional(),
+  search: z.string().max(255).optional(),
+});
+export const orgRequiredQuery = listQuery.extend({ orgId: z.uuid() });
+export const idParam = z.strictObject({ id: z.uuid() });

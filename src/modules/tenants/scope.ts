@@ -1,0 +1,46 @@
+// Which tenant a management request acts on (CONTRACT section 5): the caller's own scope, or, for a partner
+// caller, one of its organisations named by orgId. Anything outside is 404, never 403: it does not exist here.
+import { and, eq, inArray } from 'drizzle-orm';
+import type { Executor } from '../../db/connect.js';
+import { organizations } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+
+export type TargetScope = { kind: 'partner'; partnerId: string; orgId: null } | { kind: 'organization'; partnerId: string; orgId: string };
+
+/** The organisations a partner caller may act on: all of the partner's, its selected ones, or none. */
+export function mayAccessOrg(p: Principal, orgId: string): boolean {
+  if (p.scope === 'organization') return p.orgId === orgId;
+  if (p.orgAccess === 'all') return true; // ownership by the partner is checked against the database
+  if (p.orgAccess === 'selected') return p.orgIds.includes(orgId);
+  return false;
+}
+
+export async function resolveTarget(db: Executor, p: Principal, orgId: string | undefined): Promise<TargetScope> {
+  if (!p.scope || !p.partnerId) throw new AppError('tenant_context_required');
+  if (p.scope === 'organization') {
+    if (orgId !== undefined && orgId !== p.orgId) throw new AppError('not_found', 'The organization was not found.');
+    return { kind: 'organization', partnerId: p.partnerId, orgId: p.orgId! };
+  }
+  if (orgId === undefined) return { kind: 'partner', partnerId: p.partnerId, orgId: null };
+  if (!mayAccessOrg(p, orgId)) throw new AppError('not_found', 'The organization was not found.');
+  const [org] = await db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(and(eq(organizations.id, orgId), eq(organizations.partnerId, p.partnerId)))
+    .limit(1);
+  if (!org) throw new AppError('not_found', 'The organization was not found.');
+  return { kind: 'organization', partnerId: p.partnerId, orgId };
+}
+
+/** Organisation ids of the partner among `ids`; used to validate orgIds of a partner membership. */
+export async function partnerOrgIds(db: Executor, partnerId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(and(eq(organizations.partnerId, partnerId), inArray(organizations.id, ids)));
+  return new Set(rows.map((r) => r.id));
+}
+
+export const auditTenant = (target: TargetScope) => ({ partnerId: target.partnerId, orgId: target.orgId });

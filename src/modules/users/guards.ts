@@ -1,0 +1,85 @@
+// Escalation guards for user administration: the target's powers, the last administrator, other tenants.
+import { and, eq, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/connect.js';
+import { organizationUsers, organizations, partnerUsers, partners, users } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { assertWithinCeiling } from '../roles/service.js';
+import { loadRoleChain } from '../roles/resolver.js';
+
+/** A caller may only administer a member whose role grants no more than the caller holds. */
+export async function assertTargetWithinCeiling(db: Executor, caller: Principal, targetRoleId: string): Promise<void> {
+  const chain = await loadRoleChain(db, targetRoleId);
+  assertWithinCeiling(caller.permissions, chain?.permissions ?? []);
+}
+
+/**
+ * An organisation user restricted to sites or device groups grants and administers no wider access than its own:
+ * the other membership's lists must be given (null = everything) and lie within the caller's.
+ */
+export function assertWithinSiteScope(caller: Principal, other: { siteIds?: string[] | null; deviceGroupIds?: string[] | null }): void {
+  if (caller.scope !== 'organization') return;
+  const within = (mine: string[] | null, theirs: string[] | null | undefined) => mine === null || (theirs != null && theirs.every((id) => mine.includes(id)));
+  const missing = [...(within(caller.siteIds, other.siteIds) ? [] : ['siteIds']), ...(within(caller.deviceGroupIds, other.deviceGroupIds) ? [] : ['deviceGroupIds'])];
+  if (missing.length) throw new AppError('permission_ceiling', 'You cannot grant or administer access to sites or device groups beyond your own.', { missing });
+}
+
+/**
+ * Refuses a change that would leave a partner without an active holder of `*:*`. Locks the partner row, so two
+ * administrators demoting each other at once cannot both succeed.
+ */
+export async function assertNotLastAdmin(tx: Executor, partnerId: string, userId: string): Promise<void> {
+  await tx.execute(sql`select id from ${partners} where id = ${partnerId} for update`);
+  const members = await tx
+    .select({ userId: partnerUsers.userId, roleId: partnerUsers.roleId })
+    .from(partnerUsers)
+    .innerJoin(users, eq(users.id, partnerUsers.userId))
+    .where(and(eq(partnerUsers.partnerId, partnerId), eq(users.status, 'active')));
+  const adminRoles = new Set<string>();
+  for (const roleId of new Set(members.map((m) => m.roleId))) {
+    if ((await loadRoleChain(tx, roleId))?.permissions.has('*:*')) adminRoles.add(roleId);
+  }
+  const admins = members.filter((m) => adminRoles.has(m.roleId));
+  if (admins.some((m) => m.userId === userId) && !admins.some((m) => m.userId !== userId)) throw new AppError('last_admin');
+}
+
+/** Partners where the user holds `*:*` (for a global change such as disabling the account). */
+export async function partnersAdministeredBy(tx: Executor, userId: string): Promise<string[]> {
+  const rows = await tx.select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId }).from(partnerUsers).where(eq(partnerUsers.userId, userId));
+  const out: string[] = [];
+  for (const r of rows) if ((await loadRoleChain(tx, r.roleId))?.permissions.has('*:*')) out.push(r.partnerId);
+  return out;
+}
+
+/**
+ * Name and status live on the account, which may hold memberships beyond the one addressed: a caller may change
+ * them only when every membership of the account lies within what the caller administers (the whole partner for
+ * a partner caller, its own organisation for an organisation caller), and when every role the account holds there
+ * is within the caller's ceiling. Otherwise an Organization Admin could disable a Partner Admin who also sits in
+ * its organisation with a low role.
+ */
+export async function assertAccountAdministrable(tx: Executor, caller: Principal, userId: string): Promise<void> {
+  const partnerMemberships = await tx.select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId }).from(partnerUsers).where(eq(partnerUsers.userId, userId));
+  const orgMemberships = await tx
+    .select({ orgId: organizationUsers.orgId, partnerId: organizations.partnerId, roleId: organizationUsers.roleId })
+    .from(organizationUsers)
+    .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
+    .where(eq(organizationUsers.userId, userId));
+  const inside =
+    caller.scope === 'partner'
+      ? partnerMemberships.every((m) => m.partnerId === caller.partnerId) && orgMemberships.every((m) => m.partnerId === caller.partnerId)
+      : partnerMemberships.length === 0 && orgMemberships.every((m) => m.orgId === caller.orgId);
+  if (!inside) {
+    throw new AppError('conflict', 'This account also belongs to another tenant; remove it from your scope instead of changing the account.');
+  }
+  for (const roleId of new Set([...partnerMemberships, ...orgMemberships].map((m) => m.roleId))) await assertTargetWithinCeiling(tx, caller, roleId);
+}
+
+export async function assertIdsInOrg(db: Executor, table: 'sites' | 'device_groups', orgId: string, ids: string[] | undefined, field: string) {
+  if (!ids?.length) return;
+  const unique = [...new Set(ids)];
+  const res = await db.execute(sql`select count(*)::int as n from ${sql.identifier(table)} where org_id = ${orgId} and id in ${sql`(${sql.join(unique.map((i) => sql`${i}`), sql`, `)})`}`);
+  const n = Number((res as unknown as { rows: { n: number }[] }).rows[0]?.n ?? 0);
+  if (n !== unique.length) throw new AppError('validation_failed', `Some ${field} are not of this organization.`, { details: { fieldErrors: { [field]: ['Not of this organization'] }, formErrors: [] } });
+}
+

@@ -1,0 +1,96 @@
+// SQL for memberships of a target scope (partner or organisation).
+import { and, asc, eq, gt, ilike, or, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Executor } from '../../db/connect.js';
+import { organizationUsers, partnerUsers, roles, users } from '../../db/schema/index.js';
+import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import type { TargetScope } from '../tenants/scope.js';
+import type { UserRowJson } from './schemas.js';
+
+const base = {
+  id: users.id,
+  email: users.email,
+  name: users.name,
+  status: users.status,
+  mfaEnabled: users.mfaEnabled,
+  lastLoginAt: users.lastLoginAt,
+  roleId: roles.id,
+  roleName: roles.name,
+};
+
+type Row = { [K in keyof typeof base]: unknown } & {
+  orgAccess?: 'all' | 'selected' | 'none';
+  orgIds?: string[];
+  siteIds?: string[] | null;
+  deviceGroupIds?: string[] | null;
+};
+
+function toJson(r: Row): UserRowJson {
+  return {
+    id: r.id as string,
+    email: r.email as string,
+    name: r.name as string,
+    status: r.status as UserRowJson['status'],
+    mfaEnabled: r.mfaEnabled as boolean,
+    lastLoginAt: r.lastLoginAt ? (r.lastLoginAt as Date).toISOString() : null,
+    roleId: r.roleId as string,
+    roleName: r.roleName as string,
+    ...(r.orgAccess !== undefined ? { orgAccess: r.orgAccess, orgIds: r.orgIds ?? [] } : {}),
+    ...(r.siteIds !== undefined ? { siteIds: r.siteIds, deviceGroupIds: r.deviceGroupIds ?? null } : {}),
+  };
+}
+
+const cursorSchema = z.object({ e: z.string(), id: z.uuid() });
+
+/** Members of the scope, optionally only one user or only holders of one role; keyset-paginated by email. */
+export async function listMembers(
+  db: Executor,
+  target: TargetScope,
+  q: { limit: number; cursor?: string; search?: string; userId?: string; roleId?: string },
+): Promise<{ data: UserRowJson[]; nextCursor: string | null }> {
+  const after = decodeCursor(q.cursor, cursorSchema);
+  const filters = and(
+    q.userId ? eq(users.id, q.userId) : undefined,
+    q.search ? or(ilike(users.email, likePrefix(q.search)), ilike(users.name, likePrefix(q.search))) : undefined,
+    after ? or(gt(sql`lower(${users.email})`, after.e), and(eq(sql`lower(${users.email})`, after.e), gt(users.id, after.id))) : undefined,
+  );
+  const order = [asc(sql`lower(${users.email})`), asc(users.id)];
+  const rows: Row[] =
+    target.kind === 'partner'
+      ? await db
+          .select({ ...base, orgAccess: partnerUsers.orgAccess, orgIds: partnerUsers.orgIds })
+          .from(partnerUsers)
+          .innerJoin(users, eq(users.id, partnerUsers.userId))
+          .innerJoin(roles, eq(roles.id, partnerUsers.roleId))
+          .where(and(eq(partnerUsers.partnerId, target.partnerId), q.roleId ? eq(partnerUsers.roleId, q.roleId) : undefined, filters))
+          .orderBy(...order)
+          .limit(q.limit + 1)
+      : await db
+          .select({ ...base, siteIds: organizationUsers.siteIds, deviceGroupIds: organizationUsers.deviceGroupIds })
+          .from(organizationUsers)
+          .innerJoin(users, eq(users.id, organizationUsers.userId))
+          .innerJoin(roles, eq(roles.id, organizationUsers.roleId))
+          .where(and(eq(organizationUsers.orgId, target.orgId), q.roleId ? eq(organizationUsers.roleId, q.roleId) : undefined, filters))
+          .orderBy(...order)
+          .limit(q.limit + 1);
+  const page = pageOf(rows, q.limit, (r) => ({ e: (r.email as string).toLowerCase(), id: r.id as string }));
+  return { data: page.data.map(toJson), nextCursor: page.nextCursor };
+}
+
+export async function findMember(db: Executor, target: TargetScope, userId: string): Promise<UserRowJson | null> {
+  return (await listMembers(db, target, { limit: 1, userId })).data[0] ?? null;
+}
+
+export async function deleteMembership(db: Executor, target: TargetScope, userId: string): Promise<boolean> {
+  const rows =
+    target.kind === 'partner'
+      ? await db.delete(partnerUsers).where(and(eq(partnerUsers.partnerId, target.partnerId), eq(partnerUsers.userId, userId))).returning({ id: partnerUsers.id })
+      : await db.delete(organizationUsers).where(and(eq(organizationUsers.orgId, target.orgId), eq(organizationUsers.userId, userId))).returning({ id: organizationUsers.id });
+  return rows.length > 0;
+}
+
+export async function setMembershipRole(db: Executor, target: TargetScope, userId: string, roleId: string): Promise<void> {
+  if (target.kind === 'partner')
+    await db.update(partnerUsers).set({ roleId }).where(and(eq(partnerUsers.partnerId, target.partnerId), eq(partnerUsers.userId, userId)));
+  else await db.update(organizationUsers).set({ roleId }).where(and(eq(organizationUsers.orgId, target.orgId), eq(organizationUsers.userId, userId)));
+}

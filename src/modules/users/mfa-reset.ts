@@ -1,0 +1,38 @@
+// Admin MFA reset (spec 5.5): tenant-scoped, never one's own account, clears every factor and ends every session.
+import { eq } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import { users } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { revokeUserSessions } from '../auth/sessions.js';
+import { clearAllFactors } from '../mfa/factors.js';
+import { auditTenant, type TargetScope } from '../tenants/scope.js';
+import { assertTargetWithinCeiling } from './guards.js';
+import { findMember } from './membership-repo.js';
+
+export async function resetUserMfa(deps: Deps, caller: Principal, target: TargetScope, userId: string, meta: AuditRequestMeta) {
+  if (userId === caller.userId) throw new AppError('forbidden_self_action', 'Use your own security settings to change your factors.');
+  await deps.db.transaction(async (tx) => {
+    const member = await findMember(tx, target, userId);
+    if (!member) throw notFound('user');
+    await assertTargetWithinCeiling(tx, caller, member.roleId);
+    const [user] = await tx.select({ mfaMethod: users.mfaMethod, mfaEnabled: users.mfaEnabled }).from(users).where(eq(users.id, userId));
+    await clearAllFactors(tx, userId, deps.clock.now());
+    // Sessions and refresh tokens end now; remote sessions hang off these sessions and end with them.
+    const revoked = await revokeUserSessions(deps, tx, userId, 'mfa_reset');
+    await deps.audit.record(
+      tx,
+      {
+        action: 'user.mfa_reset',
+        actor: { userId: caller.userId, email: caller.email },
+        ...auditTenant(target),
+        resourceType: 'user',
+        resourceId: userId,
+        details: { clearedMethod: user?.mfaMethod ?? null, wasEnabled: user?.mfaEnabled ?? false, sessionsRevoked: revoked },
+      },
+      meta,
+    );
+  });
+  return { success: true as const };
+}

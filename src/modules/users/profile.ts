@@ -1,0 +1,36 @@
+import { eq } from 'drizzle-orm';
+import type { Executor } from '../../db/connect.js';
+import { users } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { notFound } from '../../http/errors.js';
+import type { UserProfile } from './schemas.js';
+
+export type UserRow = typeof users.$inferSelect;
+
+/** The profile of the user behind a principal, with the permissions of the membership the session acts in. */
+export function toProfile(user: UserRow, ctx: Pick<Principal, 'scope' | 'partnerId' | 'orgId' | 'roleId' | 'permissions'>): UserProfile {
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    avatarUrl: user.avatarUrl,
+    status: user.status,
+    mfaEnabled: user.mfaEnabled,
+    mfaMethod: user.mfaMethod,
+    phoneVerified: user.phoneVerified,
+    phoneLast4: user.phoneNumber ? user.phoneNumber.slice(-4) : null,
+    lastLoginAt: user.lastLoginAt?.toISOString() ?? null,
+    createdAt: user.createdAt.toISOString(),
+    scope: ctx.scope,
+    partnerId: ctx.partnerId,
+    orgId: ctx.orgId,
+    roleId: ctx.roleId,
+    permissions: [...ctx.permissions].sort(),
+  };
+}
+
+export async function loadProfile(db: Executor, principal: Principal): Promise<UserProfile> {
+  const [user] = await db.select().from(users).where(eq(users.id, principal.userId)).limit(1);
+  if (!user) throw notFound('user');
+  return toProfile(user, principal);
+}

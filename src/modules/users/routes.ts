@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Deps } from '../../deps.js';
+import { principalOf } from '../../http/guards.js';
+import { authErrors, errors } from '../../http/schemas.js';
+import { metaOf } from '../../http/meta.js';
+import { updateOwnProfile } from './profile-service.js';
+import { loadProfile } from './profile.js';
+import { updateOwnProfileBody, userProfile } from './schemas.js';
+
+/** Account surface: the caller's own profile. Reachable while Force MFA holds the account. */
+export function userAccountRoutes(deps: Deps) {
+  return async (app: FastifyInstance) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    const pending = deps.authenticate({ allowPendingMfaEnrollment: true });
+
+    r.get('/users/me', { onRequest: [pending], schema: { tags: ['users'], response: { 200: userProfile, ...authErrors } } }, async (req) =>
+      loadProfile(deps.db, principalOf(req)),
+    );
+
+    r.patch(
+      '/users/me',
+      { onRequest: [pending], schema: { tags: ['users'], summary: 'Update own profile', body: updateOwnProfileBody, response: { 200: userProfile, ...errors(400), ...authErrors } } },
+      async (req) => updateOwnProfile(deps, principalOf(req), req.body, metaOf(req)),
+    );
+  };
+}

@@ -1,0 +1,46 @@
+// Outbound mail over SMTP (nodemailer). Without SMTP_URL, development writes the mail to the log.
+import nodemailer from 'nodemailer';
+import type { Logger } from 'pino';
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  /** A label for logs and metrics: invitation, password_reset, ... */
+  template: string;
+}
+
+export interface Mailer {
+  readonly configured: boolean;
+  send(msg: MailMessage): Promise<void>;
+  close(): void;
+}
+
+export function createMailer(opts: { smtpUrl?: string; from: string; logger: Logger; isProduction: boolean }): Mailer {
+  if (!opts.smtpUrl) {
+    return {
+      configured: false,
+      async send(msg) {
+        // The log is the mail channel in development; production logs only that a mail was dropped.
+        if (opts.isProduction) opts.logger.warn({ template: msg.template, to: msg.to }, 'mail not sent: SMTP_URL is not set');
+        else opts.logger.info({ mail: { to: msg.to, subject: msg.subject, text: msg.text } }, 'mail (development: no SMTP_URL, written to the log)');
+      },
+      close() {},
+    };
+  }
+  const transport = nodemailer.createTransport(opts.smtpUrl);
+  return {
+    configured: true,
+    async send(msg) {
+      await transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html });
+      opts.logger.info({ template: msg.template, to: msg.to }, 'mail sent');
+    },
+    close: () => transport.close(),
+  };
+}
+
+/** Sends after the response path: a failing mail server is logged, never turned into a 500 or a timing signal. */
+export function sendInBackground(mailer: Mailer, logger: Logger, msg: MailMessage): void {
+  void mailer.send(msg).catch((err: unknown) => logger.error({ err, template: msg.template, to: msg.to }, 'mail delivery failed'));
+}

@@ -1,0 +1,126 @@
+// Boots the real app, listening on loopback, on a fresh database. One per test file (beforeAll).
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { buildDeps, type Deps } from '../../src/deps.js';
+import { TestClock } from '../../src/platform/clock.js';
+import { createLogger } from '../../src/platform/logger.js';
+import { ApiClient } from './client.js';
+import { freshDatabase, type TestDatabase } from './db.js';
+
+export interface TestApp {
+  baseUrl: string;
+  app: FastifyInstance;
+  deps: Deps;
+  clock: TestClock;
+  testDb: TestDatabase;
+  /** Namespace of this app's keys in the shared store (rate limits, markers). */
+  storePrefix: string;
+  /** The environment the app was configured from. */
+  env: Record<string, string>;
+  /** A client with its own cookie jar. */
+  client(): ApiClient;
+  /** Every log line the app wrote, raw. */
+  logs(): string;
+  close(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const testDb = await freshDatabase();
+  const port = await freePort();
+  const origin = `http://localhost:${port}`;
+  const appEnv: Record<string, string> = {
+    NODE_ENV: 'test',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: origin,
+    APP_URL: origin,
+    DATA_DIR: testDb.dataDir ?? '/tmp/gatehouse-unused',
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    REDIS_URL: process.env.REDIS_URL ?? '',
+    DATABASE_URL: testDb.url ?? '',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
+    ...env,
+  };
+  const config = loadConfig(appEnv);
+  let logText = '';
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logText += chunk.toString();
+      if (process.env.TEST_LOG_ECHO) process.stderr.write(chunk);
+      cb();
+    },
+  });
+  const logger = createLogger(config.logLevel, sink);
+  const clock = new TestClock();
+  const storePrefix = `t:${randomBytes(6).toString('hex')}:`;
+  const deps = await buildDeps(config, testDb.database, logger, { clock, storePrefix });
+  const app = await createApp(deps);
+  await app.listen({ port, host: '127.0.0.1' });
+  return {
+    baseUrl: origin,
+    app,
+    deps,
+    clock,
+    testDb,
+    storePrefix,
+    env: appEnv,
+    client: () => new ApiClient(origin),
+    logs: () => logText,
+    close: async () => {
+      await app.close();
+      await deps.store.close();
+      await testDb.drop();
+    },
+  };
+}
+
+export interface PeerApp {
+  baseUrl: string;
+  deps: Deps;
+  client(): ApiClient;
+  close(): Promise<void>;
+}
+
+/**
+ * A second instance of the service beside `t`: its own process-level state (deps, caches, store connection,
+ * port) over the same database and the same shared-store namespace, as two replicas behind a load balancer.
+ */
+export async function startPeer(t: TestApp): Promise<PeerApp> {
+  const port = await freePort();
+  const origin = `http://localhost:${port}`;
+  const config = loadConfig({
+    ...t.env,
+    PORT: String(port),
+    // Both replicas serve the same public site; the peer just listens elsewhere.
+    PUBLIC_URL: t.deps.config.publicUrl,
+    APP_URL: t.deps.config.appUrl,
+  });
+  const logger = createLogger(config.logLevel, new Writable({ write: (_c, _e, cb) => cb() }));
+  const deps = await buildDeps(config, t.testDb.database, logger, { clock: t.clock, storePrefix: t.storePrefix });
+  const app = await createApp(deps);
+  await app.listen({ port, host: '127.0.0.1' });
+  return {
+    baseUrl: origin,
+    deps,
+    client: () => new ApiClient(origin),
+    close: async () => {
+      await app.close();
+      await deps.store.close();
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// A fresh, migrated database per test file: a copy of a PGlite template directory, or (DATABASE_URL set)
+// a PostgreSQL database cloned from a migrated template database.
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { MIGRATIONS_DIR, openPglite, openPostgres, type Database } from '../../src/db/connect.js';
+
+/** Changes whenever a migration changes, so a stale template is never reused. */
+export function migrationsFingerprint(): string {
+  const h = createHash('sha256');
+  for (const f of readdirSync(MIGRATIONS_DIR, { recursive: true }).map(String).sort()) {
+    const p = join(MIGRATIONS_DIR, f);
+    if (f.endsWith('.sql') || f.endsWith('.json')) h.update(f).update(readFileSync(p));
+  }
+  return h.digest('hex').slice(0, 12);
+}
+
+export const pgliteTemplateDir = () => join(tmpdir(), `gatehouse-template-${migrationsFingerprint()}`);
+export const pgTemplateName = () => `gh_template_${migrationsFingerprint()}`;
+
+export function adminUrl(baseUrl: string, database = 'postgres'): string {
+  const u = new URL(baseUrl);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** Called once per run (vitest globalSetup). */
+export async function prepareTemplate(): Promise<void> {
+  const baseUrl = process.env.DATABASE_URL;
+  if (baseUrl) {
+    const admin = new pg.Client({ connectionString: adminUrl(baseUrl) });
+    await admin.connect();
+    try {
+      const name = pgTemplateName();
+      const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
+      if (exists.rowCount) return;
+      const building = `${name}_build_${randomBytes(3).toString('hex')}`;
+      await admin.query(`create database "${building}"`);
+      const db = await openPostgres(adminUrl(baseUrl, building), 2);
+      await db.migrate();
+      await db.close();
+      await admin.query(`alter database "${building}" rename to "${name}"`).catch(async () => {
+        await admin.query(`drop database if exists "${building}"`); // another run built it meanwhile
+      });
+    } finally {
+      await admin.end();
+    }
+    return;
+  }
+  const dir = pgliteTemplateDir();
+  if (existsSync(join(dir, 'ready'))) return;
+  rmSync(dir, { recursive: true, force: true });
+  const db = await openPglite(dir);
+  await db.migrate();
+  await db.close();
+  writeFileSync(join(dir, 'ready'), new Date().toISOString()); // marks the template complete
+}
+
+export interface TestDatabase {
+  database: Database;
+  /** Connection string of this file's PostgreSQL database (undefined on PGlite). */
+  url?: string;
+  /** Data directory of this file's PGlite (undefined on PostgreSQL). */
+  dataDir?: string;
+  drop(): Promise<void>;
+}
+
+export async function freshDatabase(): Promise<TestDatabase> {
+  const baseUrl = process.env.DATABASE_URL;
+  if (baseUrl) {
+    const name = `gh_test_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: adminUrl(baseUrl) });
+    await admin.connect();
+    await admin.query(`create database "${name}" template "${pgTemplateName()}"`);
+    await admin.end();
+    const url = adminUrl(baseUrl, name);
+    const database = await openPostgres(url, 10);
+    return {
+      database,
+      url,
+      drop: async () => {
+        await database.close().catch(() => {});
+        const a = new pg.Client({ connectionString: adminUrl(baseUrl) });
+        await a.connect();
+        await a.query(`drop database if exists "${name}" with (force)`);
+        await a.end();
+      },
+    };
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
+  cpSync(join(pgliteTemplateDir(), 'pg'), join(dataDir, 'pg'), { recursive: true });
+  const database = await openPglite(dataDir);
+  return {
+    database,
+    dataDir,
+    drop: async () => {
+      await database.close().catch(() => {});
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
