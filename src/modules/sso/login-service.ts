@@ -184,24 +184,28 @@ async function belongsElsewhere(tx: Tx, provider: Provider, userId: string): Pro
 /** An existing link first, then a verified-email match among the members, then auto-provisioning. */
 async function resolveIdentity(deps: Deps, tx: Tx, provider: Provider, who: { subject: string; email: string; name: string }, meta: AuditRequestMeta): Promise<{ userId: string; context: SessionContext } | { error: string }> {
   const now = deps.clock.now();
-  const [link] = await tx.select().from(ssoIdentities).where(and(eq(ssoIdentities.providerId, provider.id), eq(ssoIdentities.subject, who.subject)));
-  if (link) {
+  const viaLink = async (link: typeof ssoIdentities.$inferSelect) => {
     const [u] = await tx.select().from(users).where(eq(users.id, link.userId));
     if (!u || u.status === 'disabled') return { error: 'account_disabled' };
     const ctx = await membershipIn(tx, provider, u.id);
     if (!ctx) return { error: 'no_org_access' };
     await tx.update(ssoIdentities).set({ lastLoginAt: now, email: who.email }).where(eq(ssoIdentities.id, link.id));
     return { userId: u.id, context: ctx };
-  }
+  };
+  const [link] = await tx.select().from(ssoIdentities).where(and(eq(ssoIdentities.providerId, provider.id), eq(ssoIdentities.subject, who.subject)));
+  if (link) return viaLink(link);
   const [existing] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${who.email})`).limit(1);
   if (existing) {
+    const links = await tx.select().from(ssoIdentities).where(eq(ssoIdentities.userId, existing.id));
+    // A concurrent flow of the same person committed the account and its link between our two reads: that link is ours.
+    const same = links.find((l) => l.providerId === provider.id && l.subject === who.subject);
+    if (same) return viaLink(same);
     const ctx = await membershipIn(tx, provider, existing.id);
     if (!ctx) return { error: 'no_org_access' };
     if (existing.status === 'disabled') return { error: 'account_disabled' };
     // Never take over an account that signs in another way without its owner's consent.
     // A link under another subject (of any provider, this one included: a recycled address at the IdP) counts too.
-    const [otherLink] = await tx.select({ id: ssoIdentities.id }).from(ssoIdentities).where(eq(ssoIdentities.userId, existing.id)).limit(1);
-    if (existing.passwordHash || otherLink) return { error: 'account_link_required' };
+    if (existing.passwordHash || links.length) return { error: 'account_link_required' };
     // Whoever configures this provider controls its identities: an email match may only claim an account whose every
     // membership lies within the provider's own scope, so an organisation's IdP cannot reach partner or other access.
     if (await belongsElsewhere(tx, provider, existing.id)) return { error: 'account_link_required' };
