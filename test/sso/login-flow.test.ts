@@ -108,7 +108,7 @@ describe('first SSO login with auto-provisioning creates the account, its member
 describe('two flows of one new user finishing together', () => {
   it('both end signed in to one account (the loser of the provisioning race finds the winner’s link), never a 500', async () => {
     const s = await autoProvisioned();
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 6; i++) {
       const who = idpUser(`race.${i}@${s.domain}`);
       const a = await runSsoLogin(t, s.org.id, { idp, user: who, stopBeforeCallback: true });
       const b = await runSsoLogin(t, s.org.id, { idp, user: who, stopBeforeCallback: true });
