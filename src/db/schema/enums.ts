@@ -25,4 +25,7 @@ export const flowKind = pgEnum('flow_kind', [
   'webauthn_register',
   'webauthn_login',
   'sso_exchange',
+  'passkey_login',
+  'webauthn_reauth',
+  'session_report',
 ]);

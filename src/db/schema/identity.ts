@@ -64,6 +64,8 @@ export const roles = pgTable(
     description: text('description'),
     isSystem: boolean('is_system').notNull().default(false),
     forceMfa: boolean('force_mfa').notNull().default(false),
+    /** Holders satisfy MFA with passkeys only (TOTP, SMS and recovery codes do not count). */
+    phishingResistantOnly: boolean('phishing_resistant_only').notNull().default(false),
     ...timestamps,
   },
   (t) => [
@@ -182,6 +184,12 @@ export const sessions = pgTable(
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     revokeReason: varchar('revoke_reason', { length: 64 }),
+    /** Last password or second-factor proof in this session (step-up); null = none recorded. */
+    authTime: timestamp('auth_time', { withTimezone: true }),
+    /** How the session was signed in to (password, password+totp, passkey, sso, ...). */
+    method: varchar('method', { length: 32 }),
+    /** The known device (device cookie) the sign-in came from. */
+    deviceId: uuid('device_id').references((): any => knownDevices.id, { onDelete: 'set null' }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -227,4 +235,19 @@ export const passkeys = pgTable(
     index('passkeys_user_idx').on(t.userId),
     check('passkeys_counter_nonneg', sql`${t.counter} >= 0`),
   ],
+);
+
+/** Browsers a user has signed in from: the SHA-256 of the long-lived device cookie, per user. */
+export const knownDevices = pgTable(
+  'known_devices',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('known_devices_user_token_key').on(t.userId, t.tokenHash)],
 );
