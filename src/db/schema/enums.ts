@@ -28,4 +28,5 @@ export const flowKind = pgEnum('flow_kind', [
   'passkey_login',
   'webauthn_reauth',
   'session_report',
+  'first_run_setup',
 ]);

@@ -1,0 +1,1 @@
+ALTER TYPE "public"."flow_kind" ADD VALUE 'first_run_setup';
