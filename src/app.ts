@@ -8,10 +8,12 @@ import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, val
 import type { Deps } from './deps.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
 import { refuseNulBytes, refuseUnexpectedBody } from './http/input-guards.js';
+import { assertStepUpRoutes, carriesStepUp } from './http/step-up.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { installDeniedAudit } from './modules/audit/denied.js';
 import { authAccountRoutes } from './modules/auth/routes.js';
 import { authPublicRoutes } from './modules/auth/routes-public.js';
+import { authSecurityRoutes } from './modules/auth/routes-security.js';
 import { mfaRoutes } from './modules/mfa/routes.js';
 import { ssoRoutes } from './modules/sso/routes.js';
 import { tenantRoutes } from './modules/tenants/routes.js';
@@ -24,13 +26,14 @@ import { opsRoutes } from './modules/ops/routes.js';
 import { roleRoutes } from './modules/roles/routes.js';
 import { userAccountRoutes } from './modules/users/routes.js';
 import { userAdminRoutes } from './modules/users/routes-admin.js';
+import { userSessionRoutes } from './modules/users/routes-sessions.js';
 import { createMetrics } from './platform/metrics.js';
 
 export const API_PREFIX = '/api/v1';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    registeredRoutes: { method: string; url: string }[];
+    registeredRoutes: { method: string; url: string; stepUp?: boolean }[];
   }
 }
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -59,10 +62,11 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('preValidation', refuseUnexpectedBody);
 
   // Every route as registered, for the OpenAPI completeness test and the fuzz test.
-  const registered: { method: string; url: string }[] = [];
+  const registered: { method: string; url: string; stepUp?: boolean }[] = [];
   app.decorate('registeredRoutes', registered);
   app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) if (method !== 'HEAD') registered.push({ method, url: r.url });
+    const stepUp = carriesStepUp(r.onRequest) || carriesStepUp(r.preHandler);
+    for (const method of [r.method].flat()) if (method !== 'HEAD') registered.push({ method, url: r.url, stepUp });
   });
 
   const metrics = createMetrics();
@@ -105,6 +109,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(authPublicRoutes(deps));
       await api.register(authAccountRoutes(deps));
       await api.register(mfaRoutes(deps));
+      await api.register(authSecurityRoutes(deps));
       await api.register(ssoRoutes(deps));
       await api.register(tenantRoutes(deps));
       await api.register(deviceRoutes(deps));
@@ -114,10 +119,12 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(configItemRoutes(deps));
       await api.register(userAccountRoutes(deps));
       await api.register(userAdminRoutes(deps));
+      await api.register(userSessionRoutes(deps));
       await api.register(roleRoutes(deps));
       await api.register(auditRoutes(deps));
     },
     { prefix: API_PREFIX },
   );
+  assertStepUpRoutes(registered);
   return app;
 }

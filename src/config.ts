@@ -44,6 +44,7 @@ const envSchema = z.object({
   TRUST_PROXY: bool(false),
   ACCESS_TOKEN_TTL: seconds(900, 60, 86_400),
   REFRESH_TOKEN_TTL: seconds(604_800, 300, 2_592_000),
+  STEP_UP_MAX_AGE: seconds(600, 30, 86_400),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
   // Rate limits: "<count>/<seconds>" sliding windows (CONTRACT leaves the numbers to us; all configurable).
@@ -133,6 +134,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: e.TRUST_PROXY,
     accessTokenTtl: e.ACCESS_TOKEN_TTL,
     refreshTokenTtl: e.REFRESH_TOKEN_TTL,
+    stepUpMaxAge: e.STEP_UP_MAX_AGE,
     logLevel: e.LOG_LEVEL,
     bodyLimit: e.BODY_LIMIT_BYTES,
     rateLimits: {

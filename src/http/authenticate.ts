@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/connect.js';
 import type { RoleCache } from '../modules/roles/resolver.js';
 import type { TokenService } from '../modules/auth/tokens.js';
-import { effectiveSecurity, allowedMethodList } from '../modules/tenants/settings.js';
+import { effectiveSecurity, allowedMethodList, phishingResistant } from '../modules/tenants/settings.js';
 import type { Clock } from '../platform/clock.js';
 import type { Principal } from './context.js';
 import { AppError } from './errors.js';
@@ -22,6 +22,10 @@ interface SessionRow {
   revoked_at: Date | string | null;
   expires_at: Date | string;
   absolute_expires_at: Date | string;
+  auth_time: Date | string | null;
+  last_used_at: Date | string | null;
+  session_method: string | null;
+  has_passkey: boolean;
   pu_role_id: string | null;
   org_access: 'all' | 'selected' | 'none' | null;
   pu_org_ids: string[] | string | null;
@@ -52,11 +56,23 @@ export interface AuthenticateDeps {
   enrollUrl: string;
 }
 
+/** Last-seen of a session is written at most once per this interval, not on every request. */
+export const LAST_SEEN_EVERY_MS = 60_000;
+
+/** The condition repeats the interval so that instances racing on one session write it once. */
+async function touchSession(db: Db, sid: string, now: number) {
+  const at = new Date(now);
+  const before = new Date(now - LAST_SEEN_EVERY_MS);
+  await db.execute(sql`update sessions set last_used_at = ${at} where id = ${sid} and (last_used_at is null or last_used_at <= ${before})`);
+}
+
 /** Loads the live principal for a verified token, or null when the session, user or membership is gone. */
 export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: string): Promise<Principal | null> {
   const result = await deps.db.execute(sql`
     select s.id as session_id, u.id as user_id, u.email, u.status as user_status, u.mfa_enabled, s.mfa as session_mfa,
            s.scope, s.partner_id, s.org_id, s.revoked_at, s.expires_at, s.absolute_expires_at,
+           s.auth_time, s.last_used_at, s.method as session_method,
+           exists (select 1 from passkeys k where k.user_id = s.user_id) as has_passkey,
            pu.role_id as pu_role_id, pu.org_access, pu.org_ids as pu_org_ids,
            ou.role_id as ou_role_id, ou.site_ids, ou.device_group_ids,
            p.settings as partner_settings, o.settings as org_settings, o.partner_id as org_partner_id,
@@ -76,24 +92,30 @@ export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: st
   if (row.revoked_at) return null;
   if (new Date(row.expires_at).getTime() <= now || new Date(row.absolute_expires_at).getTime() <= now) return null;
   if (row.user_status !== 'active') return null;
+  if (!row.last_used_at || now - new Date(row.last_used_at).getTime() >= LAST_SEEN_EVERY_MS) await touchSession(deps.db, row.session_id, now);
 
   const roleId = row.scope === 'partner' ? row.pu_role_id : row.scope === 'organization' ? row.ou_role_id : null;
   if (row.scope && !roleId) return null; // membership removed: its tokens die now
   const role = roleId ? await deps.roleCache.get(roleId, Number(row.epoch)) : null;
   if (roleId && !role) return null;
 
-  const security =
+  const tenantSecurity =
     row.scope === 'partner'
       ? effectiveSecurity(row.partner_settings)
       : row.scope === 'organization'
         ? effectiveSecurity(row.org_partner_settings, row.org_settings)
         : effectiveSecurity();
+  // A role's phishing-resistant flag tightens the tenant's policy for its holders.
+  const security = role?.phishingResistantOnly ? phishingResistant(tenantSecurity) : tenantSecurity;
   const policyRequiresMfa = security.requireMfa || role?.forceMfa === true;
+  // Under a phishing-resistant policy only a passkey sign-in (or proof) counts as MFA, and only a passkey as enrolled.
+  const sessionMfa = row.session_mfa && (!security.phishingResistantOnly || /passkey/.test(row.session_method ?? ''));
+  const factorEnrolled = security.phishingResistantOnly ? row.has_passkey === true : row.mfa_enabled;
   return {
     userId: row.user_id,
     email: row.email,
     sessionId: row.session_id,
-    mfa: row.session_mfa,
+    mfa: sessionMfa,
     mfaEnabled: row.mfa_enabled,
     scope: row.scope,
     partnerId: row.scope === 'partner' ? row.partner_id : row.org_partner_id,
@@ -106,8 +128,9 @@ export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: st
     deviceGroupIds: row.scope === 'organization' ? uuidArray(row.device_group_ids) : null,
     permissions: role?.permissions ?? new Set(),
     security: { ...security, requireMfa: policyRequiresMfa },
-    mfaEnrollmentRequired: deps.enable2fa && policyRequiresMfa && !row.mfa_enabled,
+    mfaEnrollmentRequired: deps.enable2fa && policyRequiresMfa && !factorEnrolled,
     mfaStepUpWaived: !deps.enable2fa,
+    authTime: row.auth_time ? new Date(row.auth_time) : null,
   };
 }
 

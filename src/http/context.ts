@@ -23,6 +23,8 @@ export interface Principal {
   security: EffectiveSecurity;
   /** Force MFA applies and no factor is enrolled. */
   mfaEnrollmentRequired: boolean;
+  /** The session's last password or second-factor proof (step-up); null when none is recorded. */
+  authTime: Date | null;
   /** ENABLE_2FA=false: no session can verify a second factor, so step-up (requireMfa) cannot be asked for. */
   mfaStepUpWaived: boolean;
 }

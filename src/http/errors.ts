@@ -21,6 +21,7 @@ export const ERROR_CATALOG = {
   invalid_challenge: { status: 400, error: 'Bad Request', message: 'The WebAuthn challenge is missing, expired or already used.' },
   passkey_verification_failed: { status: 400, error: 'Bad Request', message: 'The passkey could not be verified.' },
   invalid_reset_token: { status: 400, error: 'Bad Request', message: 'The reset link is invalid or has expired.' },
+  invalid_report_token: { status: 400, error: 'Bad Request', message: 'The link is invalid, expired or already used.' },
   invalid_csv: { status: 400, error: 'Bad Request', message: 'The CSV could not be read.' },
   // 401
   unauthenticated: { status: 401, error: 'Unauthorized', message: 'Authentication is required.' },
@@ -46,6 +47,8 @@ export const ERROR_CATALOG = {
   sms_not_allowed: { status: 403, error: 'Forbidden', message: 'Your organization does not allow SMS MFA.' },
   mfa_method_not_allowed: { status: 403, error: 'Forbidden', message: 'Your organization does not allow this MFA method.' },
   last_factor_required: { status: 403, error: 'Forbidden', message: 'This is your last MFA factor and your policy requires MFA.' },
+  step_up_required: { status: 403, error: 'Forbidden', message: 'This action needs a recent proof of presence; confirm it is you (POST /auth/step-up).' },
+  last_sign_in_method: { status: 403, error: 'Forbidden', message: 'Removing the password would leave the account without a way to sign in.' },
   sso_enforced: { status: 403, error: 'Forbidden', message: 'Your organization signs in with single sign-on.' },
   // 404
   not_found: { status: 404, error: 'Not Found', message: 'The resource was not found.' },

@@ -32,9 +32,13 @@ export interface SoftCredential {
   privateKey: KeyObject;
   publicKey: KeyObject;
   signCount: number;
+  /** A resident (discoverable) key: it can answer an empty allowCredentials and returns its user handle. */
+  discoverable: boolean;
 }
 
 export interface CreateOptions {
+  /** Store a resident key; by default whenever the RP does not discourage one (as platform authenticators do). */
+  discoverable?: boolean;
   /** Flags of authenticatorData; defaults to UP | UV | AT. */
   flags?: number;
   /** First signature counter reported (default 0, as most passkeys do). */
@@ -51,6 +55,8 @@ export interface AssertionOptions {
   ignoreAllowList?: boolean;
   /** RP id to hash instead of the options' (a phishing site's RP). */
   rpIdOverride?: string;
+  /** User handle to return instead of the credential's (a key claiming another account). */
+  userHandleOverride?: string;
 }
 
 /** The browser's rule: the RP id must be the origin's host or a registrable suffix of it. */
@@ -115,7 +121,8 @@ export function createCredential(
     ]),
   );
   const cdj = clientData('webauthn.create', options.challenge, origin);
-  const credential: SoftCredential = { id: b64url(rawId), rawId, rpId, userHandle: options.user.id, privateKey, publicKey, signCount };
+  const discoverable = opts.discoverable ?? options.authenticatorSelection?.residentKey !== 'discouraged';
+  const credential: SoftCredential = { id: b64url(rawId), rawId, rpId, userHandle: options.user.id, privateKey, publicKey, signCount, discoverable };
   const transports = opts.transports ?? ['internal'];
   return {
     credential,
@@ -144,6 +151,8 @@ export function getAssertion(
     throw new Error('NotAllowedError: the credential is not in allowCredentials');
   }
   if (!opts.ignoreAllowList && credential.rpId !== rpId) throw new Error('NotAllowedError: the credential belongs to another RP');
+  // An empty allow list (passkey-first sign-in, autofill) can only be answered by a resident key.
+  if (!opts.ignoreAllowList && allowed.length === 0 && !credential.discoverable) throw new Error('NotAllowedError: no discoverable credential for this RP');
   const signCount = opts.signCount ?? credential.signCount + 1;
   credential.signCount = Math.max(credential.signCount, signCount);
   const authData = Buffer.concat([sha256(opts.rpIdOverride ?? rpId), Buffer.from([opts.flags ?? FLAG_UP | FLAG_UV]), u32(signCount)]);
@@ -157,7 +166,7 @@ export function getAssertion(
       clientDataJSON: b64url(cdj),
       authenticatorData: b64url(authData),
       signature: b64url(signature),
-      userHandle: credential.userHandle,
+      ...(credential.discoverable ? { userHandle: opts.userHandleOverride ?? credential.userHandle } : {}),
     },
     clientExtensionResults: {},
     authenticatorAttachment: 'platform',

@@ -98,6 +98,6 @@ export async function switchContext(deps: Deps, principal: Principal, target: { 
       meta,
     );
   });
-  const accessToken = await deps.tokens.sign({ sub: principal.userId, sid: principal.sessionId, ...ctx, mfa: principal.mfa });
+  const accessToken = await deps.tokens.sign({ sub: principal.userId, sid: principal.sessionId, ...ctx, mfa: principal.mfa, authTime: principal.authTime });
   return { userId: principal.userId, sessionId: principal.sessionId, accessToken, refreshToken };
 }

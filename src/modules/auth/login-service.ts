@@ -38,7 +38,7 @@ export async function startSession(
   opts: { mfa: boolean; method: string; meta: AuditRequestMeta },
 ): Promise<IssuedSession> {
   const now = deps.clock.now();
-  const s = await createSession(deps, tx, { userId: user.id, context: ctx, mfa: opts.mfa, ip: opts.meta.ip, userAgent: opts.meta.userAgent });
+  const s = await createSession(deps, tx, { userId: user.id, context: ctx, mfa: opts.mfa, ip: opts.meta.ip, userAgent: opts.meta.userAgent, method: opts.method });
   await markMembershipUsed(tx, user.id, ctx, now);
   await tx.update(users).set({ lastLoginAt: now, failedLoginCount: 0, lockedUntil: null }).where(eq(users.id, user.id));
   await deps.audit.record(
@@ -54,7 +54,7 @@ export async function startSession(
     },
     opts.meta,
   );
-  return { userId: user.id, sessionId: s.sessionId, accessToken: s.accessToken, refreshToken: s.refreshToken };
+  return { userId: user.id, sessionId: s.sessionId, accessToken: s.accessToken, refreshToken: s.refreshToken, signedIn: true };
 }
 
 /** Stands in for a user id when there is no user, so an unknown email costs the same queries as a known one. */

@@ -40,4 +40,9 @@ export const mails = {
       label: 'Reset your password',
       url: p.url,
     }),
+  newDevice: (to: string, p: { when: string; ip: string; device: string; url: string }) =>
+    build('new_device', to, 'New sign-in to your account', [`Your Gatehouse account was signed in to from a new device (${p.device}, address ${p.ip}) at ${p.when}.`, 'If it was you, nothing needs doing. If it was not, the link below ends that session and starts a password reset (valid 72 hours, once).'], {
+      label: 'This was not me',
+      url: p.url,
+    }),
 };

@@ -104,7 +104,7 @@ export async function changePassword(
     await setPassword(deps, tx, user.id, newHash);
     await revokeUserSessions(deps, tx, user.id, 'password_change', principal.sessionId);
     // The caller's own session continues under a new refresh token.
-    await tx.update(sessions).set({ tokenHash: sha256(refreshToken), lastUsedAt: now }).where(eq(sessions.id, principal.sessionId));
+    await tx.update(sessions).set({ tokenHash: sha256(refreshToken), lastUsedAt: now, authTime: now }).where(eq(sessions.id, principal.sessionId));
     await deps.audit.record(
       tx,
       {
@@ -127,6 +127,7 @@ export async function changePassword(
     orgId: principal.orgId,
     roleId: principal.roleId,
     mfa: principal.mfa,
+    authTime: now,
   });
   return { userId: user.id, sessionId: principal.sessionId, accessToken, refreshToken };
 }

@@ -88,6 +88,7 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
     orgId: principal.orgId,
     roleId: principal.roleId,
     mfa: principal.mfa,
+    authTime: principal.authTime,
   });
   return { userId: s.userId, sessionId: s.id, accessToken, refreshToken: next };
 }

@@ -24,9 +24,11 @@ export interface NewSession {
 export async function createSession(
   deps: Pick<Deps, 'clock' | 'config' | 'tokens'>,
   tx: Executor,
-  input: { userId: string; context: SessionContext; mfa: boolean; ip: string | null; userAgent: string | null },
+  input: { userId: string; context: SessionContext; mfa: boolean; ip: string | null; userAgent: string | null; method?: string; deviceId?: string | null },
 ): Promise<NewSession> {
   const now = deps.clock.now().getTime();
+  // Every sign-in is a proof (password, factor, passkey or the IdP's own sign-in): step-up starts fresh.
+  const authTime = new Date(now);
   const refreshToken = randomToken();
   const absolute = now + ABSOLUTE_SESSION_MS;
   const [row] = await tx
@@ -43,6 +45,9 @@ export async function createSession(
       expiresAt: new Date(Math.min(now + deps.config.refreshTokenTtl * 1000, absolute)),
       absoluteExpiresAt: new Date(absolute),
       lastUsedAt: new Date(now),
+      authTime,
+      method: input.method?.slice(0, 32) ?? null,
+      deviceId: input.deviceId ?? null,
     })
     .returning({ id: sessions.id });
   const accessToken = await deps.tokens.sign({
@@ -53,6 +58,7 @@ export async function createSession(
     orgId: input.context.orgId,
     roleId: input.context.roleId,
     mfa: input.mfa,
+    authTime,
   });
   return { sessionId: row!.id, refreshToken, accessToken };
 }
@@ -69,7 +75,8 @@ export async function revokeUserSessions(deps: Pick<Deps, 'clock'>, tx: Executor
 
 /**
  * Replaces the caller's session credentials in place (new refresh token, new access token) after a change to
- * its factors or password; other sessions are revoked by the caller of this function.
+ * its factors or password; other sessions are revoked by the caller of this function. Each such change was made
+ * with a fresh proof (a code or the password), so it also renews the session's auth_time.
  */
 export async function rotateCallerSession(
   deps: Pick<Deps, 'clock' | 'tokens'>,
@@ -78,7 +85,8 @@ export async function rotateCallerSession(
   mfa: boolean,
 ): Promise<NewSession> {
   const refreshToken = randomToken();
-  await tx.update(sessions).set({ tokenHash: sha256(refreshToken), mfa, lastUsedAt: deps.clock.now() }).where(eq(sessions.id, principal.sessionId));
+  const now = deps.clock.now();
+  await tx.update(sessions).set({ tokenHash: sha256(refreshToken), mfa, lastUsedAt: now, authTime: now }).where(eq(sessions.id, principal.sessionId));
   const accessToken = await deps.tokens.sign({
     sub: principal.userId,
     sid: principal.sessionId,
@@ -87,6 +95,7 @@ export async function rotateCallerSession(
     orgId: principal.orgId,
     roleId: principal.roleId,
     mfa,
+    authTime: now,
   });
   return { sessionId: principal.sessionId, refreshToken, accessToken };
 }

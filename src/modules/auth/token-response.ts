@@ -7,6 +7,7 @@ import { AppError } from '../../http/errors.js';
 import { loadProfile } from '../users/profile.js';
 import { userProfile } from '../users/schemas.js';
 import { setSessionCookies } from './cookies.js';
+import { recognizeDevice } from './devices.js';
 
 export const tokenResponse = z
   .object({
@@ -24,6 +25,8 @@ export interface IssuedSession {
   sessionId: string;
   accessToken: string;
   refreshToken: string;
+  /** A new sign-in (not a refresh or a rotation): the device it came from is recognised or recorded. */
+  signedIn?: boolean;
 }
 
 /** Call after the transaction that created or rotated the session has committed. */
@@ -33,6 +36,10 @@ export async function respondWithTokens(deps: Deps, reply: FastifyReply, issued:
   const [session] = await deps.db.query.sessions.findMany({ where: (s, { eq }) => eq(s.id, issued.sessionId), columns: { expiresAt: true }, limit: 1 });
   const maxAge = session ? (session.expiresAt.getTime() - deps.clock.now().getTime()) / 1000 : deps.config.refreshTokenTtl;
   setSessionCookies(reply, deps.config, issued.refreshToken, maxAge);
+  if (issued.signedIn) {
+    // A failure to note the device never fails the sign-in itself.
+    await recognizeDevice(deps, reply.request, reply, issued.userId, issued.sessionId).catch((err: unknown) => deps.logger.error({ err }, 'device recognition failed'));
+  }
   return {
     accessToken: issued.accessToken,
     tokenType: 'Bearer',

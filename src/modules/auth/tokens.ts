@@ -9,6 +9,8 @@ export interface AccessClaims {
   orgId: string | null;
   roleId: string | null;
   mfa: boolean;
+  /** `auth_time`: the last password or second-factor proof of the session (epoch seconds); null when none. */
+  authTime: Date | null;
 }
 
 export class TokenService {
@@ -26,7 +28,8 @@ export class TokenService {
   async sign(claims: AccessClaims): Promise<string> {
     const { kid, privateKey } = this.keys.signingKey();
     const iat = Math.floor(this.now().getTime() / 1000);
-    return new SignJWT({ sid: claims.sid, scope: claims.scope, partnerId: claims.partnerId, orgId: claims.orgId, roleId: claims.roleId, mfa: claims.mfa })
+    const authTime = claims.authTime ? { auth_time: Math.floor(claims.authTime.getTime() / 1000) } : {};
+    return new SignJWT({ sid: claims.sid, scope: claims.scope, partnerId: claims.partnerId, orgId: claims.orgId, roleId: claims.roleId, mfa: claims.mfa, ...authTime })
       .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'at+jwt' })
       .setSubject(claims.sub)
       .setIssuer(this.issuer)
@@ -60,6 +63,7 @@ export class TokenService {
         orgId: typeof payload.orgId === 'string' ? payload.orgId : null,
         roleId: typeof payload.roleId === 'string' ? payload.roleId : null,
         mfa: payload.mfa === true,
+        authTime: typeof payload.auth_time === 'number' ? new Date(payload.auth_time * 1000) : null,
       };
     } catch (err) {
       if (err instanceof joseErrors.JOSEError || err instanceof TypeError || err instanceof SyntaxError) return null;

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
+import { requireStepUp } from '../../http/step-up.js';
 import { bearerToken } from '../../http/authenticate.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
@@ -35,7 +36,7 @@ export function deviceRoutes(deps: Deps) {
         return { success: true as const };
       });
 
-    r.post('/enrollment-keys', { onRequest: [auth, can(P.DEVICES_WRITE)], schema: { tags: ['enrollment'], summary: 'Create a key (maxUsage 1 and 60 minutes unless given); the key is shown once', body: createKeyBody, response: { 201: createdKey, ...errors(400, 404), ...authErrors } } },
+    r.post('/enrollment-keys', { onRequest: [auth, can(P.DEVICES_WRITE)], preHandler: [requireStepUp(deps)], schema: { tags: ['enrollment'], summary: 'Create a key (maxUsage 1 and 60 minutes unless given); the key is shown once', body: createKeyBody, response: { 201: createdKey, ...errors(400, 404), ...authErrors } } },
       async (req, reply) => reply.code(201).send(await createKey(deps, p(req), req.body, metaOf(req))));
     r.get('/enrollment-keys', { onRequest: [auth, can(P.DEVICES_READ)], schema: { tags: ['enrollment'], querystring: keyListQuery, response: { 200: page(keyJson), ...errors(400, 404), ...authErrors } } },
       async (req) => listKeys(deps.db, p(req), req.query));

@@ -11,6 +11,8 @@ export interface ResolvedRole {
   name: string;
   /** Strictest wins: true when the role or any ancestor has Force MFA on. */
   forceMfa: boolean;
+  /** Strictest wins: only passkeys satisfy MFA for holders. */
+  phishingResistantOnly: boolean;
   permissions: ReadonlySet<string>;
   chain: { id: string; name: string }[];
   /** Each permission with the nearest role in the chain that grants it. */
@@ -25,7 +27,7 @@ export async function loadRoleChain(db: Executor, roleId: string): Promise<Resol
       select r.id, r.parent_role_id, c.depth + 1 from roles r join chain c on r.id = c.parent_role_id
       where c.depth < ${MAX_ROLE_DEPTH - 1}
     )
-    select c.id as role_id, r.name, r.force_mfa, c.depth, p.resource, p.action
+    select c.id as role_id, r.name, r.force_mfa, r.phishing_resistant_only, c.depth, p.resource, p.action
     from chain c
     join roles r on r.id = c.id
     left join role_permissions rp on rp.role_id = c.id
@@ -36,16 +38,18 @@ export async function loadRoleChain(db: Executor, roleId: string): Promise<Resol
   const chain: { id: string; name: string }[] = [];
   const seen = new Map<string, ResolvedRole['sources'][number]>();
   let forceMfa = false;
+  let phishingResistantOnly = false;
   for (const row of rows) {
     const id = row.role_id as string;
     if (!chain.some((c) => c.id === id)) chain.push({ id, name: row.name as string });
     forceMfa ||= row.force_mfa === true;
+    phishingResistantOnly ||= row.phishing_resistant_only === true;
     if (row.resource == null) continue;
     const key = `${row.resource}:${row.action}`;
     if (!seen.has(key))
       seen.set(key, { resource: row.resource as string, action: row.action as string, roleId: id, roleName: row.name as string, depth: Number(row.depth) });
   }
-  return { roleId, name: chain[0]!.name, forceMfa, permissions: new Set(seen.keys()), chain, sources: [...seen.values()] };
+  return { roleId, name: chain[0]!.name, forceMfa, phishingResistantOnly, permissions: new Set(seen.keys()), chain, sources: [...seen.values()] };
 }
 
 export class RoleCache {

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
+import { requireStepUp } from '../../http/step-up.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { listMembers } from '../users/membership-repo.js';
@@ -23,6 +24,7 @@ export function roleRoutes(deps: Deps) {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = deps.authenticate();
     const full = requireFullOrgAccess();
+    const stepUp = requireStepUp(deps);
     const tags = ['roles'];
     const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) => resolveTarget(deps.db, principalOf(req), orgId);
 
@@ -32,7 +34,7 @@ export function roleRoutes(deps: Deps) {
     r.get('/roles', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'System and custom roles of the scope, with user counts', querystring: roleListQuery, response: { 200: page(roleJson), ...errors(400, 404), ...authErrors } } },
       async (req) => listRoles(deps.db, await target(req, req.query.orgId), req.query));
 
-    r.post('/roles', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], schema: { tags, summary: 'Create a custom role in the scope', body: createRoleBody, response: { 201: roleDetail, ...errors(400, 404, 409), ...authErrors } } },
+    r.post('/roles', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Create a custom role in the scope', body: createRoleBody, response: { 201: roleDetail, ...errors(400, 404, 409), ...authErrors } } },
       async (req, reply) => {
         const { orgId, ...body } = req.body;
         return reply.code(201).send(await createRole(deps, principalOf(req), await target(req, orgId), body, metaOf(req)));
@@ -44,16 +46,16 @@ export function roleRoutes(deps: Deps) {
     r.get('/roles/:id', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'A role with its direct permissions', params: idParam, querystring: orgQuery, response: { 200: roleDetail, ...errors(400, 404), ...authErrors } } },
       async (req) => getRoleDetail(deps.db, await target(req, req.query.orgId), req.params.id));
 
-    r.patch('/roles/:id', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], schema: { tags, summary: 'Change a custom role', params: idParam, querystring: orgQuery, body: updateRoleBody, response: { 200: roleDetail, ...errors(400, 404, 409), ...authErrors } } },
+    r.patch('/roles/:id', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Change a custom role', params: idParam, querystring: orgQuery, body: updateRoleBody, response: { 200: roleDetail, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => updateRole(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, req.body, metaOf(req)));
 
-    r.delete('/roles/:id', { onRequest: [auth, full, requirePermission(P.USERS_DELETE)], schema: { tags, summary: 'Delete a custom role with no users and no child roles', params: idParam, querystring: orgQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404, 409), ...authErrors } } },
+    r.delete('/roles/:id', { onRequest: [auth, full, requirePermission(P.USERS_DELETE)], preHandler: [stepUp], schema: { tags, summary: 'Delete a custom role with no users and no child roles', params: idParam, querystring: orgQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404, 409), ...authErrors } } },
       async (req) => {
         await deleteRole(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, metaOf(req));
         return { success: true as const };
       });
 
-    r.post('/roles/:id/clone', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], schema: { tags, summary: 'Copy a role (system roles too) into a new custom role', params: idParam, body: cloneRoleBody, response: { 201: roleDetail, ...errors(400, 404, 409), ...authErrors } } },
+    r.post('/roles/:id/clone', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Copy a role (system roles too) into a new custom role', params: idParam, body: cloneRoleBody, response: { 201: roleDetail, ...errors(400, 404, 409), ...authErrors } } },
       async (req, reply) => reply.code(201).send(await cloneRole(deps, principalOf(req), await target(req, req.body.orgId), req.params.id, req.body.name, metaOf(req))));
 
     r.get('/roles/:id/users', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'Members of the scope holding the role', params: idParam, querystring: userListQuery, response: { 200: page(userRow), ...errors(400, 404), ...authErrors } } },

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
+import { requireStepUp } from '../../http/step-up.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
@@ -22,6 +23,7 @@ export function ssoRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = deps.authenticate();
+    const stepUp = requireStepUp(deps);
     const tags = ['sso'];
     const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) => resolveTarget(deps.db, principalOf(req), orgId);
     const cookieOpts = { httpOnly: true, sameSite: 'lax' as const, secure: deps.config.secureCookies, path: '/api/v1/sso' };
@@ -36,22 +38,22 @@ export function ssoRoutes(deps: Deps) {
     r.get('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_READ)], schema: { tags, summary: 'A provider (the client secret is never returned)', params: idParam, querystring: providerListQuery, response: { 200: providerJson, ...errors(400, 404), ...authErrors } } },
       async (req) => providerToJson(await findProvider(deps.db, await target(req, req.query.orgId), req.params.id)));
 
-    r.post('/sso/providers', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], schema: { tags, summary: 'Create a provider (starts inactive)', body: createProviderBody, response: { 201: providerJson, ...errors(400, 404), ...authErrors } } },
+    r.post('/sso/providers', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Create a provider (starts inactive)', body: createProviderBody, response: { 201: providerJson, ...errors(400, 404), ...authErrors } } },
       async (req, reply) => {
         const { orgId, ...input } = req.body;
         return reply.code(201).send(await createProvider(deps, principalOf(req), await target(req, orgId), input, metaOf(req)));
       });
 
-    r.patch('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], schema: { tags, summary: 'Change a provider', params: idParam, querystring: providerListQuery, body: updateProviderBody, response: { 200: providerJson, ...errors(400, 404), ...authErrors } } },
+    r.patch('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Change a provider', params: idParam, querystring: providerListQuery, body: updateProviderBody, response: { 200: providerJson, ...errors(400, 404), ...authErrors } } },
       async (req) => updateProvider(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, req.body, metaOf(req)));
 
-    r.delete('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], schema: { tags, summary: 'Delete a provider and its linked identities', params: idParam, querystring: providerListQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
+    r.delete('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Delete a provider and its linked identities', params: idParam, querystring: providerListQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
       async (req) => {
         await deleteProvider(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, metaOf(req));
         return { success: true as const };
       });
 
-    r.post('/sso/providers/:id/status', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], schema: { tags, summary: 'Set active, inactive or testing', params: idParam, querystring: providerListQuery, body: statusBody, response: { 200: providerJson, ...errors(400, 404, 409), ...authErrors } } },
+    r.post('/sso/providers/:id/status', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Set active, inactive or testing', params: idParam, querystring: providerListQuery, body: statusBody, response: { 200: providerJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => updateProvider(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, { status: req.body.status }, metaOf(req)));
 
     r.post('/sso/providers/:id/test', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], schema: { tags, summary: 'Try OpenID discovery', params: idParam, querystring: providerListQuery, response: { 200: testResult, ...errors(400, 404), ...authErrors } } },

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
+import { requireStepUp } from '../../http/step-up.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
@@ -36,6 +37,7 @@ export function tenantRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = deps.authenticate();
+    const stepUpForSettings = requireStepUp(deps, { when: (req) => (req.body as { settings?: unknown }).settings !== undefined });
     const can = requirePermission;
     const p = principalOf;
 
@@ -45,7 +47,7 @@ export function tenantRoutes(deps: Deps) {
       async (req, reply) => reply.code(201).send(await createOrg(deps, p(req), req.body, metaOf(req))));
     r.get('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_READ)], schema: { tags: ['organizations'], params: idParam, response: { 200: orgJson, ...errors(400, 404), ...authErrors } } },
       async (req) => getOrg(deps.db, p(req), req.params.id));
-    r.patch('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_WRITE)], schema: { tags: ['organizations'], summary: 'Change name, slug, status or security settings', params: idParam, body: updateOrgBody, response: { 200: orgJson, ...errors(400, 404, 409), ...authErrors } } },
+    r.patch('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_WRITE)], preHandler: [stepUpForSettings], schema: { tags: ['organizations'], summary: 'Change name, slug, status or security settings', params: idParam, body: updateOrgBody, response: { 200: orgJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => updateOrg(deps, p(req), req.params.id, req.body, metaOf(req)));
     r.delete('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_DELETE)], schema: { tags: ['organizations'], summary: 'Delete an organisation and everything in it', params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
       async (req) => {
@@ -57,7 +59,7 @@ export function tenantRoutes(deps: Deps) {
 
     r.get('/orgs/partners/me', { onRequest: [auth, can(P.ORGS_READ)], schema: { tags: ['organizations'], summary: "The caller's partner", response: { 200: partnerJson, ...authErrors } } },
       async (req) => getPartner(deps.db, p(req)));
-    r.patch('/orgs/partners/me', { onRequest: [auth, can(P.SETTINGS_WRITE)], schema: { tags: ['organizations'], summary: 'Change the partner name or its security settings (apply to every organisation)', body: updatePartnerBody, response: { 200: partnerJson, ...errors(400), ...authErrors } } },
+    r.patch('/orgs/partners/me', { onRequest: [auth, can(P.SETTINGS_WRITE)], preHandler: [stepUpForSettings], schema: { tags: ['organizations'], summary: 'Change the partner name or its security settings (apply to every organisation)', body: updatePartnerBody, response: { 200: partnerJson, ...errors(400), ...authErrors } } },
       async (req) => updatePartner(deps, p(req), req.body, metaOf(req)));
 
     r.get('/orgs/sites', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['sites'], querystring: listQuery, response: { 200: page(siteJson), ...errors(400, 404), ...authErrors } } },

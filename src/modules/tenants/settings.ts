@@ -7,6 +7,8 @@ export type MfaMethodName = (typeof MFA_METHODS)[number];
 
 export const securitySettingsSchema = z.strictObject({
   requireMfa: z.boolean().optional(),
+  /** Only passkeys satisfy MFA (implies requireMfa; TOTP, SMS and recovery codes do not count). */
+  phishingResistantOnly: z.boolean().optional(),
   allowedMfaMethods: z
     .strictObject({ totp: z.boolean().optional(), sms: z.boolean().optional(), passkey: z.boolean().optional() })
     .optional(),
@@ -17,6 +19,7 @@ export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 export interface EffectiveSecurity {
   requireMfa: boolean;
   allowedMfaMethods: Record<MfaMethodName, boolean>;
+  phishingResistantOnly: boolean;
 }
 
 function read(settings: unknown): TenantSettings {
@@ -26,14 +29,20 @@ function read(settings: unknown): TenantSettings {
 
 /** Combines any number of levels (partner, organisation): a requirement anywhere holds; a method is allowed only if every level allows it. */
 export function effectiveSecurity(...levels: unknown[]): EffectiveSecurity {
-  const out: EffectiveSecurity = { requireMfa: false, allowedMfaMethods: { totp: true, sms: true, passkey: true } };
+  const out: EffectiveSecurity = { requireMfa: false, allowedMfaMethods: { totp: true, sms: true, passkey: true }, phishingResistantOnly: false };
   for (const level of levels) {
     const sec = read(level).security;
     if (!sec) continue;
     out.requireMfa ||= sec.requireMfa === true;
     for (const m of MFA_METHODS) if (sec.allowedMfaMethods?.[m] === false) out.allowedMfaMethods[m] = false;
+    out.phishingResistantOnly ||= sec.phishingResistantOnly === true;
   }
-  return out;
+  return out.phishingResistantOnly ? phishingResistant(out) : out;
+}
+
+/** Phishing-resistant MFA: MFA is required and only passkeys may be enrolled or satisfy it. */
+export function phishingResistant(s: EffectiveSecurity): EffectiveSecurity {
+  return { requireMfa: true, phishingResistantOnly: true, allowedMfaMethods: { totp: false, sms: false, passkey: s.allowedMfaMethods.passkey } };
 }
 
 export const allowedMethodList = (s: EffectiveSecurity) => MFA_METHODS.filter((m) => s.allowedMfaMethods[m]);

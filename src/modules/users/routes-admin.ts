@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requireMfa, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
+import { isAdminRole, requireStepUp } from '../../http/step-up.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../roles/catalog.js';
 import { idParam, orgQuery, roleJson, roleListQuery } from '../roles/schemas.js';
@@ -20,6 +21,8 @@ export function userAdminRoutes(deps: Deps) {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = deps.authenticate();
     const full = requireFullOrgAccess();
+    const stepUp = requireStepUp(deps);
+    const stepUpForAdminRole = requireStepUp(deps, { when: (req) => isAdminRole(deps.db, (req.body as { roleId: string }).roleId) });
     const tags = ['users'];
     const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) => resolveTarget(deps.db, principalOf(req), orgId);
 
@@ -29,7 +32,7 @@ export function userAdminRoutes(deps: Deps) {
     r.get('/users/roles', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'Roles available in the current scope', querystring: roleListQuery, response: { 200: page(roleJson), ...errors(400, 404), ...authErrors } } },
       async (req) => listRoles(deps.db, await target(req, req.query.orgId), req.query));
 
-    r.post('/users/invite', { onRequest: [auth, full, requirePermission(P.USERS_INVITE)], schema: { tags, summary: 'Invite a user into the current scope', body: inviteBody, response: { 201: inviteResponse, ...errors(400, 404, 409), ...authErrors } } },
+    r.post('/users/invite', { onRequest: [auth, full, requirePermission(P.USERS_INVITE)], preHandler: [stepUpForAdminRole], schema: { tags, summary: 'Invite a user into the current scope', body: inviteBody, response: { 201: inviteResponse, ...errors(400, 404, 409), ...authErrors } } },
       async (req, reply) => {
         const { orgId, ...input } = req.body;
         return reply.code(201).send(await inviteUser(deps, principalOf(req), await target(req, orgId), input, metaOf(req)));
@@ -50,10 +53,10 @@ export function userAdminRoutes(deps: Deps) {
         return { success: true as const };
       });
 
-    r.post('/users/:id/mfa/reset', { onRequest: [auth, full, requirePermission(P.USERS_WRITE), requireMfa()], schema: { tags, summary: "Clear another user's MFA (acting session must have passed MFA)", params: idParam, querystring: orgQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
+    r.post('/users/:id/mfa/reset', { onRequest: [auth, full, requirePermission(P.USERS_WRITE), requireMfa()], preHandler: [stepUp], schema: { tags, summary: "Clear another user's MFA (acting session must have passed MFA)", params: idParam, querystring: orgQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
       async (req) => resetUserMfa(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, metaOf(req)));
 
-    r.post('/users/:id/role', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], schema: { tags, summary: 'Assign another role', params: idParam, querystring: orgQuery, body: assignRoleBody, response: { 200: userRow, ...errors(400, 404), ...authErrors } } },
+    r.post('/users/:id/role', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Assign another role', params: idParam, querystring: orgQuery, body: assignRoleBody, response: { 200: userRow, ...errors(400, 404), ...authErrors } } },
       async (req) => assignRole(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, req.body.roleId, metaOf(req)));
   };
 }

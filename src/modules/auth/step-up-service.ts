@@ -1,0 +1,93 @@
+// Proofs of presence made by a signed-in user: step-up (renews the session's auth_time) and going passwordless.
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { Deps } from '../../deps.js';
+import { passkeys, sessions, users } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { stepUpMethods, type StepUpMethod } from '../../http/step-up.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { acceptTotp } from '../mfa/factors.js';
+import { advanceCounter, verifyAssertion, type VerifiedAssertion } from '../passkeys/assertion.js';
+import { verifyPassword } from './passwords.js';
+
+export interface ProofInput {
+  password?: string;
+  code?: string;
+  credential?: Record<string, unknown>;
+}
+
+const methodOf = (input: ProofInput): StepUpMethod => (input.password !== undefined ? 'password' : input.code !== undefined ? 'totp' : 'passkey');
+
+/**
+ * Checks one proof against the account. A TOTP step or a passkey counter is spent here (in `db`), so a proof works
+ * once; a passkey's counter is advanced by the caller inside its own transaction (returned as `assertion`).
+ */
+async function checkProof(deps: Deps, p: Principal, input: ProofInput): Promise<{ method: StepUpMethod; assertion?: VerifiedAssertion }> {
+  const method = methodOf(input);
+  const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
+  if (!user) throw new AppError('unauthenticated');
+  if (method === 'password') {
+    await deps.limits.enforce('passwordRecheck', p.userId);
+    if (!(await verifyPassword(user.passwordHash, input.password!))) throw new AppError('invalid_credentials', 'The password is not correct.', {}, 400);
+    return { method };
+  }
+  await deps.limits.enforce('mfaVerify', p.userId);
+  if (method === 'totp') {
+    if (!(await acceptTotp(deps.db, deps.box, user, input.code!, deps.clock.now().getTime()))) throw new AppError('invalid_mfa_code');
+    return { method };
+  }
+  const assertion = await verifyAssertion(deps, 'webauthn_reauth', input.credential as unknown as AuthenticationResponseJSON, p.userId);
+  return { method, assertion };
+}
+
+/** POST /auth/step-up: one accepted proof renews auth_time on the session row and in a fresh access token. */
+export async function stepUp(deps: Deps, p: Principal, input: ProofInput, meta: AuditRequestMeta) {
+  const methods = await stepUpMethods(deps, p);
+  const wanted = methodOf(input);
+  if (!methods.includes(wanted)) throw new AppError('mfa_method_not_allowed', `Step-up on this account accepts: ${methods.join(', ')}.`, { methods });
+  const proof = await checkProof(deps, p, input);
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    if (proof.assertion) await advanceCounter(tx, proof.assertion, now);
+    const renewed = await tx
+      .update(sessions)
+      .set({ authTime: now })
+      .where(and(eq(sessions.id, p.sessionId), isNull(sessions.revokedAt)))
+      .returning({ id: sessions.id });
+    if (!renewed.length) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
+    await deps.audit.record(tx, { action: 'auth.step_up', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'session', resourceId: p.sessionId, details: { method: proof.method } }, meta);
+  });
+  const accessToken = await deps.tokens.sign({ sub: p.userId, sid: p.sessionId, scope: p.scope, partnerId: p.partnerId, orgId: p.orgId, roleId: p.roleId, mfa: p.mfa, authTime: now });
+  return { accessToken, tokenType: 'Bearer' as const, expiresIn: deps.config.accessTokenTtl, authTime: now.toISOString() };
+}
+
+/**
+ * DELETE /auth/password: the account signs in with passkeys from now on. Needs a second-factor proof (a code or a
+ * passkey, never the password being removed) and a way back in: two passkeys, or a passkey and another factor.
+ * The organisation's allowed methods count: a factor the policy forbids is no way in.
+ */
+export async function removePassword(deps: Deps, p: Principal, input: ProofInput, meta: AuditRequestMeta): Promise<void> {
+  if (!deps.config.enable2fa) throw new AppError('last_sign_in_method', 'Passkeys are turned off on this service.');
+  if (input.password !== undefined) throw new AppError('validation_failed', 'Prove presence with a code or a passkey.', { details: { fieldErrors: { password: ['not accepted here'] }, formErrors: [] } });
+  const proof = await checkProof(deps, p, input);
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    // Serialises against a concurrent passkey deletion or factor change of the same account.
+    await tx.execute(sql`select id from users where id = ${p.userId} for update`);
+    const [user] = await tx.select().from(users).where(eq(users.id, p.userId));
+    if (!user?.passwordHash) throw new AppError('conflict', 'This account has no password.');
+    const keys = await tx.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, p.userId));
+    const allowed = p.security.allowedMfaMethods;
+    const passkeyCount = allowed.passkey ? keys.length : 0;
+    const otherFactor = !p.security.phishingResistantOnly && ((allowed.totp && Boolean(user.mfaSecret)) || (allowed.sms && user.mfaMethod === 'sms' && user.phoneVerified));
+    if (passkeyCount === 0 || (passkeyCount < 2 && !otherFactor)) throw new AppError('last_sign_in_method', undefined, { passkeys: passkeyCount, otherFactor });
+    if (proof.assertion) await advanceCounter(tx, proof.assertion, now);
+    await tx
+      .update(users)
+      .set({ passwordHash: null, passwordChangedAt: now, credentialVersion: sql`${users.credentialVersion} + 1`, updatedAt: now })
+      .where(eq(users.id, p.userId));
+    await tx.update(sessions).set({ authTime: now }).where(eq(sessions.id, p.sessionId));
+    await deps.audit.record(tx, { action: 'auth.password.remove', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { method: proof.method } }, meta);
+  });
+}

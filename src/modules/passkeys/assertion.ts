@@ -1,0 +1,94 @@
+// WebAuthn assertions outside the password sign-in: passwordless sign-in (discoverable credentials, empty
+// allowCredentials) and re-authentication of a signed-in user (step-up, removing the password). Each challenge is a
+// stored flow consumed on first use; user verification is required; the counter may never go backwards.
+import { and, eq } from 'drizzle-orm';
+import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/connect.js';
+import { passkeys } from '../../db/schema/index.js';
+import { AppError } from '../../http/errors.js';
+import { consumeFlow, createFlow } from '../auth/flows.js';
+
+export const ASSERTION_TTL_MS = 5 * 60 * 1000;
+
+/** passkey_login: nobody signed in yet; webauthn_reauth: the signed-in user proves presence again. */
+export type AssertionPurpose = 'passkey_login' | 'webauthn_reauth';
+type PasskeyRow = typeof passkeys.$inferSelect;
+
+export const relyingParty = (deps: Pick<Deps, 'config'>) => ({ rpID: new URL(deps.config.publicUrl).hostname, origin: deps.config.appUrl });
+
+export function challengeOf(clientDataJSON: unknown): string | null {
+  try {
+    const parsed = JSON.parse(Buffer.from(String(clientDataJSON), 'base64url').toString('utf8')) as { challenge?: unknown };
+    return typeof parsed.challenge === 'string' ? parsed.challenge : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Options for navigator.credentials.get(); for passwordless sign-in allowCredentials is empty (autofill). */
+export async function assertionOptions(deps: Deps, purpose: AssertionPurpose, userId: string | null) {
+  const keys = userId ? await deps.db.select().from(passkeys).where(eq(passkeys.userId, userId)) : [];
+  if (userId && keys.length === 0) throw new AppError('invalid_challenge', 'This account has no passkey.');
+  const options = await generateAuthenticationOptions({
+    rpID: relyingParty(deps).rpID,
+    allowCredentials: keys.map((k) => ({ id: k.credentialId, transports: k.transports as never })),
+    userVerification: 'required',
+    timeout: ASSERTION_TTL_MS,
+  });
+  await createFlow(deps.db, { kind: purpose, userId, data: { challenge: options.challenge }, ttlMs: ASSERTION_TTL_MS, now: deps.clock.now(), token: `${purpose}:${options.challenge}` });
+  return { options };
+}
+
+export interface VerifiedAssertion {
+  key: PasskeyRow;
+  newCounter: number;
+  backedUp: boolean;
+}
+
+/**
+ * Consumes the challenge, then checks the credential: registered (to `userId` when given), signed over this
+ * challenge, origin and RP id, user verified. Passwordless: the user handle must name the key's owner.
+ */
+export async function verifyAssertion(deps: Deps, purpose: AssertionPurpose, credential: AuthenticationResponseJSON, userId: string | null): Promise<VerifiedAssertion> {
+  const challenge = challengeOf(credential.response?.clientDataJSON);
+  const flow = challenge ? await consumeFlow(deps.db, purpose, `${purpose}:${challenge}`, deps.clock.now()) : null;
+  if (!flow || (userId !== null && flow.userId !== userId)) throw new AppError('invalid_challenge');
+  const [key] = await deps.db
+    .select()
+    .from(passkeys)
+    .where(and(eq(passkeys.credentialId, String(credential.id)), userId ? eq(passkeys.userId, userId) : undefined));
+  if (!key) throw new AppError('passkey_verification_failed', 'This passkey is not registered.');
+  if (purpose === 'passkey_login') {
+    const handle = credential.response?.userHandle;
+    if (!handle || Buffer.from(String(handle), 'base64url').toString('utf8') !== key.userId) {
+      throw new AppError('passkey_verification_failed', 'The passkey does not belong to the account it names.');
+    }
+  }
+  const { rpID, origin } = relyingParty(deps);
+  let result;
+  try {
+    result = await verifyAuthenticationResponse({
+      response: credential,
+      expectedChallenge: challenge!,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      credential: { id: key.credentialId, publicKey: new Uint8Array(Buffer.from(key.publicKey, 'base64url')), counter: key.counter, transports: key.transports as never },
+      requireUserVerification: true,
+    });
+  } catch (err) {
+    throw new AppError('passkey_verification_failed', `The passkey could not be verified: ${(err as Error).message}`);
+  }
+  if (!result.verified) throw new AppError('passkey_verification_failed');
+  return { key, newCounter: result.authenticationInfo.newCounter, backedUp: result.authenticationInfo.credentialBackedUp };
+}
+
+/** Compare-and-set on the counter: a cloned authenticator racing the real one cannot both pass. */
+export async function advanceCounter(tx: Executor, v: VerifiedAssertion, now: Date): Promise<void> {
+  const moved = await tx
+    .update(passkeys)
+    .set({ counter: v.newCounter, lastUsedAt: now, backedUp: v.backedUp })
+    .where(and(eq(passkeys.id, v.key.id), eq(passkeys.counter, v.key.counter)))
+    .returning({ id: passkeys.id });
+  if (!moved.length) throw new AppError('passkey_verification_failed', 'The signature counter did not advance.');
+}

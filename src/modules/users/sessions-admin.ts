@@ -1,0 +1,30 @@
+// An admin's view of a member's sessions: the member must be in the target scope, within the caller's ceiling
+// and site scope, as for the other /users/:id actions.
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/connect.js';
+import type { Principal } from '../../http/context.js';
+import { notFound } from '../../http/errors.js';
+import type { AuditRequestMeta } from '../audit/writer.js';
+import { endMemberSession, listMemberSessions } from '../auth/session-list.js';
+import type { TargetScope } from '../tenants/scope.js';
+import { assertTargetWithinCeiling, assertWithinSiteScope } from './guards.js';
+import { findMember } from './membership-repo.js';
+
+async function administrableMember(db: Executor, caller: Principal, target: TargetScope, userId: string) {
+  const member = await findMember(db, target, userId);
+  if (!member) throw notFound('user');
+  await assertTargetWithinCeiling(db, caller, member.roleId);
+  assertWithinSiteScope(caller, member);
+}
+
+export async function memberSessions(deps: Deps, caller: Principal, target: TargetScope, userId: string) {
+  await administrableMember(deps.db, caller, target, userId);
+  return listMemberSessions(deps, target, userId);
+}
+
+export async function endMemberSessionAsAdmin(deps: Deps, caller: Principal, target: TargetScope, userId: string, sessionId: string, meta: AuditRequestMeta) {
+  await deps.db.transaction(async (tx) => {
+    await administrableMember(tx, caller, target, userId);
+    await endMemberSession(deps, caller, target, userId, sessionId, meta, tx);
+  });
+}
