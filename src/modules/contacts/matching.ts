@@ -1,5 +1,7 @@
 // In-memory indexes of an organisation's contacts for one import: exact keys (externalId, previousId) and
 // fuzzy ones (normalised email, similar names). Rows created earlier in the same file are indexed too.
+// Every lookup is a hash-map probe: the name comparison runs only inside small blocking buckets whose size is
+// capped, so the cost per row is bounded whatever the data (20,000 rows with one last name included).
 import { distance } from 'fastest-levenshtein';
 
 export interface ContactLike {
@@ -19,7 +21,7 @@ export function normaliseEmail(email: string): string {
   return `${d === 'gmail.com' ? base.replace(/\./g, '') : base}@${d}`;
 }
 
-const norm = (s: string | null) =>
+export const normaliseName = (s: string | null) =>
   (s ?? '')
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -32,31 +34,74 @@ export interface FuzzyMatch {
   score: number;
 }
 
+/** Most contacts a blocking bucket keeps; a lookup compares at most 2 × 5 × BUCKET_CAP first names. */
+export const BUCKET_CAP = 32;
+const MAX_EDITS = 2;
+const MIN_SCORE = 0.6;
+
+interface Entry {
+  c: ContactLike;
+  first: string;
+}
+
+/**
+ * Blocking keys of a name: same last name and first-name length, plus the first two or the last two letters of the
+ * first name. Two first names within two edits of each other share at least one of them unless both ends were
+ * edited; that rare pair is not held back (it is imported as a new contact, as an unrelated name would be).
+ */
+function blockKeys(last: string, first: string, length = first.length): [string, string] {
+  return [`${last}\u0001<${first.slice(0, 2)}\u0001${length}`, `${last}\u0001>${first.slice(-2)}\u0001${length}`];
+}
+
 export class ContactIndex {
   private readonly byExternal = new Map<string, ContactLike>();
   private readonly byPrevious = new Map<string, ContactLike>();
   private readonly byEmail = new Map<string, ContactLike>();
-  private readonly byLastName = new Map<string, ContactLike[]>();
+  private readonly byName = new Map<string, ContactLike>();
+  private readonly buckets = new Map<string, Entry[]>();
 
-  constructor(rows: ContactLike[]) {
+  constructor(rows: Iterable<ContactLike> = []) {
     for (const r of rows) this.add(r);
   }
 
   add(c: ContactLike): void {
     if (c.externalId) this.byExternal.set(c.externalId, c);
     if (c.previousId) this.byPrevious.set(c.previousId, c);
-    if (c.email) this.byEmail.set(normaliseEmail(c.email), c);
-    const last = norm(c.lastName);
-    if (last) this.byLastName.set(last, [...(this.byLastName.get(last) ?? []), c]);
+    if (c.email) {
+      const key = normaliseEmail(c.email);
+      if (!this.byEmail.has(key)) this.byEmail.set(key, c);
+    }
+    const last = normaliseName(c.lastName);
+    const first = normaliseName(c.firstName);
+    if (!last || !first) return;
+    const nameKey = `${last}\u0001${first}`;
+    if (!this.byName.has(nameKey)) this.byName.set(nameKey, c);
+    for (const key of blockKeys(last, first)) {
+      const bucket = this.buckets.get(key);
+      if (!bucket) this.buckets.set(key, [{ c, first }]);
+      else if (bucket.length < BUCKET_CAP) bucket.push({ c, first });
+    }
   }
 
   /** Replaces the indexed copy after an update. */
   replace(before: ContactLike, after: ContactLike): void {
-    if (before.externalId) this.byExternal.delete(before.externalId);
-    if (before.previousId) this.byPrevious.delete(before.previousId);
-    if (before.email) this.byEmail.delete(normaliseEmail(before.email));
-    const last = norm(before.lastName);
-    if (last) this.byLastName.set(last, (this.byLastName.get(last) ?? []).filter((c) => c.id !== before.id));
+    if (before.externalId && this.byExternal.get(before.externalId) === before) this.byExternal.delete(before.externalId);
+    if (before.previousId && this.byPrevious.get(before.previousId) === before) this.byPrevious.delete(before.previousId);
+    if (before.email) {
+      const key = normaliseEmail(before.email);
+      if (this.byEmail.get(key) === before) this.byEmail.delete(key);
+    }
+    const last = normaliseName(before.lastName);
+    const first = normaliseName(before.firstName);
+    if (last && first) {
+      const nameKey = `${last}\u0001${first}`;
+      if (this.byName.get(nameKey) === before) this.byName.delete(nameKey);
+      for (const key of blockKeys(last, first)) {
+        const bucket = this.buckets.get(key);
+        const at = bucket?.findIndex((e) => e.c === before) ?? -1;
+        if (at >= 0) bucket!.splice(at, 1);
+      }
+    }
     this.add(after);
   }
 
@@ -70,17 +115,21 @@ export class ContactIndex {
       const hit = this.byEmail.get(normaliseEmail(row.email));
       if (hit) return { contactId: hit.id, reason: 'email', score: 1 };
     }
-    const last = norm(row.lastName);
-    const first = norm(row.firstName);
+    const last = normaliseName(row.lastName);
+    const first = normaliseName(row.firstName);
     if (!last || !first) return null;
-    let best: FuzzyMatch | null = null;
-    for (const c of this.byLastName.get(last) ?? []) {
-      const other = norm(c.firstName);
-      if (!other) continue;
-      const d = distance(first, other);
-      const score = 1 - d / Math.max(first.length, other.length);
-      if (d <= 2 && score >= 0.6 && (!best || score > best.score)) best = { contactId: c.id, reason: 'name', score: Math.round(score * 100) / 100 };
+    const same = this.byName.get(`${last}\u0001${first}`);
+    if (same) return { contactId: same.id, reason: 'name', score: 1 };
+    let best: { c: ContactLike; score: number } | null = null;
+    for (let length = Math.max(1, first.length - MAX_EDITS); length <= first.length + MAX_EDITS; length++) {
+      for (const key of blockKeys(last, first, length)) {
+        for (const e of this.buckets.get(key) ?? []) {
+          const d = distance(first, e.first);
+          const score = 1 - d / Math.max(first.length, e.first.length);
+          if (d <= MAX_EDITS && score >= MIN_SCORE && (!best || score > best.score)) best = { c: e.c, score };
+        }
+      }
     }
-    return best;
+    return best && { contactId: best.c.id, reason: 'name', score: Math.round(best.score * 100) / 100 };
   }
 }
