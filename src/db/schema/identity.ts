@@ -208,6 +208,8 @@ export const sessionRotatedTokens = pgTable(
       .notNull()
       .references(() => sessions.id, { onDelete: 'cascade' }),
     rotatedAt: timestamp('rotated_at', { withTimezone: true }).notNull().defaultNow(),
+    /** SHA-256 of the winning request's address and user agent: a twin from the same client lost a race. */
+    rotatedBy: text('rotated_by'),
   },
   (t) => [index('session_rotated_tokens_session_idx').on(t.sessionId)],
 );

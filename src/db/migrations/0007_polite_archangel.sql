@@ -1,0 +1,1 @@
+ALTER TABLE "session_rotated_tokens" ADD COLUMN "rotated_by" text;
