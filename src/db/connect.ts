@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, openSync, closeSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -17,7 +17,15 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 /** Either: repositories take whichever they are given, so services decide the transaction boundary. */
 export type Executor = Db | Tx;
 
-export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+/** Beside this file in src/db, or dist/migrations (copied by the build) when running compiled. */
+function findMigrations(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const dir of [join(here, 'migrations'), join(here, '..', 'migrations')]) {
+    if (existsSync(join(dir, 'meta', '_journal.json'))) return dir;
+  }
+  return join(here, 'migrations');
+}
+export const MIGRATIONS_DIR = findMigrations();
 
 export interface Database {
   db: Db;
@@ -25,6 +33,8 @@ export interface Database {
   ping(): Promise<void>;
   /** Applies the committed migrations. */
   migrate(): Promise<void>;
+  /** Connection pool occupancy (PostgreSQL only). */
+  poolStats?(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -63,10 +73,31 @@ function isAlive(pid: number): boolean {
   }
 }
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * PGlite answers a query inside the calling thread and resolves it through promise jobs only: a request's chain of
+ * queries never gives the event loop an I/O turn, so concurrent requests are not even read until it has finished.
+ * On PostgreSQL every query is a socket round trip and they are read at once. Two tabs refreshing the same token
+ * then looked like a replay on PGlite (the twin was read after the winner's answer was ready) and killed the
+ * session. Each statement and each transaction first gives the loop one turn, as a round trip to a server does.
+ */
+function yieldBeforeEachStatement(client: PGlite): void {
+  const query = client.query.bind(client);
+  const exec = client.exec.bind(client);
+  const transaction = client.transaction.bind(client);
+  Object.assign(client, {
+    query: async (...args: Parameters<typeof query>) => (await nextTurn(), query(...args)),
+    exec: async (...args: Parameters<typeof exec>) => (await nextTurn(), exec(...args)),
+    transaction: async (...args: Parameters<typeof transaction>) => (await nextTurn(), transaction(...args)),
+  });
+}
+
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
   const unlock = dataDir ? lockDataDir(dataDir) : () => {};
   try {
     const client = await PGlite.create(dataDir ? join(dataDir, 'pg') : undefined);
+    yieldBeforeEachStatement(client);
     const db = drizzlePglite(client, { schema }) as unknown as Db;
     return {
       db,
@@ -92,6 +123,7 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
     db,
     kind: 'postgres',
     ping: async () => void (await pool.query('select 1')),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     // Several instances starting at once serialise on an advisory lock held by one dedicated connection.
     migrate: async () => {
       const client = await pool.connect();

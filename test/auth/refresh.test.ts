@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessions } from '../../src/db/schema/index.js';
@@ -113,7 +114,7 @@ describe('replaying a rotated refresh token revokes the whole session', () => {
     expect((await refresh(victim)).status).toBe(200); // the legitimate client rotates first
     expect((await victim.me()).status).toBe(200);
 
-    const attacker = await refresh(clientWithRefreshToken(t, stolen));
+    const attacker = await refresh(clientWithRefreshToken(t, stolen), { 'user-agent': 'thief/1.0' });
     expect(attacker.status).toBe(401);
     expect(attacker.headers.getSetCookie().some((c) => c.startsWith(`${REFRESH_COOKIE}=`) && !/max-age=0|expires=thu, 01 jan 1970/i.test(c))).toBe(false);
 
@@ -137,10 +138,31 @@ describe('replaying a rotated refresh token revokes the whole session', () => {
     const b = await signIn(t, user.email);
     const stolen = a.refreshToken;
     expect((await refresh(a)).status).toBe(200);
-    expect((await refresh(clientWithRefreshToken(t, stolen))).status).toBe(401);
+    expect((await refresh(clientWithRefreshToken(t, stolen), { 'user-agent': 'thief/1.0' })).status).toBe(401);
     expect((await a.me()).status).toBe(401);
     expect((await b.me()).status).toBe(200);
     expect((await refresh(b)).status).toBe(200);
+  });
+});
+
+describe('the same client presenting its rotated token again', () => {
+  it('within 10 s of the answer it is a lost race (401, session kept); later it is a replay (session revoked)', async () => {
+    const { user } = await orgMember(t);
+    const api = await signIn(t, user.email);
+    const sid = String(claimsOf(api.token!).sid);
+    const first = api.refreshToken;
+    expect((await refresh(api)).status).toBe(200);
+    const twin = await refresh(clientWithRefreshToken(t, first));
+    expect(twin.status).toBe(401);
+    expect((await api.me()).status).toBe(200);
+    expect(await auditOf(t, 'auth.refresh.reuse_detected', user.id)).toHaveLength(0);
+    await withClock(async (advance) => {
+      advance(11_000);
+      expect((await refresh(clientWithRefreshToken(t, first))).status).toBe(401);
+    });
+    const [row] = await t.deps.db.select().from(sessions).where(eq(sessions.id, sid));
+    expect(row).toMatchObject({ revokeReason: 'refresh_reuse' });
+    expect((await refresh(api)).status).toBe(401);
   });
 });
 
@@ -183,6 +205,75 @@ describe('two concurrent refreshes with one token: exactly one succeeds', () => 
     expect((await refresh(clientWithRefreshToken(t, won.refreshToken))).status).toBe(200);
     expect(await auditOf(t, 'auth.refresh.reuse_detected', user.id)).toHaveLength(0);
   });
+});
+
+/**
+ * Sends `n` refreshes with one token over `n` TCP connections that are all open before the first byte is written,
+ * then writes every request in the same tick: the server has all of them before it can answer any. (Fresh
+ * connections from one client are set up ~10 ms apart here, so requests that open their own connection arrive
+ * spread over half a second: that is a sequence, and a late twin is indistinguishable from a replay.)
+ */
+async function concurrentRefreshes(refreshToken: string, n: number) {
+  const { port } = new URL(t.baseUrl);
+  const sockets = await Promise.all(
+    Array.from({ length: n }, () => new Promise<Socket>((resolve, reject) => {
+      const s = connect(Number(port), '127.0.0.1', () => resolve(s));
+      s.once('error', reject);
+    })),
+  );
+  const csrf = 'c'.repeat(32);
+  const request = [
+    'POST /api/v1/auth/refresh HTTP/1.1',
+    `Host: localhost:${port}`,
+    `Cookie: ${REFRESH_COOKIE}=${refreshToken}; ${CSRF_COOKIE}=${csrf}`,
+    `x-service-csrf: ${csrf}`,
+    'Content-Length: 0',
+    'Connection: close',
+    '',
+    '',
+  ].join('\r\n');
+  const answers = sockets.map(
+    (s) => new Promise<string>((resolve, reject) => {
+      let raw = '';
+      s.setEncoding('utf8');
+      s.on('data', (chunk: string) => (raw += chunk));
+      s.once('end', () => resolve(raw));
+      s.once('error', reject);
+    }),
+  );
+  for (const s of sockets) s.write(request);
+  return (await Promise.all(answers)).map((raw) => {
+    const [head, body] = raw.split('\r\n\r\n', 2) as [string, string];
+    const refreshCookie = /^set-cookie: service_refresh_token=([^;]*)/im.exec(head)?.[1];
+    const chunked = /^transfer-encoding: chunked/im.test(head);
+    const json = chunked ? body.split('\r\n').filter((_, i) => i % 2 === 1).join('') : body;
+    return { status: Number(head.split(' ')[1]), body: JSON.parse(json) as { accessToken?: string; code?: string }, refreshCookie };
+  });
+}
+
+describe('concurrent refreshes with one token on either database: one wins and the winner\'s session lives on', () => {
+  for (const [n, rounds] of [[2, 6], [10, 4], [50, 3]] as const) {
+    it(`${n} simultaneous refreshes, ${rounds} times: exactly one 200, the rest 401, the new pair works, no reuse revocation`, async () => {
+      for (let round = 0; round < rounds; round++) {
+        const { user } = await orgMember(t);
+        const api = await signIn(t, user.email);
+        const sid = String(claimsOf(api.token!).sid);
+        const results = await concurrentRefreshes(api.refreshToken, n);
+        const winners = results.filter((r) => r.status === 200);
+        expect(winners, `round ${round}`).toHaveLength(1);
+        expect(results.filter((r) => r.status === 401 && r.body.code === 'invalid_refresh_token')).toHaveLength(n - 1);
+        const won = winners[0]!;
+        expect(won.refreshCookie).toBeTruthy();
+        expect((await t.client().withToken(won.body.accessToken!).me()).status, `round ${round}: the new access token`).toBe(200);
+        const next = await refresh(clientWithRefreshToken(t, won.refreshCookie!));
+        expect(next.status, `round ${round}: the new refresh token`).toBe(200);
+        expect((await t.client().withToken(next.body.accessToken).me()).status).toBe(200);
+        const [row] = await t.deps.db.select().from(sessions).where(eq(sessions.id, sid));
+        expect(row!.revokedAt).toBeNull();
+        expect(await auditOf(t, 'auth.refresh.reuse_detected', user.id)).toHaveLength(0);
+      }
+    }, 60_000);
+  }
 });
 
 describe('a session lives at most 30 days from sign-in', () => {

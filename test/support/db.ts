@@ -1,7 +1,7 @@
 // A fresh, migrated database per test file: a copy of a PGlite template directory, or (DATABASE_URL set)
 // a PostgreSQL database cloned from a migrated template database.
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -51,11 +51,20 @@ export async function prepareTemplate(): Promise<void> {
   }
   const dir = pgliteTemplateDir();
   if (existsSync(join(dir, 'ready'))) return;
-  rmSync(dir, { recursive: true, force: true });
-  const db = await openPglite(dir);
+  // Built aside and renamed into place: two runs starting at once must not write one PGlite directory together
+  // (that silently corrupts it, and every copy then aborts on open).
+  const building = `${dir}.build-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const db = await openPglite(building);
   await db.migrate();
   await db.close();
-  writeFileSync(join(dir, 'ready'), new Date().toISOString()); // marks the template complete
+  writeFileSync(join(building, 'ready'), new Date().toISOString()); // marks the template complete
+  if (existsSync(join(dir, 'ready'))) return void rmSync(building, { recursive: true, force: true }); // another run won
+  rmSync(dir, { recursive: true, force: true });
+  try {
+    renameSync(building, dir);
+  } catch {
+    rmSync(building, { recursive: true, force: true });
+  }
 }
 
 export interface TestDatabase {

@@ -12,6 +12,16 @@ import type { IssuedSession } from './token-response.js';
 
 /** How long a rotation counts as in flight when its answer never went out (see markRotationDelivered). */
 const ROTATION_IN_FLIGHT_MS = 30_000;
+/**
+ * After the answer went out, the rotated token presented again by the same client (address and user agent of the
+ * winner) within this window is a twin that lost the race, not a replay: it is refused without ending the session.
+ * When a request is read depends on scheduling (new connections, a busy event loop, PGlite running one query at a
+ * time), not on when the client sent it; this makes the outcome the same on both databases.
+ */
+const SAME_CLIENT_RACE_MS = 10_000;
+
+/** Who presented a refresh token: two tabs of one browser share it, a thief's client does not. */
+const clientOf = (meta: AuditRequestMeta) => sha256(`${meta.ip ?? ''}\n${meta.userAgent ?? ''}`);
 
 /**
  * Rotates the session's refresh token. The UPDATE matches the presented token's hash, so of two concurrent
@@ -44,12 +54,13 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
     const session = rotated[0];
     if (session) {
       // In flight until the answer is ready: a twin request arriving meanwhile lost a race, it is no replay.
-      await tx.insert(sessionRotatedTokens).values({ tokenHash: oldHash, sessionId: session.id, rotatedAt: new Date(now.getTime() + ROTATION_IN_FLIGHT_MS) });
+      await tx.insert(sessionRotatedTokens).values({ tokenHash: oldHash, sessionId: session.id, rotatedAt: new Date(now.getTime() + ROTATION_IN_FLIGHT_MS), rotatedBy: clientOf(meta) });
       return { kind: 'ok' as const, session };
     }
     const [reused] = await tx.select().from(sessionRotatedTokens).where(eq(sessionRotatedTokens.tokenHash, oldHash)).limit(1);
     if (!reused) return { kind: 'invalid' as const };
     if (arrivedAt <= reused.rotatedAt.getTime()) return { kind: 'raced' as const };
+    if (reused.rotatedBy === clientOf(meta) && arrivedAt - reused.rotatedAt.getTime() <= SAME_CLIENT_RACE_MS) return { kind: 'raced' as const };
     const [victim] = await tx
       .update(sessions)
       .set({ revokedAt: now, revokeReason: 'refresh_reuse' })
