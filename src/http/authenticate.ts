@@ -1,13 +1,16 @@
 // The session liveness check, tenant context and Force-MFA gate, run on every protected request.
 import { sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { decodeJwt } from 'jose';
 import type { Db } from '../db/connect.js';
+import { preparedStatement, uuidArg } from '../db/prepared.js';
 import type { RoleCache } from '../modules/roles/resolver.js';
 import type { TokenService } from '../modules/auth/tokens.js';
 import { effectiveSecurity, allowedMethodList, phishingResistant } from '../modules/tenants/settings.js';
 import type { Clock } from '../platform/clock.js';
 import type { Principal } from './context.js';
 import { AppError } from './errors.js';
+import { VerifiedTokenCache } from './token-cache.js';
 
 interface SessionRow {
   session_id: string;
@@ -37,6 +40,13 @@ interface SessionRow {
   org_partner_id: string | null;
   org_partner_settings: unknown;
   epoch: number | string;
+  user_name: string;
+  avatar_url: string | null;
+  mfa_method: 'totp' | 'sms' | 'passkey' | null;
+  phone_verified: boolean;
+  phone_last4: string | null;
+  last_login_at: Date | string | null;
+  user_created_at: Date | string;
 }
 
 /** node-postgres and PGlite both return uuid[] as arrays; parse the text form defensively. */
@@ -66,27 +76,38 @@ async function touchSession(db: Db, sid: string, now: number) {
   await db.execute(sql`update sessions set last_used_at = ${at} where id = ${sid} and (last_used_at is null or last_used_at <= ${before})`);
 }
 
+/**
+ * The one statement of an authenticated request: session, user (profile fields, never the password hash, TOTP secret
+ * or recovery codes), membership, tenant settings and the authz epoch. Prepared by name on both databases, so it is
+ * parsed and planned once per connection instead of on every request.
+ */
+const livenessStatement = preparedStatement<SessionRow, [string, string]>(
+  'gh_liveness',
+  `select s.id as session_id, u.id as user_id, u.email, u.status as user_status, u.mfa_enabled, s.mfa as session_mfa,
+          u.name as user_name, u.avatar_url, u.mfa_method, u.phone_verified, right(u.phone_number, 4) as phone_last4,
+          u.last_login_at, u.created_at as user_created_at,
+          s.scope, s.partner_id, s.org_id, s.revoked_at, s.expires_at, s.absolute_expires_at,
+          s.auth_time, s.last_used_at, s.method as session_method,
+          exists (select 1 from passkeys k where k.user_id = s.user_id) as has_passkey,
+          pu.role_id as pu_role_id, pu.org_access, pu.org_ids as pu_org_ids,
+          ou.role_id as ou_role_id, ou.site_ids, ou.device_group_ids,
+          p.settings as partner_settings, o.settings as org_settings, o.partner_id as org_partner_id,
+          op.settings as org_partner_settings,
+          (select epoch from authz_state where id = 1) as epoch
+   from sessions s
+   join users u on u.id = s.user_id
+   left join partner_users pu on s.scope = 'partner' and pu.partner_id = s.partner_id and pu.user_id = s.user_id
+   left join organization_users ou on s.scope = 'organization' and ou.org_id = s.org_id and ou.user_id = s.user_id
+   left join partners p on p.id = s.partner_id
+   left join organizations o on o.id = s.org_id
+   left join partners op on op.id = o.partner_id
+   where s.id = $1 and s.user_id = $2`,
+  [uuidArg, uuidArg],
+);
+
 /** Loads the live principal for a verified token, or null when the session, user or membership is gone. */
 export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: string): Promise<Principal | null> {
-  const result = await deps.db.execute(sql`
-    select s.id as session_id, u.id as user_id, u.email, u.status as user_status, u.mfa_enabled, s.mfa as session_mfa,
-           s.scope, s.partner_id, s.org_id, s.revoked_at, s.expires_at, s.absolute_expires_at,
-           s.auth_time, s.last_used_at, s.method as session_method,
-           exists (select 1 from passkeys k where k.user_id = s.user_id) as has_passkey,
-           pu.role_id as pu_role_id, pu.org_access, pu.org_ids as pu_org_ids,
-           ou.role_id as ou_role_id, ou.site_ids, ou.device_group_ids,
-           p.settings as partner_settings, o.settings as org_settings, o.partner_id as org_partner_id,
-           op.settings as org_partner_settings,
-           (select epoch from authz_state where id = 1) as epoch
-    from sessions s
-    join users u on u.id = s.user_id
-    left join partner_users pu on s.scope = 'partner' and pu.partner_id = s.partner_id and pu.user_id = s.user_id
-    left join organization_users ou on s.scope = 'organization' and ou.org_id = s.org_id and ou.user_id = s.user_id
-    left join partners p on p.id = s.partner_id
-    left join organizations o on o.id = s.org_id
-    left join partners op on op.id = o.partner_id
-    where s.id = ${sid} and s.user_id = ${sub}`);
-  const row = (result as unknown as { rows: SessionRow[] }).rows[0];
+  const row = (await livenessStatement(deps.db, sid, sub))?.[0];
   if (!row) return null;
   const now = deps.clock.now().getTime();
   if (row.revoked_at) return null;
@@ -131,6 +152,16 @@ export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: st
     mfaEnrollmentRequired: deps.enable2fa && policyRequiresMfa && !factorEnrolled,
     mfaStepUpWaived: !deps.enable2fa,
     authTime: row.auth_time ? new Date(row.auth_time) : null,
+    user: {
+      name: row.user_name,
+      avatarUrl: row.avatar_url,
+      status: row.user_status as 'active',
+      mfaMethod: row.mfa_method,
+      phoneVerified: row.phone_verified,
+      phoneLast4: row.phone_last4,
+      lastLoginAt: row.last_login_at ? new Date(row.last_login_at) : null,
+      createdAt: new Date(row.user_created_at),
+    },
   };
 }
 
@@ -147,12 +178,19 @@ export interface AuthenticateOptions {
 }
 
 export function makeAuthenticate(deps: AuthenticateDeps) {
+  // Signatures are checked once per token, not per request; liveness below is still read on every request.
+  const verified = new VerifiedTokenCache();
   return (opts: AuthenticateOptions = {}) =>
     async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
       const token = bearerToken(req);
       if (!token) throw new AppError('unauthenticated');
-      const claims = await deps.tokens.verify(token);
-      if (!claims) throw new AppError('unauthenticated', 'The access token is invalid or has expired.');
+      let claims = verified.get(token, deps.clock.now().getTime());
+      if (!claims) {
+        claims = await deps.tokens.verify(token);
+        if (!claims) throw new AppError('unauthenticated', 'The access token is invalid or has expired.');
+        const { exp } = decodeJwt(token);
+        if (typeof exp === 'number') verified.set(token, claims, exp);
+      }
       const principal = await loadPrincipal(deps, claims.sub, claims.sid);
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;

@@ -27,6 +27,20 @@ export interface Principal {
   authTime: Date | null;
   /** ENABLE_2FA=false: no session can verify a second factor, so step-up (requireMfa) cannot be asked for. */
   mfaStepUpWaived: boolean;
+  /** The caller's profile fields, read with the session check (GET /users/me answers from them, no second query). */
+  user?: PrincipalUser;
+}
+
+/** Profile fields of the user read by the per-request session check; never a secret (hash, TOTP secret, codes). */
+export interface PrincipalUser {
+  name: string;
+  avatarUrl: string | null;
+  status: 'active' | 'invited' | 'disabled';
+  mfaMethod: 'totp' | 'sms' | 'passkey' | null;
+  phoneVerified: boolean;
+  phoneLast4: string | null;
+  lastLoginAt: Date | null;
+  createdAt: Date;
 }
 
 export interface RequestMeta {

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { principalOf } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
-import { loadProfile } from '../users/profile.js';
+import { currentProfile } from '../users/profile.js';
 import { userProfile } from '../users/schemas.js';
 import { clearSessionCookies } from './cookies.js';
 import { switchContext } from './invites.js';
@@ -35,7 +35,7 @@ export function authAccountRoutes(deps: Deps) {
     r.get(
       '/auth/me',
       { onRequest: [pending], schema: { tags: ['auth'], summary: 'Current user, MFA and phone status', response: { 200: userProfile, ...authErrors } } },
-      async (req) => loadProfile(deps.db, principalOf(req)),
+      async (req) => currentProfile(deps.db, principalOf(req)),
     );
 
     r.post(

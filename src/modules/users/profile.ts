@@ -29,6 +29,30 @@ export function toProfile(user: UserRow, ctx: Pick<Principal, 'scope' | 'partner
   };
 }
 
+/** GET /users/me and /auth/me: answered from the row the session check read for this request (one statement). */
+export async function currentProfile(db: Executor, principal: Principal): Promise<UserProfile> {
+  const u = principal.user;
+  if (!u) return loadProfile(db, principal);
+  return {
+    id: principal.userId,
+    email: principal.email,
+    name: u.name,
+    avatarUrl: u.avatarUrl,
+    status: u.status,
+    mfaEnabled: principal.mfaEnabled,
+    mfaMethod: u.mfaMethod,
+    phoneVerified: u.phoneVerified,
+    phoneLast4: u.phoneLast4,
+    lastLoginAt: u.lastLoginAt?.toISOString() ?? null,
+    createdAt: u.createdAt.toISOString(),
+    scope: principal.scope,
+    partnerId: principal.partnerId,
+    orgId: principal.orgId,
+    roleId: principal.roleId,
+    permissions: [...principal.permissions].sort(),
+  };
+}
+
 export async function loadProfile(db: Executor, principal: Principal): Promise<UserProfile> {
   const [user] = await db.select().from(users).where(eq(users.id, principal.userId)).limit(1);
   if (!user) throw notFound('user');

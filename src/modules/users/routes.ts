@@ -5,7 +5,7 @@ import { principalOf } from '../../http/guards.js';
 import { authErrors, errors } from '../../http/schemas.js';
 import { metaOf } from '../../http/meta.js';
 import { updateOwnProfile } from './profile-service.js';
-import { loadProfile } from './profile.js';
+import { currentProfile } from './profile.js';
 import { updateOwnProfileBody, userProfile } from './schemas.js';
 
 /** Account surface: the caller's own profile. Reachable while Force MFA holds the account. */
@@ -15,7 +15,7 @@ export function userAccountRoutes(deps: Deps) {
     const pending = deps.authenticate({ allowPendingMfaEnrollment: true });
 
     r.get('/users/me', { onRequest: [pending], schema: { tags: ['users'], response: { 200: userProfile, ...authErrors } } }, async (req) =>
-      loadProfile(deps.db, principalOf(req)),
+      currentProfile(deps.db, principalOf(req)),
     );
 
     r.patch(

@@ -1,0 +1,227 @@
+/**
+ * P1 hot path: authenticated GET /api/v1/users/me against raw node:http (a JSON hello world) in the same run.
+ *
+ *   npx tsx bench/hot-path.ts [--duration=8] [--warmup=2] [--connections=20] [--profile] [--db=pglite,postgres]
+ *
+ * - PGlite always; PostgreSQL + Redis too when DATABASE_URL (and REDIS_URL) are set, or BENCH_DATABASE_URL /
+ *   BENCH_REDIS_URL. Each server is its own child process; the load generator (bench/framework/loadgen.ts,
+ *   autocannon) is another, never inside a server. With taskset the server is pinned to CPU 0 and the load
+ *   generator to CPU 1 (PostgreSQL and Redis float): the same for the ceiling and for the app.
+ * - --profile runs the app once more with the V8 CPU profiler (node:inspector, the same profiler as
+ *   `node --cpu-prof`, started after the fixtures so only the load is in it) and prints where its main thread spent its time.
+ * - The machine is shared with other people's test runs: absolute figures are noisy; the ratio to the ceiling
+ *   measured in the same run is the figure that counts.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { LoadgenConfig, LoadgenResult } from './framework/loadgen.js';
+import { renderProfile, summariseProfile } from './cpu-profile.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, '..');
+const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
+const QUIET = { otherOnServerCorePercent: 10, otherMachinePercent: 20, loadgenRunDelayPercent: 5 };
+
+export interface HotPathFigure {
+  db: string;
+  ceiling: LoadgenResult;
+  app: LoadgenResult;
+  ratio: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child: the app.
+
+async function serve(): Promise<void> {
+  const { prepareTemplate } = await import('../test/support/db.js');
+  const { startApp } = await import('../test/support/app.js');
+  const { addOrgMember, createOrg, createPartner, createUser, sessionFor } = await import('../test/support/fixtures.js');
+  const { ORG_ADMIN_ROLE_ID } = await import('../src/modules/roles/catalog.js');
+  await prepareTemplate();
+  const t = await startApp({ LOG_LEVEL: 'warn', RATE_LIMIT_API: '100000000/60', RATE_LIMIT_LOGIN: '100000000/60' });
+  const partner = await createPartner(t);
+  const org = await createOrg(t, partner.id);
+  const user = await createUser(t, { email: 'hot-path@example.test' });
+  await addOrgMember(t, { orgId: org.id, userId: user.id, roleId: ORG_ADMIN_ROLE_ID });
+  const session = await sessionFor(t, user.id, { scope: 'organization', orgId: org.id, partnerId: partner.id, roleId: ORG_ADMIN_ROLE_ID });
+  // Access tokens last 15 minutes: long enough for a run.
+  const res = await fetch(`${t.baseUrl}/api/v1/users/me`, { headers: { authorization: `Bearer ${session.accessToken}` } });
+  if (res.status !== 200) throw new Error(`GET /users/me answered ${res.status}: ${await res.text()}`);
+  // The profile covers the load only (warm-up included), not start-up and fixtures.
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  let profiler: import('node:inspector/promises').Session | null = null;
+  if (profileDir) {
+    const { Session } = await import('node:inspector/promises');
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
+  process.stdout.write(`READY ${JSON.stringify({ url: `${t.baseUrl}/api/v1/users/me`, token: session.accessToken })}\n`);
+  const stop = async () => {
+    if (profiler && profileDir) {
+      const { profile } = await profiler.post('Profiler.stop');
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(join(profileDir, 'app.cpuprofile'), JSON.stringify(profile));
+    }
+    await t.close().catch(() => {});
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent.
+
+function canPin(): boolean {
+  if (os.platform() !== 'linux' || os.availableParallelism() < 2) return false;
+  try {
+    execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function spawnNode(args: string[], cpu: number | null, env: NodeJS.ProcessEnv): ChildProcess {
+  const argv = [process.execPath, '--import', 'tsx', ...args];
+  if (cpu !== null) argv.unshift('taskset', '-c', String(cpu));
+  const [cmd, ...rest] = argv;
+  return spawn(cmd!, rest, { cwd: ROOT, env: { ...env, BENCH_EXIT_WITH_PARENT: '1' }, stdio: ['pipe', 'pipe', 'inherit'] });
+}
+
+function firstLine(child: ChildProcess, prefix: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => reject(new Error(`no "${prefix}" within ${timeoutMs} ms`)), timeoutMs);
+    child.once('exit', (code) => reject(new Error(`child exited (${code}) before "${prefix}"`)));
+    rl.on('line', (line) => {
+      if (!line.startsWith(prefix)) return;
+      clearTimeout(timer);
+      child.stdout!.resume();
+      resolve(line.slice(prefix.length).trim());
+    });
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function loadgen(config: LoadgenConfig, cpu: number | null): Promise<LoadgenResult> {
+  const child = spawnNode([join(HERE, 'framework/loadgen.ts'), JSON.stringify(config)], cpu, process.env);
+  let result: LoadgenResult | undefined;
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (line.startsWith('{')) result = JSON.parse(line) as LoadgenResult;
+  });
+  const [code] = (await once(child, 'close')) as [number | null];
+  if (code !== 0 || !result) throw new Error(`loadgen failed (${code})`);
+  return result;
+}
+
+interface Opts {
+  duration: number;
+  warmup: number;
+  connections: number;
+  pin: boolean;
+}
+
+async function measureCeiling(o: Opts): Promise<LoadgenResult> {
+  const { generateKeyPair, exportJWK } = await import('jose');
+  const { publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawnNode([join(HERE, 'framework/server-node.ts'), String(port)], o.pin ? 0 : null, {
+    ...process.env,
+    NODE_ENV: 'production',
+    BENCH_JWT_PUBLIC_JWK: JSON.stringify(await exportJWK(publicKey)),
+  });
+  try {
+    await firstLine(child, 'LISTENING', 20_000);
+    return await loadgen(
+      { url: `http://127.0.0.1:${port}/api/v1/hello`, connections: o.connections, warmupSeconds: o.warmup, durationSeconds: o.duration, headers: {}, serverPid: child.pid!, serverCore: o.pin ? 0 : null, quiet: QUIET },
+      o.pin ? 1 : null,
+    );
+  } finally {
+    await stop(child);
+  }
+}
+
+async function measureApp(o: Opts, env: NodeJS.ProcessEnv, profileDir: string | null): Promise<LoadgenResult> {
+  const child = spawnNode([fileURLToPath(import.meta.url), '--serve'], o.pin ? 0 : null, profileDir ? { ...env, BENCH_PROFILE_DIR: profileDir } : env);
+  try {
+    const ready = JSON.parse(await firstLine(child, 'READY', 120_000)) as { url: string; token: string };
+    return await loadgen(
+      { url: ready.url, connections: o.connections, warmupSeconds: o.warmup, durationSeconds: o.duration, headers: { authorization: `Bearer ${ready.token}` }, serverPid: child.pid!, serverCore: o.pin ? 0 : null, quiet: QUIET },
+      o.pin ? 1 : null,
+    );
+  } finally {
+    await stop(child);
+  }
+}
+
+export function databases(): { name: string; env: NodeJS.ProcessEnv }[] {
+  const base = { ...process.env };
+  delete base.DATABASE_URL;
+  delete base.REDIS_URL;
+  const pgUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
+  const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL;
+  const wanted = arg('db', 'pglite,postgres').split(',');
+  const out: { name: string; env: NodeJS.ProcessEnv }[] = [];
+  if (wanted.includes('postgres') && pgUrl) out.push({ name: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', env: { ...base, DATABASE_URL: pgUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
+  if (wanted.includes('pglite')) out.push({ name: 'PGlite', env: base });
+  return out;
+}
+
+const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+
+async function main(): Promise<void> {
+  const o: Opts = { duration: Number(arg('duration', '8')), warmup: Number(arg('warmup', '2')), connections: Number(arg('connections', '20')), pin: canPin() && !process.argv.includes('--no-pin') };
+  const profile = process.argv.includes('--profile');
+  const figures: HotPathFigure[] = [];
+  for (const { name, env } of databases()) {
+    process.stderr.write(`hot path · ${name}: ceiling (raw node:http) ... `);
+    const ceiling = await measureCeiling(o);
+    process.stderr.write(`${int(ceiling.all.reqPerSec)} req/s; app ... `);
+    const app = await measureApp(o, env, null);
+    process.stderr.write(`${int(app.all.reqPerSec)} req/s\n`);
+    figures.push({ db: name, ceiling, app, ratio: app.all.reqPerSec / ceiling.all.reqPerSec });
+    if (profile) {
+      const dir = mkdtempSync(join(tmpdir(), 'gh-prof-'));
+      await measureApp({ ...o, warmup: 1, duration: Math.min(o.duration, 6) }, env, dir);
+      const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+      if (file) console.log(`\n${renderProfile(`GET /users/me on ${name} (${join(dir, file)})`, summariseProfile(join(dir, file)))}\n`);
+    }
+  }
+  console.log(`\n## P1 hot path: authenticated GET /api/v1/users/me, ${o.connections} connections, ${o.duration} s (${os.availableParallelism()} cores, Node ${process.versions.node}${o.pin ? ', server on CPU 0, load generator on CPU 1' : ''})\n`);
+  console.log('| Database | Ceiling: raw node:http req/s | /users/me req/s | Ratio | p50 / p99 ms | non-2xx | Verdict (≥ 40 %, p99 ≤ 20 ms) |');
+  console.log('|---|---:|---:|---:|---:|---:|---|');
+  for (const f of figures) {
+    const met = f.ratio >= 0.4 && f.app.all.latencyP99Ms <= 20;
+    console.log(`| ${f.db} | ${int(f.ceiling.all.reqPerSec)} | ${int(f.app.all.reqPerSec)} | ${(f.ratio * 100).toFixed(1)} % | ${ms(f.app.all.latencyP50Ms)} / ${ms(f.app.all.latencyP99Ms)} | ${f.app.non2xx} | ${met ? 'met' : 'NOT met'} |`);
+  }
+  console.log('\nThe machine is shared: absolute req/s are noisy; the ratio to the ceiling measured in the same run is what counts.');
+}
+
+if (process.argv.includes('--serve')) {
+  serve().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
