@@ -23,6 +23,8 @@ export const ERROR_CATALOG = {
   invalid_reset_token: { status: 400, error: 'Bad Request', message: 'The reset link is invalid or has expired.' },
   invalid_report_token: { status: 400, error: 'Bad Request', message: 'The link is invalid, expired or already used.' },
   invalid_csv: { status: 400, error: 'Bad Request', message: 'The CSV could not be read.' },
+  json_too_deep: { status: 400, error: 'Bad Request', message: 'The JSON body is nested too deeply.' },
+  malformed_request: { status: 400, error: 'Bad Request', message: 'The request is not valid HTTP.' },
   // 401
   unauthenticated: { status: 401, error: 'Unauthorized', message: 'Authentication is required.' },
   invalid_mfa_code: { status: 401, error: 'Unauthorized', message: 'The verification code is not valid.' },
@@ -33,6 +35,7 @@ export const ERROR_CATALOG = {
   enrollment_key_expired: { status: 401, error: 'Unauthorized', message: 'The enrollment key has expired.' },
   enrollment_key_exhausted: { status: 401, error: 'Unauthorized', message: 'The enrollment key has been used up.' },
   invalid_agent_token: { status: 401, error: 'Unauthorized', message: 'The agent token is not valid.' },
+  invalid_setup_token: { status: 401, error: 'Unauthorized', message: 'The setup link is invalid, expired or already used; restart the service for a new one.' },
   // 403
   forbidden: { status: 403, error: 'Forbidden', message: 'You do not have permission to do this.' },
   tenant_context_required: { status: 403, error: 'Forbidden', message: 'Partner or organization context required.' },
@@ -53,17 +56,21 @@ export const ERROR_CATALOG = {
   // 404
   not_found: { status: 404, error: 'Not Found', message: 'The resource was not found.' },
   invite_invalid: { status: 404, error: 'Not Found', message: 'The invitation is invalid or has expired.' },
-  // 405 / 409 / 413 / 415
+  // 405 / 408 / 409 / 413 / 414 / 415 / 431
   method_not_allowed: { status: 405, error: 'Method Not Allowed', message: 'The method is not allowed on this resource.' },
+  request_timeout: { status: 408, error: 'Request Timeout', message: 'The request was not received in time.' },
   conflict: { status: 409, error: 'Conflict', message: 'The request conflicts with the current state.' },
   user_exists_in_scope: { status: 409, error: 'Conflict', message: 'User already exists in this scope.' },
   email_taken: { status: 409, error: 'Conflict', message: 'An account with this email already exists.' },
+  setup_completed: { status: 409, error: 'Conflict', message: 'Setup is complete: a partner already exists.' },
   slug_taken: { status: 409, error: 'Conflict', message: 'The slug is already in use.' },
   name_taken: { status: 409, error: 'Conflict', message: 'The name is already in use.' },
   mfa_already_enabled: { status: 409, error: 'Conflict', message: 'MFA is already enabled.' },
   resource_in_use: { status: 409, error: 'Conflict', message: 'The resource is still in use.' },
   payload_too_large: { status: 413, error: 'Payload Too Large', message: 'The request body is too large.' },
+  uri_too_long: { status: 414, error: 'URI Too Long', message: 'The request URL is too long.' },
   unsupported_media_type: { status: 415, error: 'Unsupported Media Type', message: 'The content type is not supported.' },
+  headers_too_large: { status: 431, error: 'Request Header Fields Too Large', message: 'The request headers are too large.' },
   // 428 / 429
   mfa_enrollment_required: { status: 428, error: 'Precondition Required', message: 'Your account must enrol a second factor before continuing.' },
   session_binding_required: { status: 428, error: 'Precondition Required', message: 'This action needs a browser session that can receive replacement credentials.' },
@@ -71,6 +78,7 @@ export const ERROR_CATALOG = {
   // 5xx
   internal_error: { status: 500, error: 'Internal Server Error', message: 'An unexpected error occurred.' },
   service_unavailable: { status: 503, error: 'Service Unavailable', message: 'The service is not ready.' },
+  console_not_built: { status: 503, error: 'Service Unavailable', message: 'The admin console is not built: run `npm run build:web`, then restart.' },
 } as const satisfies Record<string, { status: number; error: string; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

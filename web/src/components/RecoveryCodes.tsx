@@ -1,0 +1,40 @@
+import { Alert, Button, CopyButton, Group, SimpleGrid, Stack, Text } from '@mantine/core';
+
+/** Recovery codes, shown once: copy or download them now, they cannot be shown again. */
+export function RecoveryCodes({ codes }: { codes: string[] }) {
+  const text = `Gatehouse recovery codes (each works once)\n\n${codes.join('\n')}\n`;
+  const download = () => {
+    const url = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = 'gatehouse-recovery-codes.txt';
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  };
+  return (
+    <Stack gap="sm">
+      <Alert color="yellow" title="Save your recovery codes now">
+        Each code signs you in once if you lose your second factor. They are shown only this time.
+      </Alert>
+      <SimpleGrid cols={2} spacing={4} aria-label="Recovery codes" data-testid="recovery-codes">
+        {codes.map((c) => (
+          <Text key={c} ff="monospace" size="sm">
+            {c}
+          </Text>
+        ))}
+      </SimpleGrid>
+      <Group>
+        <CopyButton value={codes.join('\n')}>
+          {({ copied, copy }) => (
+            <Button variant="default" onClick={copy}>
+              {copied ? 'Copied' : 'Copy codes'}
+            </Button>
+          )}
+        </CopyButton>
+        <Button variant="default" onClick={download}>
+          Download codes
+        </Button>
+      </Group>
+    </Stack>
+  );
+}

@@ -1,0 +1,82 @@
+// The signed-in frame: navigation (pages load on demand) and the account menu.
+import { AppShell, Button, Group, NavLink, Text } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { lazy, Suspense } from 'react';
+import { Link, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
+import { api, call } from '../api/client';
+import { session } from '../api/session';
+import { Loading } from '../App';
+
+const Account = lazy(() => import('./account/Account'));
+
+export interface Me {
+  id: string;
+  email: string;
+  name: string | null;
+  scope: 'partner' | 'organization' | null;
+  partnerId: string | null;
+  orgId: string | null;
+  permissions: string[];
+  mfaEnabled: boolean;
+}
+
+export function useMe() {
+  return useQuery({ queryKey: ['me'], queryFn: async () => (await call(api.GET('/api/v1/auth/me'))) as unknown as Me });
+}
+
+/** `*:*` or the exact permission, or the resource's wildcard. */
+export function can(me: Me | undefined, perm: string) {
+  if (!me) return false;
+  const [res] = perm.split(':');
+  return me.permissions.some((p) => p === '*:*' || p === perm || p === `${res}:*`);
+}
+
+const NAV = [
+  { to: '/account', label: 'My account', perm: null },
+];
+
+export default function Shell() {
+  const me = useMe();
+  const loc = useLocation();
+  const navigate = useNavigate();
+  const logout = async () => {
+    await api.POST('/api/v1/auth/logout').catch(() => undefined);
+    session.clear();
+    navigate('/login', { replace: true });
+  };
+  const items = NAV.filter((n) => !n.perm || can(me.data, n.perm));
+  const home = items[0]?.to ?? '/account';
+  return (
+    <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 0 }} padding="md">
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between">
+          <Group gap="xs">
+            <img src="/favicon.svg" alt="" width={24} height={24} />
+            <Text fw={700}>Gatehouse</Text>
+          </Group>
+          <Group gap="sm">
+            <Text size="sm" c="dimmed" data-testid="whoami">
+              {me.data?.email}
+            </Text>
+            <Button variant="default" size="xs" onClick={() => void logout()}>
+              Sign out
+            </Button>
+          </Group>
+        </Group>
+      </AppShell.Header>
+      <AppShell.Navbar p="xs" component="nav" aria-label="Main">
+        {items.map((n) => (
+          <NavLink key={n.to} component={Link} to={n.to} label={n.label} active={loc.pathname.startsWith(n.to)} />
+        ))}
+      </AppShell.Navbar>
+      <AppShell.Main>
+        <Suspense fallback={<Loading />}>
+          <Routes>
+            <Route path="/account" element={<Account />} />
+            <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
+          </Routes>
+        </Suspense>
+      </AppShell.Main>
+    </AppShell>
+  );
+}
