@@ -21,7 +21,7 @@ interface Profile {
 
 const CATEGORIES: [string, RegExp][] = [
   ['pg driver (pg, pg-protocol, pg-types)', /node_modules\/(pg|pg-protocol|pg-types|pg-pool|postgres-[a-z]+|pgpass)\//],
-  ['PGlite (WASM PostgreSQL)', /@electric-sql\/pglite|\.wasm/],
+  ['PGlite (WASM PostgreSQL)', /@electric-sql\/pglite|\.wasm|^wasm:/],
   ['drizzle-orm', /drizzle-orm/],
   ['jose (EdDSA verification)', /node_modules\/jose\//],
   ['ioredis', /ioredis|redis-parser|denque|cluster-key-slot/],

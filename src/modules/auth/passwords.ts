@@ -1,4 +1,5 @@
 // Passwords: argon2id off the event loop (@node-rs/argon2 runs on libuv's pool), strength by zxcvbn.
+import { availableParallelism } from 'node:os';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import * as common from '@zxcvbn-ts/language-common';
@@ -13,19 +14,44 @@ export const MIN_SCORE = 3;
 /** OWASP's argon2id recommendation (19 MiB, 2 passes, 1 lane). */
 const ARGON2 = { algorithm: 2 as Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
-export const hashPassword = (password: string) => hash(password, ARGON2);
+/**
+ * At most this many argon2id computations run at once (one per core). libuv's pool has 4 threads: on a 2-core
+ * machine four 19 MiB hashes at once only take turns with each other and with the event loop, so a login storm
+ * stretched every other request. Beyond the cap, hashes wait in a FIFO queue (they are bounded upstream by the
+ * login rate limits).
+ */
+export const ARGON2_CONCURRENCY = Math.max(1, availableParallelism());
+let running = 0;
+const waiting: (() => void)[] = [];
+/** argon2id computations in progress and queued (for the cap's test and metrics). */
+export const argon2Load = () => ({ running, waiting: waiting.length });
+
+async function capped<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= ARGON2_CONCURRENCY) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running++;
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next) next(); // the slot passes straight to the next waiter
+    else running--;
+  }
+}
+
+export const hashPassword = (password: string) => capped(() => hash(password, ARGON2));
 
 /** A hash of a random password: verified against when there is no user, so failures take the same time. */
 let dummyHash: Promise<string> | null = null;
-const getDummyHash = () => (dummyHash ??= hash(`dummy-${Math.random()}-${Date.now()}`, ARGON2));
+const getDummyHash = () => (dummyHash ??= hashPassword(`dummy-${Math.random()}-${Date.now()}`));
 
 export async function verifyPassword(passwordHash: string | null | undefined, password: string): Promise<boolean> {
   if (!passwordHash) {
-    await verify(await getDummyHash(), password).catch(() => false);
+    const dummy = await getDummyHash();
+    await capped(() => verify(dummy, password)).catch(() => false);
     return false;
   }
   try {
-    return await verify(passwordHash, password);
+    return await capped(() => verify(passwordHash, password));
   } catch {
     return false;
   }
