@@ -41,6 +41,8 @@ export const organizations = pgTable(
   (t) => [
     uniqueIndex('organizations_partner_slug_key').on(t.partnerId, t.slug),
     index('organizations_partner_name_idx').on(t.partnerId, t.name),
+    // Keyset pages of GET /orgs (lower(name), id) within a partner: an index scan in page order (issue 15, P5).
+    index('organizations_partner_lname_id_idx').on(t.partnerId, sql`lower(${t.name})`, t.id),
     check('organizations_slug_format', sql`${t.slug} ~ '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$'`),
     check('organizations_name_nonblank', sql`length(btrim(${t.name})) > 0`),
   ],
@@ -105,6 +107,9 @@ export const devices = pgTable(
   (t) => [
     uniqueIndex('devices_agent_token_hash_key').on(t.agentTokenHash),
     index('devices_org_site_idx').on(t.orgId, t.siteId),
+    // Keyset pages of GET /devices (lower(hostname), id): per organisation, and across a partner's organisations.
+    index('devices_org_lhostname_id_idx').on(t.orgId, sql`lower(${t.hostname})`, t.id),
+    index('devices_lhostname_id_idx').on(sql`lower(${t.hostname})`, t.id),
   ],
 );
 
