@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
+import { installJsonDepthLimit, onClientError, refuseLongUrl } from './http/input-limits.js';
 import { refuseNulBytes, refuseUnexpectedBody } from './http/input-guards.js';
 import { assertStepUpRoutes, carriesStepUp } from './http/step-up.js';
 import { auditRoutes } from './modules/audit/routes.js';
@@ -50,6 +51,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     },
     forceCloseConnections: 'idle',
     frameworkErrors: onFrameworkError,
+    clientErrorHandler: onClientError,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
@@ -58,6 +60,8 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   app.decorateRequest('auth', null);
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  installJsonDepthLimit(app);
+  app.addHook('onRequest', refuseLongUrl);
   app.addHook('preValidation', refuseNulBytes);
   app.addHook('preValidation', refuseUnexpectedBody);
 

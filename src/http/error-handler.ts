@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { AppError } from './errors.js';
+import { MAX_URL_LENGTH } from './input-limits.js';
+import { methodTable } from './method-not-allowed.js';
 
 interface FieldErrors {
   fieldErrors: Record<string, string[]>;
@@ -37,13 +39,23 @@ const unreadable = (message: string) => new AppError('validation_failed', messag
  */
 export function onFrameworkError(error: FastifyError, req: FastifyRequest, reply: FastifyReply) {
   reply.header('x-request-id', req.id).header('x-content-type-options', 'nosniff');
+  if (req.url.length > MAX_URL_LENGTH) return send(reply, new AppError('uri_too_long'));
   if (error.code === 'FST_ERR_BAD_URL') return send(reply, unreadable('The URL is not valid.'));
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return send(reply, unreadable('A path parameter is too long.'));
   return internal(error, req, reply);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setNotFoundHandler((req, reply) => send(reply, new AppError('not_found', `No route ${req.method} ${req.url.split('?')[0]}.`)));
+  const methodsAt = methodTable(() => app.registeredRoutes ?? []);
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const allowed = methodsAt(path);
+    if (allowed.length && !allowed.includes(req.method)) {
+      reply.header('allow', allowed.join(', '));
+      return send(reply, new AppError('method_not_allowed', `${req.method} is not allowed on ${path}; it answers ${allowed.join(', ')}.`));
+    }
+    return send(reply, new AppError('not_found', `No route ${req.method} ${path}.`));
+  });
 
   app.setErrorHandler((error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     // A bug in the mapping below must still end in the envelope, not in Fastify's fallback body.

@@ -132,11 +132,19 @@ describe('an unknown route is 404 not_found', () => {
     ['POST', '/api/v1/no-such-thing'],
     ['GET', '/api/v2/users/me'],
     ['GET', '/api/v1'],
-    ['DELETE', '/api/v1/auth/me'],
-    ['PUT', '/api/v1/users/me'],
   ])('%s %s', async (method, path) => {
     const res = await t.client().request(method, `${t.baseUrl}${path}`, method === 'GET' || method === 'DELETE' ? {} : { body: { name: 'x' } });
     expectEnvelope(res, 404, 'not_found');
+  });
+
+  // A known path with a method it does not serve is 405 with Allow (issue 11), not 404.
+  it.each([
+    ['DELETE', '/api/v1/auth/me', 'GET, HEAD'],
+    ['PUT', '/api/v1/users/me', 'GET'],
+  ])('%s %s is 405 method_not_allowed with Allow', async (method, path, allows) => {
+    const res = await t.client().request(method, `${t.baseUrl}${path}`, method === 'DELETE' ? {} : { body: { name: 'x' } });
+    expectEnvelope(res, 405, 'method_not_allowed');
+    expect(res.headers.get('allow')).toContain(allows);
   });
 
   it('is the same 404 with a valid token (no route leaks through authentication)', async () => {
