@@ -18,6 +18,7 @@ import { authSecurityRoutes } from './modules/auth/routes-security.js';
 import { mfaRoutes } from './modules/mfa/routes.js';
 import { ssoRoutes } from './modules/sso/routes.js';
 import { tenantRoutes } from './modules/tenants/routes.js';
+import { installByIdScope } from './modules/tenants/by-id.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { contactRoutes } from './modules/contacts/routes.js';
 import { customFieldRoutes } from './modules/custom-fields/routes.js';
@@ -110,6 +111,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       installDeniedAudit(api, deps);
+      installByIdScope(api, deps.db, API_PREFIX);
       await api.register(authPublicRoutes(deps));
       await api.register(authAccountRoutes(deps));
       await api.register(mfaRoutes(deps));

@@ -16,6 +16,7 @@ import { TokenService } from './modules/auth/tokens.js';
 import { RoleCache } from './modules/roles/resolver.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { DatabaseStore, RedisStore, type SharedStore } from './platform/kv.js';
+import { createMetrics, timedStore, type Metrics } from './platform/metrics.js';
 import { parseKey, SecretBox } from './platform/secret-box.js';
 
 export interface Deps {
@@ -36,10 +37,11 @@ export interface Deps {
   sms: SmsSender;
   oidc: OidcClients;
   limits: RateLimits;
+  metrics: Metrics;
 }
 
 /** The development key lives beside the embedded database; production must provide ENCRYPTION_KEY. */
-function encryptionKey(config: Config, logger: Logger): Buffer {
+export function encryptionKey(config: Config, logger: Pick<Logger, 'warn'>): Buffer {
   if (config.encryptionKey) return parseKey(config.encryptionKey);
   if (config.isProduction) throw new Error('ENCRYPTION_KEY is required in production');
   const file = join(config.dataDir, 'encryption.key');
@@ -61,8 +63,10 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
   const clock = opts.clock ?? systemClock;
   const box = new SecretBox(encryptionKey(config, logger), config.previousEncryptionKeys.map(parseKey));
   const prefix = opts.storePrefix ?? 'gh:';
-  const store: SharedStore = config.redisUrl ? RedisStore.connect(config.redisUrl, prefix) : new DatabaseStore(database.db, prefix);
-  const keys = new KeyRing(database.db, box);
+  const metrics = createMetrics();
+  if (database.poolStats) metrics.watchPool(() => database.poolStats!());
+  const store: SharedStore = timedStore(config.redisUrl ? RedisStore.connect(config.redisUrl, prefix) : new DatabaseStore(database.db, prefix), metrics);
+  const keys = new KeyRing(database.db, box, config.accessTokenTtl * 1000 + 120_000);
   await keys.init();
   const tokens = new TokenService(keys, config.publicUrl, config.accessTokenTtl, () => clock.now());
   const roleCache = new RoleCache(database.db);
@@ -85,8 +89,9 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
     keys,
     tokens,
     roleCache,
-    audit: new AuditWriter(clock),
-    limits: new RateLimits(store, clock, config.rateLimits),
+    audit: new AuditWriter(clock, (record) => metrics.observeAudit(record)),
+    limits: new RateLimits(store, clock, config.rateLimits, (limit) => metrics.rateLimited.inc({ limit })),
+    metrics,
     authContext,
     authenticate: makeAuthenticate(authContext),
     sms: createSmsSender(config, logger),

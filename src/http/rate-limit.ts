@@ -12,6 +12,8 @@ export class RateLimits {
     private readonly store: SharedStore,
     private readonly clock: Clock,
     private readonly limits: Config['rateLimits'],
+    /** Called on each refusal (metrics). */
+    private readonly onRefused: (name: LimitName) => void = () => {},
   ) {}
 
   /** Records one hit against `name` for `key`; never throws for the limit itself. */
@@ -23,7 +25,15 @@ export class RateLimits {
   /** Records a hit and answers 429 rate_limited (with retryAfter) when the window is full. */
   async enforce(name: LimitName, key: string): Promise<void> {
     const r = await this.hit(name, key);
-    if (!r.allowed) throw new AppError('rate_limited', undefined, { retryAfter: r.retryAfter });
+    if (!r.allowed) {
+      this.onRefused(name);
+      throw new AppError('rate_limited', undefined, { retryAfter: r.retryAfter });
+    }
+  }
+
+  /** Hits of `name` for `key` in the current window, recording none. */
+  count(name: LimitName, key: string): Promise<number> {
+    return this.store.count(`${name}:${key}`, this.limits[name].windowSeconds * 1000, this.clock.now().getTime());
   }
 
   reset(name: LimitName, key: string): Promise<void> {
@@ -32,6 +42,7 @@ export class RateLimits {
 
   /** A route hook: keyOf picks the key (IP, IP + email, user id...) from the request. */
   guard(name: LimitName, keyOf: (req: FastifyRequest) => string) {
-    return async (req: FastifyRequest) => this.enforce(name, keyOf(req));
+    // `rateLimit` names the limit for the OpenAPI document (src/http/openapi.ts declares 429 from it).
+    return Object.assign(async (req: FastifyRequest) => this.enforce(name, keyOf(req)), { rateLimit: name });
   }
 }

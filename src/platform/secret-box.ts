@@ -39,6 +39,11 @@ export class SecretBox {
     return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString('utf8');
   }
 
+  /** Id of the current key: the second field of every value it seals. */
+  get currentKeyId(): string {
+    return this.current.id;
+  }
+
   /** Whether a sealed value was made with an older key (for re-encryption jobs). */
   isStale(sealed: string): boolean {
     return sealed.split('.')[1] !== this.current.id;

@@ -6,10 +6,13 @@ import { auditLogs } from '../../db/schema/index.js';
 import type { Clock } from '../../platform/clock.js';
 import { chainLockKey, recordHash, type AuditContent } from './chain.js';
 
+/** Who acted: a user, or an operator at the command line (`type: 'cli'`, `name` = OS user@host). */
+export type AuditActor = { userId: string | null; email: string | null; type?: 'user' | 'cli'; name?: string };
+
 export interface AuditEvent {
   action: string;
   result?: 'success' | 'failure' | 'denied';
-  actor?: { userId: string | null; email: string | null } | null;
+  actor?: AuditActor | null;
   partnerId?: string | null;
   orgId?: string | null;
   resourceType?: string | null;
@@ -49,8 +52,19 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 export const storable = (s: string) => s.replace(UNSTORABLE, '\ufffd');
 const storableOrNull = (s: string | null | undefined) => (s == null ? null : storable(s));
 
+/** A command-line actor is named in the details (actorType, operator): the record has no user. */
+function actorDetails(event: AuditEvent): Record<string, unknown> {
+  const details = event.details ?? {};
+  if (event.actor?.type !== 'cli') return details;
+  return { ...details, actorType: 'cli', operator: event.actor.name ?? null };
+}
+
 export class AuditWriter {
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    /** Called after each record is written (metrics); the record may still roll back with its transaction. */
+    private readonly onWrite: (record: { action: string; result: string; details: unknown }) => void = () => {},
+  ) {}
 
   /** Must be given the transaction of the change; serialises the partner's chain until it commits. */
   async record(tx: Executor, event: AuditEvent, meta: AuditRequestMeta | null): Promise<string> {
@@ -76,10 +90,11 @@ export class AuditWriter {
       ip: storableOrNull(meta?.ip?.slice(0, 45)),
       userAgent: storableOrNull(meta?.userAgent?.slice(0, 1024)),
       // As stored: a JSON round trip turns Dates into strings and drops undefined, so the hash covers what jsonb keeps.
-      details: scrubDetails(JSON.parse(JSON.stringify(event.details ?? {}))),
+      details: scrubDetails(JSON.parse(JSON.stringify(actorDetails(event)))),
     };
     const prevHash = prev?.hash ?? null;
     await tx.insert(auditLogs).values({ ...content, details: content.details as object, prevHash, hash: recordHash(content, prevHash) });
+    this.onWrite(content);
     return content.id;
   }
 }

@@ -2,10 +2,14 @@
 // published as JWKS. Every instance loads the same keys; an unknown kid triggers one reload (rotation).
 import { randomUUID } from 'node:crypto';
 import { desc, eq, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/connect.js';
 import { exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
 import type { Db } from '../../db/connect.js';
 import { signingKeys } from '../../db/schema/index.js';
 import type { SecretBox } from '../../platform/secret-box.js';
+
+/** Signing keys are re-read at most this often (rotation reaches every instance within it). */
+const RELOAD_MS = 60_000;
 
 interface LoadedKey {
   kid: string;
@@ -17,10 +21,13 @@ export class KeyRing {
   private signing!: { kid: string; privateKey: CryptoKey };
   private verifying = new Map<string, LoadedKey>();
   private lastReload = 0;
+  private reloading: Promise<void> | null = null;
 
   constructor(
     private readonly db: Db,
     private readonly box: SecretBox,
+    /** How long a retired key stays published: the access-token lifetime plus the reload interval. */
+    private readonly retiredGraceMs = 15 * 60_000 + 2 * RELOAD_MS,
   ) {}
 
   /** Loads the keys, creating the first one if none exists (instances racing on first start agree on one). */
@@ -29,19 +36,37 @@ export class KeyRing {
       await tx.execute(sql`select pg_advisory_xact_lock(7242002)`);
       const [active] = await tx.select().from(signingKeys).where(eq(signingKeys.active, true)).limit(1);
       if (active) return;
-      const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-      const kid = randomUUID();
-      const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' };
-      const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: 'EdDSA' };
-      await tx.insert(signingKeys).values({ kid, publicJwk, privateJwkEnc: this.box.seal(JSON.stringify(privateJwk), `signing-key:${kid}`) });
+      await this.insertKey(tx);
     });
     await this.load();
+  }
+
+  private async insertKey(tx: Executor): Promise<string> {
+    const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+    const kid = randomUUID();
+    const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' };
+    const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: 'EdDSA' };
+    await tx.insert(signingKeys).values({ kid, publicJwk, privateJwkEnc: this.box.seal(JSON.stringify(privateJwk), `signing-key:${kid}`) });
+    return kid;
+  }
+
+  /**
+   * A new active key; the previous one is retired but stays published (JWKS) for retiredGraceMs, so tokens it signed
+   * verify until they expire. Running instances sign with the new key from their next reload (at most RELOAD_MS).
+   */
+  async rotate(tx: Executor, now: Date): Promise<{ kid: string; retiredKid: string | null }> {
+    await tx.execute(sql`select pg_advisory_xact_lock(7242002)`);
+    const [old] = await tx.update(signingKeys).set({ active: false, retiredAt: now }).where(eq(signingKeys.active, true)).returning({ kid: signingKeys.kid });
+    const kid = await this.insertKey(tx);
+    return { kid, retiredKid: old?.kid ?? null };
   }
 
   private async load(): Promise<void> {
     const rows = await this.db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
     const verifying = new Map<string, LoadedKey>();
+    const publishedSince = Date.now() - this.retiredGraceMs;
     for (const row of rows) {
+      if (!row.active && row.retiredAt && row.retiredAt.getTime() < publishedSince) continue;
       const publicJwk = row.publicJwk as JWK;
       verifying.set(row.kid, { kid: row.kid, publicJwk, publicKey: (await importJWK(publicJwk, 'EdDSA')) as CryptoKey });
       if (row.active) {
@@ -54,6 +79,12 @@ export class KeyRing {
   }
 
   signingKey() {
+    // Picks up a rotation made elsewhere (the CLI, another instance) without blocking the caller.
+    if (Date.now() - this.lastReload > RELOAD_MS && !this.reloading) {
+      this.reloading = this.load()
+        .catch(() => {})
+        .finally(() => (this.reloading = null));
+    }
     return this.signing;
   }
 

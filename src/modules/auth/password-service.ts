@@ -33,7 +33,7 @@ export async function forgotPassword(deps: Deps, email: string, ip: string): Pro
   sendInBackground(deps.mailer, deps.logger, mails.passwordReset(user.email, { url: resetUrl(deps, token) }));
 }
 
-async function setPassword(deps: Deps, tx: Tx, userId: string, newHash: string) {
+export async function setPassword(deps: Pick<Deps, 'clock'>, tx: Tx, userId: string, newHash: string) {
   await tx
     .update(users)
     .set({

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { partnerUsers, partners, users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditActor, AuditRequestMeta } from '../audit/writer.js';
 import { PARTNER_ADMIN_ROLE_ID } from '../roles/catalog.js';
 import { startSession } from './login-service.js';
 import { assertStrongPassword, hashPassword } from './passwords.js';
@@ -45,6 +45,22 @@ async function insertUser(tx: Executor, input: { email: string; name: string; pa
   return user!;
 }
 
+/**
+ * A registration attempt counts against the limit per client address and per e-mail, once its input is valid: a
+ * body refused by validation never reaches this, and a weak password is refused before it counts, so typos do not
+ * lock a newcomer out.
+ */
+export async function countRegistrationAttempt(
+  deps: Pick<Deps, 'limits'>,
+  limit: 'register' | 'registerPartner',
+  ip: string,
+  input: { email: string; password: string; name?: string },
+): Promise<void> {
+  assertStrongPassword(input.password, input);
+  await deps.limits.enforce(limit, `ip:${ip}`);
+  await deps.limits.enforce(limit, `email:${input.email.toLowerCase()}`);
+}
+
 export async function register(deps: Deps, input: { email: string; password: string; name: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
   assertStrongPassword(input.password, input);
   const passwordHash = await hashPassword(input.password);
@@ -61,33 +77,71 @@ export async function register(deps: Deps, input: { email: string; password: str
   }
 }
 
-export async function registerPartner(
-  deps: Deps,
-  input: { companyName: string; email: string; password: string; name: string },
-  meta: AuditRequestMeta,
-): Promise<{ issued: IssuedSession; partner: { id: string; name: string; slug: string } }> {
-  assertStrongPassword(input.password, input);
-  const passwordHash = await hashPassword(input.password);
+export interface NewPartner {
+  companyName: string;
+  email: string;
+  name: string;
+  passwordHash: string;
+}
+
+/**
+ * The first partner of a tenant and its administrator (partner membership, orgAccess all, system Partner Admin role),
+ * audited in the caller's transaction. Shared by registration, the first-run setup link and `gatehouse setup`.
+ */
+export async function createPartnerWithAdmin(
+  deps: Pick<Deps, 'clock' | 'audit'>,
+  tx: Executor,
+  input: NewPartner,
+  opts: { via: 'registration' | 'setup' | 'cli'; meta: AuditRequestMeta | null; actor?: AuditActor },
+) {
   const now = deps.clock.now();
+  const [partner] = await tx
+    .insert(partners)
+    .values({ name: input.companyName, slug: await uniquePartnerSlug(tx, input.companyName) })
+    .returning({ id: partners.id, name: partners.name, slug: partners.slug });
+  const user = await insertUser(tx, { email: input.email, name: input.name, passwordHash: input.passwordHash }, now);
+  await tx.insert(partnerUsers).values({ partnerId: partner!.id, userId: user.id, roleId: PARTNER_ADMIN_ROLE_ID, orgAccess: 'all', lastUsedAt: now });
+  await deps.audit.record(
+    tx,
+    {
+      action: 'partner.create',
+      actor: opts.actor ?? { userId: user.id, email: user.email },
+      partnerId: partner!.id,
+      resourceType: 'partner',
+      resourceId: partner!.id,
+      details: { via: opts.via, adminUserId: user.id },
+    },
+    opts.meta,
+  );
+  return { partner: partner!, user };
+}
+
+/** Maps a unique violation on the e-mail (a concurrent insert) to email_taken. */
+export async function refusingDuplicateEmail<T>(work: () => Promise<T>): Promise<T> {
   try {
-    return await deps.db.transaction(async (tx) => {
-      const [partner] = await tx
-        .insert(partners)
-        .values({ name: input.companyName, slug: await uniquePartnerSlug(tx, input.companyName) })
-        .returning({ id: partners.id, name: partners.name, slug: partners.slug });
-      const user = await insertUser(tx, { email: input.email, name: input.name, passwordHash }, now);
-      await tx.insert(partnerUsers).values({ partnerId: partner!.id, userId: user.id, roleId: PARTNER_ADMIN_ROLE_ID, orgAccess: 'all', lastUsedAt: now });
-      await deps.audit.record(
-        tx,
-        { action: 'partner.create', actor: { userId: user.id, email: user.email }, partnerId: partner!.id, resourceType: 'partner', resourceId: partner!.id, details: { via: 'registration' } },
-        meta,
-      );
-      const ctx = { scope: 'partner' as const, partnerId: partner!.id, orgId: null, roleId: PARTNER_ADMIN_ROLE_ID };
-      const issued = await startSession(deps, tx, user, ctx, { mfa: false, method: 'registration', meta });
-      return { issued, partner: partner! };
-    });
+    return await work();
   } catch (err) {
     if (isUniqueViolation(err)) throw new AppError('email_taken');
     throw err;
   }
+}
+
+export async function registerPartner(
+  deps: Deps,
+  input: { companyName: string; email: string; password: string; name: string },
+  meta: AuditRequestMeta,
+  /** Runs first inside the transaction (the setup link's checks); a throw rolls everything back. */
+  before?: (tx: Executor) => Promise<void>,
+): Promise<{ issued: IssuedSession; partner: { id: string; name: string; slug: string } }> {
+  assertStrongPassword(input.password, input);
+  const passwordHash = await hashPassword(input.password);
+  return refusingDuplicateEmail(() =>
+    deps.db.transaction(async (tx) => {
+      await before?.(tx);
+      const { partner, user } = await createPartnerWithAdmin(deps, tx, { ...input, passwordHash }, { via: before ? 'setup' : 'registration', meta });
+      const ctx = { scope: 'partner' as const, partnerId: partner.id, orgId: null, roleId: PARTNER_ADMIN_ROLE_ID };
+      const issued = await startSession(deps, tx, user, ctx, { mfa: false, method: before ? 'setup' : 'registration', meta });
+      return { issued, partner };
+    }),
+  );
 }

@@ -11,7 +11,7 @@ import { acceptInvite, previewInvite } from './invites.js';
 import { login } from './login-service.js';
 import { forgotPassword, resetPassword } from './password-service.js';
 import { markRotationDelivered, refresh } from './refresh-service.js';
-import { register, registerPartner } from './registration-service.js';
+import { countRegistrationAttempt, register, registerPartner } from './registration-service.js';
 import {
   acceptInviteBody,
   forgotPasswordBody,
@@ -31,23 +31,26 @@ export function authPublicRoutes(deps: Deps) {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const { limits } = deps;
     const registrationOpen = async () => {
-      if (!deps.config.enableRegistration) throw new AppError('not_found', 'Registration is not enabled.');
+      if (!deps.config.enableRegistration)
+        throw new AppError('not_found', 'Registration is not enabled: the operator sets ENABLE_REGISTRATION=true to open it (the first partner is created with the setup link or `npx gatehouse setup`).');
     };
-    const byIp = (req: { ip: string }) => req.ip;
 
     r.post(
       '/auth/register',
       {
-        onRequest: [registrationOpen, limits.guard('register', byIp)],
+        onRequest: [registrationOpen],
         schema: { tags: ['auth'], summary: 'Register a standalone account', security: [], body: registerBody, response: { 201: tokenResponse, ...errors(400, 404, 409, 429) } },
       },
-      async (req, reply) => reply.code(201).send(await respondWithTokens(deps, reply, await register(deps, req.body, metaOf(req)))),
+      async (req, reply) => {
+        await countRegistrationAttempt(deps, 'register', req.ip, req.body);
+        return reply.code(201).send(await respondWithTokens(deps, reply, await register(deps, req.body, metaOf(req))));
+      },
     );
 
     r.post(
       '/auth/register-partner',
       {
-        onRequest: [registrationOpen, limits.guard('registerPartner', byIp)],
+        onRequest: [registrationOpen],
         schema: {
           tags: ['auth'],
           summary: 'Register a partner with its first administrator',
@@ -57,6 +60,7 @@ export function authPublicRoutes(deps: Deps) {
         },
       },
       async (req, reply) => {
+        await countRegistrationAttempt(deps, 'registerPartner', req.ip, req.body);
         const { issued, partner } = await registerPartner(deps, req.body, metaOf(req));
         return reply.code(201).send({ ...(await respondWithTokens(deps, reply, issued)), partner });
       },

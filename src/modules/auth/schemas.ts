@@ -3,7 +3,7 @@ import { newPasswordField, presentedPasswordField } from './passwords.js';
 
 export const emailField = z.email({ message: 'must be an email address' }).max(255).trim();
 const nameField = z.string().trim().min(1).max(255);
-const opaqueToken = z.string().min(16).max(512);
+export const opaqueToken = z.string().min(16).max(512);
 
 export const loginBody = z.strictObject({ email: emailField, password: presentedPasswordField });
 export const mfaChallenge = z

@@ -10,6 +10,7 @@ import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { actorOf, assertMayChange, effectiveFor, listTarget, lowerOf, nameCursor, ownedVisible, ownerForCreate, sourceOf } from './ownership.js';
 import { BODY_SCHEMAS, type ConfigKind, type CreateConfigItem, type UpdateConfigItem } from './schemas.js';
+import { CONFIG_ITEM, findInScope } from '../tenants/by-id.js';
 
 type Row = typeof configItems.$inferSelect;
 const cols = { partnerId: configItems.partnerId, orgId: configItems.orgId };
@@ -28,9 +29,7 @@ export const configItemToJson = (r: Row) => ({
 });
 
 export async function findConfigItem(db: Executor, p: Principal, id: string): Promise<Row> {
-  const [row] = await db.select().from(configItems).where(and(eq(configItems.id, id), ownedVisible(p, cols))).limit(1);
-  if (!row) throw notFound('configuration item');
-  return row;
+  return (await findInScope(db, p, CONFIG_ITEM, id)).row;
 }
 
 export async function listConfigItems(db: Executor, p: Principal, q: { orgId?: string; kind?: ConfigKind; limit: number; cursor?: string; search?: string }) {

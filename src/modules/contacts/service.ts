@@ -10,6 +10,7 @@ import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { accessibleOrg, orgCondition } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';
+import { CONTACT, findInScope } from '../tenants/by-id.js';
 
 type Row = typeof contacts.$inferSelect;
 export const contactToJson = (c: Row) => ({
@@ -52,9 +53,7 @@ export async function listContacts(db: Executor, p: Principal, q: { orgId: strin
 }
 
 export async function findContact(db: Executor, p: Principal, id: string): Promise<Row> {
-  const [row] = await db.select().from(contacts).where(and(eq(contacts.id, id), orgCondition(p, contacts.orgId))).limit(1);
-  if (!row) throw notFound('contact');
-  return row;
+  return (await findInScope(db, p, CONTACT, id)).row;
 }
 
 export interface ContactPatch {

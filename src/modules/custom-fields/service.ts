@@ -14,6 +14,7 @@ import type { AuditRequestMeta } from '../audit/writer.js';
 import { actorOf, assertMayChange, effectiveFor, isUniqueViolation, listTarget, ownedVisible, ownerForCreate, sourceOf } from '../config-items/ownership.js';
 import type { CreateDefinition, EntityType, UpdateDefinition } from './schemas.js';
 import type { FieldDef } from './values.js';
+import { CUSTOM_FIELD, findInScope } from '../tenants/by-id.js';
 
 type Row = typeof defs.$inferSelect;
 const cols = { partnerId: defs.partnerId, orgId: defs.orgId };
@@ -34,9 +35,7 @@ export const definitionToJson = (d: Row) => ({
 });
 
 export async function findDefinition(db: Executor, p: Principal, id: string): Promise<Row> {
-  const [row] = await db.select().from(defs).where(and(eq(defs.id, id), ownedVisible(p, cols))).limit(1);
-  if (!row) throw notFound('custom field');
-  return row;
+  return (await findInScope(db, p, CUSTOM_FIELD, id)).row;
 }
 
 export async function listDefinitions(db: Executor, p: Principal, q: { orgId?: string; entityType?: EntityType; limit: number; cursor?: string; search?: string }) {

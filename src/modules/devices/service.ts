@@ -11,6 +11,7 @@ import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { accessibleOrg, groupRestriction, orgCondition, siteRestriction } from '../tenants/access.js';
 import { findGroup, findSite, groupVisible } from '../tenants/sites-service.js';
+import { DEVICE, findInScope } from '../tenants/by-id.js';
 
 type DeviceRow = typeof devices.$inferSelect;
 const NONE = '00000000-0000-0000-0000-000000000000';
@@ -74,9 +75,7 @@ export async function listDevices(db: Executor, p: Principal, q: { orgId?: strin
 }
 
 export async function findDevice(db: Executor, p: Principal, id: string): Promise<DeviceRow> {
-  const [row] = await db.select().from(devices).where(and(eq(devices.id, id), deviceVisible(p))).limit(1);
-  if (!row) throw notFound('device');
-  return row;
+  return (await findInScope(db, p, DEVICE, id)).row;
 }
 
 export async function getDevice(db: Executor, p: Principal, id: string) {

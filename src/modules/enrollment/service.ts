@@ -12,6 +12,7 @@ import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { accessibleOrg, orgCondition, siteRestriction } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';
+import { ENROLLMENT_KEY, findInScope } from '../tenants/by-id.js';
 
 export const DEFAULT_KEY_TTL_MS = 60 * 60 * 1000;
 type KeyRow = typeof enrollmentKeys.$inferSelect;
@@ -75,9 +76,7 @@ export async function listKeys(db: Executor, p: Principal, q: { orgId?: string; 
 }
 
 export async function findKey(db: Executor, p: Principal, id: string) {
-  const [row] = await db.select().from(enrollmentKeys).where(and(eq(enrollmentKeys.id, id), keyVisible(p))).limit(1);
-  if (!row) throw notFound('enrollment key');
-  return row;
+  return (await findInScope(db, p, ENROLLMENT_KEY, id)).row;
 }
 
 export async function deleteKey(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {

@@ -10,6 +10,7 @@ import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { actorOf, assertMayChange, assertPartnerWide, effectiveFor, listTarget, lowerOf, nameCursor, ownedVisible, ownerForCreate, sourceOf } from '../config-items/ownership.js';
 import type { CreateScript, ScriptParameter, UpdateScript } from './schemas.js';
+import { SCRIPT, findInScope } from '../tenants/by-id.js';
 
 type Row = typeof scripts.$inferSelect;
 const cols = { partnerId: scripts.partnerId, orgId: scripts.orgId };
@@ -32,9 +33,7 @@ export const scriptSummaryToJson = (s: Omit<Row, 'content'>) => ({
 export const scriptToJson = (s: Row) => ({ ...scriptSummaryToJson(s), content: s.content });
 
 export async function findScript(db: Executor, p: Principal, id: string): Promise<Row> {
-  const [row] = await db.select().from(scripts).where(and(eq(scripts.id, id), ownedVisible(p, cols))).limit(1);
-  if (!row) throw notFound('script');
-  return row;
+  return (await findInScope(db, p, SCRIPT, id)).row;
 }
 
 export async function listScripts(db: Executor, p: Principal, q: { orgId?: string; language?: Row['language']; limit: number; cursor?: string; search?: string }) {

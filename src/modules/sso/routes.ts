@@ -10,6 +10,7 @@ import { authErrors, errors, page } from '../../http/schemas.js';
 import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
 import { PERMISSIONS as P } from '../roles/catalog.js';
 import { idParam } from '../roles/schemas.js';
+import { findInScope, SSO_PROVIDER } from '../tenants/by-id.js';
 import { resolveTarget } from '../tenants/scope.js';
 import { BINDING_COOKIE, checkOwner, completeLogin, discover, exchange, SsoFailure, SSO_SESSION_TTL_MS, startLogin } from './login-service.js';
 import { SSO_PRESETS } from './presets.js';
@@ -26,6 +27,8 @@ export function ssoRoutes(deps: Deps) {
     const stepUp = requireStepUp(deps);
     const tags = ['sso'];
     const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) => resolveTarget(deps.db, principalOf(req), orgId);
+    // The provider's own tenant decides (the one by-id rule; ?orgId= is checked against it by installByIdScope).
+    const byId = async (req: Parameters<typeof principalOf>[0] & { params: { id: string } }) => (await findInScope(deps.db, principalOf(req), SSO_PROVIDER, req.params.id)).target;
     const cookieOpts = { httpOnly: true, sameSite: 'lax' as const, secure: deps.config.secureCookies, path: '/api/v1/sso' };
     const toLogin = (reply: FastifyReply, code: string) => reply.redirect(`${deps.config.appUrl}/login?error=${encodeURIComponent(code)}`, 302);
 
@@ -35,8 +38,8 @@ export function ssoRoutes(deps: Deps) {
     r.get('/sso/providers', { onRequest: [auth, requirePermission(P.SETTINGS_READ)], schema: { tags, summary: 'Providers of an organisation (?orgId=) or the partner-owned ones', querystring: providerListQuery, response: { 200: page(providerJson), ...errors(400, 404), ...authErrors } } },
       async (req) => listProviders(deps.db, await target(req, req.query.orgId)));
 
-    r.get('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_READ)], schema: { tags, summary: 'A provider (the client secret is never returned)', params: idParam, querystring: providerListQuery, response: { 200: providerJson, ...errors(400, 404), ...authErrors } } },
-      async (req) => providerToJson(await findProvider(deps.db, await target(req, req.query.orgId), req.params.id)));
+    r.get('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_READ)], schema: { tags, summary: 'A provider (the client secret is never returned)', params: idParam, response: { 200: providerJson, ...errors(400, 404), ...authErrors } } },
+      async (req) => providerToJson(await findProvider(deps.db, await byId(req), req.params.id)));
 
     r.post('/sso/providers', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Create a provider (starts inactive)', body: createProviderBody, response: { 201: providerJson, ...errors(400, 404), ...authErrors } } },
       async (req, reply) => {
@@ -44,20 +47,20 @@ export function ssoRoutes(deps: Deps) {
         return reply.code(201).send(await createProvider(deps, principalOf(req), await target(req, orgId), input, metaOf(req)));
       });
 
-    r.patch('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Change a provider', params: idParam, querystring: providerListQuery, body: updateProviderBody, response: { 200: providerJson, ...errors(400, 404), ...authErrors } } },
-      async (req) => updateProvider(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, req.body, metaOf(req)));
+    r.patch('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Change a provider', params: idParam, body: updateProviderBody, response: { 200: providerJson, ...errors(400, 404), ...authErrors } } },
+      async (req) => updateProvider(deps, principalOf(req), await byId(req), req.params.id, req.body, metaOf(req)));
 
-    r.delete('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Delete a provider and its linked identities', params: idParam, querystring: providerListQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
+    r.delete('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Delete a provider and its linked identities', params: idParam, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
       async (req) => {
-        await deleteProvider(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, metaOf(req));
+        await deleteProvider(deps, principalOf(req), await byId(req), req.params.id, metaOf(req));
         return { success: true as const };
       });
 
-    r.post('/sso/providers/:id/status', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Set active, inactive or testing', params: idParam, querystring: providerListQuery, body: statusBody, response: { 200: providerJson, ...errors(400, 404, 409), ...authErrors } } },
-      async (req) => updateProvider(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, { status: req.body.status }, metaOf(req)));
+    r.post('/sso/providers/:id/status', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Set active, inactive or testing', params: idParam, body: statusBody, response: { 200: providerJson, ...errors(400, 404, 409), ...authErrors } } },
+      async (req) => updateProvider(deps, principalOf(req), await byId(req), req.params.id, { status: req.body.status }, metaOf(req)));
 
-    r.post('/sso/providers/:id/test', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], schema: { tags, summary: 'Try OpenID discovery', params: idParam, querystring: providerListQuery, response: { 200: testResult, ...errors(400, 404), ...authErrors } } },
-      async (req) => testProvider(deps, await target(req, req.query.orgId), req.params.id));
+    r.post('/sso/providers/:id/test', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], schema: { tags, summary: 'Try OpenID discovery', params: idParam, response: { 200: testResult, ...errors(400, 404), ...authErrors } } },
+      async (req) => testProvider(deps, await byId(req), req.params.id));
 
     // Public flow.
     r.get('/sso/login/:orgId', { schema: { tags, summary: 'Start SSO: 302 to the identity provider (orgId, or a partner id for its own provider)', security: [], params: z.object({ orgId: z.string().max(64) }), querystring: loginQuery, response: { 302: z.null().describe('Redirect to the identity provider, or to /login?error=') } } },

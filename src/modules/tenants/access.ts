@@ -5,7 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import { organizations } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { mayAccessOrg } from './scope.js';
+import { ORGANIZATION, findInScope } from './by-id.js';
 
 /** A condition on an org_id column: the organisations the caller may act on. */
 export function orgCondition(p: Principal, column: PgColumn): SQL | undefined {
@@ -20,10 +20,7 @@ const orgIdsOfPartnerSubquery = (partnerId: string) => sql`(select id from organ
 /** The organisation, if the caller may act on it (404 otherwise, also for another partner's). */
 export async function accessibleOrg(db: Executor, p: Principal, orgId: string) {
   if (!p.partnerId) throw new AppError('tenant_context_required');
-  if (!mayAccessOrg(p, orgId)) throw notFound('organization');
-  const [org] = await db.select().from(organizations).where(and(eq(organizations.id, orgId), eq(organizations.partnerId, p.partnerId))).limit(1);
-  if (!org) throw notFound('organization');
-  return org;
+  return (await findInScope(db, p, ORGANIZATION, orgId)).row;
 }
 
 /** Site restriction of an organisation member (null = every site). */

@@ -9,6 +9,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { accessibleOrg, groupRestriction, orgCondition, siteRestriction } from './access.js';
+import { DEVICE_GROUP, SITE, findInScope } from './by-id.js';
 
 type SiteRow = typeof sites.$inferSelect;
 type GroupRow = typeof deviceGroups.$inferSelect;
@@ -44,9 +45,7 @@ export async function listSites(db: Executor, p: Principal, q: { orgId?: string;
 }
 
 export async function findSite(db: Executor, p: Principal, id: string): Promise<SiteRow> {
-  const [row] = await db.select().from(sites).where(and(eq(sites.id, id), siteVisible(p))).limit(1);
-  if (!row) throw notFound('site');
-  return row;
+  return (await findInScope(db, p, SITE, id)).row;
 }
 
 export async function createSite(deps: Deps, p: Principal, input: { orgId: string; name: string; timezone?: string; address?: string | null }, meta: AuditRequestMeta) {
@@ -116,9 +115,7 @@ async function groupsToJson(db: Executor, p: Principal, rows: GroupRow[]) {
 }
 
 export async function findGroup(db: Executor, p: Principal, id: string): Promise<GroupRow> {
-  const [row] = await db.select().from(deviceGroups).where(and(eq(deviceGroups.id, id), groupVisible(p))).limit(1);
-  if (!row) throw notFound('device group');
-  return row;
+  return (await findInScope(db, p, DEVICE_GROUP, id)).row;
 }
 
 export async function listGroups(db: Executor, p: Principal, q: { orgId: string; limit: number; cursor?: string; search?: string }) {

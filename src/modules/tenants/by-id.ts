@@ -1,0 +1,196 @@
+// The one rule for a resource addressed by id (CONTRACT 1; issue 12 §2): the record's own tenant decides, never a
+// query parameter. A caller reaches the record when its scope covers the record's organisation (and site and device
+// group, for a restricted organisation member); anything else is 404 `not_found`. `?orgId=` stays accepted on every
+// such route and must agree with the record. The /users and /roles routes keep the rule of CONTRACT section 5.
+import { eq } from 'drizzle-orm';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Executor } from '../../db/connect.js';
+import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, scripts, sites, ssoProviders } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { notFound } from '../../http/errors.js';
+import { mayAccessOrg, partnerOrgIds, type TargetScope } from './scope.js';
+
+/** Where a record lives. `siteId`/`groupIds` undefined: no site or device-group rule applies to this kind. */
+export interface RecordOwner {
+  partnerId: string;
+  /** null: a partner-owned record. */
+  orgId: string | null;
+  siteId?: string | null;
+  groupIds?: string[];
+}
+
+export interface ByIdResource<R> {
+  /** For the 404 message. */
+  what: string;
+  /** Partner-owned records: `shared` ones (partner-wide configuration) are in force in every organisation. */
+  partnerOwned: 'shared' | 'partner-only' | 'never';
+  /** A record without a site: visible to a site-restricted member (`visible`) or not. */
+  siteless: 'visible' | 'hidden';
+  load(db: Executor, id: string): Promise<{ row: R; owner: RecordOwner } | null>;
+}
+
+/** Whether the caller's scope covers the record (the pure half of the rule). */
+export function covers(p: Principal, o: RecordOwner, partnerOwned: ByIdResource<unknown>['partnerOwned'], siteless: 'visible' | 'hidden'): boolean {
+  if (!p.scope || !p.partnerId || p.partnerId !== o.partnerId) return false;
+  if (o.orgId === null) return partnerOwned === 'shared' || (partnerOwned === 'partner-only' && p.scope === 'partner');
+  // The record's partner comes from the database, so a partner with orgAccess `all` covers all of its organisations.
+  if (!mayAccessOrg(p, o.orgId)) return false;
+  if (p.scope !== 'organization') return true;
+  if (p.siteIds && o.siteId !== undefined && (o.siteId === null ? siteless === 'hidden' : !p.siteIds.includes(o.siteId))) return false;
+  if (p.deviceGroupIds && o.groupIds !== undefined && !o.groupIds.some((g) => p.deviceGroupIds!.includes(g))) return false;
+  return true;
+}
+
+/**
+ * The record, when the caller's scope covers it and `orgIdQuery` (if given) agrees with it, with the tenant it belongs
+ * to. Everything else is the same 404, so an id outside the scope says nothing about whether it exists.
+ */
+export async function findInScope<R>(db: Executor, p: Principal, res: ByIdResource<R>, id: string, orgIdQuery?: string): Promise<{ row: R; target: TargetScope }> {
+  const found = await res.load(db, id);
+  if (!found || !covers(p, found.owner, res.partnerOwned, res.siteless)) throw notFound(res.what);
+  const { owner } = found;
+  if (orgIdQuery !== undefined && orgIdQuery !== owner.orgId) {
+    // A partner-wide record is in force in each organisation the caller may act on: naming one of those agrees.
+    const inForce = owner.orgId === null && res.partnerOwned === 'shared' && mayAccessOrg(p, orgIdQuery) && (await partnerOrgIds(db, owner.partnerId, [orgIdQuery])).size === 1;
+    if (!inForce) throw notFound(res.what);
+  }
+  const target: TargetScope = owner.orgId ? { kind: 'organization', partnerId: owner.partnerId, orgId: owner.orgId } : { kind: 'partner', partnerId: owner.partnerId, orgId: null };
+  return { row: found.row, target };
+}
+
+/** A record of a table with an org_id column (its partner is the organisation's). */
+function orgOwned<R>(load: (db: Executor, id: string) => Promise<{ row: R; partnerId: string } | undefined>, owner: (row: R) => Omit<RecordOwner, 'partnerId'>) {
+  return async (db: Executor, id: string) => {
+    const hit = await load(db, id);
+    return hit ? { row: hit.row, owner: { partnerId: hit.partnerId, ...owner(hit.row) } } : null;
+  };
+}
+
+export const ORGANIZATION: ByIdResource<typeof organizations.$inferSelect> = {
+  what: 'organization',
+  partnerOwned: 'never',
+  siteless: 'visible',
+  load: async (db, id) => {
+    const [row] = await db.select().from(organizations).where(eq(organizations.id, id)).limit(1);
+    return row ? { row, owner: { partnerId: row.partnerId, orgId: row.id } } : null;
+  },
+};
+
+export const SITE: ByIdResource<typeof sites.$inferSelect> = {
+  what: 'site',
+  partnerOwned: 'never',
+  siteless: 'hidden',
+  load: orgOwned(
+    async (db, id) => (await db.select({ row: sites, partnerId: organizations.partnerId }).from(sites).innerJoin(organizations, eq(organizations.id, sites.orgId)).where(eq(sites.id, id)).limit(1))[0],
+    (r) => ({ orgId: r.orgId, siteId: r.id }),
+  ),
+};
+
+export const DEVICE_GROUP: ByIdResource<typeof deviceGroups.$inferSelect> = {
+  what: 'device group',
+  partnerOwned: 'never',
+  siteless: 'visible',
+  load: orgOwned(
+    async (db, id) =>
+      (await db.select({ row: deviceGroups, partnerId: organizations.partnerId }).from(deviceGroups).innerJoin(organizations, eq(organizations.id, deviceGroups.orgId)).where(eq(deviceGroups.id, id)).limit(1))[0],
+    (r) => ({ orgId: r.orgId, siteId: r.siteId, groupIds: [r.id] }),
+  ),
+};
+
+export const DEVICE: ByIdResource<typeof devices.$inferSelect> = {
+  what: 'device',
+  partnerOwned: 'never',
+  siteless: 'hidden',
+  load: async (db, id) => {
+    const [hit] = await db.select({ row: devices, partnerId: organizations.partnerId }).from(devices).innerJoin(organizations, eq(organizations.id, devices.orgId)).where(eq(devices.id, id)).limit(1);
+    if (!hit) return null;
+    const groups = await db.select({ id: deviceGroupMembers.groupId }).from(deviceGroupMembers).where(eq(deviceGroupMembers.deviceId, id));
+    return { row: hit.row, owner: { partnerId: hit.partnerId, orgId: hit.row.orgId, siteId: hit.row.siteId, groupIds: groups.map((g) => g.id) } };
+  },
+};
+
+export const ENROLLMENT_KEY: ByIdResource<typeof enrollmentKeys.$inferSelect> = {
+  what: 'enrollment key',
+  partnerOwned: 'never',
+  siteless: 'hidden',
+  load: orgOwned(
+    async (db, id) =>
+      (await db.select({ row: enrollmentKeys, partnerId: organizations.partnerId }).from(enrollmentKeys).innerJoin(organizations, eq(organizations.id, enrollmentKeys.orgId)).where(eq(enrollmentKeys.id, id)).limit(1))[0],
+    (r) => ({ orgId: r.orgId, siteId: r.siteId }),
+  ),
+};
+
+export const CONTACT: ByIdResource<typeof contacts.$inferSelect> = {
+  what: 'contact',
+  partnerOwned: 'never',
+  siteless: 'visible',
+  // Contacts are the organisation's address book: no site rule (CONTRACT 7 restricts devices, sites and keys).
+  load: orgOwned(
+    async (db, id) => (await db.select({ row: contacts, partnerId: organizations.partnerId }).from(contacts).innerJoin(organizations, eq(organizations.id, contacts.orgId)).where(eq(contacts.id, id)).limit(1))[0],
+    (r) => ({ orgId: r.orgId }),
+  ),
+};
+
+/** Tables with partner_id and a nullable org_id (partner-wide configuration, spec 1.6). */
+function partnerWide<T extends typeof scripts | typeof customFieldDefinitions | typeof configItems>(table: T, what: string): ByIdResource<T['$inferSelect']> {
+  return {
+    what,
+    partnerOwned: 'shared',
+    siteless: 'visible',
+    load: async (db, id) => {
+      const [row] = (await db.select().from(table as typeof scripts).where(eq((table as typeof scripts).id, id)).limit(1)) as T['$inferSelect'][];
+      return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
+    },
+  };
+}
+export const SCRIPT = partnerWide(scripts, 'script');
+export const CUSTOM_FIELD = partnerWide(customFieldDefinitions, 'custom field');
+export const CONFIG_ITEM = partnerWide(configItems, 'configuration item');
+
+export const SSO_PROVIDER: ByIdResource<typeof ssoProviders.$inferSelect> = {
+  what: 'SSO provider',
+  // A partner-owned provider signs in the partner's own users: not an organisation's to see.
+  partnerOwned: 'partner-only',
+  siteless: 'visible',
+  load: async (db, id) => {
+    const [row] = await db.select().from(ssoProviders).where(eq(ssoProviders.id, id)).limit(1);
+    return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
+  },
+};
+
+/** Every `:id` route family under /api/v1 and the resource its id names (the /users and /roles ones excepted). */
+export const BY_ID_ROUTES: [prefix: string, resource: ByIdResource<unknown>][] = [
+  ['/orgs/organizations/:id', ORGANIZATION],
+  ['/orgs/sites/:id', SITE],
+  ['/device-groups/:id', DEVICE_GROUP],
+  ['/devices/:id', DEVICE],
+  ['/enrollment-keys/:id', ENROLLMENT_KEY],
+  ['/contacts/:id', CONTACT],
+  ['/scripts/:id', SCRIPT],
+  ['/custom-fields/:id', CUSTOM_FIELD],
+  ['/config-items/:id', CONFIG_ITEM],
+  ['/sso/providers/:id', SSO_PROVIDER],
+] as [string, ByIdResource<unknown>][];
+
+export const byIdQuery = z.strictObject({ orgId: z.uuid().optional().describe('Optional: must name the organisation the record belongs to (or, for partner-wide configuration, one it is in force in)') });
+
+const resourceOf = (url: string, prefix: string) => BY_ID_ROUTES.find(([path]) => url === `${prefix}${path}` || url.startsWith(`${prefix}${path}/`))?.[1];
+
+/**
+ * Gives every `:id` route of the table the optional `?orgId=` (declared, so it is validated and documented) and checks
+ * it against the record after the route's guards: the route's own find, through findInScope, applies the rest.
+ */
+export function installByIdScope(app: FastifyInstance, db: Executor, prefix: string): void {
+  app.addHook('onRoute', (route) => {
+    const resource = resourceOf(route.url, prefix);
+    if (!resource) return;
+    route.schema = { ...route.schema, querystring: route.schema?.querystring ?? byIdQuery };
+    const check = async (req: FastifyRequest) => {
+      const orgId = (req.query as { orgId?: string } | undefined)?.orgId;
+      const id = (req.params as { id?: string }).id;
+      if (orgId !== undefined && id && req.auth) await findInScope(db, req.auth, resource, id, orgId);
+    };
+    route.preHandler = [...[route.preHandler ?? []].flat(), check];
+  });
+}

@@ -1,0 +1,100 @@
+// Every `:id` route outside /users and /roles as data (issue 12 §2): how to make a record of its kind in a given
+// organisation and site, and a request that would succeed on it. The walk test (by-id.test.ts) proves each one
+// against each kind of caller, and that no `:id` route is missing here.
+import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { configItems, customFieldDefinitions, deviceGroups, enrollmentKeys, organizations, scripts, ssoProviders } from '../../src/db/schema/index.js';
+import type { TestApp } from '../support/app.js';
+import type { ApiClient, ApiResponse } from '../support/client.js';
+import { createContact, createDevice, createDeviceGroup, createSite } from '../support/fixtures.js';
+
+export interface Place {
+  partnerId: string;
+  orgId: string;
+  siteId: string;
+}
+
+export interface ByIdCase {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** As registered, without /api/v1. */
+  url: string;
+  /** A fresh record of the route's kind in the place (the organisation itself for /orgs/organizations). */
+  make(t: TestApp, at: Place): Promise<string>;
+  call(api: ApiClient, id: string, query: Record<string, string>, t: TestApp): Promise<ApiResponse>;
+  /** The resource has a site: a member restricted to another site must not reach it. */
+  sited: boolean;
+  /** The record is a fresh site (outside every site restriction), not the place's own. */
+  freshSite?: true;
+}
+
+const tag = () => randomBytes(4).toString('hex');
+const theSite = async (_t: TestApp, at: Place) => at.siteId;
+const freshSite = (t: TestApp, at: Place) => createSite(t, at.orgId).then((s) => s.id);
+const group = (t: TestApp, at: Place) => createDeviceGroup(t, at.orgId, { siteId: at.siteId }).then((g) => g.id);
+const device = (t: TestApp, at: Place) => createDevice(t, { id: at.orgId }, at.siteId).then((d) => d.id);
+const contact = (t: TestApp, at: Place) => createContact(t, at.orgId, { siteId: at.siteId }).then((c) => c.id);
+const key = async (t: TestApp, at: Place) =>
+  (await t.deps.db.insert(enrollmentKeys).values({ orgId: at.orgId, siteId: at.siteId, name: `key ${tag()}`, keyHash: tag(), expiresAt: new Date(Date.now() + 86_400_000) }).returning())[0]!.id;
+const script = async (t: TestApp, at: Place) =>
+  (await t.deps.db.insert(scripts).values({ partnerId: at.partnerId, orgId: at.orgId, name: `script ${tag()}`, language: 'bash', content: 'echo hi', availability: 'organization' }).returning())[0]!.id;
+const field = async (t: TestApp, at: Place) =>
+  (await t.deps.db.insert(customFieldDefinitions).values({ partnerId: at.partnerId, orgId: at.orgId, key: `k${tag()}`, name: 'Field', type: 'text', entityType: 'device' }).returning())[0]!.id;
+const item = async (t: TestApp, at: Place) => (await t.deps.db.insert(configItems).values({ partnerId: at.partnerId, orgId: at.orgId, kind: 'policy', name: `item ${tag()}` }).returning())[0]!.id;
+const provider = async (t: TestApp, at: Place) =>
+  (await t.deps.db.insert(ssoProviders).values({ partnerId: at.partnerId, orgId: at.orgId, name: `idp ${tag()}`, issuer: 'http://127.0.0.1:9/none', clientId: 'gatehouse' }).returning())[0]!.id;
+/** Organisation routes act on the organisation itself; deleting needs one nobody else uses. */
+const theOrg = async (_t: TestApp, at: Place) => at.orgId;
+const freshOrg = async (t: TestApp, at: Place) => (await t.deps.db.insert(organizations).values({ partnerId: at.partnerId, name: `Org ${tag()}`, slug: `org-${tag()}` }).returning())[0]!.id;
+
+const q = (query: Record<string, string>) => ({ query });
+
+export const BY_ID_CASES: ByIdCase[] = [
+  { method: 'GET', url: '/orgs/organizations/:id', make: theOrg, sited: false, call: (api, id, query) => api.get(`/orgs/organizations/${id}`, q(query)) },
+  { method: 'PATCH', url: '/orgs/organizations/:id', make: theOrg, sited: false, call: (api, id, query) => api.patch(`/orgs/organizations/${id}`, { name: `Renamed ${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/orgs/organizations/:id', make: freshOrg, sited: false, call: (api, id, query) => api.delete(`/orgs/organizations/${id}`, q(query)) },
+  { method: 'GET', url: '/orgs/organizations/:id/effective-settings', make: theOrg, sited: false, call: (api, id, query) => api.get(`/orgs/organizations/${id}/effective-settings`, q(query)) },
+  { method: 'GET', url: '/orgs/sites/:id', make: theSite, sited: true, call: (api, id, query) => api.get(`/orgs/sites/${id}`, q(query)) },
+  { method: 'PATCH', url: '/orgs/sites/:id', make: theSite, sited: true, call: (api, id, query) => api.patch(`/orgs/sites/${id}`, { name: `Site ${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/orgs/sites/:id', make: freshSite, sited: true, freshSite: true, call: (api, id, query) => api.delete(`/orgs/sites/${id}`, q(query)) },
+  { method: 'GET', url: '/device-groups/:id', make: group, sited: true, call: (api, id, query) => api.get(`/device-groups/${id}`, q(query)) },
+  { method: 'PATCH', url: '/device-groups/:id', make: group, sited: true, call: (api, id, query) => api.patch(`/device-groups/${id}`, { name: `Group ${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/device-groups/:id', make: group, sited: true, call: (api, id, query) => api.delete(`/device-groups/${id}`, q(query)) },
+  {
+    method: 'POST',
+    url: '/device-groups/:id/devices',
+    make: group,
+    sited: true,
+    call: async (api, id, query, t) => api.post(`/device-groups/${id}/devices`, { deviceIds: [await deviceNextTo(t, id)] }, q(query)),
+  },
+  { method: 'GET', url: '/devices/:id', make: device, sited: true, call: (api, id, query) => api.get(`/devices/${id}`, q(query)) },
+  { method: 'PATCH', url: '/devices/:id', make: device, sited: true, call: (api, id, query) => api.patch(`/devices/${id}`, { name: `pc-${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/devices/:id', make: device, sited: true, call: (api, id, query) => api.delete(`/devices/${id}`, q(query)) },
+  { method: 'GET', url: '/enrollment-keys/:id', make: key, sited: true, call: (api, id, query) => api.get(`/enrollment-keys/${id}`, q(query)) },
+  { method: 'DELETE', url: '/enrollment-keys/:id', make: key, sited: true, call: (api, id, query) => api.delete(`/enrollment-keys/${id}`, q(query)) },
+  { method: 'GET', url: '/contacts/:id', make: contact, sited: false, call: (api, id, query) => api.get(`/contacts/${id}`, q(query)) },
+  { method: 'PATCH', url: '/contacts/:id', make: contact, sited: false, call: (api, id, query) => api.patch(`/contacts/${id}`, { title: `T ${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/contacts/:id', make: contact, sited: false, call: (api, id, query) => api.delete(`/contacts/${id}`, q(query)) },
+  { method: 'GET', url: '/scripts/:id', make: script, sited: false, call: (api, id, query) => api.get(`/scripts/${id}`, q(query)) },
+  { method: 'PATCH', url: '/scripts/:id', make: script, sited: false, call: (api, id, query) => api.patch(`/scripts/${id}`, { name: `script ${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/scripts/:id', make: script, sited: false, call: (api, id, query) => api.delete(`/scripts/${id}`, q(query)) },
+  { method: 'GET', url: '/custom-fields/:id', make: field, sited: false, call: (api, id, query) => api.get(`/custom-fields/${id}`, q(query)) },
+  { method: 'PATCH', url: '/custom-fields/:id', make: field, sited: false, call: (api, id, query) => api.patch(`/custom-fields/${id}`, { name: `Field ${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/custom-fields/:id', make: field, sited: false, call: (api, id, query) => api.delete(`/custom-fields/${id}`, q(query)) },
+  { method: 'GET', url: '/config-items/:id', make: item, sited: false, call: (api, id, query) => api.get(`/config-items/${id}`, q(query)) },
+  { method: 'PATCH', url: '/config-items/:id', make: item, sited: false, call: (api, id, query) => api.patch(`/config-items/${id}`, { name: `item ${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/config-items/:id', make: item, sited: false, call: (api, id, query) => api.delete(`/config-items/${id}`, q(query)) },
+  { method: 'GET', url: '/sso/providers/:id', make: provider, sited: false, call: (api, id, query) => api.get(`/sso/providers/${id}`, q(query)) },
+  { method: 'PATCH', url: '/sso/providers/:id', make: provider, sited: false, call: (api, id, query) => api.patch(`/sso/providers/${id}`, { name: `idp ${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/sso/providers/:id', make: provider, sited: false, call: (api, id, query) => api.delete(`/sso/providers/${id}`, q(query)) },
+  { method: 'POST', url: '/sso/providers/:id/status', make: provider, sited: false, call: (api, id, query) => api.post(`/sso/providers/${id}/status`, { status: 'testing' }, q(query)) },
+  { method: 'POST', url: '/sso/providers/:id/test', make: provider, sited: false, call: (api, id, query) => api.post(`/sso/providers/${id}/test`, undefined, q(query)) },
+];
+
+/** A device in the group's organisation and site (for adding devices to a group). */
+export async function deviceNextTo(t: TestApp, groupId: string): Promise<string> {
+  const [g] = await t.deps.db.select().from(deviceGroups).where(eq(deviceGroups.id, groupId));
+  return (await createDevice(t, { id: g!.orgId }, g!.siteId!)).id;
+}
+
+/** `:id` routes that name no tenant record: the caller's own passkeys, and the CONTRACT section 5 routes. */
+export const NOT_BY_TENANT = (url: string) => url.startsWith('/users/') || url.startsWith('/roles/') || url.startsWith('/auth/');
