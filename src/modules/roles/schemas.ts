@@ -35,6 +35,8 @@ export const createRoleBody = z.strictObject({
   permissions: z.array(permissionInput).max(500).default([]),
   parentRoleId: z.uuid().nullable().optional(),
   forceMfa: z.boolean().optional(),
+  /** Holders satisfy MFA with passkeys only (write-only: the role JSON is fixed by the contract). */
+  phishingResistantOnly: z.boolean().optional(),
   orgId: z.uuid().optional(),
 });
 export const updateRoleBody = z
@@ -44,8 +46,9 @@ export const updateRoleBody = z
     permissions: z.array(permissionInput).max(500).optional(),
     parentRoleId: z.uuid().nullable().optional(),
     forceMfa: z.boolean().optional(),
+    phishingResistantOnly: z.boolean().optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });
 export const cloneRoleBody = z.strictObject({ name, orgId: z.uuid().optional() });
 
 export const effectivePermissions = z.object({

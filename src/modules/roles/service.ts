@@ -190,7 +190,7 @@ export async function createRole(
   deps: Deps,
   caller: Principal,
   target: TargetScope,
-  body: { name: string; description?: string | null; permissions: { resource: string; action: string }[]; parentRoleId?: string | null; forceMfa?: boolean },
+  body: { name: string; description?: string | null; permissions: { resource: string; action: string }[]; parentRoleId?: string | null; forceMfa?: boolean; phishingResistantOnly?: boolean },
   meta: AuditRequestMeta,
 ) {
   const keys = canonicalPermissions(body.permissions);
@@ -211,6 +211,7 @@ export async function createRole(
           description: body.description ?? null,
           parentRoleId: body.parentRoleId ?? null,
           forceMfa: body.forceMfa ?? false,
+          phishingResistantOnly: body.phishingResistantOnly ?? false,
         })
         .returning();
       await setPermissions(tx, row!.id, keys);
@@ -233,7 +234,7 @@ export async function updateRole(
   caller: Principal,
   target: TargetScope,
   id: string,
-  body: { name?: string; description?: string | null; permissions?: { resource: string; action: string }[]; parentRoleId?: string | null; forceMfa?: boolean },
+  body: { name?: string; description?: string | null; permissions?: { resource: string; action: string }[]; parentRoleId?: string | null; forceMfa?: boolean; phishingResistantOnly?: boolean },
   meta: AuditRequestMeta,
 ) {
   const keys = body.permissions ? canonicalPermissions(body.permissions) : null;
@@ -255,6 +256,7 @@ export async function updateRole(
           description: body.description === undefined ? role.description : body.description,
           parentRoleId,
           forceMfa: body.forceMfa ?? role.forceMfa,
+          phishingResistantOnly: body.phishingResistantOnly ?? role.phishingResistantOnly,
           updatedAt: deps.clock.now(),
         })
         .where(eq(roles.id, id));
@@ -309,7 +311,7 @@ export async function cloneRole(deps: Deps, caller: Principal, target: TargetSco
       await lockOwner(tx, target);
       const [row] = await tx
         .insert(roles)
-        .values({ scope: target.kind, appliesTo: target.kind, partnerId: target.partnerId, orgId: target.orgId, name, description: source.description, forceMfa: chain?.forceMfa ?? source.forceMfa })
+        .values({ scope: target.kind, appliesTo: target.kind, partnerId: target.partnerId, orgId: target.orgId, name, description: source.description, forceMfa: chain?.forceMfa ?? source.forceMfa, phishingResistantOnly: chain?.phishingResistantOnly ?? source.phishingResistantOnly })
         .returning();
       await setPermissions(tx, row!.id, keys);
       await deps.audit.record(
