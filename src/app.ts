@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
@@ -29,7 +29,8 @@ import { roleRoutes } from './modules/roles/routes.js';
 import { userAccountRoutes } from './modules/users/routes.js';
 import { userAdminRoutes } from './modules/users/routes-admin.js';
 import { userSessionRoutes } from './modules/users/routes-sessions.js';
-import { createMetrics } from './platform/metrics.js';
+import { scrubUrl } from './platform/logger.js';
+import { setupRoutes } from './modules/setup/routes.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -39,6 +40,8 @@ declare module 'fastify' {
   }
 }
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/** Probes and scrapes: polled every few seconds, never logged. */
+const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 export async function createApp(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -52,6 +55,8 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     },
     forceCloseConnections: 'idle',
     frameworkErrors: onFrameworkError,
+    // One line per request, written in onResponse below (Fastify's own are two, probes included).
+    logController: new LogController({ disableRequestLogging: true }),
     clientErrorHandler: onClientError,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
@@ -74,7 +79,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     for (const method of [r.method].flat()) if (method !== 'HEAD') registered.push({ method, url: r.url, stepUp });
   });
 
-  const metrics = createMetrics();
+  const { metrics } = deps;
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
@@ -91,6 +96,9 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode) });
     metrics.duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+    if (!QUIET_ROUTES.has(route)) {
+      req.log.info({ method: req.method, url: scrubUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    }
   });
 
   await app.register(cookie);
@@ -113,6 +121,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       installDeniedAudit(api, deps);
       installByIdScope(api, deps.db, API_PREFIX);
       await api.register(authPublicRoutes(deps));
+      await api.register(setupRoutes(deps));
       await api.register(authAccountRoutes(deps));
       await api.register(mfaRoutes(deps));
       await api.register(authSecurityRoutes(deps));
