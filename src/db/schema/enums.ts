@@ -29,4 +29,6 @@ export const flowKind = pgEnum('flow_kind', [
   'webauthn_reauth',
   'session_report',
   'first_run_setup',
+  'sso_link',
+  'saml_return',
 ]);

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, pgTable, text, timestamp, unique, uuid, varchar } from 'drizzle-orm/pg-core';
+import { boolean, check, index, jsonb, pgTable, text, timestamp, unique, uuid, varchar } from 'drizzle-orm/pg-core';
 import { ssoProviderStatus, ssoProviderType } from './enums.js';
 import { roles, users } from './identity.js';
 import { organizations, partners, timestamps } from './tenants.js';
@@ -24,6 +24,18 @@ export const ssoProviders = pgTable(
     defaultRoleId: uuid('default_role_id').references(() => roles.id, { onDelete: 'restrict' }),
     allowedDomains: varchar('allowed_domains', { length: 2048 }).notNull().default(''),
     enforceSso: boolean('enforce_sso').notNull().default(false),
+    /** An ID token whose amr names a second factor counts as MFA for the session (issue 13). */
+    trustIdpMfa: boolean('trust_idp_mfa').notNull().default(false),
+    /** The last successful POST /test: enforcing SSO on a provider never tested answers a warning. */
+    lastTestedOkAt: timestamp('last_tested_ok_at', { withTimezone: true }),
+    // SAML 2.0 (type saml): the IdP's metadata as given, and what was read from it.
+    metadataXml: text('metadata_xml'),
+    metadataUrl: varchar('metadata_url', { length: 2048 }),
+    /** PEM bodies of the IdP's signing certificates (several during a rollover). */
+    idpCerts: jsonb('idp_certs').$type<string[]>().notNull().default([]),
+    idpSsoUrl: varchar('idp_sso_url', { length: 2048 }),
+    emailAttribute: varchar('email_attribute', { length: 255 }),
+    nameAttribute: varchar('name_attribute', { length: 255 }),
     ...timestamps,
   },
   (t) => [
