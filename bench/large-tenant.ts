@@ -1,0 +1,180 @@
+/**
+ * P5 large tenants: one partner with 1,000 organisations, 100,000 users (10,000 partner technicians and 90 members
+ * per organisation), 50,000 devices and 1,000,000 audit records; every list endpoint's first page and a deep page,
+ * p99 of sequential requests (goal ≤ 20 ms).
+ *
+ *   npx tsx bench/large-tenant.ts [--scale=1] [--requests=60]
+ *   (PostgreSQL: DATABASE_URL=postgres://... npx tsx bench/large-tenant.ts)
+ *
+ * - Seeding is SQL generate_series inside the server process (seconds on PostgreSQL). On PGlite the default scale
+ *   is 0.2 (20k users, 200 organisations, 10k devices, 200k audit records): PGlite seeds ~10x slower and one
+ *   process holds it all; --scale=1 runs the full size there too.
+ * - The audit records are inserted directly (their hash chain is not valid: only reading is measured here).
+ * - A deep page is the page after a cursor 90 % of the way through the list (the cursor is built from that row's
+ *   sort key, exactly as the API encodes it).
+ * - Before measuring, the seeded tables are ANALYZEd (PostgreSQL's autovacuum would; PGlite has none).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
+
+interface Target {
+  name: string;
+  url: string;
+}
+interface Ready {
+  token: string;
+  targets: Target[];
+  seedSeconds: number;
+  counts: Record<string, number>;
+}
+
+async function serve(scale: number): Promise<void> {
+  const { sql } = await import('drizzle-orm');
+  const { encodeCursor } = await import('../src/http/pagination.js');
+  const { prepareTemplate } = await import('../test/support/db.js');
+  const { startApp } = await import('../test/support/app.js');
+  const { partnerAdmin } = await import('../test/support/fixtures.js');
+  const { SYSTEM_ROLES } = await import('../src/modules/roles/catalog.js');
+  await prepareTemplate();
+  const t = await startApp({ LOG_LEVEL: 'warn', RATE_LIMIT_API: '100000000/60' });
+  const admin = await partnerAdmin(t);
+  const p = admin.partner.id;
+  const db = t.deps.db;
+  const n = { orgs: Math.round(1000 * scale), users: Math.round(100_000 * scale), devices: Math.round(50_000 * scale), audit: Math.round(1_000_000 * scale) };
+  const partnerTechs = Math.round(n.users / 10);
+  const [partnerTech, orgTech] = [SYSTEM_ROLES[1].id, SYSTEM_ROLES[4].id];
+  const rows = async (q: ReturnType<typeof sql>) => (await db.execute(q)) as unknown as { rows: Record<string, unknown>[] };
+  const started = performance.now();
+  await db.execute(sql`insert into organizations (partner_id, name, slug) select ${p}, 'Customer ' || lpad(g::text, 5, '0'), 'customer-' || g from generate_series(1, ${n.orgs}::int) g`);
+  await db.execute(sql`insert into sites (org_id, name) select id, 'Main office' from organizations where partner_id = ${p}`);
+  await db.execute(sql`insert into users (email, name) select 'tech' || g || '@large.example', 'Technician ' || g from generate_series(1, ${n.users}::int) g`);
+  await db.execute(sql`
+    insert into partner_users (partner_id, user_id, role_id, org_access)
+    select ${p}, u.id, ${partnerTech}, 'all' from users u where u.email like 'tech%@large.example' and split_part(substr(u.email, 5), '@', 1)::int <= ${partnerTechs}`);
+  await db.execute(sql`
+    with o as (select id, row_number() over (order by id) - 1 as i from organizations where partner_id = ${p}),
+         u as (select id, split_part(substr(email, 5), '@', 1)::int as g from users where email like 'tech%@large.example')
+    insert into organization_users (org_id, user_id, role_id)
+    select o.id, u.id, ${orgTech} from u join o on o.i = u.g % ${n.orgs} where u.g > ${partnerTechs}`);
+  await db.execute(sql`
+    with o as (select o.id, s.id as site_id, row_number() over (order by o.id) - 1 as i from organizations o join sites s on s.org_id = o.id where o.partner_id = ${p})
+    insert into devices (org_id, site_id, hostname, os_type, agent_token_hash)
+    select o.id, o.site_id, 'host-' || lpad(g::text, 7, '0'), 'windows', md5('agent' || g) from generate_series(1, ${n.devices}::int) g join o on o.i = g % ${n.orgs}`);
+  const chunk = 100_000;
+  for (let done = 0; done < n.audit; done += chunk) {
+    await db.execute(sql`
+      with o as (select id, row_number() over (order by id) - 1 as i from organizations where partner_id = ${p})
+      insert into audit_logs (at, action, result, partner_id, org_id, resource_type, hash)
+      select now() - make_interval(secs => (${n.audit}::int - g)), 'device.update', 'success', ${p}, o.id, 'device', md5(g::text)
+      from generate_series(${done + 1}::int, ${Math.min(n.audit, done + chunk)}::int) g join o on o.i = g % ${n.orgs}`);
+  }
+  await db.execute(sql`analyze`);
+  const seedSeconds = (performance.now() - started) / 1000;
+
+  // Deep cursors: the sort key of the row 90 % of the way through each list.
+  const at = async (q: ReturnType<typeof sql>) => (await rows(q)).rows[0]!;
+  const orgDeep = await at(sql`select lower(name) as n, id from organizations where partner_id = ${p} order by lower(name), id offset ${Math.floor(n.orgs * 0.9)} limit 1`);
+  const devDeep = await at(sql`select lower(d.hostname) as h, d.id from devices d join organizations o on o.id = d.org_id where o.partner_id = ${p} order by lower(d.hostname), d.id offset ${Math.floor(n.devices * 0.9)} limit 1`);
+  const someOrg = await at(sql`select id from organizations where partner_id = ${p} order by lower(name), id limit 1`);
+  const orgDevDeep = await at(sql`select lower(hostname) as h, id from devices where org_id = ${someOrg.id} order by lower(hostname), id offset 40 limit 1`);
+  const userDeep = await at(sql`select lower(u.email) as e, u.id from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${p} order by lower(u.email), u.id offset ${Math.floor(partnerTechs * 0.9)} limit 1`);
+  const orgUserDeep = await at(sql`select lower(u.email) as e, u.id from organization_users ou join users u on u.id = ou.user_id where ou.org_id = ${someOrg.id} order by lower(u.email), u.id offset 40 limit 1`);
+  const auditDeep = await at(sql`select seq from audit_logs where partner_id = ${p} order by seq desc offset ${Math.floor(n.audit * 0.9)} limit 1`);
+  const api = `${t.baseUrl}/api/v1`;
+  const c = (k: Record<string, unknown>) => encodeURIComponent(encodeCursor(k as Record<string, string>));
+  const orgId = someOrg.id as string;
+  const targets: Target[] = [
+    { name: `GET /orgs/organizations (${n.orgs})`, url: `${api}/orgs/organizations?limit=50` },
+    { name: 'GET /orgs/organizations deep page', url: `${api}/orgs/organizations?limit=50&cursor=${c({ n: orgDeep.n, id: orgDeep.id })}` },
+    { name: `GET /devices, whole partner (${n.devices})`, url: `${api}/devices?limit=50` },
+    { name: 'GET /devices, whole partner, deep page', url: `${api}/devices?limit=50&cursor=${c({ h: devDeep.h, id: devDeep.id })}` },
+    { name: 'GET /devices?orgId (one organisation)', url: `${api}/devices?limit=20&orgId=${orgId}` },
+    { name: 'GET /devices?orgId deep page', url: `${api}/devices?limit=20&orgId=${orgId}&cursor=${c({ h: orgDevDeep.h, id: orgDevDeep.id })}` },
+    { name: `GET /users, partner technicians (${partnerTechs})`, url: `${api}/users?limit=50` },
+    { name: 'GET /users, partner, deep page', url: `${api}/users?limit=50&cursor=${c({ e: userDeep.e, id: userDeep.id })}` },
+    { name: 'GET /users?orgId (one organisation)', url: `${api}/users?limit=20&orgId=${orgId}` },
+    { name: 'GET /users?orgId deep page', url: `${api}/users?limit=20&orgId=${orgId}&cursor=${c({ e: orgUserDeep.e, id: orgUserDeep.id })}` },
+    { name: `GET /audit-logs (${n.audit})`, url: `${api}/audit-logs?limit=50` },
+    { name: 'GET /audit-logs deep page', url: `${api}/audit-logs?limit=50&cursor=${c({ seq: Number(auditDeep.seq) })}` },
+    { name: 'GET /orgs/sites?orgId', url: `${api}/orgs/sites?orgId=${orgId}&limit=50` },
+    { name: 'GET /device-groups?orgId', url: `${api}/device-groups?orgId=${orgId}&limit=50` },
+    { name: 'GET /roles', url: `${api}/roles` },
+    { name: 'GET /users/me', url: `${api}/users/me` },
+  ];
+  const ready: Ready = { token: admin.session.accessToken, targets, seedSeconds, counts: { ...n, partnerTechs } };
+  process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
+  const stop = async () => {
+    await t.close().catch(() => {});
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+}
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+};
+
+async function measure(): Promise<void> {
+  const pg = Boolean(process.env.DATABASE_URL);
+  const scale = Number(arg('scale', pg ? '1' : '0.2'));
+  const requests = Number(arg('requests', '60'));
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', `--scale=${scale}`], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+  try {
+    const ready = await new Promise<Ready>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('seeding took over 15 minutes')), 900_000);
+      child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        if (!line.startsWith('READY ')) return;
+        clearTimeout(timer);
+        resolve(JSON.parse(line.slice(6)) as Ready);
+      });
+    });
+    const headers = { authorization: `Bearer ${ready.token}` };
+    const results: { name: string; p50: number; p99: number; rows: number; status: number }[] = [];
+    for (const target of ready.targets) {
+      const times: number[] = [];
+      let status = 0;
+      let count = 0;
+      for (let i = 0; i < requests + 5; i++) {
+        const t0 = performance.now();
+        const res = await fetch(target.url, { headers });
+        const body = (await res.json()) as { data?: unknown[] };
+        const ms = performance.now() - t0;
+        status = res.status;
+        count = Array.isArray(body.data) ? body.data.length : 1;
+        if (res.status !== 200) throw new Error(`${target.name}: ${res.status} ${JSON.stringify(body)}`);
+        if (i >= 5) times.push(ms);
+      }
+      results.push({ name: target.name, p50: percentile(times, 50), p99: percentile(times, 99), rows: count, status });
+    }
+    const db = pg ? 'PostgreSQL' : 'PGlite';
+    const c = ready.counts;
+    console.log(`\n## P5 large tenant (${db}, scale ${scale}: ${c.orgs} organisations, ${c.users} users, ${c.devices} devices, ${c.audit} audit records; seeded in ${ready.seedSeconds.toFixed(1)} s; ${os.availableParallelism()} cores)\n`);
+    console.log('| List | Rows on page | p50 ms | p99 ms | Verdict (p99 ≤ 20 ms) |');
+    console.log('|---|---:|---:|---:|---|');
+    for (const r of results) console.log(`| ${r.name} | ${r.rows} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.p99 <= 20 ? 'met' : 'NOT met'} |`);
+    console.log(`\n${requests} sequential requests each after 5 warm-up requests; the machine is shared, so a p99 includes other people's load.`);
+  } finally {
+    child.kill('SIGTERM');
+    await Promise.race([once(child, 'exit'), new Promise((r) => setTimeout(r, 10_000))]);
+  }
+}
+
+if (process.argv.includes('--serve')) {
+  serve(Number(arg('scale', '1'))).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else {
+  measure().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
