@@ -81,11 +81,13 @@ describe('phone numbers must be E.164 with a real numbering plan', () => {
     ['+44 7700 900123', 'a drama number, not assigned'],
     ['0044 20 7946 0958', 'international prefix instead of +'],
     ['+1 (202) 555-01234', 'one digit too many'],
-  ])('%s (%s): 400 invalid_phone_number, nothing sent', async (phone) => {
+  ])('%s (%s): 400 validation_failed naming phoneNumber, nothing sent', async (phone) => {
     const m = await member(t);
     const api = await signIn(t, m.email);
     const before = sink.messages.length;
-    expectError(await api.post('/auth/phone/verify', { phoneNumber: phone }), 400, 'invalid_phone_number');
+    const res = await api.post('/auth/phone/verify', { phoneNumber: phone });
+    expectError(res, 400, 'validation_failed');
+    expect(res.body.details.fieldErrors.phoneNumber).toEqual([expect.stringMatching(/E\.164/)]);
     expect(sink.messages.length).toBe(before);
   });
 

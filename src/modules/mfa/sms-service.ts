@@ -19,10 +19,16 @@ import { assertMethodAllowed } from './setup-service.js';
 const CODE_TTL_MS = 10 * 60 * 1000;
 const LOGIN_CODE_TTL_MS = 5 * 60 * 1000;
 
-/** E.164 with a real numbering plan behind it (libphonenumber's full metadata). */
-export function normalisePhone(input: string): string {
+/**
+ * E.164 with a real numbering plan behind it (libphonenumber's full metadata). A refusal is a validation failure of
+ * the body field (CONTRACT 1: 400 validation_failed naming the field), like any other malformed field.
+ */
+export function normalisePhone(input: string, field = 'phoneNumber'): string {
   const parsed = parsePhoneNumberFromString(input);
-  if (!parsed || !parsed.isValid() || parsed.number !== input.replace(/[\s()-]/g, '')) throw new AppError('invalid_phone_number');
+  if (!parsed || !parsed.isValid() || parsed.number !== input.replace(/[\s()-]/g, '')) {
+    const reason = 'Not a valid E.164 phone number (+ and country code, assigned in its numbering plan)';
+    throw new AppError('validation_failed', 'The phone number is not a valid E.164 number.', { details: { fieldErrors: { [field]: [reason] }, formErrors: [] } });
+  }
   return parsed.number;
 }
 
