@@ -1,13 +1,17 @@
 // `npm run build:server`: the server and the CLI compiled to dist/ (esbuild: no type check here, `npm run typecheck`
 // does that). Our code is bundled (one file read instead of hundreds at start); packages stay external and are
 // loaded from node_modules; dynamic imports become chunks loaded on first use. Migrations are copied beside them.
+// `--outdir DIR` builds elsewhere (the CLI tests compile the current sources once per run).
 import { cpSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 
-rmSync('dist', { recursive: true, force: true });
+const at = process.argv.indexOf('--outdir');
+const outdir = at > 0 ? process.argv[at + 1] : 'dist';
+rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: { main: 'src/main.ts', 'cli/main': 'src/cli/main.ts' },
-  outdir: 'dist',
+  outdir,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -18,5 +22,5 @@ await build({
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
 });
-cpSync('src/db/migrations', 'dist/migrations', { recursive: true });
-writeFileSync('dist/BUILD', `${new Date().toISOString()}\n`);
+cpSync('src/db/migrations', join(outdir, 'migrations'), { recursive: true });
+writeFileSync(join(outdir, 'BUILD'), `${new Date().toISOString()}\n`);

@@ -1,4 +1,4 @@
-// `npm run audit:verify` (src/cli/audit-verify.ts) as an operator runs it, in a child process against the test's
+// `gatehouse audit verify` (src/cli/main.ts; also `npm run audit:verify`) as an operator runs it, in a child process against the test's
 // database: exit 0 and a line per chain when every chain holds, exit 1 naming the broken record after a tamper.
 // On PGlite the running app holds the data directory (gatehouse.lock), so the app is closed first.
 import { spawn } from 'node:child_process';
@@ -24,7 +24,7 @@ function runCli(): Promise<{ code: number | null; stdout: string; stderr: string
   if (t.testDb.url) env.DATABASE_URL = t.testDb.url;
   else env.DATA_DIR = t.testDb.dataDir!;
   return new Promise((resolve, reject) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['src/cli/audit-verify.ts'], { cwd: ROOT, env });
+    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['src/cli/main.ts', 'audit', 'verify'], { cwd: ROOT, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -88,7 +88,7 @@ describe('npm run audit:verify', () => {
     try {
       const res = await runCli();
       expect(res.code).toBe(2);
-      expect(res.stderr).toMatch(/in use by process \d+/);
+      expect(res.stderr).toMatch(/held by a running Gatehouse server \(process \d+\)/);
     } finally {
       await held.close();
     }
