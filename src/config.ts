@@ -50,6 +50,8 @@ export const envSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
   // Rate limits: "<count>/<seconds>" sliding windows (CONTRACT leaves the numbers to us; all configurable).
   RATE_LIMIT_LOGIN: z.string().regex(/^\d+\/\d+$/).default('10/900'),
+  // Addresses that sent a wrong password for one account: from this many on, a distributed guess (docs/operations.md).
+  RATE_LIMIT_LOGIN_ACCOUNT: z.string().regex(/^\d+\/\d+$/).default('5/900'),
   RATE_LIMIT_REGISTER: z.string().regex(/^\d+\/\d+$/).default('5/3600'),
   RATE_LIMIT_REGISTER_PARTNER: z.string().regex(/^\d+\/\d+$/).default('3/3600'),
   RATE_LIMIT_FORGOT_PASSWORD: z.string().regex(/^\d+\/\d+$/).default('5/3600'),
@@ -141,6 +143,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bodyLimit: e.BODY_LIMIT_BYTES,
     rateLimits: {
       login: parseRate(e.RATE_LIMIT_LOGIN),
+      loginAccount: parseRate(e.RATE_LIMIT_LOGIN_ACCOUNT),
       register: parseRate(e.RATE_LIMIT_REGISTER),
       registerPartner: parseRate(e.RATE_LIMIT_REGISTER_PARTNER),
       forgotPassword: parseRate(e.RATE_LIMIT_FORGOT_PASSWORD),

@@ -1,8 +1,8 @@
 // Password sign-in (spec 3.3, CONTRACT 3): every failure looks alike (same 401, similar time).
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { passkeys, users } from '../../db/schema/index.js';
+import { passkeys, sessions, users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { sendInBackground } from '../../platform/mail.js';
@@ -13,8 +13,8 @@ import { verifyPassword } from './passwords.js';
 import { createSession, type SessionContext } from './sessions.js';
 import type { IssuedSession } from './token-response.js';
 
-export const LOCKOUT_THRESHOLD = 10;
-export const LOCKOUT_MS = 15 * 60 * 1000;
+/** At most one "someone is guessing your password" mail per account and credential in this time. */
+export const ATTACK_NOTICE_INTERVAL_MS = 24 * 60 * 60 * 1000;
 export const LOGIN_MFA_TTL_MS = 5 * 60 * 1000;
 export const RESET_TTL_MS = 60 * 60 * 1000;
 
@@ -60,6 +60,24 @@ export async function startSession(
 /** Stands in for a user id when there is no user, so an unknown email costs the same queries as a known one. */
 const NO_USER = '00000000-0000-0000-0000-000000000000';
 
+/**
+ * Throttling that follows the attacker, not the victim (docs/operations.md, "Sign-in throttling"). There is no
+ * account lock. One address is held by the per address + email limit (RATE_LIMIT_LOGIN, the route's guard), which
+ * touches no other address. Wrong passwords for the account from many addresses (RATE_LIMIT_LOGIN_ACCOUNT counts
+ * the addresses, each once per window) mean a distributed guess; while it lasts, a right password from an address the
+ * user never signed in from needs one more step: the second factor, or a new password through the link mailed
+ * (once) to the user. Addresses the user signed in from before are never held. The key carries the credential
+ * version, so a password reset ends the episode.
+ */
+const accountKey = (user: Pick<UserRow, 'id' | 'credentialVersion'> | null) => `${user?.id ?? NO_USER}:${user?.credentialVersion ?? 0}`;
+
+/** An address the user signed in from successfully before (any session, ended or not, holds its address). */
+async function knownAddress(db: Executor, userId: string, ip: string | null): Promise<boolean> {
+  if (!ip) return false;
+  const [row] = await db.select({ id: sessions.id }).from(sessions).where(and(eq(sessions.userId, userId), eq(sessions.ipAddress, ip))).limit(1);
+  return Boolean(row);
+}
+
 async function recordFailure(deps: Deps, user: UserRow | null, email: string, reason: string, meta: AuditRequestMeta, tx: Executor) {
   const ctx = pickDefault(await listMemberships(tx, user?.id ?? NO_USER));
   await deps.audit.record(
@@ -85,6 +103,10 @@ export async function login(deps: Deps, email: string, password: string, meta: A
   const passwordOk = await verifyPassword(user?.passwordHash, password);
   // Looked up whatever the password, so its cost says nothing about whether the password was right.
   const enforced = await ssoEnforcedFor(deps.db, user?.id ?? NO_USER);
+  // Both looked up for every attempt, known email or not, for the same reason.
+  const guessed = (await deps.limits.count('loginAccount', accountKey(user))) >= Math.max(2, deps.config.rateLimits.loginAccount.limit);
+  const familiar = await knownAddress(deps.db, user?.id ?? NO_USER, meta.ip);
+  const secondFactor = Boolean(user && deps.config.enable2fa && user.mfaEnabled);
 
   const refusal = !user
     ? 'unknown_email'
@@ -92,35 +114,27 @@ export async function login(deps: Deps, email: string, password: string, meta: A
       ? `user_${user.status}`
       : !user.passwordHash
         ? 'no_password'
-        : user.lockedUntil && user.lockedUntil > now
-          ? 'locked'
-          : !passwordOk
-            ? 'wrong_password'
-            : enforced
-              ? 'sso_enforced'
+        : !passwordOk
+          ? 'wrong_password'
+          : enforced
+            ? 'sso_enforced'
+            : guessed && !familiar && !secondFactor
+              ? 'new_address_during_guessing'
               : null;
 
   if (refusal) {
-    let lockedNow = false;
-    await deps.db.transaction(async (tx) => {
-      if (user && refusal === 'wrong_password') {
-        // Atomic count; an expired lock starts a fresh series. Exactly one request crosses the threshold.
-        const [row] = await tx
-          .update(users)
-          .set({
-            failedLoginCount: sql`case when ${users.lockedUntil} is not null and ${users.lockedUntil} <= ${now} then 1 else ${users.failedLoginCount} + 1 end`,
-            lockedUntil: sql`case when ${users.lockedUntil} is not null and ${users.lockedUntil} <= ${now} then null else ${users.lockedUntil} end`,
-          })
-          .where(eq(users.id, user.id))
-          .returning({ count: users.failedLoginCount });
-        if (row && row.count === LOCKOUT_THRESHOLD) {
-          await tx.update(users).set({ lockedUntil: new Date(now.getTime() + LOCKOUT_MS) }).where(eq(users.id, user.id));
-          lockedNow = true;
-        }
-      }
-      await recordFailure(deps, user, email, lockedNow ? 'locked_now' : refusal, meta, tx);
-    });
-    if (lockedNow && user) await sendLockNotice(deps, user);
+    let underGuessing = guessed;
+    // Each address counts once per window, so no single address, however busy, makes a distributed guess.
+    const windowMs = deps.config.rateLimits.loginAccount.windowSeconds * 1000;
+    if (user && refusal === 'wrong_password' && (await deps.store.claim(`loginFailedFrom:${accountKey(user)}:${meta.ip ?? ''}`, windowMs, now.getTime()))) {
+      const r = await deps.limits.hit('loginAccount', accountKey(user));
+      underGuessing ||= !r.allowed || r.remaining === 0;
+    }
+    await deps.db.transaction((tx) => recordFailure(deps, user, email, refusal, meta, tx));
+    // Exactly one notice per episode, however many requests see it start (the claim is atomic in the shared store).
+    if (user && underGuessing && (await deps.store.claim(`loginAttackNotice:${accountKey(user)}`, ATTACK_NOTICE_INTERVAL_MS, now.getTime()))) {
+      await sendAttackNotice(deps, user);
+    }
     throw invalid();
   }
 
@@ -151,13 +165,13 @@ async function startMfaChallenge(deps: Deps, user: UserRow, ctx: SessionContext)
   };
 }
 
-async function sendLockNotice(deps: Deps, user: UserRow) {
+async function sendAttackNotice(deps: Deps, user: UserRow) {
   const now = deps.clock.now();
   const { token } = await deps.db.transaction(async (tx) => {
     await voidFlows(tx, user.id, 'password_reset', now);
     return createFlow(tx, { kind: 'password_reset', userId: user.id, ttlMs: RESET_TTL_MS, now });
   });
-  sendInBackground(deps.mailer, deps.logger, mails.accountLocked(user.email, { minutes: LOCKOUT_MS / 60_000, url: resetUrl(deps, token) }));
+  sendInBackground(deps.mailer, deps.logger, mails.signInUnderAttack(user.email, { url: resetUrl(deps, token) }));
 }
 
 export const resetUrl = (deps: Deps, token: string) => `${deps.config.appUrl}/reset-password?token=${encodeURIComponent(token)}`;

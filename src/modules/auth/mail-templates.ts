@@ -35,9 +35,12 @@ export const mails = {
       label: 'Reset your password',
       url: p.url,
     }),
-  accountLocked: (to: string, p: { minutes: number; url: string }) =>
-    build('account_locked', to, 'Your account was locked', [`After repeated failed sign-in attempts, password sign-in to your account is locked for ${p.minutes} minutes.`, 'If it was not you, reset your password with the link below.'], {
-      label: 'Reset your password',
+  signInUnderAttack: (to: string, p: { url: string }) =>
+    build('sign_in_under_attack', to, 'Someone is guessing your password', [
+      'Many wrong passwords for your Gatehouse account arrived from many different addresses. Nobody got in.',
+      'Your usual devices and addresses sign in as before. Until the guessing stops, a sign-in from a new address needs your second factor, or a new password set with the link below (valid 1 hour).',
+    ], {
+      label: 'Set a new password',
       url: p.url,
     }),
   newDevice: (to: string, p: { when: string; ip: string; device: string; url: string }) =>
