@@ -116,7 +116,8 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
 }
 
 export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // A server that does not answer fails the request (503, src/http/outage.ts) instead of queueing it for ever.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing the process
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return {

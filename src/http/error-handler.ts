@@ -4,6 +4,7 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } fro
 import { AppError } from './errors.js';
 import { MAX_URL_LENGTH } from './input-limits.js';
 import { methodTable } from './method-not-allowed.js';
+import { classifyOutage, OUTAGE_RETRY_AFTER_SECONDS } from './outage.js';
 
 interface FieldErrors {
   fieldErrors: Record<string, string[]>;
@@ -71,7 +72,15 @@ function answer(error: FastifyError, req: FastifyRequest, reply: FastifyReply) {
   if (typeof error !== 'object' || error === null) return internal(error, req, reply); // `throw 'text'`
   if (error instanceof AppError) {
     if (error.status === 429 && typeof error.extra.retryAfter === 'number') reply.header('Retry-After', String(error.extra.retryAfter));
+    if (error.status === 503) reply.header('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
     return send(reply, error);
+  }
+  // The database or the shared store is unreachable: the one place connection errors become 503 (src/http/outage.ts).
+  const outage = classifyOutage(error);
+  if (outage) {
+    req.server.outages?.report(outage);
+    reply.header('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
+    return send(reply, new AppError('service_unavailable', 'A service this request needs is unavailable; try again shortly.', { retryAfter: OUTAGE_RETRY_AFTER_SECONDS }));
   }
   if (hasZodFastifySchemaValidationErrors(error)) {
     return send(reply, new AppError('validation_failed', undefined, { details: validationDetails(error) }));

@@ -65,7 +65,11 @@ export class RedisStore implements SharedStore {
   ) {}
 
   static connect(url: string, prefix: string): RedisStore {
-    return new RedisStore(new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false }), prefix);
+    const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+    // Reconnects by itself; a failed command reaches the request, and the outage is logged once (src/http/outage.ts),
+    // not once per reconnect attempt as an unhandled 'error' event would be.
+    redis.on('error', () => {});
+    return new RedisStore(redis, prefix);
   }
 
   async hit(key: string, limit: number, windowMs: number, nowMs: number): Promise<WindowResult> {
