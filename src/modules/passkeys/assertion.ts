@@ -11,8 +11,15 @@ import { consumeFlow, createFlow } from '../auth/flows.js';
 
 export const ASSERTION_TTL_MS = 5 * 60 * 1000;
 
-/** passkey_login: nobody signed in yet; webauthn_reauth: the signed-in user proves presence again. */
-export type AssertionPurpose = 'passkey_login' | 'webauthn_reauth';
+/**
+ * passkey_login: nobody signed in yet (passwordless); webauthn_reauth: the signed-in user proves presence again;
+ * webauthn_login: the second step of a password sign-in (bound to its tempToken flow).
+ */
+export type AssertionPurpose = 'passkey_login' | 'webauthn_reauth' | 'webauthn_login';
+
+/** A passkey alone is possession and inherence only when the authenticator verified the user. */
+const requiresUserVerification = (purpose: AssertionPurpose) => purpose !== 'webauthn_login';
+type FlowRow = NonNullable<Awaited<ReturnType<typeof consumeFlow>>>;
 type PasskeyRow = typeof passkeys.$inferSelect;
 
 export const relyingParty = (deps: Pick<Deps, 'config'>) => ({ rpID: new URL(deps.config.publicUrl).hostname, origin: deps.config.appUrl });
@@ -27,16 +34,16 @@ export function challengeOf(clientDataJSON: unknown): string | null {
 }
 
 /** Options for navigator.credentials.get(); for passwordless sign-in allowCredentials is empty (autofill). */
-export async function assertionOptions(deps: Deps, purpose: AssertionPurpose, userId: string | null) {
+export async function assertionOptions(deps: Deps, purpose: AssertionPurpose, userId: string | null, data: Record<string, unknown> = {}) {
   const keys = userId ? await deps.db.select().from(passkeys).where(eq(passkeys.userId, userId)) : [];
   if (userId && keys.length === 0) throw new AppError('invalid_challenge', 'This account has no passkey.');
   const options = await generateAuthenticationOptions({
     rpID: relyingParty(deps).rpID,
     allowCredentials: keys.map((k) => ({ id: k.credentialId, transports: k.transports as never })),
-    userVerification: 'required',
+    userVerification: requiresUserVerification(purpose) ? 'required' : 'preferred',
     timeout: ASSERTION_TTL_MS,
   });
-  await createFlow(deps.db, { kind: purpose, userId, data: { challenge: options.challenge }, ttlMs: ASSERTION_TTL_MS, now: deps.clock.now(), token: `${purpose}:${options.challenge}` });
+  await createFlow(deps.db, { kind: purpose, userId, data: { ...data, challenge: options.challenge }, ttlMs: ASSERTION_TTL_MS, now: deps.clock.now(), token: `${purpose}:${options.challenge}` });
   return { options };
 }
 
@@ -50,10 +57,16 @@ export interface VerifiedAssertion {
  * Consumes the challenge, then checks the credential: registered (to `userId` when given), signed over this
  * challenge, origin and RP id, user verified. Passwordless: the user handle must name the key's owner.
  */
-export async function verifyAssertion(deps: Deps, purpose: AssertionPurpose, credential: AuthenticationResponseJSON, userId: string | null): Promise<VerifiedAssertion> {
+export async function verifyAssertion(
+  deps: Deps,
+  purpose: AssertionPurpose,
+  credential: AuthenticationResponseJSON,
+  userId: string | null,
+  flowMatches: (flow: FlowRow) => boolean = () => true,
+): Promise<VerifiedAssertion> {
   const challenge = challengeOf(credential.response?.clientDataJSON);
   const flow = challenge ? await consumeFlow(deps.db, purpose, `${purpose}:${challenge}`, deps.clock.now()) : null;
-  if (!flow || (userId !== null && flow.userId !== userId)) throw new AppError('invalid_challenge');
+  if (!flow || (userId !== null && flow.userId !== userId) || !flowMatches(flow)) throw new AppError('invalid_challenge');
   const [key] = await deps.db
     .select()
     .from(passkeys)
@@ -74,7 +87,7 @@ export async function verifyAssertion(deps: Deps, purpose: AssertionPurpose, cre
       expectedOrigin: origin,
       expectedRPID: rpID,
       credential: { id: key.credentialId, publicKey: new Uint8Array(Buffer.from(key.publicKey, 'base64url')), counter: key.counter, transports: key.transports as never },
-      requireUserVerification: true,
+      requireUserVerification: requiresUserVerification(purpose),
     });
   } catch (err) {
     throw new AppError('passkey_verification_failed', `The passkey could not be verified: ${(err as Error).message}`);

@@ -2,9 +2,7 @@
 // single-use 5-minute challenges, a signature counter that may never go backwards.
 import { and, desc, eq, sql } from 'drizzle-orm';
 import {
-  generateAuthenticationOptions,
   generateRegistrationOptions,
-  verifyAuthenticationResponse,
   verifyRegistrationResponse,
   type AuthenticationResponseJSON,
   type RegistrationResponseJSON,
@@ -22,10 +20,11 @@ import type { IssuedSession } from '../auth/token-response.js';
 import { recomputeFactors } from '../mfa/factors.js';
 import { pendingLogin, recordSecondFactorFailure, takePendingLogin, type PendingLogin } from '../mfa/login-flow.js';
 import { assertMethodAllowed } from '../mfa/setup-service.js';
+import { advanceCounter, assertionOptions, challengeOf, relyingParty, verifyAssertion } from './assertion.js';
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 
-const rp = (deps: Deps) => ({ rpID: new URL(deps.config.publicUrl).hostname, origin: deps.config.appUrl });
+const rp = relyingParty;
 
 export const passkeyJson = (k: typeof passkeys.$inferSelect) => ({
   id: k.id,
@@ -65,15 +64,6 @@ export async function registrationOptions(deps: Deps, p: Principal, input: { cur
     await createFlow(tx, { kind: 'webauthn_register', userId: p.userId, data: { challenge: options.challenge, name: input.name }, ttlMs: CHALLENGE_TTL_MS, now, token: `reg:${options.challenge}` });
   });
   return { options };
-}
-
-function challengeOf(clientDataJSON: unknown): string | null {
-  try {
-    const parsed = JSON.parse(Buffer.from(String(clientDataJSON), 'base64url').toString('utf8')) as { challenge?: unknown };
-    return typeof parsed.challenge === 'string' ? parsed.challenge : null;
-  } catch {
-    return null;
-  }
 }
 
 export async function verifyRegistration(deps: Deps, p: Principal, credential: RegistrationResponseJSON, meta: AuditRequestMeta) {
@@ -151,17 +141,7 @@ export async function deletePasskey(deps: Deps, p: Principal, id: string, curren
 
 export async function loginOptions(deps: Deps, tempToken: string) {
   const pending = await pendingLogin(deps, tempToken);
-  const keys = await deps.db.select().from(passkeys).where(eq(passkeys.userId, pending.user.id));
-  if (keys.length === 0) throw new AppError('invalid_challenge', 'This account has no passkey.');
-  const options = await generateAuthenticationOptions({
-    rpID: rp(deps).rpID,
-    allowCredentials: keys.map((k) => ({ id: k.credentialId, transports: k.transports as never })),
-    userVerification: 'preferred',
-    timeout: CHALLENGE_TTL_MS,
-  });
-  const now = deps.clock.now();
-  await createFlow(deps.db, { kind: 'webauthn_login', userId: pending.user.id, data: { challenge: options.challenge, loginFlowId: pending.flow.id }, ttlMs: CHALLENGE_TTL_MS, now, token: `auth:${options.challenge}` });
-  return { options };
+  return assertionOptions(deps, 'webauthn_login', pending.user.id, { loginFlowId: pending.flow.id });
 }
 
 export async function verifyLoginPasskey(deps: Deps, tempToken: string, credential: AuthenticationResponseJSON, meta: AuditRequestMeta): Promise<IssuedSession> {
@@ -178,38 +158,10 @@ export async function verifyLoginPasskey(deps: Deps, tempToken: string, credenti
 }
 
 async function assertPasskey(deps: Deps, pending: PendingLogin, tempToken: string, credential: AuthenticationResponseJSON, meta: AuditRequestMeta): Promise<IssuedSession> {
-  const challenge = challengeOf(credential.response?.clientDataJSON);
-  const now = deps.clock.now();
-  const flow = challenge ? await consumeFlow(deps.db, 'webauthn_login', `auth:${challenge}`, now) : null;
-  if (!flow || flow.userId !== pending.user.id || (flow.data as { loginFlowId: string }).loginFlowId !== pending.flow.id) throw new AppError('invalid_challenge');
-  const [key] = await deps.db.select().from(passkeys).where(and(eq(passkeys.credentialId, String(credential.id)), eq(passkeys.userId, pending.user.id)));
-  if (!key) throw new AppError('passkey_verification_failed', 'This passkey is not registered to the account.');
-  const { rpID, origin } = rp(deps);
-  let result;
-  try {
-    result = await verifyAuthenticationResponse({
-      response: credential,
-      expectedChallenge: challenge!,
-      expectedOrigin: origin,
-      expectedRPID: rpID,
-      credential: { id: key.credentialId, publicKey: new Uint8Array(Buffer.from(key.publicKey, 'base64url')), counter: key.counter, transports: key.transports as never },
-      requireUserVerification: false,
-    });
-  } catch (err) {
-    throw new AppError('passkey_verification_failed', `The passkey could not be verified: ${(err as Error).message}`);
-  }
-  if (!result.verified) throw new AppError('passkey_verification_failed');
-  const newCounter = result.authenticationInfo.newCounter;
+  const verified = await verifyAssertion(deps, 'webauthn_login', credential, pending.user.id, (flow) => (flow.data as { loginFlowId?: string }).loginFlowId === pending.flow.id);
   return deps.db.transaction(async (tx) => {
-    // Compare-and-set on the counter: a cloned authenticator racing the real one cannot both pass.
-    const moved = await tx
-      .update(passkeys)
-      .set({ counter: newCounter, lastUsedAt: now, backedUp: result.authenticationInfo.credentialBackedUp })
-      .where(and(eq(passkeys.id, key.id), eq(passkeys.counter, key.counter)))
-      .returning({ id: passkeys.id });
-    if (!moved.length) throw new AppError('passkey_verification_failed', 'The signature counter did not advance.');
+    await advanceCounter(tx, verified, deps.clock.now());
     await takePendingLogin(tx, deps, tempToken);
     return startSession(deps, tx, pending.user, pending.context, { mfa: true, method: 'password+passkey', meta });
   });
 }
-
