@@ -146,20 +146,26 @@ describe('auth_time: carried in the access token, kept across refresh, renewed b
   it('sign-in sets auth_time; refresh keeps it; POST /auth/step-up renews it on the session row and in the token', async () => {
     const m = await signedInPartnerMember(t, partnerId, { roleId: PARTNER_TECH, password: PASSWORD, mfaEnabled: false });
     const api = t.client();
+    const seconds = () => Math.floor(t.clock.now().getTime() / 1000);
+    const before = seconds();
     const login = await api.post('/auth/login', { email: m.user.email, password: PASSWORD });
     expect(login.status, login.text).toBe(200);
     const first = decodeJwt(login.body.accessToken) as { auth_time?: number; sid: string };
-    expect(first.auth_time).toBe(Math.floor(t.clock.now().getTime() / 1000));
+    expect(first.auth_time).toBeGreaterThanOrEqual(before);
+    expect(first.auth_time).toBeLessThanOrEqual(seconds());
     age();
     const refreshed = await api.post('/auth/refresh', undefined, { headers: { 'x-service-csrf': api.cookies.get(CSRF_COOKIE)! } });
     expect(refreshed.status, refreshed.text).toBe(200);
     expect((decodeJwt(refreshed.body.accessToken) as { auth_time?: number }).auth_time).toBe(first.auth_time);
     api.token = refreshed.body.accessToken;
+    const stepStart = seconds();
     const step = await api.post('/auth/step-up', { password: PASSWORD });
     expect(step.status, step.text).toBe(200);
     const stepped = decodeJwt(step.body.accessToken) as { auth_time?: number; sid: string };
     expect(stepped.sid).toBe(first.sid);
-    expect(stepped.auth_time).toBe(Math.floor(t.clock.now().getTime() / 1000));
+    expect(stepped.auth_time).toBeGreaterThanOrEqual(stepStart);
+    expect(stepped.auth_time).toBeLessThanOrEqual(seconds());
+    expect(stepped.auth_time! - first.auth_time!).toBeGreaterThanOrEqual(MAX_AGE_MS / 1000);
     const [row] = await t.deps.db.select().from(sessions).where(eq(sessions.id, first.sid));
     expect(row!.authTime!.getTime()).toBe(new Date(step.body.authTime).getTime());
     expect((await auditRecords(t, 'auth.step_up', first.sid)).map((a) => a.details)).toEqual([{ method: 'password' }]);
