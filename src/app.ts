@@ -7,9 +7,9 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
-import { installOutageMonitor } from './http/outage.js';
 import { installJsonDepthLimit, onClientError, refuseLongUrl } from './http/input-limits.js';
 import { refuseNulBytes, refuseUnexpectedBody } from './http/input-guards.js';
+import { finishDocument, installOpenApiRules } from './http/openapi.js';
 import { assertStepUpRoutes, carriesStepUp } from './http/step-up.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { installDeniedAudit } from './modules/audit/denied.js';
@@ -67,12 +67,12 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   app.decorateRequest('auth', null);
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
-  installOutageMonitor(app, { database: () => deps.database.ping(), store: () => deps.store.ping() });
   installJsonDepthLimit(app);
   app.addHook('onRequest', refuseLongUrl);
   app.addHook('preValidation', refuseNulBytes);
   app.addHook('preValidation', refuseUnexpectedBody);
 
+  installOpenApiRules(app);
   // Every route as registered, for the OpenAPI completeness test and the fuzz test.
   const registered: { method: string; url: string; stepUp?: boolean }[] = [];
   app.decorate('registeredRoutes', registered);
@@ -107,14 +107,27 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Gatehouse API', version: '1.0.0', description: 'Identity, access and onboarding service. All API paths live under /api/v1.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      info: {
+        title: 'Gatehouse API',
+        version: '1.0.0',
+        description: 'Identity, access and onboarding service. All API paths live under /api/v1. Every non-2xx answer is the `Error` envelope.',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Gatehouse-Proprietary' },
+      },
+      servers: [{ url: config.publicUrl, description: 'This instance (PUBLIC_URL)' }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from sign-in, refresh or SSO exchange (15 minutes).' },
+          agentToken: { type: 'http', scheme: 'bearer', bearerFormat: 'ghat_…', description: 'Agent token a device received at enrolment (POST /api/v1/agents/enroll); not a user access token.' },
+        },
+      },
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (d) => finishDocument(jsonSchemaTransformObject(d)),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  // Swagger UI's default CSP ends in upgrade-insecure-requests: over plain http on any host but localhost the
+  // browser then fetches the assets over https and the page stays blank.
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: (h) => h.replace(/\s*upgrade-insecure-requests;?/g, '') });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(opsRoutes(deps, metrics));

@@ -28,14 +28,18 @@ export const requireFullOrgAccess = (): Guard =>
     if (p.scope === 'partner' && p.orgAccess !== 'all') throw new AppError('full_org_access_required');
   };
 
-export const requirePermission = (...required: PermissionKey[]): Guard =>
-  async function requirePermission(req) {
-    const p = principalOf(req);
-    if (!p.scope) throw new AppError('tenant_context_required');
-    for (const perm of required) {
-      if (!hasPermission(p.permissions, perm)) throw new AppError('forbidden', `Missing permission ${perm}.`);
-    }
-  };
+export const requirePermission = (...required: PermissionKey[]): Guard & { permissions: readonly PermissionKey[] } =>
+  // `permissions` is read by the OpenAPI document (src/http/openapi.ts) to say what the route needs.
+  Object.assign(
+    async function requirePermission(req: FastifyRequest) {
+      const p = principalOf(req);
+      if (!p.scope) throw new AppError('tenant_context_required');
+      for (const perm of required) {
+        if (!hasPermission(p.permissions, perm)) throw new AppError('forbidden', `Missing permission ${perm}.`);
+      }
+    },
+    { permissions: required },
+  );
 
 /** Step-up: the acting session must itself have passed a second factor (unless ENABLE_2FA=false makes that impossible). */
 export const requireMfa = (): Guard =>

@@ -1,13 +1,35 @@
 // Shapes shared by every route schema.
 import { z } from 'zod';
+import { ERROR_CATALOG } from './errors.js';
 
+const ERROR_CODES = Object.keys(ERROR_CATALOG);
+
+/**
+ * Every non-2xx answer. At run time `code` is any string and extra fields pass through (an error answer must never
+ * fail its own serialisation); the document declares `code` as the catalogue's enum, and the OpenAPI walk test
+ * checks every answer against it.
+ */
 export const errorEnvelope = z
   .looseObject({
-    error: z.string(),
-    message: z.string(),
-    code: z.string(),
+    error: z.string().meta({ description: 'Short text of the HTTP status.', examples: ['Bad Request'] }),
+    message: z.string().meta({ description: 'A sentence for people; clients branch on `code`, never on this.', examples: ['The request is not valid.'] }),
+    code: z.string().meta({ enum: ERROR_CODES, description: 'The catalogued reason (src/http/errors.ts).', examples: ['validation_failed'] }),
+    details: z
+      .looseObject({})
+      .optional()
+      .meta({ description: 'validation_failed: `{ fieldErrors: { "<path>": [..] }, formErrors: [..] }`; weak_password: `{ feedback }`.' }),
+    errorId: z.string().optional().meta({ description: 'On 5xx: the id of the server log line of this failure.', format: 'uuid' }),
+    retryAfter: z.number().optional().meta({ description: 'On 429 (and some 503): whole seconds to wait; also in the Retry-After header.', type: 'integer', minimum: 0 }),
+    userCount: z.number().optional().meta({ description: 'role_has_users: how many users hold the role.', type: 'integer' }),
+    childRoleCount: z.number().optional().meta({ description: 'role_has_children: how many roles inherit from it.', type: 'integer' }),
+    enrollUrl: z.string().optional().meta({ description: 'mfa_enrollment_required: where to enrol a factor.' }),
+    allowedMethods: z.array(z.string()).optional().meta({ description: 'mfa_enrollment_required: the factors the policy allows.' }),
   })
-  .meta({ id: 'Error', description: 'Every non-2xx answer; extra fields depend on the code (details, retryAfter, errorId, ...).' });
+  .meta({
+    id: 'Error',
+    description: 'Every non-2xx answer: `{ error, message, code }` plus the fields its code names.',
+    examples: [{ error: 'Bad Request', message: 'The request is not valid.', code: 'validation_failed', details: { fieldErrors: { email: ['Invalid email address'] }, formErrors: [] } }],
+  });
 
 /** Error answers a route may give, for the OpenAPI document (bodies pass through unchanged). */
 export function errors(...statuses: (400 | 401 | 403 | 404 | 409 | 413 | 415 | 428 | 429)[]) {

@@ -21,10 +21,12 @@ import { respondWithTokens, tokenResponse } from './token-response.js';
 const exactlyOne = (b: Record<string, unknown>) => Object.values(b).filter((v) => v !== undefined).length === 1;
 const stepUpBody = z
   .strictObject({ password: presentedPasswordField.optional(), code: sixDigits.optional(), credential: authenticationCredential.optional() })
-  .refine(exactlyOne, { message: 'Give exactly one of password, code or credential' });
+  .refine(exactlyOne, { message: 'Give exactly one of password, code or credential' })
+  .meta({ minProperties: 1, maxProperties: 1 });
 const removePasswordBody = z
   .strictObject({ code: sixDigits.optional(), credential: authenticationCredential.optional() })
-  .refine(exactlyOne, { message: 'Give exactly one of code or credential' });
+  .refine(exactlyOne, { message: 'Give exactly one of code or credential' })
+  .meta({ minProperties: 1, maxProperties: 1 });
 const stepUpResponse = z.object({ accessToken: z.string(), tokenType: z.literal('Bearer'), expiresIn: z.number().int(), authTime: z.string() });
 const options = z.object({ options: z.record(z.string(), z.unknown()) });
 const credentialBody = z.strictObject({ credential: authenticationCredential });

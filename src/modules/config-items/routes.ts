@@ -27,11 +27,11 @@ export function configItemRoutes(deps: Deps) {
       async (req) => listConfigItems(deps.db, p(req), req.query));
     r.post('/config-items', { onRequest: [auth, can(P.AUTOMATIONS_WRITE)], schema: { tags: ['configuration'], summary: 'Create a policy, alert template, patch policy or maintenance window', description: `body is validated per kind (see the *Body schemas). ${OWNERSHIP}`, body: createConfigItemBody, response: { 201: configItemJson, ...errors(400, 404), ...authErrors } } },
       async (req, reply) => reply.code(201).send(await createConfigItem(deps, p(req), req.body, metaOf(req))));
-    r.get('/config-items/:id', { onRequest: [auth, can(P.AUTOMATIONS_READ)], schema: { tags: ['configuration'], params: idParam, response: { 200: configItemJson, ...errors(400, 404), ...authErrors } } },
+    r.get('/config-items/:id', { onRequest: [auth, can(P.AUTOMATIONS_READ)], schema: { tags: ['configuration'], summary: 'A configuration item', params: idParam, response: { 200: configItemJson, ...errors(400, 404), ...authErrors } } },
       async (req) => configItemToJson(await findConfigItem(deps.db, p(req), req.params.id)));
     r.patch('/config-items/:id', { onRequest: [auth, can(P.AUTOMATIONS_WRITE)], schema: { tags: ['configuration'], summary: 'Change name, description or body (which must fit the item\'s kind)', description: OWNERSHIP, params: idParam, body: updateConfigItemBody, response: { 200: configItemJson, ...errors(400, 404), ...authErrors } } },
       async (req) => updateConfigItem(deps, p(req), req.params.id, req.body, metaOf(req)));
-    r.delete('/config-items/:id', { onRequest: [auth, can(P.AUTOMATIONS_DELETE)], schema: { tags: ['configuration'], description: OWNERSHIP, params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
+    r.delete('/config-items/:id', { onRequest: [auth, can(P.AUTOMATIONS_DELETE)], schema: { tags: ['configuration'], summary: 'Delete a configuration item', description: OWNERSHIP, params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
       async (req) => {
         await deleteConfigItem(deps, p(req), req.params.id, metaOf(req));
         return { success: true as const };

@@ -12,17 +12,17 @@ const distinct = <T>(a: T[]) => new Set(a).size === a.length;
 /** A recurring window in a time zone: starts at `start` local time on each of `daysOfWeek` (0 = Sunday). */
 export const maintenanceWindowBody = z
   .strictObject({
-    timezone: z.string().max(64).refine((tz) => TIMEZONES.has(tz), 'must be an IANA time zone'),
+    timezone: z.string().max(64).refine((tz) => TIMEZONES.has(tz), 'must be an IANA time zone').meta({ enum: [...TIMEZONES].sort() }),
     start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM, 00:00 to 23:59'),
     durationMinutes: z.number().int().min(1).max(1440),
-    daysOfWeek: z.array(z.number().int().min(0).max(6)).min(1).max(7).refine(distinct, 'days must be distinct'),
+    daysOfWeek: z.array(z.number().int().min(0).max(6)).min(1).max(7).refine(distinct, 'days must be distinct').meta({ uniqueItems: true }),
   })
   .meta({ id: 'MaintenanceWindowBody', description: 'timezone (IANA), start "HH:MM", durationMinutes 1..1440, daysOfWeek 0 (Sunday)..6, distinct' });
 
 /** Which patch classifications install without approval, how reboots are handled, and how long releases wait. */
 export const patchPolicyBody = z
   .strictObject({
-    autoApprove: z.array(z.enum(['critical', 'important', 'moderate', 'low'])).max(4).refine(distinct, 'classifications must be distinct'),
+    autoApprove: z.array(z.enum(['critical', 'important', 'moderate', 'low'])).max(4).refine(distinct, 'classifications must be distinct').meta({ uniqueItems: true }),
     rebootBehavior: z.enum(['never', 'if_required', 'always']),
     deferDays: z.number().int().min(0).max(365),
   })
@@ -35,7 +35,7 @@ export const alertTemplateBody = z
   .strictObject({
     condition: storableString().trim().min(1).max(2000),
     severity: z.enum(SEVERITIES),
-    notify: z.array(storableString().trim().min(1).max(255)).max(50).refine(distinct, 'recipients must be distinct'),
+    notify: z.array(storableString().trim().min(1).max(255)).max(50).refine(distinct, 'recipients must be distinct').meta({ uniqueItems: true }),
   })
   .meta({ id: 'AlertTemplateBody', description: 'condition (1..2000 characters), severity, notify: up to 50 distinct recipients' });
 
@@ -46,6 +46,7 @@ export const policyBody = z
     settings: z
       .record(z.string().min(1).max(100).refine(isStorable, 'not storable'), z.unknown())
       .refine((s) => Object.keys(s).length <= 200, 'at most 200 settings')
+      .meta({ maxProperties: 200 })
       .refine((s) => storableJson(s), 'values must be JSON without NUL characters or unpaired surrogates, nested at most 8 levels')
       .refine((s) => Buffer.byteLength(JSON.stringify(s)) <= SETTINGS_MAX_BYTES, 'at most 64 KiB'),
   })
@@ -76,7 +77,7 @@ export const updateConfigItemBody = z
     description,
     body: z.union([policyBody, alertTemplateBody, patchPolicyBody, maintenanceWindowBody]).optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });
 export type UpdateConfigItem = z.infer<typeof updateConfigItemBody>;
 
 export const configItemJson = z

@@ -76,7 +76,7 @@ const patchBody = z
     phone: z.string().trim().regex(/^[+0-9][0-9 ()./-]{2,31}$/).nullable().optional(),
     title: nullable(255),
   })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });
 
 /**
  * Counts bytes as they stream so an oversized upload stops with 413 without being buffered. Errors and an aborted
@@ -163,13 +163,13 @@ export function contactRoutes(deps: Deps) {
       },
     );
 
-    r.get('/contacts', { onRequest: [auth, requirePermission(P.ORGS_READ)], schema: { tags: ['contacts'], querystring: contactQuery, response: { 200: page(contactJson), ...errors(400, 404), ...authErrors } } },
+    r.get('/contacts', { onRequest: [auth, requirePermission(P.ORGS_READ)], schema: { tags: ['contacts'], summary: 'Contacts of the organisations the caller may read', querystring: contactQuery, response: { 200: page(contactJson), ...errors(400, 404), ...authErrors } } },
       async (req) => listContacts(deps.db, principalOf(req), req.query));
-    r.get('/contacts/:id', { onRequest: [auth, requirePermission(P.ORGS_READ)], schema: { tags: ['contacts'], params: idParam, response: { 200: contactJson, ...errors(400, 404), ...authErrors } } },
+    r.get('/contacts/:id', { onRequest: [auth, requirePermission(P.ORGS_READ)], schema: { tags: ['contacts'], summary: 'A contact', params: idParam, response: { 200: contactJson, ...errors(400, 404), ...authErrors } } },
       async (req) => contactToJson(await findContact(deps.db, principalOf(req), req.params.id)));
-    r.patch('/contacts/:id', { onRequest: [auth, requirePermission(P.ORGS_WRITE)], schema: { tags: ['contacts'], params: idParam, body: patchBody, response: { 200: contactJson, ...errors(400, 404, 409), ...authErrors } } },
+    r.patch('/contacts/:id', { onRequest: [auth, requirePermission(P.ORGS_WRITE)], schema: { tags: ['contacts'], summary: 'Change a contact', params: idParam, body: patchBody, response: { 200: contactJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => updateContact(deps, principalOf(req), req.params.id, req.body, metaOf(req)));
-    r.delete('/contacts/:id', { onRequest: [auth, requirePermission(P.ORGS_WRITE)], schema: { tags: ['contacts'], params: idParam, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
+    r.delete('/contacts/:id', { onRequest: [auth, requirePermission(P.ORGS_WRITE)], schema: { tags: ['contacts'], summary: 'Delete a contact', params: idParam, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
       async (req) => {
         await deleteContact(deps, principalOf(req), req.params.id, metaOf(req));
         return { success: true as const };

@@ -44,7 +44,7 @@ export function customFieldRoutes(deps: Deps) {
     r.post('/custom-fields/import/commit', { onRequest: [auth, can(P.SETTINGS_WRITE)], preValidation: [entityCan('write', 'body')], bodyLimit: IMPORT_BODY_LIMIT, schema: { tags: ['custom fields'], summary: 'Import wizard: write every valid row in one transaction (empty cells leave values unchanged)', description: `${MATCH_DOC} Also needs the entity's write permission.`, body: importBody, response: { 200: commitJson, ...errors(400, 404, 413), ...authErrors } } },
       async (req) => commitImport(deps, p(req), req.body, metaOf(req)));
 
-    r.get('/custom-fields/:id', { onRequest: [auth, can(P.SETTINGS_READ)], schema: { tags: ['custom fields'], params: idParam, response: { 200: definitionJson, ...errors(400, 404), ...authErrors } } },
+    r.get('/custom-fields/:id', { onRequest: [auth, can(P.SETTINGS_READ)], schema: { tags: ['custom fields'], summary: 'A custom-field definition', params: idParam, response: { 200: definitionJson, ...errors(400, 404), ...authErrors } } },
       async (req) => definitionToJson(await findDefinition(deps.db, p(req), req.params.id)));
     r.patch('/custom-fields/:id', { onRequest: [auth, can(P.SETTINGS_WRITE)], schema: { tags: ['custom fields'], summary: 'Rename, or change the options of a select field', description: OWNERSHIP, params: idParam, body: updateDefinitionBody, response: { 200: definitionJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => updateDefinition(deps, p(req), req.params.id, req.body, metaOf(req)));

@@ -15,7 +15,7 @@ const options = z
   .min(1)
   .max(200)
   .refine(distinct, 'options must be distinct')
-  .describe('select only: 1..200 distinct strings');
+  .meta({ uniqueItems: true, description: 'select only: 1..200 distinct strings' });
 const entityType = z.enum(ENTITY_TYPES);
 
 export const createDefinitionBody = z
@@ -35,7 +35,7 @@ export type CreateDefinition = z.infer<typeof createDefinitionBody>;
 
 export const updateDefinitionBody = z
   .strictObject({ name: name255().optional(), options: options.optional().describe('select only; an option still used by a value cannot be removed (409)') })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 })
   .describe('key, type and entityType are fixed at creation');
 export type UpdateDefinition = z.infer<typeof updateDefinitionBody>;
 
@@ -70,6 +70,7 @@ export const putValuesBody = z.strictObject({
   values: z
     .record(fieldKey, z.unknown())
     .refine((v) => Object.keys(v).length >= 1 && Object.keys(v).length <= 200, 'give 1..200 fields')
+    .meta({ minProperties: 1, maxProperties: 200 })
     .describe('field key → value of its type: number, boolean, "YYYY-MM-DD" for dates, a string otherwise (a select: one of its options); null clears'),
 });
 export const valuesJson = z.object({ data: z.array(z.object({ key: z.string(), value: z.unknown() })) }).meta({ id: 'CustomFieldValues' });

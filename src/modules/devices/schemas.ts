@@ -30,4 +30,4 @@ export const deviceListQuery = z.strictObject({
 });
 export const updateDeviceBody = z
   .strictObject({ name: z.string().trim().min(1).max(255).nullable().optional(), siteId: z.uuid().optional(), deviceGroupIds: z.array(z.uuid()).max(100).optional() })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });

@@ -46,7 +46,7 @@ const patch = z.strictObject({
   installedAt: z.string().max(64).optional(),
 });
 export const inventoryBody = z.strictObject({
-  hardware: z.record(z.string().max(128), z.union([z.string().max(2048), z.number(), z.boolean(), z.null()])).refine((h) => Object.keys(h).length <= 200, 'at most 200 hardware fields'),
+  hardware: z.record(z.string().max(128), z.union([z.string().max(2048), z.number(), z.boolean(), z.null()])).meta({ maxProperties: 200 }).refine((h) => Object.keys(h).length <= 200, 'at most 200 hardware fields'),
   software: z.array(software).max(20_000),
   patches: z.array(patch).max(20_000),
 });

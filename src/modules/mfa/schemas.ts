@@ -14,7 +14,10 @@ export const verifyBody = z.strictObject({ code: codeField, tempToken: tempToken
 export const enableBody = z.strictObject({ code: sixDigits });
 export const disableBody = z.strictObject({ currentPassword: presentedPasswordField, code: codeField });
 export const recoveryCodesResponse = z.object({ recoveryCodes: z.array(z.string()) });
-export const phoneVerifyBody = z.strictObject({ phoneNumber: z.string().trim().min(4).max(32) });
+export const phoneVerifyBody = z.strictObject({
+  // The document asks for plain E.164; the server also accepts it with spaces, dashes and parentheses.
+  phoneNumber: z.string().trim().min(4).max(32).meta({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164 (+ and the digits), of a real numbering plan.', examples: ['+12025550123'] }),
+});
 export const phoneConfirmBody = z.strictObject({ code: sixDigits });
 export const smsSendBody = z.strictObject({ tempToken: tempTokenField });
 export const tempTokenBody = z.strictObject({ tempToken: tempTokenField });

@@ -6,32 +6,39 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { errorEnvelope } from '../../http/schemas.js';
 import type { Metrics } from '../../platform/metrics.js';
-import { classifyOutage } from '../../http/outage.js';
 
 export function opsRoutes(deps: Deps, metrics: Metrics) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    r.get('/healthz', { schema: { tags: ['operations'], response: { 200: z.object({ status: z.literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
+    const tags = ['operations'];
+    r.get('/healthz', { schema: { tags, operationId: 'getHealth', summary: 'Liveness probe', description: 'Answers while the process runs; touches neither the database nor the store.', security: [], response: { 200: z.object({ status: z.literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
 
     r.get(
       '/readyz',
-      { schema: { tags: ['operations'], response: { 200: z.object({ status: z.literal('ready'), database: z.string(), store: z.string() }), 503: errorEnvelope } } },
+      {
+        schema: {
+          tags,
+          operationId: 'getReadiness',
+          summary: 'Readiness probe',
+          description: 'Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`.',
+          security: [],
+          response: { 200: z.object({ status: z.literal('ready'), database: z.enum(['pglite', 'postgres']), store: z.string() }), 503: errorEnvelope },
+        },
+      },
       async () => {
         try {
           await deps.database.ping();
           await deps.store.ping();
         } catch (err) {
-          // An outage is logged once by the monitor (src/http/outage.ts), not on every probe of the orchestrator.
-          const outage = classifyOutage(err);
-          if (outage) app.outages?.report(outage);
-          else app.log.warn({ err }, 'readiness check failed');
+          app.log.warn({ err }, 'readiness check failed');
           throw new AppError('service_unavailable');
         }
         return { status: 'ready' as const, database: deps.database.kind, store: deps.store.kind };
       },
     );
 
-    r.get('/metrics', { schema: { tags: ['operations'], response: { 200: z.string().describe('Prometheus text exposition') } } }, async (_req, reply) => {
+    const metricsText = { description: 'Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: z.string().meta({ examples: ['# HELP http_requests_total Requests\n# TYPE http_requests_total counter\n'] }) } } };
+    r.get('/metrics', { schema: { tags, operationId: 'getMetrics', summary: 'Prometheus metrics', description: 'For the scraper; public like the probes, so bind it to a private network or filter it at the proxy.', security: [], produces: ['text/plain'], response: { 200: metricsText } } }, async (_req, reply) => {
       reply.header('content-type', metrics.registry.contentType);
       return metrics.registry.metrics();
     });

@@ -17,7 +17,7 @@ export const roleJson = z
     createdAt: z.string(),
     updatedAt: z.string(),
   })
-  .meta({ id: 'Role' });
+  .meta({ id: 'Role', examples: [{ id: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d', name: 'Helpdesk', description: 'First-line support', scope: 'partner', isSystem: false, parentRoleId: null, parentRoleName: null, forceMfa: true, userCount: 3, createdAt: '2026-02-01T09:00:00.000Z', updatedAt: '2026-02-01T09:00:00.000Z' }] });
 export const roleDetail = roleJson.extend({ permissions: z.array(permissionOut) }).meta({ id: 'RoleDetail' });
 
 export const orgQuery = z.strictObject({ orgId: z.uuid().optional() });
@@ -38,7 +38,7 @@ export const createRoleBody = z.strictObject({
   /** Holders satisfy MFA with passkeys only (write-only: the role JSON is fixed by the contract). */
   phishingResistantOnly: z.boolean().optional(),
   orgId: z.uuid().optional(),
-});
+}).meta({ examples: [{ name: 'Helpdesk', description: 'First-line support', permissions: [{ resource: 'devices', action: 'read' }, { resource: 'scripts', action: 'execute' }], forceMfa: true }] });
 export const updateRoleBody = z
   .strictObject({
     name: name.optional(),

@@ -25,11 +25,11 @@ export function scriptRoutes(deps: Deps) {
       async (req) => listScripts(deps.db, p(req), req.query));
     r.post('/scripts', { onRequest: [auth, can(P.SCRIPTS_WRITE)], bodyLimit: SCRIPT_BODY_LIMIT, schema: { tags: ['scripts'], summary: 'Create a script (content at most 1 MiB)', description: OWNERSHIP, body: createScriptBody, response: { 201: scriptJson, ...errors(400, 404, 413), ...authErrors } } },
       async (req, reply) => reply.code(201).send(await createScript(deps, p(req), req.body, metaOf(req))));
-    r.get('/scripts/:id', { onRequest: [auth, can(P.SCRIPTS_READ)], schema: { tags: ['scripts'], params: idParam, response: { 200: scriptJson, ...errors(400, 404), ...authErrors } } },
+    r.get('/scripts/:id', { onRequest: [auth, can(P.SCRIPTS_READ)], schema: { tags: ['scripts'], summary: 'A script with its content', params: idParam, response: { 200: scriptJson, ...errors(400, 404), ...authErrors } } },
       async (req) => scriptToJson(await findScript(deps.db, p(req), req.params.id)));
     r.patch('/scripts/:id', { onRequest: [auth, can(P.SCRIPTS_WRITE)], bodyLimit: SCRIPT_BODY_LIMIT, schema: { tags: ['scripts'], summary: 'Change a script (availability and orgId are fixed)', description: OWNERSHIP, params: idParam, body: updateScriptBody, response: { 200: scriptJson, ...errors(400, 404, 413), ...authErrors } } },
       async (req) => updateScript(deps, p(req), req.params.id, req.body, metaOf(req)));
-    r.delete('/scripts/:id', { onRequest: [auth, can(P.SCRIPTS_DELETE)], schema: { tags: ['scripts'], description: OWNERSHIP, params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
+    r.delete('/scripts/:id', { onRequest: [auth, can(P.SCRIPTS_DELETE)], schema: { tags: ['scripts'], summary: 'Delete a script', description: OWNERSHIP, params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
       async (req) => {
         await deleteScript(deps, p(req), req.params.id, metaOf(req));
         return { success: true as const };

@@ -93,7 +93,7 @@ export const updateScriptBody = z
     parameters: parametersSchema.optional(),
     exitCodeSeverityMapping: exitCodeMappingSchema.optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 })
   .describe('availability and orgId are fixed at creation');
 export type UpdateScript = z.infer<typeof updateScriptBody>;
 

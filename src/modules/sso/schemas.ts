@@ -5,13 +5,15 @@ const domains = z
   .string()
   .max(2048)
   .transform((s) => s.toLowerCase().replace(/\s+/g, '').split(',').filter(Boolean).join(','))
-  .refine((s) => s === '' || s.split(',').every((d) => /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(d)), 'must be a comma-separated list of domains');
+  .refine((s) => s === '' || s.split(',').every((d) => /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(d)), 'must be a comma-separated list of domains')
+  .meta({ pattern: '^$|^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}(,([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63})*$', examples: ['example.org,corp.example.org'] });
 
 const settings = {
   issuer: z.url({ protocol: /^https?$/ }).max(2048),
   clientId: z.string().trim().min(1).max(255),
   clientSecret: z.string().min(1).max(4096).nullable().optional(),
-  scopes: z.string().trim().max(1024).regex(/^[\x21-\x7e]+( [\x21-\x7e]+)*$/, 'space-separated scopes').refine((s) => s.split(' ').includes('openid'), 'must include openid').optional(),
+  scopes: z.string().trim().max(1024).regex(/^[\x21-\x7e]+( [\x21-\x7e]+)*$/, 'space-separated scopes').refine((s) => s.split(' ').includes('openid'), 'must include openid')
+    .meta({ pattern: '^(?=(.* )?openid( |$))[\\x21-\\x7e]+( [\\x21-\\x7e]+)*$', examples: ['openid email profile'] }).optional(),
   autoProvision: z.boolean().optional(),
   defaultRoleId: z.uuid().nullable().optional(),
   allowedDomains: domains.optional(),
@@ -27,7 +29,7 @@ export const createProviderBody = z.strictObject({
 });
 export const updateProviderBody = z
   .strictObject({ name: z.string().trim().min(1).max(255).optional(), ...settings, issuer: settings.issuer.optional(), clientId: settings.clientId.optional() })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });
 export const statusBody = z.strictObject({ status: z.enum(['active', 'inactive', 'testing']) });
 
 export const providerJson = z

@@ -45,7 +45,7 @@ export function tenantRoutes(deps: Deps) {
       async (req) => listOrgs(deps.db, p(req), req.query));
     r.post('/orgs/organizations', { onRequest: [auth, can(P.ORGS_WRITE)], schema: { tags: ['organizations'], summary: 'Create an organisation (one call per organisation)', body: createOrgBody, response: { 201: orgJson, ...errors(400, 409), ...authErrors } } },
       async (req, reply) => reply.code(201).send(await createOrg(deps, p(req), req.body, metaOf(req))));
-    r.get('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_READ)], schema: { tags: ['organizations'], params: idParam, response: { 200: orgJson, ...errors(400, 404), ...authErrors } } },
+    r.get('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_READ)], schema: { tags: ['organizations'], summary: 'An organisation', params: idParam, response: { 200: orgJson, ...errors(400, 404), ...authErrors } } },
       async (req) => getOrg(deps.db, p(req), req.params.id));
     r.patch('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_WRITE)], preHandler: [stepUpForSettings], schema: { tags: ['organizations'], summary: 'Change name, slug, status or security settings', params: idParam, body: updateOrgBody, response: { 200: orgJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => updateOrg(deps, p(req), req.params.id, req.body, metaOf(req)));
@@ -62,13 +62,13 @@ export function tenantRoutes(deps: Deps) {
     r.patch('/orgs/partners/me', { onRequest: [auth, can(P.SETTINGS_WRITE)], preHandler: [stepUpForSettings], schema: { tags: ['organizations'], summary: 'Change the partner name or its security settings (apply to every organisation)', body: updatePartnerBody, response: { 200: partnerJson, ...errors(400), ...authErrors } } },
       async (req) => updatePartner(deps, p(req), req.body, metaOf(req)));
 
-    r.get('/orgs/sites', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['sites'], querystring: listQuery, response: { 200: page(siteJson), ...errors(400, 404), ...authErrors } } },
+    r.get('/orgs/sites', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['sites'], summary: 'Sites of the organisations the caller may read', querystring: listQuery, response: { 200: page(siteJson), ...errors(400, 404), ...authErrors } } },
       async (req) => listSites(deps.db, p(req), req.query));
     r.post('/orgs/sites', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['sites'], summary: 'Create a site (one call per site)', body: createSiteBody, response: { 201: siteJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req, reply) => reply.code(201).send(await createSite(deps, p(req), req.body, metaOf(req))));
-    r.get('/orgs/sites/:id', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['sites'], params: idParam, response: { 200: siteJson, ...errors(400, 404), ...authErrors } } },
+    r.get('/orgs/sites/:id', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['sites'], summary: 'A site', params: idParam, response: { 200: siteJson, ...errors(400, 404), ...authErrors } } },
       async (req) => siteToJson(await findSite(deps.db, p(req), req.params.id)));
-    r.patch('/orgs/sites/:id', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['sites'], params: idParam, body: updateSiteBody, response: { 200: siteJson, ...errors(400, 404, 409), ...authErrors } } },
+    r.patch('/orgs/sites/:id', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['sites'], summary: 'Change a site', params: idParam, body: updateSiteBody, response: { 200: siteJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => updateSite(deps, p(req), req.params.id, req.body, metaOf(req)));
     r.delete('/orgs/sites/:id', { onRequest: [auth, can(P.SITES_DELETE)], schema: { tags: ['sites'], summary: 'Delete a site without devices', params: idParam, response: { 200: ok, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => {
@@ -76,15 +76,15 @@ export function tenantRoutes(deps: Deps) {
         return { success: true as const };
       });
 
-    r.get('/device-groups', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['device groups'], querystring: orgRequiredQuery, response: { 200: page(groupJson), ...errors(400, 404), ...authErrors } } },
+    r.get('/device-groups', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['device groups'], summary: 'Device groups of an organisation', querystring: orgRequiredQuery, response: { 200: page(groupJson), ...errors(400, 404), ...authErrors } } },
       async (req) => listGroups(deps.db, p(req), req.query));
-    r.post('/device-groups', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['device groups'], body: createGroupBody, response: { 201: groupJson, ...errors(400, 404, 409), ...authErrors } } },
+    r.post('/device-groups', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['device groups'], summary: 'Create a device group', body: createGroupBody, response: { 201: groupJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req, reply) => reply.code(201).send(await createGroup(deps, p(req), req.body, metaOf(req))));
-    r.get('/device-groups/:id', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['device groups'], params: idParam, response: { 200: groupJson, ...errors(400, 404), ...authErrors } } },
+    r.get('/device-groups/:id', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['device groups'], summary: 'A device group', params: idParam, response: { 200: groupJson, ...errors(400, 404), ...authErrors } } },
       async (req) => getGroup(deps.db, p(req), req.params.id));
-    r.patch('/device-groups/:id', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['device groups'], params: idParam, body: updateGroupBody, response: { 200: groupJson, ...errors(400, 404, 409), ...authErrors } } },
+    r.patch('/device-groups/:id', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['device groups'], summary: 'Change a device group', params: idParam, body: updateGroupBody, response: { 200: groupJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => updateGroup(deps, p(req), req.params.id, req.body, metaOf(req)));
-    r.delete('/device-groups/:id', { onRequest: [auth, can(P.SITES_DELETE)], schema: { tags: ['device groups'], params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
+    r.delete('/device-groups/:id', { onRequest: [auth, can(P.SITES_DELETE)], schema: { tags: ['device groups'], summary: 'Delete a device group', params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
       async (req) => {
         await deleteGroup(deps, p(req), req.params.id, metaOf(req));
         return { success: true as const };

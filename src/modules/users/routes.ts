@@ -14,7 +14,7 @@ export function userAccountRoutes(deps: Deps) {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const pending = deps.authenticate({ allowPendingMfaEnrollment: true });
 
-    r.get('/users/me', { onRequest: [pending], schema: { tags: ['users'], response: { 200: userProfile, ...authErrors } } }, async (req) =>
+    r.get('/users/me', { onRequest: [pending], schema: { tags: ['users'], summary: 'The caller\'s profile and permissions', response: { 200: userProfile, ...authErrors } } }, async (req) =>
       currentProfile(deps.db, principalOf(req)),
     );
 

@@ -19,7 +19,7 @@ export const userProfile = z
     roleId: z.uuid().nullable(),
     permissions: z.array(z.string()),
   })
-  .meta({ id: 'UserProfile' });
+  .meta({ id: 'UserProfile', examples: [{ id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12', email: 'ada@example.org', name: 'Ada Lovelace', avatarUrl: null, status: 'active', mfaEnabled: true, mfaMethod: 'totp', phoneVerified: false, phoneLast4: null, lastLoginAt: '2026-11-20T08:15:00.000Z', createdAt: '2026-01-05T10:00:00.000Z', scope: 'partner', partnerId: '8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6', orgId: null, roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d', permissions: ['*:*'] }] });
 export type UserProfile = z.infer<typeof userProfile>;
 
 const httpsUrl = z
@@ -31,7 +31,8 @@ export const updateOwnProfileBody = z
     name: z.string().trim().min(1).max(255).optional(),
     avatarUrl: httpsUrl.nullable().optional(),
   })
-  .refine((b) => b.name !== undefined || b.avatarUrl !== undefined, { message: 'Give name or avatarUrl' });
+  .refine((b) => b.name !== undefined || b.avatarUrl !== undefined, { message: 'Give name or avatarUrl' })
+  .meta({ minProperties: 1 });
 
 export const userRow = z
   .object({
@@ -48,7 +49,7 @@ export const userRow = z
     siteIds: z.array(z.uuid()).nullable().optional(),
     deviceGroupIds: z.array(z.uuid()).nullable().optional(),
   })
-  .meta({ id: 'UserRow' });
+  .meta({ id: 'UserRow', examples: [{ id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12', email: 'ada@example.org', name: 'Ada Lovelace', status: 'active', mfaEnabled: true, lastLoginAt: '2026-11-20T08:15:00.000Z', roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d', roleName: 'Partner Admin', orgAccess: 'all', orgIds: [] }] });
 export type UserRowJson = z.infer<typeof userRow>;
 
 export const userListQuery = z.strictObject({
@@ -68,7 +69,7 @@ export const inviteBody = z.strictObject({
   deviceGroupIds: uuidList.optional(),
   orgAccess: z.enum(['all', 'selected', 'none']).optional(),
   orgIds: uuidList.optional(),
-});
+}).meta({ examples: [{ email: 'grace@example.org', name: 'Grace Hopper', roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d' }] });
 export const inviteResponse = z.object({
   id: z.uuid(),
   email: z.string(),
@@ -80,5 +81,6 @@ export const inviteResponse = z.object({
 export const resendBody = z.strictObject({ userId: z.uuid(), orgId: z.uuid().optional() });
 export const updateUserBody = z
   .strictObject({ name: z.string().trim().min(1).max(255).optional(), status: z.enum(['active', 'disabled']).optional() })
-  .refine((b) => b.name !== undefined || b.status !== undefined, { message: 'Give name or status' });
+  .refine((b) => b.name !== undefined || b.status !== undefined, { message: 'Give name or status' })
+  .meta({ minProperties: 1 });
 export const assignRoleBody = z.strictObject({ roleId: z.uuid() });
