@@ -207,6 +207,10 @@ async function measure(): Promise<void> {
     console.log(`| GET /auth/me p99 at rest | ${fmt(percentile(rest.latencies, 99), 2)} ms (p50 ${fmt(median(rest.latencies), 2)}, n=${rest.latencies.length}) |`);
     console.log(`| GET /auth/me p99 during logins | ${fmt(percentile(underLoad.latencies, 99), 2)} ms (p50 ${fmt(median(underLoad.latencies), 2)}, n=${underLoad.latencies.length}) |`);
     console.log(`| Machine load average (1 min) before / after | ${fmt(loadBefore, 2)} / ${fmt(os.loadavg()[0]!, 2)} |`);
+    const share = loginsPerSecond / bound;
+    const stretch = percentile(underLoad.latencies, 99) / percentile(rest.latencies, 99);
+    console.log(`\nP2 verdict: logins ${fmt(share * 100, 0)} % of the argon2id bound (goal ≥ 90 %): ${share >= 0.9 ? 'met' : 'NOT met'}; ` +
+      `/auth/me p99 during logins ÷ at rest = ${fmt(stretch, 2)} (goal ≤ 2): ${stretch <= 2 ? 'met' : 'NOT met'}.`);
     if (loadBefore > cores) console.log(`\nThe machine was busy (load ${fmt(loadBefore, 2)} on ${cores} cores) before the run: treat the figures as a lower bound.`);
     if (rest.failures + underLoad.failures > 0) console.log(`\n/auth/me failures: ${rest.failures} at rest, ${underLoad.failures} during logins`);
   } finally {

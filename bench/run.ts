@@ -4,7 +4,12 @@ import { existsSync } from 'node:fs';
 
 const benches = [
   ['framework', 'bench/framework/run.ts'],
+  // P1: ceiling = raw node:http in the same run; PostgreSQL + Redis too when DATABASE_URL / REDIS_URL are set.
+  ['hot-path', 'bench/hot-path.ts'],
+  // P2: bound = cores ÷ one argon2id hash measured in the same run.
   ['login', 'bench/login.ts'],
+  // P5: 100k users, 1k organisations, 50k devices, 1M audit records (PGlite: scale 0.2 unless --scale).
+  ['large-tenant', 'bench/large-tenant.ts'],
   ['permissions', 'bench/permissions.ts'],
   ['contacts-import', 'bench/contacts-import.ts'],
   ['audit-export', 'bench/audit-export.ts'],
