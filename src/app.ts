@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
+import { installOutageMonitor } from './http/outage.js';
 import { installJsonDepthLimit, onClientError, refuseLongUrl } from './http/input-limits.js';
 import { refuseNulBytes, refuseUnexpectedBody } from './http/input-guards.js';
 import { finishDocument, installOpenApiRules } from './http/openapi.js';
@@ -67,6 +68,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   app.decorateRequest('auth', null);
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  installOutageMonitor(app, { database: () => deps.database.ping(), store: () => deps.store.ping() });
   installJsonDepthLimit(app);
   app.addHook('onRequest', refuseLongUrl);
   app.addHook('preValidation', refuseNulBytes);

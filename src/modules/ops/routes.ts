@@ -6,6 +6,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { errorEnvelope } from '../../http/schemas.js';
 import type { Metrics } from '../../platform/metrics.js';
+import { classifyOutage } from '../../http/outage.js';
 
 export function opsRoutes(deps: Deps, metrics: Metrics) {
   return async (app: FastifyInstance) => {
@@ -30,7 +31,10 @@ export function opsRoutes(deps: Deps, metrics: Metrics) {
           await deps.database.ping();
           await deps.store.ping();
         } catch (err) {
-          app.log.warn({ err }, 'readiness check failed');
+          // An outage is logged once by the monitor (src/http/outage.ts), not on every probe of the orchestrator.
+          const outage = classifyOutage(err);
+          if (outage) app.outages?.report(outage);
+          else app.log.warn({ err }, 'readiness check failed');
           throw new AppError('service_unavailable');
         }
         return { status: 'ready' as const, database: deps.database.kind, store: deps.store.kind };
