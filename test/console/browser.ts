@@ -6,7 +6,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
+
+// A browser journey is several page loads on a shared 2-core machine: give it time (speed is in bench/console.ts).
+vi.setConfig({ testTimeout: 180_000 });
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const dist = join(repo, 'web/dist/index.html');
@@ -81,8 +84,11 @@ export async function shot(page: Page, name: string) {
 
 /** Every visit of a page: wait for it to settle, check accessibility, no CSP refusal, take a screenshot. */
 export async function checkPage(tab: Tab, name: string) {
+  // Lazy pages: wait until the page's heading is up and no loader is left.
+  await tab.page.locator('h1').first().waitFor({ timeout: 60_000 });
   await tab.page.waitForLoadState('networkidle');
+  await tab.page.locator('[aria-busy="true"]').first().waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
+  await shot(tab.page, name);
   await expectAccessible(tab.page, name);
   expect(tab.problems, `console problems on ${name}`).toEqual([]);
-  await shot(tab.page, name);
 }

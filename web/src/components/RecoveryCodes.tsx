@@ -1,4 +1,4 @@
-import { Alert, Button, CopyButton, Group, SimpleGrid, Stack, Text } from '@mantine/core';
+import { Alert, Button, CopyButton, Group, Stack, Text } from '@mantine/core';
 
 /** Recovery codes, shown once: copy or download them now, they cannot be shown again. */
 export function RecoveryCodes({ codes }: { codes: string[] }) {
@@ -16,13 +16,13 @@ export function RecoveryCodes({ codes }: { codes: string[] }) {
       <Alert color="yellow" title="Save your recovery codes now">
         Each code signs you in once if you lose your second factor. They are shown only this time.
       </Alert>
-      <SimpleGrid cols={2} spacing={4} aria-label="Recovery codes" data-testid="recovery-codes">
+      <div className="gh-two-columns" role="list" aria-label="Recovery codes" data-testid="recovery-codes">
         {codes.map((c) => (
-          <Text key={c} ff="monospace" size="sm">
+          <Text key={c} ff="monospace" size="sm" role="listitem">
             {c}
           </Text>
         ))}
-      </SimpleGrid>
+      </div>
       <Group>
         <CopyButton value={codes.join('\n')}>
           {({ copied, copy }) => (

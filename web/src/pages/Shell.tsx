@@ -8,6 +8,8 @@ import { session } from '../api/session';
 import { Loading } from '../App';
 
 const Account = lazy(() => import('./account/Account'));
+const Users = lazy(() => import('./users/Users'));
+const Tenants = lazy(() => import('./tenants/Tenants'));
 
 export interface Me {
   id: string;
@@ -32,6 +34,8 @@ export function can(me: Me | undefined, perm: string) {
 }
 
 const NAV = [
+  { to: '/users', label: 'Users', perm: 'users:read' },
+  { to: '/tenants', label: 'Tenants', perm: 'organizations:read' },
   { to: '/account', label: 'My account', perm: null },
 ];
 
@@ -73,6 +77,8 @@ export default function Shell() {
         <Suspense fallback={<Loading />}>
           <Routes>
             <Route path="/account" element={<Account />} />
+            <Route path="/users" element={<Users />} />
+            <Route path="/tenants" element={<Tenants />} />
             <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
           </Routes>
         </Suspense>

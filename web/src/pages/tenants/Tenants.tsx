@@ -1,0 +1,379 @@
+// Tenants: the partner's organisations, and in each its sites, device groups and devices; create, rename, delete;
+// the organisation's security settings (require MFA, allowed methods).
+import { Alert, Button, Card, Checkbox, Grid, Group, Modal, NavLink, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, call } from '../../api/client';
+import { explain } from '../../lib/errors';
+import { can, useMe } from '../Shell';
+
+interface Named {
+  id: string;
+  name: string;
+}
+interface Org extends Named {
+  slug: string;
+  settings: { security?: { requireMfa?: boolean; allowedMfaMethods?: { totp?: boolean; sms?: boolean; passkey?: boolean } } } & Record<string, unknown>;
+}
+
+const done = (message: string) => notifications.show({ color: 'green', message });
+const failed = (err: unknown) => notifications.show({ color: 'red', title: 'Not done', message: explain(err) });
+
+/** A name asked for in a small dialog (create or rename). */
+function NameDialog({ title, initial, opened, onClose, onSave }: { title: string; initial?: string; opened: boolean; onClose: () => void; onSave: (name: string) => Promise<unknown> }) {
+  const [name, setName] = useState(initial ?? '');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <Modal opened={opened} onClose={onClose} title={title}>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          setError(null);
+          try {
+            await onSave(name.trim());
+            setName('');
+            onClose();
+          } catch (err) {
+            setError(explain(err));
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <Stack>
+          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+          {error && <Alert color="red" role="alert">{error}</Alert>}
+          <Button type="submit" loading={busy} disabled={!name.trim()}>
+            Save
+          </Button>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+export default function Tenants() {
+  const me = useMe();
+  const qc = useQueryClient();
+  const orgs = useQuery({ queryKey: ['organizations'], queryFn: async () => (await call(api.GET('/api/v1/orgs/organizations', { params: { query: { limit: 200 } } }))).data as Org[] });
+  const [selected, setSelected] = useState<string | null>(null);
+  const [creating, setCreating] = useState(false);
+  const org = orgs.data?.find((o) => o.id === (selected ?? me.data?.orgId)) ?? orgs.data?.[0];
+  const write = can(me.data, 'organizations:write');
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          Tenants
+        </Title>
+        {write && me.data?.scope === 'partner' && <Button onClick={() => setCreating(true)}>New organisation</Button>}
+      </Group>
+      {orgs.isError ? (
+        <Alert color="red" role="alert">{explain(orgs.error)}</Alert>
+      ) : orgs.isPending ? (
+        <Text aria-busy="true">Loading organisations…</Text>
+      ) : orgs.data.length === 0 ? (
+        <Text c="dimmed">No organisation yet. Create the first one for a customer.</Text>
+      ) : (
+        <Grid>
+          <Grid.Col span={3}>
+            <Card withBorder p={4} component="nav" aria-label="Organisations">
+              {orgs.data.map((o) => (
+                <NavLink key={o.id} label={o.name} active={o.id === org?.id} onClick={() => setSelected(o.id)} component="button" />
+              ))}
+            </Card>
+          </Grid.Col>
+          <Grid.Col span={9}>{org && <OrgDetail key={org.id} org={org} write={write} />}</Grid.Col>
+        </Grid>
+      )}
+      <NameDialog
+        title="New organisation"
+        opened={creating}
+        onClose={() => setCreating(false)}
+        onSave={async (name) => {
+          const o = (await call(api.POST('/api/v1/orgs/organizations', { body: { name } }))) as Org;
+          await qc.invalidateQueries({ queryKey: ['organizations'] });
+          setSelected(o.id);
+          done(`Organisation “${name}” created.`);
+        }}
+      />
+    </Stack>
+  );
+}
+
+function OrgDetail({ org, write }: { org: Org; write: boolean }) {
+  const qc = useQueryClient();
+  const [renaming, setRenaming] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const remove = useMutation({
+    mutationFn: () => call(api.DELETE('/api/v1/orgs/organizations/{id}', { params: { path: { id: org.id } } })),
+    onSuccess: () => {
+      done(`Organisation “${org.name}” deleted.`);
+      setDeleting(false);
+      void qc.invalidateQueries({ queryKey: ['organizations'] });
+    },
+  });
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={2} size="h3">
+          {org.name}
+        </Title>
+        {write && (
+          <Group gap="xs">
+            <Button size="xs" variant="default" onClick={() => setRenaming(true)}>
+              Rename
+            </Button>
+            <Button size="xs" variant="default" color="red" onClick={() => setDeleting(true)}>
+              Delete
+            </Button>
+          </Group>
+        )}
+      </Group>
+      <Sites orgId={org.id} />
+      <DeviceGroups orgId={org.id} />
+      <Devices orgId={org.id} />
+      <Security org={org} write={write} />
+      <NameDialog
+        title="Rename organisation"
+        initial={org.name}
+        opened={renaming}
+        onClose={() => setRenaming(false)}
+        onSave={async (name) => {
+          await call(api.PATCH('/api/v1/orgs/organizations/{id}', { params: { path: { id: org.id } }, body: { name } }));
+          await qc.invalidateQueries({ queryKey: ['organizations'] });
+          done('Renamed.');
+        }}
+      />
+      <Modal opened={deleting} onClose={() => setDeleting(false)} title={`Delete “${org.name}”?`}>
+        <Stack>
+          <Text size="sm">Its sites, device groups, devices and memberships go with it.</Text>
+          {remove.isError && <Alert color="red" role="alert">{explain(remove.error)}</Alert>}
+          <Button color="red" onClick={() => remove.mutate()} loading={remove.isPending}>
+            Delete
+          </Button>
+        </Stack>
+      </Modal>
+    </Stack>
+  );
+}
+
+function Section({ title, onAdd, addLabel, children }: { title: string; onAdd?: () => void; addLabel?: string; children: React.ReactNode }) {
+  return (
+    <Card withBorder component="section" aria-label={title}>
+      <Group justify="space-between" mb="xs">
+        <Title order={3} size="h4">
+          {title}
+        </Title>
+        {onAdd && (
+          <Button size="xs" onClick={onAdd}>
+            {addLabel}
+          </Button>
+        )}
+      </Group>
+      {children}
+    </Card>
+  );
+}
+
+function NamedTable({ rows, empty, onRename, onDelete, label }: { rows: Named[]; empty: string; label: string; onRename?: (r: Named) => void; onDelete?: (r: Named) => void }) {
+  if (rows.length === 0) return <Text size="sm" c="dimmed">{empty}</Text>;
+  return (
+    <Table>
+      <Table.Tbody>
+        {rows.map((r) => (
+          <Table.Tr key={r.id}>
+            <Table.Td>{r.name}</Table.Td>
+            <Table.Td w={200}>
+              <Group gap="xs" justify="end">
+                {onRename && (
+                  <Button size="xs" variant="default" onClick={() => onRename(r)} aria-label={`Rename ${label} ${r.name}`}>
+                    Rename
+                  </Button>
+                )}
+                {onDelete && (
+                  <Button size="xs" variant="default" color="red" onClick={() => onDelete(r)} aria-label={`Delete ${label} ${r.name}`}>
+                    Delete
+                  </Button>
+                )}
+              </Group>
+            </Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
+  );
+}
+
+function Sites({ orgId }: { orgId: string }) {
+  const me = useMe();
+  const qc = useQueryClient();
+  const key = ['sites', orgId];
+  const sites = useQuery({ queryKey: key, queryFn: async () => (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId, limit: 200 } } }))).data as Named[] });
+  const [creating, setCreating] = useState(false);
+  const [renaming, setRenaming] = useState<Named | null>(null);
+  const write = can(me.data, 'sites:write');
+  const del = async (s: Named) => {
+    try {
+      await call(api.DELETE('/api/v1/orgs/sites/{id}', { params: { path: { id: s.id } } }));
+      done(`Site “${s.name}” deleted.`);
+      void qc.invalidateQueries({ queryKey: key });
+    } catch (err) {
+      failed(err);
+    }
+  };
+  return (
+    <Section title="Sites" onAdd={write ? () => setCreating(true) : undefined} addLabel="New site">
+      {sites.isError ? (
+        <Alert color="red" role="alert">{explain(sites.error)}</Alert>
+      ) : (
+        <NamedTable label="site" rows={sites.data ?? []} empty={sites.isPending ? 'Loading…' : 'No site yet.'} onRename={write ? setRenaming : undefined} onDelete={can(me.data, 'sites:delete') ? (s) => void del(s) : undefined} />
+      )}
+      <NameDialog
+        title="New site"
+        opened={creating}
+        onClose={() => setCreating(false)}
+        onSave={async (name) => {
+          await call(api.POST('/api/v1/orgs/sites', { body: { orgId, name } }));
+          await qc.invalidateQueries({ queryKey: key });
+          done(`Site “${name}” created.`);
+        }}
+      />
+      {renaming && (
+        <NameDialog
+          title="Rename site"
+          initial={renaming.name}
+          opened
+          onClose={() => setRenaming(null)}
+          onSave={async (name) => {
+            await call(api.PATCH('/api/v1/orgs/sites/{id}', { params: { path: { id: renaming.id } }, body: { name } }));
+            await qc.invalidateQueries({ queryKey: key });
+            done('Renamed.');
+          }}
+        />
+      )}
+    </Section>
+  );
+}
+
+function DeviceGroups({ orgId }: { orgId: string }) {
+  const me = useMe();
+  const qc = useQueryClient();
+  const key = ['device-groups', orgId];
+  const groups = useQuery({ queryKey: key, queryFn: async () => (await call(api.GET('/api/v1/device-groups', { params: { query: { orgId, limit: 200 } } }))).data as Named[] });
+  const [creating, setCreating] = useState(false);
+  const [renaming, setRenaming] = useState<Named | null>(null);
+  const write = can(me.data, 'sites:write');
+  const del = async (g: Named) => {
+    try {
+      await call(api.DELETE('/api/v1/device-groups/{id}', { params: { path: { id: g.id } } }));
+      done(`Device group “${g.name}” deleted.`);
+      void qc.invalidateQueries({ queryKey: key });
+    } catch (err) {
+      failed(err);
+    }
+  };
+  return (
+    <Section title="Device groups" onAdd={write ? () => setCreating(true) : undefined} addLabel="New device group">
+      {groups.isError ? (
+        <Alert color="red" role="alert">{explain(groups.error)}</Alert>
+      ) : (
+        <NamedTable label="device group" rows={groups.data ?? []} empty={groups.isPending ? 'Loading…' : 'No device group yet.'} onRename={write ? setRenaming : undefined} onDelete={can(me.data, 'sites:delete') ? (g) => void del(g) : undefined} />
+      )}
+      <NameDialog
+        title="New device group"
+        opened={creating}
+        onClose={() => setCreating(false)}
+        onSave={async (name) => {
+          await call(api.POST('/api/v1/device-groups', { body: { orgId, name } }));
+          await qc.invalidateQueries({ queryKey: key });
+          done(`Device group “${name}” created.`);
+        }}
+      />
+      {renaming && (
+        <NameDialog
+          title="Rename device group"
+          initial={renaming.name}
+          opened
+          onClose={() => setRenaming(null)}
+          onSave={async (name) => {
+            await call(api.PATCH('/api/v1/device-groups/{id}', { params: { path: { id: renaming.id } }, body: { name } }));
+            await qc.invalidateQueries({ queryKey: key });
+            done('Renamed.');
+          }}
+        />
+      )}
+    </Section>
+  );
+}
+
+function Devices({ orgId }: { orgId: string }) {
+  const devices = useQuery({
+    queryKey: ['devices', orgId],
+    queryFn: async () => (await call(api.GET('/api/v1/devices', { params: { query: { orgId, limit: 200 } } }))).data as { id: string; hostname: string; osType: string; name?: string | null; lastSeenAt?: string | null }[],
+  });
+  return (
+    <Section title="Devices">
+      {devices.isError ? (
+        <Alert color="red" role="alert">{explain(devices.error)}</Alert>
+      ) : !devices.data?.length ? (
+        <Text size="sm" c="dimmed">{devices.isPending ? 'Loading…' : 'No device yet. Devices appear when an agent enrols with an enrollment key.'}</Text>
+      ) : (
+        <Table>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Host</Table.Th>
+              <Table.Th>OS</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {devices.data.map((d) => (
+              <Table.Tr key={d.id}>
+                <Table.Td>{d.name ?? d.hostname}</Table.Td>
+                <Table.Td>{d.osType}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+    </Section>
+  );
+}
+
+function Security({ org, write }: { org: Org; write: boolean }) {
+  const qc = useQueryClient();
+  const sec = org.settings?.security ?? {};
+  const [requireMfa, setRequireMfa] = useState(!!sec.requireMfa);
+  const [methods, setMethods] = useState({ totp: sec.allowedMfaMethods?.totp ?? true, sms: sec.allowedMfaMethods?.sms ?? true, passkey: sec.allowedMfaMethods?.passkey ?? true });
+  const save = useMutation({
+    mutationFn: () => call(api.PATCH('/api/v1/orgs/organizations/{id}', { params: { path: { id: org.id } }, body: { settings: { ...org.settings, security: { ...sec, requireMfa, allowedMfaMethods: methods } } } as never })),
+    onSuccess: () => {
+      done('Security settings saved.');
+      void qc.invalidateQueries({ queryKey: ['organizations'] });
+    },
+  });
+  return (
+    <Section title="Security">
+      <Stack gap="xs">
+        <Checkbox label="Require two-step verification for every user" checked={requireMfa} onChange={(e) => setRequireMfa(e.currentTarget.checked)} disabled={!write} />
+        <Text size="sm">Allowed methods:</Text>
+        <Group>
+          {(['totp', 'sms', 'passkey'] as const).map((m) => (
+            <Checkbox key={m} label={{ totp: 'Authenticator app', sms: 'Text message', passkey: 'Passkey' }[m]} checked={methods[m]} onChange={(e) => setMethods({ ...methods, [m]: e.currentTarget.checked })} disabled={!write} />
+          ))}
+        </Group>
+        {save.isError && <Alert color="red" role="alert">{explain(save.error)}</Alert>}
+        {write && (
+          <Group>
+            <Button onClick={() => save.mutate()} loading={save.isPending}>
+              Save security settings
+            </Button>
+          </Group>
+        )}
+      </Stack>
+    </Section>
+  );
+}

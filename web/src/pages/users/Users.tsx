@@ -1,0 +1,336 @@
+// Users: the partner's members or an organisation's, searched and paged with the API's keyset cursors; invite,
+// resend, change role, disable/enable, remove, reset MFA. Every refusal of the API is shown in words.
+import { Alert, Badge, Button, Group, Menu, Modal, MultiSelect, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
+import { notifications } from '@mantine/notifications';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, call } from '../../api/client';
+import { explain } from '../../lib/errors';
+import { can, useMe } from '../Shell';
+
+interface Row {
+  id: string;
+  email: string;
+  name: string;
+  status: 'active' | 'invited' | 'disabled';
+  mfaEnabled: boolean;
+  lastLoginAt: string | null;
+  roleId: string;
+  roleName: string;
+  orgAccess?: 'all' | 'selected' | 'none';
+}
+interface Named {
+  id: string;
+  name: string;
+}
+
+const PAGE = 50;
+
+export function useOrganizations(enabled = true) {
+  return useQuery({
+    queryKey: ['organizations'],
+    enabled,
+    queryFn: async () => (await call(api.GET('/api/v1/orgs/organizations', { params: { query: { limit: 200 } } }))).data as Named[],
+  });
+}
+
+export default function Users() {
+  const me = useMe();
+  const partner = me.data?.scope === 'partner';
+  const orgs = useOrganizations(partner);
+  const [orgId, setOrgId] = useState<string | null>(null);
+  const [search, setSearch] = useState('');
+  const [debounced] = useDebouncedValue(search.trim(), 250);
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const scope = orgId ?? undefined;
+  const list = useQuery({
+    queryKey: ['users', scope, debounced, cursor],
+    placeholderData: keepPreviousData,
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/users', { params: { query: { orgId: scope, search: debounced || undefined, cursor, limit: PAGE } } }))) as { data: Row[]; nextCursor: string | null },
+  });
+  const [inviting, setInviting] = useState(false);
+  const reset = () => setCursors([undefined]);
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          Users
+        </Title>
+        {can(me.data, 'users:invite') && <Button onClick={() => setInviting(true)}>Invite a user</Button>}
+      </Group>
+      <Group align="end">
+        {partner && (
+          <Select
+            label="Members of"
+            data={[{ value: '', label: 'The partner (your team)' }, ...(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))]}
+            value={orgId ?? ''}
+            onChange={(v) => {
+              setOrgId(v || null);
+              reset();
+            }}
+            allowDeselect={false}
+            w={280}
+          />
+        )}
+        <TextInput
+          label="Search"
+          placeholder="Name or e-mail starts with…"
+          value={search}
+          onChange={(e) => {
+            setSearch(e.currentTarget.value);
+            reset();
+          }}
+          w={320}
+        />
+      </Group>
+      {list.isError ? (
+        <Alert color="red" role="alert">
+          {explain(list.error)}
+        </Alert>
+      ) : list.isPending ? (
+        <Text aria-busy="true">Loading users…</Text>
+      ) : list.data.data.length === 0 ? (
+        <Text c="dimmed">{debounced ? `Nobody’s name or e-mail starts with “${debounced}”.` : 'No members yet. Invite someone.'}</Text>
+      ) : (
+        <Table striped highlightOnHover data-testid="users-table">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>E-mail</Table.Th>
+              <Table.Th>Role</Table.Th>
+              <Table.Th>Status</Table.Th>
+              <Table.Th>MFA</Table.Th>
+              <Table.Th>Last sign-in</Table.Th>
+              <Table.Th>
+                <span className="gh-visually-hidden">Actions</span>
+              </Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {list.data.data.map((u) => (
+              <UserRow key={u.id} user={u} orgId={scope} self={u.id === me.data?.id} />
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+      <Group>
+        <Button variant="default" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Previous
+        </Button>
+        <Button variant="default" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}>
+          Next
+        </Button>
+        <Text size="sm" c="dimmed">
+          Page {cursors.length}
+        </Text>
+      </Group>
+      <InviteModal opened={inviting} onClose={() => setInviting(false)} orgId={scope} partner={partner && !scope} />
+    </Stack>
+  );
+}
+
+const statusColor = { active: 'green', invited: 'blue', disabled: 'gray' } as const;
+
+function UserRow({ user, orgId, self }: { user: Row; orgId?: string; self: boolean }) {
+  const qc = useQueryClient();
+  const [changing, setChanging] = useState(false);
+  const [confirm, setConfirm] = useState<null | 'remove' | 'mfa'>(null);
+  const q = { query: { orgId } };
+  const act = useMutation({
+    mutationFn: async (what: 'resend' | 'disable' | 'enable' | 'remove' | 'mfa') => {
+      if (what === 'resend') return call(api.POST('/api/v1/users/resend-invite', { body: { userId: user.id, ...(orgId ? { orgId } : {}) } }));
+      if (what === 'disable' || what === 'enable') return call(api.PATCH('/api/v1/users/{id}', { params: { path: { id: user.id }, ...q }, body: { status: what === 'disable' ? 'disabled' : 'active' } }));
+      if (what === 'remove') return call(api.DELETE('/api/v1/users/{id}', { params: { path: { id: user.id }, ...q } }));
+      return call(api.POST('/api/v1/users/{id}/mfa/reset', { params: { path: { id: user.id }, ...q } }));
+    },
+    onSuccess: (_r, what) => {
+      const words = { resend: 'Invitation sent again.', disable: 'User disabled; their sessions ended.', enable: 'User enabled.', remove: 'User removed.', mfa: 'Two-step verification reset.' };
+      notifications.show({ color: 'green', message: words[what] });
+      setConfirm(null);
+      void qc.invalidateQueries({ queryKey: ['users'] });
+    },
+    onError: (err) => notifications.show({ color: 'red', title: 'Not done', message: explain(err) }),
+  });
+  return (
+    <Table.Tr>
+      <Table.Td>{user.name}</Table.Td>
+      <Table.Td>{user.email}</Table.Td>
+      <Table.Td>{user.roleName}</Table.Td>
+      <Table.Td>
+        <Badge color={statusColor[user.status]} variant="light">
+          {user.status}
+        </Badge>
+      </Table.Td>
+      <Table.Td>{user.mfaEnabled ? 'On' : 'Off'}</Table.Td>
+      <Table.Td>{user.lastLoginAt ? new Date(user.lastLoginAt).toLocaleString() : 'Never'}</Table.Td>
+      <Table.Td>
+        <Menu position="bottom-end">
+          <Menu.Target>
+            <Button size="xs" variant="default" aria-label={`Actions for ${user.email}`}>
+              Actions
+            </Button>
+          </Menu.Target>
+          <Menu.Dropdown>
+            {user.status === 'invited' && <Menu.Item onClick={() => act.mutate('resend')}>Resend invitation</Menu.Item>}
+            <Menu.Item onClick={() => setChanging(true)} disabled={self}>
+              Change role
+            </Menu.Item>
+            {user.status === 'disabled' ? (
+              <Menu.Item onClick={() => act.mutate('enable')}>Enable</Menu.Item>
+            ) : (
+              <Menu.Item onClick={() => act.mutate('disable')} disabled={self}>
+                Disable
+              </Menu.Item>
+            )}
+            {user.mfaEnabled && (
+              <Menu.Item onClick={() => setConfirm('mfa')} disabled={self}>
+                Reset two-step verification
+              </Menu.Item>
+            )}
+            <Menu.Item color="red" onClick={() => setConfirm('remove')} disabled={self}>
+              Remove
+            </Menu.Item>
+          </Menu.Dropdown>
+        </Menu>
+        <Modal opened={!!confirm} onClose={() => setConfirm(null)} title={confirm === 'remove' ? `Remove ${user.email}?` : `Reset two-step verification of ${user.email}?`}>
+          <Stack>
+            <Text size="sm">
+              {confirm === 'remove'
+                ? 'They lose access here at once; their account stays if they belong elsewhere.'
+                : 'Their authenticator, phone, passkeys and recovery codes are removed and their sessions end. If a policy requires it, they enrol again at next sign-in.'}
+            </Text>
+            <Group justify="end">
+              <Button variant="default" onClick={() => setConfirm(null)}>
+                Cancel
+              </Button>
+              <Button color="red" loading={act.isPending} onClick={() => confirm && act.mutate(confirm)}>
+                {confirm === 'remove' ? 'Remove' : 'Reset'}
+              </Button>
+            </Group>
+          </Stack>
+        </Modal>
+        <RoleModal opened={changing} onClose={() => setChanging(false)} user={user} orgId={orgId} />
+      </Table.Td>
+    </Table.Tr>
+  );
+}
+
+function useAssignableRoles(orgId?: string, enabled = true) {
+  return useQuery({
+    queryKey: ['assignable-roles', orgId],
+    enabled,
+    queryFn: async () => (await call(api.GET('/api/v1/users/roles', { params: { query: { orgId, limit: 200 } } }))).data as Named[],
+  });
+}
+
+function RoleModal({ opened, onClose, user, orgId }: { opened: boolean; onClose: () => void; user: Row; orgId?: string }) {
+  const qc = useQueryClient();
+  const roles = useAssignableRoles(orgId, opened);
+  const [roleId, setRoleId] = useState<string | null>(user.roleId);
+  const save = useMutation({
+    mutationFn: () => call(api.POST('/api/v1/users/{id}/role', { params: { path: { id: user.id }, query: { orgId } }, body: { roleId: roleId! } })),
+    onSuccess: () => {
+      notifications.show({ color: 'green', message: 'Role changed.' });
+      void qc.invalidateQueries({ queryKey: ['users'] });
+      onClose();
+    },
+  });
+  return (
+    <Modal opened={opened} onClose={onClose} title={`Role of ${user.email}`}>
+      <Stack>
+        <Select label="Role" data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))} value={roleId} onChange={setRoleId} allowDeselect={false} />
+        {save.isError && <Alert color="red" role="alert">{explain(save.error)}</Alert>}
+        <Button onClick={() => save.mutate()} loading={save.isPending} disabled={!roleId}>
+          Save
+        </Button>
+      </Stack>
+    </Modal>
+  );
+}
+
+function InviteModal({ opened, onClose, orgId, partner }: { opened: boolean; onClose: () => void; orgId?: string; partner: boolean }) {
+  const qc = useQueryClient();
+  const roles = useAssignableRoles(orgId, opened);
+  const orgs = useOrganizations(opened && partner);
+  const sites = useQuery({
+    queryKey: ['sites', orgId],
+    enabled: opened && !!orgId,
+    queryFn: async () => (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: orgId!, limit: 200 } } }))).data as Named[],
+  });
+  const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
+  const [roleId, setRoleId] = useState<string | null>(null);
+  const [orgAccess, setOrgAccess] = useState<'all' | 'selected' | 'none'>('all');
+  const [orgIds, setOrgIds] = useState<string[]>([]);
+  const [siteIds, setSiteIds] = useState<string[]>([]);
+  const invite = useMutation({
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/users/invite', {
+          body: {
+            email,
+            name,
+            roleId: roleId!,
+            ...(orgId ? { orgId, ...(siteIds.length ? { siteIds } : {}) } : {}),
+            ...(partner ? { orgAccess, ...(orgAccess === 'selected' ? { orgIds } : {}) } : {}),
+          },
+        }),
+      ),
+    onSuccess: (r) => {
+      notifications.show({ color: 'green', message: r.inviteEmailSent ? `Invitation sent to ${email}.` : `${email} was added (they already have an account and were told by mail).` });
+      void qc.invalidateQueries({ queryKey: ['users'] });
+      setEmail('');
+      setName('');
+      onClose();
+    },
+  });
+  return (
+    <Modal opened={opened} onClose={onClose} title="Invite a user">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          invite.mutate();
+        }}
+      >
+        <Stack>
+          <TextInput label="E-mail" type="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
+          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
+          <Select label="Role" required data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))} value={roleId} onChange={setRoleId} />
+          {partner && (
+            <Select
+              label="Organisation access"
+              data={[
+                { value: 'all', label: 'All organisations' },
+                { value: 'selected', label: 'Selected organisations' },
+                { value: 'none', label: 'None (partner settings only)' },
+              ]}
+              value={orgAccess}
+              onChange={(v) => setOrgAccess((v as typeof orgAccess) ?? 'all')}
+              allowDeselect={false}
+            />
+          )}
+          {partner && orgAccess === 'selected' && (
+            <MultiSelect label="Organisations" data={(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))} value={orgIds} onChange={setOrgIds} />
+          )}
+          {orgId && (
+            <MultiSelect
+              label="Sites"
+              description="Leave empty for every site of the organisation."
+              data={(sites.data ?? []).map((s) => ({ value: s.id, label: s.name }))}
+              value={siteIds}
+              onChange={setSiteIds}
+            />
+          )}
+          {invite.isError && <Alert color="red" role="alert">{explain(invite.error)}</Alert>}
+          <Button type="submit" loading={invite.isPending} disabled={!roleId || !email}>
+            Send invitation
+          </Button>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
