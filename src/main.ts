@@ -1,5 +1,6 @@
 // Process entry: config → database (migrated) → app → listen; graceful shutdown on SIGTERM/SIGINT.
-// `npm start` runs the compiled dist/main.js with node directly, so signals reach this process.
+// `npm start` execs the compiled dist/main.js (`exec node`: no shell in between), so signals reach this process.
+import { createServer } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/connect.js';
@@ -16,6 +17,15 @@ async function logDestination(config: Config): Promise<DestinationStream | undef
   }
 }
 
+function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 async function main() {
   let config: Config;
   try {
@@ -30,6 +40,8 @@ async function main() {
   let step = 'configure logging';
   try {
     const logger = createLogger(config.logLevel, await logDestination(config));
+    step = 'listen';
+    await assertPortFree(config.host, config.port); // fail in a second, not after opening the database
     step = 'open the database';
     const database = await openDatabase(config);
     step = 'apply the migrations';
