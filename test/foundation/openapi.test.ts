@@ -226,7 +226,8 @@ describe('request schemas carry the constraints the server enforces', () => {
     for (const p of ['/api/v1/orgs/organizations/{id}', '/api/v1/users/{id}', '/api/v1/roles/{id}', '/api/v1/contacts/{id}', '/api/v1/users/me']) {
       expect(bodyOf('patch', p).minProperties, p).toBe(1);
     }
-    expect(bodyOf('post', '/api/v1/auth/switch-context')).toMatchObject({ minProperties: 1, maxProperties: 1 });
+    expect(bodyOf('post', '/api/v1/auth/switch-context').minProperties).toBe(1);
+    expect(bodyOf('post', '/api/v1/auth/step-up')).toMatchObject({ minProperties: 1, maxProperties: 1 });
   });
 
   it('strings in request bodies and parameters refuse NUL (as refuseNulBytes does); cursors are base64url', () => {

@@ -82,6 +82,15 @@ export function validValue(ctx: SchemaContext, schema: JsonSchema | undefined, d
   if (s.const !== undefined) return fc.constant(s.const);
   if (Array.isArray(s.enum) && s.enum.length) return fc.constantFrom(...(s.enum as unknown[]));
   const alternatives = (s.anyOf ?? s.oneOf) as JsonSchema[] | undefined;
+  // "Exactly one of these fields": an object whose oneOf alternatives only name required keys.
+  if (alternatives?.length && s.properties && alternatives.every((a) => Array.isArray(a.required) && Object.keys(a).length === 1)) {
+    return fc.constantFrom(...alternatives).chain((alt) => {
+      const excluded = alternatives.flatMap((a) => a.required as string[]).filter((k) => !(alt.required as string[]).includes(k));
+      const properties = Object.fromEntries(Object.entries(s.properties as JsonSchema).filter(([k]) => !excluded.includes(k)));
+      const { oneOf: _o, anyOf: _a, ...rest } = s;
+      return ofType(ctx, { ...rest, properties, required: [...((s.required as string[]) ?? []), ...(alt.required as string[])] }, 'object', depth);
+    });
+  }
   if (alternatives?.length) return fc.oneof(...alternatives.map((a) => validValue(ctx, a, depth + 1)));
   if (Array.isArray(s.allOf) && s.allOf.length) return validValue(ctx, Object.assign({}, ...s.allOf.map((a: JsonSchema) => resolveRef(ctx, a))), depth + 1);
   const types = typesOf(s);
@@ -118,6 +127,7 @@ function ofType(ctx: SchemaContext, s: JsonSchema, type: string, depth: number):
       const names = Object.keys(props);
       const required = ((s.required ?? []) as string[]).filter((r) => names.includes(r));
       const minProperties = s.minProperties ?? 0;
+      const maxProperties = s.maxProperties ?? Infinity;
       if (!names.length) {
         if (s.additionalProperties === false) return fc.constant({});
         const value = s.additionalProperties && typeof s.additionalProperties === 'object' ? validValue(ctx, s.additionalProperties, depth + 1) : fc.string({ maxLength: 8 });
@@ -125,7 +135,7 @@ function ofType(ctx: SchemaContext, s: JsonSchema, type: string, depth: number):
         return fc.dictionary(key, value, { minKeys: Math.min(minProperties, 3), maxKeys: Math.max(minProperties, 3) });
       }
       const model = Object.fromEntries(names.map((n) => [n, validValue(ctx, props[n], depth + 1)]));
-      return fc.record(model, { requiredKeys: required }).filter((v) => Object.keys(v).length >= minProperties);
+      return fc.record(model, { requiredKeys: required }).filter((v) => Object.keys(v).length >= minProperties && Object.keys(v).length <= maxProperties);
     }
     default:
       return fc.constant(null);
