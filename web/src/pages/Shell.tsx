@@ -1,5 +1,5 @@
 // The signed-in frame: navigation (pages load on demand) and the account menu.
-import { AppShell, Button, Group, NavLink, Text } from '@mantine/core';
+import { Button, Group, NavLink, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
@@ -51,8 +51,8 @@ export default function Shell() {
   const items = NAV.filter((n) => !n.perm || can(me.data, n.perm));
   const home = items[0]?.to ?? '/account';
   return (
-    <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 0 }} padding="md">
-      <AppShell.Header>
+    <div className="gh-shell">
+      <header className="gh-header">
         <Group h="100%" px="md" justify="space-between">
           <Group gap="xs">
             <img src="/favicon.svg" alt="" width={24} height={24} />
@@ -67,13 +67,13 @@ export default function Shell() {
             </Button>
           </Group>
         </Group>
-      </AppShell.Header>
-      <AppShell.Navbar p="xs" component="nav" aria-label="Main">
+      </header>
+      <nav className="gh-nav" aria-label="Main">
         {items.map((n) => (
-          <NavLink key={n.to} component={Link} to={n.to} label={n.label} active={loc.pathname.startsWith(n.to)} />
+          <NavLink key={n.to} component={Link} to={n.to} label={n.label} variant="filled" active={loc.pathname.startsWith(n.to)} />
         ))}
-      </AppShell.Navbar>
-      <AppShell.Main>
+      </nav>
+      <main className="gh-main">
         <Suspense fallback={<Loading />}>
           <Routes>
             <Route path="/account" element={<Account />} />
@@ -82,7 +82,7 @@ export default function Shell() {
             <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
           </Routes>
         </Suspense>
-      </AppShell.Main>
-    </AppShell>
+      </main>
+    </div>
   );
 }

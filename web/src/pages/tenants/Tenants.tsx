@@ -1,6 +1,6 @@
 // Tenants: the partner's organisations, and in each its sites, device groups and devices; create, rename, delete;
 // the organisation's security settings (require MFA, allowed methods).
-import { Alert, Button, Card, Checkbox, Grid, Group, Modal, NavLink, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Card, Checkbox, Group, Modal, NavLink, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -78,16 +78,16 @@ export default function Tenants() {
       ) : orgs.data.length === 0 ? (
         <Text c="dimmed">No organisation yet. Create the first one for a customer.</Text>
       ) : (
-        <Grid>
-          <Grid.Col span={3}>
+        <div className="gh-master-detail">
+          <div>
             <Card withBorder p={4} component="nav" aria-label="Organisations">
               {orgs.data.map((o) => (
-                <NavLink key={o.id} label={o.name} active={o.id === org?.id} onClick={() => setSelected(o.id)} component="button" />
+                <NavLink key={o.id} label={o.name} variant="filled" active={o.id === org?.id} onClick={() => setSelected(o.id)} component="button" />
               ))}
             </Card>
-          </Grid.Col>
-          <Grid.Col span={9}>{org && <OrgDetail key={org.id} org={org} write={write} />}</Grid.Col>
-        </Grid>
+          </div>
+          <div>{org && <OrgDetail key={org.id} org={org} write={write} />}</div>
+        </div>
       )}
       <NameDialog
         title="New organisation"
