@@ -33,6 +33,7 @@ import { userAdminRoutes } from './modules/users/routes-admin.js';
 import { userSessionRoutes } from './modules/users/routes-sessions.js';
 import { scrubUrl } from './platform/logger.js';
 import { setupRoutes } from './modules/setup/routes.js';
+import { consoleRoutes } from './modules/console/routes.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -57,9 +58,9 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     },
     forceCloseConnections: 'idle',
     frameworkErrors: onFrameworkError,
+    clientErrorHandler: onClientError,
     // One line per request, written in onResponse below (Fastify's own are two, probes included).
     logController: new LogController({ disableRequestLogging: true }),
-    clientErrorHandler: onClientError,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
@@ -93,7 +94,8 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     if (req.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     if (!req.url.startsWith('/docs')) {
       reply.header('x-frame-options', 'DENY');
-      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+      // The console's pages set their own (src/modules/console/routes.ts); everything else is JSON.
+      if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     }
   });
   app.addHook('onResponse', async (req, reply) => {
@@ -133,6 +135,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(opsRoutes(deps, metrics));
+  await app.register(consoleRoutes());
   await app.register(
     async (api) => {
       installDeniedAudit(api, deps);
