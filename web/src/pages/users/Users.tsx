@@ -1,6 +1,6 @@
 // Users: the partner's members or an organisation's, searched and paged with the API's keyset cursors; invite,
 // resend, change role, disable/enable, remove, reset MFA. Every refusal of the API is shown in words.
-import { Alert, Badge, Button, Group, Menu, Modal, MultiSelect, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Group, Menu, Modal, MultiSelect, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -133,8 +133,6 @@ export default function Users() {
   );
 }
 
-const statusColor = { active: 'green', invited: 'blue', disabled: 'gray' } as const;
-
 function UserRow({ user, orgId, self }: { user: Row; orgId?: string; self: boolean }) {
   const qc = useQueryClient();
   const [changing, setChanging] = useState(false);
@@ -161,9 +159,9 @@ function UserRow({ user, orgId, self }: { user: Row; orgId?: string; self: boole
       <Table.Td>{user.email}</Table.Td>
       <Table.Td>{user.roleName}</Table.Td>
       <Table.Td>
-        <Badge color={statusColor[user.status]} variant="light">
+        <Text size="sm" fw={user.status === 'active' ? 400 : 700}>
           {user.status}
-        </Badge>
+        </Text>
       </Table.Td>
       <Table.Td>{user.mfaEnabled ? 'On' : 'Off'}</Table.Td>
       <Table.Td>{user.lastLoginAt ? new Date(user.lastLoginAt).toLocaleString() : 'Never'}</Table.Td>
