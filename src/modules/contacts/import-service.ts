@@ -18,8 +18,11 @@ import type { AuditRequestMeta } from '../audit/writer.js';
 import { ContactIndex, type ContactLike, type FuzzyMatch } from './matching.js';
 
 export const COLUMNS = ['externalId', 'previousId', 'firstName', 'lastName', 'email', 'phone', 'title', 'site'] as const;
-/** Rows per INSERT / upsert statement, and existing contacts read per query. */
-const BATCH = 500;
+/**
+ * Rows per INSERT / UPDATE statement. The embedded database executes a statement inside the main thread, so its
+ * batches stay small enough (~10 ms) not to stall other requests; PostgreSQL takes bigger ones over the socket.
+ */
+const BATCH = { postgres: 500, pglite: 100 } as const;
 const LOAD_BATCH = 5000;
 /** The longest the import keeps the event loop before letting other requests run. */
 const SLICE_MS = 8;
@@ -135,12 +138,13 @@ class Writer {
     private readonly tx: Executor,
     private readonly now: Date,
     private readonly enabled: boolean,
+    private readonly batch: number,
   ) {}
 
   async insert(w: Write) {
     if (!this.enabled) return;
     this.inserts.set(w.id, w);
-    if (this.inserts.size >= BATCH) await this.flush();
+    if (this.inserts.size >= this.batch) await this.flush();
   }
 
   async update(w: Write, rekeys: boolean) {
@@ -152,7 +156,7 @@ class Writer {
       else return void this.inserts.set(w.id, w);
     }
     this.updates.set(w.id, w);
-    if (rekeys || this.updates.size >= BATCH) await this.flush();
+    if (rekeys || this.updates.size >= this.batch) await this.flush();
   }
 
   async flush() {
@@ -195,7 +199,7 @@ export async function importContacts(deps: Deps, p: Principal, source: Readable,
     const seen = new Set<string>();
     const summary = { created: 0, updated: 0, unchanged: 0, heldBack: 0, failed: 0 };
     const rows: RowResult[] = [];
-    const writer = new Writer(tx, deps.clock.now(), !opts.dryRun);
+    const writer = new Writer(tx, deps.clock.now(), !opts.dryRun, BATCH[deps.database.kind]);
     const rekeys = (before: Contact, after: Fields) => before.externalId !== after.externalId || before.previousId !== after.previousId;
     const change = async (target: Contact, f: Fields) => {
       await writer.update({ ...f, id: target.id, orgId: opts.orgId }, rekeys(target, f));
