@@ -1,16 +1,14 @@
 // `gatehouse audit verify` (src/cli/main.ts; also `npm run audit:verify`) as an operator runs it, in a child process against the test's
 // database: exit 0 and a line per chain when every chain holds, exit 1 naming the broken record after a tamper.
 // On PGlite the running app holds the data directory (gatehouse.lock), so the app is closed first.
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../src/db/connect.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { createPartner } from '../support/fixtures.js';
 import { appendRecords, asTamperer } from './seed.js';
+import { runCli as runGatehouse } from '../cli/helpers.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 
 let t: TestApp;
 let partnerA: string;
@@ -20,18 +18,10 @@ let idsA: string[] = [];
 let database: Database | null = null;
 
 function runCli(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent' };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent', ENCRYPTION_KEY: t.env.ENCRYPTION_KEY! };
   if (t.testDb.url) env.DATABASE_URL = t.testDb.url;
   else env.DATA_DIR = t.testDb.dataDir!;
-  return new Promise((resolve, reject) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['src/cli/main.ts', 'audit', 'verify'], { cwd: ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runGatehouse(['audit', 'verify'], env);
 }
 
 beforeAll(async () => {
@@ -67,7 +57,7 @@ describe('npm run audit:verify', () => {
     expect(res.stdout).toContain(`ok      partner ${partnerB}: 5 records`);
     expect(res.stdout).toMatch(/^ok {6}global: \d+ records$/m);
     expect(res.stdout).toMatch(/^all \d+ chains intact/m);
-  });
+  }, 180_000);
 
   it('exits 1 and names the first broken record of the tampered chain; the other chains still pass', async () => {
     const d = await db();
@@ -81,7 +71,7 @@ describe('npm run audit:verify', () => {
     expect(res.stdout).toContain(`BROKEN  partner ${partnerA}: 1200 records, first broken record ${idsA[1100]}`);
     expect(res.stdout).toContain(`ok      partner ${partnerB}: 5 records`);
     expect(res.stdout).toMatch(/^1 of \d+ chains broken/m);
-  });
+  }, 180_000);
 
   it.runIf(!process.env.DATABASE_URL)('refuses (exit 2) a PGlite directory another process holds, rather than opening it twice', async () => {
     const held = await openPglite(t.testDb.dataDir!);
@@ -92,5 +82,5 @@ describe('npm run audit:verify', () => {
     } finally {
       await held.close();
     }
-  });
+  }, 180_000);
 });

@@ -19,7 +19,7 @@ import { cliDatabase, rowsOf, STRONG, type CliDb } from './helpers.js';
 let c: CliDb;
 let partnerId: string;
 let techId: string;
-const T = 120_000;
+const T = 300_000; // several CLI processes per test, each opening the database
 
 beforeAll(async () => {
   c = await cliDatabase();
