@@ -18,9 +18,14 @@ export async function setupNeeded(db: Executor): Promise<boolean> {
   return !row;
 }
 
-/** Takes the setup lock and refuses when a partner exists; call first inside the setup transaction. */
+/**
+ * Takes the setup lock and refuses when a partner exists; call first inside the setup transaction. A setup already
+ * running elsewhere is refused at once (409) rather than waited for: only one of them can be the first.
+ */
 export async function assertSetupOpen(tx: Executor): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(${SETUP_LOCK})`);
+  const result = await tx.execute(sql`select pg_try_advisory_xact_lock(${SETUP_LOCK}) as locked`);
+  const [row] = ((result as { rows?: { locked: boolean }[] }).rows ?? (result as unknown as { locked: boolean }[])) as { locked: boolean }[];
+  if (!row?.locked) throw new AppError('setup_completed', 'Another setup is in progress.');
   if (!(await setupNeeded(tx))) throw new AppError('setup_completed');
 }
 
