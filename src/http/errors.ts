@@ -35,6 +35,7 @@ export const ERROR_CATALOG = {
   enrollment_key_expired: { status: 401, error: 'Unauthorized', message: 'The enrollment key has expired.' },
   enrollment_key_exhausted: { status: 401, error: 'Unauthorized', message: 'The enrollment key has been used up.' },
   invalid_agent_token: { status: 401, error: 'Unauthorized', message: 'The agent token is not valid.' },
+  mfa_code_required: { status: 401, error: 'Unauthorized', message: 'Your account has a second factor: give its code too.' },
   invalid_setup_token: { status: 401, error: 'Unauthorized', message: 'The setup link is invalid, expired or already used; restart the service for a new one.' },
   // 403
   forbidden: { status: 403, error: 'Forbidden', message: 'You do not have permission to do this.' },
@@ -53,6 +54,7 @@ export const ERROR_CATALOG = {
   step_up_required: { status: 403, error: 'Forbidden', message: 'This action needs a recent proof of presence; confirm it is you (POST /auth/step-up).' },
   last_sign_in_method: { status: 403, error: 'Forbidden', message: 'Removing the password would leave the account without a way to sign in.' },
   sso_enforced: { status: 403, error: 'Forbidden', message: 'Your organization signs in with single sign-on.' },
+  password_confirmation_required: { status: 403, error: 'Forbidden', message: 'This session began at an identity provider: confirm your password (and second factor) to act elsewhere.' },
   // 404
   not_found: { status: 404, error: 'Not Found', message: 'The resource was not found.' },
   invite_invalid: { status: 404, error: 'Not Found', message: 'The invitation is invalid or has expired.' },
@@ -82,6 +84,29 @@ export const ERROR_CATALOG = {
 } as const satisfies Record<string, { status: number; error: string; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/**
+ * Why a federated sign-in ended: the value of `/login?error=` (spec 7.3). Not HTTP answers (the flow ends in a
+ * redirect), but catalogued here all the same so the console can translate each one.
+ */
+export const SSO_FAILURE_CATALOG = {
+  invalid_state: 'The sign-in request is unknown, already used or from another browser.',
+  session_expired: 'The sign-in took longer than 10 minutes.',
+  access_denied: 'The identity provider refused the sign-in.',
+  sso_failed: 'The identity provider reported an error.',
+  provider_not_found: 'No active identity provider is configured here.',
+  provider_unavailable: 'The identity provider could not be reached.',
+  token_exchange_failed: 'The identity provider refused the code exchange.',
+  id_token_invalid: 'The identity provider\'s ID token failed verification.',
+  email_unverified: 'The identity provider did not assert a verified e-mail address.',
+  domain_not_allowed: 'The e-mail domain is not allowed for this provider.',
+  email_invalid: 'The asserted e-mail address cannot be used.',
+  account_disabled: 'The account is disabled.',
+  no_org_access: 'The account is not a member here.',
+  user_not_found: 'No account matches and auto-provisioning is off.',
+  default_role_required: 'Auto-provisioning has no default role.',
+} as const;
+export type SsoFailureCode = keyof typeof SSO_FAILURE_CATALOG;
 
 export class AppError extends Error {
   readonly status: number;

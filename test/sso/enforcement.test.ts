@@ -120,7 +120,7 @@ describe('GET /sso/check/:orgId (public)', () => {
     const s = await orgWithProvider(t, idp, { name: 'Contoso Entra', enforceSSO: true });
     const res = await t.client().get(`/sso/check/${s.org.id}`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ssoEnabled: true, providerName: 'Contoso Entra', type: 'oidc', enforceSSO: true, loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${s.org.id}` });
+    expect(res.body).toEqual({ ssoEnabled: true, providerName: 'Contoso Entra', type: 'oidc', enforceSSO: true, loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${s.org.id}`, passwordSignIn: 'partner_admins_only' });
     expect(res.text).not.toContain(idp.clientId);
     expect(res.text).not.toContain(idp.issuer);
   });

@@ -73,3 +73,10 @@ export async function orgWithProvider(t: TestApp, idp: IdpClient, settings: Prov
 export async function exchange(app: TestApp | PeerApp, code: string): Promise<ApiResponse> {
   return app.client().post('/sso/exchange', { code });
 }
+
+/** The flow of a callback that led to the console's link page (`${APP_URL}/sso/link?flow=`), else null. */
+export function linkFlowOf(location: string | null): string | null {
+  if (!location) return null;
+  const u = new URL(location);
+  return u.pathname === '/sso/link' ? u.searchParams.get('flow') : null;
+}

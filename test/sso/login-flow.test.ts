@@ -7,7 +7,7 @@ import { auditLogs, organizationUsers, partnerUsers, ssoIdentities, ssoSessions,
 import { startApp, type TestApp } from '../support/app.js';
 import { accountOf, addOrgMember, createOrg, createUser } from '../support/fixtures.js';
 import { BINDING_COOKIE, callbackFor, replayCallback, runSsoLogin, startOidcProvider, type TestIdp } from '../support/oidc.js';
-import { createActiveProvider, exchange, freshDomain, idpUser, orgWithProvider, ORG_TECHNICIAN_ROLE_ID, PARTNER_TECHNICIAN_ROLE_ID, setStatus, tenant } from './helpers.js';
+import { createActiveProvider, exchange, freshDomain, idpUser, linkFlowOf, orgWithProvider, ORG_TECHNICIAN_ROLE_ID, PARTNER_TECHNICIAN_ROLE_ID, setStatus, tenant } from './helpers.js';
 
 let t: TestApp;
 let idp: TestIdp;
@@ -269,17 +269,23 @@ describe('identity resolution by verified email among the organisation members',
     expect(await usersWithEmail(member.email)).toHaveLength(1);
   });
 
-  it('answers error=account_link_required for a member who has a password, and links nothing', async () => {
+  it('links a member who has a password at once when every membership lies in the organisation (issue 13), and audits it', async () => {
     const s = await orgWithProvider(t, idp, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
     const member = await createUser(t, { email: `has.password@${s.domain}`, password: 'correct horse battery staple 42' });
     await addOrgMember(t, { orgId: s.org.id, userId: member.id });
-    const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(member.email) });
-    expect(r.location).toBe(`${t.deps.config.appUrl}/login?error=account_link_required`);
-    expect(await identitiesOf(member.id)).toHaveLength(0);
+    const who = idpUser(member.email);
+    const r = await runSsoLogin(t, s.org.id, { idp, user: who });
+    expect(r.error).toBeNull();
+    const res = await exchange(t, r.ssoCode!);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.user.id).toBe(member.id);
+    expect(await identitiesOf(member.id)).toEqual([expect.objectContaining({ providerId: s.provider.id, subject: who.sub })]);
     expect(await usersWithEmail(member.email)).toHaveLength(1);
+    const audit = await t.deps.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'sso.identity.link'), eq(auditLogs.actorUserId, member.id)));
+    expect(audit).toEqual([expect.objectContaining({ orgId: s.org.id, details: expect.objectContaining({ how: 'automatic' }) })]);
   });
 
-  it("answers error=account_link_required for a member already linked to another provider's identity", async () => {
+  it("sends a member of another organisation too to the link page, and links nothing until the account confirms", async () => {
     // The same person is a member of two organisations; each organisation has its own IdP.
     const first = await orgWithProvider(t, idp, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
     const secondOrg = await createOrg(t, first.partner.id);
@@ -290,7 +296,7 @@ describe('identity resolution by verified email among the organisation members',
     await addOrgMember(t, { orgId: secondOrg.id, userId: a.body.user.id });
 
     const r = await runSsoLogin(t, secondOrg.id, { idp: otherIdp, user: idpUser(email) });
-    expect(r.error).toBe('account_link_required');
+    expect(linkFlowOf(r.location)).toBeTruthy();
     expect((await identitiesOf(a.body.user.id)).map((l) => l.providerId)).toEqual([first.provider.id]);
     expect(second.id).not.toBe(first.provider.id);
   });
@@ -301,7 +307,7 @@ describe('identity resolution by verified email among the organisation members',
     await addOrgMember(t, { orgId: s.org.id, userId: member.id, roleId: ORG_TECHNICIAN_ROLE_ID });
     await t.deps.db.insert(partnerUsers).values({ partnerId: s.partner.id, userId: member.id, roleId: PARTNER_TECHNICIAN_ROLE_ID, orgAccess: 'all' });
     const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(member.email) });
-    expect(r.error).toBe('account_link_required');
+    expect(linkFlowOf(r.location)).toBeTruthy();
     expect(await identitiesOf(member.id)).toHaveLength(0);
   });
 
@@ -311,7 +317,7 @@ describe('identity resolution by verified email among the organisation members',
     const owner = await exchange(t, (await runSsoLogin(t, s.org.id, { idp, user: idpUser(email) })).ssoCode!);
     expect(owner.status).toBe(200);
     const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(email) }); // a new subject, same email
-    expect(r.error).toBe('account_link_required');
+    expect(linkFlowOf(r.location)).toBeTruthy();
     expect(await identitiesOf(owner.body.user.id)).toHaveLength(1);
   });
 

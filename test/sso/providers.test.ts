@@ -26,7 +26,7 @@ afterAll(async () => {
   await idp?.close();
 });
 
-const PROVIDER_FIELDS = ['allowedDomains', 'autoProvision', 'clientId', 'createdAt', 'defaultRoleId', 'enforceSSO', 'hasClientSecret', 'id', 'issuer', 'name', 'orgId', 'partnerId', 'scopes', 'status', 'type', 'updatedAt'];
+const PROVIDER_FIELDS = ['allowedDomains', 'autoProvision', 'clientId', 'createdAt', 'defaultRoleId', 'enforceSSO', 'hasClientSecret', 'id', 'issuer', 'lastTestedAt', 'name', 'orgId', 'partnerId', 'scopes', 'status', 'trustIdpMfa', 'type', 'updatedAt'];
 
 const body = (over: Record<string, unknown> = {}) => ({ name: `Corp IdP ${uniq()}`, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, ...over });
 
@@ -387,6 +387,15 @@ describe('GET /sso/presets', () => {
       expect(p).toMatchObject({ id: expect.any(String), type: 'oidc', issuerTemplate: expect.stringMatching(/^https:\/\//), scopes: expect.stringMatching(/\bopenid\b/) });
     }
     expect(res.body.data.map((p: { id: string }) => p.id)).toEqual(expect.arrayContaining(['entra', 'okta', 'google', 'auth0', 'keycloak', 'generic']));
+  });
+
+  it('covers JumpCloud, OneLogin and PingOne too, each with the redirect URI to register, the e-mail and name claims and a setup note', async () => {
+    const { api } = await partnerAdmin(t);
+    const res = await api.get('/sso/presets');
+    expect(res.body.data.map((p: { id: string }) => p.id)).toEqual(expect.arrayContaining(['jumpcloud', 'onelogin', 'pingone']));
+    for (const p of res.body.data) {
+      expect(p).toMatchObject({ redirectUri: `${t.deps.config.publicUrl}/api/v1/sso/callback`, emailClaim: 'email', nameClaim: 'name', notes: expect.stringMatching(/\S{3}/) });
+    }
   });
 
   it('a preset supplies the scopes when none are given', async () => {

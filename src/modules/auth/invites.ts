@@ -8,6 +8,7 @@ import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { consumeFlow, createFlow, peekFlow, voidFlows } from './flows.js';
+import { proveAccount } from './proof.js';
 import { listMemberships, markMembershipUsed } from './memberships.js';
 import { startSession } from './login-service.js';
 import { assertStrongPassword, hashPassword } from './passwords.js';
@@ -69,19 +70,30 @@ export async function acceptInvite(deps: Deps, input: { token: string; password:
 }
 
 /** Moves the caller's session to another of its memberships, under a new refresh token. */
-export async function switchContext(deps: Deps, principal: Principal, target: { partnerId?: string; orgId?: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
+export async function switchContext(deps: Deps, principal: Principal, target: { partnerId?: string; orgId?: string; password?: string; code?: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
   const memberships = await listMemberships(deps.db, principal.userId);
   const m = target.partnerId
     ? memberships.find((x) => x.scope === 'partner' && x.partnerId === target.partnerId)
     : memberships.find((x) => x.scope === 'organization' && x.orgId === target.orgId);
   if (!m) throw new AppError('not_found', 'You have no membership there.');
   const ctx: SessionContext = { scope: m.scope, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId };
+  // A session begun at an identity provider acts in that provider's tenant only: anywhere else the account proves
+  // itself with its own password (and second factor) first, once per session (issue 13).
+  const [current] = await deps.db.select({ method: sessions.method }).from(sessions).where(eq(sessions.id, principal.sessionId));
+  const leavingIdp = current?.method === 'sso' && (ctx.scope !== principal.scope || ctx.partnerId !== principal.partnerId || ctx.orgId !== principal.orgId);
+  if (leavingIdp) {
+    if (target.password === undefined) throw new AppError('password_confirmation_required');
+    const [user] = await deps.db.select().from(users).where(eq(users.id, principal.userId));
+    const refusal = user ? await proveAccount(deps, user, target.password, target.code) : 'invalid_credentials';
+    if (refusal === 'invalid_credentials') throw new AppError(refusal, 'The password is not correct.', {}, 400);
+    if (refusal) throw new AppError(refusal);
+  }
   const refreshToken = randomToken();
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     await tx
       .update(sessions)
-      .set({ scope: ctx.scope, partnerId: ctx.scope === 'partner' ? ctx.partnerId : null, orgId: ctx.orgId, tokenHash: sha256(refreshToken), lastUsedAt: now })
+      .set({ scope: ctx.scope, partnerId: ctx.scope === 'partner' ? ctx.partnerId : null, orgId: ctx.orgId, tokenHash: sha256(refreshToken), lastUsedAt: now, ...(leavingIdp ? { method: 'sso+password' } : {}) })
       .where(eq(sessions.id, principal.sessionId));
     await markMembershipUsed(tx, principal.userId, ctx, now);
     await deps.audit.record(

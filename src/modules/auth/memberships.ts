@@ -2,6 +2,7 @@
 import { and, desc, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { organizationUsers, organizations, partnerUsers, ssoProviders } from '../../db/schema/index.js';
+import { PARTNER_ADMIN_ROLE_ID } from '../roles/catalog.js';
 import type { SessionContext } from './sessions.js';
 
 export interface Membership extends SessionContext {
@@ -47,7 +48,8 @@ export async function markMembershipUsed(db: Executor, userId: string, ctx: Sess
 
 /**
  * True when any of the user's memberships is under an active provider with enforceSSO: the organisation's own
- * provider for organisation members, the partner-owned provider for partner members.
+ * provider for organisation members, the partner-owned provider for partner members. An inactive or testing provider
+ * never enforces, and the partner's administrators (Partner Admin) keep password sign-in: break-glass (issue 13).
  */
 export async function ssoEnforcedFor(db: Executor, userId: string): Promise<boolean> {
   const rows = await db
@@ -61,6 +63,7 @@ export async function ssoEnforcedFor(db: Executor, userId: string): Promise<bool
           sql`${ssoProviders.orgId} in (select org_id from organization_users where user_id = ${userId})`,
           and(isNull(ssoProviders.orgId), sql`${ssoProviders.partnerId} in (select partner_id from partner_users where user_id = ${userId})`),
         ),
+        sql`not exists (select 1 from partner_users pu where pu.user_id = ${userId} and pu.partner_id = ${ssoProviders.partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID})`,
       ),
     )
     .limit(1);

@@ -1,33 +1,21 @@
 // The SSO login flow (spec 5.8; CONTRACT 6): authorization code + PKCE, state and nonce in an SSO session row
-// bound to the browser, identity resolution, and a single-use 60-second exchange code.
+// bound to the browser; identity resolution and the exchange code live in identity-service.ts (shared with SAML).
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import * as client from 'openid-client';
 import type { Deps } from '../../deps.js';
-import type { Tx } from '../../db/connect.js';
-import { organizationUsers, organizations, partnerUsers, ssoIdentities, ssoProviders, ssoSessions, users } from '../../db/schema/index.js';
+import { ssoProviders, ssoSessions } from '../../db/schema/index.js';
+import type { SsoFailureCode } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
-import { consumeFlow, createFlow } from '../auth/flows.js';
-import { startSession } from '../auth/login-service.js';
-import type { SessionContext } from '../auth/sessions.js';
-import type { IssuedSession } from '../auth/token-response.js';
-import { AppError } from '../../http/errors.js';
+import { failSignIn, finishSignIn, MFA_AMR, SsoFailure, type SignInOutcome } from './identity-service.js';
 import { openSecret } from './providers-service.js';
 
+export { exchange, SsoFailure } from './identity-service.js';
+
 export const SSO_SESSION_TTL_MS = 10 * 60 * 1000;
-export const EXCHANGE_TTL_MS = 60 * 1000;
 export const BINDING_COOKIE = 'service_sso_binding';
 
 type Provider = typeof ssoProviders.$inferSelect;
-
-const isUniqueViolation = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
-
-/** A failure that ends the flow with a redirect to /login?error=<code>. */
-export class SsoFailure extends Error {
-  constructor(readonly code: string) {
-    super(code);
-  }
-}
 
 /**
  * Only a same-site relative path: no scheme, no //host, no backslash tricks. Characters outside printable ASCII
@@ -93,7 +81,7 @@ export async function startLogin(deps: Deps, ownerId: string, redirect: string |
 }
 
 interface CallbackResult {
-  exchangeCode: string;
+  outcome: SignInOutcome;
   redirectPath: string;
 }
 
@@ -112,12 +100,7 @@ export async function completeLogin(deps: Deps, query: Record<string, unknown>, 
   const [provider] = row.providerId ? await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, row.providerId)) : [];
   if (!provider || provider.status !== 'active') throw new SsoFailure('provider_not_found');
 
-  const fail = async (code: string, detail?: Record<string, unknown>) => {
-    await deps.db.transaction((tx) =>
-      deps.audit.record(tx, { action: 'auth.login.failed', result: 'failure', partnerId: provider.partnerId, orgId: provider.orgId, resourceType: 'sso_provider', resourceId: provider.id, details: { method: 'sso', reason: code, ...detail } }, meta),
-    );
-    return new SsoFailure(code);
-  };
+  const fail = (code: SsoFailureCode) => failSignIn(deps, provider, code, meta);
 
   let claims: Record<string, unknown>;
   let userinfo: Record<string, unknown> = {};
@@ -139,113 +122,24 @@ export async function completeLogin(deps: Deps, query: Record<string, unknown>, 
     deps.logger.warn({ err: (err as Error).message, providerId: provider.id }, 'sso code exchange or ID token check failed');
     throw await fail(err instanceof client.ResponseBodyError ? 'token_exchange_failed' : 'id_token_invalid');
   }
-  const subject = String(claims.sub ?? '');
-  const email = String(userinfo.email ?? claims.email ?? '').trim();
-  const verified = (userinfo.email_verified ?? claims.email_verified) === true;
-  if (!subject || !email || !verified) throw await fail('email_unverified');
-  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-  const allowed = provider.allowedDomains.split(',').filter(Boolean);
-  if (allowed.length && !allowed.includes(domain)) throw await fail('domain_not_allowed', { domain });
-  // What the account store can hold (one @, 255 characters; OIDC caps sub at 255): anything else would fail as a 500.
-  if (email.length > 255 || !/^[^@\s]+@[^@\s]+$/.test(email)) throw await fail('email_invalid');
-  if (subject.length > 255) throw await fail('id_token_invalid');
-  const name = String(userinfo.name ?? claims.name ?? email.split('@')[0]).slice(0, 255) || email;
-
-  const resolve = () => deps.db.transaction((tx) => resolveIdentity(deps, tx, provider, { subject, email, name }, meta));
-  // Two flows of one new user finishing together: the loser of the insert race resolves again and finds the winner's link.
-  const resolved = await resolve().catch((err: unknown) => {
-    if (isUniqueViolation(err)) return resolve();
-    throw err;
-  });
-  if ('error' in resolved) throw await fail(resolved.error);
-  const { token } = await createFlow(deps.db, { kind: 'sso_exchange', userId: resolved.userId, data: { context: resolved.context, providerId: provider.id }, ttlMs: EXCHANGE_TTL_MS, now });
-  return { exchangeCode: token, redirectPath: row.redirectPath };
+  const amr = Array.isArray(claims.amr) ? claims.amr.map(String) : [];
+  const outcome = await finishSignIn(deps, provider, {
+    subject: String(claims.sub ?? ''),
+    email: String(userinfo.email ?? claims.email ?? ''),
+    emailVerified: (userinfo.email_verified ?? claims.email_verified) === true,
+    name: typeof (userinfo.name ?? claims.name) === 'string' ? String(userinfo.name ?? claims.name) : null,
+    idpMfa: amr.some((m) => MFA_AMR.has(m)),
+  }, meta);
+  return { outcome, redirectPath: row.redirectPath };
 }
 
-async function membershipIn(tx: Tx, provider: Provider, userId: string): Promise<SessionContext | null> {
-  if (provider.orgId) {
-    const [m] = await tx.select({ roleId: organizationUsers.roleId }).from(organizationUsers).where(and(eq(organizationUsers.orgId, provider.orgId), eq(organizationUsers.userId, userId)));
-    return m ? { scope: 'organization', partnerId: provider.partnerId, orgId: provider.orgId, roleId: m.roleId } : null;
-  }
-  const [m] = await tx.select({ roleId: partnerUsers.roleId }).from(partnerUsers).where(and(eq(partnerUsers.partnerId, provider.partnerId), eq(partnerUsers.userId, userId)));
-  return m ? { scope: 'partner', partnerId: provider.partnerId, orgId: null, roleId: m.roleId } : null;
-}
-
-async function belongsElsewhere(tx: Tx, provider: Provider, userId: string): Promise<boolean> {
-  const res = await tx.execute(sql`
-    select 1 from partner_users where user_id = ${userId} and (${provider.orgId}::uuid is not null or partner_id <> ${provider.partnerId})
-    union all
-    select 1 from organization_users where user_id = ${userId} and org_id is distinct from ${provider.orgId}::uuid
-      and (${provider.orgId}::uuid is not null or org_id not in (select id from organizations where partner_id = ${provider.partnerId}))
-    limit 1`);
-  return (res as unknown as { rows: unknown[] }).rows.length > 0;
-}
-
-/** An existing link first, then a verified-email match among the members, then auto-provisioning. */
-async function resolveIdentity(deps: Deps, tx: Tx, provider: Provider, who: { subject: string; email: string; name: string }, meta: AuditRequestMeta): Promise<{ userId: string; context: SessionContext } | { error: string }> {
-  const now = deps.clock.now();
-  const viaLink = async (link: typeof ssoIdentities.$inferSelect) => {
-    const [u] = await tx.select().from(users).where(eq(users.id, link.userId));
-    if (!u || u.status === 'disabled') return { error: 'account_disabled' };
-    const ctx = await membershipIn(tx, provider, u.id);
-    if (!ctx) return { error: 'no_org_access' };
-    await tx.update(ssoIdentities).set({ lastLoginAt: now, email: who.email }).where(eq(ssoIdentities.id, link.id));
-    return { userId: u.id, context: ctx };
-  };
-  const [link] = await tx.select().from(ssoIdentities).where(and(eq(ssoIdentities.providerId, provider.id), eq(ssoIdentities.subject, who.subject)));
-  if (link) return viaLink(link);
-  const [existing] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${who.email})`).limit(1);
-  if (existing) {
-    const links = await tx.select().from(ssoIdentities).where(eq(ssoIdentities.userId, existing.id));
-    // A concurrent flow of the same person committed the account and its link between our two reads: that link is ours.
-    const same = links.find((l) => l.providerId === provider.id && l.subject === who.subject);
-    if (same) return viaLink(same);
-    const ctx = await membershipIn(tx, provider, existing.id);
-    if (!ctx) return { error: 'no_org_access' };
-    if (existing.status === 'disabled') return { error: 'account_disabled' };
-    // Never take over an account that signs in another way without its owner's consent.
-    // A link under another subject (of any provider, this one included: a recycled address at the IdP) counts too.
-    if (existing.passwordHash || links.length) return { error: 'account_link_required' };
-    // Whoever configures this provider controls its identities: an email match may only claim an account whose every
-    // membership lies within the provider's own scope, so an organisation's IdP cannot reach partner or other access.
-    if (await belongsElsewhere(tx, provider, existing.id)) return { error: 'account_link_required' };
-    await tx.insert(ssoIdentities).values({ providerId: provider.id, userId: existing.id, subject: who.subject, email: who.email, lastLoginAt: now });
-    if (existing.status === 'invited') await tx.update(users).set({ status: 'active', updatedAt: now }).where(eq(users.id, existing.id));
-    return { userId: existing.id, context: ctx };
-  }
-  if (!provider.autoProvision) return { error: 'user_not_found' };
-  if (!provider.defaultRoleId) return { error: 'default_role_required' };
-  if (provider.orgId) {
-    const [org] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, provider.orgId));
-    if (!org) return { error: 'provider_not_found' };
-  }
-  const [u] = await tx.insert(users).values({ email: who.email, name: who.name, status: 'active' }).returning();
-  if (provider.orgId) await tx.insert(organizationUsers).values({ orgId: provider.orgId, userId: u!.id, roleId: provider.defaultRoleId });
-  else await tx.insert(partnerUsers).values({ partnerId: provider.partnerId, userId: u!.id, roleId: provider.defaultRoleId, orgAccess: 'none' });
-  await tx.insert(ssoIdentities).values({ providerId: provider.id, userId: u!.id, subject: who.subject, email: who.email, lastLoginAt: now });
-  await deps.audit.record(tx, { action: 'user.sso.provision', actor: { userId: u!.id, email: u!.email }, partnerId: provider.partnerId, orgId: provider.orgId, resourceType: 'user', resourceId: u!.id, details: { providerId: provider.id, roleId: provider.defaultRoleId } }, meta);
-  return { userId: u!.id, context: provider.orgId ? { scope: 'organization', partnerId: provider.partnerId, orgId: provider.orgId, roleId: provider.defaultRoleId } : { scope: 'partner', partnerId: provider.partnerId, orgId: null, roleId: provider.defaultRoleId } };
-}
-
-/** Trades the exchange code for tokens; works once, within 60 seconds, on any instance. */
-export async function exchange(deps: Deps, code: string, meta: AuditRequestMeta): Promise<IssuedSession> {
-  const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
-    const flow = await consumeFlow(tx, 'sso_exchange', code, now);
-    if (!flow?.userId) throw new AppError('invalid_exchange_code');
-    const [u] = await tx.select().from(users).where(eq(users.id, flow.userId));
-    if (!u || u.status !== 'active') throw new AppError('invalid_exchange_code');
-    const { context, providerId } = flow.data as { context: SessionContext; providerId: string };
-    const [provider] = await tx.select({ status: ssoProviders.status }).from(ssoProviders).where(eq(ssoProviders.id, providerId));
-    if (provider?.status !== 'active') throw new AppError('invalid_exchange_code', 'The SSO provider is no longer active.');
-    return startSession(deps, tx, u, context, { mfa: false, method: 'sso', meta });
-  });
-}
+/** Enforcement is in force only while the provider is active (these are); the partner's admins keep their password. */
+const passwordSignIn = (p: Provider) => (p.enforceSso ? ('partner_admins_only' as const) : undefined);
 
 export async function checkOwner(deps: Deps, ownerId: string) {
   const p = await activeProviderFor(deps, ownerId);
   if (!p) return { ssoEnabled: false };
-  return { ssoEnabled: true, providerName: p.name, type: 'oidc' as const, enforceSSO: p.enforceSso, loginUrl: loginUrl(deps, ownerId) };
+  return { ssoEnabled: true, providerName: p.name, type: p.type, enforceSSO: p.enforceSso, loginUrl: loginUrl(deps, ownerId), ...(p.enforceSso ? { passwordSignIn: passwordSignIn(p) } : {}) };
 }
 
 /** From the email's domain only: never says whether the address has an account. */
@@ -259,5 +153,5 @@ export async function discover(deps: Deps, email: string) {
     .limit(1);
   if (!p) return { ssoEnabled: false };
   const ownerId = p.orgId ?? p.partnerId;
-  return { ssoEnabled: true, ...(p.orgId ? { orgId: p.orgId } : {}), providerName: p.name, type: 'oidc' as const, enforceSSO: p.enforceSso, loginUrl: loginUrl(deps, ownerId) };
+  return { ssoEnabled: true, ...(p.orgId ? { orgId: p.orgId } : {}), providerName: p.name, type: p.type, enforceSSO: p.enforceSso, loginUrl: loginUrl(deps, ownerId), ...(p.enforceSso ? { passwordSignIn: passwordSignIn(p) } : {}) };
 }

@@ -19,7 +19,7 @@ export const providerToJson = (r: Row) => ({
   orgId: r.orgId,
   partnerId: r.partnerId,
   name: r.name,
-  type: 'oidc' as const,
+  type: r.type,
   status: r.status,
   issuer: r.issuer,
   clientId: r.clientId,
@@ -29,6 +29,8 @@ export const providerToJson = (r: Row) => ({
   defaultRoleId: r.defaultRoleId,
   allowedDomains: r.allowedDomains,
   enforceSSO: r.enforceSso,
+  trustIdpMfa: r.trustIdpMfa,
+  lastTestedAt: r.lastTestedOkAt?.toISOString() ?? null,
   createdAt: r.createdAt.toISOString(),
   updatedAt: r.updatedAt.toISOString(),
 });
@@ -84,7 +86,11 @@ export interface ProviderInput {
   defaultRoleId?: string | null;
   allowedDomains?: string;
   enforceSSO?: boolean;
+  trustIdpMfa?: boolean;
 }
+
+/** Enforcing SSO through a provider whose /test never succeeded is allowed, with a warning (issue 13). */
+const warningsFor = (row: Row, input: ProviderInput) => (input.enforceSSO === true && !row.lastTestedOkAt ? { warnings: ['provider_untested' as const] } : {});
 
 export async function createProvider(deps: Deps, caller: Principal, t: TargetScope, input: ProviderInput & { name: string; issuer: string; clientId: string }, meta: AuditRequestMeta) {
   if (input.type !== undefined && input.type !== 'oidc') throw new AppError('unsupported_provider_type');
@@ -108,10 +114,11 @@ export async function createProvider(deps: Deps, caller: Principal, t: TargetSco
         defaultRoleId: input.defaultRoleId ?? null,
         allowedDomains: input.allowedDomains ?? '',
         enforceSso: input.enforceSSO ?? false,
+        trustIdpMfa: input.trustIdpMfa ?? false,
       })
       .returning();
     await deps.audit.record(tx, { action: 'sso.provider.create', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(t), resourceType: 'sso_provider', resourceId: row!.id, details: { name: input.name, issuer: input.issuer, preset: input.preset ?? null } }, meta);
-    return providerToJson(row!);
+    return { ...providerToJson(row!), ...warningsFor(row!, input) };
   });
 }
 
@@ -138,6 +145,7 @@ export async function updateProvider(deps: Deps, caller: Principal, t: TargetSco
         ...(input.scopes !== undefined ? { scopes: input.scopes } : {}),
         ...(input.allowedDomains !== undefined ? { allowedDomains: input.allowedDomains } : {}),
         ...(input.enforceSSO !== undefined ? { enforceSso: input.enforceSSO } : {}),
+        ...(input.trustIdpMfa !== undefined ? { trustIdpMfa: input.trustIdpMfa } : {}),
         ...(input.status !== undefined ? { status: input.status } : {}),
         autoProvision,
         defaultRoleId,
@@ -154,7 +162,7 @@ export async function updateProvider(deps: Deps, caller: Principal, t: TargetSco
       { action, actor: { userId: caller.userId, email: caller.email }, ...auditTenant(t), resourceType: 'sso_provider', resourceId: id, details: { changed, clientAuthChanged: input.clientSecret !== undefined, ...(input.status ? { status: input.status } : {}), ...(issuerChanged ? { identitiesUnlinked: unlinked } : {}) } },
       meta,
     );
-    return providerToJson(row!);
+    return { ...providerToJson(row!), ...warningsFor(row!, input) };
   });
 }
 
@@ -173,6 +181,7 @@ export async function testProvider(deps: Deps, t: TargetScope, id: string) {
   try {
     const config = await deps.oidc.discover(p.issuer, p.clientId, openSecret(deps, p));
     const m = config.serverMetadata();
+    await deps.db.update(ssoProviders).set({ lastTestedOkAt: deps.clock.now() }).where(eq(ssoProviders.id, p.id));
     return { ok: true as const, issuer: m.issuer, authorizationEndpoint: m.authorization_endpoint ?? '', tokenEndpoint: m.token_endpoint ?? '', jwksUri: m.jwks_uri ?? '' };
   } catch (err) {
     return { ok: false as const, error: (err as Error).message.slice(0, 300) };

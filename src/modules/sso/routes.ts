@@ -12,13 +12,25 @@ import { PERMISSIONS as P } from '../roles/catalog.js';
 import { idParam } from '../roles/schemas.js';
 import { findInScope, SSO_PROVIDER } from '../tenants/by-id.js';
 import { resolveTarget } from '../tenants/scope.js';
-import { BINDING_COOKIE, checkOwner, completeLogin, discover, exchange, SsoFailure, SSO_SESSION_TTL_MS, startLogin } from './login-service.js';
+import { BINDING_COOKIE, callbackUrl, checkOwner, completeLogin, discover, exchange, SsoFailure, SSO_SESSION_TTL_MS, startLogin } from './login-service.js';
+import { landingUrl, ssoIdentityRoutes } from './routes-identities.js';
 import { SSO_PRESETS } from './presets.js';
 import { createProvider, deleteProvider, findProvider, listProviders, providerToJson, testProvider, updateProvider } from './providers-service.js';
 import { callbackQuery, checkResult, createProviderBody, discoveryBody, discoveryResult, exchangeBody, loginQuery, providerJson, providerListQuery, statusBody, testResult, updateProviderBody } from './schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const preset = z.object({ id: z.string(), name: z.string(), type: z.literal('oidc'), issuerTemplate: z.string(), scopes: z.string(), notes: z.string() });
+const preset = z.object({
+  id: z.string(),
+  name: z.string(),
+  type: z.literal('oidc'),
+  issuerTemplate: z.string(),
+  scopes: z.string(),
+  /** The redirect URI to register at the IdP (this instance's callback). */
+  redirectUri: z.string(),
+  emailClaim: z.string(),
+  nameClaim: z.string(),
+  notes: z.string(),
+});
 
 export function ssoRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
@@ -33,7 +45,7 @@ export function ssoRoutes(deps: Deps) {
     const toLogin = (reply: FastifyReply, code: string) => reply.redirect(`${deps.config.appUrl}/login?error=${encodeURIComponent(code)}`, 302);
 
     r.get('/sso/presets', { onRequest: [auth], schema: { tags, summary: 'Presets of common identity providers', response: { 200: z.object({ data: z.array(preset) }), ...authErrors } } },
-      async () => ({ data: SSO_PRESETS.map((p) => ({ ...p })) }));
+      async () => ({ data: SSO_PRESETS.map((p) => ({ ...p, redirectUri: callbackUrl(deps) })) }));
 
     r.get('/sso/providers', { onRequest: [auth, requirePermission(P.SETTINGS_READ)], schema: { tags, summary: 'Providers of an organisation (?orgId=) or the partner-owned ones', querystring: providerListQuery, response: { 200: page(providerJson), ...errors(400, 404), ...authErrors } } },
       async (req) => listProviders(deps.db, await target(req, req.query.orgId)));
@@ -62,6 +74,8 @@ export function ssoRoutes(deps: Deps) {
     r.post('/sso/providers/:id/test', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], schema: { tags, summary: 'Try OpenID discovery', params: idParam, response: { 200: testResult, ...errors(400, 404), ...authErrors } } },
       async (req) => testProvider(deps, await byId(req), req.params.id));
 
+    await app.register(ssoIdentityRoutes(deps));
+
     // Public flow.
     r.get('/sso/login/:orgId', { schema: { tags, summary: 'Start SSO: 302 to the identity provider (orgId, or a partner id for its own provider)', security: [], params: z.object({ orgId: z.string().max(64) }), querystring: loginQuery, response: { 302: z.null().describe('Redirect to the identity provider, or to /login?error=') } } },
       async (req, reply) => {
@@ -82,7 +96,7 @@ export function ssoRoutes(deps: Deps) {
         const rawQuery = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
         try {
           const out = await completeLogin(deps, req.query, rawQuery, req.cookies[BINDING_COOKIE], metaOf(req));
-          return reply.redirect(`${deps.config.appUrl}${out.redirectPath}#ssoCode=${encodeURIComponent(out.exchangeCode)}`, 302);
+          return reply.redirect(landingUrl(deps, out.outcome, out.redirectPath), 302);
         } catch (err) {
           if (err instanceof SsoFailure) return toLogin(reply, err.code);
           throw err;

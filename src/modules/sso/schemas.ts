@@ -18,6 +18,7 @@ const settings = {
   defaultRoleId: z.uuid().nullable().optional(),
   allowedDomains: domains.optional(),
   enforceSSO: z.boolean().optional(),
+  trustIdpMfa: z.boolean().optional().describe('Count the IdP\'s second factor (amr mfa, otp, hwk, swk, sms, fpt, face) as MFA'),
 };
 
 export const createProviderBody = z.strictObject({
@@ -38,7 +39,7 @@ export const providerJson = z
     orgId: z.uuid().nullable(),
     partnerId: z.uuid(),
     name: z.string(),
-    type: z.literal('oidc'),
+    type: z.enum(['oidc', 'saml']),
     status: z.enum(['active', 'inactive', 'testing']),
     issuer: z.string(),
     clientId: z.string(),
@@ -48,6 +49,11 @@ export const providerJson = z
     defaultRoleId: z.uuid().nullable(),
     allowedDomains: z.string(),
     enforceSSO: z.boolean(),
+    trustIdpMfa: z.boolean(),
+    /** The last successful POST /test, null when none. */
+    lastTestedAt: z.string().nullable(),
+    /** provider_untested: enforceSSO was turned on for a provider whose /test never succeeded. */
+    warnings: z.array(z.enum(['provider_untested'])).optional(),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -60,9 +66,11 @@ export const testResult = z.union([
 export const checkResult = z.object({
   ssoEnabled: z.boolean(),
   providerName: z.string().optional(),
-  type: z.literal('oidc').optional(),
+  type: z.enum(['oidc', 'saml']).optional(),
   enforceSSO: z.boolean().optional(),
   loginUrl: z.string().optional(),
+  /** With enforceSSO: who keeps password sign-in (the partner's administrators, break-glass). */
+  passwordSignIn: z.enum(['partner_admins_only']).optional(),
 });
 export const discoveryBody = z.strictObject({ email: z.email().max(255) });
 export const discoveryResult = checkResult.extend({ orgId: z.uuid().optional() });
