@@ -14,6 +14,7 @@ export const ERROR_CATALOG = {
   unknown_permission: { status: 400, error: 'Bad Request', message: 'The permission is not in the catalogue.' },
   default_role_required: { status: 400, error: 'Bad Request', message: 'Auto-provisioning needs a default role.' },
   unsupported_provider_type: { status: 400, error: 'Bad Request', message: 'Only OpenID Connect providers are supported.' },
+  sso_link_invalid: { status: 400, error: 'Bad Request', message: 'The account link request is invalid, used or expired; sign in through your identity provider again.' },
   site_required: { status: 400, error: 'Bad Request', message: 'The device needs a site: neither the key nor the request names one.' },
   invalid_mfa_setup: { status: 400, error: 'Bad Request', message: 'There is no pending MFA setup; start it again.' },
   phone_not_verified: { status: 400, error: 'Bad Request', message: 'Verify a phone number first.' },
