@@ -1,6 +1,5 @@
-// Administration journeys in a real Chromium against the real server: an MFA-signed-in partner admin creates an
-// organisation and a site, invites a user who accepts from the mailed link; passkeys added on My account through
-// a CDP virtual authenticator, then used to sign in ("use a passkey instead").
+// Account journeys in a real Chromium against the real server: an MFA-signed-in partner admin adds a passkey on
+// My account through a CDP virtual authenticator, then signs in with it alone ("use a passkey instead").
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpFor } from '../../src/modules/mfa/codes.js';
@@ -70,66 +69,6 @@ async function dialog(page: Page, title: string) {
   await d.waitFor();
   return d;
 }
-
-describe('journey: organisation and site, invitation, acceptance from the mailed link', () => {
-  it('the admin creates an organisation and a site, invites a user; the user accepts and is signed in', async () => {
-    const tab = await newTab(browser);
-    const { page } = tab;
-    await signInWithTotp(tab);
-
-    await page.getByRole('link', { name: 'Tenants' }).click();
-    await page.getByRole('heading', { name: 'Tenants' }).waitFor();
-    await checkPage(tab, 'tenants-empty');
-    await page.getByRole('button', { name: 'New organisation' }).click();
-    let d = await dialog(page, 'New organisation');
-    await d.getByLabel(/^Name/).fill('Acme Dental');
-    await d.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('heading', { name: 'Acme Dental' }).waitFor();
-    await page.getByRole('button', { name: 'New site' }).click();
-    d = await dialog(page, 'New site');
-    await d.getByLabel(/^Name/).fill('Main Street clinic');
-    await d.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('cell', { name: 'Main Street clinic', exact: true }).waitFor();
-    await checkPage(tab, 'tenants');
-
-    await page.getByRole('link', { name: 'Users' }).click();
-    await page.getByRole('heading', { name: 'Users' }).waitFor();
-    await page.getByTestId('users-table').waitFor();
-    await checkPage(tab, 'users');
-    await page.getByLabel('Members of').click();
-    await page.getByRole('option', { name: 'Acme Dental' }).click();
-    await page.getByText('No members yet. Invite someone.').waitFor();
-    await page.getByRole('button', { name: 'Invite a user' }).click();
-    d = await dialog(page, 'Invite a user');
-    await d.getByLabel(/^E-mail/).fill('bob@acme-dental.example');
-    await d.getByLabel(/^Name/).fill('Bob Builder');
-    await d.getByLabel(/^Role/).click();
-    await page.getByRole('option', { name: 'Organization Admin' }).click();
-    await checkPage(tab, 'users-invite');
-    await d.getByRole('button', { name: 'Send invitation' }).click();
-    await page.getByRole('cell', { name: 'bob@acme-dental.example', exact: true }).waitFor();
-    await expect.poll(() => page.getByTestId('users-table').textContent()).toContain('invited');
-
-    const m = await mail.waitFor('bob@acme-dental.example', (x) => /accept-invite\?token=/.test(x.text), 15_000);
-    const link = /(http:\/\/localhost:\d+\/accept-invite\?token=[^\s"<>]+)/.exec(m.text)![1]!;
-    const bob = await newTab(browser);
-    await bob.page.goto(link);
-    await bob.page.getByRole('heading', { name: 'Accept your invitation' }).waitFor();
-    await bob.page.getByText('Acme Dental').waitFor();
-    await bob.page.getByLabel('Choose a password').fill('Sturdy scaffolding 1999 ladder');
-    await bob.page.getByLabel('Repeat it').fill('Sturdy scaffolding 1999 ladder');
-    await checkPage(bob, 'accept-invite');
-    await bob.page.getByRole('button', { name: 'Accept and sign in' }).click();
-    await whoami(bob.page, 'bob@acme-dental.example');
-    await bob.context.close();
-
-    await page.reload();
-    await page.getByLabel('Members of').click();
-    await page.getByRole('option', { name: 'Acme Dental' }).click();
-    await expect.poll(() => page.getByTestId('users-table').textContent(), { timeout: 30_000 }).toContain('active');
-    await tab.context.close();
-  });
-});
 
 describe('journey: passkey registration and passkey sign-in (CDP virtual authenticator)', () => {
   it('adds a passkey on My account, then signs in with it alone', async () => {

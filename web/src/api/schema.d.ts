@@ -2550,7 +2550,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "saml_metadata_invalid" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "invalid_csv" | "json_too_deep" | "malformed_request" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "conflict" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "invalid_csv" | "json_too_deep" | "malformed_request" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "conflict" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /** @description validation_failed: `{ fieldErrors: { "<path>": [..] }, formErrors: [..] }`; weak_password: `{ feedback }`. */
             details?: {
                 [key: string]: unknown;
@@ -3055,7 +3055,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3108,7 +3108,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3155,7 +3155,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3212,7 +3212,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3328,7 +3328,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3434,7 +3434,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"] | components["schemas"]["MfaChallenge"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3517,7 +3517,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3592,7 +3592,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3668,7 +3668,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3744,7 +3744,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3827,7 +3827,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3903,7 +3903,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3975,7 +3975,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4078,7 +4078,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4125,7 +4125,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserProfile"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4202,7 +4202,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4284,7 +4284,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4398,7 +4398,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4514,7 +4514,7 @@ export interface operations {
                     } | components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4625,7 +4625,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4718,7 +4718,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4819,7 +4819,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4907,7 +4907,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5004,7 +5004,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5112,7 +5112,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5224,7 +5224,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5321,7 +5321,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5433,7 +5433,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5542,7 +5542,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5627,7 +5627,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5763,7 +5763,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5874,7 +5874,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5959,7 +5959,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6087,7 +6087,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6192,7 +6192,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6283,7 +6283,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6384,7 +6384,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6453,7 +6453,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6570,7 +6570,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6701,7 +6701,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6822,7 +6822,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6900,7 +6900,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6979,7 +6979,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7075,7 +7075,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7154,7 +7154,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7260,7 +7260,7 @@ export interface operations {
                     "application/json": components["schemas"]["SsoProvider"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7366,7 +7366,7 @@ export interface operations {
                     "application/json": components["schemas"]["SsoProvider"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7457,7 +7457,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7563,7 +7563,7 @@ export interface operations {
                     "application/json": components["schemas"]["SsoProvider"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7676,7 +7676,7 @@ export interface operations {
                     "application/json": components["schemas"]["SsoProvider"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7802,7 +7802,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7900,7 +7900,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7973,7 +7973,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8067,7 +8067,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8146,7 +8146,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8234,7 +8234,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8319,7 +8319,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8377,7 +8377,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8430,7 +8430,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8511,11 +8511,11 @@ export interface operations {
                         enforceSSO?: boolean;
                         loginUrl?: string;
                         /** @enum {string} */
-                        passwordSignIn?: "everyone" | "partner_admins_only";
+                        passwordSignIn?: "partner_admins_only";
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8583,13 +8583,13 @@ export interface operations {
                         enforceSSO?: boolean;
                         loginUrl?: string;
                         /** @enum {string} */
-                        passwordSignIn?: "everyone" | "partner_admins_only";
+                        passwordSignIn?: "partner_admins_only";
                         /** Format: uuid */
                         orgId?: string;
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8662,7 +8662,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8760,7 +8760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8866,7 +8866,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8957,7 +8957,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9065,7 +9065,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9199,7 +9199,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9294,7 +9294,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9397,7 +9397,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9498,7 +9498,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9592,7 +9592,7 @@ export interface operations {
                     "application/json": components["schemas"]["Site"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9707,7 +9707,7 @@ export interface operations {
                     "application/json": components["schemas"]["Site"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9798,7 +9798,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9904,7 +9904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Site"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10023,7 +10023,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10115,7 +10115,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10230,7 +10230,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10321,7 +10321,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10416,7 +10416,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10540,7 +10540,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10652,7 +10652,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10765,7 +10765,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10856,7 +10856,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10978,7 +10978,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11087,7 +11087,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11195,7 +11195,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11301,7 +11301,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnrollmentKey"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11392,7 +11392,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11496,7 +11496,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11609,7 +11609,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11716,7 +11716,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11827,7 +11827,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11915,7 +11915,7 @@ export interface operations {
                     "application/json": components["schemas"]["Contact"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12006,7 +12006,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12107,7 +12107,7 @@ export interface operations {
                     "application/json": components["schemas"]["Contact"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12229,7 +12229,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12329,7 +12329,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomFieldDefinition"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12442,7 +12442,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomFieldValues"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12538,7 +12538,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomFieldValues"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12668,7 +12668,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12790,7 +12790,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12896,7 +12896,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomFieldDefinition"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12987,7 +12987,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13084,7 +13084,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomFieldDefinition"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13206,7 +13206,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13324,7 +13324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Script"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13430,7 +13430,7 @@ export interface operations {
                     "application/json": components["schemas"]["Script"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13521,7 +13521,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13635,7 +13635,7 @@ export interface operations {
                     "application/json": components["schemas"]["Script"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13748,7 +13748,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13879,7 +13879,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigItem"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13985,7 +13985,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigItem"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14076,7 +14076,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14172,7 +14172,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigItem"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14273,7 +14273,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserProfile"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14354,7 +14354,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserProfile"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14455,7 +14455,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14547,7 +14547,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14664,7 +14664,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14787,7 +14787,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14901,7 +14901,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserRow"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14991,7 +14991,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15086,7 +15086,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserRow"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15203,7 +15203,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15297,7 +15297,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserRow"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15404,7 +15404,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15495,7 +15495,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15592,7 +15592,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15675,7 +15675,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15792,7 +15792,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleDetail"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15913,7 +15913,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15991,7 +15991,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleDetail"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16081,7 +16081,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16191,7 +16191,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleDetail"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16311,7 +16311,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleDetail"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16432,7 +16432,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16536,7 +16536,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16634,7 +16634,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16728,7 +16728,7 @@ export interface operations {
                     "application/x-ndjson": components["schemas"]["AuditRecord"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16815,7 +16815,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `saml_metadata_invalid`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
