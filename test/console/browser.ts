@@ -32,7 +32,7 @@ export function consoleIsStale(): boolean {
 /** Builds web/dist when it is missing or older than web/ (once, whatever number of test files ask at once). */
 export function ensureConsoleBuilt() {
   if (!consoleIsStale()) return;
-  execFileSync('flock', ['/tmp/gatehouse-web-build.lock', 'sh', '-c', `npx vite build --config web/vite.config.ts --logLevel warn`], { cwd: repo, stdio: 'inherit' });
+  execFileSync('flock', ['/tmp/gatehouse-web-build.lock', 'sh', '-c', `npx vite build --config web/vite.config.ts --logLevel warn`], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
 }
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
