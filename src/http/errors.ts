@@ -5,7 +5,9 @@ export const ERROR_CATALOG = {
   // 400
   validation_failed: { status: 400, error: 'Bad Request', message: 'The request is not valid.' },
   invalid_json: { status: 400, error: 'Bad Request', message: 'The request body is not valid JSON.' },
-  invalid_credentials: { status: 401, error: 'Unauthorized', message: 'Invalid email or password.' },
+  // 401 at sign-in; 400 for a wrong currentPassword on an authenticated route (spec 3.x: there, 401 would mean the
+  // bearer token is dead). The envelope's `error` text follows the status answered.
+  invalid_credentials: { status: 401, error: 'Unauthorized', message: 'Invalid email or password.', alsoAnswers: { status: 400, error: 'Bad Request' } },
   weak_password: { status: 400, error: 'Bad Request', message: 'The password is too weak.' },
   circular_inheritance: { status: 400, error: 'Bad Request', message: 'Cannot set parent role: would create circular inheritance.' },
   inheritance_too_deep: { status: 400, error: 'Bad Request', message: 'Role inheritance may be at most 16 levels deep.' },
@@ -18,7 +20,6 @@ export const ERROR_CATALOG = {
   site_required: { status: 400, error: 'Bad Request', message: 'The device needs a site: neither the key nor the request names one.' },
   invalid_mfa_setup: { status: 400, error: 'Bad Request', message: 'There is no pending MFA setup; start it again.' },
   phone_not_verified: { status: 400, error: 'Bad Request', message: 'Verify a phone number first.' },
-  invalid_phone_number: { status: 400, error: 'Bad Request', message: 'The phone number is not a valid E.164 number.' },
   invalid_challenge: { status: 400, error: 'Bad Request', message: 'The WebAuthn challenge is missing, expired or already used.' },
   passkey_verification_failed: { status: 400, error: 'Bad Request', message: 'The passkey could not be verified.' },
   invalid_reset_token: { status: 400, error: 'Bad Request', message: 'The reset link is invalid or has expired.' },
@@ -82,7 +83,7 @@ export const ERROR_CATALOG = {
   internal_error: { status: 500, error: 'Internal Server Error', message: 'An unexpected error occurred.' },
   service_unavailable: { status: 503, error: 'Service Unavailable', message: 'The service is not ready.' },
   console_not_built: { status: 503, error: 'Service Unavailable', message: 'The admin console is not built: run `npm run build:web`, then restart.' },
-} as const satisfies Record<string, { status: number; error: string; message: string }>;
+} as const satisfies Record<string, { status: number; error: string; message: string; alsoAnswers?: { status: number; error: string } }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 
@@ -120,11 +121,13 @@ export class AppError extends Error {
     /** Only where the contract gives one code two statuses (invalid_credentials: 401 at login, 400 on change-password). */
     status?: 400 | 401,
   ) {
-    const entry = ERROR_CATALOG[code];
+    const entry: { status: number; error: string; message: string; alsoAnswers?: { status: number; error: string } } = ERROR_CATALOG[code];
     super(message ?? entry.message);
     this.name = 'AppError';
-    this.status = status ?? entry.status;
-    this.error = entry.error;
+    const answered = status !== undefined && status !== entry.status ? entry.alsoAnswers : undefined;
+    if (status !== undefined && status !== entry.status && answered?.status !== status) throw new Error(`${code} is not catalogued with status ${status}`);
+    this.status = answered?.status ?? entry.status;
+    this.error = answered?.error ?? entry.error;
   }
 
   toBody(): Record<string, unknown> {
