@@ -68,7 +68,8 @@ describe('devices are created only by agent enrolment', () => {
     const org = await createOrg(t, partner.id);
     const site = await createSite(t, org.id);
     const created = await api.post('/devices', { orgId: org.id, siteId: site.id, hostname: 'manual', osType: 'windows' });
-    expect(created.status).toBe(404);
+    expect(created.status).toBe(405);
+    expect(created.headers.get?.('allow') ?? '').not.toContain('POST');
     expect(idsOf(await api.get('/devices', { query: { orgId: org.id } }))).toEqual([]);
     const enrolled = await enrolledDevice(t, api, org.id, site.id, 'agent-made');
     const list = expectStatus(await api.get('/devices', { query: { orgId: org.id } }), 200);

@@ -60,8 +60,9 @@ export const ROLE_ROUTES: RouteCase[] = [
 /** Routes of this issue outside the administration surface: own profile and the catalogue. */
 export const OTHER_ROUTES = ['GET /users/me', 'PATCH /users/me', 'GET /permissions/catalog'];
 
-/** Routes under /users that belong to other issues (admin MFA reset). */
-export const FOREIGN_ROUTES = ['POST /users/:id/mfa/reset'];
+/** Routes under /users that belong to other issues and have their own tests (admin MFA reset; a member's sessions:
+ * test/auth/session-management.test.ts). */
+export const FOREIGN_ROUTES = ['POST /users/:id/mfa/reset', 'GET /users/:id/sessions', 'DELETE /users/:id/sessions/:sid'];
 
 export const ADMIN_ROUTES = [...USER_ROUTES, ...ROLE_ROUTES];
 export const label = (r: RouteCase) => `${r.method} ${r.url}`;
