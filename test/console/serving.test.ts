@@ -43,12 +43,18 @@ describe('the console is served at / under a strict Content-Security-Policy', ()
     }
   });
 
-  it('client routes (the links Gatehouse mails) answer the same shell', async () => {
+  it('client routes (the links Gatehouse mails) answer the same shell to a browser navigation', async () => {
     for (const path of ['/login?error=sso_failed', '/reset-password?token=abc', '/accept-invite?token=abc', '/users', '/setup?token=x']) {
-      const res = await get(path);
+      const res = await get(path, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
       expect(res.status, path).toBe(200);
       expect(await res.text(), path).toContain('<div id="root">');
     }
+  });
+
+  it('an unknown path asked for by an API client (no text/html in Accept) is the JSON 404, not the shell', async () => {
+    const res = await get('/no-such-thing', { headers: { accept: 'application/json' } });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ code: 'not_found' });
   });
 
   it('hashed assets are cached for a year, immutable; a missing asset is a 404, not the shell', async () => {

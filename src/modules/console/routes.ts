@@ -54,6 +54,11 @@ function secureHeaders(reply: FastifyReply) {
   reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=(), publickey-credentials-get=(self), publickey-credentials-create=(self)');
 }
 
+function acceptsHtml(req: FastifyRequest): boolean {
+  const accept = req.headers.accept;
+  return typeof accept === 'string' && /\btext\/html\b/i.test(accept);
+}
+
 export function consoleRoutes(dir = consoleDistDir()) {
   return async (app: FastifyInstance) => {
     const indexFile = join(dir, 'index.html');
@@ -100,6 +105,9 @@ export function consoleRoutes(dir = consoleDistDir()) {
       if (topLevel.has(name)) return reply.header('cache-control', 'public, max-age=3600').sendFile(name, dir);
       // A missing file (has an extension) is a 404, not the app shell: a broken asset link must not load HTML.
       if (/\.[a-z0-9]{1,8}$/i.test(name)) return reply.callNotFound();
+      // Only a page navigation (a browser asks for HTML) gets the shell; an API client asking for an unknown path
+      // gets the JSON 404 of CONTRACT section 1.
+      if (!acceptsHtml(req)) return reply.callNotFound();
       return sendIndex(reply);
     });
   };
