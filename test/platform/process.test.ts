@@ -193,7 +193,7 @@ describe('the service process on the embedded database', () => {
 
     expect(await first.exitWithin(30_000)).toEqual({ code: 0, signal: null });
     expect(first.stdout).toMatch(/"msg":"shutdown complete"/);
-    expect(first.stdout).toMatch(/"reqId":"in-flight-1"[^\n]*"statusCode":404/);
+    expect(first.stdout).toMatch(/"reqId":"in-flight-1"[^\n]*"status":404/);
     expect(existsSync(lockFile())).toBe(false);
   }, 120_000);
 
