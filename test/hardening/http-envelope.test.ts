@@ -7,7 +7,7 @@ import { ERROR_CATALOG } from '../../src/http/errors.js';
 import { MAX_JSON_DEPTH } from '../../src/http/input-limits.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { createOrg, partnerAdmin } from '../support/fixtures.js';
-import { whilePolling } from './loop-latency.js';
+import { expectResponsive, whilePolling } from './loop-latency.js';
 import { rawExchange, type RawAnswer } from './raw-http.js';
 
 let t: TestApp;
@@ -93,7 +93,7 @@ describe('JSON nesting is bounded before JSON.parse', () => {
     expectEnvelope(await post(atLimit), 400, 'validation_failed');
   });
 
-  it('45 MB of `[[[` to the contacts import, five at once, are refused quickly while /healthz answers within 100 ms', { timeout: 120_000 }, async () => {
+  it('45 MB of `[[[` to the contacts import, five at once, are refused quickly while /healthz stays responsive (p95 < 500 ms, none ≥ 2 s)', { timeout: 120_000 }, async () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     const size = 45 * 1024 * 1024;
@@ -116,6 +116,6 @@ describe('JSON nesting is bounded before JSON.parse', () => {
     );
     for (const res of result) expectEnvelope(res, 413, 'payload_too_large');
     expect(performance.now() - started, 'all five refused within 5 s').toBeLessThan(5_000);
-    expect(latency.max, `slowest /healthz answer: ${latency.max.toFixed(0)} ms`).toBeLessThan(100);
+    expectResponsive(latency, 'five 45 MB uploads');
   });
 });

@@ -2,9 +2,25 @@
 // the answer time is the event-loop stall the work causes (plus a request's own cost).
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { expect } from 'vitest';
+
 export interface Latency {
   max: number;
+  p95: number;
   polls: number;
+}
+
+/**
+ * The service stays responsive: 95 % of /healthz answers within 500 ms and none waits 2 s. These bounds hold on a
+ * 2-core runner that shares its cores with a second test worker (measured there with a third process busy: p95 100–260 ms);
+ * the 100 ms goal itself is measured by the benchmark on a quiet machine, not asserted here. A loop that never
+ * yields (the bug: 6 s, 29 s, then time-outs) fails both bounds.
+ */
+export function expectResponsive(latency: Latency, during: string) {
+  const text = `/healthz during ${during}: p95 ${latency.p95.toFixed(0)} ms, slowest ${latency.max.toFixed(0)} ms over ${latency.polls} polls`;
+  expect(latency.polls, text).toBeGreaterThan(0);
+  expect(latency.p95, text).toBeLessThan(500);
+  expect(latency.max, text).toBeLessThan(2_000);
 }
 
 export function pollHealthz(baseUrl: string, everyMs = 5) {
@@ -24,7 +40,9 @@ export function pollHealthz(baseUrl: string, everyMs = 5) {
     async stop(): Promise<Latency> {
       running = false;
       await loop;
-      return { max: Math.max(0, ...times), polls: times.length };
+      const sorted = [...times].sort((a, b) => a - b);
+      const p95 = sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))]! : 0;
+      return { max: Math.max(0, ...times), p95, polls: times.length };
     },
   };
 }

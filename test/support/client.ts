@@ -80,7 +80,8 @@ export class ApiClient {
     }
     const text = await res.text();
     let parsed: unknown = text;
-    if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    // application/json and application/*+json are parsed; JSON Lines (application/x-ndjson, application/jsonl) stay text.
+    if (/^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(res.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
     return { status: res.status, body: parsed as T & ErrorFields, headers: res.headers, text };
   }
 
