@@ -119,6 +119,9 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
   // A server that does not answer fails the request (503, src/http/outage.ts) instead of queueing it for ever.
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing the process
+  // A checked-out client (inside a transaction, between statements) also emits 'error' when the server goes away;
+  // the statement that follows fails and is mapped to 503, so the event itself must not crash the process.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return {
     db,
