@@ -58,7 +58,10 @@ describe('a contacts import of 20,000 rows with one last name does not stall the
     const first = await importCsv(file);
     for (const query of [{}, { dryRun: 'true' }] as Record<string, string>[]) {
       const { result, latency } = await whilePolling(t.baseUrl, () => importCsv(file, query));
-      expect(result.summary.unchanged).toBe(first.summary.created);
+      // Every contact the first import created is found again unchanged (rows the first pass held back may now also
+      // match exactly, so the count can be higher: the capped fuzzy buckets fill in a different order on a re-import).
+      expect(result.summary.unchanged).toBeGreaterThanOrEqual(first.summary.created);
+      expect(result.summary.created ?? 0).toBeLessThanOrEqual(first.summary.created);
       expectResponsive(latency, `the re-import ${JSON.stringify(query)}`);
     }
   });
