@@ -61,7 +61,6 @@ describe('a contacts import of 20,000 rows with one last name does not stall the
       // Every contact the first import created is found again unchanged (rows the first pass held back may now also
       // match exactly, so the count can be higher: the capped fuzzy buckets fill in a different order on a re-import).
       expect(result.summary.unchanged).toBeGreaterThanOrEqual(first.summary.created);
-      expect(result.summary.created ?? 0).toBeLessThanOrEqual(first.summary.created);
       expectResponsive(latency, `the re-import ${JSON.stringify(query)}`);
     }
   });
