@@ -187,3 +187,8 @@ function deepFreeze<T extends object>(o: T): Readonly<T> {
 }
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/** An operator-named variable holding a secret for one CLI call (`--password-env NAME`); read here, the only reader. */
+export function readNamedSecret(name: string, env: Record<string, string | undefined> = process.env): string | undefined {
+  return env[name] || undefined;
+}

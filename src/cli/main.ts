@@ -2,7 +2,7 @@
 // `npx gatehouse <command>`: operator commands over the same services as the API. `--help` on each; `--json` for
 // scripts. Exit codes: 0 done, 1 refused or found a problem, 2 the database could not be used, 64 usage, 78 config.
 import { Command, CommanderError, Option } from 'commander';
-import type { Config } from '../config.js';
+import { type Config, readNamedSecret } from '../config.js';
 import type { Database } from '../db/connect.js';
 import type { Result } from './commands.js';
 import { cliActor, config, EXIT, fail, output, readStdinLine, withDatabase } from './runtime.js';
@@ -28,7 +28,7 @@ async function run(opts: { json?: boolean }, work: Runner): Promise<void> {
 async function password(opts: { passwordStdin?: boolean; passwordEnv?: string }): Promise<string | undefined> {
   if (opts.passwordStdin) return readStdinLine();
   if (opts.passwordEnv) {
-    const value = process.env[opts.passwordEnv];
+    const value = readNamedSecret(opts.passwordEnv);
     if (!value) throw new (await import('./runtime.js')).CliError(`--password-env: ${opts.passwordEnv} is not set`, EXIT.usage, 'usage');
     return value;
   }
