@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, check, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import { auditResult } from './enums.js';
 
 /**
@@ -79,4 +79,25 @@ export const authzState = pgTable(
     epoch: bigint('epoch', { mode: 'number' }).notNull().default(0),
   },
   (t) => [check('authz_state_singleton', sql`${t.id} = 1`)],
+);
+
+/**
+ * Mail waiting to be sent (transactional outbox). A row is written in the same transaction as the change that
+ * calls for the mail, so a crash never loses one; the message (links carry tokens) is sealed with the secret box.
+ * A sender claims due rows for a lease, deletes them once the SMTP server accepted them, and backs off on failure.
+ */
+export const mailOutbox = pgTable(
+  'mail_outbox',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    template: varchar('template', { length: 64 }).notNull(),
+    sealed: text('sealed').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    notBefore: timestamp('not_before', { withTimezone: true, precision: 3 }).notNull(),
+    leasedUntil: timestamp('leased_until', { withTimezone: true, precision: 3 }),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+    failedAt: timestamp('failed_at', { withTimezone: true, precision: 3 }),
+    lastError: varchar('last_error', { length: 300 }),
+  },
+  (t) => [index('mail_outbox_due_idx').on(t.notBefore).where(sql`${t.failedAt} is null`)],
 );
