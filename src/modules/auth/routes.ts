@@ -10,6 +10,7 @@ import { currentProfile } from '../users/profile.js';
 import { userProfile } from '../users/schemas.js';
 import { clearSessionCookies } from './cookies.js';
 import { switchContext } from './invites.js';
+import { listOwnMemberships, membershipJson } from './membership-list.js';
 import { changePassword } from './password-service.js';
 import { logout } from './refresh-service.js';
 import { changePasswordBody, success, switchContextBody } from './schemas.js';
@@ -55,6 +56,12 @@ export function authAccountRoutes(deps: Deps) {
         schema: { tags: ['auth'], summary: 'Change password; other sessions end', body: changePasswordBody, response: { 200: tokenResponse, ...errors(400, 429), ...authErrors } },
       },
       async (req, reply) => respondWithTokens(deps, reply, await changePassword(deps, principalOf(req), req.body, metaOf(req))),
+    );
+
+    r.get(
+      '/auth/memberships',
+      { onRequest: [pending], schema: { tags: ['auth'], summary: 'Your memberships (partner and organisations), named, the current one marked', description: 'The places POST /auth/switch-context can move the session to.', response: { 200: z.object({ data: z.array(membershipJson) }), ...authErrors } } },
+      async (req) => listOwnMemberships(deps.db, principalOf(req)),
     );
 
     r.post(
