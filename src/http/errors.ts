@@ -15,7 +15,7 @@ export const ERROR_CATALOG = {
   role_has_children: { status: 400, error: 'Bad Request', message: 'Cannot delete role with child roles.' },
   unknown_permission: { status: 400, error: 'Bad Request', message: 'The permission is not in the catalogue.' },
   default_role_required: { status: 400, error: 'Bad Request', message: 'Auto-provisioning needs a default role.' },
-  unsupported_provider_type: { status: 400, error: 'Bad Request', message: 'Only OpenID Connect providers are supported.' },
+  unsupported_provider_type: { status: 400, error: 'Bad Request', message: 'The provider type must be oidc or saml.' },
   sso_link_invalid: { status: 400, error: 'Bad Request', message: 'The account link request is invalid, used or expired; sign in through your identity provider again.' },
   site_required: { status: 400, error: 'Bad Request', message: 'The device needs a site: neither the key nor the request names one.' },
   invalid_mfa_setup: { status: 400, error: 'Bad Request', message: 'There is no pending MFA setup; start it again.' },
@@ -107,6 +107,8 @@ export const SSO_FAILURE_CATALOG = {
   no_org_access: 'The account is not a member here.',
   user_not_found: 'No account matches and auto-provisioning is off.',
   default_role_required: 'Auto-provisioning has no default role.',
+  saml_response_invalid: 'The identity provider\'s SAML response failed verification.',
+  assertion_replayed: 'The SAML assertion was already used.',
 } as const;
 export type SsoFailureCode = keyof typeof SSO_FAILURE_CATALOG;
 
