@@ -10,6 +10,7 @@ import { Loading } from '../App';
 const Account = lazy(() => import('./account/Account'));
 const Users = lazy(() => import('./users/Users'));
 const Tenants = lazy(() => import('./tenants/Tenants'));
+const Roles = lazy(() => import('./roles/Roles'));
 
 export interface Me {
   id: string;
@@ -36,6 +37,7 @@ export function can(me: Me | undefined, perm: string) {
 const NAV = [
   { to: '/users', label: 'Users', perm: 'users:read' },
   { to: '/tenants', label: 'Tenants', perm: 'organizations:read' },
+  { to: '/roles', label: 'Roles', perm: 'users:read' },
   { to: '/account', label: 'My account', perm: null },
 ];
 
@@ -79,6 +81,7 @@ export default function Shell() {
             <Route path="/account" element={<Account />} />
             <Route path="/users" element={<Users />} />
             <Route path="/tenants" element={<Tenants />} />
+            <Route path="/roles" element={<Roles />} />
             <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
           </Routes>
         </Suspense>
