@@ -1,6 +1,7 @@
 // Browser harness for the console tests: the built console (rebuilt when web/ changed), Debian's Chromium driven
 // by playwright-core (nothing downloaded), axe-core injected into pages, CSP violations collected, screenshots.
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -91,4 +92,18 @@ export async function checkPage(tab: Tab, name: string) {
   await shot(tab.page, name);
   await expectAccessible(tab.page, name);
   expect(tab.problems, `console problems on ${name}`).toEqual([]);
+}
+
+/**
+ * Opens the console signed in to a session minted by the real session service (fixtures.ts `sessionFor` and the
+ * signed-in member helpers): its refresh cookie and a CSRF cookie, which the console's start-up refresh turns into
+ * an in-memory session, as after a reload. The sign-in journeys themselves are in signin.test.ts.
+ */
+export async function openSignedIn(tab: Tab, baseUrl: string, refreshToken: string, path = '/') {
+  const { hostname } = new URL(baseUrl);
+  await tab.context.addCookies([
+    { name: 'service_refresh_token', value: refreshToken, domain: hostname, path: '/api/v1/auth', httpOnly: true, sameSite: 'Lax' },
+    { name: 'service_csrf_token', value: randomBytes(24).toString('base64url'), domain: hostname, path: '/', sameSite: 'Lax' },
+  ]);
+  await tab.page.goto(`${baseUrl}${path}`);
 }
