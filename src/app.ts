@@ -71,6 +71,9 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   installErrorHandling(app);
   installOutageMonitor(app, { database: () => deps.database.ping(), store: () => deps.store.ping() });
   installJsonDepthLimit(app);
+  // Mail waiting in the outbox (also what a crashed instance left) is sent while the app runs.
+  app.addHook('onReady', async () => deps.outbox.start());
+  app.addHook('onClose', async () => deps.outbox.stop());
   app.addHook('onRequest', refuseLongUrl);
   app.addHook('preValidation', refuseNulBytes);
   app.addHook('preValidation', refuseUnexpectedBody);

@@ -19,6 +19,7 @@ export const ENV_DOCS: Record<EnvName, string> = {
   ENABLE_2FA: 'second factors (TOTP, SMS, passkeys)',
   SMTP_URL: 'mail server (`smtp://` or `smtps://`); unset = mails written to the log in development',
   MAIL_FROM: 'sender of every mail',
+  MAIL_LEASE_SECONDS: 'how long one instance holds a mail it is sending before another instance may retry it (the outbox survives a crash)',
   SMS_PROVIDER: '`log` (development: the text is written to the log) or `twilio`',
   TWILIO_API_BASE: 'base URL of a Twilio-compatible Messages API',
   TWILIO_ACCOUNT_SID: 'Twilio account (with `SMS_PROVIDER=twilio`)',

@@ -35,6 +35,7 @@ export const envSchema = z.object({
   ENABLE_2FA: bool(true),
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
   MAIL_FROM: z.string().min(3).default('Gatehouse <no-reply@gatehouse.local>'),
+  MAIL_LEASE_SECONDS: seconds(120, 1, 3600),
   SMS_PROVIDER: z.enum(['log', 'twilio']).default('log'),
   TWILIO_API_BASE: url('https://api.twilio.com'),
   TWILIO_ACCOUNT_SID: z.string().optional(),
@@ -126,6 +127,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     enable2fa: e.ENABLE_2FA,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    mailLeaseSeconds: e.MAIL_LEASE_SECONDS,
     sms: {
       provider: e.SMS_PROVIDER,
       apiBase: e.TWILIO_API_BASE.replace(/\/$/, ''),

@@ -17,6 +17,7 @@ import { RoleCache } from './modules/roles/resolver.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { DatabaseStore, RedisStore, type SharedStore } from './platform/kv.js';
 import { createMetrics, timedStore, type Metrics } from './platform/metrics.js';
+import { MailOutbox } from './platform/mail-outbox.js';
 import { parseKey, SecretBox } from './platform/secret-box.js';
 
 export interface Deps {
@@ -34,6 +35,8 @@ export interface Deps {
   authenticate: ReturnType<typeof makeAuthenticate>;
   authContext: AuthenticateDeps;
   mailer: Mailer;
+  /** Mail goes through the outbox: enqueue in the transaction, kick() after the commit. */
+  outbox: MailOutbox;
   sms: SmsSender;
   oidc: OidcClients;
   limits: RateLimits;
@@ -78,6 +81,7 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
     enable2fa: config.enable2fa,
     enrollUrl: `${config.appUrl}/account/security`,
   };
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, isProduction: config.isProduction });
   return {
     config,
     database,
@@ -96,6 +100,7 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
     authenticate: makeAuthenticate(authContext),
     sms: createSmsSender(config, logger),
     oidc: new OidcClients(config.ssoAllowInsecureIssuers),
-    mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, isProduction: config.isProduction }),
+    mailer,
+    outbox: new MailOutbox(database.db, box, mailer, logger, clock, metrics, config.mailLeaseSeconds * 1000),
   };
 }

@@ -29,7 +29,8 @@ export function createMailer(opts: { smtpUrl?: string; from: string; logger: Log
       close() {},
     };
   }
-  const transport = nodemailer.createTransport(opts.smtpUrl);
+  // Bounded waits: a hung server fails the attempt (the outbox retries it) well within the outbox lease.
+  const transport = nodemailer.createTransport({ url: opts.smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 });
   return {
     configured: true,
     async send(msg) {
@@ -38,9 +39,4 @@ export function createMailer(opts: { smtpUrl?: string; from: string; logger: Log
     },
     close: () => transport.close(),
   };
-}
-
-/** Sends after the response path: a failing mail server is logged, never turned into a 500 or a timing signal. */
-export function sendInBackground(mailer: Mailer, logger: Logger, msg: MailMessage): void {
-  void mailer.send(msg).catch((err: unknown) => logger.error({ err, template: msg.template, to: msg.to }, 'mail delivery failed'));
 }

@@ -45,11 +45,16 @@ export interface MailCatcher {
   /** Waits until a message to `to` arrives (mail is sent after the response), then returns the latest. */
   waitFor(to: string, predicate?: (m: CapturedMail) => boolean, timeoutMs?: number): Promise<CapturedMail>;
   countTo(to: string): number;
+  /** accept (default); refuse: answer each message 451 (a temporary failure); stall: take the data, never answer. */
+  mode: 'accept' | 'refuse' | 'stall';
+  /** Messages that reached the DATA stage in stall mode (the sender is waiting on us). */
+  stalled: number;
   close(): Promise<void>;
 }
 
 export async function startMailCatcher(): Promise<MailCatcher> {
   const messages: CapturedMail[] = [];
+  const state = { mode: 'accept' as MailCatcher['mode'], stalled: 0 };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -58,6 +63,11 @@ export async function startMailCatcher(): Promise<MailCatcher> {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
+        if (state.mode === 'refuse') return callback(Object.assign(new Error('try again later'), { responseCode: 451 }));
+        if (state.mode === 'stall') {
+          state.stalled++;
+          return;
+        }
         messages.push(parseMail(Buffer.concat(chunks).toString('utf8'), session.envelope.rcptTo.map((r) => r.address.toLowerCase())));
         callback();
       });
@@ -79,6 +89,15 @@ export async function startMailCatcher(): Promise<MailCatcher> {
       }
     },
     countTo: (to) => messages.filter((m) => matches(m, to)).length,
+    get mode() {
+      return state.mode;
+    },
+    set mode(m) {
+      state.mode = m;
+    },
+    get stalled() {
+      return state.stalled;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -7,7 +7,6 @@ import type { Deps } from '../../deps.js';
 import { knownDevices, sessions, users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import { sendInBackground } from '../../platform/mail.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { consumeFlow, createFlow, voidFlows } from './flows.js';
 import { RESET_TTL_MS, resetUrl } from './login-service.js';
@@ -46,17 +45,16 @@ export async function recognizeDevice(deps: Deps, req: FastifyRequest, reply: Fa
     const { token: report } = await createFlow(tx, { kind: 'session_report', userId, data: { sessionId }, ttlMs: REPORT_TTL_MS, now });
     const [user] = await tx.select({ email: users.email }).from(users).where(eq(users.id, userId));
     const [session] = await tx.select().from(sessions).where(eq(sessions.id, sessionId));
-    return { isNew: true as const, report, email: user!.email, session: session! };
+    const s = toSessionJson(session!, null);
+    const seenOn = [s.browser, s.os].filter(Boolean).join(' on ') || 'an unknown browser';
+    const url = `${deps.config.appUrl}/account/not-me?token=${encodeURIComponent(report)}`;
+    await deps.outbox.enqueue(tx, mails.newDevice(user!.email, { when: now.toISOString(), ip: s.ip ?? 'unknown', device: seenOn, url }));
+    return { isNew: true as const, report };
   });
   if (token !== presented) {
     reply.setCookie(DEVICE_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: deps.config.secureCookies, path: '/api/v1', maxAge: DEVICE_COOKIE_MAX_AGE_S });
   }
-  if (outcome.isNew && outcome.report) {
-    const s = toSessionJson(outcome.session, null);
-    const device = [s.browser, s.os].filter(Boolean).join(' on ') || 'an unknown browser';
-    const url = `${deps.config.appUrl}/account/not-me?token=${encodeURIComponent(outcome.report)}`;
-    sendInBackground(deps.mailer, deps.logger, mails.newDevice(outcome.email, { when: now.toISOString(), ip: s.ip ?? 'unknown', device, url }));
-  }
+  if (outcome.isNew && outcome.report) deps.outbox.kick();
 }
 
 /**
@@ -65,7 +63,7 @@ export async function recognizeDevice(deps: Deps, req: FastifyRequest, reply: Fa
  */
 export async function reportSession(deps: Deps, token: string, meta: AuditRequestMeta): Promise<void> {
   const now = deps.clock.now();
-  const out = await deps.db.transaction(async (tx) => {
+  await deps.db.transaction(async (tx) => {
     const flow = await consumeFlow(tx, 'session_report', token, now);
     if (!flow?.userId) throw new AppError('invalid_report_token');
     const sessionId = (flow.data as { sessionId: string }).sessionId;
@@ -84,7 +82,7 @@ export async function reportSession(deps: Deps, token: string, meta: AuditReques
       { action: 'auth.session.reported', actor: { userId: user.id, email: user.email }, partnerId: ctx.partnerId, orgId: ctx.orgId, resourceType: 'session', resourceId: sessionId, details: { sessionEnded: ended.length === 1, resetSent: reset !== null } },
       meta,
     );
-    return { email: user.email, reset: reset?.token ?? null };
+    if (reset) await deps.outbox.enqueue(tx, mails.passwordReset(user.email, { url: resetUrl(deps, reset.token) }));
   });
-  if (out.reset) sendInBackground(deps.mailer, deps.logger, mails.passwordReset(out.email, { url: resetUrl(deps, out.reset) }));
+  deps.outbox.kick();
 }

@@ -5,7 +5,6 @@ import type { Executor } from '../../db/connect.js';
 import { passkeys, sessions, users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
-import { sendInBackground } from '../../platform/mail.js';
 import { createFlow, voidFlows } from './flows.js';
 import { mails } from './mail-templates.js';
 import { listMemberships, markMembershipUsed, pickDefault, ssoEnforcedFor } from './memberships.js';
@@ -167,11 +166,12 @@ async function startMfaChallenge(deps: Deps, user: UserRow, ctx: SessionContext)
 
 async function sendAttackNotice(deps: Deps, user: UserRow) {
   const now = deps.clock.now();
-  const { token } = await deps.db.transaction(async (tx) => {
+  await deps.db.transaction(async (tx) => {
     await voidFlows(tx, user.id, 'password_reset', now);
-    return createFlow(tx, { kind: 'password_reset', userId: user.id, ttlMs: RESET_TTL_MS, now });
+    const { token } = await createFlow(tx, { kind: 'password_reset', userId: user.id, ttlMs: RESET_TTL_MS, now });
+    await deps.outbox.enqueue(tx, mails.signInUnderAttack(user.email, { url: resetUrl(deps, token) }));
   });
-  sendInBackground(deps.mailer, deps.logger, mails.signInUnderAttack(user.email, { url: resetUrl(deps, token) }));
+  deps.outbox.kick();
 }
 
 export const resetUrl = (deps: Deps, token: string) => `${deps.config.appUrl}/reset-password?token=${encodeURIComponent(token)}`;

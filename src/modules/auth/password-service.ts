@@ -6,7 +6,6 @@ import { sessions, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import { sendInBackground } from '../../platform/mail.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { consumeFlow, createFlow, peekFlow, voidFlows } from './flows.js';
 import { findUserByEmail, RESET_TTL_MS, resetUrl } from './login-service.js';
@@ -26,11 +25,12 @@ export async function forgotPassword(deps: Deps, email: string, ip: string): Pro
   const user = await findUserByEmail(deps.db, email);
   if (!user || user.status !== 'active' || (await ssoEnforcedFor(deps.db, user.id))) return;
   const now = deps.clock.now();
-  const { token } = await deps.db.transaction(async (tx) => {
+  await deps.db.transaction(async (tx) => {
     await voidFlows(tx, user.id, 'password_reset', now);
-    return createFlow(tx, { kind: 'password_reset', userId: user.id, ttlMs: RESET_TTL_MS, now });
+    const { token } = await createFlow(tx, { kind: 'password_reset', userId: user.id, ttlMs: RESET_TTL_MS, now });
+    await deps.outbox.enqueue(tx, mails.passwordReset(user.email, { url: resetUrl(deps, token) }));
   });
-  sendInBackground(deps.mailer, deps.logger, mails.passwordReset(user.email, { url: resetUrl(deps, token) }));
+  deps.outbox.kick();
 }
 
 export async function setPassword(deps: Pick<Deps, 'clock'>, tx: Tx, userId: string, newHash: string) {
@@ -76,8 +76,9 @@ export async function resetPassword(deps: Deps, token: string, newPassword: stri
       },
       meta,
     );
+    await deps.outbox.enqueue(tx, mails.passwordChanged(user.email, { url: `${deps.config.appUrl}/forgot-password` }));
   });
-  sendInBackground(deps.mailer, deps.logger, mails.passwordChanged(user.email, { url: `${deps.config.appUrl}/forgot-password` }));
+  deps.outbox.kick();
 }
 
 /** Wrong current password → 400 invalid_credentials (401 only ever means a dead bearer token). */
@@ -117,8 +118,9 @@ export async function changePassword(
       },
       meta,
     );
+    await deps.outbox.enqueue(tx, mails.passwordChanged(user.email, { url: `${deps.config.appUrl}/forgot-password` }));
   });
-  sendInBackground(deps.mailer, deps.logger, mails.passwordChanged(user.email, { url: `${deps.config.appUrl}/forgot-password` }));
+  deps.outbox.kick();
   const accessToken = await deps.tokens.sign({
     sub: user.id,
     sid: principal.sessionId,

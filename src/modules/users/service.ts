@@ -5,7 +5,6 @@ import { organizationUsers, organizations, partnerUsers, partners, users } from 
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { sendInBackground } from '../../platform/mail.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { createInviteToken, inviteUrl } from '../auth/invites.js';
 import { mails } from '../auth/mail-templates.js';
@@ -22,6 +21,11 @@ const actorOf = (p: Principal) => ({ userId: p.userId, email: p.email });
 async function tenantName(tx: Tx, target: TargetScope): Promise<string> {
   if (target.orgId) return (await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, target.orgId)))[0]?.name ?? 'your organization';
   return (await tx.select({ name: partners.name }).from(partners).where(eq(partners.id, target.partnerId)))[0]?.name ?? 'your partner';
+}
+
+async function inviterNameOf(tx: Tx, caller: Principal): Promise<string> {
+  const [inviter] = await tx.select({ name: users.name }).from(users).where(eq(users.id, caller.userId));
+  return inviter?.name ?? caller.email;
 }
 
 const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
@@ -87,28 +91,29 @@ export async function inviteUser(deps: Deps, caller: Principal, target: TargetSc
       { action: 'user.invite', actor: actorOf(caller), ...auditTenant(target), resourceType: 'user', resourceId: u.id, details: { email: u.email, roleId: input.roleId, existingAccount: existing } },
       meta,
     );
-    return { user: u, token, tenant: await tenantName(tx, target) };
+    const tenantLabel = await tenantName(tx, target);
+    const inviterName = await inviterNameOf(tx, caller);
+    if (token) await deps.outbox.enqueue(tx, mails.invitation(u.email, { inviterName, tenantName: tenantLabel, url: inviteUrl(deps.config.appUrl, token) }));
+    else if (u.status === 'active') await deps.outbox.enqueue(tx, mails.addedToTenant(u.email, { inviterName, tenantName: tenantLabel, url: `${deps.config.appUrl}/login` }));
+    return { user: u };
   });
-  const { user, token, tenant } = result;
-  const [inviter] = await deps.db.select({ name: users.name }).from(users).where(eq(users.id, caller.userId));
-  if (token) sendInBackground(deps.mailer, deps.logger, mails.invitation(user.email, { inviterName: inviter?.name ?? caller.email, tenantName: tenant, url: inviteUrl(deps.config.appUrl, token) }));
-  else if (user.status === 'active') sendInBackground(deps.mailer, deps.logger, mails.addedToTenant(user.email, { inviterName: inviter?.name ?? caller.email, tenantName: tenant, url: `${deps.config.appUrl}/login` }));
+  deps.outbox.kick();
+  const { user } = result;
   return { id: user.id, email: user.email, name: user.name, status: user.status, roleId: input.roleId, inviteEmailSent: deps.mailer.configured && user.status !== 'disabled' };
 }
 
 export async function resendInvite(deps: Deps, caller: Principal, target: TargetScope, userId: string, meta: AuditRequestMeta) {
   const now = deps.clock.now();
-  const { token, user, tenant } = await deps.db.transaction(async (tx) => {
+  await deps.db.transaction(async (tx) => {
     const member = await findMember(tx, target, userId);
     if (!member) throw notFound('user');
     if (member.status !== 'invited') throw new AppError('conflict', 'The user has already accepted the invitation.');
     const ctx = { scope: target.kind, partnerId: target.partnerId, orgId: target.orgId, roleId: member.roleId } as const;
     const t = await createInviteToken(tx, now, userId, ctx, caller.userId);
     await deps.audit.record(tx, { action: 'user.invite.resend', actor: actorOf(caller), ...auditTenant(target), resourceType: 'user', resourceId: userId, details: { email: member.email } }, meta);
-    return { token: t, user: member, tenant: await tenantName(tx, target) };
+    await deps.outbox.enqueue(tx, mails.invitation(member.email, { inviterName: await inviterNameOf(tx, caller), tenantName: await tenantName(tx, target), url: inviteUrl(deps.config.appUrl, t) }));
   });
-  const [inviter] = await deps.db.select({ name: users.name }).from(users).where(eq(users.id, caller.userId));
-  sendInBackground(deps.mailer, deps.logger, mails.invitation(user.email, { inviterName: inviter?.name ?? caller.email, tenantName: tenant, url: inviteUrl(deps.config.appUrl, token) }));
+  deps.outbox.kick();
   return { success: true as const, inviteEmailSent: deps.mailer.configured };
 }
 
