@@ -1,6 +1,7 @@
 // The only way the console talks to the API: openapi-fetch over the types generated from /openapi.json.
 // Every request carries the in-memory access token; a 401 triggers one refresh (single flight) and one retry;
-// a 428 `mfa_enrollment_required` sends the user to the enrolment page.
+// a 428 `mfa_enrollment_required` sends the user to the enrolment page; a 403 `step_up_required` asks for a fresh
+// proof (the prompt the signed-in frame registers) and sends the request once more.
 import createClient from 'openapi-fetch';
 import type { paths } from './schema';
 import { csrfToken, session, type TokenResponse } from './session';
@@ -37,6 +38,21 @@ export const onSessionEvent = (l: Listener) => {
 };
 const emit = (kind: 'enrolment' | 'signed-out') => listeners.forEach((l) => l({ kind }));
 
+/** What a 403 `step_up_required` asks for: a fresh proof by one of `methods` (src/http/step-up.ts). */
+export interface StepUpRequest {
+  methods: string[];
+  maxAgeSeconds?: number;
+}
+type StepUpHandler = (req: StepUpRequest) => Promise<boolean>;
+let stepUpHandler: StepUpHandler | null = null;
+/** The signed-in frame registers the prompt: a risky request that needs a fresh proof asks for it, then runs once more. */
+export const onStepUpRequired = (h: StepUpHandler) => {
+  stepUpHandler = h;
+  return () => {
+    if (stepUpHandler === h) stepUpHandler = null;
+  };
+};
+
 let refreshing: Promise<boolean> | null = null;
 
 /** Exchanges the refresh cookie for a new access token; one request at a time however many callers wait. */
@@ -60,6 +76,7 @@ const NO_REFRESH = /\/api\/v1\/auth\/(login|refresh|logout|register|register-par
 
 async function authFetch(input: Request): Promise<Response> {
   const retry = input.clone();
+  const afterStepUp = input.clone();
   const send = (req: Request) => {
     const token = session.token();
     if (token) req.headers.set('authorization', `Bearer ${token}`);
@@ -71,6 +88,13 @@ async function authFetch(input: Request): Promise<Response> {
     else {
       session.clear();
       emit('signed-out');
+    }
+  }
+  if (res.status === 403 && stepUpHandler && !/\/api\/v1\/auth\/step-up/.test(input.url)) {
+    const body = (await res.clone().json().catch(() => ({}))) as ApiErrorBody;
+    if (body.code === 'step_up_required') {
+      const methods = Array.isArray(body.methods) ? (body.methods as string[]) : [];
+      if (await stepUpHandler({ methods, maxAgeSeconds: typeof body.maxAgeSeconds === 'number' ? body.maxAgeSeconds : undefined })) res = await send(afterStepUp);
     }
   }
   if (res.status === 428) {

@@ -49,6 +49,13 @@ const WORDS: Record<string, string> = {
   validation_failed: 'Some fields are not valid.',
   internal_error: 'Something went wrong on the server.',
   console_not_built: 'The console is not built.',
+  enrollment_key_invalid: 'The enrollment key is not valid.',
+  enrollment_key_expired: 'The enrollment key has expired. Create a new one.',
+  enrollment_key_exhausted: 'The enrollment key has enrolled all the devices it may. Create a new one.',
+  last_sign_in_method: 'That would leave the account without a way to sign in.',
+  password_confirmation_required: 'This session began at your identity provider: confirm your password to act elsewhere.',
+  mfa_already_enabled: 'Two-step verification is already on.',
+  uri_too_long: 'The request is too long. Decide on fewer rows at once.',
 };
 
 export function retryText(seconds: number): string {
@@ -71,6 +78,7 @@ export function explain(err: unknown): string {
       const fields = Object.entries(b.details.fieldErrors).map(([k, v]) => `${k}: ${v.join(', ')}`);
       if (fields.length) text = `${text} ${fields.join('; ')}.`;
     }
+    if (b.code === 'invalid_csv' && b.message) text = `${text} ${b.message}`;
     if (b.code === 'role_has_users' && typeof b.userCount === 'number') text = `${b.userCount} user(s) still hold this role. Move them to another role first.`;
     if (b.code === 'internal_error' && typeof b.errorId === 'string') text = `${text} Reference: ${b.errorId}.`;
     return text;

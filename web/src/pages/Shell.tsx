@@ -6,11 +6,13 @@ import { Link, Navigate, Route, Routes, useLocation, useNavigate } from 'react-r
 import { api, call } from '../api/client';
 import { session } from '../api/session';
 import { Loading } from '../App';
+import { StepUpPrompt } from '../components/StepUpPrompt';
 
 const Account = lazy(() => import('./account/Account'));
 const Users = lazy(() => import('./users/Users'));
 const Tenants = lazy(() => import('./tenants/Tenants'));
 const Roles = lazy(() => import('./roles/Roles'));
+const Onboarding = lazy(() => import('./onboarding/Onboarding'));
 
 export interface Me {
   id: string;
@@ -34,10 +36,11 @@ export function can(me: Me | undefined, perm: string) {
   return me.permissions.some((p) => p === '*:*' || p === perm || p === `${res}:*`);
 }
 
-const NAV = [
+const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/users', label: 'Users', perm: 'users:read' },
   { to: '/tenants', label: 'Tenants', perm: 'organizations:read' },
   { to: '/roles', label: 'Roles', perm: 'users:read' },
+  { to: '/onboarding', label: 'Onboarding', perm: ['devices:read', 'organizations:write', 'settings:read', 'scripts:read', 'automations:read'] },
   { to: '/account', label: 'My account', perm: null },
 ];
 
@@ -50,7 +53,7 @@ export default function Shell() {
     session.clear();
     navigate('/login', { replace: true });
   };
-  const items = NAV.filter((n) => !n.perm || can(me.data, n.perm));
+  const items = NAV.filter((n) => !n.perm || [n.perm].flat().some((p) => can(me.data, p)));
   const home = items[0]?.to ?? '/account';
   return (
     <div className="gh-shell">
@@ -82,10 +85,12 @@ export default function Shell() {
             <Route path="/users" element={<Users />} />
             <Route path="/tenants" element={<Tenants />} />
             <Route path="/roles" element={<Roles />} />
+            <Route path="/onboarding/*" element={<Onboarding />} />
             <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
           </Routes>
         </Suspense>
       </main>
+      <StepUpPrompt />
     </div>
   );
 }

@@ -1,0 +1,188 @@
+// Custom fields: the definitions in force (partner-wide and the organisation's own), create and delete, then the
+// import wizard that fills their values from a CSV.
+import { Alert, Badge, Button, Card, Group, Modal, Select, Stack, Table, TagsInput, Text, TextInput, Title } from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, call } from '../../api/client';
+import { explain } from '../../lib/errors';
+import { can, useMe } from '../Shell';
+import { done, Loaded, NoOrganisation, useOrgChoice } from './common';
+import { CustomFieldsImport } from './CustomFieldsImport';
+
+export interface Definition {
+  id: string;
+  orgId: string | null;
+  key: string;
+  name: string;
+  type: 'text' | 'number' | 'boolean' | 'date' | 'select';
+  options: string[] | null;
+  entityType: EntityType;
+  source: 'partner' | 'organization';
+}
+export type EntityType = 'device' | 'site' | 'organization' | 'contact';
+export const ENTITY_LABELS: Record<EntityType, string> = { device: 'Devices', site: 'Sites', organization: 'Organisations', contact: 'Contacts' };
+const TYPES = ['text', 'number', 'boolean', 'date', 'select'] as const;
+
+export function useDefinitions(orgId: string | null, entityType?: EntityType) {
+  return useQuery({
+    queryKey: ['custom-fields', orgId, entityType],
+    enabled: !!orgId,
+    queryFn: async () => (await call(api.GET('/api/v1/custom-fields', { params: { query: { orgId: orgId!, entityType, limit: 200 } } }))).data as Definition[],
+  });
+}
+
+export default function CustomFields() {
+  const me = useMe();
+  const org = useOrgChoice();
+  const qc = useQueryClient();
+  const write = can(me.data, 'settings:write');
+  const defs = useDefinitions(org.orgId);
+  const [creating, setCreating] = useState(false);
+  const [removing, setRemoving] = useState<Definition | null>(null);
+  const remove = useMutation({
+    mutationFn: (d: Definition) => call(api.DELETE('/api/v1/custom-fields/{id}', { params: { path: { id: d.id } } })),
+    onSuccess: (_r, d) => {
+      done(`Field “${d.name}” and its values deleted.`);
+      setRemoving(null);
+      void qc.invalidateQueries({ queryKey: ['custom-fields'] });
+    },
+  });
+  if (org.orgsError) return <Alert color="red" role="alert">{explain(org.orgsError)}</Alert>;
+  if (org.noOrg) return <NoOrganisation />;
+  return (
+    <Stack>
+      <Group align="end" justify="space-between">
+        {org.picker ?? <span />}
+        {write && (
+          <Button onClick={() => setCreating(true)} disabled={!org.orgId}>
+            New field
+          </Button>
+        )}
+      </Group>
+      <Card withBorder component="section" aria-label="Fields">
+        <Title order={2} size="h4" mb="sm">
+          Fields
+        </Title>
+        <Loaded q={defs} what="custom fields" isEmpty={(d) => d.length === 0} empty="No custom field yet. Define one, then import its values from a spreadsheet.">
+          {(d) => (
+            <Table data-testid="custom-fields">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Name</Table.Th>
+                  <Table.Th>Key</Table.Th>
+                  <Table.Th>Of</Table.Th>
+                  <Table.Th>Type</Table.Th>
+                  <Table.Th>Defined for</Table.Th>
+                  <Table.Th>
+                    <span className="gh-visually-hidden">Actions</span>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {d.map((f) => (
+                  <Table.Tr key={f.id}>
+                    <Table.Td>{f.name}</Table.Td>
+                    <Table.Td>
+                      <code>{f.key}</code>
+                    </Table.Td>
+                    <Table.Td>{ENTITY_LABELS[f.entityType]}</Table.Td>
+                    <Table.Td>{f.type === 'select' ? `select: ${(f.options ?? []).join(', ')}` : f.type}</Table.Td>
+                    <Table.Td>
+                      <Badge variant="light" color={f.source === 'partner' ? 'blue' : 'gray'}>
+                        {f.source === 'partner' ? 'Every organisation' : 'This organisation'}
+                      </Badge>
+                    </Table.Td>
+                    <Table.Td>
+                      {write && (
+                        <Button size="xs" variant="default" color="red" onClick={() => setRemoving(f)} aria-label={`Delete ${f.name}`}>
+                          Delete
+                        </Button>
+                      )}
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          )}
+        </Loaded>
+      </Card>
+      {org.orgId && <CustomFieldsImport orgId={org.orgId} write={write} />}
+      {org.orgId && <CreateField opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} partner={org.partner} />}
+      <Modal opened={!!removing} onClose={() => setRemoving(null)} title={`Delete “${removing?.name ?? ''}”?`}>
+        <Stack>
+          <Text size="sm">The field and every value stored in it are deleted.</Text>
+          {remove.isError && <Alert color="red" role="alert">{explain(remove.error)}</Alert>}
+          <Group justify="end">
+            <Button variant="default" onClick={() => setRemoving(null)}>
+              Cancel
+            </Button>
+            <Button color="red" loading={remove.isPending} onClick={() => removing && remove.mutate(removing)}>
+              Delete
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </Stack>
+  );
+}
+
+function CreateField({ opened, onClose, orgId, partner }: { opened: boolean; onClose: () => void; orgId: string; partner: boolean }) {
+  const qc = useQueryClient();
+  const [name, setName] = useState('');
+  const [key, setKey] = useState('');
+  const [type, setType] = useState<(typeof TYPES)[number]>('text');
+  const [entityType, setEntityType] = useState<EntityType>('device');
+  const [options, setOptions] = useState<string[]>([]);
+  const [owner, setOwner] = useState<'partner' | 'organization'>('organization');
+  const suggested = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '_').replace(/^[^a-z]+|_+$/g, '').slice(0, 64);
+  const create = useMutation({
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/custom-fields', {
+          body: { name: name.trim(), key: key || suggested, type, entityType, ...(type === 'select' ? { options } : {}), ...(owner === 'organization' ? { orgId } : {}) },
+        }),
+      ),
+    onSuccess: () => {
+      done(`Field “${name.trim()}” created.`);
+      void qc.invalidateQueries({ queryKey: ['custom-fields'] });
+      setName('');
+      setKey('');
+      setOptions([]);
+      onClose();
+    },
+  });
+  return (
+    <Modal opened={opened} onClose={onClose} title="New custom field">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate();
+        }}
+      >
+        <Stack>
+          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+          <TextInput label="Key" description="Lower-case letters, digits and _; used in imports and the API." placeholder={suggested} value={key} onChange={(e) => setKey(e.currentTarget.value)} />
+          <Select label="Of" data={Object.entries(ENTITY_LABELS).map(([value, label]) => ({ value, label }))} value={entityType} onChange={(v) => v && setEntityType(v as EntityType)} allowDeselect={false} />
+          <Select label="Type" data={[...TYPES]} value={type} onChange={(v) => v && setType(v as typeof type)} allowDeselect={false} />
+          {type === 'select' && <TagsInput label="Options" description="Press Enter after each option." value={options} onChange={setOptions} />}
+          {partner && (
+            <Select
+              label="Defined for"
+              data={[
+                { value: 'organization', label: 'This organisation only' },
+                { value: 'partner', label: 'Every organisation of the partner' },
+              ]}
+              value={owner}
+              onChange={(v) => v && setOwner(v as typeof owner)}
+              allowDeselect={false}
+            />
+          )}
+          {create.isError && <Alert color="red" role="alert">{explain(create.error)}</Alert>}
+          <Button type="submit" loading={create.isPending} disabled={!name.trim()}>
+            Create field
+          </Button>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

@@ -1,0 +1,245 @@
+// Enrollment keys of an organisation: create (the key is shown once, with a copy button), usage and expiry, revoke.
+// Creating a key is a risky action: the API may ask for a fresh proof first (the step-up prompt handles it).
+import { Alert, Badge, Button, Code, CopyButton, Group, Modal, NumberInput, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, call } from '../../api/client';
+import { explain } from '../../lib/errors';
+import { can, useMe } from '../Shell';
+import { done, Loaded, NoOrganisation, useOrgChoice, when } from './common';
+
+interface Key {
+  id: string;
+  orgId: string;
+  siteId: string | null;
+  name: string;
+  maxUsage: number;
+  usageCount: number;
+  expiresAt: string;
+  createdAt: string;
+}
+interface Named {
+  id: string;
+  name: string;
+}
+
+const LIFETIMES = [
+  { value: '3600', label: '1 hour' },
+  { value: '86400', label: '1 day' },
+  { value: '604800', label: '7 days' },
+  { value: '2592000', label: '30 days' },
+  { value: '31536000', label: '1 year' },
+];
+
+function useSites(orgId: string | null) {
+  return useQuery({
+    queryKey: ['sites', orgId],
+    enabled: !!orgId,
+    queryFn: async () => (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: orgId!, limit: 200 } } }))).data as Named[],
+  });
+}
+
+function status(k: Key, now = Date.now()): { label: string; color: string } {
+  if (new Date(k.expiresAt).getTime() <= now) return { label: 'Expired', color: 'gray' };
+  if (k.usageCount >= k.maxUsage) return { label: 'Used up', color: 'gray' };
+  return { label: 'Active', color: 'green' };
+}
+
+export default function EnrollmentKeys() {
+  const me = useMe();
+  const org = useOrgChoice();
+  const qc = useQueryClient();
+  const write = can(me.data, 'devices:write');
+  const sites = useSites(org.orgId);
+  const siteName = (id: string | null) => (id ? (sites.data?.find((s) => s.id === id)?.name ?? 'A site') : 'Chosen by the agent');
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const list = useQuery({
+    queryKey: ['enrollment-keys', org.orgId, cursor],
+    enabled: !!org.orgId,
+    placeholderData: keepPreviousData,
+    queryFn: async () => (await call(api.GET('/api/v1/enrollment-keys', { params: { query: { orgId: org.orgId!, cursor, limit: 50 } } }))) as { data: Key[]; nextCursor: string | null },
+  });
+  const [creating, setCreating] = useState(false);
+  const [revoking, setRevoking] = useState<Key | null>(null);
+  const revoke = useMutation({
+    mutationFn: (k: Key) => call(api.DELETE('/api/v1/enrollment-keys/{id}', { params: { path: { id: k.id } } })),
+    onSuccess: (_r, k) => {
+      done(`Key “${k.name}” revoked: it enrols no more devices.`);
+      setRevoking(null);
+      void qc.invalidateQueries({ queryKey: ['enrollment-keys'] });
+    },
+  });
+
+  if (org.orgsError) return <Alert color="red" role="alert">{explain(org.orgsError)}</Alert>;
+  if (org.noOrg) return <NoOrganisation />;
+  return (
+    <Stack>
+      <Text size="sm">An agent trades a key for its device token when it is installed. A key works a limited number of times until it expires; only its fingerprint is stored.</Text>
+      <Group align="end" justify="space-between">
+        {org.picker ?? <span />}
+        {write && (
+          <Button onClick={() => setCreating(true)} disabled={!org.orgId}>
+            New enrollment key
+          </Button>
+        )}
+      </Group>
+      {org.orgsLoading ? (
+        <Text aria-busy="true">Loading organisations…</Text>
+      ) : (
+        <Loaded q={list} what="enrollment keys" isEmpty={(d) => d.data.length === 0} empty="No enrollment key for this organisation. Create one to enrol devices.">
+          {(d) => (
+            <Table striped data-testid="enrollment-keys">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Name</Table.Th>
+                  <Table.Th>Site</Table.Th>
+                  <Table.Th>Used</Table.Th>
+                  <Table.Th>Expires</Table.Th>
+                  <Table.Th>Status</Table.Th>
+                  <Table.Th>
+                    <span className="gh-visually-hidden">Actions</span>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {d.data.map((k) => {
+                  const s = status(k);
+                  return (
+                    <Table.Tr key={k.id}>
+                      <Table.Td>{k.name}</Table.Td>
+                      <Table.Td>{siteName(k.siteId)}</Table.Td>
+                      <Table.Td>
+                        {k.usageCount} of {k.maxUsage}
+                      </Table.Td>
+                      <Table.Td>{when(k.expiresAt)}</Table.Td>
+                      <Table.Td>
+                        <Badge color={s.color} variant="light">
+                          {s.label}
+                        </Badge>
+                      </Table.Td>
+                      <Table.Td>
+                        {write && (
+                          <Button size="xs" variant="default" color="red" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>
+                            Revoke
+                          </Button>
+                        )}
+                      </Table.Td>
+                    </Table.Tr>
+                  );
+                })}
+              </Table.Tbody>
+            </Table>
+          )}
+        </Loaded>
+      )}
+      {(cursors.length > 1 || list.data?.nextCursor) && (
+        <Group>
+          <Button variant="default" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+            Previous
+          </Button>
+          <Button variant="default" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}>
+            Next
+          </Button>
+        </Group>
+      )}
+      {org.orgId && <CreateKey opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} sites={sites.data ?? []} />}
+      <Modal opened={!!revoking} onClose={() => setRevoking(null)} title={`Revoke “${revoking?.name ?? ''}”?`}>
+        <Stack>
+          <Text size="sm">Agents can no longer enrol with this key. Devices it already enrolled stay.</Text>
+          {revoke.isError && <Alert color="red" role="alert">{explain(revoke.error)}</Alert>}
+          <Group justify="end">
+            <Button variant="default" onClick={() => setRevoking(null)}>
+              Cancel
+            </Button>
+            <Button color="red" loading={revoke.isPending} onClick={() => revoking && revoke.mutate(revoking)}>
+              Revoke
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </Stack>
+  );
+}
+
+function CreateKey({ opened, onClose, orgId, sites }: { opened: boolean; onClose: () => void; orgId: string; sites: Named[] }) {
+  const qc = useQueryClient();
+  const [name, setName] = useState('');
+  const [siteId, setSiteId] = useState<string | null>(null);
+  const [maxUsage, setMaxUsage] = useState<number | string>(1);
+  const [lifetime, setLifetime] = useState('86400');
+  const [created, setCreated] = useState<(Key & { key: string }) | null>(null);
+  const create = useMutation({
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/enrollment-keys', {
+          body: { orgId, name: name.trim(), siteId: siteId ?? undefined, maxUsage: Number(maxUsage) || 1, expiresAt: new Date(Date.now() + Number(lifetime) * 1000).toISOString() },
+        }),
+      ),
+    onSuccess: (k) => {
+      setCreated(k as Key & { key: string });
+      void qc.invalidateQueries({ queryKey: ['enrollment-keys'] });
+    },
+  });
+  const close = () => {
+    setCreated(null);
+    setName('');
+    setSiteId(null);
+    setMaxUsage(1);
+    create.reset();
+    onClose();
+  };
+  return (
+    <Modal opened={opened} onClose={close} title={created ? 'Your new enrollment key' : 'New enrollment key'}>
+      {created ? (
+        <Stack>
+          <Alert color="yellow" title="Copy it now">
+            This is the only time the key is shown. Gatehouse keeps only a fingerprint of it.
+          </Alert>
+          <Code block data-testid="enrollment-key">
+            {created.key}
+          </Code>
+          <Text size="sm">
+            Enrols up to {created.maxUsage} device{created.maxUsage === 1 ? '' : 's'} until {when(created.expiresAt)}.
+          </Text>
+          <Group justify="space-between">
+            <CopyButton value={created.key}>
+              {({ copied, copy }) => (
+                <Button variant="default" onClick={copy}>
+                  {copied ? 'Copied' : 'Copy key'}
+                </Button>
+              )}
+            </CopyButton>
+            <Button onClick={close}>Done</Button>
+          </Group>
+        </Stack>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            create.mutate();
+          }}
+        >
+          <Stack>
+            <TextInput label="Name" placeholder="Head office laptops" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+            <Select
+              label="Site"
+              description="Devices enrolled with this key join this site. Leave empty to let the agent name one."
+              data={sites.map((s) => ({ value: s.id, label: s.name }))}
+              value={siteId}
+              onChange={setSiteId}
+              clearable
+              placeholder={sites.length ? 'Any site the agent names' : 'No site yet'}
+            />
+            <NumberInput label="How many devices it may enrol" min={1} max={1_000_000} value={maxUsage} onChange={setMaxUsage} required />
+            <Select label="Valid for" data={LIFETIMES} value={lifetime} onChange={(v) => v && setLifetime(v)} allowDeselect={false} />
+            {create.isError && <Alert color="red" role="alert">{explain(create.error)}</Alert>}
+            <Button type="submit" loading={create.isPending} disabled={!name.trim()}>
+              Create key
+            </Button>
+          </Stack>
+        </form>
+      )}
+    </Modal>
+  );
+}

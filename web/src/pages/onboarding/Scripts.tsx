@@ -1,0 +1,240 @@
+// Scripts: the partner's library (in force in every organisation) and each organisation's own; create, edit, delete.
+import { Alert, Badge, Button, Group, Modal, Select, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, call } from '../../api/client';
+import { explain } from '../../lib/errors';
+import { can, useMe } from '../Shell';
+import { useOrganizations } from '../users/Users';
+import { done, Loaded, when } from './common';
+
+const LANGUAGES = [
+  { value: 'powershell', label: 'PowerShell' },
+  { value: 'cmd', label: 'Command prompt (cmd)' },
+  { value: 'bash', label: 'Bash' },
+  { value: 'python', label: 'Python' },
+] as const;
+type Language = (typeof LANGUAGES)[number]['value'];
+const languageName = (l: string) => LANGUAGES.find((x) => x.value === l)?.label ?? l;
+
+interface Summary {
+  id: string;
+  orgId: string | null;
+  name: string;
+  description: string | null;
+  language: Language;
+  availability: 'organization' | 'partner';
+  parameters: unknown[];
+  source: 'partner' | 'organization';
+  updatedAt: string;
+}
+
+export default function Scripts() {
+  const me = useMe();
+  const qc = useQueryClient();
+  const partner = me.data?.scope === 'partner';
+  const orgs = useOrganizations(partner);
+  const [orgId, setOrgId] = useState<string | null>(null);
+  const [search, setSearch] = useState('');
+  const [debounced] = useDebouncedValue(search.trim(), 250);
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const list = useQuery({
+    queryKey: ['scripts', orgId, debounced, cursor],
+    placeholderData: keepPreviousData,
+    queryFn: async () => (await call(api.GET('/api/v1/scripts', { params: { query: { orgId: orgId ?? undefined, search: debounced || undefined, cursor, limit: 50 } } }))) as { data: Summary[]; nextCursor: string | null },
+  });
+  const [editing, setEditing] = useState<Summary | 'new' | null>(null);
+  const [removing, setRemoving] = useState<Summary | null>(null);
+  const remove = useMutation({
+    mutationFn: (s: Summary) => call(api.DELETE('/api/v1/scripts/{id}', { params: { path: { id: s.id } } })),
+    onSuccess: (_r, s) => {
+      done(`Script “${s.name}” deleted.`);
+      setRemoving(null);
+      void qc.invalidateQueries({ queryKey: ['scripts'] });
+    },
+  });
+  const write = can(me.data, 'scripts:write');
+  const del = can(me.data, 'scripts:delete');
+  const reset = () => setCursors([undefined]);
+
+  return (
+    <Stack>
+      <Group align="end" justify="space-between">
+        <Group align="end">
+          {partner && (
+            <Select
+              label="Scripts of"
+              data={[{ value: '', label: 'The partner’s library' }, ...(orgs.data ?? []).map((o) => ({ value: o.id, label: `${o.name} (with the library)` }))]}
+              value={orgId ?? ''}
+              onChange={(v) => {
+                setOrgId(v || null);
+                reset();
+              }}
+              allowDeselect={false}
+              w={300}
+            />
+          )}
+          <TextInput
+            label="Search"
+            placeholder="Name starts with…"
+            value={search}
+            onChange={(e) => {
+              setSearch(e.currentTarget.value);
+              reset();
+            }}
+          />
+        </Group>
+        {write && <Button onClick={() => setEditing('new')}>New script</Button>}
+      </Group>
+      <Loaded q={list} what="scripts" isEmpty={(d) => d.data.length === 0} empty={debounced ? `No script’s name starts with “${debounced}”.` : 'No script yet. Add the ones your technicians run on devices.'}>
+        {(d) => (
+          <Table striped data-testid="scripts">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Language</Table.Th>
+                <Table.Th>Available to</Table.Th>
+                <Table.Th>Parameters</Table.Th>
+                <Table.Th>Changed</Table.Th>
+                <Table.Th>
+                  <span className="gh-visually-hidden">Actions</span>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {d.data.map((s) => (
+                <Table.Tr key={s.id}>
+                  <Table.Td>
+                    <Text size="sm" fw={600}>
+                      {s.name}
+                    </Text>
+                    {s.description && (
+                      <Text size="xs" c="dimmed">
+                        {s.description}
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td>{languageName(s.language)}</Table.Td>
+                  <Table.Td>
+                    <Badge variant="light" color={s.source === 'partner' ? 'blue' : 'gray'}>
+                      {s.source === 'partner' ? 'Every organisation' : (orgs.data?.find((o) => o.id === s.orgId)?.name ?? 'One organisation')}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td>{s.parameters.length}</Table.Td>
+                  <Table.Td>{when(s.updatedAt)}</Table.Td>
+                  <Table.Td>
+                    <Group gap="xs" wrap="nowrap">
+                      <Button size="xs" variant="default" onClick={() => setEditing(s)} aria-label={`${write ? 'Edit' : 'View'} ${s.name}`}>
+                        {write ? 'Edit' : 'View'}
+                      </Button>
+                      {del && (
+                        <Button size="xs" variant="default" color="red" onClick={() => setRemoving(s)} aria-label={`Delete ${s.name}`}>
+                          Delete
+                        </Button>
+                      )}
+                    </Group>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        )}
+      </Loaded>
+      {(cursors.length > 1 || list.data?.nextCursor) && (
+        <Group>
+          <Button variant="default" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+            Previous
+          </Button>
+          <Button variant="default" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}>
+            Next
+          </Button>
+        </Group>
+      )}
+      {editing && <ScriptEditor key={editing === 'new' ? 'new' : editing.id} script={editing === 'new' ? null : editing} orgId={partner ? orgId : (me.data?.orgId ?? null)} partner={partner} readOnly={!write} onClose={() => setEditing(null)} />}
+      <Modal opened={!!removing} onClose={() => setRemoving(null)} title={`Delete “${removing?.name ?? ''}”?`}>
+        <Stack>
+          <Text size="sm">The script is removed from {removing?.source === 'partner' ? 'every organisation' : 'its organisation'}.</Text>
+          {remove.isError && <Alert color="red" role="alert">{explain(remove.error)}</Alert>}
+          <Group justify="end">
+            <Button variant="default" onClick={() => setRemoving(null)}>
+              Cancel
+            </Button>
+            <Button color="red" loading={remove.isPending} onClick={() => removing && remove.mutate(removing)}>
+              Delete
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </Stack>
+  );
+}
+
+function ScriptEditor({ script, orgId, partner, readOnly, onClose }: { script: Summary | null; orgId: string | null; partner: boolean; readOnly: boolean; onClose: () => void }) {
+  const qc = useQueryClient();
+  const full = useQuery({ queryKey: ['script', script?.id], enabled: !!script, queryFn: () => call(api.GET('/api/v1/scripts/{id}', { params: { path: { id: script!.id } } })) });
+  const [name, setName] = useState(script?.name ?? '');
+  const [description, setDescription] = useState(script?.description ?? '');
+  const [language, setLanguage] = useState<Language>(script?.language ?? 'powershell');
+  const [content, setContent] = useState<string | null>(null);
+  const [availability, setAvailability] = useState<'partner' | 'organization'>(partner && !orgId ? 'partner' : 'organization');
+  const text = content ?? full.data?.content ?? '';
+  const save = useMutation({
+    mutationFn: () =>
+      script
+        ? call(api.PATCH('/api/v1/scripts/{id}', { params: { path: { id: script.id } }, body: { name: name.trim(), description: description.trim() || null, language, ...(content !== null ? { content } : {}) } }))
+        : call(api.POST('/api/v1/scripts', { body: { name: name.trim(), description: description.trim() || null, language, content: text, availability, ...(availability === 'organization' && orgId ? { orgId } : {}) } })),
+    onSuccess: () => {
+      done(script ? 'Script saved.' : `Script “${name.trim()}” created.`);
+      void qc.invalidateQueries({ queryKey: ['scripts'] });
+      void qc.invalidateQueries({ queryKey: ['script'] });
+      onClose();
+    },
+  });
+  const noOrg = !script && availability === 'organization' && !orgId;
+  return (
+    <Modal opened onClose={onClose} title={script ? (readOnly ? script.name : `Edit “${script.name}”`) : 'New script'} size="xl">
+      {script && full.isPending ? (
+        <Text aria-busy="true">Loading the script…</Text>
+      ) : script && full.isError ? (
+        <Alert color="red" role="alert">{explain(full.error)}</Alert>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            save.mutate();
+          }}
+        >
+          <Stack>
+            <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} readOnly={readOnly} data-autofocus />
+            <TextInput label="Description" value={description} onChange={(e) => setDescription(e.currentTarget.value)} readOnly={readOnly} />
+            <Group grow>
+              <Select label="Language" data={LANGUAGES.map((l) => ({ ...l }))} value={language} onChange={(v) => v && setLanguage(v as Language)} allowDeselect={false} disabled={readOnly} />
+              {!script && partner && (
+                <Select
+                  label="Available to"
+                  data={[
+                    { value: 'partner', label: 'Every organisation (partner library)' },
+                    { value: 'organization', label: 'The chosen organisation only' },
+                  ]}
+                  value={availability}
+                  onChange={(v) => v && setAvailability(v as typeof availability)}
+                  allowDeselect={false}
+                />
+              )}
+            </Group>
+            {noOrg && <Alert color="yellow">Choose an organisation in “Scripts of” first, or make the script available to every organisation.</Alert>}
+            <Textarea label="Script" required autosize minRows={10} maxRows={24} ff="monospace" value={text} onChange={(e) => setContent(e.currentTarget.value)} readOnly={readOnly} spellCheck={false} />
+            {save.isError && <Alert color="red" role="alert">{explain(save.error)}</Alert>}
+            {!readOnly && (
+              <Button type="submit" loading={save.isPending} disabled={!name.trim() || !text || noOrg}>
+                {script ? 'Save' : 'Create script'}
+              </Button>
+            )}
+          </Stack>
+        </form>
+      )}
+    </Modal>
+  );
+}
