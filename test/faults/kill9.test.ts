@@ -4,18 +4,30 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contacts } from '../../src/db/schema/index.js';
+import { contacts, devices, enrollmentKeys, mailOutbox, sessions, users } from '../../src/db/schema/index.js';
+import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
+import { createKey } from '../onboarding/helpers.js';
 import { freePort, startApp, type TestApp } from '../support/app.js';
 import { ApiClient } from '../support/client.js';
-import { createOrg, createPartner, signedInOrgMember } from '../support/fixtures.js';
+import { createOrg, createPartner, createSite, signedInOrgMember } from '../support/fixtures.js';
+import { linkToken, startMailCatcher, type MailCatcher } from '../support/smtp.js';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
+const ORG_VIEWER = SYSTEM_ROLES[5]!.id as string;
+const PASSWORD = 'Glacier-7f3a9c-Saffron!';
 let t: TestApp;
+let mail: MailCatcher;
 
 beforeAll(async () => {
-  if (onPostgres) t = await startApp();
+  if (!onPostgres) return;
+  mail = await startMailCatcher();
+  // A short lease: a mail the killed instance held is retried by the next one two seconds later.
+  t = await startApp({ SMTP_URL: mail.url, MAIL_LEASE_SECONDS: '2' });
 }, 120_000);
-afterAll(async () => t?.close());
+afterAll(async () => {
+  await t?.close();
+  await mail?.close();
+});
 
 interface Child {
   proc: ChildProcess;
@@ -29,7 +41,7 @@ async function spawnService(): Promise<Child> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: process.cwd(),
     // The same PUBLIC_URL as the in-process app: tokens it signs name that issuer.
-    env: { ...process.env, ...t.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    env: { ...process.env, ...t.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', NODE_ENV: 'test' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -63,6 +75,46 @@ async function transactionOpenFor(ms: number, timeoutMs = 30_000): Promise<boole
     await new Promise((r) => setTimeout(r, 20));
   }
   return false;
+}
+
+/** Holds a table in EXCLUSIVE mode (reads pass, writes wait) until release() is called. */
+async function holdWrites(table: 'sessions' | 'devices'): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => (locked = r));
+  const done = t.deps.db.transaction(async (tx) => {
+    await tx.execute(sql.raw(`lock table ${table} in exclusive mode`));
+    locked();
+    await released;
+  });
+  await isLocked;
+  return async () => {
+    release();
+    await done;
+  };
+}
+
+/** Waits until another connection of this database waits on a lock (the request is inside its transaction). */
+async function someoneWaitsOnALock(timeoutMs = 30_000): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const rows = await t.deps.db.execute<{ n: number }>(
+      sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'`,
+    );
+    if (Number((rows as unknown as { rows: { n: number }[] }).rows[0]!.n) > 0) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
+
+/** Whether the connection waiting on a lock has already written to `table` in its open transaction. */
+async function waiterHasWritten(table: string): Promise<boolean> {
+  const rows = await t.deps.db.execute<{ n: number }>(sql`
+    select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation
+    where c.relname = ${table} and l.mode = 'RowExclusiveLock' and l.granted
+      and l.pid in (select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock')`);
+  return Number((rows as unknown as { rows: { n: number }[] }).rows[0]!.n) > 0;
 }
 
 const csvOf = (n: number, tag: string) =>
@@ -101,5 +153,90 @@ describe.skipIf(!onPostgres)('kill -9 during work loses nothing committed and le
       await kill9(again);
     }
     expect(await t.deps.db.select().from(contacts).where(eq(contacts.orgId, org.id))).toHaveLength(35);
+  }, 180_000);
+});
+
+describe.skipIf(!onPostgres)('kill -9 inside an invitation acceptance, an enrolment and a mail send', () => {
+  it('an acceptance killed after it activated the account but before its session row: the invitation is still whole and works', async () => {
+    const org = await createOrg(t, (await createPartner(t)).id);
+    const admin = await signedInOrgMember(t, org);
+    const to = `killed-${Date.now()}@example.test`;
+    expect((await admin.api.post('/users/invite', { email: to, name: 'Kill Nine', roleId: ORG_VIEWER, orgId: org.id })).status).toBe(201);
+    const token = linkToken(await mail.waitFor(to));
+    const child = await spawnService();
+    const release = await holdWrites('sessions');
+    try {
+      const accepting = new ApiClient(child.origin).post('/auth/accept-invite', { token, password: PASSWORD }).catch((err: Error) => err);
+      expect(await someoneWaitsOnALock(), 'the acceptance waits inside its transaction').toBe(true);
+      expect(await waiterHasWritten('users'), 'it has already activated the account').toBe(true);
+      await kill9(child);
+      expect(await accepting).toBeInstanceOf(Error);
+    } finally {
+      await kill9(child);
+      await release();
+    }
+    const [user] = await t.deps.db.select().from(users).where(eq(users.email, to));
+    expect(user).toMatchObject({ status: 'invited', passwordHash: null });
+    expect(await t.deps.db.select().from(sessions).where(eq(sessions.userId, user!.id))).toHaveLength(0);
+    // The same link still works (the consumed flow was rolled back with the rest).
+    const accepted = await t.client().post('/auth/accept-invite', { token, password: PASSWORD });
+    expect(accepted.status, accepted.text).toBe(200);
+  }, 180_000);
+
+  it('an enrolment killed after it counted the key but before its device row: the key is unused and enrols afterwards', async () => {
+    const org = await createOrg(t, (await createPartner(t)).id);
+    const site = await createSite(t, org.id);
+    const admin = await signedInOrgMember(t, org);
+    const key = await createKey(admin.api, { orgId: org.id, siteId: site.id, maxUsage: 1 });
+    const child = await spawnService();
+    const release = await holdWrites('devices');
+    try {
+      const enrolling = new ApiClient(child.origin).post('/agents/enroll', { enrollmentKey: key.key, hostname: 'pc-killed', osType: 'windows' }).catch((err: Error) => err);
+      expect(await someoneWaitsOnALock(), 'the enrolment waits inside its transaction').toBe(true);
+      expect(await waiterHasWritten('enrollment_keys'), 'it has already counted the key').toBe(true);
+      await kill9(child);
+      expect(await enrolling).toBeInstanceOf(Error);
+    } finally {
+      await kill9(child);
+      await release();
+    }
+    const [row] = await t.deps.db.select().from(enrollmentKeys).where(eq(enrollmentKeys.id, key.id));
+    expect(row!.usageCount).toBe(0);
+    expect(await t.deps.db.select().from(devices).where(eq(devices.orgId, org.id))).toHaveLength(0);
+    const again = await t.client().post('/agents/enroll', { enrollmentKey: key.key, hostname: 'pc-after', osType: 'windows' });
+    expect(again.status, again.text).toBe(201);
+  }, 180_000);
+
+  it('a mail send killed while the mail server holds the message: the next instance sends it once the lease ran out', async () => {
+    const org = await createOrg(t, (await createPartner(t)).id);
+    const { user } = await signedInOrgMember(t, org, { mfaEnabled: false });
+    mail.mode = 'stall';
+    const stalledBefore = mail.stalled;
+    // The in-process app must not take the mail: only the child sends.
+    await t.deps.outbox.stop();
+    const child = await spawnService();
+    try {
+      expect((await new ApiClient(child.origin).post('/auth/forgot-password', { email: user.email })).status).toBe(200);
+      const deadline = Date.now() + 30_000;
+      while (mail.stalled === stalledBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(mail.stalled, 'the child was sending').toBeGreaterThan(stalledBefore);
+      await kill9(child);
+    } finally {
+      await kill9(child);
+      mail.mode = 'accept';
+    }
+    expect(await t.deps.db.select().from(mailOutbox)).toHaveLength(1);
+    const next = await spawnService();
+    try {
+      const m = await mail.waitFor(user.email, (x) => /reset/i.test(x.subject), 30_000);
+      const reset = await new ApiClient(next.origin).post('/auth/reset-password', { token: linkToken(m), newPassword: 'Another-8d2b4e-Marigold!' });
+      expect(reset.status, reset.text).toBe(200);
+      const deadline = Date.now() + 10_000;
+      while ((await t.deps.db.select().from(mailOutbox)).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(await t.deps.db.select().from(mailOutbox)).toHaveLength(0);
+    } finally {
+      await kill9(next);
+      t.deps.outbox.start();
+    }
   }, 180_000);
 });
