@@ -12,6 +12,7 @@ const Account = lazy(() => import('./account/Account'));
 const Users = lazy(() => import('./users/Users'));
 const Tenants = lazy(() => import('./tenants/Tenants'));
 const Roles = lazy(() => import('./roles/Roles'));
+const Audit = lazy(() => import('./audit/Audit'));
 const Onboarding = lazy(() => import('./onboarding/Onboarding'));
 
 export interface Me {
@@ -40,6 +41,7 @@ const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/users', label: 'Users', perm: 'users:read' },
   { to: '/tenants', label: 'Tenants', perm: 'organizations:read' },
   { to: '/roles', label: 'Roles', perm: 'users:read' },
+  { to: '/audit', label: 'Audit', perm: 'audit:read' },
   { to: '/onboarding', label: 'Onboarding', perm: ['devices:read', 'organizations:write', 'settings:read', 'scripts:read', 'automations:read'] },
   { to: '/account', label: 'My account', perm: null },
 ];
@@ -85,6 +87,7 @@ export default function Shell() {
             <Route path="/users" element={<Users />} />
             <Route path="/tenants" element={<Tenants />} />
             <Route path="/roles" element={<Roles />} />
+            <Route path="/audit" element={<Audit />} />
             <Route path="/onboarding/*" element={<Onboarding />} />
             <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
           </Routes>

@@ -1,0 +1,262 @@
+// Audit: the records of the caller's scope, newest first, filtered by action, actor, organisation, result and time
+// range, paged with the API's keyset cursors; a record's details; CSV and JSON Lines export; chain verification.
+import { Alert, Badge, Button, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, call } from '../../api/client';
+import { explain } from '../../lib/errors';
+import { can, useMe } from '../Shell';
+import { useOrganizations } from '../users/Users';
+import { AuditDetails, type AuditRecord } from './AuditDetails';
+import { ExportButtons, VerifyChain, type AuditFilters } from './AuditTools';
+
+const PAGE = 50;
+const RESULTS = [
+  { value: '', label: 'Any result' },
+  { value: 'success', label: 'Success' },
+  { value: 'failure', label: 'Failure' },
+  { value: 'denied', label: 'Denied' },
+];
+const RESULT_COLOR = { success: 'green', failure: 'red', denied: 'orange' } as const;
+
+/** `datetime-local` value (the browser's time zone) → an instant the API accepts. */
+const instant = (local: string) => (local && !Number.isNaN(Date.parse(local)) ? new Date(local).toISOString() : undefined);
+
+interface Actor {
+  id: string;
+  label: string;
+}
+
+export default function Audit() {
+  const me = useMe();
+  const partner = me.data?.scope === 'partner';
+  const orgs = useOrganizations(partner);
+  const [action, setAction] = useState('');
+  const [debouncedAction] = useDebouncedValue(action.trim(), 300);
+  const [result, setResult] = useState('');
+  const [orgId, setOrgId] = useState<string | null>(null);
+  const [actor, setActor] = useState<Actor | null>(null);
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const [open, setOpen] = useState<AuditRecord | null>(null);
+  const cursor = cursors[cursors.length - 1];
+  const reset = () => setCursors([undefined]);
+
+  const filters: AuditFilters = {
+    action: debouncedAction || undefined,
+    result: (result || undefined) as AuditFilters['result'],
+    orgId: orgId ?? undefined,
+    actorUserId: actor?.id,
+    from: instant(from),
+    to: instant(to),
+  };
+  const list = useQuery({
+    queryKey: ['audit', filters, cursor],
+    placeholderData: keepPreviousData,
+    queryFn: () => call(api.GET('/api/v1/audit-logs', { params: { query: { ...filters, cursor, limit: PAGE } } })),
+  });
+  const orgName = (id: string | null) => (id ? (orgs.data?.find((o) => o.id === id)?.name ?? (id === me.data?.orgId ? 'Your organisation' : id)) : 'The partner');
+  const filtered = Object.values(filters).some(Boolean);
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          Audit
+        </Title>
+        <Group gap="xs">{can(me.data, 'audit:export') && <ExportButtons filters={filters} />}</Group>
+      </Group>
+      <VerifyChain />
+      <Group align="end" gap="sm" role="search" aria-label="Filter audit records">
+        <TextInput
+          label="Action"
+          description="Exact, or a prefix ending in .* (auth.*)"
+          placeholder="auth.login"
+          value={action}
+          onChange={(e) => {
+            setAction(e.currentTarget.value);
+            reset();
+          }}
+          w={220}
+        />
+        <ActorSelect
+          orgId={orgId ?? undefined}
+          value={actor}
+          onChange={(a) => {
+            setActor(a);
+            reset();
+          }}
+        />
+        {partner && (
+          <Select
+            label="Organisation"
+            description="Records of one organisation"
+            data={[{ value: '', label: 'All I can see' }, ...(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))]}
+            value={orgId ?? ''}
+            onChange={(v) => {
+              setOrgId(v || null);
+              reset();
+            }}
+            allowDeselect={false}
+            w={220}
+          />
+        )}
+        <Select
+          label="Result"
+          description="Any outcome, or one"
+          data={RESULTS}
+          value={result}
+          onChange={(v) => {
+            setResult(v ?? '');
+            reset();
+          }}
+          allowDeselect={false}
+          w={150}
+        />
+        <TextInput
+          type="datetime-local"
+          label="From"
+          description="Inclusive, your time"
+          value={from}
+          onChange={(e) => {
+            setFrom(e.currentTarget.value);
+            reset();
+          }}
+          w={210}
+        />
+        <TextInput
+          type="datetime-local"
+          label="To"
+          description="Exclusive, your time"
+          value={to}
+          onChange={(e) => {
+            setTo(e.currentTarget.value);
+            reset();
+          }}
+          w={210}
+        />
+        {filtered && (
+          <Button
+            variant="subtle"
+            onClick={() => {
+              setAction('');
+              setResult('');
+              setOrgId(null);
+              setActor(null);
+              setFrom('');
+              setTo('');
+              reset();
+            }}
+          >
+            Clear filters
+          </Button>
+        )}
+      </Group>
+      {list.isError ? (
+        <Alert color="red" role="alert">
+          {explain(list.error)}
+        </Alert>
+      ) : list.isPending ? (
+        <Text aria-busy="true">Loading audit records…</Text>
+      ) : list.data.data.length === 0 ? (
+        <Text c="dimmed">{filtered ? 'No record matches these filters.' : 'No audit record yet.'}</Text>
+      ) : (
+        <Table striped highlightOnHover data-testid="audit-table">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Time</Table.Th>
+              <Table.Th>Action</Table.Th>
+              <Table.Th>Result</Table.Th>
+              <Table.Th>Actor</Table.Th>
+              {partner && <Table.Th>Organisation</Table.Th>}
+              <Table.Th>Resource</Table.Th>
+              <Table.Th>
+                <span className="gh-visually-hidden">Details</span>
+              </Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {list.data.data.map((r) => (
+              <Table.Tr key={r.id}>
+                <Table.Td>{new Date(r.at).toLocaleString()}</Table.Td>
+                <Table.Td>
+                  <Text ff="monospace" size="sm">
+                    {r.action}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  <Badge variant="light" color={RESULT_COLOR[r.result]}>
+                    {r.result}
+                  </Badge>
+                </Table.Td>
+                <Table.Td>{r.actorEmail ?? (r.actorUserId ? 'A removed user' : 'The system')}</Table.Td>
+                {partner && <Table.Td>{orgName(r.orgId)}</Table.Td>}
+                <Table.Td>{r.resourceType ?? '—'}</Table.Td>
+                <Table.Td>
+                  <Button size="xs" variant="default" onClick={() => setOpen(r)} aria-label={`Details of ${r.action} at ${new Date(r.at).toLocaleString()}`}>
+                    Details
+                  </Button>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+      <Group>
+        <Button variant="default" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Previous
+        </Button>
+        <Button variant="default" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}>
+          Next
+        </Button>
+        <Text size="sm" c="dimmed">
+          Page {cursors.length}
+        </Text>
+      </Group>
+      <AuditDetails
+        record={open}
+        orgName={orgName}
+        onClose={() => setOpen(null)}
+        onFilter={(f) => {
+          if (f.action) setAction(f.action);
+          if (f.actorUserId) setActor({ id: f.actorUserId, label: f.actorEmail ?? f.actorUserId });
+          reset();
+          setOpen(null);
+        }}
+      />
+    </Stack>
+  );
+}
+
+/** The actor filter: a member of the partner (or of the chosen organisation), found by name or e-mail. */
+function ActorSelect({ orgId, value, onChange }: { orgId?: string; value: Actor | null; onChange: (a: Actor | null) => void }) {
+  const me = useMe();
+  const [search, setSearch] = useState('');
+  const [debounced] = useDebouncedValue(search.trim(), 250);
+  const mayList = can(me.data, 'users:read');
+  const users = useQuery({
+    queryKey: ['users', orgId, debounced, 'actor-picker'],
+    enabled: mayList,
+    queryFn: async () => (await call(api.GET('/api/v1/users', { params: { query: { orgId, search: debounced && debounced !== value?.label ? debounced : undefined, limit: 20 } } }))).data,
+  });
+  const options = new Map<string, string>((users.data ?? []).map((u) => [u.id, u.email]));
+  if (value) options.set(value.id, value.label);
+  return (
+    <Select
+      label="Actor"
+      description={mayList ? 'Who did it' : 'Pick from a record’s details'}
+      placeholder="Anyone"
+      searchable
+      clearable
+      nothingFoundMessage={users.isPending ? 'Loading…' : 'Nobody found'}
+      data={[...options].map(([id, label]) => ({ value: id, label }))}
+      value={value?.id ?? null}
+      onChange={(id) => onChange(id ? { id, label: options.get(id) ?? id } : null)}
+      searchValue={search}
+      onSearchChange={setSearch}
+      w={240}
+    />
+  );
+}
