@@ -220,9 +220,9 @@ describe('provider administration needs settings:read / settings:write', () => {
 });
 
 describe('provider validation', () => {
-  it('answers 400 unsupported_provider_type for saml', async () => {
+  it('answers 400 unsupported_provider_type for a type other than oidc and saml', async () => {
     const tn = await tenant(t);
-    const res = await tn.api.post('/sso/providers', body({ orgId: tn.org.id, type: 'saml' }));
+    const res = await tn.api.post('/sso/providers', body({ orgId: tn.org.id, type: 'ldap' }));
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('unsupported_provider_type');
     expect((await tn.api.post('/sso/providers', body({ orgId: tn.org.id, type: 'oidc' }))).status).toBe(201);

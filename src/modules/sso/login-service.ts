@@ -9,11 +9,14 @@ import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { failSignIn, finishSignIn, MFA_AMR, SsoFailure, type SignInOutcome } from './identity-service.js';
 import { openSecret } from './providers-service.js';
+import { startSamlLogin } from './saml-login.js';
 
 export { exchange, SsoFailure } from './identity-service.js';
 
 export const SSO_SESSION_TTL_MS = 10 * 60 * 1000;
 export const BINDING_COOKIE = 'service_sso_binding';
+/** The browser binding of a sign-in (OIDC callback and SAML return both live under /api/v1/sso). */
+export const bindingCookieOptions = (deps: Deps) => ({ httpOnly: true, sameSite: 'lax' as const, secure: deps.config.secureCookies, path: '/api/v1/sso' });
 
 type Provider = typeof ssoProviders.$inferSelect;
 
@@ -48,6 +51,7 @@ export async function activeProviderFor(deps: Deps, ownerId: string): Promise<Pr
 export async function startLogin(deps: Deps, ownerId: string, redirect: string | undefined): Promise<{ location: string; binding: string }> {
   const provider = await activeProviderFor(deps, ownerId);
   if (!provider) throw new SsoFailure('provider_not_found');
+  if (provider.type === 'saml') return startSamlLogin(deps, provider, safeRedirect(redirect), SSO_SESSION_TTL_MS);
   let config: client.Configuration;
   try {
     config = await deps.oidc.config({ ...provider, clientSecret: openSecret(deps, provider) });
@@ -99,6 +103,7 @@ export async function completeLogin(deps: Deps, query: Record<string, unknown>, 
 
   const [provider] = row.providerId ? await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, row.providerId)) : [];
   if (!provider || provider.status !== 'active') throw new SsoFailure('provider_not_found');
+  if (provider.type !== 'oidc') throw new SsoFailure('invalid_state'); // a SAML request's session answers only at the ACS
 
   const fail = (code: SsoFailureCode) => failSignIn(deps, provider, code, meta);
 

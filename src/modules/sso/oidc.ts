@@ -29,6 +29,15 @@ export async function assertPublicUrl(url: URL): Promise<void> {
   if (addresses.length === 0 || addresses.some(isPrivateAddress)) throw new InsecureIssuerError('The issuer resolves to a private address.');
 }
 
+/**
+ * The one outbound fetch of the SSO module (OpenID discovery, JWKS, tokens, SAML metadata): the URL is checked first
+ * (https, public address) unless SSO_ALLOW_INSECURE_ISSUERS=true, and redirects are refused (they would skip the check).
+ */
+export async function publicFetch(url: string | URL, init: RequestInit, allowInsecure: boolean): Promise<Response> {
+  if (!allowInsecure) await assertPublicUrl(new URL(url));
+  return fetch(url, { ...init, redirect: 'error' });
+}
+
 export interface ProviderSettings {
   id: string;
   issuer: string;
@@ -41,10 +50,7 @@ export class OidcClients {
   private readonly cache = new Map<string, { at: number; config: Promise<client.Configuration> }>();
   constructor(private readonly allowInsecure: boolean) {}
 
-  private guardedFetch: client.CustomFetch = async (url, options) => {
-    if (!this.allowInsecure) await assertPublicUrl(new URL(url));
-    return fetch(url, { ...options, redirect: 'error' } as RequestInit);
-  };
+  private guardedFetch: client.CustomFetch = async (url, options) => publicFetch(url, options as RequestInit, this.allowInsecure);
 
   async discover(issuer: string, clientId: string, clientSecret: string | null): Promise<client.Configuration> {
     const url = new URL(issuer);

@@ -1,6 +1,81 @@
 // Built-in presets of common identity providers (spec 2.8; issue 13 §4): the issuer pattern to fill in, the scopes,
-// the claims that carry e-mail and name, and a short setup note. The redirect URI to register is added per instance.
-export const SSO_PRESETS = [
+// the claims that carry e-mail and name, and a short setup note; and, where the IdP offers SAML 2.0, its metadata URL
+// pattern (null when the IdP only offers a download), attribute names and note. The redirect URI, ACS URL and entity
+// id to register are added per instance.
+
+export interface SamlPreset {
+  /** null: the IdP offers its metadata only as a download (paste it as metadataXml). */
+  metadataUrlTemplate: string | null;
+  emailAttribute: string;
+  nameAttribute: string;
+  notes: string;
+}
+
+const SAML: Record<string, SamlPreset> = {
+  entra: {
+    metadataUrlTemplate: 'https://login.microsoftonline.com/{tenantId}/federationmetadata/2007-06/federationmetadata.xml?appid={applicationId}',
+    emailAttribute: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+    nameAttribute: 'http://schemas.microsoft.com/identity/claims/displayname',
+    notes: 'Enterprise applications → New application → Create your own (non-gallery) → Single sign-on → SAML. Identifier (Entity ID) and Reply URL (ACS) as shown; keep the NameID persistent or user.mail (not transient).',
+  },
+  okta: {
+    metadataUrlTemplate: 'https://{yourOktaDomain}/app/{appId}/sso/saml/metadata',
+    emailAttribute: 'email',
+    nameAttribute: 'name',
+    notes: 'Applications → Create App Integration → SAML 2.0. Single sign-on URL = ACS URL, Audience URI = entity id; attribute statements email = user.email, name = user.displayName.',
+  },
+  google: {
+    metadataUrlTemplate: null,
+    emailAttribute: 'email',
+    nameAttribute: 'name',
+    notes: 'Admin console → Apps → Web and mobile apps → Add custom SAML app; download the IdP metadata and paste it. ACS URL and Entity ID as shown, Name ID format EMAIL; map Primary email → email.',
+  },
+  auth0: {
+    metadataUrlTemplate: 'https://{yourTenant}.{region}.auth0.com/samlp/metadata/{clientId}',
+    emailAttribute: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+    nameAttribute: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name',
+    notes: 'Applications → your application → Addons → SAML2 Web App; Application Callback URL = ACS URL, settings { "audience": entity id }.',
+  },
+  keycloak: {
+    metadataUrlTemplate: 'https://{host}/realms/{realm}/protocol/saml/descriptor',
+    emailAttribute: 'email',
+    nameAttribute: 'name',
+    notes: 'Clients → Create client (SAML), Client ID = entity id, Valid redirect URIs and Assertion Consumer Service POST Binding URL = ACS URL; Sign assertions on; add mappers for email and name.',
+  },
+  jumpcloud: {
+    metadataUrlTemplate: null,
+    emailAttribute: 'email',
+    nameAttribute: 'name',
+    notes: 'SSO Applications → Custom SAML App; SP Entity ID and ACS URL as shown, Sign Assertion; attributes email and name; export the metadata and paste it.',
+  },
+  onelogin: {
+    metadataUrlTemplate: 'https://{subdomain}.onelogin.com/saml/metadata/{appId}',
+    emailAttribute: 'User.email',
+    nameAttribute: 'name',
+    notes: 'Applications → Add App → SAML Custom Connector (Advanced); Audience = entity id, Recipient and ACS (Consumer) URL = ACS URL, SAML signature element Assertion.',
+  },
+  pingone: {
+    metadataUrlTemplate: 'https://auth.pingone.{region}/{environmentId}/saml20/metadata/{appId}',
+    emailAttribute: 'email',
+    nameAttribute: 'name',
+    notes: 'Applications → Add Application → SAML Application; ACS URL and Entity ID as shown, Sign Assertion; attribute mapping email and name.',
+  },
+};
+
+export interface SsoPreset {
+  id: string;
+  name: string;
+  type: 'oidc';
+  issuerTemplate: string;
+  scopes: string;
+  emailClaim: string;
+  nameClaim: string;
+  notes: string;
+  /** Where the IdP also offers SAML 2.0. */
+  saml?: SamlPreset;
+}
+
+const OIDC_PRESETS = [
   {
     id: 'entra',
     name: 'Microsoft Entra ID',
@@ -84,5 +159,6 @@ export const SSO_PRESETS = [
   { id: 'generic', name: 'Generic OpenID Connect', type: 'oidc', issuerTemplate: 'https://{issuer}', scopes: 'openid email profile', emailClaim: 'email', nameClaim: 'name', notes: 'Any provider with /.well-known/openid-configuration.' },
 ] as const;
 
-export type PresetId = (typeof SSO_PRESETS)[number]['id'];
+export type PresetId = (typeof OIDC_PRESETS)[number]['id'];
+export const SSO_PRESETS: readonly (SsoPreset & { id: PresetId })[] = OIDC_PRESETS.map((p) => (SAML[p.id] ? { ...p, saml: SAML[p.id] } : p));
 export const PRESET_IDS = SSO_PRESETS.map((p) => p.id) as [PresetId, ...PresetId[]];

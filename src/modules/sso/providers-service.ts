@@ -11,10 +11,17 @@ import { assertWithinCeiling, findRole } from '../roles/service.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 import { InsecureIssuerError, assertPublicUrl } from './oidc.js';
 import { SSO_PRESETS } from './presets.js';
+import { acsUrl, certificateInfo, fetchMetadata, parseIdpMetadata, SamlXmlError, spMetadataUrl } from './saml.js';
 
 type Row = typeof ssoProviders.$inferSelect;
 
-export const providerToJson = (r: Row) => ({
+/** What an administrator registers at a SAML IdP, and what was read from its metadata. */
+const samlJson = (deps: Deps, r: Row) =>
+  r.type === 'saml'
+    ? { entityId: spMetadataUrl(deps, r.id), acsUrl: acsUrl(deps), spMetadataUrl: spMetadataUrl(deps, r.id), metadataUrl: r.metadataUrl, ssoUrl: r.idpSsoUrl ?? '', emailAttribute: r.emailAttribute, nameAttribute: r.nameAttribute }
+    : {};
+
+export const providerToJson = (deps: Deps, r: Row) => ({
   id: r.id,
   orgId: r.orgId,
   partnerId: r.partnerId,
@@ -31,6 +38,7 @@ export const providerToJson = (r: Row) => ({
   enforceSSO: r.enforceSso,
   trustIdpMfa: r.trustIdpMfa,
   lastTestedAt: r.lastTestedOkAt?.toISOString() ?? null,
+  ...samlJson(deps, r),
   createdAt: r.createdAt.toISOString(),
   updatedAt: r.updatedAt.toISOString(),
 });
@@ -43,20 +51,41 @@ export async function findProvider(db: Executor, t: TargetScope, id: string): Pr
   return row;
 }
 
-export async function listProviders(db: Executor, t: TargetScope) {
-  const rows = await db.select().from(ssoProviders).where(ownedBy(t)).orderBy(asc(ssoProviders.name), asc(ssoProviders.id));
-  return { data: rows.map(providerToJson), nextCursor: null };
+export async function listProviders(deps: Deps, t: TargetScope) {
+  const rows = await deps.db.select().from(ssoProviders).where(ownedBy(t)).orderBy(asc(ssoProviders.name), asc(ssoProviders.id));
+  return { data: rows.map((r) => providerToJson(deps, r)), nextCursor: null };
 }
 
-const issuerError = (msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { issuer: [msg] }, formErrors: [] } });
+const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
-async function checkIssuer(deps: Deps, issuer: string) {
+async function checkPublic(deps: Deps, url: string, field: 'issuer' | 'metadataUrl') {
   if (deps.config.ssoAllowInsecureIssuers) return;
   try {
-    await assertPublicUrl(new URL(issuer));
+    await assertPublicUrl(new URL(url));
   } catch (err) {
-    if (err instanceof InsecureIssuerError) throw issuerError(err.message);
-    throw issuerError('The issuer host could not be resolved.');
+    if (err instanceof InsecureIssuerError) throw fieldError(field, field === 'issuer' ? err.message : err.message.replace('The issuer', 'The metadata URL'));
+    throw fieldError(field, `The ${field === 'issuer' ? 'issuer' : 'metadata URL'} host could not be resolved.`);
+  }
+}
+const checkIssuer = (deps: Deps, issuer: string) => checkPublic(deps, issuer, 'issuer');
+
+/** A SAML IdP's metadata from the request: inline, or fetched from its URL (through the one outbound check). */
+async function loadMetadata(deps: Deps, input: { metadataXml?: string; metadataUrl?: string }) {
+  const field = input.metadataUrl !== undefined ? 'metadataUrl' : 'metadataXml';
+  let xml = input.metadataXml ?? '';
+  if (input.metadataUrl !== undefined) {
+    await checkPublic(deps, input.metadataUrl, 'metadataUrl');
+    try {
+      xml = await fetchMetadata(deps, input.metadataUrl);
+    } catch (err) {
+      throw fieldError('metadataUrl', err instanceof SamlXmlError || err instanceof InsecureIssuerError ? err.message : 'The metadata could not be fetched.');
+    }
+  }
+  try {
+    return { xml, ...parseIdpMetadata(xml, deps.config.ssoAllowInsecureIssuers) };
+  } catch (err) {
+    if (err instanceof SamlXmlError) throw fieldError(field, err.message);
+    throw err;
   }
 }
 
@@ -87,15 +116,49 @@ export interface ProviderInput {
   allowedDomains?: string;
   enforceSSO?: boolean;
   trustIdpMfa?: boolean;
+  metadataXml?: string;
+  metadataUrl?: string;
+  emailAttribute?: string | null;
+  nameAttribute?: string | null;
 }
+
+const OIDC_FIELDS = ['issuer', 'clientId', 'clientSecret', 'scopes'] as const;
+const SAML_FIELDS = ['metadataXml', 'metadataUrl', 'emailAttribute', 'nameAttribute'] as const;
 
 /** Enforcing SSO through a provider whose /test never succeeded is allowed, with a warning (issue 13). */
 const warningsFor = (row: Row, input: ProviderInput) => (input.enforceSSO === true && !row.lastTestedOkAt ? { warnings: ['provider_untested' as const] } : {});
 
-export async function createProvider(deps: Deps, caller: Principal, t: TargetScope, input: ProviderInput & { name: string; issuer: string; clientId: string }, meta: AuditRequestMeta) {
-  if (input.type !== undefined && input.type !== 'oidc') throw new AppError('unsupported_provider_type');
-  await checkIssuer(deps, input.issuer);
+export async function createProvider(deps: Deps, caller: Principal, t: TargetScope, input: ProviderInput & { name: string }, meta: AuditRequestMeta) {
+  if (input.type !== undefined && input.type !== 'oidc' && input.type !== 'saml') throw new AppError('unsupported_provider_type');
   const preset = SSO_PRESETS.find((p) => p.id === input.preset);
+  let protocol: Pick<typeof ssoProviders.$inferInsert, 'type' | 'issuer' | 'clientId' | 'clientSecret' | 'scopes' | 'metadataXml' | 'metadataUrl' | 'idpCerts' | 'idpSsoUrl' | 'emailAttribute' | 'nameAttribute'>;
+  if (input.type === 'saml') {
+    // A body with type saml and OIDC settings matched the OIDC shape: name what is missing.
+    if (input.metadataXml === undefined && input.metadataUrl === undefined) throw fieldError('metadataXml', 'A SAML provider needs metadataXml or metadataUrl (and no OIDC settings).');
+    const md = await loadMetadata(deps, input);
+    protocol = {
+      type: 'saml',
+      issuer: md.entityId,
+      clientId: '',
+      clientSecret: null,
+      metadataXml: md.xml,
+      metadataUrl: input.metadataUrl ?? null,
+      idpCerts: md.certs,
+      idpSsoUrl: md.ssoUrl,
+      emailAttribute: input.emailAttribute ?? preset?.saml?.emailAttribute ?? null,
+      nameAttribute: input.nameAttribute ?? preset?.saml?.nameAttribute ?? null,
+    };
+  } else {
+    if (!input.issuer || !input.clientId) throw fieldError('issuer', 'An OpenID Connect provider needs issuer and clientId.');
+    await checkIssuer(deps, input.issuer);
+    protocol = {
+      type: 'oidc',
+      issuer: input.issuer,
+      clientId: input.clientId,
+      clientSecret: input.clientSecret ? deps.box.seal(input.clientSecret, 'sso-client-secret') : null,
+      scopes: input.scopes ?? preset?.scopes ?? 'openid email profile',
+    };
+  }
   return deps.db.transaction(async (tx) => {
     await checkDefaultRole(tx, t, input.autoProvision ?? false, input.defaultRoleId ?? null, caller);
     const [row] = await tx
@@ -104,12 +167,8 @@ export async function createProvider(deps: Deps, caller: Principal, t: TargetSco
         partnerId: t.partnerId,
         orgId: t.orgId,
         name: input.name,
-        type: 'oidc',
         status: 'inactive',
-        issuer: input.issuer,
-        clientId: input.clientId,
-        clientSecret: input.clientSecret ? deps.box.seal(input.clientSecret, 'sso-client-secret') : null,
-        scopes: input.scopes ?? preset?.scopes ?? 'openid email profile',
+        ...protocol,
         autoProvision: input.autoProvision ?? false,
         defaultRoleId: input.defaultRoleId ?? null,
         allowedDomains: input.allowedDomains ?? '',
@@ -117,19 +176,23 @@ export async function createProvider(deps: Deps, caller: Principal, t: TargetSco
         trustIdpMfa: input.trustIdpMfa ?? false,
       })
       .returning();
-    await deps.audit.record(tx, { action: 'sso.provider.create', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(t), resourceType: 'sso_provider', resourceId: row!.id, details: { name: input.name, issuer: input.issuer, preset: input.preset ?? null } }, meta);
-    return { ...providerToJson(row!), ...warningsFor(row!, input) };
+    await deps.audit.record(tx, { action: 'sso.provider.create', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(t), resourceType: 'sso_provider', resourceId: row!.id, details: { name: input.name, type: protocol.type, issuer: protocol.issuer, preset: input.preset ?? null } }, meta);
+    return { ...providerToJson(deps, row!), ...warningsFor(row!, input) };
   });
 }
 
 export async function updateProvider(deps: Deps, caller: Principal, t: TargetScope, id: string, input: ProviderInput & { status?: Row['status'] }, meta: AuditRequestMeta, action = 'sso.provider.update') {
   if (input.issuer) await checkIssuer(deps, input.issuer);
+  const md = input.metadataXml !== undefined || input.metadataUrl !== undefined ? await loadMetadata(deps, input) : null;
   return deps.db.transaction(async (tx) => {
     const current = await findProvider(tx, t, id);
+    const foreign = (current.type === 'saml' ? OIDC_FIELDS : SAML_FIELDS).find((k) => input[k] !== undefined);
+    if (foreign) throw fieldError(foreign, `${foreign} is not a setting of ${current.type === 'saml' ? 'a SAML' : 'an OpenID Connect'} provider.`);
+    const issuer = md ? md.entityId : input.issuer;
     const autoProvision = input.autoProvision ?? current.autoProvision;
     const defaultRoleId = input.defaultRoleId === undefined ? current.defaultRoleId : input.defaultRoleId;
     // Changes that widen who is provisioned with the role (or which IdP vouches) are held to the ceiling.
-    const widens = input.autoProvision !== undefined || input.defaultRoleId !== undefined || input.issuer !== undefined || input.allowedDomains !== undefined || input.status === 'active';
+    const widens = input.autoProvision !== undefined || input.defaultRoleId !== undefined || issuer !== undefined || input.allowedDomains !== undefined || input.status === 'active';
     await checkDefaultRole(tx, t, autoProvision, defaultRoleId, widens ? caller : null);
     if (input.status === 'active') {
       const [other] = await tx.select({ id: ssoProviders.id }).from(ssoProviders).where(and(ownedBy(t), eq(ssoProviders.status, 'active'), ne(ssoProviders.id, id))).limit(1);
@@ -139,7 +202,10 @@ export async function updateProvider(deps: Deps, caller: Principal, t: TargetSco
       .update(ssoProviders)
       .set({
         ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.issuer !== undefined ? { issuer: input.issuer } : {}),
+        ...(issuer !== undefined ? { issuer } : {}),
+        ...(md ? { metadataXml: md.xml, metadataUrl: input.metadataUrl ?? null, idpCerts: md.certs, idpSsoUrl: md.ssoUrl } : {}),
+        ...(input.emailAttribute !== undefined ? { emailAttribute: input.emailAttribute } : {}),
+        ...(input.nameAttribute !== undefined ? { nameAttribute: input.nameAttribute } : {}),
         ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
         ...(input.clientSecret !== undefined ? { clientSecret: input.clientSecret ? deps.box.seal(input.clientSecret, 'sso-client-secret') : null } : {}),
         ...(input.scopes !== undefined ? { scopes: input.scopes } : {}),
@@ -154,15 +220,15 @@ export async function updateProvider(deps: Deps, caller: Principal, t: TargetSco
       .where(eq(ssoProviders.id, id))
       .returning();
     // A subject means something only at its issuer: links made at the old one must not sign anyone in at the new one.
-    const issuerChanged = input.issuer !== undefined && input.issuer !== current.issuer;
+    const issuerChanged = issuer !== undefined && issuer !== current.issuer;
     const unlinked = issuerChanged ? (await tx.delete(ssoIdentities).where(eq(ssoIdentities.providerId, id)).returning({ id: ssoIdentities.id })).length : 0;
-    const changed = Object.keys(input).filter((k) => k !== 'clientSecret').sort();
+    const changed = Object.keys(input).filter((k) => k !== 'clientSecret' && k !== 'metadataXml').concat(md ? ['metadata'] : []).sort();
     await deps.audit.record(
       tx,
       { action, actor: { userId: caller.userId, email: caller.email }, ...auditTenant(t), resourceType: 'sso_provider', resourceId: id, details: { changed, clientAuthChanged: input.clientSecret !== undefined, ...(input.status ? { status: input.status } : {}), ...(issuerChanged ? { identitiesUnlinked: unlinked } : {}) } },
       meta,
     );
-    return { ...providerToJson(row!), ...warningsFor(row!, input) };
+    return { ...providerToJson(deps, row!), ...warningsFor(row!, input) };
   });
 }
 
@@ -178,6 +244,7 @@ export const openSecret = (deps: Deps, r: Row) => (r.clientSecret ? deps.box.ope
 
 export async function testProvider(deps: Deps, t: TargetScope, id: string) {
   const p = await findProvider(deps.db, t, id);
+  if (p.type === 'saml') return testSamlProvider(deps, p);
   try {
     const config = await deps.oidc.discover(p.issuer, p.clientId, openSecret(deps, p));
     const m = config.serverMetadata();
@@ -185,5 +252,23 @@ export async function testProvider(deps: Deps, t: TargetScope, id: string) {
     return { ok: true as const, issuer: m.issuer, authorizationEndpoint: m.authorization_endpoint ?? '', tokenEndpoint: m.token_endpoint ?? '', jwksUri: m.jwks_uri ?? '' };
   } catch (err) {
     return { ok: false as const, error: (err as Error).message.slice(0, 300) };
+  }
+}
+
+/**
+ * SAML: the metadata is fetched again (from metadataUrl) or re-read, and each signing certificate's expiry reported.
+ * Fetched metadata that still names the same entity brings its certificates and SSO URL in (an IdP's key rollover).
+ */
+async function testSamlProvider(deps: Deps, p: Row) {
+  try {
+    const xml = p.metadataUrl ? await fetchMetadata(deps, p.metadataUrl) : (p.metadataXml ?? '');
+    const md = parseIdpMetadata(xml, deps.config.ssoAllowInsecureIssuers);
+    if (md.entityId !== p.issuer) return { ok: false as const, error: `The metadata now names the entity ${md.entityId.slice(0, 200)}; save the metadata again to accept it.` };
+    const certificates = certificateInfo(md.certs, deps.clock.now());
+    if (certificates.every((c) => c.expired)) return { ok: false as const, error: 'Every signing certificate in the metadata has expired.' };
+    await deps.db.update(ssoProviders).set({ lastTestedOkAt: deps.clock.now(), ...(p.metadataUrl ? { metadataXml: xml, idpCerts: md.certs, idpSsoUrl: md.ssoUrl } : {}) }).where(eq(ssoProviders.id, p.id));
+    return { ok: true as const, type: 'saml' as const, issuer: md.entityId, ssoUrl: md.ssoUrl, certificates };
+  } catch (err) {
+    return { ok: false as const, error: err instanceof SamlXmlError || err instanceof InsecureIssuerError ? err.message : 'The metadata could not be fetched.' };
   }
 }

@@ -12,9 +12,11 @@ import { PERMISSIONS as P } from '../roles/catalog.js';
 import { idParam } from '../roles/schemas.js';
 import { findInScope, SSO_PROVIDER } from '../tenants/by-id.js';
 import { resolveTarget } from '../tenants/scope.js';
-import { BINDING_COOKIE, callbackUrl, checkOwner, completeLogin, discover, exchange, SsoFailure, SSO_SESSION_TTL_MS, startLogin } from './login-service.js';
+import { BINDING_COOKIE, bindingCookieOptions, callbackUrl, checkOwner, completeLogin, discover, exchange, SsoFailure, SSO_SESSION_TTL_MS, startLogin } from './login-service.js';
 import { landingUrl, ssoIdentityRoutes } from './routes-identities.js';
 import { SSO_PRESETS } from './presets.js';
+import { samlRoutes } from './routes-saml.js';
+import { acsUrl, spMetadataUrl } from './saml.js';
 import { createProvider, deleteProvider, findProvider, listProviders, providerToJson, testProvider, updateProvider } from './providers-service.js';
 import { callbackQuery, checkResult, createProviderBody, discoveryBody, discoveryResult, exchangeBody, loginQuery, providerJson, providerListQuery, statusBody, testResult, updateProviderBody } from './schemas.js';
 
@@ -30,6 +32,20 @@ const preset = z.object({
   emailClaim: z.string(),
   nameClaim: z.string(),
   notes: z.string(),
+  /** Where the IdP also offers SAML 2.0 (create with type saml). */
+  saml: z
+    .object({
+      /** null: the IdP offers its metadata only as a download (give it as metadataXml). */
+      metadataUrlTemplate: z.string().nullable(),
+      /** The assertion consumer service to register at the IdP. */
+      acsUrl: z.string(),
+      /** The SP entity id (audience) to register: our metadata URL, once the provider exists. */
+      entityIdTemplate: z.string(),
+      emailAttribute: z.string(),
+      nameAttribute: z.string(),
+      notes: z.string(),
+    })
+    .optional(),
 });
 
 export function ssoRoutes(deps: Deps) {
@@ -41,19 +57,19 @@ export function ssoRoutes(deps: Deps) {
     const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) => resolveTarget(deps.db, principalOf(req), orgId);
     // The provider's own tenant decides (the one by-id rule; ?orgId= is checked against it by installByIdScope).
     const byId = async (req: Parameters<typeof principalOf>[0] & { params: { id: string } }) => (await findInScope(deps.db, principalOf(req), SSO_PROVIDER, req.params.id)).target;
-    const cookieOpts = { httpOnly: true, sameSite: 'lax' as const, secure: deps.config.secureCookies, path: '/api/v1/sso' };
+    const cookieOpts = bindingCookieOptions(deps);
     const toLogin = (reply: FastifyReply, code: string) => reply.redirect(`${deps.config.appUrl}/login?error=${encodeURIComponent(code)}`, 302);
 
     r.get('/sso/presets', { onRequest: [auth], schema: { tags, summary: 'Presets of common identity providers', response: { 200: z.object({ data: z.array(preset) }), ...authErrors } } },
-      async () => ({ data: SSO_PRESETS.map((p) => ({ ...p, redirectUri: callbackUrl(deps) })) }));
+      async () => ({ data: SSO_PRESETS.map(({ saml, ...p }) => ({ ...p, redirectUri: callbackUrl(deps), ...(saml ? { saml: { ...saml, acsUrl: acsUrl(deps), entityIdTemplate: spMetadataUrl(deps, '{providerId}') } } : {}) })) }));
 
     r.get('/sso/providers', { onRequest: [auth, requirePermission(P.SETTINGS_READ)], schema: { tags, summary: 'Providers of an organisation (?orgId=) or the partner-owned ones', querystring: providerListQuery, response: { 200: page(providerJson), ...errors(400, 404), ...authErrors } } },
-      async (req) => listProviders(deps.db, await target(req, req.query.orgId)));
+      async (req) => listProviders(deps, await target(req, req.query.orgId)));
 
     r.get('/sso/providers/:id', { onRequest: [auth, requirePermission(P.SETTINGS_READ)], schema: { tags, summary: 'A provider (the client secret is never returned)', params: idParam, response: { 200: providerJson, ...errors(400, 404), ...authErrors } } },
-      async (req) => providerToJson(await findProvider(deps.db, await byId(req), req.params.id)));
+      async (req) => providerToJson(deps, await findProvider(deps.db, await byId(req), req.params.id)));
 
-    r.post('/sso/providers', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Create a provider (starts inactive)', body: createProviderBody, response: { 201: providerJson, ...errors(400, 404), ...authErrors } } },
+    r.post('/sso/providers', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Create a provider (starts inactive): OpenID Connect, or SAML 2.0 from the IdP\'s metadata', body: createProviderBody, response: { 201: providerJson, ...errors(400, 404), ...authErrors } } },
       async (req, reply) => {
         const { orgId, ...input } = req.body;
         return reply.code(201).send(await createProvider(deps, principalOf(req), await target(req, orgId), input, metaOf(req)));
@@ -71,10 +87,11 @@ export function ssoRoutes(deps: Deps) {
     r.post('/sso/providers/:id/status', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Set active, inactive or testing', params: idParam, body: statusBody, response: { 200: providerJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => updateProvider(deps, principalOf(req), await byId(req), req.params.id, { status: req.body.status }, metaOf(req)));
 
-    r.post('/sso/providers/:id/test', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], schema: { tags, summary: 'Try OpenID discovery', params: idParam, response: { 200: testResult, ...errors(400, 404), ...authErrors } } },
+    r.post('/sso/providers/:id/test', { onRequest: [auth, requirePermission(P.SETTINGS_WRITE)], schema: { tags, summary: 'Try OpenID discovery, or (SAML) fetch and read the metadata and report the certificates\' expiry', params: idParam, response: { 200: testResult, ...errors(400, 404), ...authErrors } } },
       async (req) => testProvider(deps, await byId(req), req.params.id));
 
     await app.register(ssoIdentityRoutes(deps));
+    await app.register(samlRoutes(deps));
 
     // Public flow.
     r.get('/sso/login/:orgId', { schema: { tags, summary: 'Start SSO: 302 to the identity provider (orgId, or a partner id for its own provider)', security: [], params: z.object({ orgId: z.string().max(64) }), querystring: loginQuery, response: { 302: z.null().describe('Redirect to the identity provider, or to /login?error=') } } },

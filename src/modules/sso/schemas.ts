@@ -21,16 +21,47 @@ const settings = {
   trustIdpMfa: z.boolean().optional().describe('Count the IdP\'s second factor (amr mfa, otp, hwk, swk, sms, fpt, face) as MFA'),
 };
 
-export const createProviderBody = z.strictObject({
+const attributeName = z.string().trim().min(1).max(255).nullable().optional();
+/** SAML (issue 13): the IdP's metadata, given inline or fetched from its URL; its entity id, SSO URL and certificates come from it. */
+const samlSettings = {
+  metadataXml: z.string().min(1).max(512 * 1024).optional().describe('The IdP\'s metadata XML (EntityDescriptor)'),
+  metadataUrl: z.url({ protocol: /^https?$/ }).max(2048).optional().describe('Where the IdP publishes its metadata (fetched now and by POST /test)'),
+  emailAttribute: attributeName.describe('Attribute carrying the e-mail (default: common names, else an emailAddress NameID)'),
+  nameAttribute: attributeName.describe('Attribute carrying the display name'),
+};
+const metadataSource = { oneOf: [{ required: ['metadataXml'] }, { required: ['metadataUrl'] }] };
+const oneMetadataSource = (b: { metadataXml?: string; metadataUrl?: string }) => (b.metadataXml === undefined) !== (b.metadataUrl === undefined);
+
+const oidcCreate = z.strictObject({
   name: z.string().trim().min(1).max(255),
   type: z.string().max(20).optional(),
   preset: z.enum(PRESET_IDS).optional(),
   orgId: z.uuid().optional(),
   ...settings,
 });
+export const createSamlProviderBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(255),
+    type: z.literal('saml'),
+    preset: z.enum(PRESET_IDS).optional(),
+    orgId: z.uuid().optional(),
+    ...samlSettings,
+    autoProvision: settings.autoProvision,
+    defaultRoleId: settings.defaultRoleId,
+    allowedDomains: settings.allowedDomains,
+    enforceSSO: settings.enforceSSO,
+    trustIdpMfa: settings.trustIdpMfa.describe('Count a second factor named by the assertion\'s AuthnContextClassRef as MFA'),
+  })
+  .refine(oneMetadataSource, { message: 'Give exactly one of metadataXml and metadataUrl', path: ['metadataXml'] })
+  .meta(metadataSource);
+export const createProviderBody = z.union([createSamlProviderBody, oidcCreate]);
+export type CreateSamlProvider = z.infer<typeof createSamlProviderBody>;
+export const isSamlCreate = (b: z.infer<typeof createProviderBody>): b is CreateSamlProvider => b.type === 'saml' && !('issuer' in b);
 export const updateProviderBody = z
-  .strictObject({ name: z.string().trim().min(1).max(255).optional(), ...settings, issuer: settings.issuer.optional(), clientId: settings.clientId.optional() })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });
+  .strictObject({ name: z.string().trim().min(1).max(255).optional(), ...settings, issuer: settings.issuer.optional(), clientId: settings.clientId.optional(), ...samlSettings })
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
+  .refine((b) => b.metadataXml === undefined || b.metadataUrl === undefined, { message: 'Give at most one of metadataXml and metadataUrl', path: ['metadataXml'] })
+  .meta({ minProperties: 1, not: { required: ['metadataXml', 'metadataUrl'] } });
 export const statusBody = z.strictObject({ status: z.enum(['active', 'inactive', 'testing']) });
 
 export const providerJson = z
@@ -50,6 +81,17 @@ export const providerJson = z
     allowedDomains: z.string(),
     enforceSSO: z.boolean(),
     trustIdpMfa: z.boolean(),
+    /** SAML: our entity id at the IdP (the URL of our SP metadata for this provider). */
+    entityId: z.string().optional(),
+    /** SAML: the assertion consumer service to register at the IdP. */
+    acsUrl: z.string().optional(),
+    spMetadataUrl: z.string().optional(),
+    /** SAML: where the IdP's metadata is fetched from (null when it was given inline). */
+    metadataUrl: z.string().nullable().optional(),
+    /** SAML: the IdP's single sign-on URL (HTTP-Redirect), from its metadata. */
+    ssoUrl: z.string().optional(),
+    emailAttribute: z.string().nullable().optional(),
+    nameAttribute: z.string().nullable().optional(),
     /** The last successful POST /test, null when none. */
     lastTestedAt: z.string().nullable(),
     /** provider_untested: enforceSSO was turned on for a provider whose /test never succeeded. */
@@ -59,8 +101,11 @@ export const providerJson = z
   })
   .meta({ id: 'SsoProvider' });
 
+export const certificateJson = z.object({ subject: z.string(), notBefore: z.string(), notAfter: z.string(), expired: z.boolean(), fingerprintSha256: z.string() });
 export const testResult = z.union([
   z.object({ ok: z.literal(true), issuer: z.string(), authorizationEndpoint: z.string(), tokenEndpoint: z.string(), jwksUri: z.string() }),
+  /** SAML: the metadata was read (and fetched, from metadataUrl); each signing certificate with its expiry. */
+  z.object({ ok: z.literal(true), type: z.literal('saml'), issuer: z.string(), ssoUrl: z.string(), certificates: z.array(certificateJson) }),
   z.object({ ok: z.literal(false), error: z.string() }),
 ]);
 export const checkResult = z.object({
@@ -77,5 +122,7 @@ export const discoveryResult = checkResult.extend({ orgId: z.uuid().optional() }
 export const exchangeBody = z.strictObject({ code: z.string().min(16).max(512) });
 export const loginQuery = z.looseObject({ redirect: z.string().max(2048).optional() });
 export const callbackQuery = z.looseObject({ code: z.string().max(4096).optional(), state: z.string().max(512).optional(), error: z.string().max(256).optional() });
+export const acsBody = z.looseObject({ SAMLResponse: z.string().max(512 * 1024).optional(), RelayState: z.string().max(1024).optional() });
+export const samlReturnQuery = z.looseObject({ token: z.string().max(512).optional() });
 export const ownerParam = z.strictObject({ orgId: z.uuid() });
 export const providerListQuery = z.strictObject({ orgId: z.uuid().optional() });
