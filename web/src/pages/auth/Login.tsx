@@ -2,7 +2,7 @@
 // a passkey alone ("use a passkey instead"); single sign-on found from the e-mail's domain; the `#ssoCode=`
 // hand-off from the SSO callback; `/login?error=` in words.
 import { Alert, Anchor, Button, Divider, Group, PasswordInput, PinInput, Stack, Text, TextInput } from '@mantine/core';
-import { startAuthentication } from '@simplewebauthn/browser';
+import { browserSupportsWebAuthnAutofill, startAuthentication, WebAuthnAbortService } from '@simplewebauthn/browser';
 import { useEffect, useRef, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, call } from '../../api/client';
@@ -53,6 +53,38 @@ export default function Login() {
       .catch((e: unknown) => setError(explain(e)))
       .finally(() => setBusy(false));
   }, [signedIn]);
+
+  // Passkey autofill (conditional mediation): the browser offers the account's passkeys in the e-mail field's
+  // suggestions (autocomplete="username webauthn"); picking one signs in without a password. Cancelled quietly when
+  // the page leaves or "Use a passkey instead" starts a ceremony of its own.
+  const signedInRef = useRef(signedIn);
+  signedInRef.current = signedIn;
+  useEffect(() => {
+    let live = true;
+    let waiting = false;
+    void (async () => {
+      if (!(await browserSupportsWebAuthnAutofill().catch(() => false)) || !live) return;
+      try {
+        // Without options (passkeys off, or the address is rate limited) the page simply offers no autofill.
+        const options = await call(api.POST('/api/v1/auth/passkey/login/options', {})).then((r) => r.options, () => null);
+        if (!options || !live) return;
+        waiting = true;
+        const credential = await startAuthentication({ optionsJSON: options as never, useBrowserAutofill: true });
+        setBusy(true);
+        signedInRef.current((await call(api.POST('/api/v1/auth/passkey/login/verify', { body: { credential: credential as never } }))) as TokenResponse);
+      } catch (err) {
+        const quiet = err instanceof Error && (err.name === 'AbortError' || err.name === 'NotAllowedError' || /abort/i.test(err.message));
+        if (live && !quiet) setError(passkeyError(err));
+      } finally {
+        waiting = false;
+        if (live) setBusy(false);
+      }
+    })();
+    return () => {
+      live = false;
+      if (waiting) WebAuthnAbortService.cancelCeremony();
+    };
+  }, []);
 
   const discover = async (value: string) => {
     if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value)) return setSso(null);
