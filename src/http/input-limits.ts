@@ -36,6 +36,11 @@ export function installJsonDepthLimit(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    // Many clients label every POST as JSON: a route that takes no body treats an empty one as absent.
+    if (body === '' && !req.routeOptions.schema?.body) {
+      done(null, undefined);
+      return;
+    }
     if (typeof body === 'string' && nestedDeeperThan(body, MAX_JSON_DEPTH)) {
       done(new AppError('json_too_deep', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`), undefined);
       return;

@@ -227,6 +227,16 @@ describe('a route that takes no body refuses one (unknown fields, CONTRACT secti
     expect(asArray.body.code).toBe('validation_failed');
     expect((await admin.post('/auth/mfa/setup', {})).status).not.toBe(400);
   });
+
+  it('an empty body labelled application/json counts as no body there; where a body is required it is 400', async () => {
+    const post = (path: string) =>
+      fetch(`${t.baseUrl}/api/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin.token}` }, body: '' });
+    const noBody = await post('/auth/mfa/setup');
+    expect(noBody.status).not.toBe(400);
+    const needsBody = await post('/auth/mfa/enable');
+    expect(needsBody.status).toBe(400);
+    expect(((await needsBody.json()) as { code: string }).code).toBe('validation_failed');
+  });
 });
 
 describe('an unexpected exception is 500 internal_error with an errorId that is in the log, never a stack', () => {

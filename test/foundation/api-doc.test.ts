@@ -1,0 +1,58 @@
+// docs/api.md is run, not just read: every `sh` block, in order, in one bash process (curl and jq) against a fresh
+// server, and what it prints is compared with what the page says happens.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueSetupLink } from '../../src/modules/setup/service.js';
+import { startApp, type TestApp } from '../support/app.js';
+
+let t: TestApp;
+let dir: string;
+beforeAll(async () => {
+  t = await startApp();
+  dir = mkdtempSync(join(tmpdir(), 'gh-api-doc-'));
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function run(script: string, env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
+  });
+}
+
+describe('docs/api.md', () => {
+  it('every sh block runs, in order, against a fresh server, and prints what the page describes', async () => {
+    const blocks = [...readFileSync('docs/api.md', 'utf8').matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(10);
+    const link = await issueSetupLink(t.deps);
+    const setupToken = new URL(link!).searchParams.get('token')!;
+    const script = ['set -euo pipefail', ...blocks.map((b, i) => `echo "== block ${i + 1}"\n${b}`)].join('\n');
+    const { code, out, err } = await run(script, { GH: `${t.baseUrl}/api/v1`, SETUP_TOKEN: setupToken });
+    expect(code, `${out}\n${err}`).toBe(0);
+    expect(out).toContain('== block ' + blocks.length);
+    // What the page says each step answers.
+    expect(out).toMatch(/"name": "Acme MSP"/);
+    expect(out).toMatch(/"mfaEnrollmentRequired": true/);
+    expect(out).toMatch(/"code": "mfa_enrollment_required"/);
+    expect(out).toMatch(/^10$/m);
+    expect(out).toMatch(/"name": "Front desk"/);
+    expect(out).toMatch(/"slug": "contoso-dental"/);
+    expect(out).toMatch(/"name":"Organization Viewer"/);
+    expect(out).toContain('["devices:execute"]');
+    expect(out).toMatch(/^bob@contoso\.test invited Helpdesk$/m);
+    expect(out).toMatch(/"mfaRequired": true,\s+"mfaMethod": "totp"/);
+    expect(out).toMatch(/"email": "ada@acme\.test",\s+"scope": "partner",\s+"mfaEnabled": true/);
+    expect(out).toMatch(/Microsoft Entra ID/);
+    expect(out).toMatch(/^20[04]\n401$/m);
+  }, 120_000);
+});
