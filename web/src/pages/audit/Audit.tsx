@@ -1,6 +1,6 @@
 // Audit: the records of the caller's scope, newest first, filtered by action, actor, organisation, result and time
 // range, paged with the API's keyset cursors; a record's details; CSV and JSON Lines export; chain verification.
-import { Alert, Badge, Button, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -18,7 +18,6 @@ const RESULTS = [
   { value: 'failure', label: 'Failure' },
   { value: 'denied', label: 'Denied' },
 ];
-const RESULT_COLOR = { success: 'green', failure: 'red', denied: 'orange' } as const;
 
 /** `datetime-local` value (the browser's time zone) → an instant the API accepts. */
 const instant = (local: string) => (local && !Number.isNaN(Date.parse(local)) ? new Date(local).toISOString() : undefined);
@@ -187,9 +186,9 @@ export default function Audit() {
                   </Text>
                 </Table.Td>
                 <Table.Td>
-                  <Badge variant="light" color={RESULT_COLOR[r.result]}>
+                  <Text size="sm" fw={r.result === 'success' ? 400 : 700}>
                     {r.result}
-                  </Badge>
+                  </Text>
                 </Table.Td>
                 <Table.Td>{r.actorEmail ?? (r.actorUserId ? 'A removed user' : 'The system')}</Table.Td>
                 {partner && <Table.Td>{orgName(r.orgId)}</Table.Td>}
