@@ -974,8 +974,8 @@ export interface paths {
         get: operations["getSsoProviders"];
         put?: never;
         /**
-         * Create a provider (starts inactive)
-         * @description Create a provider (starts inactive).
+         * Create a provider (starts inactive): OpenID Connect, or SAML 2.0 from the IdP's metadata
+         * @description Create a provider (starts inactive): OpenID Connect, or SAML 2.0 from the IdP's metadata.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
          */
@@ -1052,8 +1052,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Try OpenID discovery
-         * @description Try OpenID discovery.
+         * Try OpenID discovery, or (SAML) fetch and read the metadata and report the certificates' expiry
+         * @description Try OpenID discovery, or (SAML) fetch and read the metadata and report the certificates' expiry.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:write`.
          */
@@ -1166,6 +1166,72 @@ export interface paths {
          *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `users:read`.
          */
         get: operations["getSsoIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sso/saml/{providerId}/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Our SAML service provider metadata for a provider (entity id, ACS): give it, or its URL, to the IdP
+         * @description Our SAML service provider metadata for a provider (entity id, ACS): give it, or its URL, to the IdP.
+         *
+         *     Public: no access token.
+         */
+        get: operations["getSsoSamlByProviderIdMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sso/saml/acs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assertion consumer service: the IdP posts SAMLResponse (and RelayState); 303 to the return hop, or 302 to /login?error=
+         * @description Assertion consumer service: the IdP posts SAMLResponse (and RelayState); 303 to the return hop, or 302 to /login?error=.
+         *
+         *     Public: no access token.
+         */
+        post: operations["postSsoSamlAcs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sso/saml/return": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The browser that started a SAML sign-in completes it; 302 to the app with #ssoCode=, or to /login?error=
+         * @description The browser that started a SAML sign-in completes it; 302 to the app with #ssoCode=, or to /login?error=.
+         *
+         *     Public: no access token.
+         */
+        get: operations["getSsoSamlReturn"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2852,6 +2918,13 @@ export interface components {
             allowedDomains: string;
             enforceSSO: boolean;
             trustIdpMfa: boolean;
+            entityId?: string;
+            acsUrl?: string;
+            spMetadataUrl?: string;
+            metadataUrl?: string | null;
+            ssoUrl?: string;
+            emailAttribute?: string | null;
+            nameAttribute?: string | null;
             lastTestedAt: string | null;
             warnings?: "provider_untested"[];
             createdAt: string;
@@ -7184,6 +7257,14 @@ export interface operations {
                             emailClaim: string;
                             nameClaim: string;
                             notes: string;
+                            saml?: {
+                                metadataUrlTemplate: string | null;
+                                acsUrl: string;
+                                entityIdTemplate: string;
+                                emailAttribute: string;
+                                nameAttribute: string;
+                                notes: string;
+                            };
                         }[];
                     };
                 };
@@ -7341,7 +7422,32 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
+                "application/json": ({
+                    name: string;
+                    /** @enum {string} */
+                    type: "saml";
+                    /** @enum {string} */
+                    preset?: "entra" | "okta" | "google" | "auth0" | "keycloak" | "jumpcloud" | "onelogin" | "pingone" | "generic";
+                    /** Format: uuid */
+                    orgId?: string;
+                    /** @description The IdP's metadata XML (EntityDescriptor) */
+                    metadataXml?: string;
+                    /**
+                     * Format: uri
+                     * @description Where the IdP publishes its metadata (fetched now and by POST /test)
+                     */
+                    metadataUrl?: string;
+                    /** @description Attribute carrying the e-mail (default: common names, else an emailAddress NameID) */
+                    emailAttribute?: string | null;
+                    /** @description Attribute carrying the display name */
+                    nameAttribute?: string | null;
+                    autoProvision?: boolean;
+                    defaultRoleId?: string | null;
+                    allowedDomains?: string;
+                    enforceSSO?: boolean;
+                    /** @description Count a second factor named by the assertion's AuthnContextClassRef as MFA */
+                    trustIdpMfa?: boolean;
+                } & (unknown | unknown)) | {
                     name: string;
                     type?: string;
                     /** @enum {string} */
@@ -7663,6 +7769,17 @@ export interface operations {
                     enforceSSO?: boolean;
                     /** @description Count the IdP's second factor (amr mfa, otp, hwk, swk, sms, fpt, face) as MFA */
                     trustIdpMfa?: boolean;
+                    /** @description The IdP's metadata XML (EntityDescriptor) */
+                    metadataXml?: string;
+                    /**
+                     * Format: uri
+                     * @description Where the IdP publishes its metadata (fetched now and by POST /test)
+                     */
+                    metadataUrl?: string;
+                    /** @description Attribute carrying the e-mail (default: common names, else an emailAddress NameID) */
+                    emailAttribute?: string | null;
+                    /** @description Attribute carrying the display name */
+                    nameAttribute?: string | null;
                 };
             };
         };
@@ -7908,6 +8025,20 @@ export interface operations {
                         authorizationEndpoint: string;
                         tokenEndpoint: string;
                         jwksUri: string;
+                    } | {
+                        /** @enum {boolean} */
+                        ok: true;
+                        /** @enum {string} */
+                        type: "saml";
+                        issuer: string;
+                        ssoUrl: string;
+                        certificates: {
+                            subject: string;
+                            notBefore: string;
+                            notAfter: string;
+                            expired: boolean;
+                            fingerprintSha256: string;
+                        }[];
                     } | {
                         /** @enum {boolean} */
                         ok: false;
@@ -8385,6 +8516,190 @@ export interface operations {
             };
             /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
             428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSsoSamlByProviderIdMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                providerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SAML 2.0 SP metadata (EntityDescriptor). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": string;
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postSsoSamlAcs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    SAMLResponse?: string;
+                    RelayState?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Refused: redirect to /login?error= */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Verified: on to GET /sso/saml/return in the same browser */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is too large. `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSsoSamlReturn: {
+        parameters: {
+            query?: {
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Redirect to the app with #ssoCode=, the link page, or /login?error= */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
