@@ -80,3 +80,30 @@ export function linkFlowOf(location: string | null): string | null {
   const u = new URL(location);
   return u.pathname === '/sso/link' ? u.searchParams.get('flow') : null;
 }
+
+/** A SAML provider created from the IdP's metadata (inline, or by URL), then activated, both through the API. */
+export async function createActiveSamlProvider(api: ApiClient, idp: { metadataXml: string; metadataUrl: string }, orgId: string | null, settings: ProviderSettings & { byUrl?: boolean; trustIdpMfa?: boolean } = {}) {
+  const created = await api.post('/sso/providers', {
+    type: 'saml',
+    name: settings.name ?? `SAML IdP ${uniq()}`,
+    ...(settings.byUrl ? { metadataUrl: idp.metadataUrl } : { metadataXml: idp.metadataXml }),
+    ...(orgId ? { orgId } : {}),
+    autoProvision: settings.autoProvision ?? false,
+    ...(settings.defaultRoleId !== undefined ? { defaultRoleId: settings.defaultRoleId } : {}),
+    ...(settings.allowedDomains !== undefined ? { allowedDomains: settings.allowedDomains } : {}),
+    ...(settings.enforceSSO !== undefined ? { enforceSSO: settings.enforceSSO } : {}),
+    ...(settings.trustIdpMfa !== undefined ? { trustIdpMfa: settings.trustIdpMfa } : {}),
+  });
+  expect(created.status, created.text).toBe(201);
+  const activated = await setStatus(api, created.body.id, 'active', orgId);
+  expect(activated.status, activated.text).toBe(200);
+  return activated.body as { id: string; orgId: string | null; partnerId: string; name: string; status: string; entityId: string; acsUrl: string; spMetadataUrl: string };
+}
+
+/** An organisation with an active SAML provider at the given IdP. */
+export async function orgWithSamlProvider(t: TestApp, idp: { metadataXml: string; metadataUrl: string }, settings: ProviderSettings & { byUrl?: boolean; trustIdpMfa?: boolean } = {}) {
+  const tn = await tenant(t);
+  const domain = freshDomain();
+  const provider = await createActiveSamlProvider(tn.api, idp, tn.org.id, { allowedDomains: domain, ...settings });
+  return { ...tn, domain, provider };
+}
