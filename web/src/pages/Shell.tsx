@@ -13,6 +13,7 @@ const Users = lazy(() => import('./users/Users'));
 const Tenants = lazy(() => import('./tenants/Tenants'));
 const Roles = lazy(() => import('./roles/Roles'));
 const Audit = lazy(() => import('./audit/Audit'));
+const SsoProviders = lazy(() => import('./sso/SsoProviders'));
 const Onboarding = lazy(() => import('./onboarding/Onboarding'));
 
 export interface Me {
@@ -41,6 +42,7 @@ const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/users', label: 'Users', perm: 'users:read' },
   { to: '/tenants', label: 'Tenants', perm: 'organizations:read' },
   { to: '/roles', label: 'Roles', perm: 'users:read' },
+  { to: '/sso', label: 'Single sign-on', perm: 'settings:read' },
   { to: '/audit', label: 'Audit', perm: 'audit:read' },
   { to: '/onboarding', label: 'Onboarding', perm: ['devices:read', 'organizations:write', 'settings:read', 'scripts:read', 'automations:read'] },
   { to: '/account', label: 'My account', perm: null },
@@ -88,6 +90,7 @@ export default function Shell() {
             <Route path="/tenants" element={<Tenants />} />
             <Route path="/roles" element={<Roles />} />
             <Route path="/audit" element={<Audit />} />
+            <Route path="/sso" element={<SsoProviders />} />
             <Route path="/onboarding/*" element={<Onboarding />} />
             <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
           </Routes>

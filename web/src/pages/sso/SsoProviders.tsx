@@ -1,0 +1,165 @@
+// SSO providers of the partner (its own technicians) or of one organisation: status, allowed domains, enforce SSO,
+// the discovery test and its result; create from a preset, edit, turn on and off, delete.
+import { Alert, Button, Group, Menu, Modal, Stack, Table, Text, Title } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, call } from '../../api/client';
+import { TenantSelect } from '../../components/TenantSelect';
+import { explain } from '../../lib/errors';
+import { can, useMe } from '../Shell';
+import { STATUS_WORDS, UNTESTED_TEXT, untested, useProviders, type Provider, type Status } from './data';
+import { ProviderForm } from './ProviderForm';
+import { TestResult } from './TestResult';
+
+type Dialog = { kind: 'create' } | { kind: 'edit' | 'delete' | 'test'; provider: Provider } | null;
+
+export default function SsoProviders() {
+  const me = useMe();
+  const qc = useQueryClient();
+  const [orgId, setOrgId] = useState<string | null>(null);
+  const [dialog, setDialog] = useState<Dialog>(null);
+  const scope = orgId ?? undefined;
+  const list = useProviders(scope);
+  const write = can(me.data, 'settings:write');
+  const refresh = () => void qc.invalidateQueries({ queryKey: ['sso-providers'] });
+
+  const test = useMutation({
+    mutationFn: (p: Provider) => call(api.POST('/api/v1/sso/providers/{id}/test', { params: { path: { id: p.id } } })),
+    onSettled: refresh,
+  });
+  const status = useMutation({
+    mutationFn: ({ p, to }: { p: Provider; to: Status }) => call(api.POST('/api/v1/sso/providers/{id}/status', { params: { path: { id: p.id } }, body: { status: to } })),
+    onSuccess: (p) => {
+      notifications.show({ color: 'green', message: `${p.name}: ${STATUS_WORDS[p.status]}.` });
+      refresh();
+    },
+    onError: (err) => notifications.show({ color: 'red', title: 'Not done', message: explain(err) }),
+  });
+  const warned = (list.data ?? []).filter(untested);
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          Single sign-on
+        </Title>
+        {write && <Button onClick={() => setDialog({ kind: 'create' })}>New provider</Button>}
+      </Group>
+      {me.data?.scope === 'partner' && <TenantSelect label="Providers of" partnerLabel="The partner (your technicians)" value={orgId} onChange={setOrgId} />}
+      {warned.map((p) => (
+        <Alert key={p.id} color="yellow" title={`${p.name} has never passed a test`} data-testid="untested-warning">
+          {UNTESTED_TEXT}
+        </Alert>
+      ))}
+      {list.isError ? (
+        <Alert color="red" role="alert">
+          {explain(list.error)}
+        </Alert>
+      ) : list.isPending ? (
+        <Text aria-busy="true">Loading providers…</Text>
+      ) : list.data.length === 0 ? (
+        <Text c="dimmed">No identity provider yet. {write ? 'Add one from a preset: Microsoft Entra ID, Okta, Google Workspace and more.' : ''}</Text>
+      ) : (
+        <Table striped data-testid="sso-table">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Protocol</Table.Th>
+              <Table.Th>Status</Table.Th>
+              <Table.Th>Allowed domains</Table.Th>
+              <Table.Th>Enforced</Table.Th>
+              <Table.Th>Last test passed</Table.Th>
+              <Table.Th>
+                <span className="gh-visually-hidden">Actions</span>
+              </Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {list.data.map((p) => (
+              <Table.Tr key={p.id}>
+                <Table.Td>{p.name}</Table.Td>
+                <Table.Td>{p.type === 'saml' ? 'SAML 2.0' : 'OpenID Connect'}</Table.Td>
+                <Table.Td>
+                  <Text size="sm" fw={p.status === 'active' ? 700 : 400} title={STATUS_WORDS[p.status]}>
+                    {p.status}
+                  </Text>
+                </Table.Td>
+                <Table.Td>{p.allowedDomains ? p.allowedDomains.split(',').join(', ') : 'Any'}</Table.Td>
+                <Table.Td>{p.enforceSSO ? 'Yes' : 'No'}</Table.Td>
+                <Table.Td>{p.lastTestedAt ? new Date(p.lastTestedAt).toLocaleString() : 'Never'}</Table.Td>
+                <Table.Td>
+                  {write && (
+                    <Menu position="bottom-end">
+                      <Menu.Target>
+                        <Button size="xs" variant="default" aria-label={`Actions for ${p.name}`}>
+                          Actions
+                        </Button>
+                      </Menu.Target>
+                      <Menu.Dropdown>
+                        <Menu.Item
+                          onClick={() => {
+                            test.mutate(p);
+                            setDialog({ kind: 'test', provider: p });
+                          }}
+                        >
+                          Test
+                        </Menu.Item>
+                        <Menu.Item onClick={() => setDialog({ kind: 'edit', provider: p })}>Edit</Menu.Item>
+                        {p.status !== 'active' && <Menu.Item onClick={() => status.mutate({ p, to: 'active' })}>Turn on (active)</Menu.Item>}
+                        {p.status !== 'testing' && <Menu.Item onClick={() => status.mutate({ p, to: 'testing' })}>Set to testing</Menu.Item>}
+                        {p.status !== 'inactive' && <Menu.Item onClick={() => status.mutate({ p, to: 'inactive' })}>Turn off (inactive)</Menu.Item>}
+                        <Menu.Item color="red" onClick={() => setDialog({ kind: 'delete', provider: p })}>
+                          Delete
+                        </Menu.Item>
+                      </Menu.Dropdown>
+                    </Menu>
+                  )}
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+      <Text size="sm" c="dimmed">
+        Only an active provider is offered at sign-in: people whose e-mail domain is allowed see “Continue with …” on the sign-in page.
+      </Text>
+      {dialog?.kind === 'create' && <ProviderForm provider={null} orgId={scope} onClose={() => setDialog(null)} />}
+      {dialog?.kind === 'edit' && <ProviderForm provider={dialog.provider} orgId={scope} onClose={() => setDialog(null)} />}
+      {dialog?.kind === 'test' && <TestResult provider={dialog.provider} result={test.data} error={test.error} pending={test.isPending} onClose={() => setDialog(null)} />}
+      {dialog?.kind === 'delete' && <DeleteProvider provider={dialog.provider} onClose={() => setDialog(null)} />}
+    </Stack>
+  );
+}
+
+function DeleteProvider({ provider, onClose }: { provider: Provider; onClose: () => void }) {
+  const qc = useQueryClient();
+  const del = useMutation({
+    mutationFn: () => call(api.DELETE('/api/v1/sso/providers/{id}', { params: { path: { id: provider.id } } })),
+    onSuccess: () => {
+      notifications.show({ color: 'green', message: `${provider.name} deleted.` });
+      void qc.invalidateQueries({ queryKey: ['sso-providers'] });
+      onClose();
+    },
+  });
+  return (
+    <Modal opened onClose={onClose} title={`Delete ${provider.name}?`}>
+      <Stack>
+        <Text size="sm">Every account link to this provider goes with it; people who signed in only through it need a password or a new provider.</Text>
+        {del.isError && (
+          <Alert color="red" role="alert">
+            {explain(del.error)}
+          </Alert>
+        )}
+        <Group justify="end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button color="red" loading={del.isPending} onClick={() => del.mutate()}>
+            Delete
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
