@@ -36,7 +36,8 @@ function RequireSession({ children }: { children: ReactNode }) {
   const s = useSession();
   const loc = useLocation();
   if (!s.ready) return <Loading />;
-  if (!s.accessToken) return <Navigate to={`/login?next=${encodeURIComponent(loc.pathname + loc.search)}`} replace />;
+  // The hash goes along: the SSO callback lands on the requested path with `#ssoCode=`, which the sign-in page exchanges.
+  if (!s.accessToken) return <Navigate to={{ pathname: '/login', search: `?next=${encodeURIComponent(loc.pathname + loc.search)}`, hash: loc.hash }} replace />;
   if (s.mfaEnrollmentRequired && loc.pathname !== '/enroll-mfa') return <Navigate to="/enroll-mfa" replace />;
   return <>{children}</>;
 }
