@@ -223,8 +223,9 @@ export async function followAcs(acs: { status: number; location: string | null }
 /**
  * The whole SP-initiated chain in a headless browser: GET /sso/login/:ownerId → the IdP's SSO URL → its form → POST to
  * the ACS of `acsBase` (default the instance the browser started on) → 303 → GET /sso/saml/return → final Location.
+ * `stopBeforeAcs` ends at the IdP's form (the SAMLResponse is returned, never posted).
  */
-export async function runSamlLogin(app: { baseUrl: string }, ownerId: string, opts: { redirect?: string; jar?: CookieJar; acsBase?: string } = {}): Promise<SamlLoginResult> {
+export async function runSamlLogin(app: { baseUrl: string }, ownerId: string, opts: { redirect?: string; jar?: CookieJar; acsBase?: string; stopBeforeAcs?: boolean } = {}): Promise<SamlLoginResult> {
   const jar: CookieJar = opts.jar ?? new Map();
   const start = new URL(`/api/v1/sso/login/${ownerId}`, app.baseUrl);
   if (opts.redirect !== undefined) start.searchParams.set('redirect', opts.redirect);
@@ -236,6 +237,7 @@ export async function runSamlLogin(app: { baseUrl: string }, ownerId: string, op
   const action = /<form method="post" action="([^"]+)"/.exec(page.text)?.[1]?.replace(/&amp;/g, '&');
   const samlResponse = /name="SAMLResponse" value="([^"]+)"/.exec(page.text)?.[1] ?? null;
   if (!action || !samlResponse) throw new Error(`no SAML form in the IdP's page: ${page.text.slice(0, 300)}`);
+  if (opts.stopBeforeAcs) return { location: null, ssoCode: null, error: null, path: null, samlResponse, jar };
   const acsUrl = opts.acsBase ? new URL(new URL(action).pathname, opts.acsBase).href : action;
   const acs = await postToAcs(new URL(acsUrl).origin, samlResponse);
   return { ...(await followAcs(acs, jar)), samlResponse };

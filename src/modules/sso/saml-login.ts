@@ -107,7 +107,8 @@ export async function consumeSamlResponse(deps: Deps, samlResponse: string | und
   const inResponseTo = attr(root, 'InResponseTo');
   if (!inResponseTo || inResponseTo.length > 200) throw new SsoFailure('invalid_state');
   const [session] = await deps.db.select().from(ssoSessions).where(eq(ssoSessions.stateHash, sha256(inResponseTo))).limit(1);
-  if (!session || session.consumedAt) throw new SsoFailure('invalid_state');
+  // A consumed session is still verified: an assertion posted again is then refused by its single-use claim.
+  if (!session) throw new SsoFailure('invalid_state');
   if (session.expiresAt <= deps.clock.now()) throw new SsoFailure('session_expired');
   const [provider] = session.providerId ? await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, session.providerId)) : [];
   if (!provider || provider.status !== 'active' || provider.type !== 'saml') throw new SsoFailure('provider_not_found');
