@@ -30,7 +30,7 @@ export const STEP_UP_ROUTES = [
   { method: 'PATCH', url: '/api/v1/orgs/partners/me', when: 'the body changes settings' },
 ] as const satisfies readonly { method: string; url: string; when?: string }[];
 
-export type StepUpMethod = 'password' | 'totp' | 'passkey' | 'reauthenticate';
+export type StepUpMethod = 'password' | 'totp' | 'sms' | 'passkey' | 'reauthenticate';
 
 export interface StepUpDeps {
   db: Db;
@@ -56,14 +56,16 @@ export const stepUpFresh = (deps: StepUpDeps, p: Principal) =>
 export async function stepUpMethods(deps: StepUpDeps, p: Principal): Promise<StepUpMethod[]> {
   const result = await deps.db.execute(sql`
     select u.password_hash is not null as has_password, u.mfa_secret is not null as has_totp,
+           (u.mfa_method = 'sms' and u.phone_verified and u.phone_number is not null) as has_sms,
            exists (select 1 from passkeys k where k.user_id = u.id) as has_passkey
     from users u where u.id = ${p.userId}`);
-  const row = (result as unknown as { rows: { has_password: boolean; has_totp: boolean; has_passkey: boolean }[] }).rows[0];
+  const row = (result as unknown as { rows: { has_password: boolean; has_totp: boolean; has_sms: boolean; has_passkey: boolean }[] }).rows[0];
   if (!row) return ['reauthenticate'];
   const allowed = p.security.allowedMfaMethods;
   const factors: StepUpMethod[] = [];
   if (deps.config.enable2fa) {
     if (row.has_totp && allowed.totp && !p.security.phishingResistantOnly) factors.push('totp');
+    if (row.has_sms && allowed.sms && !p.security.phishingResistantOnly) factors.push('sms');
     if (row.has_passkey && allowed.passkey) factors.push('passkey');
   }
   let methods: StepUpMethod[];

@@ -364,3 +364,50 @@ describe('SMS limits: per phone, per user, per tempToken', () => {
     expect(sink.countTo(phone)).toBe(0);
   });
 });
+
+describe('step-up by SMS (a risky route after STEP_UP_MAX_AGE)', () => {
+  const stale = () => t.clock.advance(t.deps.config.stepUpMaxAge * 1000 + 1_000);
+  // Inviting an administrator is a risky route (STEP_UP_ROUTES); the member is an Organization Admin.
+  const inviteAdmin = (m: { api: ApiClient; orgId: string | null }) =>
+    m.api.post('/users/invite', { email: `admin-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.test`, name: 'New Admin', roleId: '00000000-0000-4000-8000-000000000004', orgId: m.orgId });
+
+  it('step_up_required lists sms; a code sent to the phone renews auth_time and the risky route passes; the code works once', async () => {
+    const m = await smsMember();
+    stale();
+    const refused = await inviteAdmin(m);
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'step_up_required', methods: expect.arrayContaining(['sms']) });
+
+    const sent = await m.api.post('/auth/step-up/sms');
+    expect(sent.status, sent.text).toBe(200);
+    expect(sent.body).toEqual({ success: true, phoneLast4: m.phone.slice(-4) });
+    const code = sink.lastCode(m.phone)!;
+    const stepped = await m.api.post('/auth/step-up', { code });
+    expect(stepped.status, stepped.text).toBe(200);
+    m.api.token = stepped.body.accessToken;
+    const again = await inviteAdmin(m);
+    expect(again.status, again.text).toBe(201);
+    expect((await m.api.post('/auth/step-up', { code })).body.code).toBe('invalid_mfa_code');
+    expect(await auditOf(t, 'auth.step_up')).toEqual(expect.arrayContaining([expect.objectContaining({ details: { method: 'sms' } })]));
+  });
+
+  it('a wrong code is 401 invalid_mfa_code (CONTRACT section 4); five wrong codes void the sent one', async () => {
+    const m = await smsMember();
+    expect((await m.api.post('/auth/step-up/sms')).status).toBe(200);
+    const code = sink.lastCode(m.phone)!;
+    const wrong = code === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i++) expectError(await m.api.post('/auth/step-up', { code: wrong }), 401, 'invalid_mfa_code');
+    expectError(await m.api.post('/auth/step-up', { code }), 401, 'invalid_mfa_code');
+  });
+
+  it('an account without the SMS factor is refused (400 phone_not_verified); an organisation that bans SMS gets no code (403 sms_not_allowed)', async () => {
+    const plain = await member(t);
+    const api = await signIn(t, plain.email);
+    expectError(await api.post('/auth/step-up/sms'), 400, 'phone_not_verified');
+    const m = await smsMember();
+    await setOrgSettings(t, m.orgId!, { security: { allowedMfaMethods: { sms: false } } });
+    const before = sink.messages.length;
+    expectError(await m.api.post('/auth/step-up/sms'), 403, 'sms_not_allowed');
+    expect(sink.messages.length).toBe(before);
+  });
+});

@@ -14,6 +14,7 @@ import { idParam } from '../roles/schemas.js';
 import { reportSession } from './devices.js';
 import { presentedPasswordField } from './passwords.js';
 import { endOtherSessions, endOwnSession, listOwnSessions, sessionJson } from './session-list.js';
+import { sendStepUpSms } from '../mfa/sms-service.js';
 import { removePassword, stepUp } from './step-up-service.js';
 import { success } from './schemas.js';
 import { respondWithTokens, tokenResponse } from './token-response.js';
@@ -61,7 +62,10 @@ export function authSecurityRoutes(deps: Deps) {
     r.post('/auth/step-up/options', { onRequest: [passkeysOn, auth], schema: { tags, operationId: 'stepUpOptions', summary: 'WebAuthn options to prove presence with one of your passkeys', description: 'For POST /auth/step-up and DELETE /auth/password with a credential.', response: { 200: options, ...errors(400, 404), ...authErrors } } },
       async (req) => (await assertionOptions(deps, 'webauthn_reauth', principalOf(req).userId)) as unknown as { options: Record<string, unknown> });
 
-    r.post('/auth/step-up', { onRequest: [auth], schema: { tags, operationId: 'stepUp', summary: 'Prove presence again (password, TOTP code or passkey)', description: 'Renews the session auth_time used by risky routes (STEP_UP_MAX_AGE) and answers a fresh access token. The accepted methods are those a step_up_required answer lists.', body: stepUpBody, response: { 200: stepUpResponse, ...errors(400, 429), ...authErrors } } },
+    r.post('/auth/step-up/sms', { onRequest: [auth], schema: { tags, operationId: 'stepUpSms', summary: 'Send a code to your verified phone to prove presence', description: 'For POST /auth/step-up with `code`, when a step_up_required answer lists `sms`. The code lives 5 minutes and works once; sends are limited per session and per phone number.', response: { 200: z.object({ success: z.literal(true), phoneLast4: z.string() }), ...errors(400, 403, 404, 429), ...authErrors } } },
+      async (req) => sendStepUpSms(deps, principalOf(req)));
+
+    r.post('/auth/step-up', { onRequest: [auth], schema: { tags, operationId: 'stepUp', summary: 'Prove presence again (password, TOTP or SMS code, or passkey)', description: 'Renews the session auth_time used by risky routes (STEP_UP_MAX_AGE) and answers a fresh access token. The accepted methods are those a step_up_required answer lists.', body: stepUpBody, response: { 200: stepUpResponse, ...errors(400, 429), ...authErrors } } },
       async (req) => stepUp(deps, principalOf(req), req.body, metaOf(req)));
 
     r.delete('/auth/password', { onRequest: [passkeysOn, auth], schema: { tags, operationId: 'removePassword', summary: 'Go passwordless: remove your password', description: 'Needs a TOTP code or a passkey assertion, and at least two passkeys or a passkey and another factor the policy allows; else 403 last_sign_in_method.', body: removePasswordBody, response: { 200: success, ...errors(400, 404, 409, 429), ...authErrors } } },

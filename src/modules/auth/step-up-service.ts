@@ -8,6 +8,7 @@ import { AppError } from '../../http/errors.js';
 import { stepUpMethods, type StepUpMethod } from '../../http/step-up.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { acceptTotp } from '../mfa/factors.js';
+import { acceptStepUpSms } from '../mfa/sms-service.js';
 import { advanceCounter, verifyAssertion, type VerifiedAssertion } from '../passkeys/assertion.js';
 import { verifyPassword } from './passwords.js';
 
@@ -17,36 +18,41 @@ export interface ProofInput {
   credential?: Record<string, unknown>;
 }
 
-const methodOf = (input: ProofInput): StepUpMethod => (input.password !== undefined ? 'password' : input.code !== undefined ? 'totp' : 'passkey');
+type ProofKind = 'password' | 'code' | 'passkey';
+const kindOf = (input: ProofInput): ProofKind => (input.password !== undefined ? 'password' : input.code !== undefined ? 'code' : 'passkey');
 
 /**
- * Checks one proof against the account. A TOTP step or a passkey counter is spent here (in `db`), so a proof works
- * once; a passkey's counter is advanced by the caller inside its own transaction (returned as `assertion`).
+ * Checks one proof against the account. A TOTP step, an SMS code or a passkey counter is spent here (in `db`), so a
+ * proof works once; a passkey's counter is advanced by the caller inside its own transaction (returned as
+ * `assertion`). A six-digit code is the step-up SMS code of this session when one was sent and `sms` is accepted,
+ * else a TOTP code.
  */
-async function checkProof(deps: Deps, p: Principal, input: ProofInput): Promise<{ method: StepUpMethod; assertion?: VerifiedAssertion }> {
-  const method = methodOf(input);
+async function checkProof(deps: Deps, p: Principal, input: ProofInput, accepted: readonly StepUpMethod[]): Promise<{ method: StepUpMethod; assertion?: VerifiedAssertion }> {
+  const kind = kindOf(input);
   const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
   if (!user) throw new AppError('unauthenticated');
-  if (method === 'password') {
+  if (kind === 'password') {
     await deps.limits.enforce('passwordRecheck', p.userId);
     if (!(await verifyPassword(user.passwordHash, input.password!))) throw new AppError('invalid_credentials', 'The password is not correct.', {}, 400);
-    return { method };
+    return { method: 'password' };
   }
   await deps.limits.enforce('mfaVerify', p.userId);
-  if (method === 'totp') {
-    if (!(await acceptTotp(deps.db, deps.box, user, input.code!, deps.clock.now().getTime()))) throw new AppError('invalid_mfa_code');
-    return { method };
+  if (kind === 'code') {
+    if (accepted.includes('sms') && (await acceptStepUpSms(deps, p, input.code!))) return { method: 'sms' };
+    if (accepted.includes('totp') && (await acceptTotp(deps.db, deps.box, user, input.code!, deps.clock.now().getTime()))) return { method: 'totp' };
+    throw new AppError('invalid_mfa_code');
   }
   const assertion = await verifyAssertion(deps, 'webauthn_reauth', input.credential as unknown as AuthenticationResponseJSON, p.userId);
-  return { method, assertion };
+  return { method: 'passkey', assertion };
 }
 
 /** POST /auth/step-up: one accepted proof renews auth_time on the session row and in a fresh access token. */
 export async function stepUp(deps: Deps, p: Principal, input: ProofInput, meta: AuditRequestMeta) {
   const methods = await stepUpMethods(deps, p);
-  const wanted = methodOf(input);
-  if (!methods.includes(wanted)) throw new AppError('mfa_method_not_allowed', `Step-up on this account accepts: ${methods.join(', ')}.`, { methods });
-  const proof = await checkProof(deps, p, input);
+  const kind = kindOf(input);
+  const fits = kind === 'code' ? methods.includes('totp') || methods.includes('sms') : methods.includes(kind);
+  if (!fits) throw new AppError('mfa_method_not_allowed', `Step-up on this account accepts: ${methods.join(', ')}.`, { methods });
+  const proof = await checkProof(deps, p, input, methods);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     if (proof.assertion) await advanceCounter(tx, proof.assertion, now);
@@ -70,7 +76,8 @@ export async function stepUp(deps: Deps, p: Principal, input: ProofInput, meta: 
 export async function removePassword(deps: Deps, p: Principal, input: ProofInput, meta: AuditRequestMeta): Promise<void> {
   if (!deps.config.enable2fa) throw new AppError('last_sign_in_method', 'Passkeys are turned off on this service.');
   if (input.password !== undefined) throw new AppError('validation_failed', 'Prove presence with a code or a passkey.', { details: { fieldErrors: { password: ['not accepted here'] }, formErrors: [] } });
-  const proof = await checkProof(deps, p, input);
+  // A code here is a TOTP code: the password goes, so the way back in must not hang on a phone number alone.
+  const proof = await checkProof(deps, p, input, ['totp', 'passkey']);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     // Serialises against a concurrent passkey deletion or factor change of the same account.

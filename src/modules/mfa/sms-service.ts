@@ -129,3 +129,23 @@ export async function sendLoginSms(deps: Deps, tempToken: string): Promise<{ suc
 /** The SMS code sent for this tempToken, consumed if right (wrong codes count against the tempToken instead). */
 export const acceptLoginSms = (deps: Deps, db: Executor, userId: string, loginFlowId: string, code: string) =>
   checkCode(deps, db, 'sms_login', userId, code, `login:${loginFlowId}`, false);
+
+const stepUpPurpose = (sessionId: string) => `stepup:${sessionId}`;
+
+/** Step-up by SMS: a code to the verified phone for this session, limited per session and per phone number. */
+export async function sendStepUpSms(deps: Deps, p: Principal): Promise<{ success: true; phoneLast4: string }> {
+  if (!deps.config.enable2fa) throw new AppError('not_found', 'Second factors are turned off.');
+  const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
+  if (!user?.phoneVerified || !user.phoneNumber || user.mfaMethod !== 'sms') throw new AppError('phone_not_verified', 'This account has no SMS factor.');
+  if (!p.security.allowedMfaMethods.sms || p.security.phishingResistantOnly) throw new AppError('sms_not_allowed');
+  await deps.limits.enforce('smsSend', `stepup:${p.sessionId}`);
+  await deps.limits.enforce('smsSend', `phone:${user.phoneNumber}`);
+  const code = await deps.db.transaction((tx) => sendCode(deps, tx, { kind: 'sms_login', userId: user.id, phone: user.phoneNumber!, purpose: stepUpPurpose(p.sessionId), ttlMs: LOGIN_CODE_TTL_MS }));
+  await deps.sms.send(user.phoneNumber, `Your Gatehouse confirmation code is ${code}. It expires in 5 minutes.`);
+  return { success: true, phoneLast4: user.phoneNumber.slice(-4) };
+}
+
+/** Whether `code` is the live step-up SMS code of this session (consumed if so; five wrong codes void it). */
+export async function acceptStepUpSms(deps: Deps, p: Principal, code: string): Promise<boolean> {
+  return (await checkCode(deps, deps.db, 'sms_login', p.userId, code, stepUpPurpose(p.sessionId), true)) !== null;
+}
