@@ -61,6 +61,8 @@ export interface TestIdp {
   denyNext(error?: string): void;
   /** Prompts completed by the automatic interaction route, in order ("login", "consent"). */
   readonly interactions: string[];
+  /** The authentication methods (RFC 8176 amr) the next logins report, e.g. ['pwd', 'otp']; none by default. */
+  amr: string[];
   close(): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export async function startOidcProvider(opts: { redirectUris: string[]; clientId
   let current: IdpUser = opts.user ?? { sub: `sub-${randomUUID()}`, email: 'someone@example.com', email_verified: true, name: 'Someone' };
   accounts.set(current.sub, current);
   let deny: string | null = null;
+  let amr: string[] = [];
   const interactions: string[] = [];
   const { privateJwk } = await signingKey(`idp-${randomBytes(4).toString('hex')}`);
 
@@ -95,7 +98,7 @@ export async function startOidcProvider(opts: { redirectUris: string[]; clientId
       deny = null;
       return p.interactionFinished(req, res, { error, error_description: 'denied by the test' }, { mergeWithLastSubmission: false });
     }
-    if (prompt === 'login') return p.interactionFinished(req, res, { login: { accountId: current.sub } }, { mergeWithLastSubmission: false });
+    if (prompt === 'login') return p.interactionFinished(req, res, { login: { accountId: current.sub, ...(amr.length ? { amr } : {}) } }, { mergeWithLastSubmission: false });
     if (prompt === 'consent') {
       const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
       const grant = (details.grantId ? await p.Grant.find(details.grantId) : undefined) ?? new p.Grant({ accountId: details.session?.accountId, clientId: String(details.params.client_id) });
@@ -121,7 +124,8 @@ export async function startOidcProvider(opts: { redirectUris: string[]; clientId
     jwks: { keys: [privateJwk] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     pkce: { required: () => true },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    // amr (with openid): in the ID token when the login reported one (the `amr` setter); only listed claims are issued.
+    claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'] },
     findAccount: async (_ctx: unknown, sub: string) => {
       const account = accounts.get(sub);
       if (!account) return undefined;
@@ -151,6 +155,12 @@ export async function startOidcProvider(opts: { redirectUris: string[]; clientId
       deny = error;
     },
     interactions,
+    get amr() {
+      return amr;
+    },
+    set amr(v: string[]) {
+      amr = v;
+    },
     close: () => closeServer(server),
   };
 }
