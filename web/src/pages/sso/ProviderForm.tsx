@@ -11,6 +11,7 @@ import { explain } from '../../lib/errors';
 import { useAllRoles } from '../roles/data';
 import { UNTESTED_TEXT, untested, usePresets, type Provider } from './data';
 import { RegisterAt } from './RegisterAt';
+import { Warning } from './Warning';
 
 type Kind = 'oidc' | 'saml';
 type PresetId = NonNullable<operations['postSsoProviders']['requestBody']['content']['application/json']['preset']>;
@@ -219,7 +220,7 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
             />
             {enforceSSO && !provider?.lastTestedAt && (
               <Alert color="yellow" title="Not tested yet">
-                {UNTESTED_TEXT}
+                <Warning />
               </Alert>
             )}
             <Checkbox label="Trust the IdP’s two-step verification" description="A second factor done at the IdP counts as MFA here." checked={trustIdpMfa} onChange={(e) => setTrustIdpMfa(e.currentTarget.checked)} />

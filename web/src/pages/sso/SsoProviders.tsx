@@ -8,9 +8,10 @@ import { api, call } from '../../api/client';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
-import { STATUS_WORDS, UNTESTED_TEXT, untested, useProviders, type Provider, type Status } from './data';
+import { STATUS_WORDS, untested, useProviders, type Provider, type Status } from './data';
 import { ProviderForm } from './ProviderForm';
 import { TestResult } from './TestResult';
+import { Warning } from './Warning';
 
 type Dialog = { kind: 'create' } | { kind: 'edit' | 'delete' | 'test'; provider: Provider } | null;
 
@@ -49,7 +50,7 @@ export default function SsoProviders() {
       {me.data?.scope === 'partner' && <TenantSelect label="Providers of" partnerLabel="The partner (your technicians)" value={orgId} onChange={setOrgId} />}
       {warned.map((p) => (
         <Alert key={p.id} color="yellow" title={`${p.name} has never passed a test`} data-testid="untested-warning">
-          {UNTESTED_TEXT}
+          <Warning />
         </Alert>
       ))}
       {list.isError ? (

@@ -1,0 +1,161 @@
+// The SSO providers page in a real Chromium against the real server and a real OpenID Provider (oidc-provider on
+// loopback): a provider created from a preset, its discovery test, turned on; then SSO sign-in from the sign-in
+// page (discovery from the typed e-mail → the IdP → the #ssoCode hand-off → signed in). Enforcing SSO through an
+// untested provider shows the provider_untested warning; a provider is deleted.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PARTNER_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
+import { startApp, type TestApp } from '../support/app.js';
+import { createOrg, createPartner, sessionFor, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import { callbackFor, startOidcProvider, type TestIdp } from '../support/oidc.js';
+import { checkPage, ensureConsoleBuilt, launch, newTab, openSignedIn, type Tab } from './browser.js';
+
+let t: TestApp;
+let idp: TestIdp;
+let browser: Browser;
+let partnerId: string;
+let admin: SignedInMember['user'];
+const DOMAIN = 'contoso-dental.example';
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  t = await startApp({ SSO_ALLOW_INSECURE_ISSUERS: 'true' });
+  idp = await startOidcProvider({ redirectUris: [callbackFor(t.baseUrl)] });
+  browser = await launch();
+  partnerId = (await createPartner(t)).id;
+  await createOrg(t, partnerId, 'Contoso Dental');
+  admin = (await signedInPartnerMember(t, partnerId, { email: 'sso.admin@example.test' })).user;
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+  await idp?.close();
+});
+
+/** A new session of the admin (signing out ends every session of the account, the fixture's too). */
+const adminSession = () => sessionFor(t, admin.id, { scope: 'partner', partnerId, roleId: PARTNER_ADMIN_ROLE_ID }, true);
+const adminApi = async () => t.client().withToken((await adminSession()).accessToken);
+
+async function openSso(): Promise<Tab> {
+  const tab = await newTab(browser);
+  await openSignedIn(tab, t.baseUrl, (await adminSession()).refreshToken, '/sso');
+  await tab.page.getByRole('heading', { name: 'Single sign-on' }).waitFor();
+  return tab;
+}
+
+async function pick(page: Page, scope: Page | ReturnType<Page['locator']>, label: string, option: string) {
+  await scope.getByRole('combobox', { name: label }).click();
+  await page.getByRole('option', { name: option, exact: true }).click();
+}
+
+async function action(page: Page, provider: string, item: string) {
+  await page.getByRole('button', { name: `Actions for ${provider}` }).click();
+  await page.getByRole('menuitem', { name: item, exact: true }).click();
+  await page.getByRole('menu').waitFor({ state: 'detached' });
+}
+
+const cell = (page: Page, provider: string, n: number) => page.getByTestId('sso-table').locator('tbody tr').filter({ has: page.locator('td:first-child', { hasText: provider }) }).getByRole('cell').nth(n);
+
+describe('journey: SSO sign-in through the OpenID Provider', () => {
+  it('creates a provider from a preset, tests discovery, turns it on, and a new user signs in with it from the sign-in page', async () => {
+    const tab = await openSso();
+    const { page } = tab;
+    await pick(page, page, 'Providers of', 'Contoso Dental');
+    await page.getByText('No identity provider yet.').waitFor();
+    await checkPage(tab, 'sso');
+
+    await page.getByRole('button', { name: 'New provider' }).click();
+    const form = page.getByRole('dialog', { name: 'New SSO provider' });
+    await pick(page, form, 'Identity provider', 'Okta');
+    // The preset's issuer pattern must be filled in before the form goes.
+    await form.getByText('Replace {yourOktaDomain} in the issuer with your own value.').waitFor();
+    expect(await form.getByRole('button', { name: 'Create provider' }).isDisabled()).toBe(true);
+    expect(await form.getByTestId('redirect-uri').textContent()).toBe(callbackFor(t.baseUrl));
+    await form.getByLabel(/^Name/).fill('Contoso Okta');
+    await form.getByLabel(/^Issuer/).fill(idp.issuer);
+    await form.getByLabel(/^Client ID/).fill(idp.clientId);
+    await form.getByLabel(/^Client secret/).fill(idp.clientSecret);
+    await form.getByLabel('Allowed domains', { exact: true }).fill(DOMAIN);
+    await page.keyboard.press('Enter');
+    await form.getByRole('checkbox', { name: 'Create accounts automatically' }).check();
+    await pick(page, form, 'Role of new users', 'Organization Technician');
+    await checkPage(tab, 'sso-form');
+    await form.getByRole('button', { name: 'Create provider' }).click();
+    await form.waitFor({ state: 'detached' });
+    await expect.poll(() => cell(page, 'Contoso Okta', 2).textContent(), { timeout: 30_000 }).toBe('inactive');
+    expect(await cell(page, 'Contoso Okta', 3).textContent()).toBe(DOMAIN);
+    expect(await cell(page, 'Contoso Okta', 5).textContent()).toBe('Never');
+
+    // Discovery against the real provider.
+    await action(page, 'Contoso Okta', 'Test');
+    const result = page.getByRole('dialog', { name: 'Test of Contoso Okta' });
+    await result.getByText('Discovery succeeded').waitFor({ timeout: 30_000 });
+    expect(await result.getByText(`${idp.issuer}/auth`, { exact: true }).count()).toBe(1);
+    await checkPage(tab, 'sso-test');
+    await result.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(() => cell(page, 'Contoso Okta', 5).textContent(), { timeout: 30_000 }).not.toBe('Never');
+
+    await action(page, 'Contoso Okta', 'Turn on (active)');
+    await expect.poll(() => cell(page, 'Contoso Okta', 2).textContent(), { timeout: 30_000 }).toBe('active');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+
+    // Sign-in: the typed e-mail finds the provider; the IdP signs the person in; the #ssoCode hand-off signs them in here.
+    const email = `new.tech@${DOMAIN}`;
+    idp.setUser({ sub: 'okta-sub-1', email, email_verified: true, name: 'New Tech' });
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('E-mail').blur();
+    const go = page.getByRole('link', { name: 'Continue with Contoso Okta' });
+    await go.waitFor({ timeout: 30_000 });
+    await checkPage(tab, 'login-sso-discovered');
+    await go.click();
+    await expect.poll(() => page.getByTestId('whoami').textContent(), { timeout: 60_000 }).toBe(email);
+    expect(idp.interactions).toContain('login');
+    expect(page.url()).not.toContain('ssoCode');
+
+    // The account was provisioned with the provider's default role in Contoso Dental.
+    const api = await adminApi();
+    const org = (await api.get('/orgs/organizations')).body.data.find((o: { name: string }) => o.name === 'Contoso Dental');
+    const members = await api.get('/users', { query: { orgId: org.id } });
+    expect(members.body.data.map((u: { email: string; roleName: string }) => [u.email, u.roleName])).toEqual([[email, 'Organization Technician']]);
+    await tab.context.close();
+  });
+});
+
+describe('enforce SSO through an untested provider', () => {
+  it('shows the provider_untested warning until a test passes, and a provider can be deleted', async () => {
+    const tab = await openSso();
+    const { page } = tab;
+    await page.getByText('No identity provider yet.').waitFor();
+    await page.getByRole('button', { name: 'New provider' }).click();
+    const form = page.getByRole('dialog', { name: 'New SSO provider' });
+    await pick(page, form, 'Identity provider', 'Generic OpenID Connect');
+    await form.getByLabel(/^Name/).fill('Team IdP');
+    await form.getByLabel(/^Issuer/).fill(idp.issuer);
+    await form.getByLabel(/^Client ID/).fill(idp.clientId);
+    await form.getByRole('checkbox', { name: 'Enforce single sign-on' }).check();
+    await form.getByText('Single sign-on is enforced through a provider that has never passed a test.').waitFor();
+    await form.getByRole('button', { name: 'Create provider' }).click();
+    await form.waitFor({ state: 'detached' });
+
+    const warning = page.getByTestId('untested-warning');
+    await warning.waitFor({ timeout: 30_000 });
+    expect(await warning.textContent()).toContain('Team IdP has never passed a test');
+    await checkPage(tab, 'sso-untested');
+
+    await action(page, 'Team IdP', 'Test');
+    const result = page.getByRole('dialog', { name: 'Test of Team IdP' });
+    await result.getByText('Discovery succeeded').waitFor({ timeout: 30_000 });
+    await result.getByRole('button', { name: 'Close' }).click();
+    await warning.waitFor({ state: 'detached', timeout: 30_000 });
+
+    await action(page, 'Team IdP', 'Delete');
+    const del = page.getByRole('dialog', { name: 'Delete Team IdP?' });
+    await del.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No identity provider yet.').waitFor({ timeout: 30_000 });
+    const after = await (await adminApi()).get('/sso/providers');
+    expect(after.status, after.text).toBe(200);
+    expect(after.body.data).toEqual([]);
+    await tab.context.close();
+  });
+});
