@@ -5,3 +5,4 @@ export * from './flows.js';
 export * from './sso.js';
 export * from './onboarding.js';
 export * from './platform.js';
+export * from './service-accounts.js';

@@ -18,6 +18,7 @@ export const RESOURCES = [
   'topology',
   'vulnerabilities',
   'audit',
+  'api_keys',
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 
@@ -44,6 +45,7 @@ export const CATALOG: Record<Resource, Partial<Record<Action, string>>> = {
   topology: { read: 'View network topology', write: 'Change network topology' },
   vulnerabilities: { read: 'View vulnerabilities', accept_risk: 'Accept the risk of a vulnerability' },
   audit: { read: 'View the audit trail', export: 'Export the audit trail', manage: 'Manage audit retention' },
+  api_keys: { read: 'View service accounts and their API keys (never a secret)', write: 'Create, change and delete service accounts; issue and revoke their API keys' },
 };
 
 export type PermissionKey = `${Resource}:${Action}` | '*:*';
@@ -89,6 +91,8 @@ export const PERMISSIONS = {
   AUDIT_MANAGE: 'audit:manage',
   SETTINGS_READ: 'settings:read',
   SETTINGS_WRITE: 'settings:write',
+  API_KEYS_READ: 'api_keys:read',
+  API_KEYS_WRITE: 'api_keys:write',
   ADMIN_ALL: '*:*',
 } as const satisfies Record<string, PermissionKey>;
 
@@ -138,6 +142,7 @@ export const SYSTEM_ROLES = [
       ...p('backup', 'read', 'write'),
       ...p('audit', 'read', 'export'),
       ...p('vulnerabilities', 'accept_risk'),
+      ...p('api_keys', 'read'),
     ],
   },
   { id: '00000000-0000-4000-8000-000000000005', name: 'Organization Technician', appliesTo: 'organization', forceMfa: false, description: 'Day-to-day device work in one organisation', permissions: technician },
