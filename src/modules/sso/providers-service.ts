@@ -9,7 +9,7 @@ import type { AuditRequestMeta } from '../audit/writer.js';
 import { loadRoleChain } from '../roles/resolver.js';
 import { assertWithinCeiling, findRole } from '../roles/service.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
-import { InsecureIssuerError, assertPublicUrl } from './oidc.js';
+import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';
 import { SSO_PRESETS } from './presets.js';
 import { acsUrl, certificateInfo, fetchMetadata, parseIdpMetadata, SamlXmlError, spMetadataUrl } from './saml.js';
 
@@ -61,9 +61,9 @@ const fieldError = (field: string, msg: string) => new AppError('validation_fail
 async function checkPublic(deps: Deps, url: string, field: 'issuer' | 'metadataUrl') {
   if (deps.config.ssoAllowInsecureIssuers) return;
   try {
-    await assertPublicUrl(new URL(url));
+    await assertPublicUrl(new URL(url), field === 'issuer' ? 'The issuer' : 'The metadata URL');
   } catch (err) {
-    if (err instanceof InsecureIssuerError) throw fieldError(field, field === 'issuer' ? err.message : err.message.replace('The issuer', 'The metadata URL'));
+    if (err instanceof OutboundRefusedError) throw fieldError(field, err.message);
     throw fieldError(field, `The ${field === 'issuer' ? 'issuer' : 'metadata URL'} host could not be resolved.`);
   }
 }
@@ -78,7 +78,7 @@ async function loadMetadata(deps: Deps, input: { metadataXml?: string; metadataU
     try {
       xml = await fetchMetadata(deps, input.metadataUrl);
     } catch (err) {
-      throw fieldError('metadataUrl', err instanceof SamlXmlError || err instanceof InsecureIssuerError ? err.message : 'The metadata could not be fetched.');
+      throw fieldError('metadataUrl', err instanceof SamlXmlError || err instanceof OutboundRefusedError ? err.message : 'The metadata could not be fetched.');
     }
   }
   try {
@@ -269,6 +269,6 @@ async function testSamlProvider(deps: Deps, p: Row) {
     await deps.db.update(ssoProviders).set({ lastTestedOkAt: deps.clock.now(), ...(p.metadataUrl ? { metadataXml: xml, idpCerts: md.certs, idpSsoUrl: md.ssoUrl } : {}) }).where(eq(ssoProviders.id, p.id));
     return { ok: true as const, type: 'saml' as const, issuer: md.entityId, ssoUrl: md.ssoUrl, certificates };
   } catch (err) {
-    return { ok: false as const, error: err instanceof SamlXmlError || err instanceof InsecureIssuerError ? err.message : 'The metadata could not be fetched.' };
+    return { ok: false as const, error: err instanceof SamlXmlError || err instanceof OutboundRefusedError ? err.message : 'The metadata could not be fetched.' };
   }
 }

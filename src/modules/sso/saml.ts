@@ -6,7 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { SAML, ValidateInResponseTo, type CacheProvider } from '@node-saml/node-saml';
 import { DOMParser } from '@xmldom/xmldom';
 import type { Deps } from '../../deps.js';
-import { publicFetch } from './oidc.js';
+import { publicFetch } from '../../platform/outbound.js';
 
 const MD = 'urn:oasis:names:tc:SAML:2.0:metadata';
 const DS = 'http://www.w3.org/2000/09/xmldsig#';
@@ -105,7 +105,7 @@ export function certificateInfo(certs: string[], now: Date) {
 
 /** Fetches an IdP's metadata through the SSO module's one outbound fetch (https, public address, no redirects). */
 export async function fetchMetadata(deps: Deps, url: string): Promise<string> {
-  const res = await publicFetch(url, { headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' }, signal: AbortSignal.timeout(10_000) }, deps.config.ssoAllowInsecureIssuers);
+  const res = await publicFetch(url, { headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' }, signal: AbortSignal.timeout(10_000) }, deps.config.ssoAllowInsecureIssuers, 'The metadata URL');
   if (!res.ok) throw new SamlXmlError(`The metadata URL answered ${res.status}.`);
   const declared = Number(res.headers.get('content-length') ?? 0);
   if (declared > MAX_METADATA_BYTES) throw new SamlXmlError('The metadata is larger than 512 KiB.');

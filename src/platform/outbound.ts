@@ -1,0 +1,55 @@
+// The one outbound-request guard (OpenID discovery, JWKS and tokens, SAML metadata, audit webhooks): https only, no
+// private, loopback or link-local address, no redirects. Each caller passes its own test-only switch
+// (SSO_ALLOW_INSECURE_ISSUERS, WEBHOOKS_ALLOW_INSECURE) that lifts the first two checks, never the third.
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+
+/** The URL was refused before any request: the message names what and why, fit for a field error. */
+export class OutboundRefusedError extends Error {}
+
+/**
+ * Loopback, private, link-local, CGNAT, unspecified, multicast and reserved ranges. A BlockList also matches the
+ * IPv4-mapped and IPv4-compatible IPv6 forms of them in every spelling (the URL parser writes [::ffff:127.0.0.1]
+ * as [::ffff:7f00:1], which a string prefix test misses).
+ */
+const PRIVATE = new BlockList();
+for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['224.0.0.0', 3]] as const) PRIVATE.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net, bits, 'ipv6');
+
+export function isPrivateAddress(ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 0) return true; // not an address: never treat it as a public one
+  return PRIVATE.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * Refuses a URL that is not https or resolves to a private address (`what` names it in the message: "The issuer").
+ * A host that does not resolve throws the resolver's error, not OutboundRefusedError.
+ */
+export async function assertPublicUrl(url: URL, what = 'The URL'): Promise<void> {
+  if (url.protocol !== 'https:') throw new OutboundRefusedError(`${what} must use https.`);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+  if (addresses.length === 0 || addresses.some(isPrivateAddress)) throw new OutboundRefusedError(`${what} resolves to a private address.`);
+}
+
+/**
+ * fetch through the guard: the URL is checked first (https, public address) unless `allowInsecure`, and redirects
+ * are refused (they would skip the check). Callers give their own timeout in `init.signal`.
+ */
+export async function publicFetch(url: string | URL, init: RequestInit, allowInsecure: boolean, what?: string): Promise<Response> {
+  if (!allowInsecure) await assertPublicUrl(new URL(url), what);
+  return fetch(url, { ...init, redirect: 'error' });
+}
+
+/** Why a guarded request failed, in a line fit for an operator (no URL, no secret). */
+export function outboundFailure(err: unknown): string {
+  if (err instanceof OutboundRefusedError) return `refused: ${err.message}`;
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'timed out';
+  const cause = e?.cause?.message ?? '';
+  if (/redirect/i.test(cause)) return 'refused: the receiver answered with a redirect';
+  if (e?.cause?.code) return `connection failed (${e.cause.code})`;
+  if ((e as { code?: string })?.code) return `connection failed (${(e as { code?: string }).code})`;
+  return (e?.message ?? 'request failed').slice(0, 200);
+}
