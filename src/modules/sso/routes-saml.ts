@@ -32,7 +32,6 @@ export function samlRoutes(deps: Deps) {
         summary: 'Our SAML service provider metadata for a provider (entity id, ACS): give it, or its URL, to the IdP',
         security: [],
         params: z.strictObject({ providerId: z.uuid() }),
-        produces: [METADATA_TYPE],
         response: { 200: { description: 'SAML 2.0 SP metadata (EntityDescriptor).', content: { [METADATA_TYPE]: { schema: z.string() } } }, ...errors(400, 404) },
       },
     }, async (req, reply) => {

@@ -29,8 +29,6 @@ const samlSettings = {
   emailAttribute: attributeName.describe('Attribute carrying the e-mail (default: common names, else an emailAddress NameID)'),
   nameAttribute: attributeName.describe('Attribute carrying the display name'),
 };
-const metadataSource = { oneOf: [{ required: ['metadataXml'] }, { required: ['metadataUrl'] }] };
-const oneMetadataSource = (b: { metadataXml?: string; metadataUrl?: string }) => (b.metadataXml === undefined) !== (b.metadataUrl === undefined);
 
 const oidcCreate = z.strictObject({
   name: z.string().trim().min(1).max(255),
@@ -39,29 +37,30 @@ const oidcCreate = z.strictObject({
   orgId: z.uuid().optional(),
   ...settings,
 });
-export const createSamlProviderBody = z
-  .strictObject({
-    name: z.string().trim().min(1).max(255),
-    type: z.literal('saml'),
-    preset: z.enum(PRESET_IDS).optional(),
-    orgId: z.uuid().optional(),
-    ...samlSettings,
-    autoProvision: settings.autoProvision,
-    defaultRoleId: settings.defaultRoleId,
-    allowedDomains: settings.allowedDomains,
-    enforceSSO: settings.enforceSSO,
-    trustIdpMfa: settings.trustIdpMfa.describe('Count a second factor named by the assertion\'s AuthnContextClassRef as MFA'),
-  })
-  .refine(oneMetadataSource, { message: 'Give exactly one of metadataXml and metadataUrl', path: ['metadataXml'] })
-  .meta(metadataSource);
-export const createProviderBody = z.union([createSamlProviderBody, oidcCreate]);
-export type CreateSamlProvider = z.infer<typeof createSamlProviderBody>;
-export const isSamlCreate = (b: z.infer<typeof createProviderBody>): b is CreateSamlProvider => b.type === 'saml' && !('issuer' in b);
+const samlCommon = {
+  name: z.string().trim().min(1).max(255),
+  type: z.literal('saml'),
+  preset: z.enum(PRESET_IDS).optional(),
+  orgId: z.uuid().optional(),
+  emailAttribute: samlSettings.emailAttribute,
+  nameAttribute: samlSettings.nameAttribute,
+  autoProvision: settings.autoProvision,
+  defaultRoleId: settings.defaultRoleId,
+  allowedDomains: settings.allowedDomains,
+  enforceSSO: settings.enforceSSO,
+  trustIdpMfa: settings.trustIdpMfa.describe('Count a second factor named by the assertion\'s AuthnContextClassRef as MFA'),
+};
+/** SAML from metadata given inline, or fetched from its URL: exactly one of the two. */
+const samlCreate = z.union([
+  z.strictObject({ ...samlCommon, metadataXml: samlSettings.metadataXml.unwrap() }),
+  z.strictObject({ ...samlCommon, metadataUrl: samlSettings.metadataUrl.unwrap() }),
+]);
+export const createProviderBody = z.union([samlCreate, oidcCreate]);
 export const updateProviderBody = z
   .strictObject({ name: z.string().trim().min(1).max(255).optional(), ...settings, issuer: settings.issuer.optional(), clientId: settings.clientId.optional(), ...samlSettings })
   .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
   .refine((b) => b.metadataXml === undefined || b.metadataUrl === undefined, { message: 'Give at most one of metadataXml and metadataUrl', path: ['metadataXml'] })
-  .meta({ minProperties: 1, not: { required: ['metadataXml', 'metadataUrl'] } });
+  .meta({ minProperties: 1, description: 'A SAML provider takes metadataXml or metadataUrl (not both), emailAttribute and nameAttribute; an OpenID Connect provider its own settings.' });
 export const statusBody = z.strictObject({ status: z.enum(['active', 'inactive', 'testing']) });
 
 export const providerJson = z

@@ -842,6 +842,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/step-up/sms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a code to your verified phone to prove presence
+         * @description For POST /auth/step-up with `code`, when a step_up_required answer lists `sms`. The code lives 5 minutes and works once; sends are limited per session and per phone number.
+         *
+         *     Needs an access token (`Authorization: Bearer`).
+         */
+        post: operations["stepUpSms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/step-up": {
         parameters: {
             query?: never;
@@ -852,7 +874,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Prove presence again (password, TOTP code or passkey)
+         * Prove presence again (password, TOTP or SMS code, or passkey)
          * @description Renews the session auth_time used by risky routes (STEP_UP_MAX_AGE) and answers a fresh access token. The accepted methods are those a step_up_required answer lists.
          *
          *     Needs an access token (`Authorization: Bearer`).
@@ -6704,6 +6726,102 @@ export interface operations {
             };
         };
     };
+    stepUpSms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        phoneLast4: string;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `password_confirmation_required`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     stepUp: {
         parameters: {
             query?: never;
@@ -7430,13 +7548,6 @@ export interface operations {
                     preset?: "entra" | "okta" | "google" | "auth0" | "keycloak" | "jumpcloud" | "onelogin" | "pingone" | "generic";
                     /** Format: uuid */
                     orgId?: string;
-                    /** @description The IdP's metadata XML (EntityDescriptor) */
-                    metadataXml?: string;
-                    /**
-                     * Format: uri
-                     * @description Where the IdP publishes its metadata (fetched now and by POST /test)
-                     */
-                    metadataUrl?: string;
                     /** @description Attribute carrying the e-mail (default: common names, else an emailAddress NameID) */
                     emailAttribute?: string | null;
                     /** @description Attribute carrying the display name */
@@ -7447,7 +7558,28 @@ export interface operations {
                     enforceSSO?: boolean;
                     /** @description Count a second factor named by the assertion's AuthnContextClassRef as MFA */
                     trustIdpMfa?: boolean;
-                } & (unknown | unknown)) | {
+                    metadataXml: string;
+                } | {
+                    name: string;
+                    /** @enum {string} */
+                    type: "saml";
+                    /** @enum {string} */
+                    preset?: "entra" | "okta" | "google" | "auth0" | "keycloak" | "jumpcloud" | "onelogin" | "pingone" | "generic";
+                    /** Format: uuid */
+                    orgId?: string;
+                    /** @description Attribute carrying the e-mail (default: common names, else an emailAddress NameID) */
+                    emailAttribute?: string | null;
+                    /** @description Attribute carrying the display name */
+                    nameAttribute?: string | null;
+                    autoProvision?: boolean;
+                    defaultRoleId?: string | null;
+                    allowedDomains?: string;
+                    enforceSSO?: boolean;
+                    /** @description Count a second factor named by the assertion's AuthnContextClassRef as MFA */
+                    trustIdpMfa?: boolean;
+                    /** Format: uri */
+                    metadataUrl: string;
+                }) | {
                     name: string;
                     type?: string;
                     /** @enum {string} */
@@ -7753,6 +7885,7 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description A SAML provider takes metadataXml or metadataUrl (not both), emailAttribute and nameAttribute; an OpenID Connect provider its own settings. */
         requestBody: {
             content: {
                 "application/json": {
@@ -8569,7 +8702,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/samlmetadata+xml": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
@@ -8578,7 +8711,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/samlmetadata+xml": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
@@ -8587,7 +8720,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/samlmetadata+xml": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
@@ -8596,7 +8729,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/samlmetadata+xml": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
