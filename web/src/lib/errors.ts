@@ -99,6 +99,8 @@ export function loginErrorText(value: string): string {
     email_invalid: 'The identity provider did not send a usable e-mail address.',
     email_unverified: 'The identity provider has not verified your e-mail address.',
     id_token_invalid: 'The identity provider’s answer could not be verified.',
+    saml_response_invalid: 'The identity provider’s answer could not be verified.',
+    assertion_replayed: 'This sign-in answer was already used. Start again.',
     user_not_found: 'Your identity provider knows you, but you have no account here. Ask your administrator for an invitation.',
     no_org_access: 'Your account has no access to this organisation.',
     sso_denied: 'The identity provider did not let you in.',
