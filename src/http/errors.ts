@@ -27,6 +27,10 @@ export const ERROR_CATALOG = {
   invalid_csv: { status: 400, error: 'Bad Request', message: 'The CSV could not be read.' },
   json_too_deep: { status: 400, error: 'Bad Request', message: 'The JSON body is nested too deeply.' },
   malformed_request: { status: 400, error: 'Bad Request', message: 'The request is not valid HTTP.' },
+  // OAuth 2.0 token endpoint (RFC 6749 5.2): `error` carries the OAuth code itself, and `error_description` the message.
+  invalid_request: { status: 400, error: 'invalid_request', message: 'The token request is missing a parameter, repeats one or is malformed.' },
+  unsupported_grant_type: { status: 400, error: 'unsupported_grant_type', message: 'Only grant_type=client_credentials is supported.' },
+  invalid_client: { status: 401, error: 'invalid_client', message: 'Client authentication failed.' },
   // 401
   unauthenticated: { status: 401, error: 'Unauthorized', message: 'Authentication is required.' },
   invalid_mfa_code: { status: 401, error: 'Unauthorized', message: 'The verification code is not valid.' },
@@ -56,6 +60,8 @@ export const ERROR_CATALOG = {
   step_up_required: { status: 403, error: 'Forbidden', message: 'This action needs a recent proof of presence; confirm it is you (POST /auth/step-up).' },
   last_sign_in_method: { status: 403, error: 'Forbidden', message: 'Removing the password would leave the account without a way to sign in.' },
   sso_enforced: { status: 403, error: 'Forbidden', message: 'Your organization signs in with single sign-on.' },
+  service_account_not_allowed: { status: 403, error: 'Forbidden', message: 'This route is for people: a service account cannot use it.' },
+  ip_not_allowed: { status: 403, error: 'Forbidden', message: 'This API key may not be used from this address.' },
   password_confirmation_required: { status: 403, error: 'Forbidden', message: 'This session began at an identity provider: confirm your password (and second factor) to act elsewhere.' },
   // 404
   not_found: { status: 404, error: 'Not Found', message: 'The resource was not found.' },
@@ -71,6 +77,7 @@ export const ERROR_CATALOG = {
   name_taken: { status: 409, error: 'Conflict', message: 'The name is already in use.' },
   mfa_already_enabled: { status: 409, error: 'Conflict', message: 'MFA is already enabled.' },
   resource_in_use: { status: 409, error: 'Conflict', message: 'The resource is still in use.' },
+  key_limit_reached: { status: 409, error: 'Conflict', message: 'A service account has at most two active keys: revoke one first.' },
   payload_too_large: { status: 413, error: 'Payload Too Large', message: 'The request body is too large.' },
   uri_too_long: { status: 414, error: 'URI Too Long', message: 'The request URL is too long.' },
   unsupported_media_type: { status: 415, error: 'Unsupported Media Type', message: 'The content type is not supported.' },
