@@ -69,17 +69,17 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
   const save = useMutation({
     mutationFn: async () => {
       const common = { name: name.trim(), allowedDomains: domains.join(','), autoProvision, defaultRoleId, enforceSSO, trustIdpMfa };
-      const saml = {
-        ...(source === 'url' ? (metadataUrl.trim() && metadataUrl.trim() !== provider?.metadataUrl ? { metadataUrl: metadataUrl.trim() } : {}) : metadataXml.trim() ? { metadataXml } : {}),
-        emailAttribute: emailAttribute.trim() || null,
-        nameAttribute: nameAttribute.trim() || null,
-      };
+      const attributes = { emailAttribute: emailAttribute.trim() || null, nameAttribute: nameAttribute.trim() || null };
+      const metadata = source === 'url' ? { metadataUrl: metadataUrl.trim() } : { metadataXml };
+      // An edit sends the metadata only when it changed (the XML is never shown back).
+      const changedMetadata = source === 'url' ? (metadata.metadataUrl && metadata.metadataUrl !== provider?.metadataUrl ? metadata : {}) : metadataXml.trim() ? metadata : {};
+      const saml = { ...attributes, ...changedMetadata };
       const oidc = { issuer: issuer.trim(), clientId: clientId.trim(), scopes: scopes.trim(), ...(clientSecret ? { clientSecret } : {}) };
       if (provider) {
         return call(api.PATCH('/api/v1/sso/providers/{id}', { params: { path: { id: provider.id } }, body: { ...common, ...(provider.type === 'saml' ? saml : oidc) } }));
       }
       const owner = { ...(orgId ? { orgId } : {}), ...(presetId ? { preset: presetId as PresetId } : {}) };
-      if (kind === 'saml') return call(api.POST('/api/v1/sso/providers', { body: { type: 'saml', ...owner, ...common, ...saml } }));
+      if (kind === 'saml') return call(api.POST('/api/v1/sso/providers', { body: { type: 'saml', ...owner, ...common, ...attributes, ...metadata } }));
       return call(api.POST('/api/v1/sso/providers', { body: { type: 'oidc', ...owner, ...common, ...oidc } }));
     },
     onSuccess: (p) => {
