@@ -6,3 +6,4 @@ export * from './sso.js';
 export * from './onboarding.js';
 export * from './platform.js';
 export * from './service-accounts.js';
+export * from './webhooks.js';
