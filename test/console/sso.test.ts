@@ -8,10 +8,12 @@ import { PARTNER_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { createOrg, createPartner, sessionFor, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
 import { callbackFor, startOidcProvider, type TestIdp } from '../support/oidc.js';
+import { samlUser, startSamlIdp, type TestSamlIdp } from '../support/saml-idp.js';
 import { checkPage, ensureConsoleBuilt, launch, newTab, openSignedIn, type Tab } from './browser.js';
 
 let t: TestApp;
 let idp: TestIdp;
+let samlIdp: TestSamlIdp;
 let browser: Browser;
 let partnerId: string;
 let admin: SignedInMember['user'];
@@ -21,15 +23,18 @@ beforeAll(async () => {
   ensureConsoleBuilt();
   t = await startApp({ SSO_ALLOW_INSECURE_ISSUERS: 'true' });
   idp = await startOidcProvider({ redirectUris: [callbackFor(t.baseUrl)] });
+  samlIdp = await startSamlIdp();
   browser = await launch();
   partnerId = (await createPartner(t)).id;
   await createOrg(t, partnerId, 'Contoso Dental');
+  await createOrg(t, partnerId, 'Fabrikam Clinics');
   admin = (await signedInPartnerMember(t, partnerId, { email: 'sso.admin@example.test' })).user;
 });
 afterAll(async () => {
   await browser?.close();
   await t?.close();
   await idp?.close();
+  await samlIdp?.close();
 });
 
 /** A new session of the admin (signing out ends every session of the account, the fixture's too). */
@@ -156,6 +161,58 @@ describe('enforce SSO through an untested provider', () => {
     const after = await (await adminApi()).get('/sso/providers');
     expect(after.status, after.text).toBe(200);
     expect(after.body.data).toEqual([]);
+    await tab.context.close();
+  });
+});
+
+describe('journey: a SAML provider from the IdP\'s metadata', () => {
+  it('is created from its metadata URL, its test names the signing certificate, and a new user signs in through it', async () => {
+    const tab = await openSso();
+    const { page } = tab;
+    await pick(page, page, 'Providers of', 'Fabrikam Clinics');
+    await page.getByText('No identity provider yet.').waitFor();
+    await page.getByRole('button', { name: 'New provider' }).click();
+    const form = page.getByRole('dialog', { name: 'New SSO provider' });
+    await pick(page, form, 'Identity provider', 'Keycloak');
+    await form.getByRole('radio', { name: 'SAML 2.0' }).check();
+    await form.getByText('Replace {host} in the metadata URL with your own value.').waitFor();
+    expect(await form.getByText(`${t.baseUrl}/api/v1/sso/saml/acs`, { exact: true }).count()).toBe(1);
+    await form.getByRole('textbox', { name: 'Name', exact: true }).fill('Fabrikam SAML');
+    await form.getByLabel(/^Metadata URL/).fill(samlIdp.metadataUrl);
+    await form.getByLabel('Allowed domains', { exact: true }).fill('fabrikam.example');
+    await page.keyboard.press('Enter');
+    await form.getByRole('checkbox', { name: 'Create accounts automatically' }).check();
+    await pick(page, form, 'Role of new users', 'Organization Viewer');
+    await checkPage(tab, 'sso-form-saml');
+    await form.getByRole('button', { name: 'Create provider' }).click();
+    await form.waitFor({ state: 'detached' });
+    await expect.poll(() => cell(page, 'Fabrikam SAML', 1).textContent(), { timeout: 30_000 }).toBe('SAML 2.0');
+
+    await action(page, 'Fabrikam SAML', 'Test');
+    const result = page.getByRole('dialog', { name: 'Test of Fabrikam SAML' });
+    await result.getByText('The metadata is usable').waitFor({ timeout: 30_000 });
+    expect(await result.getByText(samlIdp.entityId, { exact: true }).count()).toBe(1);
+    expect(await result.getByRole('listitem').first().textContent()).toMatch(/Test SAML IdP.*valid until/);
+    await checkPage(tab, 'sso-test-saml');
+    await result.getByRole('button', { name: 'Close' }).click();
+
+    // Once created, the form shows the values to register: the ACS URL and this provider's entity id.
+    await action(page, 'Fabrikam SAML', 'Edit');
+    const edit = page.getByRole('dialog', { name: 'Edit Fabrikam SAML' });
+    await edit.getByText(/\/api\/v1\/sso\/saml\/.+\/metadata$/).waitFor();
+    await edit.getByRole('button', { name: 'Cancel' }).click();
+
+    await action(page, 'Fabrikam SAML', 'Turn on (active)');
+    await expect.poll(() => cell(page, 'Fabrikam SAML', 2).textContent(), { timeout: 30_000 }).toBe('active');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+
+    const email = 'new.viewer@fabrikam.example';
+    samlIdp.user = samlUser(email, { name: 'New Viewer' });
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('E-mail').blur();
+    await page.getByRole('link', { name: 'Continue with Fabrikam SAML' }).click();
+    await expect.poll(() => page.getByTestId('whoami').textContent(), { timeout: 60_000 }).toBe(email);
     await tab.context.close();
   });
 });
