@@ -23,6 +23,9 @@ const WORDS: Record<string, string> = {
   role_has_users: 'Users still hold this role. Move them to another role first.',
   role_has_children: 'Other roles inherit from this one. Change their parent first.',
   circular_inheritance: 'That parent would make roles inherit from each other in a circle.',
+  inheritance_too_deep: 'Roles may inherit at most 16 levels deep: choose a parent higher up.',
+  unknown_permission: 'A permission is not in the catalogue (reload the page: the catalogue may have changed).',
+  unsupported_provider_type: 'This kind of identity provider is not supported: use OpenID Connect or SAML 2.0.',
   user_exists_in_scope: 'This person is already a member here.',
   email_taken: 'An account with this e-mail already exists. Sign in instead.',
   slug_taken: 'That short name is already in use.',
@@ -79,6 +82,7 @@ export function explain(err: unknown): string {
       if (fields.length) text = `${text} ${fields.join('; ')}.`;
     }
     if (b.code === 'invalid_csv' && b.message) text = `${text} ${b.message}`;
+    if (b.code === 'permission_ceiling' && Array.isArray(b.missing) && b.missing.length) text = `${text} Not yours to give: ${(b.missing as string[]).join(', ')}.`;
     if (b.code === 'role_has_users' && typeof b.userCount === 'number') text = `${b.userCount} user(s) still hold this role. Move them to another role first.`;
     if (b.code === 'internal_error' && typeof b.errorId === 'string') text = `${text} Reference: ${b.errorId}.`;
     return text;
