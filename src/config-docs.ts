@@ -44,6 +44,8 @@ export const ENV_DOCS: Record<EnvName, string> = {
   RATE_LIMIT_SMS_SEND: 'sign-in SMS codes sent',
   RATE_LIMIT_API: 'authenticated API requests per user',
   RATE_LIMIT_ENROLL: 'agent enrolments per address',
+  RATE_LIMIT_API_KEY: 'requests per API key (a key, or an access token obtained with it by `client_credentials`)',
+  API_KEY_ENVIRONMENT: 'the `<environment>` part of new API keys (`gh_<environment>_...`); unset = `live` in production, `test` otherwise. Keys of another environment are refused',
 };
 
 const shown = (v: unknown) => (v === undefined ? 'unset' : `\`${String(v)}\``);

@@ -62,6 +62,8 @@ export const envSchema = z.object({
   RATE_LIMIT_SMS_SEND: z.string().regex(/^\d+\/\d+$/).default('3/300'),
   RATE_LIMIT_API: z.string().regex(/^\d+\/\d+$/).default('600/60'),
   RATE_LIMIT_ENROLL: z.string().regex(/^\d+\/\d+$/).default('120/60'),
+  RATE_LIMIT_API_KEY: z.string().regex(/^\d+\/\d+$/).default('600/60'),
+  API_KEY_ENVIRONMENT: z.string().regex(/^[a-z0-9]{1,16}$/, 'must be 1-16 lower-case letters or digits').optional(),
 });
 
 export type RateLimitSpec = { limit: number; windowSeconds: number };
@@ -155,7 +157,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       smsSend: parseRate(e.RATE_LIMIT_SMS_SEND),
       api: parseRate(e.RATE_LIMIT_API),
       enroll: parseRate(e.RATE_LIMIT_ENROLL),
+      apiKey: parseRate(e.RATE_LIMIT_API_KEY),
     },
+    /** The `<environment>` of `gh_<environment>_...` API keys: a key of another environment is refused here. */
+    apiKeyEnvironment: e.API_KEY_ENVIRONMENT ?? (e.NODE_ENV === 'production' ? 'live' : 'test'),
   });
 }
 

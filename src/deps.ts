@@ -73,6 +73,8 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
   await keys.init();
   const tokens = new TokenService(keys, config.publicUrl, config.accessTokenTtl, () => clock.now());
   const roleCache = new RoleCache(database.db);
+  const audit = new AuditWriter(clock, (record) => metrics.observeAudit(record));
+  const limits = new RateLimits(store, clock, config.rateLimits, (limit) => metrics.rateLimited.inc({ limit }));
   const authContext: AuthenticateDeps = {
     db: database.db,
     tokens,
@@ -80,6 +82,9 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
     clock,
     enable2fa: config.enable2fa,
     enrollUrl: `${config.appUrl}/account/security`,
+    limits,
+    audit,
+    apiKeyEnvironment: config.apiKeyEnvironment,
   };
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, isProduction: config.isProduction });
   return {
@@ -93,8 +98,8 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
     keys,
     tokens,
     roleCache,
-    audit: new AuditWriter(clock, (record) => metrics.observeAudit(record)),
-    limits: new RateLimits(store, clock, config.rateLimits, (limit) => metrics.rateLimited.inc({ limit })),
+    audit,
+    limits,
     metrics,
     authContext,
     authenticate: makeAuthenticate(authContext),

@@ -10,7 +10,13 @@ import { effectiveSecurity, allowedMethodList, phishingResistant } from '../modu
 import type { Clock } from '../platform/clock.js';
 import type { Principal } from './context.js';
 import { AppError } from './errors.js';
+import { metaOf } from './meta.js';
+import { isPeopleOnly } from './people-only.js';
+import type { RateLimits } from './rate-limit.js';
 import { VerifiedTokenCache } from './token-cache.js';
+import type { AuditWriter } from '../modules/audit/writer.js';
+import { looksLikeApiKey } from '../modules/service-accounts/key-format.js';
+import { authenticateApiKey, servicePrincipalForToken } from '../modules/service-accounts/principal.js';
 
 interface SessionRow {
   session_id: string;
@@ -64,6 +70,10 @@ export interface AuthenticateDeps {
   clock: Clock;
   enable2fa: boolean;
   enrollUrl: string;
+  /** API keys: the per-key limit, the audit of a use from a new address, and this instance's key environment. */
+  limits: RateLimits;
+  audit: AuditWriter;
+  apiKeyEnvironment: string;
 }
 
 /** Last-seen of a session is written at most once per this interval, not on every request. */
@@ -133,6 +143,8 @@ export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: st
   const sessionMfa = row.session_mfa && (!security.phishingResistantOnly || /passkey/.test(row.session_method ?? ''));
   const factorEnrolled = security.phishingResistantOnly ? row.has_passkey === true : row.mfa_enabled;
   return {
+    actorType: 'user',
+    serviceAccount: null,
     userId: row.user_id,
     email: row.email,
     sessionId: row.session_id,
@@ -184,16 +196,22 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
     async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
       const token = bearerToken(req);
       if (!token) throw new AppError('unauthenticated');
-      let claims = verified.get(token, deps.clock.now().getTime());
-      if (!claims) {
-        claims = await deps.tokens.verify(token);
-        if (!claims) throw new AppError('unauthenticated', 'The access token is invalid or has expired.');
-        const { exp } = decodeJwt(token);
-        if (typeof exp === 'number') verified.set(token, claims, exp);
+      // A service account's key (`gh_...`) or the token it obtained (client_id claim): the same Principal shape, its scope.
+      let principal: Principal | null;
+      if (looksLikeApiKey(token)) principal = await authenticateApiKey(deps, token, metaOf(req));
+      else {
+        let claims = verified.get(token, deps.clock.now().getTime());
+        if (!claims) {
+          claims = await deps.tokens.verify(token);
+          if (!claims) throw new AppError('unauthenticated', 'The access token is invalid or has expired.');
+          const { exp } = decodeJwt(token);
+          if (typeof exp === 'number') verified.set(token, claims, exp);
+        }
+        principal = claims.clientId ? await servicePrincipalForToken(deps, claims.sub, claims.sid, metaOf(req)) : await loadPrincipal(deps, claims.sub, claims.sid);
       }
-      const principal = await loadPrincipal(deps, claims.sub, claims.sid);
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;
+      if (principal.actorType === 'service_account' && isPeopleOnly(req.routeOptions.url)) throw new AppError('service_account_not_allowed');
       if (principal.mfaEnrollmentRequired && !opts.allowPendingMfaEnrollment) {
         throw new AppError('mfa_enrollment_required', undefined, {
           enrollUrl: deps.enrollUrl,

@@ -2,9 +2,16 @@ import type { EffectiveSecurity } from '../modules/tenants/settings.js';
 
 /** Who is calling, in which tenant, through which session: resolved once per request by authenticate. */
 export interface Principal {
+  /** A person (a session) or a service account (an API key, or an access token obtained with one). */
+  actorType: 'user' | 'service_account';
+  /** The user's id; for a service account, the service account's id. */
   userId: string;
+  /** The user's email; for a service account, its clientId (never written to the audit trail as an email). */
   email: string;
+  /** The session's id; for a service account, the id of the key it authenticated with. */
   sessionId: string;
+  /** Set for a service account only. */
+  serviceAccount: ServiceAccountActor | null;
   /** This session verified a second factor. */
   mfa: boolean;
   mfaEnabled: boolean;
@@ -31,6 +38,13 @@ export interface Principal {
   user?: PrincipalUser;
 }
 
+export interface ServiceAccountActor {
+  id: string;
+  name: string;
+  clientId: string;
+  keyId: string;
+}
+
 /** Profile fields of the user read by the per-request session check; never a secret (hash, TOTP secret, codes). */
 export interface PrincipalUser {
   name: string;
@@ -54,3 +68,6 @@ declare module 'fastify' {
     auth: Principal | null;
   }
 }
+
+/** The acting person's id for columns that reference users (created_by): null when a service account acts. */
+export const personIdOf = (p: Principal): string | null => (p.actorType === 'user' ? p.userId : null);

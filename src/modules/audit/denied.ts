@@ -7,6 +7,7 @@ import { AppError, type ErrorCode } from '../../http/errors.js';
 import { metaOf } from '../../http/meta.js';
 import { mayAccessOrg } from '../tenants/scope.js';
 import { orgBelongsToPartner } from './repo.js';
+import { actorOf } from './writer.js';
 
 /** Refusals of an authenticated caller's authority; policy refusals of one's own account (sso_enforced, ...) are not. */
 export const DENIED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
@@ -72,7 +73,7 @@ async function recordDenied(deps: Deps, req: FastifyRequest, error: AppError): P
       {
         action: 'access.denied',
         result: 'denied',
-        actor: { userId: p.userId, email: p.email },
+        actor: actorOf(p),
         partnerId: p.partnerId,
         orgId,
         ...resourceOf(route, req.params),

@@ -10,7 +10,7 @@ import { CONTENT_TYPES, exportStream, recordJson, type ExportFormat } from './ex
 import { newestFirst, orgBelongsToPartner, type AuditVisibility } from './repo.js';
 import type { AuditFilters, AuditRecordJson, VerifyResult } from './schemas.js';
 import { verifyChain } from './verify.js';
-import type { AuditRequestMeta } from './writer.js';
+import { actorOf, type AuditRequestMeta } from './writer.js';
 
 /**
  * Records are scoped exactly like the data they describe: an organisation caller sees its organisation's; a partner
@@ -66,7 +66,7 @@ export async function startExport(
       tx,
       {
         action: 'audit.export',
-        actor: { userId: p.userId, email: p.email },
+        actor: actorOf(p),
         partnerId: p.partnerId,
         orgId: p.scope === 'organization' ? p.orgId : (filters.orgId ?? null),
         resourceType: 'audit_log',

@@ -2,12 +2,28 @@
 import { randomUUID } from 'node:crypto';
 import { desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
+import type { Principal, ServiceAccountActor } from '../../http/context.js';
 import { auditLogs } from '../../db/schema/index.js';
 import type { Clock } from '../../platform/clock.js';
 import { chainLockKey, recordHash, type AuditContent } from './chain.js';
 
-/** Who acted: a user, or an operator at the command line (`type: 'cli'`, `name` = OS user@host). */
-export type AuditActor = { userId: string | null; email: string | null; type?: 'user' | 'cli'; name?: string };
+/**
+ * Who acted: a user, an operator at the command line (`type: 'cli'`, `name` = OS user@host), or a service account
+ * (`type: 'service_account'`, `userId` = its id, `serviceAccount` = which one and with which key).
+ */
+export type AuditActor = {
+  userId: string | null;
+  email: string | null;
+  type?: 'user' | 'cli' | 'service_account';
+  name?: string;
+  serviceAccount?: ServiceAccountActor;
+};
+
+/** The actor of an authenticated request: the user, or the service account whose key made the request. */
+export function actorOf(p: Principal): AuditActor {
+  if (p.actorType === 'service_account' && p.serviceAccount) return { userId: p.userId, email: null, type: 'service_account', serviceAccount: p.serviceAccount };
+  return { userId: p.userId, email: p.email };
+}
 
 export interface AuditEvent {
   action: string;
@@ -52,9 +68,14 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 export const storable = (s: string) => s.replace(UNSTORABLE, '\ufffd');
 const storableOrNull = (s: string | null | undefined) => (s == null ? null : storable(s));
 
-/** A command-line actor is named in the details (actorType, operator): the record has no user. */
+/**
+ * A command-line actor is named in the details (actorType, operator): the record has no user. A service account is
+ * named there too (actorType, its name, clientId and the key used); actorUserId holds its id.
+ */
 function actorDetails(event: AuditEvent): Record<string, unknown> {
   const details = event.details ?? {};
+  const sa = event.actor?.type === 'service_account' ? event.actor.serviceAccount : undefined;
+  if (sa) return { ...details, actorType: 'service_account', serviceAccountName: sa.name, clientId: sa.clientId, keyId: sa.keyId };
   if (event.actor?.type !== 'cli') return details;
   return { ...details, actorType: 'cli', operator: event.actor.name ?? null };
 }

@@ -8,7 +8,7 @@ import type { Executor } from '../../db/connect.js';
 import { sessions } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 
 export const sessionJson = z
@@ -99,5 +99,5 @@ export async function listMemberSessions(deps: Deps, target: TargetScope, userId
 export async function endMemberSession(deps: Deps, caller: Principal, target: TargetScope, userId: string, sessionId: string, meta: AuditRequestMeta, tx: Executor) {
   const ended = await revoke(deps, tx, and(eq(sessions.id, sessionId), eq(sessions.userId, userId), inTargetScope(target)), 'admin_revoked');
   if (!ended.length) throw notFound('session');
-  await deps.audit.record(tx, { action: 'auth.session.revoke', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(target), resourceType: 'session', resourceId: sessionId, details: { by: 'admin', userId } }, meta);
+  await deps.audit.record(tx, { action: 'auth.session.revoke', actor: actorOf(caller), ...auditTenant(target), resourceType: 'session', resourceId: sessionId, details: { by: 'admin', userId } }, meta);
 }

@@ -11,6 +11,8 @@ export interface AccessClaims {
   mfa: boolean;
   /** `auth_time`: the last password or second-factor proof of the session (epoch seconds); null when none. */
   authTime: Date | null;
+  /** `client_id` (RFC 9068): set on a service account's token (client_credentials); `sid` is then the key's id. */
+  clientId?: string | null;
 }
 
 export class TokenService {
@@ -29,7 +31,8 @@ export class TokenService {
     const { kid, privateKey } = this.keys.signingKey();
     const iat = Math.floor(this.now().getTime() / 1000);
     const authTime = claims.authTime ? { auth_time: Math.floor(claims.authTime.getTime() / 1000) } : {};
-    return new SignJWT({ sid: claims.sid, scope: claims.scope, partnerId: claims.partnerId, orgId: claims.orgId, roleId: claims.roleId, mfa: claims.mfa, ...authTime })
+    const client = claims.clientId ? { client_id: claims.clientId } : {};
+    return new SignJWT({ sid: claims.sid, scope: claims.scope, partnerId: claims.partnerId, orgId: claims.orgId, roleId: claims.roleId, mfa: claims.mfa, ...authTime, ...client })
       .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'at+jwt' })
       .setSubject(claims.sub)
       .setIssuer(this.issuer)
@@ -64,6 +67,7 @@ export class TokenService {
         roleId: typeof payload.roleId === 'string' ? payload.roleId : null,
         mfa: payload.mfa === true,
         authTime: typeof payload.auth_time === 'number' ? new Date(payload.auth_time * 1000) : null,
+        clientId: typeof payload.client_id === 'string' ? payload.client_id : null,
       };
     } catch (err) {
       if (err instanceof joseErrors.JOSEError || err instanceof TypeError || err instanceof SyntaxError) return null;

@@ -73,4 +73,4 @@ export const nameCursor = z.object({ n: z.string(), id: z.uuid() });
 export const lowerOf = (col: PgColumn) => sql<string>`lower(${col})`;
 
 export const isUniqueViolation = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
-export const actorOf = (p: Principal) => ({ userId: p.userId, email: p.email });
+export { actorOf } from '../audit/writer.js';

@@ -14,7 +14,7 @@ import type { Executor } from '../../db/connect.js';
 import { contacts, sites } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { ContactIndex, type ContactLike, type FuzzyMatch } from './matching.js';
 
 export const COLUMNS = ['externalId', 'previousId', 'firstName', 'lastName', 'email', 'phone', 'title', 'site'] as const;
@@ -289,7 +289,7 @@ export async function importContacts(deps: Deps, p: Principal, source: Readable,
     if (!sawRow) throw new AppError('invalid_csv', 'The file has no rows.');
     await writer.flush();
     if (!opts.dryRun) {
-      await deps.audit.record(tx, { action: 'contact.import', actor: { userId: p.userId, email: p.email }, partnerId: opts.partnerId, orgId: opts.orgId, resourceType: 'organization', resourceId: opts.orgId, details: { summary, rows: rows.length } }, meta);
+      await deps.audit.record(tx, { action: 'contact.import', actor: actorOf(p), partnerId: opts.partnerId, orgId: opts.orgId, resourceType: 'organization', resourceId: opts.orgId, details: { summary, rows: rows.length } }, meta);
     }
     return { summary, rows };
   };

@@ -7,7 +7,7 @@ import { contacts } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { accessibleOrg, orgCondition } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';
 import { CONTACT, findInScope } from '../tenants/by-id.js';
@@ -27,7 +27,7 @@ export const contactToJson = (c: Row) => ({
   createdAt: c.createdAt.toISOString(),
   updatedAt: c.updatedAt.toISOString(),
 });
-const actor = (p: Principal) => ({ userId: p.userId, email: p.email });
+const actor = actorOf;
 const isUnique = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 

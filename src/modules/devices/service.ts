@@ -8,14 +8,14 @@ import { deviceGroupMembers, deviceGroups, deviceInventory, devices } from '../.
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { accessibleOrg, groupRestriction, orgCondition, siteRestriction } from '../tenants/access.js';
 import { findGroup, findSite, groupVisible } from '../tenants/sites-service.js';
 import { DEVICE, findInScope } from '../tenants/by-id.js';
 
 type DeviceRow = typeof devices.$inferSelect;
 const NONE = '00000000-0000-0000-0000-000000000000';
-const actor = (p: Principal) => ({ userId: p.userId, email: p.email });
+const actor = actorOf;
 
 export function deviceVisible(p: Principal): SQL {
   const sitesAllowed = siteRestriction(p);

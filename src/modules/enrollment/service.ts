@@ -5,18 +5,18 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { deviceInventory, devices, enrollmentKeys, sites } from '../../db/schema/index.js';
-import type { Principal } from '../../http/context.js';
+import { personIdOf, type Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { accessibleOrg, orgCondition, siteRestriction } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';
 import { ENROLLMENT_KEY, findInScope } from '../tenants/by-id.js';
 
 export const DEFAULT_KEY_TTL_MS = 60 * 60 * 1000;
 type KeyRow = typeof enrollmentKeys.$inferSelect;
-const actor = (p: Principal) => ({ userId: p.userId, email: p.email });
+const actor = actorOf;
 
 export const keyToJson = (k: KeyRow) => ({
   id: k.id,
@@ -44,7 +44,7 @@ export async function createKey(deps: Deps, p: Principal, input: { orgId: string
   return deps.db.transaction(async (tx) => {
     const [row] = await tx
       .insert(enrollmentKeys)
-      .values({ orgId: org.id, siteId: input.siteId ?? null, name: input.name, keyHash: sha256(key), maxUsage: input.maxUsage ?? 1, expiresAt, createdBy: p.userId })
+      .values({ orgId: org.id, siteId: input.siteId ?? null, name: input.name, keyHash: sha256(key), maxUsage: input.maxUsage ?? 1, expiresAt, createdBy: personIdOf(p) })
       .returning();
     await deps.audit.record(tx, { action: 'enrollment_key.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'enrollment_key', resourceId: row!.id, details: { name: input.name, maxUsage: row!.maxUsage, expiresAt: expiresAt.toISOString(), siteId: row!.siteId } }, meta);
     return { ...keyToJson(row!), key };

@@ -8,7 +8,7 @@ import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 import { canonicalAction, CATALOG_ENTRIES, isCatalogued } from './catalog.js';
 import { bumpAuthzEpoch, hasPermission, loadRoleChain, MAX_ROLE_DEPTH } from './resolver.js';
@@ -217,7 +217,7 @@ export async function createRole(
       await setPermissions(tx, row!.id, keys);
       await deps.audit.record(
         tx,
-        { action: 'role.create', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(target), resourceType: 'role', resourceId: row!.id, details: { name: body.name, permissions: keys, parentRoleId: body.parentRoleId ?? null } },
+        { action: 'role.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: row!.id, details: { name: body.name, permissions: keys, parentRoleId: body.parentRoleId ?? null } },
         meta,
       );
       return row!.id;
@@ -264,7 +264,7 @@ export async function updateRole(
       await bumpAuthzEpoch(tx);
       await deps.audit.record(
         tx,
-        { action: 'role.update', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(target), resourceType: 'role', resourceId: id, details: { changed: Object.keys(body).sort(), ...(keys ? { permissions: keys } : {}) } },
+        { action: 'role.update', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: id, details: { changed: Object.keys(body).sort(), ...(keys ? { permissions: keys } : {}) } },
         meta,
       );
     });
@@ -294,7 +294,7 @@ export async function deleteRole(deps: Deps, caller: Principal, target: TargetSc
     await bumpAuthzEpoch(tx);
     await deps.audit.record(
       tx,
-      { action: 'role.delete', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(target), resourceType: 'role', resourceId: id, details: { name: role.name } },
+      { action: 'role.delete', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: id, details: { name: role.name } },
       meta,
     );
   });
@@ -316,7 +316,7 @@ export async function cloneRole(deps: Deps, caller: Principal, target: TargetSco
       await setPermissions(tx, row!.id, keys);
       await deps.audit.record(
         tx,
-        { action: 'role.clone', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(target), resourceType: 'role', resourceId: row!.id, details: { sourceRoleId: id, name } },
+        { action: 'role.clone', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: row!.id, details: { sourceRoleId: id, name } },
         meta,
       );
       return row!.id;

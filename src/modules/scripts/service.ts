@@ -4,7 +4,7 @@ import { and, asc, eq, getTableColumns, gt, ilike, or } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { scripts } from '../../db/schema/index.js';
-import type { Principal } from '../../http/context.js';
+import { personIdOf, type Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
@@ -75,7 +75,7 @@ export async function createScript(deps: Deps, p: Principal, input: CreateScript
         parameters: input.parameters ?? [],
         availability: input.availability,
         exitCodeSeverityMapping: input.exitCodeSeverityMapping ?? {},
-        createdBy: p.userId,
+        createdBy: personIdOf(p),
       })
       .returning();
     await deps.audit.record(tx, { action: 'script.create', actor: actorOf(p), partnerId: owner.partnerId, orgId: owner.orgId, resourceType: 'script', resourceId: row!.id, details: { name: input.name, language: input.language, availability: input.availability } }, meta);

@@ -7,7 +7,7 @@ import { organizations, partners } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { slugify } from '../auth/registration-service.js';
 import { bumpAuthzEpoch } from '../roles/resolver.js';
 import { accessibleOrg, assertFullPartnerAccess, orgCondition } from './access.js';
@@ -25,7 +25,7 @@ export const orgToJson = (o: OrgRow) => ({
   updatedAt: o.updatedAt.toISOString(),
 });
 
-const actor = (p: Principal) => ({ userId: p.userId, email: p.email });
+const actor = actorOf;
 const isUnique = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 

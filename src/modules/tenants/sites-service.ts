@@ -7,7 +7,7 @@ import { deviceGroupMembers, deviceGroups, devices, sites } from '../../db/schem
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { accessibleOrg, groupRestriction, orgCondition, siteRestriction } from './access.js';
 import { DEVICE_GROUP, SITE, findInScope } from './by-id.js';
 
@@ -15,7 +15,7 @@ type SiteRow = typeof sites.$inferSelect;
 type GroupRow = typeof deviceGroups.$inferSelect;
 
 export const siteToJson = (s: SiteRow) => ({ id: s.id, orgId: s.orgId, name: s.name, timezone: s.timezone, address: s.address, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString() });
-const actor = (p: Principal) => ({ userId: p.userId, email: p.email });
+const actor = actorOf;
 const isUnique = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import { users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { revokeUserSessions } from '../auth/sessions.js';
 import { clearAllFactors } from '../mfa/factors.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
@@ -25,7 +25,7 @@ export async function resetUserMfa(deps: Deps, caller: Principal, target: Target
       tx,
       {
         action: 'user.mfa_reset',
-        actor: { userId: caller.userId, email: caller.email },
+        actor: actorOf(caller),
         ...auditTenant(target),
         resourceType: 'user',
         resourceId: userId,

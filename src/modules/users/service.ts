@@ -5,7 +5,7 @@ import { organizationUsers, organizations, partnerUsers, partners, users } from 
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { createInviteToken, inviteUrl } from '../auth/invites.js';
 import { mails } from '../auth/mail-templates.js';
 import { revokeUserSessions } from '../auth/sessions.js';
@@ -16,7 +16,7 @@ import { auditTenant, partnerOrgIds, type TargetScope } from '../tenants/scope.j
 import { assertAccountAdministrable, assertIdsInOrg, assertWithinSiteScope, assertNotLastAdmin, assertTargetWithinCeiling, partnersAdministeredBy } from './guards.js';
 import { deleteMembership, findMember, setMembershipRole } from './membership-repo.js';
 
-const actorOf = (p: Principal) => ({ userId: p.userId, email: p.email });
+
 
 async function tenantName(tx: Tx, target: TargetScope): Promise<string> {
   if (target.orgId) return (await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, target.orgId)))[0]?.name ?? 'your organization';
@@ -25,7 +25,7 @@ async function tenantName(tx: Tx, target: TargetScope): Promise<string> {
 
 async function inviterNameOf(tx: Tx, caller: Principal): Promise<string> {
   const [inviter] = await tx.select({ name: users.name }).from(users).where(eq(users.id, caller.userId));
-  return inviter?.name ?? caller.email;
+  return inviter?.name ?? caller.serviceAccount?.name ?? caller.email;
 }
 
 const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });

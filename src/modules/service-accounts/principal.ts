@@ -1,0 +1,158 @@
+// The request context of a service account (issue 17 §1): built from its key on every request, read live from the
+// database (key, account, role epoch), so a revoked key, an expired one, a disabled or deleted account, or a changed
+// role is refused or applied on the next request on every instance. Nothing here outlives a request.
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../db/connect.js';
+import { preparedStatement, uuidArg, type PreparedArg } from '../../db/prepared.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import type { RateLimits } from '../../http/rate-limit.js';
+import type { Clock } from '../../platform/clock.js';
+import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/writer.js';
+import type { RoleCache } from '../roles/resolver.js';
+import { effectiveSecurity } from '../tenants/settings.js';
+import { ipAllowed, keyMatches, normaliseIp, parseApiKey } from './key-format.js';
+
+export interface KeyAuthDeps {
+  db: Db;
+  roleCache: RoleCache;
+  clock: Clock;
+  limits: RateLimits;
+  audit: AuditWriter;
+  apiKeyEnvironment: string;
+}
+
+interface KeyRow {
+  key_id: string;
+  key_hash: string;
+  prefix: string;
+  environment: string;
+  expires_at: Date | string | null;
+  revoked_at: Date | string | null;
+  allowed_cidrs: string[] | string;
+  last_used_at: Date | string | null;
+  last_used_ip: string | null;
+  ip_known: boolean;
+  account_id: string;
+  client_id: string;
+  account_name: string;
+  partner_id: string;
+  org_id: string | null;
+  role_id: string;
+  disabled: boolean;
+  partner_settings: unknown;
+  org_settings: unknown;
+  epoch: number | string;
+}
+
+/** Last-used time and address of a key are written at most once per this interval (as a session's last-seen). */
+export const KEY_LAST_USED_EVERY_MS = 60_000;
+
+/** Literal-safe arguments for the PGlite EXECUTE form: a 12-hex-digit prefix, a normalised IP address. */
+const prefixArg: PreparedArg<string> = { type: 'text', check: (v) => typeof v === 'string' && /^[0-9a-f]{12}$/.test(v), literal: (v) => `'${v}'` };
+const ipArg: PreparedArg<string> = { type: 'text', check: (v) => typeof v === 'string' && /^[0-9a-fA-F:.]{1,45}$/.test(v), literal: (v) => `'${v}'` };
+
+const SELECT = `select k.id as key_id, k.key_hash, k.prefix, k.environment, k.expires_at, k.revoked_at, k.allowed_cidrs,
+          k.last_used_at, k.last_used_ip,
+          exists (select 1 from service_account_key_ips i where i.key_id = k.id and i.ip = $2) as ip_known,
+          a.id as account_id, a.client_id, a.name as account_name, a.partner_id, a.org_id, a.role_id, a.disabled,
+          p.settings as partner_settings, o.settings as org_settings,
+          (select epoch from authz_state where id = 1) as epoch
+   from service_account_keys k
+   join service_accounts a on a.id = k.service_account_id
+   join partners p on p.id = a.partner_id
+   left join organizations o on o.id = a.org_id`;
+
+const byPrefix = preparedStatement<KeyRow, [string, string]>('gh_api_key_by_prefix', `${SELECT} where k.prefix = $1`, [prefixArg, ipArg]);
+const byKeyId = preparedStatement<KeyRow, [string, string, string]>('gh_api_key_by_id', `${SELECT} where k.id = $1 and a.id = $3`, [uuidArg, ipArg, uuidArg]);
+
+const dead = (message: string) => new AppError('unauthenticated', message);
+
+/** An API key presented as a bearer credential: the principal of its service account, or 401/403/429. */
+export async function authenticateApiKey(deps: KeyAuthDeps, key: string, meta: AuditRequestMeta): Promise<Principal> {
+  const parsed = parseApiKey(key);
+  if (!parsed) throw dead('The API key is not valid.');
+  if (parsed.environment !== deps.apiKeyEnvironment) throw dead(`The API key is not for this environment (${deps.apiKeyEnvironment}).`);
+  const ip = normaliseIp(meta.ip ?? '') ?? '';
+  const row = (await byPrefix(deps.db, parsed.prefix, ip))?.[0];
+  if (!row || !keyMatches(key, row.key_hash)) throw dead('The API key is not valid.');
+  return admit(deps, row, { ip, userAgent: meta.userAgent });
+}
+
+/** An access token obtained with a key (client_credentials): the key must still be live, and the address allowed. */
+export async function servicePrincipalForToken(deps: KeyAuthDeps, accountId: string, keyId: string, meta: AuditRequestMeta): Promise<Principal> {
+  const ip = normaliseIp(meta.ip ?? '') ?? '';
+  const row = (await byKeyId(deps.db, keyId, ip, accountId))?.[0];
+  if (!row) throw dead('The access token is no longer valid.');
+  return admit(deps, row, { ip, userAgent: meta.userAgent });
+}
+
+/** The checks every use of a key passes (liveness, allow-list, per-key limit), then the principal. */
+async function admit(deps: KeyAuthDeps, row: KeyRow, meta: { ip: string; userAgent: string | null }): Promise<Principal> {
+  const { ip } = meta;
+  const now = deps.clock.now();
+  if (row.revoked_at) throw dead('The API key has been revoked.');
+  if (row.expires_at && new Date(row.expires_at).getTime() <= now.getTime()) throw dead('The API key has expired.');
+  if (row.disabled) throw dead('The service account is disabled.');
+  const cidrs = typeof row.allowed_cidrs === 'string' ? (JSON.parse(row.allowed_cidrs) as string[]) : row.allowed_cidrs;
+  if (!ipAllowed(ip, cidrs)) throw new AppError('ip_not_allowed');
+  await deps.limits.enforce('apiKey', row.key_id);
+
+  const role = await deps.roleCache.get(row.role_id, Number(row.epoch));
+  if (!role) throw dead('The service account has no role.');
+  // Never `*:*`: creation and role changes refuse it; a role that gains it later (a parent changed) grants nothing by it.
+  const permissions = new Set([...role.permissions].filter((k) => k !== '*:*'));
+  const principal: Principal = {
+    actorType: 'service_account',
+    userId: row.account_id,
+    email: row.client_id,
+    sessionId: row.key_id,
+    serviceAccount: { id: row.account_id, name: row.account_name, clientId: row.client_id, keyId: row.key_id },
+    mfa: false,
+    mfaEnabled: false,
+    scope: row.org_id ? 'organization' : 'partner',
+    partnerId: row.partner_id,
+    orgId: row.org_id,
+    roleId: row.role_id,
+    roleName: role.name,
+    orgAccess: row.org_id ? null : 'all',
+    orgIds: [],
+    siteIds: null,
+    deviceGroupIds: null,
+    permissions,
+    security: row.org_id ? effectiveSecurity(row.partner_settings, row.org_settings) : effectiveSecurity(row.partner_settings),
+    // A service account cannot enrol or present a second factor: Force MFA holds people, not keys.
+    mfaEnrollmentRequired: false,
+    mfaStepUpWaived: false,
+    authTime: null,
+  };
+  await recordUse(deps, principal, row, meta, now);
+  return principal;
+}
+
+/**
+ * Last used at and from where, coalesced to one write per key per minute (instances racing write once: the condition
+ * repeats the interval). A use from an address the key was never used from is audited, once: the insert that adds the
+ * address decides, and the audit record is written in its transaction.
+ */
+async function recordUse(deps: KeyAuthDeps, p: Principal, row: KeyRow, meta: { ip: string; userAgent: string | null }, now: Date): Promise<void> {
+  const { ip } = meta;
+  const stale = !row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() >= KEY_LAST_USED_EVERY_MS;
+  if (!row.ip_known) {
+    await deps.db.transaction(async (tx) => {
+      const added = await tx.execute(sql`insert into service_account_key_ips (key_id, ip, first_seen_at) values (${row.key_id}, ${ip.slice(0, 45)}, ${now}) on conflict do nothing returning ip`);
+      if ((added as unknown as { rows: unknown[] }).rows.length === 0) return;
+      await deps.audit.record(
+        tx,
+        { action: 'service_account.key.new_ip', actor: actorOf(p), partnerId: row.partner_id, orgId: row.org_id, resourceType: 'api_key', resourceId: row.key_id, details: { keyPrefix: row.prefix, newIp: ip, previousIp: row.last_used_ip } },
+        meta,
+      );
+    });
+  }
+  if (stale) {
+    const before = new Date(now.getTime() - KEY_LAST_USED_EVERY_MS);
+    await deps.db.execute(
+      sql`update service_account_keys set last_used_at = ${now}, last_used_ip = ${ip.slice(0, 45)} where id = ${row.key_id} and (last_used_at is null or last_used_at <= ${before})`,
+    );
+  }
+}
