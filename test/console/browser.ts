@@ -83,12 +83,21 @@ export async function shot(page: Page, name: string) {
   await page.screenshot({ path: join(shotDir, `${name}.png`) });
 }
 
+/**
+ * Waits until no CSS transition runs (a dialog, drawer or menu fading in or out): axe measures the colours of
+ * a half-transparent element as they are at that instant. Keyframe animations (loaders) do not count.
+ */
+export async function settle(page: Page) {
+  await page.waitForFunction(() => document.getAnimations().every((a) => !(a instanceof CSSTransition)), null, { timeout: 10_000 });
+}
+
 /** Every visit of a page: wait for it to settle, check accessibility, no CSP refusal, take a screenshot. */
 export async function checkPage(tab: Tab, name: string) {
   // Lazy pages: wait until the page's heading is up and no loader is left.
   await tab.page.locator('h1').first().waitFor({ timeout: 60_000 });
   await tab.page.waitForLoadState('networkidle');
   await tab.page.locator('[aria-busy="true"]').first().waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
+  await settle(tab.page);
   await shot(tab.page, name);
   await expectAccessible(tab.page, name);
   expect(tab.problems, `console problems on ${name}`).toEqual([]);
