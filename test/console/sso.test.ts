@@ -9,7 +9,7 @@ import { startApp, type TestApp } from '../support/app.js';
 import { createOrg, createPartner, sessionFor, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
 import { callbackFor, startOidcProvider, type TestIdp } from '../support/oidc.js';
 import { samlUser, startSamlIdp, type TestSamlIdp } from '../support/saml-idp.js';
-import { checkPage, ensureConsoleBuilt, launch, newTab, openSignedIn, type Tab } from './browser.js';
+import { checkPage, ensureConsoleBuilt, launch, newTab, openSignedIn, settle, type Tab } from './browser.js';
 
 let t: TestApp;
 let idp: TestIdp;
@@ -54,9 +54,10 @@ async function pick(page: Page, scope: Page | ReturnType<Page['locator']>, label
 }
 
 async function action(page: Page, provider: string, item: string) {
+  await settle(page);
   await page.getByRole('button', { name: `Actions for ${provider}` }).click();
   await page.getByRole('menuitem', { name: item, exact: true }).click();
-  await page.getByRole('menu').waitFor({ state: 'detached' });
+  await settle(page);
 }
 
 const cell = (page: Page, provider: string, n: number) => page.getByTestId('sso-table').locator('tbody tr').filter({ has: page.locator('td:first-child', { hasText: provider }) }).getByRole('cell').nth(n);

@@ -71,7 +71,7 @@ export default function Audit() {
       <Group align="end" gap="sm" role="search" aria-label="Filter audit records">
         <TextInput
           label="Action"
-          description="Exact, or a prefix ending in .* (auth.*)"
+          description="Exact, or a prefix: auth.*"
           placeholder="auth.login"
           value={action}
           onChange={(e) => {
