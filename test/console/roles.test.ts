@@ -106,7 +106,7 @@ describe('journey: role builder with inheritance', () => {
     await tab.context.close();
   });
 
-  it('refuses to delete a parent in words, clones the child, and deletes the copy', async () => {
+  it('refuses to delete a parent in words; an edit of the parent reaches the child; clones the child and deletes the copy', async () => {
     const tab = await newTab(browser);
     const { page } = tab;
     await openSignedIn(tab, t.baseUrl, await adminSession(), '/roles');
@@ -118,6 +118,19 @@ describe('journey: role builder with inheritance', () => {
     await expect.poll(() => d.getByRole('alert').textContent(), { timeout: 30_000 }).toBe('Other roles inherit from this one. Change their parent first.');
     await checkPage(tab, 'roles-delete-refused');
     await d.getByRole('button', { name: 'Cancel' }).click();
+
+    // An edit of the parent reaches the child: a permission added to Helpdesk base is inherited by Helpdesk senior.
+    await action(page, 'Helpdesk base', 'Edit');
+    d = page.getByRole('dialog', { name: 'Edit role Helpdesk base' });
+    await expect.poll(() => d.getByRole('checkbox', { name: 'View scripts' }).isChecked(), { timeout: 30_000 }).toBe(true);
+    await d.getByRole('checkbox', { name: 'Acknowledge alerts' }).check();
+    await d.getByRole('button', { name: 'Save role' }).click();
+    await d.waitFor({ state: 'detached' });
+    await action(page, 'Helpdesk senior', 'Effective permissions');
+    const eff = page.getByRole('dialog', { name: 'Effective permissions of Helpdesk senior' });
+    await eff.getByRole('row', { name: /^alerts:acknowledge .*Inherited from Helpdesk base$/ }).waitFor({ timeout: 30_000 });
+    await eff.getByRole('button', { name: 'Close' }).click();
+    await settle(page);
 
     await action(page, 'Helpdesk senior', 'Clone');
     d = page.getByRole('dialog', { name: 'Clone Helpdesk senior' });
