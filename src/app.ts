@@ -34,6 +34,7 @@ import { userSessionRoutes } from './modules/users/routes-sessions.js';
 import { scrubUrl } from './platform/logger.js';
 import { setupRoutes } from './modules/setup/routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -74,6 +75,10 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   // Mail waiting in the outbox (also what a crashed instance left) is sent while the app runs.
   app.addHook('onReady', async () => deps.outbox.start());
   app.addHook('onClose', async () => deps.outbox.stop());
+  // Audit webhook deliveries likewise; a request whose audit records queued some kicks the worker once it answered.
+  app.addHook('onReady', async () => deps.webhooks.start());
+  app.addHook('onClose', async () => deps.webhooks.stop());
+  app.addHook('onResponse', async () => deps.webhooks.kickIfQueued());
   app.addHook('onRequest', refuseLongUrl);
   app.addHook('preValidation', refuseNulBytes);
   app.addHook('preValidation', refuseUnexpectedBody);
@@ -160,6 +165,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(userSessionRoutes(deps));
       await api.register(roleRoutes(deps));
       await api.register(auditRoutes(deps));
+      await api.register(webhookRoutes(deps));
     },
     { prefix: API_PREFIX },
   );

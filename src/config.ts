@@ -42,6 +42,8 @@ export const envSchema = z.object({
   TWILIO_AUTH_TOKEN: z.string().optional(),
   TWILIO_FROM: z.string().optional(),
   SSO_ALLOW_INSECURE_ISSUERS: bool(false),
+  WEBHOOKS_ALLOW_INSECURE: bool(false),
+  WEBHOOKS_LEASE_SECONDS: seconds(60, 1, 3600),
   TRUST_PROXY: bool(false),
   ACCESS_TOKEN_TTL: seconds(900, 60, 86_400),
   REFRESH_TOKEN_TTL: seconds(604_800, 300, 2_592_000),
@@ -98,6 +100,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (!e.DATABASE_URL) problems.push('DATABASE_URL: production runs on PostgreSQL, not the embedded database');
     if (!e.PUBLIC_URL.startsWith('https://')) problems.push('PUBLIC_URL: must be https in production');
     if (e.SSO_ALLOW_INSECURE_ISSUERS) problems.push('SSO_ALLOW_INSECURE_ISSUERS: must not be true in production');
+    if (e.WEBHOOKS_ALLOW_INSECURE) problems.push('WEBHOOKS_ALLOW_INSECURE: must not be true in production');
     if (e.SMS_PROVIDER === 'twilio' && (!e.TWILIO_AUTH_TOKEN || PLACEHOLDER.test(e.TWILIO_AUTH_TOKEN)))
       problems.push('TWILIO_AUTH_TOKEN: required (not a placeholder) when SMS_PROVIDER=twilio');
   }
@@ -138,6 +141,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       from: e.TWILIO_FROM,
     },
     ssoAllowInsecureIssuers: e.SSO_ALLOW_INSECURE_ISSUERS,
+    webhooksAllowInsecure: e.WEBHOOKS_ALLOW_INSECURE,
+    webhooksLeaseSeconds: e.WEBHOOKS_LEASE_SECONDS,
     trustProxy: e.TRUST_PROXY,
     accessTokenTtl: e.ACCESS_TOKEN_TTL,
     refreshTokenTtl: e.REFRESH_TOKEN_TTL,

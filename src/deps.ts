@@ -19,6 +19,7 @@ import { DatabaseStore, RedisStore, type SharedStore } from './platform/kv.js';
 import { createMetrics, timedStore, type Metrics } from './platform/metrics.js';
 import { MailOutbox } from './platform/mail-outbox.js';
 import { parseKey, SecretBox } from './platform/secret-box.js';
+import { WebhookWorker } from './modules/webhooks/worker.js';
 
 export interface Deps {
   config: Config;
@@ -37,6 +38,8 @@ export interface Deps {
   mailer: Mailer;
   /** Mail goes through the outbox: enqueue in the transaction, kick() after the commit. */
   outbox: MailOutbox;
+  /** Audit webhook deliveries: queued by the audit writer in the record's transaction, sent by this worker. */
+  webhooks: WebhookWorker;
   sms: SmsSender;
   oidc: OidcClients;
   limits: RateLimits;
@@ -73,7 +76,11 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
   await keys.init();
   const tokens = new TokenService(keys, config.publicUrl, config.accessTokenTtl, () => clock.now());
   const roleCache = new RoleCache(database.db);
-  const audit = new AuditWriter(clock, (record) => metrics.observeAudit(record));
+  const webhooks = new WebhookWorker(database.db, box, logger, clock, metrics, { leaseMs: config.webhooksLeaseSeconds * 1000, allowInsecure: config.webhooksAllowInsecure });
+  const audit = new AuditWriter(clock, (record) => {
+    metrics.observeAudit(record);
+    webhooks.noteQueued();
+  });
   const limits = new RateLimits(store, clock, config.rateLimits, (limit) => metrics.rateLimited.inc({ limit }));
   const authContext: AuthenticateDeps = {
     db: database.db,
@@ -106,6 +113,7 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
     sms: createSmsSender(config, logger),
     oidc: new OidcClients(config.ssoAllowInsecureIssuers),
     mailer,
+    webhooks,
     outbox: new MailOutbox(database.db, box, mailer, logger, clock, metrics, config.mailLeaseSeconds * 1000),
   };
 }

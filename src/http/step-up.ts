@@ -28,6 +28,9 @@ export const STEP_UP_ROUTES = [
   { method: 'POST', url: '/api/v1/enrollment-keys' },
   { method: 'PATCH', url: '/api/v1/orgs/organizations/:id', when: 'the body changes settings' },
   { method: 'PATCH', url: '/api/v1/orgs/partners/me', when: 'the body changes settings' },
+  { method: 'POST', url: '/api/v1/webhooks' },
+  { method: 'PATCH', url: '/api/v1/webhooks/:id' },
+  { method: 'DELETE', url: '/api/v1/webhooks/:id' },
 ] as const satisfies readonly { method: string; url: string; when?: string }[];
 
 export type StepUpMethod = 'password' | 'totp' | 'sms' | 'passkey' | 'reauthenticate';

@@ -22,6 +22,7 @@ export interface Metrics {
   rateLimited: Counter<'limit'>;
   auditWrites: Counter<'result'>;
   mails: Counter<'result' | 'template'>;
+  webhookDeliveries: Counter<'result'>;
   storeLatency: Histogram<'op' | 'store'>;
   /** Feeds the database pool gauges at scrape time (PostgreSQL; PGlite has no pool). */
   watchPool(stats: () => PoolStats | null): void;
@@ -68,6 +69,7 @@ export function createMetrics(): Metrics {
     refreshReuse: new Counter({ name: 'gatehouse_refresh_reuse_detected_total', help: 'Rotated refresh tokens presented again (the session is revoked)', registers }),
     rateLimited: new Counter({ name: 'gatehouse_rate_limit_refusals_total', help: 'Requests refused by a rate limit, by limit', labelNames: ['limit'], registers }),
     mails: new Counter({ name: 'gatehouse_mails_total', help: 'Mail delivery attempts from the outbox by result (sent, retry, failed) and template', labelNames: ['result', 'template'], registers }),
+    webhookDeliveries: new Counter({ name: 'gatehouse_webhook_deliveries_total', help: 'Audit webhook delivery attempts by result (delivered, retry, dead_lettered)', labelNames: ['result'], registers }),
     auditWrites: new Counter({ name: 'gatehouse_audit_chain_writes_total', help: 'Audit records appended to a hash chain, by result', labelNames: ['result'], registers }),
     storeLatency: new Histogram({
       name: 'gatehouse_store_operation_seconds',

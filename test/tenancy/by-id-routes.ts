@@ -1,9 +1,10 @@
 // Every `:id` route outside /users and /roles as data (issue 12 §2): how to make a record of its kind in a given
 // organisation and site, and a request that would succeed on it. The walk test (by-id.test.ts) proves each one
 // against each kind of caller, and that no `:id` route is missing here.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { configItems, customFieldDefinitions, deviceGroups, enrollmentKeys, organizations, scripts, ssoProviders } from '../../src/db/schema/index.js';
+import { configItems, customFieldDefinitions, deviceGroups, enrollmentKeys, organizations, scripts, ssoProviders, webhooks } from '../../src/db/schema/index.js';
+import { sealSecret } from '../../src/modules/webhooks/sender.js';
 import type { TestApp } from '../support/app.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
 import { createContact, createDevice, createDeviceGroup, createSite } from '../support/fixtures.js';
@@ -42,6 +43,12 @@ const field = async (t: TestApp, at: Place) =>
 const item = async (t: TestApp, at: Place) => (await t.deps.db.insert(configItems).values({ partnerId: at.partnerId, orgId: at.orgId, kind: 'policy', name: `item ${tag()}` }).returning())[0]!.id;
 const provider = async (t: TestApp, at: Place) =>
   (await t.deps.db.insert(ssoProviders).values({ partnerId: at.partnerId, orgId: at.orgId, name: `idp ${tag()}`, issuer: 'http://127.0.0.1:9/none', clientId: 'gatehouse' }).returning())[0]!.id;
+/** An organisation's audit webhook on a loopback URL: the outbound guard refuses it at once (no request leaves). */
+const webhook = async (t: TestApp, at: Place) => {
+  const id = randomUUID();
+  await t.deps.db.insert(webhooks).values({ id, partnerId: at.partnerId, orgId: at.orgId, url: 'https://127.0.0.1:9/hook', events: ['nothing.'], secretSealed: sealSecret(t.deps.box, id, 'whsec_dGVzdA==') });
+  return id;
+};
 /** Organisation routes act on the organisation itself; deleting needs one nobody else uses. */
 const theOrg = async (_t: TestApp, at: Place) => at.orgId;
 const freshOrg = async (t: TestApp, at: Place) => (await t.deps.db.insert(organizations).values({ partnerId: at.partnerId, name: `Org ${tag()}`, slug: `org-${tag()}` }).returning())[0]!.id;
@@ -88,6 +95,12 @@ export const BY_ID_CASES: ByIdCase[] = [
   { method: 'DELETE', url: '/sso/providers/:id', make: provider, sited: false, call: (api, id, query) => api.delete(`/sso/providers/${id}`, q(query)) },
   { method: 'POST', url: '/sso/providers/:id/status', make: provider, sited: false, call: (api, id, query) => api.post(`/sso/providers/${id}/status`, { status: 'testing' }, q(query)) },
   { method: 'POST', url: '/sso/providers/:id/test', make: provider, sited: false, call: (api, id, query) => api.post(`/sso/providers/${id}/test`, undefined, q(query)) },
+  { method: 'GET', url: '/webhooks/:id', make: webhook, sited: false, call: (api, id, query) => api.get(`/webhooks/${id}`, q(query)) },
+  { method: 'PATCH', url: '/webhooks/:id', make: webhook, sited: false, call: (api, id, query) => api.patch(`/webhooks/${id}`, { description: `d ${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/webhooks/:id', make: webhook, sited: false, call: (api, id, query) => api.delete(`/webhooks/${id}`, q(query)) },
+  { method: 'GET', url: '/webhooks/:id/deliveries', make: webhook, sited: false, call: (api, id, query) => api.get(`/webhooks/${id}/deliveries`, q(query)) },
+  { method: 'POST', url: '/webhooks/:id/redeliver', make: webhook, sited: false, call: (api, id, query) => api.post(`/webhooks/${id}/redeliver`, {}, q(query)) },
+  { method: 'POST', url: '/webhooks/:id/ping', make: webhook, sited: false, call: (api, id, query) => api.post(`/webhooks/${id}/ping`, undefined, q(query)) },
 ];
 
 /** A device in the group's organisation and site (for adding devices to a group). */

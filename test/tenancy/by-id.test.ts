@@ -54,6 +54,8 @@ function refusedBeforeLookup(caller: CallerName, c: ByIdCase): string | null {
     if (caller === 'partner with orgAccess selected') return 'full_org_access_required';
     if (caller !== 'partner with orgAccess all') return 'forbidden';
   }
+  // Audit webhooks need audit:manage, which the seeded Organization Admin role does not hold (CONTRACT 10).
+  if (c.url.startsWith('/webhooks/') && (caller === 'organisation member' || caller === 'member restricted to a site')) return 'forbidden';
   return null;
 }
 

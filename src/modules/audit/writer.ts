@@ -5,6 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal, ServiceAccountActor } from '../../http/context.js';
 import { auditLogs } from '../../db/schema/index.js';
 import type { Clock } from '../../platform/clock.js';
+import { queueDeliveries } from '../webhooks/fanout.js';
 import { chainLockKey, recordHash, type AuditContent } from './chain.js';
 
 /**
@@ -115,6 +116,8 @@ export class AuditWriter {
     };
     const prevHash = prev?.hash ?? null;
     await tx.insert(auditLogs).values({ ...content, details: content.details as object, prevHash, hash: recordHash(content, prevHash) });
+    // The webhook outbox, in the same transaction: the deliveries commit or roll back with the record.
+    await queueDeliveries(tx, content, content.at);
     this.onWrite(content);
     return content.id;
   }

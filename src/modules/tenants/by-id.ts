@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
-import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, scripts, sites, ssoProviders } from '../../db/schema/index.js';
+import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, scripts, sites, ssoProviders, webhooks } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import { mayAccessOrg, partnerOrgIds, type TargetScope } from './scope.js';
@@ -159,6 +159,17 @@ export const SSO_PROVIDER: ByIdResource<typeof ssoProviders.$inferSelect> = {
   },
 };
 
+export const WEBHOOK: ByIdResource<typeof webhooks.$inferSelect> = {
+  what: 'webhook',
+  // A partner-wide subscription carries every organisation's events: not an organisation's to see.
+  partnerOwned: 'partner-only',
+  siteless: 'visible',
+  load: async (db, id) => {
+    const [row] = await db.select().from(webhooks).where(eq(webhooks.id, id)).limit(1);
+    return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
+  },
+};
+
 /** Every `:id` route family under /api/v1 and the resource its id names (the /users and /roles ones excepted). */
 export const BY_ID_ROUTES: [prefix: string, resource: ByIdResource<unknown>][] = [
   ['/orgs/organizations/:id', ORGANIZATION],
@@ -171,6 +182,7 @@ export const BY_ID_ROUTES: [prefix: string, resource: ByIdResource<unknown>][] =
   ['/custom-fields/:id', CUSTOM_FIELD],
   ['/config-items/:id', CONFIG_ITEM],
   ['/sso/providers/:id', SSO_PROVIDER],
+  ['/webhooks/:id', WEBHOOK],
 ] as [string, ByIdResource<unknown>][];
 
 export const byIdQuery = z.strictObject({ orgId: z.uuid().optional().describe('Optional: must name the organisation the record belongs to (or, for partner-wide configuration, one it is in force in)') });
