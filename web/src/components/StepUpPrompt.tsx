@@ -108,7 +108,8 @@ export function StepUpPrompt() {
   ].filter(Boolean);
 
   return (
-    <Modal opened={!!pending} onClose={() => finish(false)} title="Confirm it is you">
+    // Above any dialog the action came from.
+    <Modal opened={!!pending} onClose={() => finish(false)} title="Confirm it is you" zIndex={1000}>
       <Stack>
         <Text size="sm">
           This action hands out or changes access, so it needs a recent proof that you are at the keyboard

@@ -215,7 +215,7 @@ export default function ContactsImport() {
                       <Table.Td>{r.externalId ?? '—'}</Table.Td>
                       <Table.Td>{r.match && <ExistingContact id={r.match.contactId} />}</Table.Td>
                       <Table.Td>
-                        <Badge variant="light" color="yellow">
+                        <Badge variant="light" color="blue">
                           {r.match?.reason === 'email' ? 'same e-mail' : `similar name (${Math.round((r.match?.score ?? 0) * 100)}%)`}
                         </Badge>
                       </Table.Td>

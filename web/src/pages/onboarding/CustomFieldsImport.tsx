@@ -162,7 +162,7 @@ export function CustomFieldsImport({ orgId, write }: { orgId: string; write: boo
                     <Table.Tr key={r.line}>
                       <Table.Td>{r.line}</Table.Td>
                       <Table.Td>
-                        <Badge variant="light" color={r.status === 'unmatched' ? 'yellow' : 'red'}>
+                        <Badge variant="light" color={r.status === 'unmatched' ? 'gray' : 'red'}>
                           {r.status === 'unmatched' ? 'not found' : 'invalid'}
                         </Badge>
                       </Table.Td>

@@ -1,6 +1,6 @@
 // Enrollment keys of an organisation: create (the key is shown once, with a copy button), usage and expiry, revoke.
 // Creating a key is a risky action: the API may ask for a fresh proof first (the step-up prompt handles it).
-import { Alert, Badge, Button, Code, CopyButton, Group, Modal, NumberInput, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Code, CopyButton, Group, Modal, NumberInput, Select, Stack, Table, Text, TextInput } from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
@@ -39,10 +39,10 @@ function useSites(orgId: string | null) {
   });
 }
 
-function status(k: Key, now = Date.now()): { label: string; color: string } {
-  if (new Date(k.expiresAt).getTime() <= now) return { label: 'Expired', color: 'gray' };
-  if (k.usageCount >= k.maxUsage) return { label: 'Used up', color: 'gray' };
-  return { label: 'Active', color: 'green' };
+function status(k: Key, now = Date.now()): { label: string; active: boolean } {
+  if (new Date(k.expiresAt).getTime() <= now) return { label: 'Expired', active: false };
+  if (k.usageCount >= k.maxUsage) return { label: 'Used up', active: false };
+  return { label: 'Active', active: true };
 }
 
 export default function EnrollmentKeys() {
@@ -114,9 +114,9 @@ export default function EnrollmentKeys() {
                       </Table.Td>
                       <Table.Td>{when(k.expiresAt)}</Table.Td>
                       <Table.Td>
-                        <Badge color={s.color} variant="light">
+                        <Text size="sm" fw={s.active ? 400 : 700}>
                           {s.label}
-                        </Badge>
+                        </Text>
                       </Table.Td>
                       <Table.Td>
                         {write && (
