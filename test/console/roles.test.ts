@@ -38,6 +38,8 @@ async function action(page: Page, role: string, item: string) {
   await settle(page);
   await page.getByRole('button', { name: `Actions for ${role}` }).click();
   await page.getByRole('menuitem', { name: item, exact: true }).click();
+  // The menu fades out, then unmounts a moment later: wait until it is gone.
+  await expect.poll(() => page.locator('[role="menu"]').count(), { timeout: 10_000 }).toBe(0);
   await settle(page);
 }
 
