@@ -18,7 +18,8 @@ let partner: Awaited<ReturnType<typeof createPartner>>;
 let org: Awaited<ReturnType<typeof createOrg>>;
 let site: Awaited<ReturnType<typeof createSite>>;
 let admin: SignedInMember;
-const [PARTNER_ADMIN, , , , , ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string);
+const PARTNER_ADMIN: string = SYSTEM_ROLES[0].id;
+const ORG_VIEWER: string = SYSTEM_ROLES[5].id;
 
 beforeAll(async () => {
   ensureConsoleBuilt();
