@@ -34,6 +34,8 @@ import { userSessionRoutes } from './modules/users/routes-sessions.js';
 import { scrubUrl } from './platform/logger.js';
 import { setupRoutes } from './modules/setup/routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
+import { oauthRoutes } from './modules/service-accounts/routes-oauth.js';
+import { serviceAccountRoutes } from './modules/service-accounts/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 
 export const API_PREFIX = '/api/v1';
@@ -128,7 +130,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       servers: [{ url: config.publicUrl, description: 'This instance (PUBLIC_URL)' }],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from sign-in, refresh or SSO exchange (15 minutes).' },
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from sign-in, refresh, SSO exchange or POST /api/v1/oauth/token (15 minutes); or a service account\'s API key `gh_<environment>_<id prefix>_<secret>` as is.' },
           agentToken: { type: 'http', scheme: 'bearer', bearerFormat: 'ghat_…', description: 'Agent token a device received at enrolment (POST /api/v1/agents/enroll); not a user access token.' },
         },
       },
@@ -165,6 +167,8 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(userSessionRoutes(deps));
       await api.register(roleRoutes(deps));
       await api.register(auditRoutes(deps));
+      await api.register(serviceAccountRoutes(deps));
+      await api.register(oauthRoutes(deps));
       await api.register(webhookRoutes(deps));
     },
     { prefix: API_PREFIX },

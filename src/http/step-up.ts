@@ -28,6 +28,8 @@ export const STEP_UP_ROUTES = [
   { method: 'POST', url: '/api/v1/enrollment-keys' },
   { method: 'PATCH', url: '/api/v1/orgs/organizations/:id', when: 'the body changes settings' },
   { method: 'PATCH', url: '/api/v1/orgs/partners/me', when: 'the body changes settings' },
+  { method: 'POST', url: '/api/v1/service-accounts/:id/keys' },
+  { method: 'PATCH', url: '/api/v1/service-accounts/:id', when: 'the body changes the role' },
   { method: 'POST', url: '/api/v1/webhooks' },
   { method: 'PATCH', url: '/api/v1/webhooks/:id' },
   { method: 'DELETE', url: '/api/v1/webhooks/:id' },
@@ -89,6 +91,8 @@ export function requireStepUp(deps: StepUpDeps, opts: StepUpOptions = {}) {
     const p = principalOf(req);
     if (stepUpFresh(deps, p)) return;
     if (opts.when && !(await opts.when(req))) return;
+    // A key proves no presence: a service account cannot take a risky action (issue keys, change roles, ...).
+    if (p.actorType === 'service_account') throw new AppError('service_account_not_allowed', 'This action needs a person’s recent proof of presence (step-up): a service account cannot take it.');
     throw new AppError('step_up_required', undefined, { methods: await stepUpMethods(deps, p), maxAgeSeconds: deps.config.stepUpMaxAge });
   };
   return Object.assign(guard, { [STEP_UP_GUARD]: true });

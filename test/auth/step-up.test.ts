@@ -68,6 +68,7 @@ const newProvider = async (api: ApiClient) =>
 /** A public address literal: passes the outbound guard without DNS; no event matches, so nothing is sent. */
 const webhookBody = () => ({ url: 'https://203.0.113.10/hook', events: ['nothing.'] });
 const newWebhook = async (api: ApiClient) => created(await api.post('/webhooks', webhookBody()));
+const newServiceAccount = async (api: ApiClient) => created(await api.post('/service-accounts', { name: `SA ${uniq()}`, roleId: PARTNER_VIEWER }));
 const providerBody = () => ({ name: `IdP ${uniq()}`, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret });
 
 /** One case per listed route: prepares what the route needs (with a fresh session), then names the call. */
@@ -89,6 +90,8 @@ const CASES: Record<string, Case> = {
   'POST /api/v1/webhooks': async () => ({ method: 'POST', path: '/webhooks', body: webhookBody() }),
   'PATCH /api/v1/webhooks/:id': async (api) => ({ method: 'PATCH', path: `/webhooks/${await newWebhook(api)}`, body: { description: 'changed' } }),
   'DELETE /api/v1/webhooks/:id': async (api) => ({ method: 'DELETE', path: `/webhooks/${await newWebhook(api)}` }),
+  'POST /api/v1/service-accounts/:id/keys': async (api) => ({ method: 'POST', path: `/service-accounts/${await newServiceAccount(api)}/keys`, body: { name: `Key ${uniq()}` } }),
+  'PATCH /api/v1/service-accounts/:id': async (api) => ({ method: 'PATCH', path: `/service-accounts/${await newServiceAccount(api)}`, body: { roleId: PARTNER_TECH } }),
 };
 
 const send = (api: ApiClient, c: Call) => api.request(c.method, c.path, { body: c.body, query: c.query });

@@ -3,7 +3,7 @@
 import { and, asc, eq, gt, ilike, inArray, or, sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor, Tx } from '../../db/connect.js';
-import { organizationUsers, partnerUsers, permissions, rolePermissions, roles } from '../../db/schema/index.js';
+import { organizationUsers, partnerUsers, permissions, rolePermissions, roles, serviceAccounts } from '../../db/schema/index.js';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -284,6 +284,8 @@ export async function deleteRole(deps: Deps, caller: Principal, target: TargetSc
     const [ou] = await tx.select({ n: sql<number>`count(*)::int` }).from(organizationUsers).where(eq(organizationUsers.roleId, id));
     const userCount = Number(pu?.n ?? 0) + Number(ou?.n ?? 0);
     if (userCount > 0) throw new AppError('role_has_users', undefined, { userCount });
+    const [sa] = await tx.select({ n: sql<number>`count(*)::int` }).from(serviceAccounts).where(eq(serviceAccounts.roleId, id));
+    if (Number(sa?.n ?? 0) > 0) throw new AppError('role_has_users', 'Cannot delete a role that service accounts hold.', { userCount: 0, serviceAccountCount: Number(sa!.n) });
     const [children] = await tx.select({ n: sql<number>`count(*)::int` }).from(roles).where(eq(roles.parentRoleId, id));
     const childRoleCount = Number(children?.n ?? 0);
     if (childRoleCount > 0) throw new AppError('role_has_children', undefined, { childRoleCount });

@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
-import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, scripts, sites, ssoProviders, webhooks } from '../../db/schema/index.js';
+import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, scripts, serviceAccounts, sites, ssoProviders, webhooks } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import { mayAccessOrg, partnerOrgIds, type TargetScope } from './scope.js';
@@ -170,6 +170,18 @@ export const WEBHOOK: ByIdResource<typeof webhooks.$inferSelect> = {
   },
 };
 
+export const SERVICE_ACCOUNT: ByIdResource<typeof serviceAccounts.$inferSelect> = {
+  what: 'service account',
+  // A partner's own service account acts across its organisations: not an organisation's to see.
+  partnerOwned: 'partner-only',
+  // It is organisation-wide: a site-restricted member sees it, and is refused changing it (a ceiling rule).
+  siteless: 'visible',
+  load: async (db, id) => {
+    const [row] = await db.select().from(serviceAccounts).where(eq(serviceAccounts.id, id)).limit(1);
+    return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
+  },
+};
+
 /** Every `:id` route family under /api/v1 and the resource its id names (the /users and /roles ones excepted). */
 export const BY_ID_ROUTES: [prefix: string, resource: ByIdResource<unknown>][] = [
   ['/orgs/organizations/:id', ORGANIZATION],
@@ -182,6 +194,7 @@ export const BY_ID_ROUTES: [prefix: string, resource: ByIdResource<unknown>][] =
   ['/custom-fields/:id', CUSTOM_FIELD],
   ['/config-items/:id', CONFIG_ITEM],
   ['/sso/providers/:id', SSO_PROVIDER],
+  ['/service-accounts/:id', SERVICE_ACCOUNT],
   ['/webhooks/:id', WEBHOOK],
 ] as [string, ByIdResource<unknown>][];
 
