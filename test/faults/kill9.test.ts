@@ -1,13 +1,13 @@
 // kill -9 of the service in the middle of work loses nothing committed and leaves no partial rows (PostgreSQL).
 // The service runs as a child process (src/main.ts through tsx) on this test file's fresh database, so SIGKILL is a
 // real one: no shutdown hook, no finally block, the database ends the connection and rolls back what was open.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contacts, devices, enrollmentKeys, mailOutbox, sessions, users } from '../../src/db/schema/index.js';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { createKey } from '../onboarding/helpers.js';
-import { freePort, startApp, type TestApp } from '../support/app.js';
+import { startApp, type TestApp } from '../support/app.js';
+import { kill9, spawnService as spawnChild } from '../support/child-service.js';
 import { ApiClient } from '../support/client.js';
 import { createOrg, createPartner, createSite, signedInOrgMember } from '../support/fixtures.js';
 import { linkToken, startMailCatcher, type MailCatcher } from '../support/smtp.js';
@@ -29,40 +29,7 @@ afterAll(async () => {
   await mail?.close();
 });
 
-interface Child {
-  proc: ChildProcess;
-  origin: string;
-}
-
-/** Starts the service as its own process on this file's database; resolves once /readyz answers 200. */
-async function spawnService(): Promise<Child> {
-  const port = await freePort();
-  const origin = `http://localhost:${port}`;
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: process.cwd(),
-    // The same PUBLIC_URL as the in-process app: tokens it signs name that issuer.
-    env: { ...process.env, ...t.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', NODE_ENV: 'test' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const until = Date.now() + 60_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`service exited (${proc.exitCode}): ${stderr}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200).catch(() => false);
-    if (ok) return { proc, origin };
-    if (Date.now() > until) throw new Error(`service did not become ready: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function kill9(child: Child): Promise<void> {
-  if (child.proc.exitCode !== null || child.proc.signalCode) return;
-  await new Promise<void>((resolve) => {
-    child.proc.once('exit', () => resolve());
-    child.proc.kill('SIGKILL');
-  });
-}
+const spawnService = () => spawnChild(t);
 
 /** Waits until a connection of this database (other than ours) has held a transaction open for `ms`. */
 async function transactionOpenFor(ms: number, timeoutMs = 30_000): Promise<boolean> {
