@@ -7,3 +7,4 @@ export * from './onboarding.js';
 export * from './platform.js';
 export * from './service-accounts.js';
 export * from './webhooks.js';
+export * from './scim.js';
