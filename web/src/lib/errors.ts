@@ -42,7 +42,7 @@ const WORDS: Record<string, string> = {
   session_binding_required: 'Reload the page and try again (this needs your browser session).',
   default_role_required: 'Automatic provisioning needs a default role.',
   phone_not_verified: 'Verify a phone number first.',
-  invalid_phone_number: 'Enter the number in international form, like +447700900123.',
+  invalid_phone_number: 'Enter the number in international form, like +1 202 555 0123.',
   invalid_challenge: 'The passkey request expired. Try again.',
   passkey_verification_failed: 'The passkey could not be verified.',
   invalid_csv: 'The file could not be read as CSV.',

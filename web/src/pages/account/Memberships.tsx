@@ -84,7 +84,7 @@ export function Memberships() {
                   <Table.Td>{m.roleName}</Table.Td>
                   <Table.Td>
                     {m.current ? (
-                      <Badge variant="light" color="green">
+                      <Badge variant="light" color="blue">
                         Current
                       </Badge>
                     ) : (

@@ -88,7 +88,7 @@ export function Sessions() {
                     <Text size="sm">
                       {device(s)}{' '}
                       {s.current && (
-                        <Badge variant="light" color="green">
+                        <Badge variant="light" color="blue">
                           This browser
                         </Badge>
                       )}

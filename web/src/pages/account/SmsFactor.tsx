@@ -96,7 +96,7 @@ export function SmsFactor() {
           }}
         >
           <Stack gap="xs">
-            <TextInput label="Mobile number" description="International form, like +447700900123." type="tel" autoComplete="tel" required value={phone} onChange={(e) => setPhone(e.currentTarget.value)} data-autofocus />
+            <TextInput label="Mobile number" description="International form: + and the country code, like +1 202 555 0123." type="tel" autoComplete="tel" required value={phone} onChange={(e) => setPhone(e.currentTarget.value)} data-autofocus />
             {send.isError && <Alert color="red" role="alert">{explain(send.error)}</Alert>}
             <Group>
               <Button type="submit" loading={send.isPending} disabled={!phone.trim()}>
