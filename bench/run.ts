@@ -13,6 +13,8 @@ const benches = [
   ['permissions', 'bench/permissions.ts'],
   ['contacts-import', 'bench/contacts-import.ts'],
   ['audit-export', 'bench/audit-export.ts'],
+  // Audit webhooks: the outbox's cost per audited change, and deliveries per second to a local verifying receiver.
+  ['webhooks', 'bench/webhooks.ts'],
   // Admin console: sign-in page JS ≤ 200 KB gzip and interactive ≤ 1 s; users page (10,000 users) first page ≤ 300 ms.
   ['console', 'bench/console.ts'],
 ] as const;
