@@ -28,8 +28,28 @@ function validationDetails(err: FastifyError): FieldErrors {
   return out;
 }
 
+/**
+ * A protocol with its own error schema (SCIM, RFC 7644 3.12) answers under its URL prefix with the same catalogued
+ * codes, the envelope's fields kept and its own added, in its own media type.
+ */
+export type ErrorFormat = (status: number, body: Record<string, unknown>) => { contentType: string; body: Record<string, unknown> };
+const errorFormats = new Map<string, ErrorFormat>();
+export function registerErrorFormat(prefix: string, format: ErrorFormat): void {
+  errorFormats.set(prefix, format);
+}
+function answerBody(reply: FastifyReply, status: number, body: Record<string, unknown>) {
+  const url = reply.request.url;
+  for (const [prefix, format] of errorFormats) {
+    if (url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`)) {
+      const out = format(status, body);
+      return reply.type(out.contentType).send(out.body);
+    }
+  }
+  return reply.send(body);
+}
+
 // An error answer describes one request at one moment: never let a cache keep it.
-const send = (reply: FastifyReply, err: AppError) => reply.code(err.status).header('cache-control', 'no-store').send(err.toBody());
+const send = (reply: FastifyReply, err: AppError) => answerBody(reply.code(err.status).header('cache-control', 'no-store'), err.status, err.toBody());
 
 const unreadable = (message: string) => new AppError('validation_failed', message, { details: { fieldErrors: {}, formErrors: [message] } });
 
@@ -125,5 +145,5 @@ function internal(error: unknown, req: FastifyRequest, reply: FastifyReply) {
   const errorId = randomUUID();
   req.log.error({ err: forLog(error), errorId }, 'unexpected error');
   const body = new AppError('internal_error').toBody();
-  return reply.code(500).header('cache-control', 'no-store').send({ ...body, errorId });
+  return answerBody(reply.code(500).header('cache-control', 'no-store'), 500, { ...body, errorId });
 }

@@ -27,6 +27,11 @@ export const ERROR_CATALOG = {
   invalid_csv: { status: 400, error: 'Bad Request', message: 'The CSV could not be read.' },
   json_too_deep: { status: 400, error: 'Bad Request', message: 'The JSON body is nested too deeply.' },
   malformed_request: { status: 400, error: 'Bad Request', message: 'The request is not valid HTTP.' },
+  // SCIM 2.0 (RFC 7644 3.12): answered under /scim/v2 with the matching scimType (src/modules/scim/errors.ts).
+  invalid_filter: { status: 400, error: 'Bad Request', message: 'The filter is not valid SCIM filter syntax or names an attribute that cannot be filtered on.' },
+  invalid_patch_path: { status: 400, error: 'Bad Request', message: 'The PATCH path is not valid for this resource.' },
+  patch_no_target: { status: 400, error: 'Bad Request', message: 'The PATCH path matched no value.' },
+  attribute_immutable: { status: 400, error: 'Bad Request', message: 'The attribute cannot be changed.' },
   // OAuth 2.0 token endpoint (RFC 6749 5.2): `error` carries the OAuth code itself, and `error_description` the message.
   invalid_request: { status: 400, error: 'invalid_request', message: 'The token request is missing a parameter, repeats one or is malformed.' },
   unsupported_grant_type: { status: 400, error: 'unsupported_grant_type', message: 'Only grant_type=client_credentials is supported.' },
@@ -66,7 +71,7 @@ export const ERROR_CATALOG = {
   // 404
   not_found: { status: 404, error: 'Not Found', message: 'The resource was not found.' },
   invite_invalid: { status: 404, error: 'Not Found', message: 'The invitation is invalid or has expired.' },
-  // 405 / 408 / 409 / 413 / 414 / 415 / 431
+  // 405 / 408 / 409 / 412 / 413 / 414 / 415 / 431
   method_not_allowed: { status: 405, error: 'Method Not Allowed', message: 'The method is not allowed on this resource.' },
   request_timeout: { status: 408, error: 'Request Timeout', message: 'The request was not received in time.' },
   conflict: { status: 409, error: 'Conflict', message: 'The request conflicts with the current state.' },
@@ -78,6 +83,7 @@ export const ERROR_CATALOG = {
   mfa_already_enabled: { status: 409, error: 'Conflict', message: 'MFA is already enabled.' },
   resource_in_use: { status: 409, error: 'Conflict', message: 'The resource is still in use.' },
   key_limit_reached: { status: 409, error: 'Conflict', message: 'A service account has at most two active keys: revoke one first.' },
+  precondition_failed: { status: 412, error: 'Precondition Failed', message: 'The resource changed since the version given in If-Match.' },
   payload_too_large: { status: 413, error: 'Payload Too Large', message: 'The request body is too large.' },
   uri_too_long: { status: 414, error: 'URI Too Long', message: 'The request URL is too long.' },
   unsupported_media_type: { status: 415, error: 'Unsupported Media Type', message: 'The content type is not supported.' },

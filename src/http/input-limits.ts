@@ -3,7 +3,7 @@
 // bytes that are not HTTP, a request that never finishes) still answer with the contract's envelope.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyBodyParser } from 'fastify';
 import { AppError, type ErrorCode } from './errors.js';
 
 /** Deepest JSON nesting accepted in a request body; the deepest route schema needs 5. */
@@ -33,9 +33,14 @@ export function nestedDeeperThan(text: string, max: number): boolean {
 
 /** Replaces Fastify's JSON parser with one that checks the depth first, then parses as Fastify does. */
 export function installJsonDepthLimit(app: FastifyInstance): void {
-  const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, depthLimitedJsonParser(app));
+}
+
+/** The JSON parser of every JSON media type (application/json, and application/scim+json under /scim/v2). */
+export function depthLimitedJsonParser(app: FastifyInstance): FastifyBodyParser<string> {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  return (req, body, done) => {
     // Many clients label every POST as JSON: a route that takes no body treats an empty one as absent.
     if (body === '' && !req.routeOptions.schema?.body) {
       done(null, undefined);
@@ -46,7 +51,7 @@ export function installJsonDepthLimit(app: FastifyInstance): void {
       return;
     }
     parse(req, body as string, done);
-  });
+  };
 }
 
 export async function refuseLongUrl(req: FastifyRequest): Promise<void> {

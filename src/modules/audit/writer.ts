@@ -15,9 +15,11 @@ import { chainLockKey, recordHash, type AuditContent } from './chain.js';
 export type AuditActor = {
   userId: string | null;
   email: string | null;
-  type?: 'user' | 'cli' | 'service_account';
+  type?: 'user' | 'cli' | 'service_account' | 'scim_token';
   name?: string;
   serviceAccount?: ServiceAccountActor;
+  /** A SCIM bearer token (issue 17 §2): the identity provider provisioning through it. */
+  scimToken?: { id: string; name: string };
 };
 
 /** The actor of an authenticated request: the user, or the service account whose key made the request. */
@@ -58,7 +60,7 @@ export function scrubDetails(details: unknown, depth = 0): unknown {
   return out;
 }
 /** Non-secret keys that SECRET_KEY would catch. */
-const ALLOWED_KEYS = new Set(['keyId', 'enrollmentKeyId', 'passkeyId', 'passkeyName', 'errorCode', 'reasonCode']);
+const ALLOWED_KEYS = new Set(['keyId', 'enrollmentKeyId', 'passkeyId', 'passkeyName', 'errorCode', 'reasonCode', 'scimTokenId', 'scimTokenName']);
 
 /**
  * PostgreSQL refuses NUL in text and jsonb and lone UTF-16 surrogates in jsonb, and the drivers turn a lone surrogate
@@ -77,6 +79,8 @@ function actorDetails(event: AuditEvent): Record<string, unknown> {
   const details = event.details ?? {};
   const sa = event.actor?.type === 'service_account' ? event.actor.serviceAccount : undefined;
   if (sa) return { ...details, actorType: 'service_account', serviceAccountName: sa.name, clientId: sa.clientId, keyId: sa.keyId };
+  const scim = event.actor?.type === 'scim_token' ? event.actor.scimToken : undefined;
+  if (scim) return { ...details, actorType: 'scim_token', via: 'scim', scimTokenId: scim.id, scimTokenName: scim.name };
   if (event.actor?.type !== 'cli') return details;
   return { ...details, actorType: 'cli', operator: event.actor.name ?? null };
 }
