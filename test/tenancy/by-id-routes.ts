@@ -3,7 +3,9 @@
 // against each kind of caller, and that no `:id` route is missing here.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { configItems, customFieldDefinitions, deviceGroups, enrollmentKeys, organizations, scripts, ssoProviders, webhooks } from '../../src/db/schema/index.js';
+import { configItems, customFieldDefinitions, deviceGroups, enrollmentKeys, organizations, scripts, serviceAccountKeys, serviceAccounts, ssoProviders, webhooks } from '../../src/db/schema/index.js';
+import { newApiKey } from '../../src/modules/service-accounts/key-format.js';
+import { ORG_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { sealSecret } from '../../src/modules/webhooks/sender.js';
 import type { TestApp } from '../support/app.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
@@ -48,6 +50,14 @@ const webhook = async (t: TestApp, at: Place) => {
   const id = randomUUID();
   await t.deps.db.insert(webhooks).values({ id, partnerId: at.partnerId, orgId: at.orgId, url: 'https://127.0.0.1:9/hook', events: ['nothing.'], secretSealed: sealSecret(t.deps.box, id, 'whsec_dGVzdA==') });
   return id;
+};
+/** An organisation's service account (Organization Admin role: within every caller's ceiling here), and a key of it. */
+const serviceAccount = async (t: TestApp, at: Place) =>
+  (await t.deps.db.insert(serviceAccounts).values({ clientId: `sa_${tag()}${tag()}`, partnerId: at.partnerId, orgId: at.orgId, name: `sa ${tag()}`, roleId: ORG_ADMIN_ROLE_ID }).returning())[0]!.id;
+const apiKeyOf = async (t: TestApp, accountId: string) => {
+  const k = newApiKey('test');
+  await t.deps.db.insert(serviceAccountKeys).values({ id: k.id, serviceAccountId: accountId, prefix: k.prefix, environment: 'test', keyHash: k.hash, name: `key ${tag()}` });
+  return k.id;
 };
 /** Organisation routes act on the organisation itself; deleting needs one nobody else uses. */
 const theOrg = async (_t: TestApp, at: Place) => at.orgId;
@@ -101,6 +111,18 @@ export const BY_ID_CASES: ByIdCase[] = [
   { method: 'GET', url: '/webhooks/:id/deliveries', make: webhook, sited: false, call: (api, id, query) => api.get(`/webhooks/${id}/deliveries`, q(query)) },
   { method: 'POST', url: '/webhooks/:id/redeliver', make: webhook, sited: false, call: (api, id, query) => api.post(`/webhooks/${id}/redeliver`, {}, q(query)) },
   { method: 'POST', url: '/webhooks/:id/ping', make: webhook, sited: false, call: (api, id, query) => api.post(`/webhooks/${id}/ping`, undefined, q(query)) },
+  { method: 'GET', url: '/service-accounts/:id', make: serviceAccount, sited: false, call: (api, id, query) => api.get(`/service-accounts/${id}`, q(query)) },
+  { method: 'PATCH', url: '/service-accounts/:id', make: serviceAccount, sited: false, call: (api, id, query) => api.patch(`/service-accounts/${id}`, { description: `d ${tag()}` }, q(query)) },
+  { method: 'DELETE', url: '/service-accounts/:id', make: serviceAccount, sited: false, call: (api, id, query) => api.delete(`/service-accounts/${id}`, q(query)) },
+  { method: 'GET', url: '/service-accounts/:id/keys', make: serviceAccount, sited: false, call: (api, id, query) => api.get(`/service-accounts/${id}/keys`, q(query)) },
+  { method: 'POST', url: '/service-accounts/:id/keys', make: serviceAccount, sited: false, call: (api, id, query) => api.post(`/service-accounts/${id}/keys`, { name: `key ${tag()}` }, q(query)) },
+  {
+    method: 'DELETE',
+    url: '/service-accounts/:id/keys/:keyId',
+    make: serviceAccount,
+    sited: false,
+    call: async (api, id, query, t) => api.delete(`/service-accounts/${id}/keys/${await apiKeyOf(t, id)}`, q(query)),
+  },
 ];
 
 /** A device in the group's organisation and site (for adding devices to a group). */

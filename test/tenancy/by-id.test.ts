@@ -54,6 +54,11 @@ function refusedBeforeLookup(caller: CallerName, c: ByIdCase): string | null {
     if (caller === 'partner with orgAccess selected') return 'full_org_access_required';
     if (caller !== 'partner with orgAccess all') return 'forbidden';
   }
+  // Service accounts are administered like users: full organisation access; Organization Admin reads (api_keys:read), does not write.
+  if (c.url.startsWith('/service-accounts/')) {
+    if (caller === 'partner with orgAccess selected') return 'full_org_access_required';
+    if (c.method !== 'GET' && (caller === 'organisation member' || caller === 'member restricted to a site')) return 'forbidden';
+  }
   // Audit webhooks need audit:manage, which the seeded Organization Admin role does not hold (CONTRACT 10).
   if (c.url.startsWith('/webhooks/') && (caller === 'organisation member' || caller === 'member restricted to a site')) return 'forbidden';
   return null;
@@ -77,7 +82,7 @@ describe('every :id route is in the walk', () => {
   it('/openapi.json documents ?orgId= on every one of them', async () => {
     const doc = (await (await fetch(`${t.baseUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> };
     for (const c of BY_ID_CASES) {
-      const op = doc.paths[`/api/v1${c.url.replace(':id', '{id}')}`]?.[c.method.toLowerCase()];
+      const op = doc.paths[`/api/v1${c.url.replace(/:([A-Za-z]+)/g, '{$1}')}`]?.[c.method.toLowerCase()];
       expect(op?.parameters?.some((p) => p.in === 'query' && p.name === 'orgId'), `${c.method} ${c.url}`).toBe(true);
     }
   });
