@@ -47,9 +47,9 @@ export async function dialog(page: Page, title: string | RegExp) {
   return d;
 }
 
-/** A Mantine Select: open it by its label and pick the option. */
+/** A Mantine Select or MultiSelect: open it by its label and pick the option (a MultiSelect's box covers its input). */
 export async function choose(page: Page, scope: Page | ReturnType<Page['locator']>, label: string | RegExp, option: string | RegExp) {
-  await scope.getByRole('combobox', { name: label }).or(scope.getByRole('textbox', { name: label })).first().click();
+  await scope.getByRole('combobox', { name: label }).or(scope.getByRole('textbox', { name: label })).first().click({ force: true });
   await page.getByRole('option', { name: option }).click();
 }
 
