@@ -5,7 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import { ssoIdentities, ssoProviders } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { loadRoleChain } from '../roles/resolver.js';
 import { assertWithinCeiling, findRole } from '../roles/service.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
@@ -176,7 +176,7 @@ export async function createProvider(deps: Deps, caller: Principal, t: TargetSco
         trustIdpMfa: input.trustIdpMfa ?? false,
       })
       .returning();
-    await deps.audit.record(tx, { action: 'sso.provider.create', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(t), resourceType: 'sso_provider', resourceId: row!.id, details: { name: input.name, type: protocol.type, issuer: protocol.issuer, preset: input.preset ?? null } }, meta);
+    await deps.audit.record(tx, { action: 'sso.provider.create', actor: actorOf(caller), ...auditTenant(t), resourceType: 'sso_provider', resourceId: row!.id, details: { name: input.name, type: protocol.type, issuer: protocol.issuer, preset: input.preset ?? null } }, meta);
     return { ...providerToJson(deps, row!), ...warningsFor(row!, input) };
   });
 }
@@ -225,7 +225,7 @@ export async function updateProvider(deps: Deps, caller: Principal, t: TargetSco
     const changed = Object.keys(input).filter((k) => k !== 'clientSecret' && k !== 'metadataXml').concat(md ? ['metadata'] : []).sort();
     await deps.audit.record(
       tx,
-      { action, actor: { userId: caller.userId, email: caller.email }, ...auditTenant(t), resourceType: 'sso_provider', resourceId: id, details: { changed, clientAuthChanged: input.clientSecret !== undefined, ...(input.status ? { status: input.status } : {}), ...(issuerChanged ? { identitiesUnlinked: unlinked } : {}) } },
+      { action, actor: actorOf(caller), ...auditTenant(t), resourceType: 'sso_provider', resourceId: id, details: { changed, clientAuthChanged: input.clientSecret !== undefined, ...(input.status ? { status: input.status } : {}), ...(issuerChanged ? { identitiesUnlinked: unlinked } : {}) } },
       meta,
     );
     return { ...providerToJson(deps, row!), ...warningsFor(row!, input) };
@@ -236,7 +236,7 @@ export async function deleteProvider(deps: Deps, caller: Principal, t: TargetSco
   await deps.db.transaction(async (tx) => {
     const current = await findProvider(tx, t, id);
     await tx.delete(ssoProviders).where(eq(ssoProviders.id, id)); // identities cascade
-    await deps.audit.record(tx, { action: 'sso.provider.delete', actor: { userId: caller.userId, email: caller.email }, ...auditTenant(t), resourceType: 'sso_provider', resourceId: id, details: { name: current.name } }, meta);
+    await deps.audit.record(tx, { action: 'sso.provider.delete', actor: actorOf(caller), ...auditTenant(t), resourceType: 'sso_provider', resourceId: id, details: { name: current.name } }, meta);
   });
 }
 

@@ -11,7 +11,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 import { RETRY_WINDOW_MS } from './fanout.js';
 import { newSecret, openSecret, sealSecret, sendSigned } from './sender.js';
@@ -59,7 +59,7 @@ export async function findWebhook(db: Executor, t: TargetScope, id: string): Pro
   return row;
 }
 
-const actor = (p: Principal) => ({ userId: p.userId, email: p.email });
+const actor = actorOf;
 /** The host only: a URL's path or query often carries the receiver's own token. */
 const hostOf = (url: string) => new URL(url).host;
 
