@@ -36,7 +36,10 @@ afterAll(async () => {
   await rcv?.close();
 });
 beforeEach(async () => {
+  // No delivery of an earlier test may still be in flight when the receiver's log is cleared.
+  await t.deps.webhooks.stop();
   await t.deps.db.delete(webhooks);
+  t.deps.webhooks.start();
   rcv.received.length = 0;
   rcv.requests.length = 0;
   rcv.mode = 'accept';
