@@ -9,6 +9,7 @@ import { API_KEY_PATTERN } from '../../src/modules/service-accounts/key-format.j
 import { startApp, startPeer, type TestApp } from '../support/app.js';
 import { auditRecords, createSite, type OnboardingTenant, onboardingTenant } from '../support/fixtures.js';
 import { createServiceAccount, issueKey, serviceAccountWithKey } from '../support/service-accounts.js';
+import { waitForRecord } from '../audit/helpers.js';
 import { expectError, ORG_ADMIN, ORG_VIEWER, PARTNER_TECH, PARTNER_VIEWER } from '../onboarding/helpers.js';
 
 let t: TestApp;
@@ -241,6 +242,9 @@ describe('routes for people only refuse a service account (403 service_account_n
       }
     }
     expect(checked).toEqual(expect.arrayContaining(['get /api/v1/auth/me', 'get /api/v1/users/me', 'post /api/v1/auth/mfa/setup', 'post /api/v1/auth/change-password', 'get /api/v1/auth/sessions', 'post /api/v1/auth/logout']));
+    // Each refusal is an access.denied record naming the account (a leaked key probing shows in the trail).
+    const denied = await waitForRecord(w.admin.api, { action: 'access.denied', actorUserId: sa.account.id });
+    expect(denied.details).toMatchObject({ errorCode: 'service_account_not_allowed', actorType: 'service_account', keyId: sa.key.id });
   });
 
   it('risky (step-up) routes refuse it too: a key cannot issue keys, even with api_keys:write', async () => {

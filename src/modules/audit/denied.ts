@@ -19,6 +19,7 @@ export const DENIED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'forbidden_self_action',
   'last_admin',
   'system_role_immutable',
+  'service_account_not_allowed',
 ]);
 
 /** A caller hammering a refused route cannot flood the partner's trail (and its chain lock): the rest is logged. */
@@ -36,6 +37,7 @@ const RESOURCE_TYPES: Record<string, string> = {
   'enrollment-keys': 'enrollment_key',
   passkeys: 'passkey',
   contacts: 'contact',
+  'service-accounts': 'service_account',
 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
