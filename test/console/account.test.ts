@@ -112,7 +112,7 @@ describe('text-message codes with phone verification', () => {
 });
 
 describe('journey: the session list, and signing another session out', () => {
-  it('shows each session with “This browser” on the current one; “Sign out” ends the other at its next request', async () => {
+  it('shows each session with “This browser” on the current one; “End session” ends the other at its next request', async () => {
     const { user } = await twoMemberships('kim@fabrikam.example');
     const laptop = await signedIn(user.email);
     const phone = await signedIn(user.email);
@@ -127,8 +127,8 @@ describe('journey: the session list, and signing another session out', () => {
 
     // The newest other session is the "third" tab's; sign out the second-newest (the "phone" tab's).
     const others = table.locator('tbody tr').filter({ hasNotText: 'This browser' });
-    await others.nth(1).getByRole('button', { name: /^Sign out/ }).click();
-    await (await dialog(page, 'Sign out that session?')).getByRole('button', { name: 'Sign out' }).click();
+    await others.nth(1).getByRole('button', { name: /^End session: (?!this browser)/ }).click();
+    await (await dialog(page, 'End that session?')).getByRole('button', { name: 'End session' }).click();
     await expect.poll(() => table.locator('tbody tr').count(), { timeout: 30_000 }).toBe(2);
 
     // The ended session fails on its next request: the console goes back to sign-in.
@@ -136,8 +136,8 @@ describe('journey: the session list, and signing another session out', () => {
     await phone.page.waitForURL('**/login**', { timeout: 60_000 });
     await phone.context.close();
 
-    await page.getByRole('button', { name: 'Sign out everywhere else' }).click();
-    await (await dialog(page, 'Sign out everywhere else?')).getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'End every other session' }).click();
+    await (await dialog(page, 'End every other session?')).getByRole('button', { name: 'End sessions' }).click();
     await expect.poll(() => table.locator('tbody tr').count(), { timeout: 30_000 }).toBe(1);
     await third.page.reload();
     await third.page.waitForURL('**/login**', { timeout: 60_000 });
@@ -165,11 +165,12 @@ describe('passkey autofill on the sign-in page', () => {
     await d.getByLabel(/^Current password/).fill(PASSWORD);
     await d.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('cell', { name: 'This laptop', exact: true }).waitFor();
-    await page.getByRole('button', { name: 'Sign out' }).first().click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
 
     expect(await page.getByLabel('E-mail').getAttribute('autocomplete')).toBe('username webauthn');
-    // Nothing is typed or clicked: the pending conditional request is answered by the authenticator.
+    // Focusing the field starts the conditional request; nothing is typed or clicked: the authenticator answers it.
+    await page.getByLabel('E-mail').focus();
     await whoami(page, user.email);
     await tab.context.close();
   });

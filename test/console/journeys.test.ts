@@ -111,7 +111,7 @@ describe('journey: register a partner → forced TOTP → organisation and site 
     await ben.page.getByTestId('recovery-codes').waitFor();
     await ben.page.getByRole('button', { name: 'I have saved my codes' }).click();
     await expect.poll(() => ben.page.getByTestId('mfa-status').textContent(), { timeout: 30_000 }).toBe('On');
-    await ben.page.getByRole('button', { name: 'Sign out' }).first().click();
+    await ben.page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await ben.page.getByRole('heading', { name: 'Sign in' }).waitFor();
 
     await passwordStep(ben.page, t, colleague.email, `${PASSWORD} too`);

@@ -1,4 +1,4 @@
-// The sessions signed in to your account (browser, system, address, how and when), each with "sign out"; ending
+// The sessions signed in to your account (browser, system, address, how and when), each with "End session"; ending
 // the current one is signing out here. An ended session fails on its next request, on every server.
 import { Alert, Badge, Button, Group, Modal, Stack, Table, Text } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -53,7 +53,7 @@ export function Sessions() {
         navigate('/login', { replace: true });
         return;
       }
-      ok(what === 'others' ? `${n} other session${n === 1 ? '' : 's'} signed out.` : `Signed out ${device(what)}.`);
+      ok(what === 'others' ? `${n} other session${n === 1 ? '' : 's'} ended.` : `The session of ${device(what)} ended.`);
       void qc.invalidateQueries({ queryKey: ['sessions'] });
     },
   });
@@ -77,7 +77,7 @@ export function Sessions() {
                 <Table.Th>Signed in</Table.Th>
                 <Table.Th>Last active</Table.Th>
                 <Table.Th>
-                  <span className="gh-visually-hidden">Sign out</span>
+                  <span className="gh-visually-hidden">End</span>
                 </Table.Th>
               </Table.Tr>
             </Table.Thead>
@@ -102,8 +102,8 @@ export function Sessions() {
                   <Table.Td>{new Date(s.createdAt).toLocaleString()}</Table.Td>
                   <Table.Td>{new Date(s.lastSeenAt).toLocaleString()}</Table.Td>
                   <Table.Td>
-                    <Button size="xs" variant="default" color="red" onClick={() => setEnding(s)} aria-label={s.current ? 'Sign out this browser' : `Sign out ${device(s)} (${s.ip ?? 'unknown address'}, since ${new Date(s.createdAt).toLocaleString()})`}>
-                      Sign out
+                    <Button size="xs" variant="default" color="red" onClick={() => setEnding(s)} aria-label={s.current ? 'End session: this browser' : `End session: ${device(s)} (${s.ip ?? 'unknown address'}, since ${new Date(s.createdAt).toLocaleString()})`}>
+                      End session
                     </Button>
                   </Table.Td>
                 </Table.Tr>
@@ -113,13 +113,13 @@ export function Sessions() {
           {others > 0 && (
             <Group>
               <Button variant="default" color="red" onClick={() => setEnding('others')}>
-                Sign out everywhere else
+                End every other session
               </Button>
             </Group>
           )}
         </Stack>
       )}
-      <Modal opened={!!ending} onClose={() => setEnding(null)} title={ending === 'others' ? 'Sign out everywhere else?' : ending?.current ? 'Sign out this browser?' : 'Sign out that session?'}>
+      <Modal opened={!!ending} onClose={() => setEnding(null)} title={ending === 'others' ? 'End every other session?' : ending?.current ? 'End this browser’s session?' : 'End that session?'}>
         <Stack>
           <Text size="sm">
             {ending === 'others'
@@ -134,7 +134,7 @@ export function Sessions() {
               Cancel
             </Button>
             <Button color="red" loading={end.isPending} onClick={() => ending && end.mutate(ending)}>
-              Sign out
+              End session{ending === 'others' ? 's' : ''}
             </Button>
           </Group>
         </Stack>

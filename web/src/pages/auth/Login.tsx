@@ -54,37 +54,42 @@ export default function Login() {
       .finally(() => setBusy(false));
   }, [signedIn]);
 
-  // Passkey autofill (conditional mediation): the browser offers the account's passkeys in the e-mail field's
-  // suggestions (autocomplete="username webauthn"); picking one signs in without a password. Cancelled quietly when
-  // the page leaves or "Use a passkey instead" starts a ceremony of its own.
+  // Passkey autofill (conditional mediation): once the e-mail field is focused, the browser offers the account's
+  // passkeys among its suggestions (autocomplete="username webauthn"); picking one signs in without a password.
+  // Started on focus, not on load: a visit that never uses the form spends no sign-in attempt of the address.
+  // Cancelled quietly when the page leaves or "Use a passkey instead" starts a ceremony of its own.
   const signedInRef = useRef(signedIn);
   signedInRef.current = signedIn;
+  const autofill = useRef<{ started: boolean; live: boolean; waiting: boolean }>({ started: false, live: true, waiting: false });
   useEffect(() => {
-    let live = true;
-    let waiting = false;
-    void (async () => {
-      if (!(await browserSupportsWebAuthnAutofill().catch(() => false)) || !live) return;
-      try {
-        // Without options (passkeys off, or the address is rate limited) the page simply offers no autofill.
-        const options = await call(api.POST('/api/v1/auth/passkey/login/options', {})).then((r) => r.options, () => null);
-        if (!options || !live) return;
-        waiting = true;
-        const credential = await startAuthentication({ optionsJSON: options as never, useBrowserAutofill: true });
-        setBusy(true);
-        signedInRef.current((await call(api.POST('/api/v1/auth/passkey/login/verify', { body: { credential: credential as never } }))) as TokenResponse);
-      } catch (err) {
-        const quiet = err instanceof Error && (err.name === 'AbortError' || err.name === 'NotAllowedError' || /abort/i.test(err.message));
-        if (live && !quiet) setError(passkeyError(err));
-      } finally {
-        waiting = false;
-        if (live) setBusy(false);
-      }
-    })();
+    const a = autofill.current;
+    a.live = true;
     return () => {
-      live = false;
-      if (waiting) WebAuthnAbortService.cancelCeremony();
+      a.live = false;
+      if (a.waiting) WebAuthnAbortService.cancelCeremony();
     };
   }, []);
+  const startAutofill = async () => {
+    const a = autofill.current;
+    if (a.started) return;
+    a.started = true;
+    if (!(await browserSupportsWebAuthnAutofill().catch(() => false)) || !a.live) return;
+    try {
+      // Without options (passkeys off, or the address is rate limited) the field simply offers no passkey.
+      const options = await call(api.POST('/api/v1/auth/passkey/login/options', {})).then((r) => r.options, () => null);
+      if (!options || !a.live) return;
+      a.waiting = true;
+      const credential = await startAuthentication({ optionsJSON: options as never, useBrowserAutofill: true });
+      setBusy(true);
+      signedInRef.current((await call(api.POST('/api/v1/auth/passkey/login/verify', { body: { credential: credential as never } }))) as TokenResponse);
+    } catch (err) {
+      const quiet = err instanceof Error && (err.name === 'AbortError' || err.name === 'NotAllowedError' || /abort/i.test(err.message));
+      if (a.live && !quiet) setError(passkeyError(err));
+    } finally {
+      a.waiting = false;
+      if (a.live) setBusy(false);
+    }
+  };
 
   const discover = async (value: string) => {
     if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value)) return setSso(null);
@@ -154,6 +159,7 @@ export default function Login() {
             required
             value={email}
             onChange={(e) => setEmail(e.currentTarget.value)}
+            onFocus={() => void startAutofill()}
             onBlur={(e) => void discover(e.currentTarget.value)}
           />
           {sso?.ssoEnabled && sso.loginUrl && (
