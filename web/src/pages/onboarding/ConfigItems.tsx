@@ -1,6 +1,6 @@
 // Partner-wide configuration: policies, alert templates, patch policies and maintenance windows, owned by the
 // partner (in force in every organisation) or by one organisation; create, edit, delete.
-import { Alert, Badge, Button, Group, JsonInput, Modal, MultiSelect, NumberInput, Select, Stack, Table, TagsInput, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Group, JsonInput, Modal, MultiSelect, NumberInput, Select, Stack, Table, TagsInput, Text, TextInput } from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
@@ -123,9 +123,9 @@ export default function ConfigItems() {
                     <Text size="sm">{summary(i)}</Text>
                   </Table.Td>
                   <Table.Td>
-                    <Badge variant="light" color={i.source === 'partner' ? 'blue' : 'gray'}>
+                    <Text size="sm">
                       {i.source === 'partner' ? 'Every organisation' : (orgs.data?.find((o) => o.id === i.orgId)?.name ?? 'One organisation')}
-                    </Badge>
+                    </Text>
                   </Table.Td>
                   <Table.Td>{when(i.updatedAt)}</Table.Td>
                   <Table.Td>

@@ -1,6 +1,6 @@
 // Custom fields: the definitions in force (partner-wide and the organisation's own), create and delete, then the
 // import wizard that fills their values from a CSV.
-import { Alert, Badge, Button, Card, Group, Modal, Select, Stack, Table, TagsInput, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Card, Group, Modal, Select, Stack, Table, TagsInput, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
@@ -88,9 +88,9 @@ export default function CustomFields() {
                     <Table.Td>{ENTITY_LABELS[f.entityType]}</Table.Td>
                     <Table.Td>{f.type === 'select' ? `select: ${(f.options ?? []).join(', ')}` : f.type}</Table.Td>
                     <Table.Td>
-                      <Badge variant="light" color={f.source === 'partner' ? 'blue' : 'gray'}>
+                      <Text size="sm">
                         {f.source === 'partner' ? 'Every organisation' : 'This organisation'}
-                      </Badge>
+                      </Text>
                     </Table.Td>
                     <Table.Td>
                       {write && (

@@ -1,5 +1,5 @@
 // Scripts: the partner's library (in force in every organisation) and each organisation's own; create, edit, delete.
-import { Alert, Badge, Button, Group, Modal, Select, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
+import { Alert, Button, Group, Modal, Select, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -118,9 +118,9 @@ export default function Scripts() {
                   </Table.Td>
                   <Table.Td>{languageName(s.language)}</Table.Td>
                   <Table.Td>
-                    <Badge variant="light" color={s.source === 'partner' ? 'blue' : 'gray'}>
+                    <Text size="sm">
                       {s.source === 'partner' ? 'Every organisation' : (orgs.data?.find((o) => o.id === s.orgId)?.name ?? 'One organisation')}
-                    </Badge>
+                    </Text>
                   </Table.Td>
                   <Table.Td>{s.parameters.length}</Table.Td>
                   <Table.Td>{when(s.updatedAt)}</Table.Td>
