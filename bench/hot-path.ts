@@ -12,20 +12,15 @@
  * - The machine is shared with other people's test runs: absolute figures are noisy; the ratio to the ceiling
  *   measured in the same run is the figure that counts.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { LoadgenConfig, LoadgenResult } from './framework/loadgen.js';
+import type { LoadgenResult } from './framework/loadgen.js';
+import { arg, canPin, databases, firstLine, int, loadgen, ms, QUIET, spawnNode, stop } from './harness.js';
 import { renderProfile, summariseProfile } from './cpu-profile.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = join(HERE, '..');
-const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
-const QUIET = { otherOnServerCorePercent: 10, otherMachinePercent: 20, loadgenRunDelayPercent: 5 };
 
 export interface HotPathFigure {
   db: string;
@@ -79,57 +74,6 @@ async function serve(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Parent.
 
-function canPin(): boolean {
-  if (os.platform() !== 'linux' || os.availableParallelism() < 2) return false;
-  try {
-    execFileSync('taskset', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function spawnNode(args: string[], cpu: number | null, env: NodeJS.ProcessEnv): ChildProcess {
-  const argv = [process.execPath, '--import', 'tsx', ...args];
-  if (cpu !== null) argv.unshift('taskset', '-c', String(cpu));
-  const [cmd, ...rest] = argv;
-  return spawn(cmd!, rest, { cwd: ROOT, env: { ...env, BENCH_EXIT_WITH_PARENT: '1' }, stdio: ['pipe', 'pipe', 'inherit'] });
-}
-
-function firstLine(child: ChildProcess, prefix: string, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    const timer = setTimeout(() => reject(new Error(`no "${prefix}" within ${timeoutMs} ms`)), timeoutMs);
-    child.once('exit', (code) => reject(new Error(`child exited (${code}) before "${prefix}"`)));
-    rl.on('line', (line) => {
-      if (!line.startsWith(prefix)) return;
-      clearTimeout(timer);
-      child.stdout!.resume();
-      resolve(line.slice(prefix.length).trim());
-    });
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function loadgen(config: LoadgenConfig, cpu: number | null): Promise<LoadgenResult> {
-  const child = spawnNode([join(HERE, 'framework/loadgen.ts'), JSON.stringify(config)], cpu, process.env);
-  let result: LoadgenResult | undefined;
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (line.startsWith('{')) result = JSON.parse(line) as LoadgenResult;
-  });
-  const [code] = (await once(child, 'close')) as [number | null];
-  if (code !== 0 || !result) throw new Error(`loadgen failed (${code})`);
-  return result;
-}
-
 interface Opts {
   duration: number;
   warmup: number;
@@ -170,21 +114,7 @@ async function measureApp(o: Opts, env: NodeJS.ProcessEnv, profileDir: string | 
   }
 }
 
-export function databases(): { name: string; env: NodeJS.ProcessEnv }[] {
-  const base = { ...process.env };
-  delete base.DATABASE_URL;
-  delete base.REDIS_URL;
-  const pgUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
-  const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL;
-  const wanted = arg('db', 'pglite,postgres').split(',');
-  const out: { name: string; env: NodeJS.ProcessEnv }[] = [];
-  if (wanted.includes('postgres') && pgUrl) out.push({ name: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', env: { ...base, DATABASE_URL: pgUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
-  if (wanted.includes('pglite')) out.push({ name: 'PGlite', env: base });
-  return out;
-}
 
-const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
-const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 
 async function main(): Promise<void> {
   const o: Opts = { duration: Number(arg('duration', '8')), warmup: Number(arg('warmup', '2')), connections: Number(arg('connections', '20')), pin: canPin() && !process.argv.includes('--no-pin') };

@@ -15,6 +15,8 @@ const benches = [
   ['audit-export', 'bench/audit-export.ts'],
   // Audit webhooks: the outbox's cost per audited change, and deliveries per second to a local verifying receiver.
   ['webhooks', 'bench/webhooks.ts'],
+  // Service accounts: API-key authentication against a JWT on the same route and role.
+  ['api-key-auth', 'bench/api-key-auth.ts'],
   // Admin console: sign-in page JS ≤ 200 KB gzip and interactive ≤ 1 s; users page (10,000 users) first page ≤ 300 ms.
   ['console', 'bench/console.ts'],
 ] as const;

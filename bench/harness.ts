@@ -1,0 +1,81 @@
+// Shared by the load benchmarks: child processes for servers and the load generator, pinned to their own cores
+// when taskset is there, and the "quiet machine" thresholds the load generator judges each second by.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { LoadgenConfig, LoadgenResult } from './framework/loadgen.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, '..');
+export const QUIET = { otherOnServerCorePercent: 10, otherMachinePercent: 20, loadgenRunDelayPercent: 5 };
+export const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
+export const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+export const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+
+export function canPin(): boolean {
+  if (os.platform() !== 'linux' || os.availableParallelism() < 2) return false;
+  try {
+    execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function spawnNode(args: string[], cpu: number | null, env: NodeJS.ProcessEnv): ChildProcess {
+  const argv = [process.execPath, '--import', 'tsx', ...args];
+  if (cpu !== null) argv.unshift('taskset', '-c', String(cpu));
+  const [cmd, ...rest] = argv;
+  return spawn(cmd!, rest, { cwd: ROOT, env: { ...env, BENCH_EXIT_WITH_PARENT: '1' }, stdio: ['pipe', 'pipe', 'inherit'] });
+}
+
+export function firstLine(child: ChildProcess, prefix: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => reject(new Error(`no "${prefix}" within ${timeoutMs} ms`)), timeoutMs);
+    child.once('exit', (code) => reject(new Error(`child exited (${code}) before "${prefix}"`)));
+    rl.on('line', (line) => {
+      if (!line.startsWith(prefix)) return;
+      clearTimeout(timer);
+      child.stdout!.resume();
+      resolve(line.slice(prefix.length).trim());
+    });
+  });
+}
+
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function loadgen(config: LoadgenConfig, cpu: number | null): Promise<LoadgenResult> {
+  const child = spawnNode([join(HERE, 'framework/loadgen.ts'), JSON.stringify(config)], cpu, process.env);
+  let result: LoadgenResult | undefined;
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (line.startsWith('{')) result = JSON.parse(line) as LoadgenResult;
+  });
+  const [code] = (await once(child, 'close')) as [number | null];
+  if (code !== 0 || !result) throw new Error(`loadgen failed (${code})`);
+  return result;
+}
+
+/** The databases to run on: PGlite always; PostgreSQL (+ Redis) when DATABASE_URL / BENCH_DATABASE_URL is set. */
+export function databases(): { name: string; env: NodeJS.ProcessEnv }[] {
+  const base = { ...process.env };
+  delete base.DATABASE_URL;
+  delete base.REDIS_URL;
+  const pgUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
+  const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL;
+  const wanted = arg('db', 'pglite,postgres').split(',');
+  const out: { name: string; env: NodeJS.ProcessEnv }[] = [];
+  if (wanted.includes('postgres') && pgUrl) out.push({ name: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', env: { ...base, DATABASE_URL: pgUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
+  if (wanted.includes('pglite')) out.push({ name: 'PGlite', env: base });
+  return out;
+}
