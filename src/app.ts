@@ -37,6 +37,9 @@ import { consoleRoutes } from './modules/console/routes.js';
 import { oauthRoutes } from './modules/service-accounts/routes-oauth.js';
 import { serviceAccountRoutes } from './modules/service-accounts/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
+import { accessRoutes } from './modules/access/routes.js';
+import { scimRoutes, SCIM_PREFIX } from './modules/scim/routes.js';
+import { scimTokenRoutes } from './modules/scim/token-routes.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -132,6 +135,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from sign-in, refresh, SSO exchange or POST /api/v1/oauth/token (15 minutes); or a service account\'s API key `gh_<environment>_<id prefix>_<secret>` as is.' },
           agentToken: { type: 'http', scheme: 'bearer', bearerFormat: 'ghat_…', description: 'Agent token a device received at enrolment (POST /api/v1/agents/enroll); not a user access token.' },
+          scimBearer: { type: 'http', scheme: 'bearer', bearerFormat: 'ghscim_…', description: 'SCIM token of a tenant (POST /api/v1/scim-tokens), for /scim/v2 only; not a user access token.' },
         },
       },
       security: [{ bearer: [] }],
@@ -170,9 +174,12 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(serviceAccountRoutes(deps));
       await api.register(oauthRoutes(deps));
       await api.register(webhookRoutes(deps));
+      await api.register(accessRoutes(deps));
+      await api.register(scimTokenRoutes(deps));
     },
     { prefix: API_PREFIX },
   );
+  await app.register(scimRoutes(deps), { prefix: SCIM_PREFIX });
   assertStepUpRoutes(registered);
   return app;
 }

@@ -33,6 +33,7 @@ export const STEP_UP_ROUTES = [
   { method: 'POST', url: '/api/v1/webhooks' },
   { method: 'PATCH', url: '/api/v1/webhooks/:id' },
   { method: 'DELETE', url: '/api/v1/webhooks/:id' },
+  { method: 'POST', url: '/api/v1/scim-tokens' },
 ] as const satisfies readonly { method: string; url: string; when?: string }[];
 
 export type StepUpMethod = 'password' | 'totp' | 'sms' | 'passkey' | 'reauthenticate';

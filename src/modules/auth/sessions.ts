@@ -1,5 +1,5 @@
 // Sessions (spec 2.6): one row per sign-in, holding the SHA-256 of the current refresh token.
-import { and, eq, isNull, ne } from 'drizzle-orm';
+import { and, eq, isNull, ne, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { sessions } from '../../db/schema/index.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
@@ -63,12 +63,12 @@ export async function createSession(
   return { sessionId: row!.id, refreshToken, accessToken };
 }
 
-/** Revokes every live session of a user (logout, password change or reset, disable, MFA reset), optionally but one. */
-export async function revokeUserSessions(deps: Pick<Deps, 'clock'>, tx: Executor, userId: string, reason: string, exceptSessionId?: string) {
+/** Revokes every live session of a user (logout, password change or reset, disable, MFA reset), optionally but one, or only those `only` selects. */
+export async function revokeUserSessions(deps: Pick<Deps, 'clock'>, tx: Executor, userId: string, reason: string, exceptSessionId?: string, only?: SQL) {
   const rows = await tx
     .update(sessions)
     .set({ revokedAt: deps.clock.now(), revokeReason: reason })
-    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), exceptSessionId ? ne(sessions.id, exceptSessionId) : undefined))
+    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), exceptSessionId ? ne(sessions.id, exceptSessionId) : undefined, only))
     .returning({ id: sessions.id });
   return rows.length;
 }

@@ -292,6 +292,8 @@ export async function deleteRole(deps: Deps, caller: Principal, target: TargetSc
     assertWithinCeiling(caller.permissions, (await loadRoleChain(tx, id))?.permissions ?? []);
     const inUse = await tx.execute(sql`select 1 from sso_providers where default_role_id = ${id} limit 1`);
     if ((inUse as unknown as { rows: unknown[] }).rows.length) throw new AppError('resource_in_use', 'The role is the default role of an SSO provider.');
+    const scimUse = await tx.execute(sql`select 1 from scim_tokens where default_role_id = ${id} union all select 1 from scim_users where default_role_id = ${id} union all select 1 from scim_groups where role_id = ${id} limit 1`);
+    if ((scimUse as unknown as { rows: unknown[] }).rows.length) throw new AppError('resource_in_use', 'The role is the default role of a SCIM token or provisioned user, or a SCIM group maps to it.');
     await tx.delete(roles).where(eq(roles.id, id));
     await bumpAuthzEpoch(tx);
     await deps.audit.record(

@@ -6,9 +6,10 @@ import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
-import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, scripts, serviceAccounts, sites, ssoProviders, webhooks } from '../../db/schema/index.js';
+import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, scimTokens, scripts, serviceAccounts, sites, ssoProviders, webhooks } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
+import { scopeReasons } from '../access/decision.js';
 import { mayAccessOrg, partnerOrgIds, type TargetScope } from './scope.js';
 
 /** Where a record lives. `siteId`/`groupIds` undefined: no site or device-group rule applies to this kind. */
@@ -32,14 +33,8 @@ export interface ByIdResource<R> {
 
 /** Whether the caller's scope covers the record (the pure half of the rule). */
 export function covers(p: Principal, o: RecordOwner, partnerOwned: ByIdResource<unknown>['partnerOwned'], siteless: 'visible' | 'hidden'): boolean {
-  if (!p.scope || !p.partnerId || p.partnerId !== o.partnerId) return false;
-  if (o.orgId === null) return partnerOwned === 'shared' || (partnerOwned === 'partner-only' && p.scope === 'partner');
   // The record's partner comes from the database, so a partner with orgAccess `all` covers all of its organisations.
-  if (!mayAccessOrg(p, o.orgId)) return false;
-  if (p.scope !== 'organization') return true;
-  if (p.siteIds && o.siteId !== undefined && (o.siteId === null ? siteless === 'hidden' : !p.siteIds.includes(o.siteId))) return false;
-  if (p.deviceGroupIds && o.groupIds !== undefined && !o.groupIds.some((g) => p.deviceGroupIds!.includes(g))) return false;
-  return true;
+  return scopeReasons(p, o, partnerOwned, siteless).every((r) => r.allowed);
 }
 
 /**
@@ -182,6 +177,17 @@ export const SERVICE_ACCOUNT: ByIdResource<typeof serviceAccounts.$inferSelect> 
   },
 };
 
+export const SCIM_TOKEN: ByIdResource<typeof scimTokens.$inferSelect> = {
+  what: 'SCIM token',
+  // A partner's token provisions the partner's own staff: not an organisation's to see.
+  partnerOwned: 'partner-only',
+  siteless: 'visible',
+  load: async (db, id) => {
+    const [row] = await db.select().from(scimTokens).where(eq(scimTokens.id, id)).limit(1);
+    return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
+  },
+};
+
 /** Every `:id` route family under /api/v1 and the resource its id names (the /users and /roles ones excepted). */
 export const BY_ID_ROUTES: [prefix: string, resource: ByIdResource<unknown>][] = [
   ['/orgs/organizations/:id', ORGANIZATION],
@@ -196,6 +202,7 @@ export const BY_ID_ROUTES: [prefix: string, resource: ByIdResource<unknown>][] =
   ['/sso/providers/:id', SSO_PROVIDER],
   ['/service-accounts/:id', SERVICE_ACCOUNT],
   ['/webhooks/:id', WEBHOOK],
+  ['/scim-tokens/:id', SCIM_TOKEN],
 ] as [string, ByIdResource<unknown>][];
 
 export const byIdQuery = z.strictObject({ orgId: z.uuid().optional().describe('Optional: must name the organisation the record belongs to (or, for partner-wide configuration, one it is in force in)') });

@@ -1,0 +1,67 @@
+// Who provisions: a SCIM bearer token, looked up by its hash on every request (a revoked token is refused on its next
+// request on every instance). The tenant is the token's: its organisation, or the partner's own staff.
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../../db/connect.js';
+import { scimTokens } from '../../db/schema/index.js';
+import { AppError } from '../../http/errors.js';
+import type { Clock } from '../../platform/clock.js';
+import { sha256 } from '../../platform/crypto.js';
+import type { AuditActor } from '../audit/writer.js';
+import type { TargetScope } from '../tenants/scope.js';
+import { SCIM_TOKEN_SHAPE } from './tokens-service.js';
+
+export interface ScimCaller {
+  tokenId: string;
+  tokenName: string;
+  target: TargetScope;
+  defaultRoleId: string;
+  sendInvitations: boolean;
+  createdBy: string | null;
+  actor: AuditActor;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    scim: ScimCaller | null;
+  }
+}
+
+export function scimCallerOf(req: FastifyRequest): ScimCaller {
+  if (!req.scim) throw new AppError('unauthenticated');
+  return req.scim;
+}
+
+/** The bearer must be a live SCIM token; any other credential (an access token, an API key) is 401 here. */
+export function makeScimAuthenticate(deps: { db: Db; clock: Clock }) {
+  return async function authenticateScim(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const header = req.headers.authorization;
+    const m = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    if (!m || !SCIM_TOKEN_SHAPE.test(m[1]!)) {
+      reply.header('www-authenticate', 'Bearer realm="scim"');
+      throw new AppError('unauthenticated', 'A SCIM bearer token is required.');
+    }
+    const [row] = await deps.db.select().from(scimTokens).where(and(eq(scimTokens.tokenHash, sha256(m[1]!)), isNull(scimTokens.revokedAt))).limit(1);
+    if (!row) {
+      reply.header('www-authenticate', 'Bearer realm="scim", error="invalid_token"');
+      throw new AppError('unauthenticated', 'The SCIM token is not valid or was revoked.');
+    }
+    const now = deps.clock.now();
+    // At most one write a minute per token, whichever instance gets there first.
+    if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
+      await deps.db
+        .update(scimTokens)
+        .set({ lastUsedAt: now })
+        .where(and(eq(scimTokens.id, row.id), or(isNull(scimTokens.lastUsedAt), lt(scimTokens.lastUsedAt, sql`${new Date(now.getTime() - 60_000)}`))));
+    }
+    req.scim = {
+      tokenId: row.id,
+      tokenName: row.name,
+      target: row.orgId ? { kind: 'organization', partnerId: row.partnerId, orgId: row.orgId } : { kind: 'partner', partnerId: row.partnerId, orgId: null },
+      defaultRoleId: row.defaultRoleId,
+      sendInvitations: row.sendInvitations,
+      createdBy: row.createdBy,
+      actor: { userId: null, email: null, type: 'scim_token', scimToken: { id: row.id, name: row.name } },
+    };
+  };
+}

@@ -1,0 +1,91 @@
+// SCIM bearer tokens: issued once (`ghscim_` + 256-bit secret, only its SHA-256 kept), listed, revoked.
+import { and, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { z } from 'zod';
+import { randomToken, sha256 } from '../../platform/crypto.js';
+import { roles, scimTokens } from '../../db/schema/index.js';
+import type { Executor } from '../../db/connect.js';
+import type { Deps } from '../../deps.js';
+import { personIdOf, type Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { findRole } from '../roles/service.js';
+import { findInScope, SCIM_TOKEN } from '../tenants/by-id.js';
+import { auditTenant, type TargetScope } from '../tenants/scope.js';
+import { assertWithinSiteScope } from '../users/guards.js';
+import { assertScimAssignable } from './ceiling.js';
+
+type TokenRow = typeof scimTokens.$inferSelect;
+
+/** The prefix makes a leaked token greppable (secret scanning); the rest is 256 bits of randomness. */
+export const SCIM_TOKEN_PREFIX = 'ghscim_';
+export const SCIM_TOKEN_SHAPE = /^ghscim_[A-Za-z0-9_-]{43}$/;
+
+const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
+
+async function toJson(db: Executor, rows: TokenRow[]) {
+  if (rows.length === 0) return [];
+  const names = new Map(
+    (await db.select({ id: roles.id, name: roles.name }).from(roles).where(sql`${roles.id} in (${sql.join([...new Set(rows.map((r) => r.defaultRoleId))].map((i) => sql`${i}`), sql`, `)})`)).map((r) => [r.id, r.name]),
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    partnerId: r.partnerId,
+    orgId: r.orgId,
+    name: r.name,
+    hint: r.hint,
+    defaultRoleId: r.defaultRoleId,
+    defaultRoleName: names.get(r.defaultRoleId) ?? '',
+    sendInvitations: r.sendInvitations,
+    createdAt: r.createdAt.toISOString(),
+    lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
+    revokedAt: r.revokedAt?.toISOString() ?? null,
+  }));
+}
+
+export async function createScimToken(deps: Deps, caller: Principal, target: TargetScope, input: { name: string; defaultRoleId: string; sendInvitations?: boolean }, meta: AuditRequestMeta) {
+  // A token provisions organisation-wide members: a site-restricted member cannot make one.
+  assertWithinSiteScope(caller, { siteIds: null, deviceGroupIds: null });
+  const token = `${SCIM_TOKEN_PREFIX}${randomToken(32)}`;
+  const now = deps.clock.now();
+  const row = await deps.db.transaction(async (tx) => {
+    const role = await findRole(tx, target, input.defaultRoleId).catch(() => {
+      throw fieldError('defaultRoleId', 'Not a role of this scope');
+    });
+    await assertScimAssignable(tx, caller.permissions, role.id);
+    const [created] = await tx
+      .insert(scimTokens)
+      .values({ partnerId: target.partnerId, orgId: target.orgId, name: input.name, tokenHash: sha256(token), hint: token.slice(0, 12), defaultRoleId: role.id, sendInvitations: input.sendInvitations ?? true, createdBy: personIdOf(caller), createdAt: now })
+      .returning();
+    await deps.audit.record(tx, { action: 'scim_token.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'scim_token', resourceId: created!.id, details: { name: input.name, defaultRoleId: role.id } }, meta);
+    return created!;
+  });
+  return { ...(await toJson(deps.db, [row]))[0]!, token };
+}
+
+const listCursor = z.object({ c: z.string(), id: z.uuid() });
+
+export async function listScimTokens(deps: Deps, target: TargetScope, q: { limit: number; cursor?: string }) {
+  const after = decodeCursor(q.cursor, listCursor);
+  const conditions: (SQL | undefined)[] = [
+    eq(scimTokens.partnerId, target.partnerId),
+    target.orgId ? eq(scimTokens.orgId, target.orgId) : isNull(scimTokens.orgId),
+    after ? sql`(${scimTokens.createdAt}, ${scimTokens.id}) < (${new Date(after.c)}, ${after.id})` : undefined,
+  ];
+  const rows = await deps.db.select().from(scimTokens).where(and(...conditions)).orderBy(desc(scimTokens.createdAt), desc(scimTokens.id)).limit(q.limit + 1);
+  const page = pageOf(rows, q.limit, (r) => ({ c: r.createdAt.toISOString(), id: r.id }));
+  return { data: await toJson(deps.db, page.data), nextCursor: page.nextCursor };
+}
+
+/** Revoked at once on every instance (each SCIM request reads the row); revoking again answers it unchanged. */
+export async function revokeScimToken(deps: Deps, caller: Principal, id: string, meta: AuditRequestMeta) {
+  const row = await deps.db.transaction(async (tx) => {
+    const { row: current, target } = await findInScope(tx, caller, SCIM_TOKEN, id);
+    assertWithinSiteScope(caller, { siteIds: null, deviceGroupIds: null });
+    if (current.revokedAt) return current;
+    const [revoked] = await tx.update(scimTokens).set({ revokedAt: deps.clock.now() }).where(eq(scimTokens.id, id)).returning();
+    await deps.audit.record(tx, { action: 'scim_token.revoke', actor: actorOf(caller), ...auditTenant(target), resourceType: 'scim_token', resourceId: id, details: { name: current.name } }, meta);
+    return revoked!;
+  });
+  return (await toJson(deps.db, [row]))[0]!;
+}
