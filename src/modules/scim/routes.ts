@@ -79,7 +79,7 @@ export function scimRoutes(deps: Deps) {
     r.delete('/Users/:id', { onRequest: [auth], schema: { ...base, operationId: 'scimDeleteUser', summary: 'Deprovision a SCIM user', description: `Ends the membership and the user’s sessions in this tenant; an account SCIM made that belongs nowhere else is deleted. ${ETAG} ${AUTH}`, params: resourceId, response: { 204: noContent, ...scimErrors(400, 401, 404, 412, 500, 503) } } },
       async (req, reply) => {
         await deleteUser(deps, c(req), req.params.id, req.headers['if-match'], metaOf(req));
-        return reply.code(204).send();
+        return reply.code(204).send(null);
       });
 
     // Groups
@@ -100,7 +100,7 @@ export function scimRoutes(deps: Deps) {
     r.delete('/Groups/:id', { onRequest: [auth], schema: { ...base, operationId: 'scimDeleteGroup', summary: 'Delete a SCIM group', description: `Members of a mapped group fall back to their default role (or another mapped group’s). ${ETAG} ${AUTH}`, params: resourceId, response: { 204: noContent, ...scimErrors(400, 401, 404, 412, 500, 503) } } },
       async (req, reply) => {
         await deleteGroup(deps, c(req), req.params.id, req.headers['if-match'], metaOf(req));
-        return reply.code(204).send();
+        return reply.code(204).send(null);
       });
   };
 }
