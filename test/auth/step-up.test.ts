@@ -92,6 +92,7 @@ const CASES: Record<string, Case> = {
   'DELETE /api/v1/webhooks/:id': async (api) => ({ method: 'DELETE', path: `/webhooks/${await newWebhook(api)}` }),
   'POST /api/v1/service-accounts/:id/keys': async (api) => ({ method: 'POST', path: `/service-accounts/${await newServiceAccount(api)}/keys`, body: { name: `Key ${uniq()}` } }),
   'PATCH /api/v1/service-accounts/:id': async (api) => ({ method: 'PATCH', path: `/service-accounts/${await newServiceAccount(api)}`, body: { roleId: PARTNER_TECH } }),
+  'POST /api/v1/scim-tokens': async () => ({ method: 'POST', path: '/scim-tokens', body: { name: `IdP ${uniq()}`, defaultRoleId: PARTNER_VIEWER } }),
 };
 
 const send = (api: ApiClient, c: Call) => api.request(c.method, c.path, { body: c.body, query: c.query });
