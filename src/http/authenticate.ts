@@ -4,7 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import type { Db } from '../db/connect.js';
 import { preparedStatement, uuidArg } from '../db/prepared.js';
-import type { RoleCache } from '../modules/roles/resolver.js';
+import type { ResolvedRole, RoleCache } from '../modules/roles/resolver.js';
+import { accountReason } from '../modules/access/decision.js';
 import type { TokenService } from '../modules/auth/tokens.js';
 import { effectiveSecurity, allowedMethodList, phishingResistant } from '../modules/tenants/settings.js';
 import type { Clock } from '../platform/clock.js';
@@ -18,7 +19,7 @@ import type { AuditWriter } from '../modules/audit/writer.js';
 import { looksLikeApiKey } from '../modules/service-accounts/key-format.js';
 import { authenticateApiKey, servicePrincipalForToken } from '../modules/service-accounts/principal.js';
 
-interface SessionRow {
+export interface SessionRow {
   session_id: string;
   user_id: string;
   email: string;
@@ -122,14 +123,32 @@ export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: st
   const now = deps.clock.now().getTime();
   if (row.revoked_at) return null;
   if (new Date(row.expires_at).getTime() <= now || new Date(row.absolute_expires_at).getTime() <= now) return null;
-  if (row.user_status !== 'active') return null;
+  if (!accountReason(row.user_status).allowed) return null;
   if (!row.last_used_at || now - new Date(row.last_used_at).getTime() >= LAST_SEEN_EVERY_MS) await touchSession(deps.db, row.session_id, now);
 
-  const roleId = row.scope === 'partner' ? row.pu_role_id : row.scope === 'organization' ? row.ou_role_id : null;
+  const roleId = membershipRoleId(row);
   if (row.scope && !roleId) return null; // membership removed: its tokens die now
   const role = roleId ? await deps.roleCache.get(roleId, Number(row.epoch)) : null;
   if (roleId && !role) return null;
+  return userPrincipal(row, role, { enable2fa: deps.enable2fa, session: { id: row.session_id, mfa: row.session_mfa, method: row.session_method, authTime: row.auth_time } });
+}
 
+/** What a person's membership is made of: the columns of the liveness statement without the session's own. */
+export type MembershipFacts = Omit<SessionRow, 'session_id' | 'session_mfa' | 'revoked_at' | 'expires_at' | 'absolute_expires_at' | 'auth_time' | 'last_used_at' | 'session_method'>;
+
+export const membershipRoleId = (row: Pick<MembershipFacts, 'scope' | 'pu_role_id' | 'ou_role_id'>) =>
+  row.scope === 'partner' ? row.pu_role_id : row.scope === 'organization' ? row.ou_role_id : null;
+
+/**
+ * The principal of a person in one membership: what every request of theirs carries (authenticate) and what
+ * GET /access/explain reasons about for a user without a session (`session` absent: no second factor verified).
+ */
+export function userPrincipal(
+  row: MembershipFacts,
+  role: ResolvedRole | null,
+  opts: { enable2fa: boolean; session?: { id: string; mfa: boolean; method: string | null; authTime: Date | string | null } },
+): Principal {
+  const { session } = opts;
   const tenantSecurity =
     row.scope === 'partner'
       ? effectiveSecurity(row.partner_settings)
@@ -140,20 +159,20 @@ export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: st
   const security = role?.phishingResistantOnly ? phishingResistant(tenantSecurity) : tenantSecurity;
   const policyRequiresMfa = security.requireMfa || role?.forceMfa === true;
   // Under a phishing-resistant policy only a passkey sign-in (or proof) counts as MFA, and only a passkey as enrolled.
-  const sessionMfa = row.session_mfa && (!security.phishingResistantOnly || /passkey/.test(row.session_method ?? ''));
+  const sessionMfa = !!session?.mfa && (!security.phishingResistantOnly || /passkey/.test(session.method ?? ''));
   const factorEnrolled = security.phishingResistantOnly ? row.has_passkey === true : row.mfa_enabled;
   return {
     actorType: 'user',
     serviceAccount: null,
     userId: row.user_id,
     email: row.email,
-    sessionId: row.session_id,
+    sessionId: session?.id ?? '',
     mfa: sessionMfa,
     mfaEnabled: row.mfa_enabled,
     scope: row.scope,
     partnerId: row.scope === 'partner' ? row.partner_id : row.org_partner_id,
     orgId: row.scope === 'organization' ? row.org_id : null,
-    roleId,
+    roleId: membershipRoleId(row),
     roleName: role?.name ?? null,
     orgAccess: row.scope === 'partner' ? row.org_access : null,
     orgIds: row.scope === 'partner' && row.org_access === 'selected' ? (uuidArray(row.pu_org_ids) ?? []) : [],
@@ -161,9 +180,9 @@ export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: st
     deviceGroupIds: row.scope === 'organization' ? uuidArray(row.device_group_ids) : null,
     permissions: role?.permissions ?? new Set(),
     security: { ...security, requireMfa: policyRequiresMfa },
-    mfaEnrollmentRequired: deps.enable2fa && policyRequiresMfa && !factorEnrolled,
-    mfaStepUpWaived: !deps.enable2fa,
-    authTime: row.auth_time ? new Date(row.auth_time) : null,
+    mfaEnrollmentRequired: opts.enable2fa && policyRequiresMfa && !factorEnrolled,
+    mfaStepUpWaived: !opts.enable2fa,
+    authTime: session?.authTime ? new Date(session.authTime) : null,
     user: {
       name: row.user_name,
       avatarUrl: row.avatar_url,

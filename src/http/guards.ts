@@ -1,7 +1,7 @@
 // Guards after authenticate, in the order CONTRACT section 10 fixes:
 // tenant context → full org access → permission → step-up MFA.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { hasPermission } from '../modules/roles/resolver.js';
+import { permissionReason } from '../modules/access/decision.js';
 import type { PermissionKey } from '../modules/roles/catalog.js';
 import type { Principal } from './context.js';
 import { AppError } from './errors.js';
@@ -35,7 +35,8 @@ export const requirePermission = (...required: PermissionKey[]): Guard & { permi
       const p = principalOf(req);
       if (!p.scope) throw new AppError('tenant_context_required');
       for (const perm of required) {
-        if (!hasPermission(p.permissions, perm)) throw new AppError('forbidden', `Missing permission ${perm}.`);
+        const reason = permissionReason(p.permissions, perm);
+        if (!reason.allowed) throw new AppError('forbidden', reason.detail);
       }
     },
     { permissions: required },

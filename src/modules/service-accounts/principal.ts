@@ -9,7 +9,7 @@ import { AppError } from '../../http/errors.js';
 import type { RateLimits } from '../../http/rate-limit.js';
 import type { Clock } from '../../platform/clock.js';
 import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/writer.js';
-import type { RoleCache } from '../roles/resolver.js';
+import type { ResolvedRole, RoleCache } from '../roles/resolver.js';
 import { effectiveSecurity } from '../tenants/settings.js';
 import { ipAllowed, keyMatches, normaliseIp, parseApiKey } from './key-format.js';
 
@@ -100,9 +100,22 @@ async function admit(deps: KeyAuthDeps, row: KeyRow, meta: { ip: string; userAge
 
   const role = await deps.roleCache.get(row.role_id, Number(row.epoch));
   if (!role) throw dead('The service account has no role.');
+  const principal = serviceAccountPrincipal(row, role);
+  await recordUse(deps, principal, row, meta, now);
+  return principal;
+}
+
+/** What a service account's principal is made of (the key row without the key's own state). */
+export type ServiceAccountFacts = Pick<KeyRow, 'key_id' | 'account_id' | 'client_id' | 'account_name' | 'partner_id' | 'org_id' | 'role_id' | 'partner_settings' | 'org_settings'>;
+
+/**
+ * The principal of a service account: what every request with one of its keys carries, and what GET /access/explain
+ * reasons about (`key_id` empty there: no key is presented).
+ */
+export function serviceAccountPrincipal(row: ServiceAccountFacts, role: ResolvedRole): Principal {
   // Never `*:*`: creation and role changes refuse it; a role that gains it later (a parent changed) grants nothing by it.
   const permissions = new Set([...role.permissions].filter((k) => k !== '*:*'));
-  const principal: Principal = {
+  return {
     actorType: 'service_account',
     userId: row.account_id,
     email: row.client_id,
@@ -126,8 +139,6 @@ async function admit(deps: KeyAuthDeps, row: KeyRow, meta: { ip: string; userAge
     mfaStepUpWaived: false,
     authTime: null,
   };
-  await recordUse(deps, principal, row, meta, now);
-  return principal;
 }
 
 /**

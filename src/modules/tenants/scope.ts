@@ -5,15 +5,14 @@ import type { Executor } from '../../db/connect.js';
 import { organizations } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
+import { orgAccessReason } from '../access/decision.js';
 
 export type TargetScope = { kind: 'partner'; partnerId: string; orgId: null } | { kind: 'organization'; partnerId: string; orgId: string };
 
 /** The organisations a partner caller may act on: all of the partner's, its selected ones, or none. */
 export function mayAccessOrg(p: Principal, orgId: string): boolean {
-  if (p.scope === 'organization') return p.orgId === orgId;
-  if (p.orgAccess === 'all') return true; // ownership by the partner is checked against the database
-  if (p.orgAccess === 'selected') return p.orgIds.includes(orgId);
-  return false;
+  // Ownership by the partner (orgAccess all) is checked against the database by the callers.
+  return orgAccessReason(p, orgId).allowed;
 }
 
 export async function resolveTarget(db: Executor, p: Principal, orgId: string | undefined): Promise<TargetScope> {

@@ -1,0 +1,128 @@
+// The one authorisation decision (issue 18 §4): whether a principal holds a permission and whether its scope covers a
+// record, step by step, each step with its reason. The request pipeline (requirePermission, findInScope's covers,
+// mayAccessOrg) and GET /access/explain and /access/who-can all call these functions: the answer and its explanation
+// cannot drift apart.
+import type { Principal } from '../../http/context.js';
+import type { ResolvedRole } from '../roles/resolver.js';
+import { hasPermission } from '../roles/resolver.js';
+
+export const ACCESS_STEPS = ['account', 'membership', 'role', 'organization_access', 'site', 'device_group', 'mfa', 'ip_allowlist', 'msp_access'] as const;
+export type AccessStep = (typeof ACCESS_STEPS)[number];
+
+export interface AccessReason {
+  step: AccessStep;
+  allowed: boolean;
+  detail: string;
+  /** `role`: the role of the chain that grants the permission (nearest first). */
+  roleId?: string;
+  roleName?: string;
+  /** `organization_access`: how the organisation is reached. */
+  via?: 'organization_member' | 'standing_all' | 'standing_selected' | 'partner_wide';
+}
+
+export interface AccessDecision {
+  allowed: boolean;
+  /** The first step that denies, or null when allowed. */
+  deniedBy: AccessStep | null;
+  reasons: AccessReason[];
+}
+
+/** Where a record lives (the owner of a by-id resource). `siteId`/`groupIds` undefined: no such rule applies. */
+export interface Owner {
+  partnerId: string;
+  orgId: string | null;
+  siteId?: string | null;
+  groupIds?: string[];
+}
+export type PartnerOwned = 'shared' | 'partner-only' | 'never';
+export type Siteless = 'visible' | 'hidden';
+
+const pass = (step: AccessStep, detail: string, extra: Partial<AccessReason> = {}): AccessReason => ({ step, allowed: true, detail, ...extra });
+export const deny = (step: AccessStep, detail: string, extra: Partial<AccessReason> = {}): AccessReason => ({ step, allowed: false, detail, ...extra });
+
+/**
+ * Whether the permission set grants `required`; with the role's sources, which role of the chain grants it.
+ * requirePermission calls this without sources (the set alone decides); explain passes them to name the role.
+ */
+export function permissionReason(permissions: ReadonlySet<string>, required: string, role?: Pick<ResolvedRole, 'sources' | 'roleId' | 'name'> | null): AccessReason {
+  if (!hasPermission(permissions, required)) {
+    return deny('role', role ? `No role in the chain of ${role.name} grants ${required}.` : `Missing permission ${required}.`, role ? { roleId: role.roleId, roleName: role.name } : {});
+  }
+  if (!role) return pass('role', `Holds ${required}.`);
+  const [resource, action] = required.split(':');
+  const direct = role.sources.find((s) => s.resource === resource && s.action === action);
+  const src = direct ?? role.sources.find((s) => s.resource === '*' && s.action === '*');
+  if (!src) return pass('role', `Holds ${required}.`, { roleId: role.roleId, roleName: role.name });
+  const how = src.resource === '*' ? `*:* (every permission)` : required;
+  const inherited = src.roleId === role.roleId ? `its role ${src.roleName}` : `${src.roleName}, inherited by ${role.name} (${src.depth} level${src.depth === 1 ? '' : 's'} up)`;
+  return pass('role', `Granted ${how} by ${inherited}.`, { roleId: src.roleId, roleName: src.roleName });
+}
+
+/** A person's account must be active for any of its tokens to work (authenticate refuses the others with 401). */
+export function accountReason(status: string): AccessReason {
+  return status === 'active' ? pass('account', 'The account is active.') : deny('account', `The account is ${status}: its tokens are refused.`);
+}
+
+/** Whether the principal may act on the organisation, and how (mayAccessOrg is this, reduced to its answer). */
+export function orgAccessReason(p: Principal, orgId: string): AccessReason {
+  if (p.scope === 'organization') {
+    return p.orgId === orgId ? pass('organization_access', 'Member of this organisation.', { via: 'organization_member' }) : deny('organization_access', 'Member of another organisation.');
+  }
+  // orgAccess `all`: that the organisation is the partner's is checked against the database by the caller.
+  if (p.orgAccess === 'all') return pass('organization_access', 'Standing access to every organisation of the partner (orgAccess all).', { via: 'standing_all' });
+  if (p.orgAccess === 'selected') {
+    return p.orgIds.includes(orgId)
+      ? pass('organization_access', 'Standing access to selected organisations, this one among them.', { via: 'standing_selected' })
+      : deny('organization_access', 'Standing access to selected organisations; this one is not among them.');
+  }
+  return deny('organization_access', 'No access to any organisation (orgAccess none).');
+}
+
+/** Whether the principal's scope covers a record (findInScope's `covers` is this, reduced to its answer). */
+export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned, siteless: Siteless): AccessReason[] {
+  if (!p.scope || !p.partnerId) return [deny('membership', 'No partner or organisation context.')];
+  if (p.partnerId !== o.partnerId) return [deny('membership', 'The membership is in another partner.')];
+  const member = pass('membership', p.scope === 'partner' ? 'Member of the partner.' : 'Member of an organisation of the partner.');
+  if (o.orgId === null) {
+    if (partnerOwned === 'shared') return [member, pass('organization_access', 'Partner-wide record, in force in every organisation.', { via: 'partner_wide' })];
+    if (partnerOwned === 'partner-only' && p.scope === 'partner') return [member, pass('organization_access', 'Partner record, reached by partner members.', { via: 'partner_wide' })];
+    return [member, deny('organization_access', 'A partner record: organisation members do not reach it.')];
+  }
+  const org = orgAccessReason(p, o.orgId);
+  if (!org.allowed || p.scope !== 'organization') return [member, org];
+  const out = [member, org];
+  if (p.siteIds && o.siteId !== undefined) {
+    if (o.siteId === null) out.push(siteless === 'hidden' ? deny('site', 'Restricted to some sites; the record has no site.') : pass('site', 'Restricted to some sites; a record without a site is visible.'));
+    else out.push(p.siteIds.includes(o.siteId) ? pass('site', 'Restricted to some sites, this one among them.') : deny('site', 'Restricted to some sites; this one is not among them.'));
+  } else if (o.siteId !== undefined) out.push(pass('site', 'No site restriction.'));
+  if (p.deviceGroupIds && o.groupIds !== undefined) {
+    out.push(
+      o.groupIds.some((g) => p.deviceGroupIds!.includes(g))
+        ? pass('device_group', 'Restricted to some device groups; the record is in one of them.')
+        : deny('device_group', 'Restricted to some device groups; the record is in none of them.'),
+    );
+  } else if (o.groupIds !== undefined) out.push(pass('device_group', 'No device-group restriction.'));
+  return out;
+}
+
+/** The policies every request of the principal passes, as authenticate enforces them. */
+export function policyReasons(p: Principal): AccessReason[] {
+  if (p.actorType === 'service_account') return [pass('mfa', 'A service account authenticates with its key; Force MFA holds people, not keys.')];
+  if (p.mfaEnrollmentRequired) return [deny('mfa', 'The policy requires MFA and no factor is enrolled: every request is held at 428 mfa_enrollment_required.')];
+  return [pass('mfa', p.security.requireMfa ? 'The policy requires MFA and a factor is enrolled (sessions verify it at sign-in).' : 'No MFA requirement.')];
+}
+
+export function decisionOf(reasons: AccessReason[]): AccessDecision {
+  const denied = reasons.find((r) => !r.allowed);
+  return { allowed: !denied, deniedBy: denied?.step ?? null, reasons };
+}
+
+/**
+ * Everything a request of the principal for `permission` on the record passes, in the pipeline's order: the policies
+ * authenticate applies, the permission, then the record's scope.
+ */
+export function decide(p: Principal, permission: string, o: Owner, partnerOwned: PartnerOwned, siteless: Siteless, role?: Pick<ResolvedRole, 'sources' | 'roleId' | 'name'> | null): AccessDecision {
+  const scope = scopeReasons(p, o, partnerOwned, siteless);
+  const [membership, ...rest] = scope;
+  return decisionOf([membership!, ...policyReasons(p), permissionReason(p.permissions, permission, role), ...rest]);
+}

@@ -1,0 +1,198 @@
+// GET /access/explain and GET /access/who-can (issue 18 §4): "why can X do Y on Z", answered by the decision functions
+// the request pipeline itself runs (decision.ts), over principals built by the pipeline's own builders (subjects.ts).
+import { sql } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import type { Principal } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { decodeCursor, encodeCursor } from '../../http/pagination.js';
+import { DEVICE, DEVICE_GROUP, ORGANIZATION, SITE, covers, type ByIdResource } from '../tenants/by-id.js';
+import { accountReason, decide, decisionOf, deny, type AccessDecision, type Owner, type PartnerOwned, type Siteless } from './decision.js';
+import { cursorSchema, type ExplainQuery, type ResourceType, type WhoCanQuery } from './schemas.js';
+import { serviceAccountSubjects, userSubjects, type Subject } from './subjects.js';
+
+const RESOURCES: Record<Exclude<ResourceType, 'partner'>, ByIdResource<unknown>> = {
+  organization: ORGANIZATION,
+  site: SITE,
+  device_group: DEVICE_GROUP,
+  device: DEVICE,
+} as Record<Exclude<ResourceType, 'partner'>, ByIdResource<unknown>>;
+
+interface Target {
+  type: ResourceType;
+  id: string;
+  owner: Owner;
+  partnerOwned: PartnerOwned;
+  siteless: Siteless;
+}
+
+/** The record, when the caller's own scope covers it (the one by-id rule); 404 otherwise, as on its own routes. */
+async function resolveTarget(deps: Deps, caller: Principal, type: ResourceType, id: string): Promise<Target> {
+  if (!caller.partnerId) throw new AppError('tenant_context_required');
+  if (type === 'partner') {
+    // The partner itself is a partner-only record: its members reach it, an organisation's do not.
+    const owner: Owner = { partnerId: id, orgId: null };
+    if (!covers(caller, owner, 'partner-only', 'visible')) throw notFound('partner');
+    return { type, id, owner, partnerOwned: 'partner-only', siteless: 'visible' };
+  }
+  const res = RESOURCES[type];
+  const found = await res.load(deps.db, id);
+  if (!found || !covers(caller, found.owner, res.partnerOwned, res.siteless)) throw notFound(res.what);
+  return { type, id, owner: found.owner, partnerOwned: res.partnerOwned, siteless: res.siteless };
+}
+
+/** One membership's (or account's) decision on the target: the account's state first, then what a request passes. */
+function decideFor(s: Subject, permission: string, t: Target): AccessDecision {
+  const account = accountReason(s.status);
+  if (!account.allowed) return decisionOf([account]);
+  const d = decide(s.principal, permission, t.owner, t.partnerOwned, t.siteless, s.role);
+  return decisionOf([account, ...d.reasons]);
+}
+
+function membershipJson(s: Subject, d: AccessDecision) {
+  const p = s.principal;
+  return { scope: p.scope!, partnerId: p.partnerId!, orgId: p.orgId, roleId: p.roleId!, roleName: p.roleName ?? '', allowed: d.allowed, deniedBy: d.deniedBy, reasons: d.reasons };
+}
+
+const resourceJson = (t: Target) => ({ type: t.type, id: t.id, partnerId: t.owner.partnerId, orgId: t.owner.orgId });
+
+export async function explain(deps: Deps, caller: Principal, q: ExplainQuery) {
+  const t = await resolveTarget(deps, caller, q.resourceType, q.resourceId);
+  let subjects: Subject[];
+  let subject: { type: 'user' | 'service_account'; id: string; name: string; email: string | null };
+  if (q.userId) {
+    subjects = (await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, [q.userId], t.owner.partnerId, t.owner.orgId)).get(q.userId) ?? [];
+    if (subjects.length === 0) {
+      // A member elsewhere in the partner (another organisation) is denied at the membership step; a partner caller sees
+      // every organisation's members. Anyone else: the same 404 whether or not the user exists.
+      const elsewhere = caller.scope === 'partner' ? await partnerMember(deps, q.userId, t.owner.partnerId) : null;
+      if (!elsewhere) throw notFound('user');
+      const reasons = [accountReason(elsewhere.status), deny('membership', 'No membership bearing on the record: a member of other organisations of the partner only.')];
+      const d = decisionOf(reasons);
+      return { allowed: false, deniedBy: d.deniedBy, reasons, subject: { type: 'user' as const, id: q.userId, name: elsewhere.name, email: elsewhere.email }, permission: q.permission, resource: resourceJson(t), memberships: [] };
+    }
+    subject = { type: 'user', id: q.userId, name: subjects[0]!.principal.user?.name ?? '', email: subjects[0]!.principal.email };
+  } else {
+    const sa = (await serviceAccountSubjects(deps.db, deps.roleCache, [q.serviceAccountId!], t.owner.partnerId, t.owner.orgId)).get(q.serviceAccountId!);
+    if (!sa) throw notFound('service account');
+    subjects = [sa];
+    subject = { type: 'service_account', id: sa.principal.userId, name: sa.principal.serviceAccount!.name, email: null };
+  }
+  const memberships = subjects.map((s) => membershipJson(s, decideFor(s, q.permission, t)));
+  // The membership that allows (a person acts in one membership per session); else the first, organisation first.
+  const chosen = memberships.find((m) => m.allowed) ?? memberships[0]!;
+  return { allowed: chosen.allowed, deniedBy: chosen.deniedBy, reasons: chosen.reasons, subject, permission: q.permission, resource: resourceJson(t), memberships };
+}
+
+const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
+
+async function partnerMember(deps: Deps, userId: string, partnerId: string) {
+  const [row] = rowsOf<{ name: string; email: string; status: string }>(
+    await deps.db.execute(sql`select u.name, u.email, u.status from users u where u.id = ${userId} and exists (
+      select 1 from organization_users ou join organizations o on o.id = ou.org_id where ou.user_id = u.id and o.partner_id = ${partnerId})`),
+  );
+  return row ?? null;
+}
+
+/**
+ * Roles (of the system, the partner, or the organisation) whose chain grants the permission: the granting roles and
+ * their descendants down to the chain limit. `*:*` counts for people, never for service accounts.
+ */
+function grantingRoles(permission: string, partnerId: string, orgId: string | null, star: boolean) {
+  const [resource, action] = permission.split(':');
+  const own = sql`(r.scope = 'system' or r.partner_id = ${partnerId}${orgId ? sql` or r.org_id = ${orgId}` : sql``})`;
+  return sql`with recursive granting(id, depth) as (
+      select r.id, 0 from roles r
+      where ${own} and exists (select 1 from role_permissions rp join permissions p on p.id = rp.permission_id
+                               where rp.role_id = r.id and ((p.resource = ${resource} and p.action = ${action})${star ? sql` or (p.resource = '*' and p.action = '*')` : sql``}))
+      union all
+      select r.id, g.depth + 1 from roles r join granting g on r.parent_role_id = g.id where g.depth < 15 and ${own}
+    )`;
+}
+
+/**
+ * Candidates a page of who-can considers, in id order after `after`: members (and accounts) whose role chain grants
+ * the permission and whose standing scope reaches the record. SQL narrows; the decision above is then run on each.
+ */
+async function candidateUsers(deps: Deps, t: Target, permission: string, after: string | null, n: number): Promise<string[]> {
+  const { partnerId, orgId, siteId, groupIds } = t.owner;
+  const partnerBranch = orgId
+    ? sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.role_id in (select id from granting)
+            and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${orgId}::uuid = any(pu.org_ids)))`
+    : sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.role_id in (select id from granting)`;
+  const siteRule =
+    siteId === undefined ? sql`true` : siteId === null ? (t.siteless === 'hidden' ? sql`ou.site_ids is null` : sql`true`) : sql`(ou.site_ids is null or ${siteId}::uuid = any(ou.site_ids))`;
+  const groupRule =
+    groupIds === undefined ? sql`true` : groupIds.length === 0 ? sql`ou.device_group_ids is null` : sql`(ou.device_group_ids is null or ou.device_group_ids && array[${sql.join(groupIds.map((g) => sql`${g}::uuid`), sql`, `)}])`;
+  const orgBranch =
+    orgId && t.partnerOwned !== 'partner-only'
+      ? sql`union all select ou.user_id from organization_users ou where ou.org_id = ${orgId} and ou.role_id in (select id from granting) and ${siteRule} and ${groupRule}`
+      : sql``;
+  const rows = rowsOf<{ user_id: string }>(
+    await deps.db.execute(sql`${grantingRoles(permission, partnerId, orgId, true)}
+      select distinct c.user_id from (${partnerBranch} ${orgBranch}) c join users u on u.id = c.user_id and u.status = 'active'
+      ${after ? sql`where c.user_id > ${after}` : sql``}
+      order by c.user_id limit ${n}`),
+  );
+  return rows.map((r) => r.user_id);
+}
+
+async function candidateAccounts(deps: Deps, t: Target, permission: string, after: string | null, n: number): Promise<string[]> {
+  const { partnerId, orgId } = t.owner;
+  const inScope = orgId && t.partnerOwned !== 'partner-only' ? sql`(a.org_id is null or a.org_id = ${orgId})` : sql`a.org_id is null`;
+  const rows = rowsOf<{ id: string }>(
+    await deps.db.execute(sql`${grantingRoles(permission, partnerId, orgId, false)}
+      select a.id from service_accounts a where a.partner_id = ${partnerId} and ${inScope} and not a.disabled and a.role_id in (select id from granting)
+      ${after ? sql`and a.id > ${after}` : sql``}
+      order by a.id limit ${n}`),
+  );
+  return rows.map((r) => r.id);
+}
+
+export async function whoCan(deps: Deps, caller: Principal, q: WhoCanQuery) {
+  const t = await resolveTarget(deps, caller, q.resourceType, q.resourceId);
+  const after = decodeCursor(q.cursor, cursorSchema);
+  const data: ReturnType<typeof rowJson>[] = [];
+  let next: { k: 'u' | 's'; id: string } | null = null;
+
+  let budget = q.limit;
+  if (!after || after.k === 'u') {
+    const ids = await candidateUsers(deps, t, q.permission, after?.id ?? null, budget + 1);
+    const page = ids.slice(0, budget);
+    const subjects = await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, page, t.owner.partnerId, t.owner.orgId);
+    for (const id of page) {
+      const allowed = (subjects.get(id) ?? []).map((s) => ({ s, d: decideFor(s, q.permission, t) })).find((x) => x.d.allowed);
+      if (allowed) data.push(rowJson('user', allowed.s, allowed.d));
+    }
+    if (ids.length > budget) next = { k: 'u', id: page[page.length - 1]! };
+    budget -= page.length;
+  }
+  if (!next && budget > 0) {
+    const ids = await candidateAccounts(deps, t, q.permission, after?.k === 's' ? after.id : null, budget + 1);
+    const page = ids.slice(0, budget);
+    const subjects = await serviceAccountSubjects(deps.db, deps.roleCache, page, t.owner.partnerId, t.owner.orgId);
+    for (const id of page) {
+      const s = subjects.get(id);
+      const d = s && decideFor(s, q.permission, t);
+      if (s && d?.allowed) data.push(rowJson('service_account', s, d));
+    }
+    if (ids.length > budget) next = { k: 's', id: page[page.length - 1]! };
+  } else if (!next && budget === 0) {
+    // The page is full of people: accounts, if any, start the next page.
+    next = { k: 's', id: '00000000-0000-0000-0000-000000000000' };
+  }
+  return { permission: q.permission, resource: resourceJson(t), data, nextCursor: next ? encodeCursor(next) : null };
+}
+
+function rowJson(type: 'user' | 'service_account', s: Subject, d: AccessDecision) {
+  const p = s.principal;
+  return {
+    subjectType: type,
+    id: p.userId,
+    name: type === 'user' ? (p.user?.name ?? '') : p.serviceAccount!.name,
+    email: type === 'user' ? p.email : null,
+    scope: p.scope!,
+    roleId: p.roleId!,
+    roleName: p.roleName ?? '',
+    reasons: d.reasons,
+  };
+}

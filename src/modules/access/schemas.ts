@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { CATALOG_ENTRIES } from '../roles/catalog.js';
+import { ACCESS_STEPS } from './decision.js';
+
+export const RESOURCE_TYPES = ['partner', 'organization', 'site', 'device_group', 'device'] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+const PERMISSION_KEYS = CATALOG_ENTRIES.map((e) => `${e.resource}:${e.action}`);
+const permission = z
+  .string()
+  .max(160)
+  .refine((v) => PERMISSION_KEYS.includes(v), 'must be a permission of the catalogue (resource:action)')
+  .meta({ enum: PERMISSION_KEYS, description: 'A permission of the catalogue, `resource:action` (canonical action).', examples: ['devices:execute'] });
+
+const target = {
+  permission,
+  resourceType: z.enum(RESOURCE_TYPES).describe('What `resourceId` names'),
+  resourceId: z.uuid().describe('The record; it must lie in the caller\'s own scope (404 otherwise)'),
+};
+
+export const explainQuery = z
+  .strictObject({
+    userId: z.uuid().optional().describe('The person asked about (exactly one of userId and serviceAccountId)'),
+    serviceAccountId: z.uuid().optional().describe('The service account asked about'),
+    ...target,
+  })
+  .refine((q) => (q.userId === undefined) !== (q.serviceAccountId === undefined), { message: 'Give exactly one of userId and serviceAccountId', path: ['userId'] });
+export type ExplainQuery = z.infer<typeof explainQuery>;
+
+export const whoCanQuery = z.strictObject({
+  ...target,
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(512).optional(),
+});
+export type WhoCanQuery = z.infer<typeof whoCanQuery>;
+
+export const cursorSchema = z.object({ k: z.enum(['u', 's']), id: z.uuid() });
+
+export const accessReason = z
+  .object({
+    step: z.enum(ACCESS_STEPS).describe('account → membership → mfa → role → organization_access → site → device_group'),
+    allowed: z.boolean(),
+    detail: z.string().describe('What this step found, in a sentence'),
+    roleId: z.uuid().optional().describe('`role`: the role of the chain that grants the permission'),
+    roleName: z.string().optional(),
+    via: z.enum(['organization_member', 'standing_all', 'standing_selected', 'partner_wide']).optional().describe('`organization_access`: how the organisation is reached'),
+  })
+  .meta({ id: 'AccessReason' });
+
+const resourceJson = z.object({ type: z.enum(RESOURCE_TYPES), id: z.uuid(), partnerId: z.uuid(), orgId: z.uuid().nullable() });
+
+const membershipDecision = z.object({
+  scope: z.enum(['partner', 'organization']),
+  partnerId: z.uuid(),
+  orgId: z.uuid().nullable(),
+  roleId: z.uuid(),
+  roleName: z.string(),
+  allowed: z.boolean(),
+  deniedBy: z.enum(ACCESS_STEPS).nullable(),
+  reasons: z.array(accessReason),
+});
+
+export const explainResponse = z
+  .object({
+    allowed: z.boolean(),
+    deniedBy: z.enum(ACCESS_STEPS).nullable().describe('The first step that denies, null when allowed'),
+    reasons: z.array(accessReason).describe('The steps of the membership that allows, or else of the first one'),
+    subject: z.object({ type: z.enum(['user', 'service_account']), id: z.uuid(), name: z.string(), email: z.string().nullable() }),
+    permission: z.string(),
+    resource: resourceJson,
+    memberships: z.array(membershipDecision).describe('Each membership bearing on the record (its organisation\'s, its partner\'s), decided separately'),
+  })
+  .meta({ id: 'AccessExplanation' });
+
+export const whoCanRow = z
+  .object({
+    subjectType: z.enum(['user', 'service_account']),
+    id: z.uuid(),
+    name: z.string(),
+    email: z.string().nullable(),
+    scope: z.enum(['partner', 'organization']),
+    roleId: z.uuid(),
+    roleName: z.string(),
+    reasons: z.array(accessReason),
+  })
+  .meta({ id: 'WhoCanEntry' });
+
+export const whoCanResponse = z.object({
+  permission: z.string(),
+  resource: resourceJson,
+  data: z.array(whoCanRow),
+  nextCursor: z.string().nullable(),
+});
