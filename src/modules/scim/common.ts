@@ -58,6 +58,9 @@ function expandOps(ops: PatchBody['Operations']): ScimPatchOperation[] {
         else plain[k] = v;
       }
       if (Object.keys(plain).length) out.push({ op, value: plain } as ScimPatchOperation);
+    } else if (op === 'remove' && o.path !== undefined && !o.path.includes('[') && Array.isArray(o.value) && o.value.every((v) => v && typeof v === 'object' && typeof (v as { value?: unknown }).value === 'string')) {
+      // Entra ID removes members by a list of values (`$ref` null); scim-patch would need the whole element to match.
+      for (const v of o.value as { value: string }[]) out.push({ op, path: `${o.path}[value eq ${JSON.stringify(v.value)}]` } as ScimPatchOperation);
     } else out.push({ op, ...(o.path !== undefined ? { path: o.path } : {}), ...('value' in o ? { value: o.value } : {}) } as ScimPatchOperation);
   }
   return out;

@@ -168,7 +168,9 @@ export async function replaceGroup(deps: Deps, caller: ScimCaller, id: string, i
 export async function patchGroup(deps: Deps, caller: ScimCaller, id: string, body: PatchBody, ifMatch: string | string[] | undefined, meta: AuditRequestMeta) {
   return writeGroup(deps, caller, id, ifMatch, meta, (current) => {
     const { meta: _m, ...resource } = current;
-    const parsed = scimGroupInput.safeParse(applyPatch(resource, body));
+    const patched = applyPatch(resource, body);
+    // scim-patch drops an attribute whose last value was removed: no members left, not "members unchanged".
+    const parsed = scimGroupInput.safeParse({ members: [], ...patched });
     if (!parsed.success) {
       const fieldErrors: Record<string, string[]> = {};
       for (const issue of parsed.error.issues) (fieldErrors[issue.path.join('.') || '(resource)'] ??= []).push(issue.message);
