@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
 import { choose, dialog, nextTotp, passwordStep, typeCode, whoami } from '../support/console-session.js';
-import { createUser } from '../support/fixtures.js';
+import { addOrgMember, createOrg, createPartner, createSite, createUser } from '../support/fixtures.js';
 import { startSmsSink, type SmsSink } from '../support/sms-sink.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import { checkPage, ensureConsoleBuilt, launch, newTab } from './browser.js';
@@ -147,6 +147,52 @@ describe('journey: SMS sign-in', () => {
     await typeCode(page, /\b(\d{6})\b/.exec(text.body)![1]!);
     await page.getByRole('button', { name: 'Verify' }).click();
     await whoami(page, user.email);
+    await tab.context.close();
+  });
+});
+
+describe('journey: step-up by text message', () => {
+  it('a risky action after STEP_UP_MAX_AGE asks for a proof; "Text me a code" and the texted code let it run', async () => {
+    const phone = '+12025550177';
+    const partner = await createPartner(t);
+    const org = await createOrg(t, partner.id);
+    await createSite(t, org.id, 'Back office');
+    const user = await createUser(t, { email: 'sms-admin@tailspin.example', password: PASSWORD });
+    await addOrgMember(t, { orgId: org.id, userId: user.id });
+    const api = t.client();
+    api.token = (await api.post('/auth/login', { email: user.email, password: PASSWORD })).body.accessToken;
+    expect((await api.post('/auth/phone/verify', { phoneNumber: phone })).status).toBe(200);
+    expect((await api.post('/auth/phone/confirm', { code: sms.lastCode(phone) })).status).toBe(200);
+    expect((await api.post('/auth/mfa/sms/enable')).status).toBe(200);
+
+    const tab = await newTab(browser);
+    const { page } = tab;
+    let sent = sms.countTo(phone);
+    await passwordStep(page, t, user.email, PASSWORD);
+    const signInText = await sms.waitFor(phone, () => sms.countTo(phone) > sent);
+    await typeCode(page, /\b(\d{6})\b/.exec(signInText.body)![1]!);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await whoami(page, user.email);
+
+    t.clock.advance(11 * 60_000);
+    await page.goto(`${t.baseUrl}/onboarding/enrollment-keys`);
+    await page.getByRole('button', { name: 'New enrollment key' }).click();
+    const d = await dialog(page, 'New enrollment key');
+    await d.getByLabel(/^Name/).fill('Texted');
+    await choose(page, d, 'Site', 'Back office');
+    await d.getByRole('button', { name: 'Create key' }).click();
+
+    const proof = await dialog(page, 'Confirm it is you');
+    sent = sms.countTo(phone);
+    await proof.getByRole('button', { name: 'Text me a code' }).click();
+    await proof.getByText('texted to the phone ending in 0177').waitFor();
+    await checkPage(tab, 'journey-step-up-sms');
+    const text = await sms.waitFor(phone, () => sms.countTo(phone) > sent);
+    await typeCode(page, /\b(\d{6})\b/.exec(text.body)![1]!, proof);
+    await proof.getByRole('button', { name: 'Confirm with the texted code' }).click();
+
+    await dialog(page, 'Your new enrollment key');
+    expect((await page.getByTestId('enrollment-key').textContent())!.trim()).toMatch(/^ghek_/);
     await tab.context.close();
   });
 });

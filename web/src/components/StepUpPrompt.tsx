@@ -1,5 +1,6 @@
 // The step-up prompt: when a risky action answers 403 `step_up_required`, ask for a fresh proof by one of the
-// methods the API accepts (password, authenticator code, passkey), renew the token, and let the action run again.
+// methods the API accepts (password, authenticator code, text-message code, passkey), renew the token, and let the
+// action run again.
 import { Alert, Button, Divider, Modal, PasswordInput, PinInput, Stack, Text } from '@mantine/core';
 import { startAuthentication } from '@simplewebauthn/browser';
 import { useEffect, useState } from 'react';
@@ -26,6 +27,9 @@ export function StepUpPrompt() {
   const [pending, setPending] = useState<Pending | null>(null);
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
+  const [smsCode, setSmsCode] = useState('');
+  /** The last four digits of the phone a step-up code was texted to. */
+  const [smsTo, setSmsTo] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -36,6 +40,8 @@ export function StepUpPrompt() {
           new Promise<boolean>((resolve) => {
             setPassword('');
             setCode('');
+            setSmsCode('');
+            setSmsTo(null);
             setError(null);
             setPending({ ...req, resolve });
           }),
@@ -74,6 +80,18 @@ export function StepUpPrompt() {
     }
   };
 
+  const textMe = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      setSmsTo((await call(api.POST('/api/v1/auth/step-up/sms'))).phoneLast4);
+    } catch (err) {
+      setError(explain(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
   const methods = pending?.methods ?? [];
   const minutes = pending?.maxAgeSeconds ? Math.max(1, Math.round(pending.maxAgeSeconds / 60)) : null;
   const parts = [
@@ -95,6 +113,22 @@ export function StepUpPrompt() {
         </Stack>
       </form>
     ),
+    methods.includes('sms') &&
+      (smsTo === null ? (
+        <Button key="sms" variant="default" onClick={() => void textMe()} loading={busy}>
+          Text me a code
+        </Button>
+      ) : (
+        <form key="sms" onSubmit={(e) => { e.preventDefault(); void prove({ code: smsCode }); }}>
+          <Stack gap="xs">
+            <Text size="sm">The 6-digit code texted to the phone ending in {smsTo}:</Text>
+            <PinInput length={6} type="number" oneTimeCode value={smsCode} onChange={setSmsCode} aria-label="Text-message code" />
+            <Button type="submit" loading={busy} disabled={smsCode.length < 6}>
+              Confirm with the texted code
+            </Button>
+          </Stack>
+        </form>
+      )),
     methods.includes('password') && (
       <form key="password" onSubmit={(e) => { e.preventDefault(); void prove({ password }); }}>
         <Stack gap="xs">
