@@ -3,7 +3,7 @@
 // against each kind of caller, and that no `:id` route is missing here.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { configItems, customFieldDefinitions, deviceGroups, enrollmentKeys, organizations, scripts, serviceAccountKeys, serviceAccounts, ssoProviders, webhooks } from '../../src/db/schema/index.js';
+import { configItems, customFieldDefinitions, deviceGroups, enrollmentKeys, organizations, scimTokens, scripts, serviceAccountKeys, serviceAccounts, ssoProviders, webhooks } from '../../src/db/schema/index.js';
 import { newApiKey } from '../../src/modules/service-accounts/key-format.js';
 import { ORG_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { sealSecret } from '../../src/modules/webhooks/sender.js';
@@ -54,6 +54,8 @@ const webhook = async (t: TestApp, at: Place) => {
 /** An organisation's service account (Organization Admin role: within every caller's ceiling here), and a key of it. */
 const serviceAccount = async (t: TestApp, at: Place) =>
   (await t.deps.db.insert(serviceAccounts).values({ clientId: `sa_${tag()}${tag()}`, partnerId: at.partnerId, orgId: at.orgId, name: `sa ${tag()}`, roleId: ORG_ADMIN_ROLE_ID }).returning())[0]!.id;
+const scimToken = async (t: TestApp, at: Place) =>
+  (await t.deps.db.insert(scimTokens).values({ partnerId: at.partnerId, orgId: at.orgId, name: `idp ${tag()}`, tokenHash: randomBytes(32).toString('hex'), hint: 'ghscim_test', defaultRoleId: ORG_ADMIN_ROLE_ID }).returning())[0]!.id;
 const apiKeyOf = async (t: TestApp, accountId: string) => {
   const k = newApiKey('test');
   await t.deps.db.insert(serviceAccountKeys).values({ id: k.id, serviceAccountId: accountId, prefix: k.prefix, environment: 'test', keyHash: k.hash, name: `key ${tag()}` });
@@ -111,6 +113,7 @@ export const BY_ID_CASES: ByIdCase[] = [
   { method: 'GET', url: '/webhooks/:id/deliveries', make: webhook, sited: false, call: (api, id, query) => api.get(`/webhooks/${id}/deliveries`, q(query)) },
   { method: 'POST', url: '/webhooks/:id/redeliver', make: webhook, sited: false, call: (api, id, query) => api.post(`/webhooks/${id}/redeliver`, {}, q(query)) },
   { method: 'POST', url: '/webhooks/:id/ping', make: webhook, sited: false, call: (api, id, query) => api.post(`/webhooks/${id}/ping`, undefined, q(query)) },
+  { method: 'DELETE', url: '/scim-tokens/:id', make: scimToken, sited: false, call: (api, id, query) => api.delete(`/scim-tokens/${id}`, q(query)) },
   { method: 'GET', url: '/service-accounts/:id', make: serviceAccount, sited: false, call: (api, id, query) => api.get(`/service-accounts/${id}`, q(query)) },
   { method: 'PATCH', url: '/service-accounts/:id', make: serviceAccount, sited: false, call: (api, id, query) => api.patch(`/service-accounts/${id}`, { description: `d ${tag()}` }, q(query)) },
   { method: 'DELETE', url: '/service-accounts/:id', make: serviceAccount, sited: false, call: (api, id, query) => api.delete(`/service-accounts/${id}`, q(query)) },

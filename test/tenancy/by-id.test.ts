@@ -59,6 +59,11 @@ function refusedBeforeLookup(caller: CallerName, c: ByIdCase): string | null {
     if (caller === 'partner with orgAccess selected') return 'full_org_access_required';
     if (c.method !== 'GET' && (caller === 'organisation member' || caller === 'member restricted to a site')) return 'forbidden';
   }
+  // SCIM tokens are administered like users (full organisation access); a site-restricted member makes and revokes none.
+  if (c.url.startsWith('/scim-tokens/')) {
+    if (caller === 'partner with orgAccess selected') return 'full_org_access_required';
+    if (caller === 'member restricted to a site') return 'permission_ceiling';
+  }
   // Audit webhooks need audit:manage, which the seeded Organization Admin role does not hold (CONTRACT 10).
   if (c.url.startsWith('/webhooks/') && (caller === 'organisation member' || caller === 'member restricted to a site')) return 'forbidden';
   return null;

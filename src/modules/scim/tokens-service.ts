@@ -79,9 +79,9 @@ export async function listScimTokens(deps: Deps, target: TargetScope, q: { limit
 
 /** Revoked at once on every instance (each SCIM request reads the row); revoking again answers it unchanged. */
 export async function revokeScimToken(deps: Deps, caller: Principal, id: string, meta: AuditRequestMeta) {
+  assertWithinSiteScope(caller, { siteIds: null, deviceGroupIds: null });
   const row = await deps.db.transaction(async (tx) => {
     const { row: current, target } = await findInScope(tx, caller, SCIM_TOKEN, id);
-    assertWithinSiteScope(caller, { siteIds: null, deviceGroupIds: null });
     if (current.revokedAt) return current;
     const [revoked] = await tx.update(scimTokens).set({ revokedAt: deps.clock.now() }).where(eq(scimTokens.id, id)).returning();
     await deps.audit.record(tx, { action: 'scim_token.revoke', actor: actorOf(caller), ...auditTenant(target), resourceType: 'scim_token', resourceId: id, details: { name: current.name } }, meta);
