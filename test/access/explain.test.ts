@@ -39,7 +39,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const explain = (q: Record<string, string>) => w.admin.api.get('/access/explain', { query: q });
+const explain = (q: Record<string, string | undefined>) => w.admin.api.get('/access/explain', { query: q });
 const stepOf = (reasons: { step: string }[], step: string) => reasons.find((r) => r.step === step) as { step: string; allowed: boolean; detail: string; roleId?: string; roleName?: string; via?: string } | undefined;
 
 describe('explain names the role of the chain that grants the permission', () => {
