@@ -58,6 +58,8 @@ const WORDS: Record<string, string> = {
   last_sign_in_method: 'That would leave the account without a way to sign in.',
   password_confirmation_required: 'This session began at your identity provider: confirm your password to act elsewhere.',
   mfa_already_enabled: 'Two-step verification is already on.',
+  key_limit_reached: 'This account already has two active keys: revoke one first.',
+  ip_not_allowed: 'This key may not be used from this address.',
   uri_too_long: 'The request is too long. Decide on fewer rows at once.',
 };
 

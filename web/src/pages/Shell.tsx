@@ -15,6 +15,7 @@ const Roles = lazy(() => import('./roles/Roles'));
 const Audit = lazy(() => import('./audit/Audit'));
 const SsoProviders = lazy(() => import('./sso/SsoProviders'));
 const Onboarding = lazy(() => import('./onboarding/Onboarding'));
+const Integrations = lazy(() => import('./integrations/Integrations'));
 
 export interface Me {
   id: string;
@@ -45,6 +46,7 @@ const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/sso', label: 'Single sign-on', perm: 'settings:read' },
   { to: '/audit', label: 'Audit', perm: 'audit:read' },
   { to: '/onboarding', label: 'Onboarding', perm: ['devices:read', 'organizations:write', 'settings:read', 'scripts:read', 'automations:read'] },
+  { to: '/integrations', label: 'Integrations', perm: ['api_keys:read', 'audit:manage', 'users:read'] },
   { to: '/account', label: 'My account', perm: null },
 ];
 
@@ -92,6 +94,7 @@ export default function Shell() {
             <Route path="/audit" element={<Audit />} />
             <Route path="/sso" element={<SsoProviders />} />
             <Route path="/onboarding/*" element={<Onboarding />} />
+            <Route path="/integrations/*" element={<Integrations />} />
             <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
           </Routes>
         </Suspense>
