@@ -278,7 +278,8 @@ function checkAnswer(req: Sent, res: { status: number; headers: Headers; text: s
     return;
   }
   if (res.status < 400) return;
-  if (!/^application\/json\b/.test(res.headers.get('content-type') ?? '')) throw new Error(`error answer is not JSON: ${where}`);
+  // SCIM (RFC 7644) answers its errors as application/scim+json, with the envelope's fields alongside.
+  if (!/^application\/(scim\+)?json\b/.test(res.headers.get('content-type') ?? '')) throw new Error(`error answer is not JSON: ${where}`);
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(res.text) as Record<string, unknown>;
