@@ -53,7 +53,7 @@ export function ShownOnce({ what, value, testId, children, onDone }: { what: str
       <Alert color="yellow" title="Copy it now">
         This is the only time the {what} is shown. Gatehouse keeps only a fingerprint of it.
       </Alert>
-      <Code block data-testid={testId}>
+      <Code block data-testid={testId} style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}>
         {value}
       </Code>
       {children}
