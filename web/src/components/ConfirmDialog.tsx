@@ -1,0 +1,50 @@
+// "Delete / revoke / remove this?": the consequence in words, the refusal if any, Cancel and the red action.
+import { Alert, Button, Group, Modal, Stack, Text } from '@mantine/core';
+import type { ReactNode } from 'react';
+import { explain } from '../lib/errors';
+
+/** `children`: what happens if confirmed, in words (`breakAll` for a long URL in it). */
+export function ConfirmDialog({
+  opened = true,
+  title,
+  children,
+  breakAll = false,
+  action,
+  pending,
+  error,
+  onConfirm,
+  onClose,
+}: {
+  opened?: boolean;
+  title: string;
+  children: ReactNode;
+  breakAll?: boolean;
+  action: ReactNode;
+  pending: boolean;
+  error?: unknown;
+  onConfirm: () => void;
+  onClose: () => void;
+}) {
+  return (
+    <Modal opened={opened} onClose={onClose} title={title}>
+      <Stack>
+        <Text size="sm" style={breakAll ? { wordBreak: 'break-all' } : undefined}>
+          {children}
+        </Text>
+        {error ? (
+          <Alert color="red" role="alert">
+            {explain(error)}
+          </Alert>
+        ) : null}
+        <Group justify="end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button color="red" loading={pending} onClick={onConfirm}>
+            {action}
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
