@@ -6,11 +6,15 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
+import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { Loaded } from '../../components/Loaded';
+import { ShownOnce } from '../../components/ShownOnce';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { done, Loaded, when } from '../onboarding/common';
+import { done, when } from '../onboarding/common';
 import { can, useMe } from '../Shell';
-import { ShownOnce, useOwner, usePaging, useRoleOptions } from './common';
+import { useOwner, useRoleOptions } from './common';
 
 type Token = components['schemas']['ScimToken'];
 
@@ -21,7 +25,8 @@ export default function ScimTokens() {
   const qc = useQueryClient();
   const write = can(me.data, 'users:write');
   const owner = useOwner('SCIM tokens of');
-  const { cursor, pager } = usePaging(owner.orgId);
+  const pages = useCursorPages(owner.orgId);
+  const cursor = pages.cursor;
   const list = useQuery({
     queryKey: ['scim-tokens', owner.orgId, cursor],
     placeholderData: keepPreviousData,
@@ -90,22 +95,19 @@ export default function ScimTokens() {
           </Table>
         )}
       </Loaded>
-      {pager(list.data?.nextCursor)}
+      <CursorPager pages={pages} next={list.data?.nextCursor} />
       {creating && <CreateToken onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />}
-      <Modal opened={!!revoking} onClose={() => setRevoking(null)} title={`Revoke “${revoking?.name ?? ''}”?`}>
-        <Stack>
-          <Text size="sm">The identity provider’s requests with this token are refused from the next one. Accounts it provisioned stay.</Text>
-          {revoke.isError && <Alert color="red" role="alert">{explain(revoke.error)}</Alert>}
-          <Group justify="end">
-            <Button variant="default" onClick={() => setRevoking(null)}>
-              Cancel
-            </Button>
-            <Button color="red" loading={revoke.isPending} onClick={() => revoking && revoke.mutate(revoking)}>
-              Revoke
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDialog
+        opened={!!revoking}
+        title={`Revoke “${revoking?.name ?? ''}”?`}
+        action="Revoke"
+        pending={revoke.isPending}
+        error={revoke.error}
+        onConfirm={() => revoking && revoke.mutate(revoking)}
+        onClose={() => setRevoking(null)}
+      >
+        The identity provider’s requests with this token are refused from the next one. Accounts it provisioned stay.
+      </ConfirmDialog>
     </Stack>
   );
 }

@@ -6,9 +6,12 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
+import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { Loaded } from '../../components/Loaded';
+import { ShownOnce } from '../../components/ShownOnce';
 import { explain } from '../../lib/errors';
-import { done, Loaded, when } from '../onboarding/common';
-import { ShownOnce, usePaging } from './common';
+import { done, when } from '../onboarding/common';
 
 type Account = components['schemas']['ServiceAccount'];
 type Key = components['schemas']['ApiKey'];
@@ -28,7 +31,8 @@ function keyStatus(k: Key) {
 export function ServiceAccountKeys({ account, write, onClose }: { account: Account | null; write: boolean; onClose: () => void }) {
   const qc = useQueryClient();
   const id = account?.id;
-  const { cursor, pager } = usePaging(id);
+  const pages = useCursorPages(id);
+  const cursor = pages.cursor;
   const list = useQuery({
     queryKey: ['api-keys', id, cursor],
     enabled: !!id,
@@ -113,24 +117,21 @@ export function ServiceAccountKeys({ account, write, onClose }: { account: Accou
               </Table>
             )}
           </Loaded>
-          {pager(list.data?.nextCursor)}
+          <CursorPager pages={pages} next={list.data?.nextCursor} />
         </Stack>
       </Modal>
       {account && creating && <CreateKey account={account} onClose={() => setCreating(false)} />}
-      <Modal opened={!!revoking} onClose={() => setRevoking(null)} title={`Revoke “${revoking?.name ?? ''}”?`}>
-        <Stack>
-          <Text size="sm">The key, and access tokens obtained with it, are refused from the next request.</Text>
-          {revoke.isError && <Alert color="red" role="alert">{explain(revoke.error)}</Alert>}
-          <Group justify="end">
-            <Button variant="default" onClick={() => setRevoking(null)}>
-              Cancel
-            </Button>
-            <Button color="red" loading={revoke.isPending} onClick={() => revoking && revoke.mutate(revoking)}>
-              Revoke
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDialog
+        opened={!!revoking}
+        title={`Revoke “${revoking?.name ?? ''}”?`}
+        action="Revoke"
+        pending={revoke.isPending}
+        error={revoke.error}
+        onConfirm={() => revoking && revoke.mutate(revoking)}
+        onClose={() => setRevoking(null)}
+      >
+        The key, and access tokens obtained with it, are refused from the next request.
+      </ConfirmDialog>
     </>
   );
 }

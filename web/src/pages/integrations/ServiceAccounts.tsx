@@ -5,11 +5,14 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
+import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { done, failed, Loaded, when } from '../onboarding/common';
+import { done, failed, when } from '../onboarding/common';
 import { can, useMe } from '../Shell';
-import { useOwner, usePaging, useRoleOptions } from './common';
+import { useOwner, useRoleOptions } from './common';
 import { ServiceAccountKeys } from './ServiceAccountKeys';
 
 type Account = components['schemas']['ServiceAccount'];
@@ -19,7 +22,8 @@ export default function ServiceAccounts() {
   const qc = useQueryClient();
   const write = can(me.data, 'api_keys:write');
   const owner = useOwner('Service accounts of');
-  const { cursor, pager } = usePaging(owner.orgId);
+  const pages = useCursorPages(owner.orgId);
+  const cursor = pages.cursor;
   const list = useQuery({
     queryKey: ['service-accounts', owner.orgId, cursor],
     placeholderData: keepPreviousData,
@@ -116,23 +120,20 @@ export default function ServiceAccounts() {
           </Table>
         )}
       </Loaded>
-      {pager(list.data?.nextCursor)}
+      <CursorPager pages={pages} next={list.data?.nextCursor} />
       {creating && <CreateAccount opened onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />}
       <ServiceAccountKeys account={keysOf} write={write} onClose={() => setKeysOf(null)} />
-      <Modal opened={!!deleting} onClose={() => setDeleting(null)} title={`Delete “${deleting?.name ?? ''}”?`}>
-        <Stack>
-          <Text size="sm">Every key of this account is refused from its next request. This cannot be undone.</Text>
-          {remove.isError && <Alert color="red" role="alert">{explain(remove.error)}</Alert>}
-          <Group justify="end">
-            <Button variant="default" onClick={() => setDeleting(null)}>
-              Cancel
-            </Button>
-            <Button color="red" loading={remove.isPending} onClick={() => deleting && remove.mutate(deleting)}>
-              Delete
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDialog
+        opened={!!deleting}
+        title={`Delete “${deleting?.name ?? ''}”?`}
+        action="Delete"
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => deleting && remove.mutate(deleting)}
+        onClose={() => setDeleting(null)}
+      >
+        Every key of this account is refused from its next request. This cannot be undone.
+      </ConfirmDialog>
     </Stack>
   );
 }

@@ -6,10 +6,14 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
+import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { Loaded } from '../../components/Loaded';
+import { ShownOnce } from '../../components/ShownOnce';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { done, failed, Loaded, when } from '../onboarding/common';
-import { ShownOnce, useOwner, usePaging } from './common';
+import { done, failed, when } from '../onboarding/common';
+import { useOwner } from './common';
 
 type Webhook = components['schemas']['Webhook'];
 type Delivery = components['schemas']['WebhookDelivery'];
@@ -17,7 +21,8 @@ type Delivery = components['schemas']['WebhookDelivery'];
 export default function Webhooks() {
   const qc = useQueryClient();
   const owner = useOwner('Webhooks of');
-  const { cursor, pager } = usePaging(owner.orgId);
+  const pages = useCursorPages(owner.orgId);
+  const cursor = pages.cursor;
   const list = useQuery({
     queryKey: ['webhooks', owner.orgId, cursor],
     placeholderData: keepPreviousData,
@@ -119,25 +124,21 @@ export default function Webhooks() {
           </Table>
         )}
       </Loaded>
-      {pager(list.data?.nextCursor)}
+      <CursorPager pages={pages} next={list.data?.nextCursor} />
       {creating && <CreateWebhook onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />}
       {logOf && <Deliveries webhook={logOf} onClose={() => setLogOf(null)} />}
-      <Modal opened={!!deleting} onClose={() => setDeleting(null)} title="Delete this webhook?">
-        <Stack>
-          <Text size="sm" style={{ wordBreak: 'break-all' }}>
-            {deleting?.url} gets no more events; its queued deliveries and its delivery log are deleted.
-          </Text>
-          {remove.isError && <Alert color="red" role="alert">{explain(remove.error)}</Alert>}
-          <Group justify="end">
-            <Button variant="default" onClick={() => setDeleting(null)}>
-              Cancel
-            </Button>
-            <Button color="red" loading={remove.isPending} onClick={() => deleting && remove.mutate(deleting)}>
-              Delete
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDialog
+        opened={!!deleting}
+        title="Delete this webhook?"
+        action="Delete"
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => deleting && remove.mutate(deleting)}
+        onClose={() => setDeleting(null)}
+        breakAll
+      >
+        {deleting?.url} gets no more events; its queued deliveries and its delivery log are deleted.
+      </ConfirmDialog>
     </Stack>
   );
 }
@@ -194,7 +195,8 @@ function CreateWebhook({ onClose, initialOrgId, partner }: { onClose: () => void
 
 function Deliveries({ webhook, onClose }: { webhook: Webhook; onClose: () => void }) {
   const qc = useQueryClient();
-  const { cursor, pager } = usePaging(webhook.id);
+  const pages = useCursorPages(webhook.id);
+  const cursor = pages.cursor;
   const list = useQuery({
     queryKey: ['webhook-deliveries', webhook.id, cursor],
     placeholderData: keepPreviousData,
@@ -258,7 +260,7 @@ function Deliveries({ webhook, onClose }: { webhook: Webhook; onClose: () => voi
             </Table>
           )}
         </Loaded>
-        {pager(list.data?.nextCursor)}
+        <CursorPager pages={pages} next={list.data?.nextCursor} />
       </Stack>
     </Modal>
   );
