@@ -6,8 +6,10 @@ import type { Db } from '../db/connect.js';
 import { preparedStatement, uuidArg } from '../db/prepared.js';
 import type { ResolvedRole, RoleCache } from '../modules/roles/resolver.js';
 import { accountReason } from '../modules/access/decision.js';
+import { enforceOwnIpAllowlist } from '../modules/access/ip-policy.js';
 import type { TokenService } from '../modules/auth/tokens.js';
-import { effectiveSecurity, allowedMethodList, phishingResistant } from '../modules/tenants/settings.js';
+import { effectiveSecurity, allowedMethodList, breakGlassUserOf, ipAllowlistOf, phishingResistant } from '../modules/tenants/settings.js';
+import { normaliseIp } from '../platform/cidr.js';
 import type { Clock } from '../platform/clock.js';
 import type { Principal } from './context.js';
 import { AppError } from './errors.js';
@@ -46,6 +48,8 @@ export interface SessionRow {
   org_settings: unknown;
   org_partner_id: string | null;
   org_partner_settings: unknown;
+  /** Partner sessions: the partner's organisations that set policies on partner members, id → settings. */
+  org_policies: Record<string, unknown> | string | null;
   epoch: number | string;
   user_name: string;
   avatar_url: string | null;
@@ -88,6 +92,14 @@ async function touchSession(db: Db, sid: string, now: number) {
 }
 
 /**
+ * A partner's organisations that set policies on partner members acting in them (an IP allow-list, mspAccess), as
+ * id → settings: usually none, so the aggregate is empty; read with the session, so a change bites on the next request.
+ */
+export const ORG_POLICIES_SQL = (scope: string, partnerId: string) =>
+  `(select jsonb_object_agg(po.id, po.settings) from organizations po where ${scope} = 'partner' and po.partner_id = ${partnerId}
+     and (po.settings->>'mspAccess' is not null or jsonb_array_length(coalesce(po.settings->'security'->'ipAllowlist', '[]'::jsonb)) > 0))`;
+
+/**
  * The one statement of an authenticated request: session, user (profile fields, never the password hash, TOTP secret
  * or recovery codes), membership, tenant settings and the authz epoch. Prepared by name on both databases, so it is
  * parsed and planned once per connection instead of on every request.
@@ -104,6 +116,7 @@ const livenessStatement = preparedStatement<SessionRow, [string, string]>(
           ou.role_id as ou_role_id, ou.site_ids, ou.device_group_ids,
           p.settings as partner_settings, o.settings as org_settings, o.partner_id as org_partner_id,
           op.settings as org_partner_settings,
+          ${ORG_POLICIES_SQL('s.scope', 's.partner_id')} as org_policies,
           (select epoch from authz_state where id = 1) as epoch
    from sessions s
    join users u on u.id = s.user_id
@@ -117,7 +130,7 @@ const livenessStatement = preparedStatement<SessionRow, [string, string]>(
 );
 
 /** Loads the live principal for a verified token, or null when the session, user or membership is gone. */
-export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: string): Promise<Principal | null> {
+export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: string, ip: string | null = null): Promise<Principal | null> {
   const row = (await livenessStatement(deps.db, sid, sub))?.[0];
   if (!row) return null;
   const now = deps.clock.now().getTime();
@@ -130,7 +143,7 @@ export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: st
   if (row.scope && !roleId) return null; // membership removed: its tokens die now
   const role = roleId ? await deps.roleCache.get(roleId, Number(row.epoch)) : null;
   if (roleId && !role) return null;
-  return userPrincipal(row, role, { enable2fa: deps.enable2fa, session: { id: row.session_id, mfa: row.session_mfa, method: row.session_method, authTime: row.auth_time } });
+  return userPrincipal(row, role, { enable2fa: deps.enable2fa, ip, session: { id: row.session_id, mfa: row.session_mfa, method: row.session_method, authTime: row.auth_time } });
 }
 
 /** What a person's membership is made of: the columns of the liveness statement without the session's own. */
@@ -146,7 +159,7 @@ export const membershipRoleId = (row: Pick<MembershipFacts, 'scope' | 'pu_role_i
 export function userPrincipal(
   row: MembershipFacts,
   role: ResolvedRole | null,
-  opts: { enable2fa: boolean; session?: { id: string; mfa: boolean; method: string | null; authTime: Date | string | null } },
+  opts: { enable2fa: boolean; ip?: string | null; session?: { id: string; mfa: boolean; method: string | null; authTime: Date | string | null } },
 ): Principal {
   const { session } = opts;
   const tenantSecurity =
@@ -183,6 +196,10 @@ export function userPrincipal(
     mfaEnrollmentRequired: opts.enable2fa && policyRequiresMfa && !factorEnrolled,
     mfaStepUpWaived: !opts.enable2fa,
     authTime: session?.authTime ? new Date(session.authTime) : null,
+    ip: opts.ip ? (normaliseIp(opts.ip) ?? opts.ip) : null,
+    ipAllowlist: row.scope === 'partner' ? ipAllowlistOf(row.partner_settings) : row.scope === 'organization' ? ipAllowlistOf(row.org_settings) : [],
+    breakGlass: row.scope === 'partner' && breakGlassUserOf(row.partner_settings) === row.user_id,
+    orgPolicies: row.scope === 'partner' && row.org_policies ? (typeof row.org_policies === 'string' ? JSON.parse(row.org_policies) : row.org_policies) : {},
     user: {
       name: row.user_name,
       avatarUrl: row.avatar_url,
@@ -226,10 +243,12 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
           const { exp } = decodeJwt(token);
           if (typeof exp === 'number') verified.set(token, claims, exp);
         }
-        principal = claims.clientId ? await servicePrincipalForToken(deps, claims.sub, claims.sid, metaOf(req)) : await loadPrincipal(deps, claims.sub, claims.sid);
+        principal = claims.clientId ? await servicePrincipalForToken(deps, claims.sub, claims.sid, metaOf(req)) : await loadPrincipal(deps, claims.sub, claims.sid, req.ip);
       }
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;
+      // A token replayed from outside the tenant's IP allow-list is refused, on every request (issue 18 §3).
+      if (principal.actorType === 'user') await enforceOwnIpAllowlist(deps, principal, metaOf(req));
       if (principal.actorType === 'service_account' && isPeopleOnly(req.routeOptions.url)) throw new AppError('service_account_not_allowed');
       if (principal.mfaEnrollmentRequired && !opts.allowPendingMfaEnrollment) {
         throw new AppError('mfa_enrollment_required', undefined, {

@@ -34,6 +34,14 @@ export interface Principal {
   authTime: Date | null;
   /** ENABLE_2FA=false: no session can verify a second factor, so step-up (requireMfa) cannot be asked for. */
   mfaStepUpWaived: boolean;
+  /** The request's client address; null when the principal was built without a request (GET /access/explain). */
+  ip?: string | null;
+  /** The own tenant's IP allow-list (a partner member: the partner's; an organisation member: the organisation's); [] = any. */
+  ipAllowlist?: string[];
+  /** The partner's designated break-glass account, acting in its partner membership: exempt from IP allow-lists, audited. */
+  breakGlass?: boolean;
+  /** A partner member: the partner's organisations that set policies on partner members (IP allow-list, mspAccess), by id. */
+  orgPolicies?: Record<string, unknown>;
   /** The caller's profile fields, read with the session check (GET /users/me answers from them, no second query). */
   user?: PrincipalUser;
 }

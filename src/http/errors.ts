@@ -66,7 +66,7 @@ export const ERROR_CATALOG = {
   last_sign_in_method: { status: 403, error: 'Forbidden', message: 'Removing the password would leave the account without a way to sign in.' },
   sso_enforced: { status: 403, error: 'Forbidden', message: 'Your organization signs in with single sign-on.' },
   service_account_not_allowed: { status: 403, error: 'Forbidden', message: 'This route is for people: a service account cannot use it.' },
-  ip_not_allowed: { status: 403, error: 'Forbidden', message: 'This API key may not be used from this address.' },
+  ip_not_allowed: { status: 403, error: 'Forbidden', message: 'This address is outside the IP allow-list (of the API key, or of the partner or organization).' },
   password_confirmation_required: { status: 403, error: 'Forbidden', message: 'This session began at an identity provider: confirm your password (and second factor) to act elsewhere.' },
   // 404
   not_found: { status: 404, error: 'Not Found', message: 'The resource was not found.' },
@@ -82,6 +82,7 @@ export const ERROR_CATALOG = {
   name_taken: { status: 409, error: 'Conflict', message: 'The name is already in use.' },
   mfa_already_enabled: { status: 409, error: 'Conflict', message: 'MFA is already enabled.' },
   resource_in_use: { status: 409, error: 'Conflict', message: 'The resource is still in use.' },
+  ip_lockout: { status: 409, error: 'Conflict', message: 'The IP allow-list would lock out your current address; send confirmLockout: true to save it anyway.' },
   key_limit_reached: { status: 409, error: 'Conflict', message: 'A service account has at most two active keys: revoke one first.' },
   precondition_failed: { status: 412, error: 'Precondition Failed', message: 'The resource changed since the version given in If-Match.' },
   payload_too_large: { status: 413, error: 'Payload Too Large', message: 'The request body is too large.' },

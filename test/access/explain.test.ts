@@ -51,7 +51,7 @@ describe('explain names the role of the chain that grants the permission', () =>
     const role = stepOf(res.body.reasons, 'role')!;
     expect(role).toMatchObject({ allowed: true, roleId: chain[0]!.id });
     expect(role.detail).toMatch(/inherited/);
-    expect(res.body.reasons.map((r: { step: string }) => r.step)).toEqual(['account', 'membership', 'mfa', 'role', 'organization_access', 'site', 'device_group']);
+    expect(res.body.reasons.map((r: { step: string }) => r.step)).toEqual(['account', 'membership', 'ip_allowlist', 'mfa', 'role', 'organization_access', 'site', 'device_group']);
     // The permission the leaf holds itself is granted by the leaf.
     const own = expectStatus(await explain({ userId: member.user.id, permission: 'devices:read', resourceType: 'device', resourceId: device1.id }), 200);
     expect(stepOf(own.body.reasons, 'role')).toMatchObject({ allowed: true, roleId: leaf.id });

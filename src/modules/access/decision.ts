@@ -3,6 +3,9 @@
 // mayAccessOrg) and GET /access/explain and /access/who-can all call these functions: the answer and its explanation
 // cannot drift apart.
 import type { Principal } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { ipAllowed } from '../../platform/cidr.js';
+import { ipAllowlistOf } from '../tenants/settings.js';
 import type { ResolvedRole } from '../roles/resolver.js';
 import { hasPermission } from '../roles/resolver.js';
 
@@ -18,6 +21,8 @@ export interface AccessReason {
   roleName?: string;
   /** `organization_access`: how the organisation is reached. */
   via?: 'organization_member' | 'standing_all' | 'standing_selected' | 'partner_wide';
+  /** `ip_allowlist`: passed only as the partner's break-glass account (every such use is audited). */
+  breakGlass?: boolean;
 }
 
 export interface AccessDecision {
@@ -78,6 +83,36 @@ export function orgAccessReason(p: Principal, orgId: string): AccessReason {
   return deny('organization_access', 'No access to any organisation (orgAccess none).');
 }
 
+/** An IP allow-list against the request's address ([] = any; the break-glass account is exempt, and audited by the caller). */
+export function ipListReason(list: readonly string[], ip: string | null | undefined, breakGlass: boolean, whose: string): AccessReason {
+  if (list.length === 0) return pass('ip_allowlist', `No IP allow-list on ${whose}.`);
+  if (ip == null) return pass('ip_allowlist', `${whose} allows only ${list.join(', ')} (no request address to test).`);
+  if (ipAllowed(ip, list)) return pass('ip_allowlist', `${ip} is in the IP allow-list of ${whose}.`);
+  if (breakGlass) return pass('ip_allowlist', `${ip} is outside the IP allow-list of ${whose}; the break-glass account is exempt (audited).`, { breakGlass: true });
+  return deny('ip_allowlist', `${ip} is outside the IP allow-list of ${whose}.`);
+}
+
+/**
+ * Organisation access and the policies the organisation sets on partner members acting in it (its IP allow-list).
+ * mayAccessOrg, covers and the list conditions (orgCondition) all reduce this.
+ */
+export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
+  const access = orgAccessReason(p, orgId);
+  if (!access.allowed || p.scope !== 'partner' || p.actorType !== 'user') return [access];
+  const policy = p.orgPolicies?.[orgId];
+  if (!policy) return [access];
+  const list = ipAllowlistOf(policy);
+  return list.length ? [access, ipListReason(list, p.ip, p.breakGlass === true, 'the organisation')] : [access];
+}
+
+/** The answer a by-id route gives when the scope denies: an address outside a list is 403, anything else 404. */
+export function refusalOf(reasons: AccessReason[], what: string): AppError | null {
+  const denied = reasons.find((r) => !r.allowed);
+  if (!denied) return null;
+  if (denied.step === 'ip_allowlist') return new AppError('ip_not_allowed', 'This address is outside the IP allow-list of the organization.');
+  return notFound(what);
+}
+
 /** Whether the principal's scope covers a record (findInScope's `covers` is this, reduced to its answer). */
 export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned, siteless: Siteless): AccessReason[] {
   if (!p.scope || !p.partnerId) return [deny('membership', 'No partner or organisation context.')];
@@ -88,9 +123,9 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
     if (partnerOwned === 'partner-only' && p.scope === 'partner') return [member, pass('organization_access', 'Partner record, reached by partner members.', { via: 'partner_wide' })];
     return [member, deny('organization_access', 'A partner record: organisation members do not reach it.')];
   }
-  const org = orgAccessReason(p, o.orgId);
-  if (!org.allowed || p.scope !== 'organization') return [member, org];
-  const out = [member, org];
+  const org = orgAccessReasons(p, o.orgId);
+  if (!org.every((r) => r.allowed) || p.scope !== 'organization') return [member, ...org];
+  const out = [member, ...org];
   if (p.siteIds && o.siteId !== undefined) {
     if (o.siteId === null) out.push(siteless === 'hidden' ? deny('site', 'Restricted to some sites; the record has no site.') : pass('site', 'Restricted to some sites; a record without a site is visible.'));
     else out.push(p.siteIds.includes(o.siteId) ? pass('site', 'Restricted to some sites, this one among them.') : deny('site', 'Restricted to some sites; this one is not among them.'));
@@ -107,9 +142,18 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
 
 /** The policies every request of the principal passes, as authenticate enforces them. */
 export function policyReasons(p: Principal): AccessReason[] {
-  if (p.actorType === 'service_account') return [pass('mfa', 'A service account authenticates with its key; Force MFA holds people, not keys.')];
-  if (p.mfaEnrollmentRequired) return [deny('mfa', 'The policy requires MFA and no factor is enrolled: every request is held at 428 mfa_enrollment_required.')];
-  return [pass('mfa', p.security.requireMfa ? 'The policy requires MFA and a factor is enrolled (sessions verify it at sign-in).' : 'No MFA requirement.')];
+  if (p.actorType === 'service_account') {
+    return [pass('ip_allowlist', "A service account's keys carry their own address lists."), pass('mfa', 'A service account authenticates with its key; Force MFA holds people, not keys.')];
+  }
+  return [ownIpReason(p), mfaReason(p)];
+}
+
+/** The own tenant's IP allow-list: the partner's for a partner member, the organisation's for its members. */
+export const ownIpReason = (p: Principal): AccessReason => ipListReason(p.ipAllowlist ?? [], p.ip, p.breakGlass === true, p.scope === 'partner' ? 'the partner' : 'the organisation');
+
+function mfaReason(p: Principal): AccessReason {
+  if (p.mfaEnrollmentRequired) return deny('mfa', 'The policy requires MFA and no factor is enrolled: every request is held at 428 mfa_enrollment_required.');
+  return pass('mfa', p.security.requireMfa ? 'The policy requires MFA and a factor is enrolled (sessions verify it at sign-in).' : 'No MFA requirement.');
 }
 
 export function decisionOf(reasons: AccessReason[]): AccessDecision {

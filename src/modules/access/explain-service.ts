@@ -60,7 +60,7 @@ export async function explain(deps: Deps, caller: Principal, q: ExplainQuery) {
   let subjects: Subject[];
   let subject: { type: 'user' | 'service_account'; id: string; name: string; email: string | null };
   if (q.userId) {
-    subjects = (await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, [q.userId], t.owner.partnerId, t.owner.orgId)).get(q.userId) ?? [];
+    subjects = (await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, [q.userId], t.owner.partnerId, t.owner.orgId, q.ip ?? null)).get(q.userId) ?? [];
     if (subjects.length === 0) {
       // A member elsewhere in the partner (another organisation) is denied at the membership step; a partner caller sees
       // every organisation's members. Anyone else: the same 404 whether or not the user exists.

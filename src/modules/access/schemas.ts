@@ -22,6 +22,7 @@ export const explainQuery = z
   .strictObject({
     userId: z.uuid().optional().describe('The person asked about (exactly one of userId and serviceAccountId)'),
     serviceAccountId: z.uuid().optional().describe('The service account asked about'),
+    ip: z.union([z.ipv4(), z.ipv6()]).optional().describe('Evaluate IP allow-lists as if the request came from this address (else they are reported, not tested)'),
     ...target,
   })
   .refine((q) => (q.userId === undefined) !== (q.serviceAccountId === undefined), { message: 'Give exactly one of userId and serviceAccountId', path: ['userId'] });
@@ -38,12 +39,13 @@ export const cursorSchema = z.object({ k: z.enum(['u', 's']), id: z.uuid() });
 
 export const accessReason = z
   .object({
-    step: z.enum(ACCESS_STEPS).describe('account → membership → mfa → role → organization_access → site → device_group'),
+    step: z.enum(ACCESS_STEPS).describe('account → membership → ip_allowlist → mfa → role → organization_access (then the organisation\'s own ip_allowlist for partner members) → site → device_group'),
     allowed: z.boolean(),
     detail: z.string().describe('What this step found, in a sentence'),
     roleId: z.uuid().optional().describe('`role`: the role of the chain that grants the permission'),
     roleName: z.string().optional(),
     via: z.enum(['organization_member', 'standing_all', 'standing_selected', 'partner_wide']).optional().describe('`organization_access`: how the organisation is reached'),
+    breakGlass: z.boolean().optional().describe('`ip_allowlist`: passed only as the partner\'s break-glass account (audited)'),
   })
   .meta({ id: 'AccessReason' });
 

@@ -5,6 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import { passkeys, sessions, users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
+import { enforceSignInAddress } from '../access/ip-policy.js';
 import { createFlow, voidFlows } from './flows.js';
 import { mails } from './mail-templates.js';
 import { listMemberships, markMembershipUsed, pickDefault, ssoEnforcedFor } from './memberships.js';
@@ -37,6 +38,7 @@ export async function startSession(
   opts: { mfa: boolean; method: string; meta: AuditRequestMeta },
 ): Promise<IssuedSession> {
   const now = deps.clock.now();
+  await enforceSignInAddress(deps, tx, user, ctx, opts.meta);
   const s = await createSession(deps, tx, { userId: user.id, context: ctx, mfa: opts.mfa, ip: opts.meta.ip, userAgent: opts.meta.userAgent, method: opts.method });
   await markMembershipUsed(tx, user.id, ctx, now);
   await tx.update(users).set({ lastLoginAt: now, failedLoginCount: 0, lockedUntil: null }).where(eq(users.id, user.id));

@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.js';
 import { organizations, sessionRotatedTokens, sessions, users } from '../../db/schema/index.js';
 import { loadPrincipal } from '../../http/authenticate.js';
 import type { Principal } from '../../http/context.js';
+import { enforceOwnIpAllowlist } from '../access/ip-policy.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
@@ -89,8 +90,9 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
   if (outcome.kind !== 'ok') throw new AppError('invalid_refresh_token');
   const s = outcome.session;
   // The claims of the membership the session acts in, as at sign-in (a removed membership or disabled user ends here).
-  const principal = await loadPrincipal(deps.authContext, s.userId, s.id);
+  const principal = await loadPrincipal(deps.authContext, s.userId, s.id, meta.ip);
   if (!principal) throw new AppError('invalid_refresh_token');
+  await enforceOwnIpAllowlist(deps, principal, meta, 'refresh');
   const accessToken = await deps.tokens.sign({
     sub: s.userId,
     sid: s.id,

@@ -1,17 +1,21 @@
 // Which organisations, sites and device groups a caller may see: applied once, in the query.
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/connect.js';
 import { organizations } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { ORGANIZATION, findInScope } from './by-id.js';
+import { mayAccessOrg } from './scope.js';
 
 /** A condition on an org_id column: the organisations the caller may act on. */
 export function orgCondition(p: Principal, column: PgColumn): SQL | undefined {
   if (p.scope === 'organization') return eq(column, p.orgId!);
-  if (p.orgAccess === 'all') return inArray(column, orgIdsOfPartnerSubquery(p.partnerId!));
-  if (p.orgAccess === 'selected' && p.orgIds.length) return inArray(column, p.orgIds);
+  // Organisations whose policies on partner members refuse this request (their IP allow-list) are left out of lists.
+  const refused = Object.keys(p.orgPolicies ?? {}).filter((id) => !mayAccessOrg(p, id));
+  const notRefused = refused.length ? notInArray(column, refused) : undefined;
+  if (p.orgAccess === 'all') return and(inArray(column, orgIdsOfPartnerSubquery(p.partnerId!)), notRefused);
+  if (p.orgAccess === 'selected' && p.orgIds.length) return and(inArray(column, p.orgIds), notRefused);
   return eq(column, '00000000-0000-0000-0000-000000000000'); // none
 }
 

@@ -9,7 +9,7 @@ import type { Executor } from '../../db/connect.js';
 import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, scimTokens, scripts, serviceAccounts, sites, ssoProviders, webhooks } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
-import { scopeReasons } from '../access/decision.js';
+import { refusalOf, scopeReasons } from '../access/decision.js';
 import { mayAccessOrg, partnerOrgIds, type TargetScope } from './scope.js';
 
 /** Where a record lives. `siteId`/`groupIds` undefined: no site or device-group rule applies to this kind. */
@@ -43,7 +43,9 @@ export function covers(p: Principal, o: RecordOwner, partnerOwned: ByIdResource<
  */
 export async function findInScope<R>(db: Executor, p: Principal, res: ByIdResource<R>, id: string, orgIdQuery?: string): Promise<{ row: R; target: TargetScope }> {
   const found = await res.load(db, id);
-  if (!found || !covers(p, found.owner, res.partnerOwned, res.siteless)) throw notFound(res.what);
+  if (!found) throw notFound(res.what);
+  const refusal = refusalOf(scopeReasons(p, found.owner, res.partnerOwned, res.siteless), res.what);
+  if (refusal) throw refusal;
   const { owner } = found;
   if (orgIdQuery !== undefined && orgIdQuery !== owner.orgId) {
     // A partner-wide record is in force in each organisation the caller may act on: naming one of those agrees.

@@ -11,7 +11,8 @@ import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { slugify } from '../auth/registration-service.js';
 import { bumpAuthzEpoch } from '../roles/resolver.js';
 import { accessibleOrg, assertFullPartnerAccess, orgCondition } from './access.js';
-import { effectiveSecurity, mergeSettings, type TenantSettings } from './settings.js';
+import { ipAllowed } from '../../platform/cidr.js';
+import { effectiveSecurity, mergeSettings, normaliseAllowlist, type TenantSettings } from './settings.js';
 
 type OrgRow = typeof organizations.$inferSelect;
 export const orgToJson = (o: OrgRow) => ({
@@ -53,10 +54,13 @@ export async function getOrg(db: Executor, p: Principal, id: string) {
 
 export async function createOrg(deps: Deps, p: Principal, input: { name: string; slug?: string; settings?: TenantSettings }, meta: AuditRequestMeta) {
   assertFullPartnerAccess(p);
+  if (input.settings?.security?.breakGlassUserId !== undefined) {
+    throw new AppError('validation_failed', 'Only a partner designates a break-glass account.', { details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Partner setting only'] }, formErrors: [] } });
+  }
   const slug = input.slug ?? slugify(input.name);
   try {
     return await deps.db.transaction(async (tx) => {
-      const [org] = await tx.insert(organizations).values({ partnerId: p.partnerId!, name: input.name, slug, settings: input.settings ?? {} }).returning();
+      const [org] = await tx.insert(organizations).values({ partnerId: p.partnerId!, name: input.name, slug, settings: input.settings ? normaliseAllowlist(input.settings) : {} }).returning();
       await deps.audit.record(tx, { action: 'organization.create', actor: actor(p), partnerId: p.partnerId, orgId: org!.id, resourceType: 'organization', resourceId: org!.id, details: { name: input.name, slug } }, meta);
       return orgToJson(org!);
     });
@@ -66,7 +70,13 @@ export async function createOrg(deps: Deps, p: Principal, input: { name: string;
   }
 }
 
-export async function updateOrg(deps: Deps, p: Principal, id: string, patch: { name?: string; slug?: string; status?: 'active' | 'suspended'; settings?: TenantSettings }, meta: AuditRequestMeta) {
+export async function updateOrg(deps: Deps, p: Principal, id: string, body: { name?: string; slug?: string; status?: 'active' | 'suspended'; settings?: TenantSettings; confirmLockout?: boolean }, meta: AuditRequestMeta) {
+  const { confirmLockout, ...given } = body;
+  if (given.settings?.security?.breakGlassUserId !== undefined) {
+    throw new AppError('validation_failed', 'Only a partner designates a break-glass account.', { details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Partner setting only'] }, formErrors: [] } });
+  }
+  const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
+  assertNoLockout(p, patch.settings, meta, confirmLockout);
   try {
     return await deps.db.transaction(async (tx) => {
       const current = await accessibleOrg(tx, p, id);
@@ -104,15 +114,34 @@ export async function getPartner(db: Executor, p: Principal) {
   return { id: row.id, name: row.name, slug: row.slug, status: row.status, settings: (row.settings ?? {}) as Record<string, unknown>, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
 
-export async function updatePartner(deps: Deps, p: Principal, patch: { name?: string; settings?: TenantSettings }, meta: AuditRequestMeta) {
+export async function updatePartner(deps: Deps, p: Principal, body: { name?: string; settings?: TenantSettings; confirmLockout?: boolean }, meta: AuditRequestMeta) {
   assertFullPartnerAccess(p);
+  const { confirmLockout, ...given } = body;
+  const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
+  assertNoLockout(p, patch.settings, meta, confirmLockout);
   await deps.db.transaction(async (tx) => {
+    const breakGlass = patch.settings?.security?.breakGlassUserId;
+    if (breakGlass) {
+      // The break-glass account is one of the partner's own active members (docs/operations.md, "Break-glass account").
+      const [member] = await tx.execute(sql`select 1 from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${p.partnerId} and pu.user_id = ${breakGlass} and u.status = 'active'`).then((r) => (r as unknown as { rows: unknown[] }).rows);
+      if (!member) throw new AppError('validation_failed', 'The break-glass account must be an active member of the partner.', { details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Not an active member of the partner'] }, formErrors: [] } });
+    }
     const [current] = await tx.select({ settings: partners.settings }).from(partners).where(eq(partners.id, p.partnerId!)).for('update');
     const settings = patch.settings ? mergeSettings(current?.settings, patch.settings) : undefined;
     await tx.update(partners).set({ ...patch, ...(settings ? { settings } : {}), updatedAt: deps.clock.now() }).where(eq(partners.id, p.partnerId!));
     await deps.audit.record(tx, { action: 'partner.update', actor: actor(p), partnerId: p.partnerId, resourceType: 'partner', resourceId: p.partnerId, details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) } }, meta);
   });
   return getPartner(deps.db, p);
+}
+
+/**
+ * Saving an IP allow-list that leaves out the saving admin's own address would lock them out: refused (409 ip_lockout)
+ * unless the body says confirmLockout: true. The partner's break-glass account is exempt from lists, so never locked out.
+ */
+function assertNoLockout(p: Principal, settings: TenantSettings | undefined, meta: AuditRequestMeta, confirmed: boolean | undefined): void {
+  const list = settings?.security?.ipAllowlist;
+  if (!list?.length || confirmed === true || p.breakGlass === true) return;
+  if (!meta.ip || !ipAllowed(meta.ip, list)) throw new AppError('ip_lockout', `Your current address (${meta.ip ?? 'unknown'}) is not in the list; send confirmLockout: true to save it anyway.`);
 }
 
 export async function orgEffectiveSettings(db: Executor, p: Principal, id: string) {

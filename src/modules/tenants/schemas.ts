@@ -13,10 +13,10 @@ export const createOrgBody = z
   .strictObject({ name, slug: slug.optional(), settings: tenantSettingsSchema.optional() })
   .meta({ examples: [{ name: 'Contoso Dental', slug: 'contoso-dental' }] });
 export const updateOrgBody = z
-  .strictObject({ name: name.optional(), slug: slug.optional(), status: z.enum(['active', 'suspended']).optional(), settings: tenantSettingsSchema.optional() })
+  .strictObject({ name: name.optional(), slug: slug.optional(), status: z.enum(['active', 'suspended']).optional(), settings: tenantSettingsSchema.optional(), confirmLockout: z.boolean().optional().describe('Save an IP allow-list even though it leaves out your current address (else 409 ip_lockout)') })
   .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });
 export const partnerJson = z.object({ id: z.uuid(), name: z.string(), slug: z.string(), status: z.enum(['active', 'suspended']), settings: z.record(z.string(), z.unknown()), createdAt: z.string(), updatedAt: z.string() });
-export const updatePartnerBody = z.strictObject({ name: name.optional(), settings: tenantSettingsSchema.optional() }).refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });
+export const updatePartnerBody = z.strictObject({ name: name.optional(), settings: tenantSettingsSchema.optional(), confirmLockout: z.boolean().optional().describe('Save an IP allow-list even though it leaves out your current address (else 409 ip_lockout)') }).refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });
 export const effectiveSettings = z.object({
   orgId: z.uuid(),
   security: z.object({ requireMfa: z.boolean(), allowedMfaMethods: z.object({ totp: z.boolean(), sms: z.boolean(), passkey: z.boolean() }) }),

@@ -5,14 +5,14 @@ import type { Executor } from '../../db/connect.js';
 import { organizations } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { orgAccessReason } from '../access/decision.js';
+import { orgAccessReasons, refusalOf } from '../access/decision.js';
 
 export type TargetScope = { kind: 'partner'; partnerId: string; orgId: null } | { kind: 'organization'; partnerId: string; orgId: string };
 
 /** The organisations a partner caller may act on: all of the partner's, its selected ones, or none. */
 export function mayAccessOrg(p: Principal, orgId: string): boolean {
   // Ownership by the partner (orgAccess all) is checked against the database by the callers.
-  return orgAccessReason(p, orgId).allowed;
+  return orgAccessReasons(p, orgId).every((r) => r.allowed);
 }
 
 export async function resolveTarget(db: Executor, p: Principal, orgId: string | undefined): Promise<TargetScope> {
@@ -22,7 +22,8 @@ export async function resolveTarget(db: Executor, p: Principal, orgId: string | 
     return { kind: 'organization', partnerId: p.partnerId, orgId: p.orgId! };
   }
   if (orgId === undefined) return { kind: 'partner', partnerId: p.partnerId, orgId: null };
-  if (!mayAccessOrg(p, orgId)) throw new AppError('not_found', 'The organization was not found.');
+  const refusal = refusalOf(orgAccessReasons(p, orgId), 'organization');
+  if (refusal) throw refusal;
   const [org] = await db
     .select({ id: organizations.id })
     .from(organizations)

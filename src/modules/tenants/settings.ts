@@ -1,6 +1,18 @@
 // Security settings of partners and organisations (spec 2.9, CONTRACT 7): the partner's value applies to
 // every organisation and the strictest wins.
 import { z } from 'zod';
+import { normaliseCidr, normaliseIp } from '../../platform/cidr.js';
+
+/** An address or CIDR block of an allow-list, as stored (`10.1.2.3` → `10.1.2.3/32`), or null when it is neither. */
+export function allowlistEntry(v: string): string | null {
+  const ip = v.includes('/') ? null : normaliseIp(v.trim());
+  if (ip) return `${ip}/${ip.includes(':') ? 128 : 32}`;
+  return normaliseCidr(v);
+}
+const allowlist = z
+  .array(z.string().max(64).refine((v) => allowlistEntry(v) !== null, 'must be an IPv4 or IPv6 address or CIDR block'))
+  .max(200)
+  .describe('IP allow-list (issue 18 §3): addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it.');
 
 export const MFA_METHODS = ['totp', 'sms', 'passkey'] as const;
 export type MfaMethodName = (typeof MFA_METHODS)[number];
@@ -12,6 +24,9 @@ export const securitySettingsSchema = z.strictObject({
   allowedMfaMethods: z
     .strictObject({ totp: z.boolean().optional(), sms: z.boolean().optional(), passkey: z.boolean().optional() })
     .optional(),
+  ipAllowlist: allowlist.optional(),
+  /** Partner only: the designated break-glass account (a member of the partner), exempt from IP allow-lists, audited. */
+  breakGlassUserId: z.uuid().nullable().optional().describe("Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it"),
 });
 export const tenantSettingsSchema = z.strictObject({ security: securitySettingsSchema.optional() });
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
@@ -62,4 +77,19 @@ export function mergeSettings(current: unknown, patch: TenantSettings): TenantSe
         : {}),
     },
   };
+}
+
+/** The tenant's own IP allow-list as stored ([] = any address). */
+export function ipAllowlistOf(settings: unknown): string[] {
+  return read(settings).security?.ipAllowlist ?? [];
+}
+
+/** The partner's designated break-glass account, if any. */
+export const breakGlassUserOf = (partnerSettings: unknown): string | null => read(partnerSettings).security?.breakGlassUserId ?? null;
+
+/** Allow-list entries in their stored form. */
+export function normaliseAllowlist(settings: TenantSettings): TenantSettings {
+  const list = settings.security?.ipAllowlist;
+  if (!list) return settings;
+  return { ...settings, security: { ...settings.security, ipAllowlist: [...new Set(list.map((e) => allowlistEntry(e)!))] } };
 }

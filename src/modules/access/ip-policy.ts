@@ -1,0 +1,69 @@
+// IP allow-lists of partners and organisations (issue 18 §3), enforced at sign-in, at refresh and on every request,
+// through the one decision (ipListReason). The partner's break-glass account is exempt; each exempted use is audited.
+import { eq } from 'drizzle-orm';
+import type { Executor } from '../../db/connect.js';
+import { organizations, partners } from '../../db/schema/index.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { normaliseIp } from '../../platform/cidr.js';
+import type { AuditRequestMeta, AuditWriter } from '../audit/writer.js';
+import { breakGlassUserOf, ipAllowlistOf } from '../tenants/settings.js';
+import { ipListReason, ownIpReason } from './decision.js';
+
+interface PolicyDeps {
+  db: Executor;
+  audit: AuditWriter;
+}
+
+const refused = (whose: string) => new AppError('ip_not_allowed', `This address is outside the IP allow-list of your ${whose}.`);
+
+/** Exempted uses already audited by this process (session + address), so a busy session writes one record an hour. */
+const audited = new Map<string, number>();
+const AUDIT_EVERY_MS = 3600_000;
+function firstUse(key: string, now: number): boolean {
+  const at = audited.get(key);
+  if (at !== undefined && now - at < AUDIT_EVERY_MS) return false;
+  if (audited.size > 10_000) audited.clear();
+  audited.set(key, now);
+  return true;
+}
+
+async function auditBreakGlass(deps: PolicyDeps, tx: Executor, e: { userId: string; email: string; partnerId: string | null; sessionId: string | null; ip: string | null; at: string }, meta: AuditRequestMeta) {
+  await deps.audit.record(
+    tx,
+    { action: 'access.break_glass', actor: { userId: e.userId, email: e.email }, partnerId: e.partnerId, resourceType: 'session', resourceId: e.sessionId, details: { exempted: 'ip_allowlist', ip: e.ip, at: e.at } },
+    meta,
+  );
+}
+
+/** Every request of a person: the own tenant's list (the partner's for partner members, the organisation's for its members). */
+export async function enforceOwnIpAllowlist(deps: PolicyDeps, p: Principal, meta: AuditRequestMeta, at: 'request' | 'refresh' = 'request'): Promise<void> {
+  const reason = ownIpReason(p);
+  if (!reason.allowed) throw refused(p.scope === 'partner' ? 'partner' : 'organization');
+  if (reason.breakGlass && (at === 'refresh' || firstUse(`${p.sessionId}|${p.ip}`, Date.now()))) {
+    await auditBreakGlass(deps, deps.db, { userId: p.userId, email: p.email, partnerId: p.partnerId, sessionId: p.sessionId, ip: p.ip ?? null, at }, meta);
+  }
+}
+
+/** Sign-in to a membership (inside the sign-in transaction): the address must be in the tenant's list. */
+export async function enforceSignInAddress(
+  deps: PolicyDeps,
+  tx: Executor,
+  user: { id: string; email: string },
+  ctx: { scope: 'partner' | 'organization' | null; partnerId: string | null; orgId: string | null },
+  meta: AuditRequestMeta,
+): Promise<void> {
+  if (!ctx.scope) return;
+  const [row] =
+    ctx.scope === 'partner'
+      ? await tx.select({ settings: partners.settings }).from(partners).where(eq(partners.id, ctx.partnerId!))
+      : await tx.select({ settings: organizations.settings }).from(organizations).where(eq(organizations.id, ctx.orgId!));
+  const list = ipAllowlistOf(row?.settings);
+  if (list.length === 0) return;
+  const breakGlass = ctx.scope === 'partner' && breakGlassUserOf(row?.settings) === user.id;
+  const ip = meta.ip ? (normaliseIp(meta.ip) ?? meta.ip) : null;
+  const reason = ipListReason(list, ip ?? '', breakGlass, ctx.scope === 'partner' ? 'the partner' : 'the organisation');
+  if (!reason.allowed) throw refused(ctx.scope === 'partner' ? 'partner' : 'organization');
+  if (reason.breakGlass) await auditBreakGlass(deps, tx, { userId: user.id, email: user.email, partnerId: ctx.partnerId, sessionId: null, ip, at: 'sign-in' }, meta);
+}
+
