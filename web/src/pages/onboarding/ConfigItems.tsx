@@ -4,10 +4,14 @@ import { Alert, Button, Group, JsonInput, Modal, MultiSelect, NumberInput, Selec
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
+import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { Loaded } from '../../components/Loaded';
+import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
 import { useOrganizations } from '../users/Users';
-import { done, Loaded, when } from './common';
+import { done, when } from './common';
 
 type Kind = 'policy' | 'alert_template' | 'patch_policy' | 'maintenance_window';
 const KINDS: { value: Kind; label: string }[] = [
@@ -46,8 +50,8 @@ export default function ConfigItems() {
   const orgs = useOrganizations(partner);
   const [orgId, setOrgId] = useState<string | null>(null);
   const [kind, setKind] = useState<Kind | null>(null);
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const cursor = pages.cursor;
   const list = useQuery({
     queryKey: ['config-items', orgId, kind, cursor],
     placeholderData: keepPreviousData,
@@ -65,22 +69,22 @@ export default function ConfigItems() {
   });
   const write = can(me.data, 'automations:write');
   const del = can(me.data, 'automations:delete');
-  const reset = () => setCursors([undefined]);
+  const reset = pages.reset;
 
   return (
     <Stack>
       <Group align="end" justify="space-between">
         <Group align="end">
           {partner && (
-            <Select
+            <TenantSelect
               label="Configuration of"
-              data={[{ value: '', label: 'The partner (every organisation)' }, ...(orgs.data ?? []).map((o) => ({ value: o.id, label: `${o.name} (in force there)` }))]}
-              value={orgId ?? ''}
+              partnerLabel="The partner (every organisation)"
+              orgLabel={(name) => `${name} (in force there)`}
+              value={orgId}
               onChange={(v) => {
-                setOrgId(v || null);
+                setOrgId(v);
                 reset();
               }}
-              allowDeselect={false}
               w={300}
             />
           )}
@@ -148,31 +152,19 @@ export default function ConfigItems() {
           </Table>
         )}
       </Loaded>
-      {(cursors.length > 1 || list.data?.nextCursor) && (
-        <Group>
-          <Button variant="default" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous
-          </Button>
-          <Button variant="default" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}>
-            Next
-          </Button>
-        </Group>
-      )}
+      <CursorPager pages={pages} next={list.data?.nextCursor} />
       {editing && <ItemEditor key={editing === 'new' ? 'new' : editing.id} item={editing === 'new' ? null : editing} orgId={partner ? orgId : (me.data?.orgId ?? null)} onClose={() => setEditing(null)} />}
-      <Modal opened={!!removing} onClose={() => setRemoving(null)} title={`Delete “${removing?.name ?? ''}”?`}>
-        <Stack>
-          <Text size="sm">It stops applying {removing?.source === 'partner' ? 'in every organisation' : 'in its organisation'}.</Text>
-          {remove.isError && <Alert color="red" role="alert">{explain(remove.error)}</Alert>}
-          <Group justify="end">
-            <Button variant="default" onClick={() => setRemoving(null)}>
-              Cancel
-            </Button>
-            <Button color="red" loading={remove.isPending} onClick={() => removing && remove.mutate(removing)}>
-              Delete
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDialog
+        opened={!!removing}
+        title={`Delete “${removing?.name ?? ''}”?`}
+        action="Delete"
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => removing && remove.mutate(removing)}
+        onClose={() => setRemoving(null)}
+      >
+        It stops applying {removing?.source === 'partner' ? 'in every organisation' : 'in its organisation'}.
+      </ConfirmDialog>
     </Stack>
   );
 }

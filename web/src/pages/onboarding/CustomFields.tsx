@@ -4,9 +4,11 @@ import { Alert, Button, Card, Group, Modal, Select, Stack, Table, TagsInput, Tex
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
-import { done, Loaded, NoOrganisation, useOrgChoice } from './common';
+import { done, NoOrganisation, useOrgChoice } from './common';
 import { CustomFieldsImport } from './CustomFieldsImport';
 
 export interface Definition {
@@ -108,20 +110,17 @@ export default function CustomFields() {
       </Card>
       {org.orgId && <CustomFieldsImport orgId={org.orgId} write={write} />}
       {org.orgId && <CreateField opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} partner={org.partner} />}
-      <Modal opened={!!removing} onClose={() => setRemoving(null)} title={`Delete “${removing?.name ?? ''}”?`}>
-        <Stack>
-          <Text size="sm">The field and every value stored in it are deleted.</Text>
-          {remove.isError && <Alert color="red" role="alert">{explain(remove.error)}</Alert>}
-          <Group justify="end">
-            <Button variant="default" onClick={() => setRemoving(null)}>
-              Cancel
-            </Button>
-            <Button color="red" loading={remove.isPending} onClick={() => removing && remove.mutate(removing)}>
-              Delete
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDialog
+        opened={!!removing}
+        title={`Delete “${removing?.name ?? ''}”?`}
+        action="Delete"
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => removing && remove.mutate(removing)}
+        onClose={() => setRemoving(null)}
+      >
+        The field and every value stored in it are deleted.
+      </ConfirmDialog>
     </Stack>
   );
 }

@@ -1,12 +1,16 @@
 // Enrollment keys of an organisation: create (the key is shown once, with a copy button), usage and expiry, revoke.
 // Creating a key is a risky action: the API may ask for a fresh proof first (the step-up prompt handles it).
-import { Alert, Button, Code, CopyButton, Group, Modal, NumberInput, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Group, Modal, NumberInput, Select, Stack, Table, Text, TextInput } from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
+import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { Loaded } from '../../components/Loaded';
+import { ShownOnce } from '../../components/ShownOnce';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
-import { done, Loaded, NoOrganisation, useOrgChoice, when } from './common';
+import { done, NoOrganisation, useOrgChoice, when } from './common';
 
 interface Key {
   id: string;
@@ -52,8 +56,8 @@ export default function EnrollmentKeys() {
   const write = can(me.data, 'devices:write');
   const sites = useSites(org.orgId);
   const siteName = (id: string | null) => (id ? (sites.data?.find((s) => s.id === id)?.name ?? 'A site') : 'Chosen by the agent');
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const cursor = pages.cursor;
   const list = useQuery({
     queryKey: ['enrollment-keys', org.orgId, cursor],
     enabled: !!org.orgId,
@@ -133,31 +137,19 @@ export default function EnrollmentKeys() {
           )}
         </Loaded>
       )}
-      {(cursors.length > 1 || list.data?.nextCursor) && (
-        <Group>
-          <Button variant="default" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous
-          </Button>
-          <Button variant="default" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}>
-            Next
-          </Button>
-        </Group>
-      )}
+      <CursorPager pages={pages} next={list.data?.nextCursor} />
       {org.orgId && <CreateKey opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} sites={sites.data ?? []} />}
-      <Modal opened={!!revoking} onClose={() => setRevoking(null)} title={`Revoke “${revoking?.name ?? ''}”?`}>
-        <Stack>
-          <Text size="sm">Agents can no longer enrol with this key. Devices it already enrolled stay.</Text>
-          {revoke.isError && <Alert color="red" role="alert">{explain(revoke.error)}</Alert>}
-          <Group justify="end">
-            <Button variant="default" onClick={() => setRevoking(null)}>
-              Cancel
-            </Button>
-            <Button color="red" loading={revoke.isPending} onClick={() => revoking && revoke.mutate(revoking)}>
-              Revoke
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDialog
+        opened={!!revoking}
+        title={`Revoke “${revoking?.name ?? ''}”?`}
+        action="Revoke"
+        pending={revoke.isPending}
+        error={revoke.error}
+        onConfirm={() => revoking && revoke.mutate(revoking)}
+        onClose={() => setRevoking(null)}
+      >
+        Agents can no longer enrol with this key. Devices it already enrolled stay.
+      </ConfirmDialog>
     </Stack>
   );
 }
@@ -192,27 +184,11 @@ function CreateKey({ opened, onClose, orgId, sites }: { opened: boolean; onClose
   return (
     <Modal opened={opened} onClose={close} title={created ? 'Your new enrollment key' : 'New enrollment key'}>
       {created ? (
-        <Stack>
-          <Alert color="yellow" title="Copy it now">
-            This is the only time the key is shown. Gatehouse keeps only a fingerprint of it.
-          </Alert>
-          <Code block data-testid="enrollment-key">
-            {created.key}
-          </Code>
+        <ShownOnce what="key" value={created.key} testId="enrollment-key" onDone={close}>
           <Text size="sm">
             Enrols up to {created.maxUsage} device{created.maxUsage === 1 ? '' : 's'} until {when(created.expiresAt)}.
           </Text>
-          <Group justify="space-between">
-            <CopyButton value={created.key}>
-              {({ copied, copy }) => (
-                <Button variant="default" onClick={copy}>
-                  {copied ? 'Copied' : 'Copy key'}
-                </Button>
-              )}
-            </CopyButton>
-            <Button onClick={close}>Done</Button>
-          </Group>
-        </Stack>
+        </ShownOnce>
       ) : (
         <form
           onSubmit={(e) => {

@@ -4,10 +4,14 @@ import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
+import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { Loaded } from '../../components/Loaded';
+import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
 import { useOrganizations } from '../users/Users';
-import { done, Loaded, when } from './common';
+import { done, when } from './common';
 
 const LANGUAGES = [
   { value: 'powershell', label: 'PowerShell' },
@@ -38,8 +42,8 @@ export default function Scripts() {
   const [orgId, setOrgId] = useState<string | null>(null);
   const [search, setSearch] = useState('');
   const [debounced] = useDebouncedValue(search.trim(), 250);
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const cursor = pages.cursor;
   const list = useQuery({
     queryKey: ['scripts', orgId, debounced, cursor],
     placeholderData: keepPreviousData,
@@ -57,22 +61,22 @@ export default function Scripts() {
   });
   const write = can(me.data, 'scripts:write');
   const del = can(me.data, 'scripts:delete');
-  const reset = () => setCursors([undefined]);
+  const reset = pages.reset;
 
   return (
     <Stack>
       <Group align="end" justify="space-between">
         <Group align="end">
           {partner && (
-            <Select
+            <TenantSelect
               label="Scripts of"
-              data={[{ value: '', label: 'The partner’s library' }, ...(orgs.data ?? []).map((o) => ({ value: o.id, label: `${o.name} (with the library)` }))]}
-              value={orgId ?? ''}
+              partnerLabel="The partner’s library"
+              orgLabel={(name) => `${name} (with the library)`}
+              value={orgId}
               onChange={(v) => {
-                setOrgId(v || null);
+                setOrgId(v);
                 reset();
               }}
-              allowDeselect={false}
               w={300}
             />
           )}
@@ -142,31 +146,19 @@ export default function Scripts() {
           </Table>
         )}
       </Loaded>
-      {(cursors.length > 1 || list.data?.nextCursor) && (
-        <Group>
-          <Button variant="default" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous
-          </Button>
-          <Button variant="default" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}>
-            Next
-          </Button>
-        </Group>
-      )}
+      <CursorPager pages={pages} next={list.data?.nextCursor} />
       {editing && <ScriptEditor key={editing === 'new' ? 'new' : editing.id} script={editing === 'new' ? null : editing} orgId={partner ? orgId : (me.data?.orgId ?? null)} partner={partner} readOnly={!write} onClose={() => setEditing(null)} />}
-      <Modal opened={!!removing} onClose={() => setRemoving(null)} title={`Delete “${removing?.name ?? ''}”?`}>
-        <Stack>
-          <Text size="sm">The script is removed from {removing?.source === 'partner' ? 'every organisation' : 'its organisation'}.</Text>
-          {remove.isError && <Alert color="red" role="alert">{explain(remove.error)}</Alert>}
-          <Group justify="end">
-            <Button variant="default" onClick={() => setRemoving(null)}>
-              Cancel
-            </Button>
-            <Button color="red" loading={remove.isPending} onClick={() => removing && remove.mutate(removing)}>
-              Delete
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDialog
+        opened={!!removing}
+        title={`Delete “${removing?.name ?? ''}”?`}
+        action="Delete"
+        pending={remove.isPending}
+        error={remove.error}
+        onConfirm={() => removing && remove.mutate(removing)}
+        onClose={() => setRemoving(null)}
+      >
+        The script is removed from {removing?.source === 'partner' ? 'every organisation' : 'its organisation'}.
+      </ConfirmDialog>
     </Stack>
   );
 }

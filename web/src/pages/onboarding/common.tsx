@@ -1,9 +1,8 @@
-// Shared parts of the onboarding pages: the organisation they act on, notices, the "load / empty / error" frame,
-// and the CSV header reader of the import wizards.
-import { Alert, Select, Text } from '@mantine/core';
+// Shared parts of the onboarding pages: the organisation they act on, notices, and the CSV header reader of the
+// import wizards. (The "load / empty / error" frame is components/Loaded.tsx.)
+import { Select, Text } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import type { UseQueryResult } from '@tanstack/react-query';
-import { useState, type ReactNode } from 'react';
+import { useState } from 'react';
 import { explain } from '../../lib/errors';
 import { useMe } from '../Shell';
 import { useOrganizations } from '../users/Users';
@@ -35,14 +34,6 @@ export function useOrgChoice() {
   ) : null;
   const noOrg = partner && orgs.isSuccess && orgs.data.length === 0;
   return { orgId, picker, noOrg, partner, orgsError: orgs.isError ? orgs.error : null, orgsLoading: partner && orgs.isPending, orgName: orgs.data?.find((o) => o.id === orgId)?.name };
-}
-
-/** Loading, refusal in words, empty text, or the content. */
-export function Loaded<T>({ q, what, empty, isEmpty, children }: { q: UseQueryResult<T>; what: string; empty: ReactNode; isEmpty: (d: T) => boolean; children: (d: T) => ReactNode }) {
-  if (q.isError) return <Alert color="red" role="alert">{explain(q.error)}</Alert>;
-  if (q.isPending) return <Text aria-busy="true">Loading {what}…</Text>;
-  if (isEmpty(q.data)) return <Text c="dimmed">{empty}</Text>;
-  return <>{children(q.data)}</>;
 }
 
 export function NoOrganisation() {
