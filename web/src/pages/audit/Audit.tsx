@@ -1,11 +1,13 @@
 // Audit: the records of the caller's scope, newest first, filtered by action, actor, organisation, result and time
 // range, paged with the API's keyset cursors; a record's details; CSV and JSON Lines export; chain verification.
-import { Alert, Button, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Button, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
-import { explain } from '../../lib/errors';
+import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { Loaded } from '../../components/Loaded';
+import { TenantSelect } from '../../components/TenantSelect';
 import { can, useMe } from '../Shell';
 import { useOrganizations } from '../users/Users';
 import { AuditDetails, type AuditRecord } from './AuditDetails';
@@ -38,10 +40,10 @@ export default function Audit() {
   const [actor, setActor] = useState<Actor | null>(null);
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const pages = useCursorPages();
   const [open, setOpen] = useState<AuditRecord | null>(null);
-  const cursor = cursors[cursors.length - 1];
-  const reset = () => setCursors([undefined]);
+  const cursor = pages.cursor;
+  const reset = pages.reset;
 
   const filters: AuditFilters = {
     action: debouncedAction || undefined,
@@ -89,16 +91,15 @@ export default function Audit() {
           }}
         />
         {partner && (
-          <Select
+          <TenantSelect
             label="Organisation"
             description="Records of one organisation"
-            data={[{ value: '', label: 'All I can see' }, ...(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))]}
-            value={orgId ?? ''}
+            partnerLabel="All I can see"
+            value={orgId}
             onChange={(v) => {
-              setOrgId(v || null);
+              setOrgId(v);
               reset();
             }}
-            allowDeselect={false}
             w={220}
           />
         )}
@@ -153,67 +154,51 @@ export default function Audit() {
           </Button>
         )}
       </Group>
-      {list.isError ? (
-        <Alert color="red" role="alert">
-          {explain(list.error)}
-        </Alert>
-      ) : list.isPending ? (
-        <Text aria-busy="true">Loading audit records…</Text>
-      ) : list.data.data.length === 0 ? (
-        <Text c="dimmed">{filtered ? 'No record matches these filters.' : 'No audit record yet.'}</Text>
-      ) : (
-        <Table striped highlightOnHover data-testid="audit-table">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Time</Table.Th>
-              <Table.Th>Action</Table.Th>
-              <Table.Th>Result</Table.Th>
-              <Table.Th>Actor</Table.Th>
-              {partner && <Table.Th>Organisation</Table.Th>}
-              <Table.Th>Resource</Table.Th>
-              <Table.Th>
-                <span className="gh-visually-hidden">Details</span>
-              </Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {list.data.data.map((r) => (
-              <Table.Tr key={r.id}>
-                <Table.Td>{new Date(r.at).toLocaleString()}</Table.Td>
-                <Table.Td>
-                  <Text ff="monospace" size="sm">
-                    {r.action}
-                  </Text>
-                </Table.Td>
-                <Table.Td>
-                  <Text size="sm" fw={r.result === 'success' ? 400 : 700}>
-                    {r.result}
-                  </Text>
-                </Table.Td>
-                <Table.Td>{r.actorEmail ?? (r.actorUserId ? 'A removed user' : 'The system')}</Table.Td>
-                {partner && <Table.Td>{orgName(r.orgId)}</Table.Td>}
-                <Table.Td>{r.resourceType ?? '—'}</Table.Td>
-                <Table.Td>
-                  <Button size="xs" variant="default" onClick={() => setOpen(r)} aria-label={`Details of ${r.action} at ${new Date(r.at).toLocaleString()}`}>
-                    Details
-                  </Button>
-                </Table.Td>
+      <Loaded q={list} what="audit records" isEmpty={(d) => d.data.length === 0} empty={filtered ? 'No record matches these filters.' : 'No audit record yet.'}>
+        {(d) => (
+          <Table striped highlightOnHover data-testid="audit-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Time</Table.Th>
+                <Table.Th>Action</Table.Th>
+                <Table.Th>Result</Table.Th>
+                <Table.Th>Actor</Table.Th>
+                {partner && <Table.Th>Organisation</Table.Th>}
+                <Table.Th>Resource</Table.Th>
+                <Table.Th>
+                  <span className="gh-visually-hidden">Details</span>
+                </Table.Th>
               </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
-      <Group>
-        <Button variant="default" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous
-        </Button>
-        <Button variant="default" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}>
-          Next
-        </Button>
-        <Text size="sm" c="dimmed">
-          Page {cursors.length}
-        </Text>
-      </Group>
+            </Table.Thead>
+            <Table.Tbody>
+              {d.data.map((r) => (
+                <Table.Tr key={r.id}>
+                  <Table.Td>{new Date(r.at).toLocaleString()}</Table.Td>
+                  <Table.Td>
+                    <Text ff="monospace" size="sm">
+                      {r.action}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm" fw={r.result === 'success' ? 400 : 700}>
+                      {r.result}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>{r.actorEmail ?? (r.actorUserId ? 'A removed user' : 'The system')}</Table.Td>
+                  {partner && <Table.Td>{orgName(r.orgId)}</Table.Td>}
+                  <Table.Td>{r.resourceType ?? '—'}</Table.Td>
+                  <Table.Td>
+                    <Button size="xs" variant="default" onClick={() => setOpen(r)} aria-label={`Details of ${r.action} at ${new Date(r.at).toLocaleString()}`}>
+                      Details
+                    </Button>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        )}
+      </Loaded>
+      <CursorPager pages={pages} next={list.data?.nextCursor} numbered />
       <AuditDetails
         record={open}
         orgName={orgName}

@@ -5,6 +5,9 @@ import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
@@ -18,9 +21,9 @@ type Dialog = { kind: 'create' } | { kind: 'edit' | 'clone' | 'delete' | 'effect
 export default function Roles() {
   const me = useMe();
   const [orgId, setOrgId] = useState<string | null>(null);
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const pages = useCursorPages();
   const [dialog, setDialog] = useState<Dialog>(null);
-  const cursor = cursors[cursors.length - 1];
+  const cursor = pages.cursor;
   const scope = orgId ?? undefined;
   const list = useQuery({
     queryKey: ['roles', scope, 'page', cursor],
@@ -46,87 +49,71 @@ export default function Roles() {
           value={orgId}
           onChange={(v) => {
             setOrgId(v);
-            setCursors([undefined]);
+            pages.reset();
           }}
         />
       )}
-      {list.isError ? (
-        <Alert color="red" role="alert">
-          {explain(list.error)}
-        </Alert>
-      ) : list.isPending ? (
-        <Text aria-busy="true">Loading roles…</Text>
-      ) : list.data.data.length === 0 ? (
-        <Text c="dimmed">No roles here yet.</Text>
-      ) : (
-        <Table striped highlightOnHover data-testid="roles-table">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Inherits from</Table.Th>
-              <Table.Th>Force MFA</Table.Th>
-              <Table.Th>Users</Table.Th>
-              <Table.Th>
-                <span className="gh-visually-hidden">Actions</span>
-              </Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {list.data.data.map((r) => (
-              <Table.Tr key={r.id}>
-                <Table.Td>
-                  <Group gap="xs">
-                    <Text size="sm">{r.name}</Text>
-                    {r.isSystem && (
-                      <Badge variant="light" color="gray" size="sm">
-                        System
-                      </Badge>
-                    )}
-                  </Group>
-                  {r.description && (
-                    <Text size="xs" c="dimmed">
-                      {r.description}
-                    </Text>
-                  )}
-                </Table.Td>
-                <Table.Td>{r.parentRoleName ?? '—'}</Table.Td>
-                <Table.Td>{r.forceMfa ? 'Yes' : 'No'}</Table.Td>
-                <Table.Td>{r.userCount}</Table.Td>
-                <Table.Td>
-                  <Menu position="bottom-end">
-                    <Menu.Target>
-                      <Button size="xs" variant="default" aria-label={`Actions for ${r.name}`}>
-                        Actions
-                      </Button>
-                    </Menu.Target>
-                    <Menu.Dropdown>
-                      <Menu.Item onClick={() => setDialog({ kind: 'effective', role: r })}>Effective permissions</Menu.Item>
-                      {write && !r.isSystem && <Menu.Item onClick={() => setDialog({ kind: 'edit', role: r })}>Edit</Menu.Item>}
-                      {write && <Menu.Item onClick={() => setDialog({ kind: 'clone', role: r })}>Clone</Menu.Item>}
-                      {remove && !r.isSystem && (
-                        <Menu.Item color="red" onClick={() => setDialog({ kind: 'delete', role: r })}>
-                          Delete
-                        </Menu.Item>
-                      )}
-                    </Menu.Dropdown>
-                  </Menu>
-                </Table.Td>
+      <Loaded q={list} what="roles" isEmpty={(d) => d.data.length === 0} empty="No roles here yet.">
+        {(d) => (
+          <Table striped highlightOnHover data-testid="roles-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Inherits from</Table.Th>
+                <Table.Th>Force MFA</Table.Th>
+                <Table.Th>Users</Table.Th>
+                <Table.Th>
+                  <span className="gh-visually-hidden">Actions</span>
+                </Table.Th>
               </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
-      <Group>
-        <Button variant="default" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous
-        </Button>
-        <Button variant="default" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}>
-          Next
-        </Button>
-        <Text size="sm" c="dimmed">
-          Page {cursors.length}
-        </Text>
-      </Group>
+            </Table.Thead>
+            <Table.Tbody>
+              {d.data.map((r) => (
+                <Table.Tr key={r.id}>
+                  <Table.Td>
+                    <Group gap="xs">
+                      <Text size="sm">{r.name}</Text>
+                      {r.isSystem && (
+                        <Badge variant="light" color="gray" size="sm">
+                          System
+                        </Badge>
+                      )}
+                    </Group>
+                    {r.description && (
+                      <Text size="xs" c="dimmed">
+                        {r.description}
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td>{r.parentRoleName ?? '—'}</Table.Td>
+                  <Table.Td>{r.forceMfa ? 'Yes' : 'No'}</Table.Td>
+                  <Table.Td>{r.userCount}</Table.Td>
+                  <Table.Td>
+                    <Menu position="bottom-end">
+                      <Menu.Target>
+                        <Button size="xs" variant="default" aria-label={`Actions for ${r.name}`}>
+                          Actions
+                        </Button>
+                      </Menu.Target>
+                      <Menu.Dropdown>
+                        <Menu.Item onClick={() => setDialog({ kind: 'effective', role: r })}>Effective permissions</Menu.Item>
+                        {write && !r.isSystem && <Menu.Item onClick={() => setDialog({ kind: 'edit', role: r })}>Edit</Menu.Item>}
+                        {write && <Menu.Item onClick={() => setDialog({ kind: 'clone', role: r })}>Clone</Menu.Item>}
+                        {remove && !r.isSystem && (
+                          <Menu.Item color="red" onClick={() => setDialog({ kind: 'delete', role: r })}>
+                            Delete
+                          </Menu.Item>
+                        )}
+                      </Menu.Dropdown>
+                    </Menu>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        )}
+      </Loaded>
+      <CursorPager pages={pages} next={list.data?.nextCursor} numbered />
       {dialog?.kind === 'create' && <RoleEditor role={null} orgId={scope} onClose={close} />}
       {dialog?.kind === 'edit' && <RoleEditor role={dialog.role} orgId={scope} onClose={close} />}
       {dialog?.kind === 'effective' && <EffectivePermissions role={dialog.role} orgId={scope} onClose={close} />}
@@ -183,23 +170,8 @@ function DeleteDialog({ role, orgId, onClose }: { role: Role; orgId?: string; on
     },
   });
   return (
-    <Modal opened onClose={onClose} title={`Delete the role ${role.name}?`}>
-      <Stack>
-        <Text size="sm">{role.userCount > 0 ? `${role.userCount} user(s) hold this role: move them to another role first.` : 'Nobody holds this role. Deleting it cannot be undone.'}</Text>
-        {del.isError && (
-          <Alert color="red" role="alert">
-            {explain(del.error)}
-          </Alert>
-        )}
-        <Group justify="end">
-          <Button variant="default" onClick={onClose}>
-            Cancel
-          </Button>
-          <Button color="red" loading={del.isPending} onClick={() => del.mutate()}>
-            Delete
-          </Button>
-        </Group>
-      </Stack>
-    </Modal>
+    <ConfirmDialog title={`Delete the role ${role.name}?`} action="Delete" pending={del.isPending} error={del.error} onConfirm={() => del.mutate()} onClose={onClose}>
+      {role.userCount > 0 ? `${role.userCount} user(s) hold this role: move them to another role first.` : 'Nobody holds this role. Deleting it cannot be undone.'}
+    </ConfirmDialog>
   );
 }

@@ -1,10 +1,11 @@
 // SSO providers of the partner (its own technicians) or of one organisation: status, allowed domains, enforce SSO,
 // the discovery test and its result; create from a preset, edit, turn on and off, delete.
-import { Alert, Button, Group, Menu, Modal, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Button, Group, Menu, Stack, Table, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
@@ -144,23 +145,8 @@ function DeleteProvider({ provider, onClose }: { provider: Provider; onClose: ()
     },
   });
   return (
-    <Modal opened onClose={onClose} title={`Delete ${provider.name}?`}>
-      <Stack>
-        <Text size="sm">Every account link to this provider goes with it; people who signed in only through it need a password or a new provider.</Text>
-        {del.isError && (
-          <Alert color="red" role="alert">
-            {explain(del.error)}
-          </Alert>
-        )}
-        <Group justify="end">
-          <Button variant="default" onClick={onClose}>
-            Cancel
-          </Button>
-          <Button color="red" loading={del.isPending} onClick={() => del.mutate()}>
-            Delete
-          </Button>
-        </Group>
-      </Stack>
-    </Modal>
+    <ConfirmDialog title={`Delete ${provider.name}?`} action="Delete" pending={del.isPending} error={del.error} onConfirm={() => del.mutate()} onClose={onClose}>
+      Every account link to this provider goes with it; people who signed in only through it need a password or a new provider.
+    </ConfirmDialog>
   );
 }

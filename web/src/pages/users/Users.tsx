@@ -6,6 +6,10 @@ import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { Loaded } from '../../components/Loaded';
+import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
 
@@ -38,12 +42,11 @@ export function useOrganizations(enabled = true) {
 export default function Users() {
   const me = useMe();
   const partner = me.data?.scope === 'partner';
-  const orgs = useOrganizations(partner);
   const [orgId, setOrgId] = useState<string | null>(null);
   const [search, setSearch] = useState('');
   const [debounced] = useDebouncedValue(search.trim(), 250);
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const cursor = pages.cursor;
   const scope = orgId ?? undefined;
   const list = useQuery({
     queryKey: ['users', scope, debounced, cursor],
@@ -52,7 +55,7 @@ export default function Users() {
       (await call(api.GET('/api/v1/users', { params: { query: { orgId: scope, search: debounced || undefined, cursor, limit: PAGE } } }))) as { data: Row[]; nextCursor: string | null },
   });
   const [inviting, setInviting] = useState(false);
-  const reset = () => setCursors([undefined]);
+  const reset = pages.reset;
 
   return (
     <Stack>
@@ -64,16 +67,14 @@ export default function Users() {
       </Group>
       <Group align="end">
         {partner && (
-          <Select
+          <TenantSelect
             label="Members of"
-            data={[{ value: '', label: 'The partner (your team)' }, ...(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))]}
-            value={orgId ?? ''}
+            partnerLabel="The partner (your team)"
+            value={orgId}
             onChange={(v) => {
-              setOrgId(v || null);
+              setOrgId(v);
               reset();
             }}
-            allowDeselect={false}
-            w={280}
           />
         )}
         <TextInput
@@ -87,47 +88,31 @@ export default function Users() {
           w={320}
         />
       </Group>
-      {list.isError ? (
-        <Alert color="red" role="alert">
-          {explain(list.error)}
-        </Alert>
-      ) : list.isPending ? (
-        <Text aria-busy="true">Loading users…</Text>
-      ) : list.data.data.length === 0 ? (
-        <Text c="dimmed">{debounced ? `Nobody’s name or e-mail starts with “${debounced}”.` : 'No members yet. Invite someone.'}</Text>
-      ) : (
-        <Table striped highlightOnHover data-testid="users-table">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>E-mail</Table.Th>
-              <Table.Th>Role</Table.Th>
-              <Table.Th>Status</Table.Th>
-              <Table.Th>MFA</Table.Th>
-              <Table.Th>Last sign-in</Table.Th>
-              <Table.Th>
-                <span className="gh-visually-hidden">Actions</span>
-              </Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {list.data.data.map((u) => (
-              <UserRow key={u.id} user={u} orgId={scope} self={u.id === me.data?.id} />
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
-      <Group>
-        <Button variant="default" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous
-        </Button>
-        <Button variant="default" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}>
-          Next
-        </Button>
-        <Text size="sm" c="dimmed">
-          Page {cursors.length}
-        </Text>
-      </Group>
+      <Loaded q={list} what="users" isEmpty={(d) => d.data.length === 0} empty={debounced ? `Nobody’s name or e-mail starts with “${debounced}”.` : 'No members yet. Invite someone.'}>
+        {(d) => (
+          <Table striped highlightOnHover data-testid="users-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>E-mail</Table.Th>
+                <Table.Th>Role</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>MFA</Table.Th>
+                <Table.Th>Last sign-in</Table.Th>
+                <Table.Th>
+                  <span className="gh-visually-hidden">Actions</span>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {d.data.map((u) => (
+                <UserRow key={u.id} user={u} orgId={scope} self={u.id === me.data?.id} />
+              ))}
+            </Table.Tbody>
+          </Table>
+        )}
+      </Loaded>
+      <CursorPager pages={pages} next={list.data?.nextCursor} numbered />
       <InviteModal opened={inviting} onClose={() => setInviting(false)} orgId={scope} partner={partner && !scope} />
     </Stack>
   );
@@ -194,23 +179,18 @@ function UserRow({ user, orgId, self }: { user: Row; orgId?: string; self: boole
             </Menu.Item>
           </Menu.Dropdown>
         </Menu>
-        <Modal opened={!!confirm} onClose={() => setConfirm(null)} title={confirm === 'remove' ? `Remove ${user.email}?` : `Reset two-step verification of ${user.email}?`}>
-          <Stack>
-            <Text size="sm">
-              {confirm === 'remove'
-                ? 'They lose access here at once; their account stays if they belong elsewhere.'
-                : 'Their authenticator, phone, passkeys and recovery codes are removed and their sessions end. If a policy requires it, they enrol again at next sign-in.'}
-            </Text>
-            <Group justify="end">
-              <Button variant="default" onClick={() => setConfirm(null)}>
-                Cancel
-              </Button>
-              <Button color="red" loading={act.isPending} onClick={() => confirm && act.mutate(confirm)}>
-                {confirm === 'remove' ? 'Remove' : 'Reset'}
-              </Button>
-            </Group>
-          </Stack>
-        </Modal>
+        <ConfirmDialog
+          opened={!!confirm}
+          title={confirm === 'remove' ? `Remove ${user.email}?` : `Reset two-step verification of ${user.email}?`}
+          action={confirm === 'remove' ? 'Remove' : 'Reset'}
+          pending={act.isPending}
+          onConfirm={() => confirm && act.mutate(confirm)}
+          onClose={() => setConfirm(null)}
+        >
+          {confirm === 'remove'
+            ? 'They lose access here at once; their account stays if they belong elsewhere.'
+            : 'Their authenticator, phone, passkeys and recovery codes are removed and their sessions end. If a policy requires it, they enrol again at next sign-in.'}
+        </ConfirmDialog>
         <RoleModal opened={changing} onClose={() => setChanging(false)} user={user} orgId={orgId} />
       </Table.Td>
     </Table.Tr>
