@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { TenantSelect } from '../../components/TenantSelect';
@@ -33,15 +33,13 @@ export default function ScimTokens() {
     queryFn: async () => call(api.GET('/api/v1/scim-tokens', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })),
   });
   const [creating, setCreating] = useState(false);
-  const [revoking, setRevoking] = useState<Token | null>(null);
-  const revoke = useMutation({
-    mutationFn: (x: Token) => call(api.DELETE('/api/v1/scim-tokens/{id}', { params: { path: { id: x.id } } })),
-    onSuccess: (x) => {
+  const revoke = useConfirmed(
+    (x: Token) => call(api.DELETE('/api/v1/scim-tokens/{id}', { params: { path: { id: x.id } } })),
+    (x) => {
       done(`Token “${x.name}” revoked: the identity provider can no longer provision with it.`);
-      setRevoking(null);
       void qc.invalidateQueries({ queryKey: ['scim-tokens'] });
     },
-  });
+  );
   return (
     <Stack>
       <Text size="sm">An identity provider (Entra ID, Okta) creates, updates and removes accounts here through SCIM 2.0 with a token of its own.</Text>
@@ -84,7 +82,7 @@ export default function ScimTokens() {
                   </Table.Td>
                   <Table.Td>
                     {write && !x.revokedAt && (
-                      <Button size="xs" variant="default" color="red" onClick={() => setRevoking(x)} aria-label={`Revoke ${x.name}`}>
+                      <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(x)} aria-label={`Revoke ${x.name}`}>
                         Revoke
                       </Button>
                     )}
@@ -98,13 +96,9 @@ export default function ScimTokens() {
       <CursorPager pages={pages} next={list.data?.nextCursor} />
       {creating && <CreateToken onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />}
       <ConfirmDialog
-        opened={!!revoking}
-        title={`Revoke “${revoking?.name ?? ''}”?`}
+        {...revoke.dialog}
+        title={`Revoke “${revoke.target?.name ?? ''}”?`}
         action="Revoke"
-        pending={revoke.isPending}
-        error={revoke.error}
-        onConfirm={() => revoking && revoke.mutate(revoking)}
-        onClose={() => setRevoking(null)}
       >
         The identity provider’s requests with this token are refused from the next one. Accounts it provisioned stay.
       </ConfirmDialog>

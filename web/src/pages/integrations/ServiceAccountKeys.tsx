@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { explain } from '../../lib/errors';
@@ -40,19 +40,17 @@ export function ServiceAccountKeys({ account, write, onClose }: { account: Accou
     queryFn: async () => call(api.GET('/api/v1/service-accounts/{id}/keys', { params: { path: { id: id! }, query: { cursor, limit: 50 } } })),
   });
   const [creating, setCreating] = useState(false);
-  const [revoking, setRevoking] = useState<Key | null>(null);
-  const revoke = useMutation({
-    mutationFn: (k: Key) => call(api.DELETE('/api/v1/service-accounts/{id}/keys/{keyId}', { params: { path: { id: k.serviceAccountId, keyId: k.id } } })),
-    onSuccess: (k) => {
+  const revoke = useConfirmed(
+    (k: Key) => call(api.DELETE('/api/v1/service-accounts/{id}/keys/{keyId}', { params: { path: { id: k.serviceAccountId, keyId: k.id } } })),
+    (k) => {
       done(`Key “${k.name}” revoked: it is refused from the next request.`);
-      setRevoking(null);
       void qc.invalidateQueries({ queryKey: ['api-keys'] });
       void qc.invalidateQueries({ queryKey: ['service-accounts'] });
     },
-  });
+  );
   return (
     <>
-      <Modal opened={!!account && !creating && !revoking} onClose={onClose} title={`Keys of “${account?.name ?? ''}”`} size="xl">
+      <Modal opened={!!account && !creating && !revoke.target} onClose={onClose} title={`Keys of “${account?.name ?? ''}”`} size="xl">
         <Stack>
           <Text size="sm">
             Use a key as <code>Authorization: Bearer &lt;key&gt;</code>. At most two keys are active at once, so a rotation overlaps: issue a new one, deploy it, revoke the old one.
@@ -106,7 +104,7 @@ export function ServiceAccountKeys({ account, write, onClose }: { account: Accou
                       </Table.Td>
                       <Table.Td>
                         {write && !k.revokedAt && (
-                          <Button size="xs" variant="default" color="red" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>
+                          <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(k)} aria-label={`Revoke ${k.name}`}>
                             Revoke
                           </Button>
                         )}
@@ -122,13 +120,9 @@ export function ServiceAccountKeys({ account, write, onClose }: { account: Accou
       </Modal>
       {account && creating && <CreateKey account={account} onClose={() => setCreating(false)} />}
       <ConfirmDialog
-        opened={!!revoking}
-        title={`Revoke “${revoking?.name ?? ''}”?`}
+        {...revoke.dialog}
+        title={`Revoke “${revoke.target?.name ?? ''}”?`}
         action="Revoke"
-        pending={revoke.isPending}
-        error={revoke.error}
-        onConfirm={() => revoking && revoke.mutate(revoking)}
-        onClose={() => setRevoking(null)}
       >
         The key, and access tokens obtained with it, are refused from the next request.
       </ConfirmDialog>

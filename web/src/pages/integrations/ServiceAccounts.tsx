@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
@@ -31,7 +31,6 @@ export default function ServiceAccounts() {
   });
   const [creating, setCreating] = useState(false);
   const [keysOf, setKeysOf] = useState<Account | null>(null);
-  const [deleting, setDeleting] = useState<Account | null>(null);
   const refresh = () => void qc.invalidateQueries({ queryKey: ['service-accounts'] });
   const toggle = useMutation({
     mutationFn: (a: Account) => call(api.PATCH('/api/v1/service-accounts/{id}', { params: { path: { id: a.id } }, body: { disabled: !a.disabled } })),
@@ -41,14 +40,13 @@ export default function ServiceAccounts() {
     },
     onError: failed,
   });
-  const remove = useMutation({
-    mutationFn: (a: Account) => call(api.DELETE('/api/v1/service-accounts/{id}', { params: { path: { id: a.id } } })),
-    onSuccess: (_r, a) => {
+  const remove = useConfirmed(
+    (a: Account) => call(api.DELETE('/api/v1/service-accounts/{id}', { params: { path: { id: a.id } } })),
+    (a) => {
       done(`“${a.name}” and its keys are deleted.`);
-      setDeleting(null);
       refresh();
     },
-  });
+  );
 
   return (
     <Stack>
@@ -107,7 +105,7 @@ export default function ServiceAccounts() {
                           <Button size="xs" variant="default" loading={toggle.isPending && toggle.variables?.id === a.id} onClick={() => toggle.mutate(a)} aria-label={`${a.disabled ? 'Enable' : 'Disable'} ${a.name}`}>
                             {a.disabled ? 'Enable' : 'Disable'}
                           </Button>
-                          <Button size="xs" variant="default" color="red" onClick={() => setDeleting(a)} aria-label={`Delete ${a.name}`}>
+                          <Button size="xs" variant="default" color="red" onClick={() => remove.ask(a)} aria-label={`Delete ${a.name}`}>
                             Delete
                           </Button>
                         </>
@@ -124,13 +122,9 @@ export default function ServiceAccounts() {
       {creating && <CreateAccount opened onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />}
       <ServiceAccountKeys account={keysOf} write={write} onClose={() => setKeysOf(null)} />
       <ConfirmDialog
-        opened={!!deleting}
-        title={`Delete “${deleting?.name ?? ''}”?`}
+        {...remove.dialog}
+        title={`Delete “${remove.target?.name ?? ''}”?`}
         action="Delete"
-        pending={remove.isPending}
-        error={remove.error}
-        onConfirm={() => deleting && remove.mutate(deleting)}
-        onClose={() => setDeleting(null)}
       >
         Every key of this account is refused from its next request. This cannot be undone.
       </ConfirmDialog>

@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { TenantSelect } from '../../components/TenantSelect';
@@ -29,7 +29,6 @@ export default function Webhooks() {
     queryFn: async () => call(api.GET('/api/v1/webhooks', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })),
   });
   const [creating, setCreating] = useState(false);
-  const [deleting, setDeleting] = useState<Webhook | null>(null);
   const [logOf, setLogOf] = useState<Webhook | null>(null);
   const [pinged, setPinged] = useState<{ id: string; text: string; ok: boolean } | null>(null);
   const refresh = () => void qc.invalidateQueries({ queryKey: ['webhooks'] });
@@ -47,14 +46,13 @@ export default function Webhooks() {
       setPinged({ id: w.id, ok: r.ok, text: r.ok ? `The receiver answered ${r.status ?? ''}.`.replace(' .', '.') : `Not delivered: ${r.error ?? (r.status ? `the receiver answered ${r.status}` : 'no answer')}.` }),
     onError: (err, w) => setPinged({ id: w.id, ok: false, text: explain(err) }),
   });
-  const remove = useMutation({
-    mutationFn: (w: Webhook) => call(api.DELETE('/api/v1/webhooks/{id}', { params: { path: { id: w.id } } })),
-    onSuccess: () => {
+  const remove = useConfirmed(
+    (w: Webhook) => call(api.DELETE('/api/v1/webhooks/{id}', { params: { path: { id: w.id } } })),
+    () => {
       done('The webhook is deleted with its delivery log.');
-      setDeleting(null);
       refresh();
     },
-  });
+  );
 
   return (
     <Stack>
@@ -113,7 +111,7 @@ export default function Webhooks() {
                       <Button size="xs" variant="default" loading={toggle.isPending && toggle.variables?.id === w.id} onClick={() => toggle.mutate(w)} aria-label={`${w.active ? 'Pause' : 'Resume'} ${w.url}`}>
                         {w.active ? 'Pause' : 'Resume'}
                       </Button>
-                      <Button size="xs" variant="default" color="red" onClick={() => setDeleting(w)} aria-label={`Delete ${w.url}`}>
+                      <Button size="xs" variant="default" color="red" onClick={() => remove.ask(w)} aria-label={`Delete ${w.url}`}>
                         Delete
                       </Button>
                     </Group>
@@ -128,16 +126,12 @@ export default function Webhooks() {
       {creating && <CreateWebhook onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />}
       {logOf && <Deliveries webhook={logOf} onClose={() => setLogOf(null)} />}
       <ConfirmDialog
-        opened={!!deleting}
+        {...remove.dialog}
         title="Delete this webhook?"
         action="Delete"
-        pending={remove.isPending}
-        error={remove.error}
-        onConfirm={() => deleting && remove.mutate(deleting)}
-        onClose={() => setDeleting(null)}
         breakAll
       >
-        {deleting?.url} gets no more events; its queued deliveries and its delivery log are deleted.
+        {remove.target?.url} gets no more events; its queued deliveries and its delivery log are deleted.
       </ConfirmDialog>
     </Stack>
   );

@@ -5,7 +5,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
@@ -58,15 +58,13 @@ export default function ConfigItems() {
     queryFn: async () => (await call(api.GET('/api/v1/config-items', { params: { query: { orgId: orgId ?? undefined, kind: kind ?? undefined, cursor, limit: 50 } } }))) as { data: Item[]; nextCursor: string | null },
   });
   const [editing, setEditing] = useState<Item | 'new' | null>(null);
-  const [removing, setRemoving] = useState<Item | null>(null);
-  const remove = useMutation({
-    mutationFn: (i: Item) => call(api.DELETE('/api/v1/config-items/{id}', { params: { path: { id: i.id } } })),
-    onSuccess: (_r, i) => {
+  const remove = useConfirmed(
+    (i: Item) => call(api.DELETE('/api/v1/config-items/{id}', { params: { path: { id: i.id } } })),
+    (i) => {
       done(`“${i.name}” deleted.`);
-      setRemoving(null);
       void qc.invalidateQueries({ queryKey: ['config-items'] });
     },
-  });
+  );
   const write = can(me.data, 'automations:write');
   const del = can(me.data, 'automations:delete');
   const reset = pages.reset;
@@ -140,7 +138,7 @@ export default function ConfigItems() {
                         </Button>
                       )}
                       {del && (
-                        <Button size="xs" variant="default" color="red" onClick={() => setRemoving(i)} aria-label={`Delete ${i.name}`}>
+                        <Button size="xs" variant="default" color="red" onClick={() => remove.ask(i)} aria-label={`Delete ${i.name}`}>
                           Delete
                         </Button>
                       )}
@@ -155,15 +153,11 @@ export default function ConfigItems() {
       <CursorPager pages={pages} next={list.data?.nextCursor} />
       {editing && <ItemEditor key={editing === 'new' ? 'new' : editing.id} item={editing === 'new' ? null : editing} orgId={partner ? orgId : (me.data?.orgId ?? null)} onClose={() => setEditing(null)} />}
       <ConfirmDialog
-        opened={!!removing}
-        title={`Delete “${removing?.name ?? ''}”?`}
+        {...remove.dialog}
+        title={`Delete “${remove.target?.name ?? ''}”?`}
         action="Delete"
-        pending={remove.isPending}
-        error={remove.error}
-        onConfirm={() => removing && remove.mutate(removing)}
-        onClose={() => setRemoving(null)}
       >
-        It stops applying {removing?.source === 'partner' ? 'in every organisation' : 'in its organisation'}.
+        It stops applying {remove.target?.source === 'partner' ? 'in every organisation' : 'in its organisation'}.
       </ConfirmDialog>
     </Stack>
   );

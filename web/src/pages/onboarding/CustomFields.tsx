@@ -4,7 +4,7 @@ import { Alert, Button, Card, Group, Modal, Select, Stack, Table, TagsInput, Tex
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
@@ -40,15 +40,13 @@ export default function CustomFields() {
   const write = can(me.data, 'settings:write');
   const defs = useDefinitions(org.orgId);
   const [creating, setCreating] = useState(false);
-  const [removing, setRemoving] = useState<Definition | null>(null);
-  const remove = useMutation({
-    mutationFn: (d: Definition) => call(api.DELETE('/api/v1/custom-fields/{id}', { params: { path: { id: d.id } } })),
-    onSuccess: (_r, d) => {
+  const remove = useConfirmed(
+    (d: Definition) => call(api.DELETE('/api/v1/custom-fields/{id}', { params: { path: { id: d.id } } })),
+    (d) => {
       done(`Field “${d.name}” and its values deleted.`);
-      setRemoving(null);
       void qc.invalidateQueries({ queryKey: ['custom-fields'] });
     },
-  });
+  );
   if (org.orgsError) return <Alert color="red" role="alert">{explain(org.orgsError)}</Alert>;
   if (org.noOrg) return <NoOrganisation />;
   return (
@@ -96,7 +94,7 @@ export default function CustomFields() {
                     </Table.Td>
                     <Table.Td>
                       {write && (
-                        <Button size="xs" variant="default" color="red" onClick={() => setRemoving(f)} aria-label={`Delete ${f.name}`}>
+                        <Button size="xs" variant="default" color="red" onClick={() => remove.ask(f)} aria-label={`Delete ${f.name}`}>
                           Delete
                         </Button>
                       )}
@@ -111,13 +109,9 @@ export default function CustomFields() {
       {org.orgId && <CustomFieldsImport orgId={org.orgId} write={write} />}
       {org.orgId && <CreateField opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} partner={org.partner} />}
       <ConfirmDialog
-        opened={!!removing}
-        title={`Delete “${removing?.name ?? ''}”?`}
+        {...remove.dialog}
+        title={`Delete “${remove.target?.name ?? ''}”?`}
         action="Delete"
-        pending={remove.isPending}
-        error={remove.error}
-        onConfirm={() => removing && remove.mutate(removing)}
-        onClose={() => setRemoving(null)}
       >
         The field and every value stored in it are deleted.
       </ConfirmDialog>

@@ -5,7 +5,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { explain } from '../../lib/errors';
@@ -65,15 +65,13 @@ export default function EnrollmentKeys() {
     queryFn: async () => (await call(api.GET('/api/v1/enrollment-keys', { params: { query: { orgId: org.orgId!, cursor, limit: 50 } } }))) as { data: Key[]; nextCursor: string | null },
   });
   const [creating, setCreating] = useState(false);
-  const [revoking, setRevoking] = useState<Key | null>(null);
-  const revoke = useMutation({
-    mutationFn: (k: Key) => call(api.DELETE('/api/v1/enrollment-keys/{id}', { params: { path: { id: k.id } } })),
-    onSuccess: (_r, k) => {
+  const revoke = useConfirmed(
+    (k: Key) => call(api.DELETE('/api/v1/enrollment-keys/{id}', { params: { path: { id: k.id } } })),
+    (k) => {
       done(`Key “${k.name}” revoked: it enrols no more devices.`);
-      setRevoking(null);
       void qc.invalidateQueries({ queryKey: ['enrollment-keys'] });
     },
-  });
+  );
 
   if (org.orgsError) return <Alert color="red" role="alert">{explain(org.orgsError)}</Alert>;
   if (org.noOrg) return <NoOrganisation />;
@@ -124,7 +122,7 @@ export default function EnrollmentKeys() {
                       </Table.Td>
                       <Table.Td>
                         {write && (
-                          <Button size="xs" variant="default" color="red" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>
+                          <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(k)} aria-label={`Revoke ${k.name}`}>
                             Revoke
                           </Button>
                         )}
@@ -140,13 +138,9 @@ export default function EnrollmentKeys() {
       <CursorPager pages={pages} next={list.data?.nextCursor} />
       {org.orgId && <CreateKey opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} sites={sites.data ?? []} />}
       <ConfirmDialog
-        opened={!!revoking}
-        title={`Revoke “${revoking?.name ?? ''}”?`}
+        {...revoke.dialog}
+        title={`Revoke “${revoke.target?.name ?? ''}”?`}
         action="Revoke"
-        pending={revoke.isPending}
-        error={revoke.error}
-        onConfirm={() => revoking && revoke.mutate(revoking)}
-        onClose={() => setRevoking(null)}
       >
         Agents can no longer enrol with this key. Devices it already enrolled stay.
       </ConfirmDialog>

@@ -5,7 +5,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
@@ -50,15 +50,13 @@ export default function Scripts() {
     queryFn: async () => (await call(api.GET('/api/v1/scripts', { params: { query: { orgId: orgId ?? undefined, search: debounced || undefined, cursor, limit: 50 } } }))) as { data: Summary[]; nextCursor: string | null },
   });
   const [editing, setEditing] = useState<Summary | 'new' | null>(null);
-  const [removing, setRemoving] = useState<Summary | null>(null);
-  const remove = useMutation({
-    mutationFn: (s: Summary) => call(api.DELETE('/api/v1/scripts/{id}', { params: { path: { id: s.id } } })),
-    onSuccess: (_r, s) => {
+  const remove = useConfirmed(
+    (s: Summary) => call(api.DELETE('/api/v1/scripts/{id}', { params: { path: { id: s.id } } })),
+    (s) => {
       done(`Script “${s.name}” deleted.`);
-      setRemoving(null);
       void qc.invalidateQueries({ queryKey: ['scripts'] });
     },
-  });
+  );
   const write = can(me.data, 'scripts:write');
   const del = can(me.data, 'scripts:delete');
   const reset = pages.reset;
@@ -134,7 +132,7 @@ export default function Scripts() {
                         {write ? 'Edit' : 'View'}
                       </Button>
                       {del && (
-                        <Button size="xs" variant="default" color="red" onClick={() => setRemoving(s)} aria-label={`Delete ${s.name}`}>
+                        <Button size="xs" variant="default" color="red" onClick={() => remove.ask(s)} aria-label={`Delete ${s.name}`}>
                           Delete
                         </Button>
                       )}
@@ -149,15 +147,11 @@ export default function Scripts() {
       <CursorPager pages={pages} next={list.data?.nextCursor} />
       {editing && <ScriptEditor key={editing === 'new' ? 'new' : editing.id} script={editing === 'new' ? null : editing} orgId={partner ? orgId : (me.data?.orgId ?? null)} partner={partner} readOnly={!write} onClose={() => setEditing(null)} />}
       <ConfirmDialog
-        opened={!!removing}
-        title={`Delete “${removing?.name ?? ''}”?`}
+        {...remove.dialog}
+        title={`Delete “${remove.target?.name ?? ''}”?`}
         action="Delete"
-        pending={remove.isPending}
-        error={remove.error}
-        onConfirm={() => removing && remove.mutate(removing)}
-        onClose={() => setRemoving(null)}
       >
-        The script is removed from {removing?.source === 'partner' ? 'every organisation' : 'its organisation'}.
+        The script is removed from {remove.target?.source === 'partner' ? 'every organisation' : 'its organisation'}.
       </ConfirmDialog>
     </Stack>
   );
