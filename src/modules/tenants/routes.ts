@@ -47,7 +47,7 @@ export function tenantRoutes(deps: Deps) {
       async (req, reply) => reply.code(201).send(await createOrg(deps, p(req), req.body, metaOf(req))));
     r.get('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_READ)], schema: { tags: ['organizations'], summary: 'An organisation', params: idParam, response: { 200: orgJson, ...errors(400, 404), ...authErrors } } },
       async (req) => getOrg(deps.db, p(req), req.params.id));
-    r.patch('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_WRITE)], preHandler: [stepUpForSettings], schema: { tags: ['organizations'], summary: 'Change name, slug, status or security settings', params: idParam, body: updateOrgBody, response: { 200: orgJson, ...errors(400, 404, 409), ...authErrors } } },
+    r.patch('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_WRITE)], preHandler: [stepUpForSettings], schema: { tags: ['organizations'], summary: 'Change name, slug, status or security settings', description: 'Security settings include the organisation\'s IP allow-list (`security.ipAllowlist`: its members, and partner members acting in it); a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`.', params: idParam, body: updateOrgBody, response: { 200: orgJson, ...errors(400, 404, 409), ...authErrors } } },
       async (req) => updateOrg(deps, p(req), req.params.id, req.body, metaOf(req)));
     r.delete('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_DELETE)], schema: { tags: ['organizations'], summary: 'Delete an organisation and everything in it', params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
       async (req) => {
@@ -59,7 +59,7 @@ export function tenantRoutes(deps: Deps) {
 
     r.get('/orgs/partners/me', { onRequest: [auth, can(P.ORGS_READ)], schema: { tags: ['organizations'], summary: "The caller's partner", response: { 200: partnerJson, ...authErrors } } },
       async (req) => getPartner(deps.db, p(req)));
-    r.patch('/orgs/partners/me', { onRequest: [auth, can(P.SETTINGS_WRITE)], preHandler: [stepUpForSettings], schema: { tags: ['organizations'], summary: 'Change the partner name or its security settings (apply to every organisation)', body: updatePartnerBody, response: { 200: partnerJson, ...errors(400), ...authErrors } } },
+    r.patch('/orgs/partners/me', { onRequest: [auth, can(P.SETTINGS_WRITE)], preHandler: [stepUpForSettings], schema: { tags: ['organizations'], summary: 'Change the partner name or its security settings (apply to every organisation)', description: 'Security settings include the IP allow-list of the partner\'s members (`security.ipAllowlist`; a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`) and the break-glass account (`security.breakGlassUserId`, a partner member exempt from IP allow-lists, every use audited).', body: updatePartnerBody, response: { 200: partnerJson, ...errors(400, 409), ...authErrors } } },
       async (req) => updatePartner(deps, p(req), req.body, metaOf(req)));
 
     r.get('/orgs/sites', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['sites'], summary: 'Sites of the organisations the caller may read', querystring: listQuery, response: { 200: page(siteJson), ...errors(400, 404), ...authErrors } } },
