@@ -6,6 +6,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { can, useMe } from '../Shell';
@@ -156,46 +157,31 @@ export default function Audit() {
       </Group>
       <Loaded q={list} what="audit records" isEmpty={(d) => d.data.length === 0} empty={filtered ? 'No record matches these filters.' : 'No audit record yet.'}>
         {(d) => (
-          <Table striped highlightOnHover data-testid="audit-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Time</Table.Th>
-                <Table.Th>Action</Table.Th>
-                <Table.Th>Result</Table.Th>
-                <Table.Th>Actor</Table.Th>
-                {partner && <Table.Th>Organisation</Table.Th>}
-                <Table.Th>Resource</Table.Th>
-                <Table.Th>
-                  <span className="gh-visually-hidden">Details</span>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {d.data.map((r) => (
-                <Table.Tr key={r.id}>
-                  <Table.Td>{new Date(r.at).toLocaleString()}</Table.Td>
-                  <Table.Td>
-                    <Text ff="monospace" size="sm">
-                      {r.action}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Text size="sm" fw={r.result === 'success' ? 400 : 700}>
-                      {r.result}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>{r.actorEmail ?? (r.actorUserId ? 'A removed user' : 'The system')}</Table.Td>
-                  {partner && <Table.Td>{orgName(r.orgId)}</Table.Td>}
-                  <Table.Td>{r.resourceType ?? '—'}</Table.Td>
-                  <Table.Td>
-                    <Button size="xs" variant="default" onClick={() => setOpen(r)} aria-label={`Details of ${r.action} at ${new Date(r.at).toLocaleString()}`}>
-                      Details
-                    </Button>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <DataTable testId="audit-table" highlightOnHover columns={['Time', 'Action', 'Result', 'Actor', partner && 'Organisation', 'Resource']} hidden="Details" rows={d.data}>
+            {(r) => (
+              <>
+                <Table.Td>{new Date(r.at).toLocaleString()}</Table.Td>
+                <Table.Td>
+                  <Text ff="monospace" size="sm">
+                    {r.action}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  <Text size="sm" fw={r.result === 'success' ? 400 : 700}>
+                    {r.result}
+                  </Text>
+                </Table.Td>
+                <Table.Td>{r.actorEmail ?? (r.actorUserId ? 'A removed user' : 'The system')}</Table.Td>
+                {partner && <Table.Td>{orgName(r.orgId)}</Table.Td>}
+                <Table.Td>{r.resourceType ?? '—'}</Table.Td>
+                <Table.Td>
+                  <Button size="xs" variant="default" onClick={() => setOpen(r)} aria-label={`Details of ${r.action} at ${new Date(r.at).toLocaleString()}`}>
+                    Details
+                  </Button>
+                </Table.Td>
+              </>
+            )}
+          </DataTable>
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} numbered />

@@ -8,6 +8,7 @@ import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { TenantSelect } from '../../components/TenantSelect';
@@ -49,48 +50,33 @@ export default function ScimTokens() {
       </Group>
       <Loaded q={list} what="SCIM tokens" isEmpty={(d) => d.data.length === 0} empty="No SCIM token here yet.">
         {(d) => (
-          <Table striped data-testid="scim-tokens">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Starts with</Table.Th>
-                <Table.Th>Default role</Table.Th>
-                <Table.Th>Created</Table.Th>
-                <Table.Th>Last used</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>
-                  <span className="gh-visually-hidden">Actions</span>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {d.data.map((x) => (
-                <Table.Tr key={x.id}>
-                  <Table.Td>{x.name}</Table.Td>
-                  <Table.Td>
-                    <Text size="xs" ff="monospace">
-                      {x.hint}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>{x.defaultRoleName}</Table.Td>
-                  <Table.Td>{when(x.createdAt)}</Table.Td>
-                  <Table.Td>{x.lastUsedAt ? when(x.lastUsedAt) : 'Never'}</Table.Td>
-                  <Table.Td>
-                    <Text size="sm" fw={x.revokedAt ? 700 : 400}>
-                      {x.revokedAt ? `Revoked ${when(x.revokedAt)}` : 'Active'}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>
-                    {write && !x.revokedAt && (
-                      <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(x)} aria-label={`Revoke ${x.name}`}>
-                        Revoke
-                      </Button>
-                    )}
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <DataTable testId="scim-tokens" columns={['Name', 'Starts with', 'Default role', 'Created', 'Last used', 'Status']} hidden="Actions" rows={d.data}>
+            {(x) => (
+              <>
+                <Table.Td>{x.name}</Table.Td>
+                <Table.Td>
+                  <Text size="xs" ff="monospace">
+                    {x.hint}
+                  </Text>
+                </Table.Td>
+                <Table.Td>{x.defaultRoleName}</Table.Td>
+                <Table.Td>{when(x.createdAt)}</Table.Td>
+                <Table.Td>{x.lastUsedAt ? when(x.lastUsedAt) : 'Never'}</Table.Td>
+                <Table.Td>
+                  <Text size="sm" fw={x.revokedAt ? 700 : 400}>
+                    {x.revokedAt ? `Revoked ${when(x.revokedAt)}` : 'Active'}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  {write && !x.revokedAt && (
+                    <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(x)} aria-label={`Revoke ${x.name}`}>
+                      Revoke
+                    </Button>
+                  )}
+                </Table.Td>
+              </>
+            )}
+          </DataTable>
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />

@@ -8,6 +8,7 @@ import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { explain } from '../../lib/errors';
@@ -64,55 +65,40 @@ export function ServiceAccountKeys({ account, write, onClose }: { account: Accou
           )}
           <Loaded q={list} what="keys" isEmpty={(d) => d.data.length === 0} empty="No key yet: this account cannot call the API.">
             {(d) => (
-              <Table striped data-testid="api-keys">
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Prefix</Table.Th>
-                    <Table.Th>Name</Table.Th>
-                    <Table.Th>Created</Table.Th>
-                    <Table.Th>Expires</Table.Th>
-                    <Table.Th>Last used</Table.Th>
-                    <Table.Th>Status</Table.Th>
-                    <Table.Th>
-                      <span className="gh-visually-hidden">Actions</span>
-                    </Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {d.data.map((k) => (
-                    <Table.Tr key={k.id}>
-                      <Table.Td>
-                        <Text size="xs" ff="monospace">
-                          {k.prefix}
+              <DataTable testId="api-keys" columns={['Prefix', 'Name', 'Created', 'Expires', 'Last used', 'Status']} hidden="Actions" rows={d.data}>
+                {(k) => (
+                  <>
+                    <Table.Td>
+                      <Text size="xs" ff="monospace">
+                        {k.prefix}
+                      </Text>
+                    </Table.Td>
+                    <Table.Td>
+                      <Text size="sm">{k.name}</Text>
+                      {k.allowedCidrs.length > 0 && (
+                        <Text size="xs" c="dimmed">
+                          From {k.allowedCidrs.join(', ')}
                         </Text>
-                      </Table.Td>
-                      <Table.Td>
-                        <Text size="sm">{k.name}</Text>
-                        {k.allowedCidrs.length > 0 && (
-                          <Text size="xs" c="dimmed">
-                            From {k.allowedCidrs.join(', ')}
-                          </Text>
-                        )}
-                      </Table.Td>
-                      <Table.Td>{when(k.createdAt)}</Table.Td>
-                      <Table.Td>{k.expiresAt ? when(k.expiresAt) : 'Never'}</Table.Td>
-                      <Table.Td>{k.lastUsedAt ? `${when(k.lastUsedAt)}${k.lastUsedIp ? ` from ${k.lastUsedIp}` : ''}` : 'Never'}</Table.Td>
-                      <Table.Td>
-                        <Text size="sm" fw={k.active ? 400 : 700}>
-                          {keyStatus(k)}
-                        </Text>
-                      </Table.Td>
-                      <Table.Td>
-                        {write && !k.revokedAt && (
-                          <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(k)} aria-label={`Revoke ${k.name}`}>
-                            Revoke
-                          </Button>
-                        )}
-                      </Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
+                      )}
+                    </Table.Td>
+                    <Table.Td>{when(k.createdAt)}</Table.Td>
+                    <Table.Td>{k.expiresAt ? when(k.expiresAt) : 'Never'}</Table.Td>
+                    <Table.Td>{k.lastUsedAt ? `${when(k.lastUsedAt)}${k.lastUsedIp ? ` from ${k.lastUsedIp}` : ''}` : 'Never'}</Table.Td>
+                    <Table.Td>
+                      <Text size="sm" fw={k.active ? 400 : 700}>
+                        {keyStatus(k)}
+                      </Text>
+                    </Table.Td>
+                    <Table.Td>
+                      {write && !k.revokedAt && (
+                        <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(k)} aria-label={`Revoke ${k.name}`}>
+                          Revoke
+                        </Button>
+                      )}
+                    </Table.Td>
+                  </>
+                )}
+              </DataTable>
             )}
           </Loaded>
           <CursorPager pages={pages} next={list.data?.nextCursor} />

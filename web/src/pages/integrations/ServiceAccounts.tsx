@@ -7,6 +7,7 @@ import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
@@ -57,65 +58,50 @@ export default function ServiceAccounts() {
       </Group>
       <Loaded q={list} what="service accounts" isEmpty={(d) => d.data.length === 0} empty="No service account here yet.">
         {(d) => (
-          <Table striped data-testid="service-accounts">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Role</Table.Th>
-                <Table.Th>Client ID</Table.Th>
-                <Table.Th>Active keys</Table.Th>
-                <Table.Th>Created</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>
-                  <span className="gh-visually-hidden">Actions</span>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {d.data.map((a) => (
-                <Table.Tr key={a.id}>
-                  <Table.Td>
-                    <Text size="sm">{a.name}</Text>
-                    {a.description && (
-                      <Text size="xs" c="dimmed">
-                        {a.description}
-                      </Text>
+          <DataTable testId="service-accounts" columns={['Name', 'Role', 'Client ID', 'Active keys', 'Created', 'Status']} hidden="Actions" rows={d.data}>
+            {(a) => (
+              <>
+                <Table.Td>
+                  <Text size="sm">{a.name}</Text>
+                  {a.description && (
+                    <Text size="xs" c="dimmed">
+                      {a.description}
+                    </Text>
+                  )}
+                </Table.Td>
+                <Table.Td>{a.roleName}</Table.Td>
+                <Table.Td>
+                  <Text size="xs" ff="monospace">
+                    {a.clientId}
+                  </Text>
+                </Table.Td>
+                <Table.Td>{a.activeKeyCount}</Table.Td>
+                <Table.Td>{when(a.createdAt)}</Table.Td>
+                <Table.Td>
+                  <Text size="sm" fw={a.disabled ? 700 : 400}>
+                    {a.disabled ? 'Disabled' : 'Active'}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  <Group gap="xs" wrap="nowrap">
+                    <Button size="xs" variant="default" onClick={() => setKeysOf(a)} aria-label={`Keys of ${a.name}`}>
+                      Keys
+                    </Button>
+                    {write && (
+                      <>
+                        <Button size="xs" variant="default" loading={toggle.isPending && toggle.variables?.id === a.id} onClick={() => toggle.mutate(a)} aria-label={`${a.disabled ? 'Enable' : 'Disable'} ${a.name}`}>
+                          {a.disabled ? 'Enable' : 'Disable'}
+                        </Button>
+                        <Button size="xs" variant="default" color="red" onClick={() => remove.ask(a)} aria-label={`Delete ${a.name}`}>
+                          Delete
+                        </Button>
+                      </>
                     )}
-                  </Table.Td>
-                  <Table.Td>{a.roleName}</Table.Td>
-                  <Table.Td>
-                    <Text size="xs" ff="monospace">
-                      {a.clientId}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>{a.activeKeyCount}</Table.Td>
-                  <Table.Td>{when(a.createdAt)}</Table.Td>
-                  <Table.Td>
-                    <Text size="sm" fw={a.disabled ? 700 : 400}>
-                      {a.disabled ? 'Disabled' : 'Active'}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Group gap="xs" wrap="nowrap">
-                      <Button size="xs" variant="default" onClick={() => setKeysOf(a)} aria-label={`Keys of ${a.name}`}>
-                        Keys
-                      </Button>
-                      {write && (
-                        <>
-                          <Button size="xs" variant="default" loading={toggle.isPending && toggle.variables?.id === a.id} onClick={() => toggle.mutate(a)} aria-label={`${a.disabled ? 'Enable' : 'Disable'} ${a.name}`}>
-                            {a.disabled ? 'Enable' : 'Disable'}
-                          </Button>
-                          <Button size="xs" variant="default" color="red" onClick={() => remove.ask(a)} aria-label={`Delete ${a.name}`}>
-                            Delete
-                          </Button>
-                        </>
-                      )}
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+                  </Group>
+                </Table.Td>
+              </>
+            )}
+          </DataTable>
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />

@@ -8,6 +8,7 @@ import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { TenantSelect } from '../../components/TenantSelect';
@@ -63,63 +64,50 @@ export default function Webhooks() {
       </Group>
       <Loaded q={list} what="webhooks" isEmpty={(d) => d.data.length === 0} empty="No webhook here yet.">
         {(d) => (
-          <Table striped data-testid="webhooks">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>URL</Table.Th>
-                <Table.Th>Events</Table.Th>
-                <Table.Th>Created</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>
-                  <span className="gh-visually-hidden">Actions</span>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {d.data.map((w) => (
-                <Table.Tr key={w.id}>
-                  <Table.Td>
-                    <Text size="sm" style={{ wordBreak: 'break-all' }}>
-                      {w.url}
+          <DataTable testId="webhooks" columns={['URL', 'Events', 'Created', 'Status']} hidden="Actions" rows={d.data}>
+            {(w) => (
+              <>
+                <Table.Td>
+                  <Text size="sm" style={{ wordBreak: 'break-all' }}>
+                    {w.url}
+                  </Text>
+                  {w.description && (
+                    <Text size="xs" c="dimmed">
+                      {w.description}
                     </Text>
-                    {w.description && (
-                      <Text size="xs" c="dimmed">
-                        {w.description}
-                      </Text>
-                    )}
-                    {pinged?.id === w.id && (
-                      <Text size="xs" fw={700} role="status" data-testid="ping-result">
-                        {pinged.text}
-                      </Text>
-                    )}
-                  </Table.Td>
-                  <Table.Td>{w.events.join(', ')}</Table.Td>
-                  <Table.Td>{when(w.createdAt)}</Table.Td>
-                  <Table.Td>
-                    <Text size="sm" fw={w.active ? 400 : 700}>
-                      {w.active ? 'Active' : 'Paused'}
+                  )}
+                  {pinged?.id === w.id && (
+                    <Text size="xs" fw={700} role="status" data-testid="ping-result">
+                      {pinged.text}
                     </Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Group gap="xs" wrap="nowrap">
-                      <Button size="xs" variant="default" loading={ping.isPending && ping.variables?.id === w.id} onClick={() => ping.mutate(w)} aria-label={`Ping ${w.url}`}>
-                        Ping
-                      </Button>
-                      <Button size="xs" variant="default" onClick={() => setLogOf(w)} aria-label={`Deliveries of ${w.url}`}>
-                        Deliveries
-                      </Button>
-                      <Button size="xs" variant="default" loading={toggle.isPending && toggle.variables?.id === w.id} onClick={() => toggle.mutate(w)} aria-label={`${w.active ? 'Pause' : 'Resume'} ${w.url}`}>
-                        {w.active ? 'Pause' : 'Resume'}
-                      </Button>
-                      <Button size="xs" variant="default" color="red" onClick={() => remove.ask(w)} aria-label={`Delete ${w.url}`}>
-                        Delete
-                      </Button>
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+                  )}
+                </Table.Td>
+                <Table.Td>{w.events.join(', ')}</Table.Td>
+                <Table.Td>{when(w.createdAt)}</Table.Td>
+                <Table.Td>
+                  <Text size="sm" fw={w.active ? 400 : 700}>
+                    {w.active ? 'Active' : 'Paused'}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  <Group gap="xs" wrap="nowrap">
+                    <Button size="xs" variant="default" loading={ping.isPending && ping.variables?.id === w.id} onClick={() => ping.mutate(w)} aria-label={`Ping ${w.url}`}>
+                      Ping
+                    </Button>
+                    <Button size="xs" variant="default" onClick={() => setLogOf(w)} aria-label={`Deliveries of ${w.url}`}>
+                      Deliveries
+                    </Button>
+                    <Button size="xs" variant="default" loading={toggle.isPending && toggle.variables?.id === w.id} onClick={() => toggle.mutate(w)} aria-label={`${w.active ? 'Pause' : 'Resume'} ${w.url}`}>
+                      {w.active ? 'Pause' : 'Resume'}
+                    </Button>
+                    <Button size="xs" variant="default" color="red" onClick={() => remove.ask(w)} aria-label={`Delete ${w.url}`}>
+                      Delete
+                    </Button>
+                  </Group>
+                </Table.Td>
+              </>
+            )}
+          </DataTable>
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />
@@ -217,41 +205,27 @@ function Deliveries({ webhook, onClose }: { webhook: Webhook; onClose: () => voi
         {redeliver.isError && <Alert color="red" role="alert">{explain(redeliver.error)}</Alert>}
         <Loaded q={list} what="deliveries" isEmpty={(d) => d.data.length === 0} empty="No event delivered yet.">
           {(d) => (
-            <Table striped data-testid="webhook-deliveries">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>#</Table.Th>
-                  <Table.Th>Event</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Attempts</Table.Th>
-                  <Table.Th>Last answer</Table.Th>
-                  <Table.Th>
-                    <span className="gh-visually-hidden">Actions</span>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {d.data.map((x) => (
-                  <Table.Tr key={x.id}>
-                    <Table.Td>{x.sequence}</Table.Td>
-                    <Table.Td>
-                      <Text size="sm">{x.action}</Text>
-                      <Text size="xs" c="dimmed">
-                        {when(x.createdAt)}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>{x.status === 'delivered' ? 'Delivered' : x.status === 'failed' ? 'Failed' : 'Pending'}</Table.Td>
-                    <Table.Td>{x.attempts}</Table.Td>
-                    <Table.Td>{x.lastStatus ? `HTTP ${x.lastStatus}` : (x.lastError ?? '—')}</Table.Td>
-                    <Table.Td>
-                      <Button size="xs" variant="default" loading={redeliver.isPending && redeliver.variables?.id === x.id} onClick={() => redeliver.mutate(x)} aria-label={`Redeliver event ${x.sequence}`}>
-                        Redeliver
-                      </Button>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
+            <DataTable testId="webhook-deliveries" columns={['#', 'Event', 'Status', 'Attempts', 'Last answer']} hidden="Actions" rows={d.data}>
+              {(x) => (
+                <>
+                  <Table.Td>{x.sequence}</Table.Td>
+                  <Table.Td>
+                    <Text size="sm">{x.action}</Text>
+                    <Text size="xs" c="dimmed">
+                      {when(x.createdAt)}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>{x.status === 'delivered' ? 'Delivered' : x.status === 'failed' ? 'Failed' : 'Pending'}</Table.Td>
+                  <Table.Td>{x.attempts}</Table.Td>
+                  <Table.Td>{x.lastStatus ? `HTTP ${x.lastStatus}` : (x.lastError ?? '—')}</Table.Td>
+                  <Table.Td>
+                    <Button size="xs" variant="default" loading={redeliver.isPending && redeliver.variables?.id === x.id} onClick={() => redeliver.mutate(x)} aria-label={`Redeliver event ${x.sequence}`}>
+                      Redeliver
+                    </Button>
+                  </Table.Td>
+                </>
+              )}
+            </DataTable>
           )}
         </Loaded>
         <CursorPager pages={pages} next={list.data?.nextCursor} />

@@ -6,6 +6,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
@@ -103,51 +104,37 @@ export default function ConfigItems() {
       </Group>
       <Loaded q={list} what="configuration" isEmpty={(d) => d.data.length === 0} empty="Nothing configured yet. Add a maintenance window, a patch policy, an alert template or a policy.">
         {(d) => (
-          <Table striped data-testid="config-items">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Kind</Table.Th>
-                <Table.Th>Settings</Table.Th>
-                <Table.Th>In force in</Table.Th>
-                <Table.Th>Changed</Table.Th>
-                <Table.Th>
-                  <span className="gh-visually-hidden">Actions</span>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {d.data.map((i) => (
-                <Table.Tr key={i.id}>
-                  <Table.Td>{i.name}</Table.Td>
-                  <Table.Td>{kindName(i.kind)}</Table.Td>
-                  <Table.Td>
-                    <Text size="sm">{summary(i)}</Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Text size="sm">
-                      {i.source === 'partner' ? 'Every organisation' : (orgs.data?.find((o) => o.id === i.orgId)?.name ?? 'One organisation')}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>{when(i.updatedAt)}</Table.Td>
-                  <Table.Td>
-                    <Group gap="xs" wrap="nowrap">
-                      {write && (
-                        <Button size="xs" variant="default" onClick={() => setEditing(i)} aria-label={`Edit ${i.name}`}>
-                          Edit
-                        </Button>
-                      )}
-                      {del && (
-                        <Button size="xs" variant="default" color="red" onClick={() => remove.ask(i)} aria-label={`Delete ${i.name}`}>
-                          Delete
-                        </Button>
-                      )}
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <DataTable testId="config-items" columns={['Name', 'Kind', 'Settings', 'In force in', 'Changed']} hidden="Actions" rows={d.data}>
+            {(i) => (
+              <>
+                <Table.Td>{i.name}</Table.Td>
+                <Table.Td>{kindName(i.kind)}</Table.Td>
+                <Table.Td>
+                  <Text size="sm">{summary(i)}</Text>
+                </Table.Td>
+                <Table.Td>
+                  <Text size="sm">
+                    {i.source === 'partner' ? 'Every organisation' : (orgs.data?.find((o) => o.id === i.orgId)?.name ?? 'One organisation')}
+                  </Text>
+                </Table.Td>
+                <Table.Td>{when(i.updatedAt)}</Table.Td>
+                <Table.Td>
+                  <Group gap="xs" wrap="nowrap">
+                    {write && (
+                      <Button size="xs" variant="default" onClick={() => setEditing(i)} aria-label={`Edit ${i.name}`}>
+                        Edit
+                      </Button>
+                    )}
+                    {del && (
+                      <Button size="xs" variant="default" color="red" onClick={() => remove.ask(i)} aria-label={`Delete ${i.name}`}>
+                        Delete
+                      </Button>
+                    )}
+                  </Group>
+                </Table.Td>
+              </>
+            )}
+          </DataTable>
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />

@@ -5,6 +5,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
@@ -65,44 +66,30 @@ export default function CustomFields() {
         </Title>
         <Loaded q={defs} what="custom fields" isEmpty={(d) => d.length === 0} empty="No custom field yet. Define one, then import its values from a spreadsheet.">
           {(d) => (
-            <Table data-testid="custom-fields">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Key</Table.Th>
-                  <Table.Th>Of</Table.Th>
-                  <Table.Th>Type</Table.Th>
-                  <Table.Th>Defined for</Table.Th>
-                  <Table.Th>
-                    <span className="gh-visually-hidden">Actions</span>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {d.map((f) => (
-                  <Table.Tr key={f.id}>
-                    <Table.Td>{f.name}</Table.Td>
-                    <Table.Td>
-                      <code>{f.key}</code>
-                    </Table.Td>
-                    <Table.Td>{ENTITY_LABELS[f.entityType]}</Table.Td>
-                    <Table.Td>{f.type === 'select' ? `select: ${(f.options ?? []).join(', ')}` : f.type}</Table.Td>
-                    <Table.Td>
-                      <Text size="sm">
-                        {f.source === 'partner' ? 'Every organisation' : 'This organisation'}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      {write && (
-                        <Button size="xs" variant="default" color="red" onClick={() => remove.ask(f)} aria-label={`Delete ${f.name}`}>
-                          Delete
-                        </Button>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
+            <DataTable testId="custom-fields" striped={false} columns={['Name', 'Key', 'Of', 'Type', 'Defined for']} hidden="Actions" rows={d}>
+              {(f) => (
+                <>
+                  <Table.Td>{f.name}</Table.Td>
+                  <Table.Td>
+                    <code>{f.key}</code>
+                  </Table.Td>
+                  <Table.Td>{ENTITY_LABELS[f.entityType]}</Table.Td>
+                  <Table.Td>{f.type === 'select' ? `select: ${(f.options ?? []).join(', ')}` : f.type}</Table.Td>
+                  <Table.Td>
+                    <Text size="sm">
+                      {f.source === 'partner' ? 'Every organisation' : 'This organisation'}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    {write && (
+                      <Button size="xs" variant="default" color="red" onClick={() => remove.ask(f)} aria-label={`Delete ${f.name}`}>
+                        Delete
+                      </Button>
+                    )}
+                  </Table.Td>
+                </>
+              )}
+            </DataTable>
           )}
         </Loaded>
       </Card>

@@ -6,6 +6,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { explain } from '../../lib/errors';
@@ -91,47 +92,33 @@ export default function EnrollmentKeys() {
       ) : (
         <Loaded q={list} what="enrollment keys" isEmpty={(d) => d.data.length === 0} empty="No enrollment key for this organisation. Create one to enrol devices.">
           {(d) => (
-            <Table striped data-testid="enrollment-keys">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Site</Table.Th>
-                  <Table.Th>Used</Table.Th>
-                  <Table.Th>Expires</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>
-                    <span className="gh-visually-hidden">Actions</span>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {d.data.map((k) => {
-                  const s = status(k);
-                  return (
-                    <Table.Tr key={k.id}>
-                      <Table.Td>{k.name}</Table.Td>
-                      <Table.Td>{siteName(k.siteId)}</Table.Td>
-                      <Table.Td>
-                        {k.usageCount} of {k.maxUsage}
-                      </Table.Td>
-                      <Table.Td>{when(k.expiresAt)}</Table.Td>
-                      <Table.Td>
-                        <Text size="sm" fw={s.active ? 400 : 700}>
-                          {s.label}
-                        </Text>
-                      </Table.Td>
-                      <Table.Td>
-                        {write && (
-                          <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(k)} aria-label={`Revoke ${k.name}`}>
-                            Revoke
-                          </Button>
-                        )}
-                      </Table.Td>
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
+            <DataTable testId="enrollment-keys" columns={['Name', 'Site', 'Used', 'Expires', 'Status']} hidden="Actions" rows={d.data}>
+              {(k) => {
+                const s = status(k);
+                return (
+                  <>
+                    <Table.Td>{k.name}</Table.Td>
+                    <Table.Td>{siteName(k.siteId)}</Table.Td>
+                    <Table.Td>
+                      {k.usageCount} of {k.maxUsage}
+                    </Table.Td>
+                    <Table.Td>{when(k.expiresAt)}</Table.Td>
+                    <Table.Td>
+                      <Text size="sm" fw={s.active ? 400 : 700}>
+                        {s.label}
+                      </Text>
+                    </Table.Td>
+                    <Table.Td>
+                      {write && (
+                        <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(k)} aria-label={`Revoke ${k.name}`}>
+                          Revoke
+                        </Button>
+                      )}
+                    </Table.Td>
+                  </>
+                );
+              }}
+            </DataTable>
           )}
         </Loaded>
       )}

@@ -6,6 +6,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
@@ -92,56 +93,42 @@ export default function Scripts() {
       </Group>
       <Loaded q={list} what="scripts" isEmpty={(d) => d.data.length === 0} empty={debounced ? `No script’s name starts with “${debounced}”.` : 'No script yet. Add the ones your technicians run on devices.'}>
         {(d) => (
-          <Table striped data-testid="scripts">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Language</Table.Th>
-                <Table.Th>Available to</Table.Th>
-                <Table.Th>Parameters</Table.Th>
-                <Table.Th>Changed</Table.Th>
-                <Table.Th>
-                  <span className="gh-visually-hidden">Actions</span>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {d.data.map((s) => (
-                <Table.Tr key={s.id}>
-                  <Table.Td>
-                    <Text size="sm" fw={600}>
-                      {s.name}
+          <DataTable testId="scripts" columns={['Name', 'Language', 'Available to', 'Parameters', 'Changed']} hidden="Actions" rows={d.data}>
+            {(s) => (
+              <>
+                <Table.Td>
+                  <Text size="sm" fw={600}>
+                    {s.name}
+                  </Text>
+                  {s.description && (
+                    <Text size="xs" c="dimmed">
+                      {s.description}
                     </Text>
-                    {s.description && (
-                      <Text size="xs" c="dimmed">
-                        {s.description}
-                      </Text>
-                    )}
-                  </Table.Td>
-                  <Table.Td>{languageName(s.language)}</Table.Td>
-                  <Table.Td>
-                    <Text size="sm">
-                      {s.source === 'partner' ? 'Every organisation' : (orgs.data?.find((o) => o.id === s.orgId)?.name ?? 'One organisation')}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>{s.parameters.length}</Table.Td>
-                  <Table.Td>{when(s.updatedAt)}</Table.Td>
-                  <Table.Td>
-                    <Group gap="xs" wrap="nowrap">
-                      <Button size="xs" variant="default" onClick={() => setEditing(s)} aria-label={`${write ? 'Edit' : 'View'} ${s.name}`}>
-                        {write ? 'Edit' : 'View'}
+                  )}
+                </Table.Td>
+                <Table.Td>{languageName(s.language)}</Table.Td>
+                <Table.Td>
+                  <Text size="sm">
+                    {s.source === 'partner' ? 'Every organisation' : (orgs.data?.find((o) => o.id === s.orgId)?.name ?? 'One organisation')}
+                  </Text>
+                </Table.Td>
+                <Table.Td>{s.parameters.length}</Table.Td>
+                <Table.Td>{when(s.updatedAt)}</Table.Td>
+                <Table.Td>
+                  <Group gap="xs" wrap="nowrap">
+                    <Button size="xs" variant="default" onClick={() => setEditing(s)} aria-label={`${write ? 'Edit' : 'View'} ${s.name}`}>
+                      {write ? 'Edit' : 'View'}
+                    </Button>
+                    {del && (
+                      <Button size="xs" variant="default" color="red" onClick={() => remove.ask(s)} aria-label={`Delete ${s.name}`}>
+                        Delete
                       </Button>
-                      {del && (
-                        <Button size="xs" variant="default" color="red" onClick={() => remove.ask(s)} aria-label={`Delete ${s.name}`}>
-                          Delete
-                        </Button>
-                      )}
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+                    )}
+                  </Group>
+                </Table.Td>
+              </>
+            )}
+          </DataTable>
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />

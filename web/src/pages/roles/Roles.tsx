@@ -7,6 +7,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
@@ -55,62 +56,49 @@ export default function Roles() {
       )}
       <Loaded q={list} what="roles" isEmpty={(d) => d.data.length === 0} empty="No roles here yet.">
         {(d) => (
-          <Table striped highlightOnHover data-testid="roles-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Inherits from</Table.Th>
-                <Table.Th>Force MFA</Table.Th>
-                <Table.Th>Users</Table.Th>
-                <Table.Th>
-                  <span className="gh-visually-hidden">Actions</span>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {d.data.map((r) => (
-                <Table.Tr key={r.id}>
-                  <Table.Td>
-                    <Group gap="xs">
-                      <Text size="sm">{r.name}</Text>
-                      {r.isSystem && (
-                        <Badge variant="light" color="gray" size="sm">
-                          System
-                        </Badge>
-                      )}
-                    </Group>
-                    {r.description && (
-                      <Text size="xs" c="dimmed">
-                        {r.description}
-                      </Text>
+          <DataTable testId="roles-table" highlightOnHover columns={['Name', 'Inherits from', 'Force MFA', 'Users']} hidden="Actions" rows={d.data}>
+            {(r) => (
+              <>
+                <Table.Td>
+                  <Group gap="xs">
+                    <Text size="sm">{r.name}</Text>
+                    {r.isSystem && (
+                      <Badge variant="light" color="gray" size="sm">
+                        System
+                      </Badge>
                     )}
-                  </Table.Td>
-                  <Table.Td>{r.parentRoleName ?? '—'}</Table.Td>
-                  <Table.Td>{r.forceMfa ? 'Yes' : 'No'}</Table.Td>
-                  <Table.Td>{r.userCount}</Table.Td>
-                  <Table.Td>
-                    <Menu position="bottom-end">
-                      <Menu.Target>
-                        <Button size="xs" variant="default" aria-label={`Actions for ${r.name}`}>
-                          Actions
-                        </Button>
-                      </Menu.Target>
-                      <Menu.Dropdown>
-                        <Menu.Item onClick={() => setDialog({ kind: 'effective', role: r })}>Effective permissions</Menu.Item>
-                        {write && !r.isSystem && <Menu.Item onClick={() => setDialog({ kind: 'edit', role: r })}>Edit</Menu.Item>}
-                        {write && <Menu.Item onClick={() => setDialog({ kind: 'clone', role: r })}>Clone</Menu.Item>}
-                        {remove && !r.isSystem && (
-                          <Menu.Item color="red" onClick={() => setDialog({ kind: 'delete', role: r })}>
-                            Delete
-                          </Menu.Item>
-                        )}
-                      </Menu.Dropdown>
-                    </Menu>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+                  </Group>
+                  {r.description && (
+                    <Text size="xs" c="dimmed">
+                      {r.description}
+                    </Text>
+                  )}
+                </Table.Td>
+                <Table.Td>{r.parentRoleName ?? '—'}</Table.Td>
+                <Table.Td>{r.forceMfa ? 'Yes' : 'No'}</Table.Td>
+                <Table.Td>{r.userCount}</Table.Td>
+                <Table.Td>
+                  <Menu position="bottom-end">
+                    <Menu.Target>
+                      <Button size="xs" variant="default" aria-label={`Actions for ${r.name}`}>
+                        Actions
+                      </Button>
+                    </Menu.Target>
+                    <Menu.Dropdown>
+                      <Menu.Item onClick={() => setDialog({ kind: 'effective', role: r })}>Effective permissions</Menu.Item>
+                      {write && !r.isSystem && <Menu.Item onClick={() => setDialog({ kind: 'edit', role: r })}>Edit</Menu.Item>}
+                      {write && <Menu.Item onClick={() => setDialog({ kind: 'clone', role: r })}>Clone</Menu.Item>}
+                      {remove && !r.isSystem && (
+                        <Menu.Item color="red" onClick={() => setDialog({ kind: 'delete', role: r })}>
+                          Delete
+                        </Menu.Item>
+                      )}
+                    </Menu.Dropdown>
+                  </Menu>
+                </Table.Td>
+              </>
+            )}
+          </DataTable>
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} numbered />

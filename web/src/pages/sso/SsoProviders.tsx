@@ -6,6 +6,8 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { DataTable } from '../../components/DataTable';
+import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
@@ -54,32 +56,16 @@ export default function SsoProviders() {
           <Warning />
         </Alert>
       ))}
-      {list.isError ? (
-        <Alert color="red" role="alert">
-          {explain(list.error)}
-        </Alert>
-      ) : list.isPending ? (
-        <Text aria-busy="true">Loading providers…</Text>
-      ) : list.data.length === 0 ? (
-        <Text c="dimmed">No identity provider yet. {write ? 'Add one from a preset: Microsoft Entra ID, Okta, Google Workspace and more.' : ''}</Text>
-      ) : (
-        <Table striped data-testid="sso-table">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Protocol</Table.Th>
-              <Table.Th>Status</Table.Th>
-              <Table.Th>Allowed domains</Table.Th>
-              <Table.Th>Enforced</Table.Th>
-              <Table.Th>Last test passed</Table.Th>
-              <Table.Th>
-                <span className="gh-visually-hidden">Actions</span>
-              </Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {list.data.map((p) => (
-              <Table.Tr key={p.id}>
+      <Loaded
+        q={list}
+        what="providers"
+        isEmpty={(d) => d.length === 0}
+        empty={<>No identity provider yet. {write ? 'Add one from a preset: Microsoft Entra ID, Okta, Google Workspace and more.' : ''}</>}
+      >
+        {(d) => (
+          <DataTable testId="sso-table" columns={['Name', 'Protocol', 'Status', 'Allowed domains', 'Enforced', 'Last test passed']} hidden="Actions" rows={d}>
+            {(p) => (
+              <>
                 <Table.Td>{p.name}</Table.Td>
                 <Table.Td>{p.type === 'saml' ? 'SAML 2.0' : 'OpenID Connect'}</Table.Td>
                 <Table.Td>
@@ -118,11 +104,11 @@ export default function SsoProviders() {
                     </Menu>
                   )}
                 </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+              </>
+            )}
+          </DataTable>
+        )}
+      </Loaded>
       <Text size="sm" c="dimmed">
         Only an active provider is offered at sign-in: people whose e-mail domain is allowed see “Continue with …” on the sign-in page.
       </Text>

@@ -8,6 +8,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
@@ -90,26 +91,9 @@ export default function Users() {
       </Group>
       <Loaded q={list} what="users" isEmpty={(d) => d.data.length === 0} empty={debounced ? `Nobody’s name or e-mail starts with “${debounced}”.` : 'No members yet. Invite someone.'}>
         {(d) => (
-          <Table striped highlightOnHover data-testid="users-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>E-mail</Table.Th>
-                <Table.Th>Role</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>MFA</Table.Th>
-                <Table.Th>Last sign-in</Table.Th>
-                <Table.Th>
-                  <span className="gh-visually-hidden">Actions</span>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {d.data.map((u) => (
-                <UserRow key={u.id} user={u} orgId={scope} self={u.id === me.data?.id} />
-              ))}
-            </Table.Tbody>
-          </Table>
+          <DataTable testId="users-table" highlightOnHover columns={['Name', 'E-mail', 'Role', 'Status', 'MFA', 'Last sign-in']} hidden="Actions" rows={d.data}>
+            {(u) => <UserCells user={u} orgId={scope} self={u.id === me.data?.id} />}
+          </DataTable>
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} numbered />
@@ -118,7 +102,8 @@ export default function Users() {
   );
 }
 
-function UserRow({ user, orgId, self }: { user: Row; orgId?: string; self: boolean }) {
+/** The cells of one user's row, with its actions and their dialogs. */
+function UserCells({ user, orgId, self }: { user: Row; orgId?: string; self: boolean }) {
   const qc = useQueryClient();
   const [changing, setChanging] = useState(false);
   const [confirm, setConfirm] = useState<null | 'remove' | 'mfa'>(null);
@@ -139,7 +124,7 @@ function UserRow({ user, orgId, self }: { user: Row; orgId?: string; self: boole
     onError: (err) => notifications.show({ color: 'red', title: 'Not done', message: explain(err) }),
   });
   return (
-    <Table.Tr>
+    <>
       <Table.Td>{user.name}</Table.Td>
       <Table.Td>{user.email}</Table.Td>
       <Table.Td>{user.roleName}</Table.Td>
@@ -193,7 +178,7 @@ function UserRow({ user, orgId, self }: { user: Row; orgId?: string; self: boole
         </ConfirmDialog>
         <RoleModal opened={changing} onClose={() => setChanging(false)} user={user} orgId={orgId} />
       </Table.Td>
-    </Table.Tr>
+    </>
   );
 }
 
