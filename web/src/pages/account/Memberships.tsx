@@ -6,6 +6,7 @@ import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { api, ApiError, call } from '../../api/client';
 import { session, type TokenResponse } from '../../api/session';
+import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
 import { ok, Section } from './Section';
 
@@ -52,59 +53,53 @@ export function Memberships() {
 
   return (
     <Section title="Where you act">
-      {list.isError ? (
-        <Alert color="red" role="alert">{explain(list.error)}</Alert>
-      ) : list.isPending ? (
-        <Text size="sm" aria-busy="true">Loading your memberships…</Text>
-      ) : list.data.length === 0 ? (
-        <Text size="sm" c="dimmed">
-          You are not a member of a partner or an organisation yet. Ask an administrator to invite you.
-        </Text>
-      ) : (
-        <Stack>
-          <Table data-testid="memberships">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Partner or organisation</Table.Th>
-                <Table.Th>Your role</Table.Th>
-                <Table.Th>
-                  <span className="gh-visually-hidden">Switch</span>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {list.data.map((m) => (
-                <Table.Tr key={`${m.scope}:${m.orgId ?? m.partnerId}`}>
-                  <Table.Td>
-                    {label(m)}{' '}
-                    <Badge variant="light" color="gray">
-                      {m.scope === 'partner' ? 'partner' : 'organisation'}
-                    </Badge>
-                  </Table.Td>
-                  <Table.Td>{m.roleName}</Table.Td>
-                  <Table.Td>
-                    {m.current ? (
-                      <Badge variant="light" color="blue">
-                        Current
-                      </Badge>
-                    ) : (
-                      <Button size="xs" variant="default" onClick={() => switchTo.mutate({ m })} loading={switchTo.isPending && switchTo.variables?.m === m} aria-label={`Switch to ${label(m)}`}>
-                        Switch
-                      </Button>
-                    )}
-                  </Table.Td>
+      <Loaded q={list} what="your memberships" size="sm" isEmpty={(d) => d.length === 0} empty="You are not a member of a partner or an organisation yet. Ask an administrator to invite you.">
+        {(d) => (
+          <Stack>
+            <Table data-testid="memberships">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Partner or organisation</Table.Th>
+                  <Table.Th>Your role</Table.Th>
+                  <Table.Th>
+                    <span className="gh-visually-hidden">Switch</span>
+                  </Table.Th>
                 </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-          {list.data.length === 1 && (
-            <Text size="sm" c="dimmed">
-              This is your only membership.
-            </Text>
-          )}
-          {switchTo.isError && !confirming && <Alert color="red" role="alert">{explain(switchTo.error)}</Alert>}
-        </Stack>
-      )}
+              </Table.Thead>
+              <Table.Tbody>
+                {d.map((m) => (
+                  <Table.Tr key={`${m.scope}:${m.orgId ?? m.partnerId}`}>
+                    <Table.Td>
+                      {label(m)}{' '}
+                      <Badge variant="light" color="gray">
+                        {m.scope === 'partner' ? 'partner' : 'organisation'}
+                      </Badge>
+                    </Table.Td>
+                    <Table.Td>{m.roleName}</Table.Td>
+                    <Table.Td>
+                      {m.current ? (
+                        <Badge variant="light" color="blue">
+                          Current
+                        </Badge>
+                      ) : (
+                        <Button size="xs" variant="default" onClick={() => switchTo.mutate({ m })} loading={switchTo.isPending && switchTo.variables?.m === m} aria-label={`Switch to ${label(m)}`}>
+                          Switch
+                        </Button>
+                      )}
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+            {d.length === 1 && (
+              <Text size="sm" c="dimmed">
+                This is your only membership.
+              </Text>
+            )}
+            {switchTo.isError && !confirming && <Alert color="red" role="alert">{explain(switchTo.error)}</Alert>}
+          </Stack>
+        )}
+      </Loaded>
       <Modal opened={!!confirming} onClose={() => setConfirming(null)} title="Confirm your password">
         <form
           onSubmit={(e) => {

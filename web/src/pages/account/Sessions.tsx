@@ -6,6 +6,7 @@ import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { api, call } from '../../api/client';
 import { session } from '../../api/session';
+import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
 import { ok, Section } from './Section';
 
@@ -61,64 +62,60 @@ export function Sessions() {
 
   return (
     <Section title="Where you are signed in">
-      {list.isError ? (
-        <Alert color="red" role="alert">{explain(list.error)}</Alert>
-      ) : list.isPending ? (
-        <Text size="sm" aria-busy="true">Loading your sessions…</Text>
-      ) : list.data.length === 0 ? (
-        <Text size="sm" c="dimmed">No live session.</Text>
-      ) : (
-        <Stack>
-          <Table data-testid="sessions">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Device</Table.Th>
-                <Table.Th>Address</Table.Th>
-                <Table.Th>Signed in</Table.Th>
-                <Table.Th>Last active</Table.Th>
-                <Table.Th>
-                  <span className="gh-visually-hidden">End</span>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {list.data.map((s) => (
-                <Table.Tr key={s.id} data-session={s.id}>
-                  <Table.Td>
-                    <Text size="sm">
-                      {device(s)}{' '}
-                      {s.current && (
-                        <Badge variant="light" color="blue">
-                          This browser
-                        </Badge>
-                      )}
-                    </Text>
-                    <Text size="xs" c="dimmed">
-                      {(s.method && METHODS[s.method]) ?? s.method ?? 'Sign-in'}
-                      {s.mfa ? ', with two-step verification' : ''}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>{s.ip ?? '—'}</Table.Td>
-                  <Table.Td>{new Date(s.createdAt).toLocaleString()}</Table.Td>
-                  <Table.Td>{new Date(s.lastSeenAt).toLocaleString()}</Table.Td>
-                  <Table.Td>
-                    <Button size="xs" variant="default" color="red" onClick={() => setEnding(s)} aria-label={s.current ? 'End session: this browser' : `End session: ${device(s)} (${s.ip ?? 'unknown address'}, since ${new Date(s.createdAt).toLocaleString()})`}>
-                      End session
-                    </Button>
-                  </Table.Td>
+      <Loaded q={list} what="your sessions" size="sm" isEmpty={(d) => d.length === 0} empty="No live session.">
+        {(d) => (
+          <Stack>
+            <Table data-testid="sessions">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Device</Table.Th>
+                  <Table.Th>Address</Table.Th>
+                  <Table.Th>Signed in</Table.Th>
+                  <Table.Th>Last active</Table.Th>
+                  <Table.Th>
+                    <span className="gh-visually-hidden">End</span>
+                  </Table.Th>
                 </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-          {others > 0 && (
-            <Group>
-              <Button variant="default" color="red" onClick={() => setEnding('others')}>
-                End every other session
-              </Button>
-            </Group>
-          )}
-        </Stack>
-      )}
+              </Table.Thead>
+              <Table.Tbody>
+                {d.map((s) => (
+                  <Table.Tr key={s.id} data-session={s.id}>
+                    <Table.Td>
+                      <Text size="sm">
+                        {device(s)}{' '}
+                        {s.current && (
+                          <Badge variant="light" color="blue">
+                            This browser
+                          </Badge>
+                        )}
+                      </Text>
+                      <Text size="xs" c="dimmed">
+                        {(s.method && METHODS[s.method]) ?? s.method ?? 'Sign-in'}
+                        {s.mfa ? ', with two-step verification' : ''}
+                      </Text>
+                    </Table.Td>
+                    <Table.Td>{s.ip ?? '—'}</Table.Td>
+                    <Table.Td>{new Date(s.createdAt).toLocaleString()}</Table.Td>
+                    <Table.Td>{new Date(s.lastSeenAt).toLocaleString()}</Table.Td>
+                    <Table.Td>
+                      <Button size="xs" variant="default" color="red" onClick={() => setEnding(s)} aria-label={s.current ? 'End session: this browser' : `End session: ${device(s)} (${s.ip ?? 'unknown address'}, since ${new Date(s.createdAt).toLocaleString()})`}>
+                        End session
+                      </Button>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+            {others > 0 && (
+              <Group>
+                <Button variant="default" color="red" onClick={() => setEnding('others')}>
+                  End every other session
+                </Button>
+              </Group>
+            )}
+          </Stack>
+        )}
+      </Loaded>
       <Modal opened={!!ending} onClose={() => setEnding(null)} title={ending === 'others' ? 'End every other session?' : ending?.current ? 'End this browser’s session?' : 'End that session?'}>
         <Stack>
           <Text size="sm">

@@ -5,6 +5,7 @@ import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
+import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
 
@@ -71,24 +72,20 @@ export default function Tenants() {
         </Title>
         {write && me.data?.scope === 'partner' && <Button onClick={() => setCreating(true)}>New organisation</Button>}
       </Group>
-      {orgs.isError ? (
-        <Alert color="red" role="alert">{explain(orgs.error)}</Alert>
-      ) : orgs.isPending ? (
-        <Text aria-busy="true">Loading organisations…</Text>
-      ) : orgs.data.length === 0 ? (
-        <Text c="dimmed">No organisation yet. Create the first one for a customer.</Text>
-      ) : (
-        <div className="gh-master-detail">
-          <div>
-            <Card withBorder p={4} component="nav" aria-label="Organisations">
-              {orgs.data.map((o) => (
-                <NavLink key={o.id} label={o.name} variant="filled" active={o.id === org?.id} onClick={() => setSelected(o.id)} component="button" />
-              ))}
-            </Card>
+      <Loaded q={orgs} what="organisations" isEmpty={(d) => d.length === 0} empty="No organisation yet. Create the first one for a customer.">
+        {(d) => (
+          <div className="gh-master-detail">
+            <div>
+              <Card withBorder p={4} component="nav" aria-label="Organisations">
+                {d.map((o) => (
+                  <NavLink key={o.id} label={o.name} variant="filled" active={o.id === org?.id} onClick={() => setSelected(o.id)} component="button" />
+                ))}
+              </Card>
+            </div>
+            <div>{org && <OrgDetail key={org.id} org={org} write={write} />}</div>
           </div>
-          <div>{org && <OrgDetail key={org.id} org={org} write={write} />}</div>
-        </div>
-      )}
+        )}
+      </Loaded>
       <NameDialog
         title="New organisation"
         opened={creating}
