@@ -38,6 +38,7 @@ import { oauthRoutes } from './modules/service-accounts/routes-oauth.js';
 import { serviceAccountRoutes } from './modules/service-accounts/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { accessRoutes } from './modules/access/routes.js';
+import { installBreakGlassAlerts } from './modules/access/break-glass.js';
 import { scimRoutes, SCIM_PREFIX } from './modules/scim/routes.js';
 import { scimTokenRoutes } from './modules/scim/token-routes.js';
 
@@ -153,6 +154,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       installDeniedAudit(api, deps);
+      installBreakGlassAlerts(api, deps);
       installByIdScope(api, deps.db, API_PREFIX);
       await api.register(authPublicRoutes(deps));
       await api.register(setupRoutes(deps));

@@ -7,6 +7,7 @@ import { preparedStatement, uuidArg } from '../db/prepared.js';
 import type { ResolvedRole, RoleCache } from '../modules/roles/resolver.js';
 import { accountReason } from '../modules/access/decision.js';
 import { enforceOwnIpAllowlist } from '../modules/access/ip-policy.js';
+import { armBreakGlass } from '../modules/access/break-glass.js';
 import type { TokenService } from '../modules/auth/tokens.js';
 import { effectiveSecurity, allowedMethodList, breakGlassUserOf, ipAllowlistOf, phishingResistant } from '../modules/tenants/settings.js';
 import { normaliseIp } from '../platform/cidr.js';
@@ -248,7 +249,10 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;
       // A token replayed from outside the tenant's IP allow-list is refused, on every request (issue 18 §3).
-      if (principal.actorType === 'user') await enforceOwnIpAllowlist(deps, principal, metaOf(req));
+      if (principal.actorType === 'user') {
+        await enforceOwnIpAllowlist(deps, principal, metaOf(req));
+        armBreakGlass(principal, req.headers);
+      }
       if (principal.actorType === 'service_account' && isPeopleOnly(req.routeOptions.url)) throw new AppError('service_account_not_allowed');
       if (principal.mfaEnrollmentRequired && !opts.allowPendingMfaEnrollment) {
         throw new AppError('mfa_enrollment_required', undefined, {

@@ -40,6 +40,10 @@ export interface Principal {
   ipAllowlist?: string[];
   /** The partner's designated break-glass account, acting in its partner membership: exempt from IP allow-lists, audited. */
   breakGlass?: boolean;
+  /** The break-glass account's stated reason (header x-break-glass-reason): lets it into an organisation that suspended partner access. */
+  breakGlassReason?: string | null;
+  /** Organisations this request reached as break-glass past their mspAccess (alerted once the answer is sent). */
+  breakGlassUsed?: Set<string>;
   /** A partner member: the partner's organisations that set policies on partner members (IP allow-list, mspAccess), by id. */
   orgPolicies?: Record<string, unknown>;
   /** The caller's profile fields, read with the session check (GET /users/me answers from them, no second query). */

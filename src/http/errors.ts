@@ -66,6 +66,8 @@ export const ERROR_CATALOG = {
   last_sign_in_method: { status: 403, error: 'Forbidden', message: 'Removing the password would leave the account without a way to sign in.' },
   sso_enforced: { status: 403, error: 'Forbidden', message: 'Your organization signs in with single sign-on.' },
   service_account_not_allowed: { status: 403, error: 'Forbidden', message: 'This route is for people: a service account cannot use it.' },
+  msp_access_denied: { status: 403, error: 'Forbidden', message: "The organization does not let its partner's staff in (mspAccess suspended, or approval required)." },
+  msp_access_customer_only: { status: 403, error: 'Forbidden', message: "Only the organization's own admins may loosen mspAccess; its partner may only tighten it." },
   ip_not_allowed: { status: 403, error: 'Forbidden', message: 'This address is outside the IP allow-list (of the API key, or of the partner or organization).' },
   password_confirmation_required: { status: 403, error: 'Forbidden', message: 'This session began at an identity provider: confirm your password (and second factor) to act elsewhere.' },
   // 404

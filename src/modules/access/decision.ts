@@ -5,7 +5,7 @@
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { ipAllowed } from '../../platform/cidr.js';
-import { ipAllowlistOf } from '../tenants/settings.js';
+import { ipAllowlistOf, mspAccessOf } from '../tenants/settings.js';
 import type { ResolvedRole } from '../roles/resolver.js';
 import { hasPermission } from '../roles/resolver.js';
 
@@ -101,14 +101,34 @@ export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
   if (!access.allowed || p.scope !== 'partner' || p.actorType !== 'user') return [access];
   const policy = p.orgPolicies?.[orgId];
   if (!policy) return [access];
+  const out = [access];
+  const msp = mspAccessOf(policy);
+  if (msp !== 'allowed') {
+    if (p.breakGlass === true && p.breakGlassReason) {
+      // Side effect on purpose: the one place every path passes, so no use of break-glass escapes the alert.
+      p.breakGlassUsed?.add(orgId);
+      out.push(pass('msp_access', `mspAccess is ${msp}; the partner's break-glass account passes with a reason (audited, both sides' admins alerted).`, { breakGlass: true }));
+    } else {
+      out.push(
+        deny(
+          'msp_access',
+          msp === 'suspended'
+            ? "The organisation has suspended access by its partner's staff (mspAccess suspended): only the partner's break-glass account, with a reason."
+            : 'The organisation requires a just-in-time grant approved by the customer (mspAccess approval_required); none is held.',
+        ),
+      );
+    }
+  }
   const list = ipAllowlistOf(policy);
-  return list.length ? [access, ipListReason(list, p.ip, p.breakGlass === true, 'the organisation')] : [access];
+  if (list.length) out.push(ipListReason(list, p.ip, p.breakGlass === true, 'the organisation'));
+  return out;
 }
 
 /** The answer a by-id route gives when the scope denies: an address outside a list is 403, anything else 404. */
 export function refusalOf(reasons: AccessReason[], what: string): AppError | null {
   const denied = reasons.find((r) => !r.allowed);
   if (!denied) return null;
+  if (denied.step === 'msp_access') return new AppError('msp_access_denied');
   if (denied.step === 'ip_allowlist') return new AppError('ip_not_allowed', 'This address is outside the IP allow-list of the organization.');
   return notFound(what);
 }

@@ -7,7 +7,9 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { authErrors, errors } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../roles/catalog.js';
 import { explain, whoCan } from './explain-service.js';
-import { explainQuery, explainResponse, whoCanQuery, whoCanResponse } from './schemas.js';
+import { idParam } from '../tenants/schemas.js';
+import { partnerAccess, partnerActivity } from './customer-view.js';
+import { explainQuery, explainResponse, pageQuery, partnerAccessResponse, partnerActivityResponse, whoCanQuery, whoCanResponse } from './schemas.js';
 
 const SAME =
   'Answered by the functions the request pipeline itself runs (the permission check, the by-id scope rule, the policies authenticate applies), never a separate model of them.';
@@ -25,5 +27,11 @@ export function accessRoutes(deps: Deps) {
       async (req) => explain(deps, p(req), req.query));
     r.get('/access/who-can', { onRequest: [auth, full, read], schema: { tags, operationId: 'whoCanAccess', summary: 'Every user and service account that can use a permission on a record, with the reasons', description: `People first, then service accounts, each in id order, keyset paging. The database narrows the candidates (role chains granting the permission, standing organisation access, site and device-group restrictions); each candidate of the page is then decided as explain decides it, so a page may hold fewer than \`limit\` entries while \`nextCursor\` goes on. ${SAME}`, querystring: whoCanQuery, response: { 200: whoCanResponse, ...errors(400, 404), ...authErrors } } },
       async (req) => whoCan(deps, p(req), req.query));
+
+    const orgTags = ['organizations'];
+    r.get('/orgs/organizations/:id/partner-access', { onRequest: [auth, read], schema: { tags: orgTags, operationId: 'listPartnerAccess', summary: "The customer's view: every partner member who can reach the organisation, and how", description: "Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The organisation's admins see it; so does the partner.", params: idParam, querystring: pageQuery, response: { 200: partnerAccessResponse, ...errors(400, 404), ...authErrors } } },
+      async (req) => partnerAccess(deps, p(req), req.params.id, req.query));
+    r.get('/orgs/organizations/:id/partner-activity', { onRequest: [auth, requirePermission(P.AUDIT_READ)], schema: { tags: orgTags, operationId: 'listPartnerActivity', summary: "The customer's view: what the partner's staff did in the organisation", description: "The organisation's audit trail filtered to actors who are members of its partner, newest first, keyset paging.", params: idParam, querystring: pageQuery, response: { 200: partnerActivityResponse, ...errors(400, 404), ...authErrors } } },
+      async (req) => partnerActivity(deps, p(req), req.params.id, req.query));
   };
 }

@@ -93,3 +93,34 @@ export const whoCanResponse = z.object({
   data: z.array(whoCanRow),
   nextCursor: z.string().nullable(),
 });
+
+export const pageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(50), cursor: z.string().max(512).optional(), orgId: z.uuid().optional().describe('Optional: must name the organisation itself') });
+
+export const partnerAccessResponse = z.object({
+  mspAccess: z.enum(['allowed', 'approval_required', 'suspended']),
+  data: z.array(
+    z
+      .object({
+        userId: z.uuid(),
+        email: z.string(),
+        name: z.string(),
+        roleId: z.uuid(),
+        roleName: z.string(),
+        access: z.enum(['standing']).describe('standing: orgAccess all or selected (just-in-time grants are not built yet)'),
+        orgAccess: z.enum(['all', 'selected']),
+        until: z.string().nullable().describe('When the access ends (null: standing)'),
+        reachesNow: z.boolean().describe("false when the organisation's own policies (mspAccess, its IP allow-list) hold the member out"),
+        blockedBy: z.enum(ACCESS_STEPS).nullable(),
+        breakGlass: z.boolean().describe("The partner's break-glass account"),
+      })
+      .meta({ id: 'PartnerAccessEntry' }),
+  ),
+  nextCursor: z.string().nullable(),
+});
+
+export const partnerActivityResponse = z.object({
+  data: z.array(
+    z.object({ id: z.uuid(), at: z.string(), action: z.string(), result: z.string(), actorUserId: z.uuid(), actorEmail: z.string().nullable(), resourceType: z.string().nullable(), resourceId: z.string().nullable(), ip: z.string().nullable() }).meta({ id: 'PartnerActivityEntry' }),
+  ),
+  nextCursor: z.string().nullable(),
+});

@@ -3,7 +3,7 @@ import type { MailMessage } from '../../platform/mail.js';
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-function build(template: string, to: string, subject: string, paragraphs: string[], action?: { label: string; url: string }): MailMessage {
+export function build(template: string, to: string, subject: string, paragraphs: string[], action?: { label: string; url: string }): MailMessage {
   const text = [...paragraphs, ...(action ? [`${action.label}: ${action.url}`] : []), '', '— Gatehouse'].join('\n\n');
   const html = [
     '<!doctype html><html><body style="font-family:sans-serif">',

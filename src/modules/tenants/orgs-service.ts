@@ -12,7 +12,9 @@ import { slugify } from '../auth/registration-service.js';
 import { bumpAuthzEpoch } from '../roles/resolver.js';
 import { accessibleOrg, assertFullPartnerAccess, orgCondition } from './access.js';
 import { ipAllowed } from '../../platform/cidr.js';
-import { effectiveSecurity, mergeSettings, normaliseAllowlist, type TenantSettings } from './settings.js';
+import { adminsOfBothSides } from '../access/admins.js';
+import { accessMails } from '../access/mail-templates.js';
+import { effectiveSecurity, mergeSettings, mspAccessOf, mspStrictness, normaliseAllowlist, type TenantSettings } from './settings.js';
 
 type OrgRow = typeof organizations.$inferSelect;
 export const orgToJson = (o: OrgRow) => ({
@@ -78,13 +80,16 @@ export async function updateOrg(deps: Deps, p: Principal, id: string, body: { na
   const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
   assertNoLockout(p, patch.settings, meta, confirmLockout);
   try {
-    return await deps.db.transaction(async (tx) => {
+    const updated = await deps.db.transaction(async (tx) => {
       const current = await accessibleOrg(tx, p, id);
       const settings = patch.settings ? mergeSettings(current.settings, patch.settings) : undefined;
+      await mspAccessChange(deps, tx, p, current, settings, meta);
       const [org] = await tx.update(organizations).set({ ...patch, ...(settings ? { settings } : {}), updatedAt: deps.clock.now() }).where(eq(organizations.id, id)).returning();
       await deps.audit.record(tx, { action: 'organization.update', actor: actor(p), partnerId: org!.partnerId, orgId: id, resourceType: 'organization', resourceId: id, details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) } }, meta);
       return orgToJson(org!);
     });
+    deps.outbox.kick();
+    return updated;
   } catch (err) {
     if (isUnique(err)) throw new AppError('slug_taken', 'An organization with this slug already exists.');
     throw err;
@@ -117,6 +122,9 @@ export async function getPartner(db: Executor, p: Principal) {
 export async function updatePartner(deps: Deps, p: Principal, body: { name?: string; settings?: TenantSettings; confirmLockout?: boolean }, meta: AuditRequestMeta) {
   assertFullPartnerAccess(p);
   const { confirmLockout, ...given } = body;
+  if (given.settings?.mspAccess !== undefined) {
+    throw new AppError('validation_failed', 'mspAccess is an organisation setting.', { details: { fieldErrors: { 'settings.mspAccess': ['Organisation setting only'] }, formErrors: [] } });
+  }
   const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
   assertNoLockout(p, patch.settings, meta, confirmLockout);
   await deps.db.transaction(async (tx) => {
@@ -132,6 +140,23 @@ export async function updatePartner(deps: Deps, p: Principal, body: { name?: str
     await deps.audit.record(tx, { action: 'partner.update', actor: actor(p), partnerId: p.partnerId, resourceType: 'partner', resourceId: p.partnerId, details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) } }, meta);
   });
   return getPartner(deps.db, p);
+}
+
+/**
+ * mspAccess (issue 18 §2): only the organisation's own admins loosen it; a partner member may only tighten it. A change
+ * is audited and mailed to both sides' admins (sent once the transaction commits).
+ */
+async function mspAccessChange(deps: Deps, tx: Executor, p: Principal, current: OrgRow, next: TenantSettings | undefined, meta: AuditRequestMeta) {
+  if (!next) return;
+  const from = mspAccessOf(current.settings);
+  const to = mspAccessOf(next);
+  if (from === to) return;
+  if (mspStrictness(to) < mspStrictness(from) && p.scope !== 'organization') throw new AppError('msp_access_customer_only');
+  await deps.audit.record(tx, { action: 'organization.msp_access.change', actor: actor(p), partnerId: current.partnerId, orgId: current.id, resourceType: 'organization', resourceId: current.id, details: { from, to } }, meta);
+  const side = await adminsOfBothSides(tx, current.partnerId, current.id);
+  for (const email of side.emails) {
+    await deps.outbox.enqueue(tx, accessMails.mspAccessChanged(email, { orgName: side.orgName, partnerName: side.partnerName, from, to, actor: p.email, url: `${deps.config.appUrl}/organizations/${current.id}` }));
+  }
 }
 
 /**

@@ -28,7 +28,16 @@ export const securitySettingsSchema = z.strictObject({
   /** Partner only: the designated break-glass account (a member of the partner), exempt from IP allow-lists, audited. */
   breakGlassUserId: z.uuid().nullable().optional().describe("Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it"),
 });
-export const tenantSettingsSchema = z.strictObject({ security: securitySettingsSchema.optional() });
+/** How far the organisation lets its partner's staff in (issue 18 §2), least strict first. */
+export const MSP_ACCESS = ['allowed', 'approval_required', 'suspended'] as const;
+export type MspAccess = (typeof MSP_ACCESS)[number];
+export const tenantSettingsSchema = z.strictObject({
+  security: securitySettingsSchema.optional(),
+  mspAccess: z
+    .enum(MSP_ACCESS)
+    .optional()
+    .describe("Organisation only: allowed (default); approval_required (partner members need a just-in-time grant approved by the customer); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it."),
+});
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 
 export interface EffectiveSecurity {
@@ -66,6 +75,7 @@ export const allowedMethodList = (s: EffectiveSecurity) => MFA_METHODS.filter((m
 export function mergeSettings(current: unknown, patch: TenantSettings): TenantSettings {
   const base = tenantSettingsSchema.safeParse(current ?? {});
   const cur = base.success ? base.data : {};
+  if (patch.mspAccess) cur.mspAccess = patch.mspAccess;
   if (!patch.security) return cur;
   return {
     ...cur,
@@ -93,3 +103,7 @@ export function normaliseAllowlist(settings: TenantSettings): TenantSettings {
   if (!list) return settings;
   return { ...settings, security: { ...settings.security, ipAllowlist: [...new Set(list.map((e) => allowlistEntry(e)!))] } };
 }
+
+/** The organisation's mspAccess (default allowed). */
+export const mspAccessOf = (orgSettings: unknown): MspAccess => read(orgSettings).mspAccess ?? 'allowed';
+export const mspStrictness = (m: MspAccess) => MSP_ACCESS.indexOf(m);

@@ -1,0 +1,56 @@
+// Break-glass into an organisation that suspended partner access (issue 18 §2): allowed only to the partner's designated
+// account with a stated reason (header x-break-glass-reason); each use is audited and mailed to both sides' admins,
+// once the answer is sent (once an hour per session and organisation, per instance).
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../deps.js';
+import type { Principal } from '../../http/context.js';
+import { metaOf } from '../../http/meta.js';
+import { actorOf } from '../audit/writer.js';
+import { adminsOfBothSides } from './admins.js';
+import { accessMails } from './mail-templates.js';
+
+export const BREAK_GLASS_REASON_HEADER = 'x-break-glass-reason';
+
+/** Arms the principal of the partner's break-glass account when the request states a reason. */
+export function armBreakGlass(p: Principal, headers: Record<string, string | string[] | undefined>): void {
+  if (!p.breakGlass) return;
+  const reason = headers[BREAK_GLASS_REASON_HEADER];
+  if (typeof reason !== 'string' || !reason.trim()) return;
+  p.breakGlassReason = reason.trim().slice(0, 500);
+  p.breakGlassUsed = new Set();
+}
+
+const alerted = new Map<string, number>();
+const ALERT_EVERY_MS = 3600_000;
+
+export function installBreakGlassAlerts(app: FastifyInstance, deps: Deps): void {
+  app.addHook('onResponse', async (req) => {
+    const p = req.auth;
+    if (!p?.breakGlassUsed?.size) return;
+    const now = Date.now();
+    if (alerted.size > 10_000) alerted.clear();
+    try {
+      for (const orgId of p.breakGlassUsed) {
+        const key = `${p.sessionId}|${orgId}`;
+        const at = alerted.get(key);
+        if (at !== undefined && now - at < ALERT_EVERY_MS) continue;
+        alerted.set(key, now);
+        const meta = metaOf(req);
+        await deps.db.transaction(async (tx) => {
+          await deps.audit.record(
+            tx,
+            { action: 'access.break_glass', actor: actorOf(p), partnerId: p.partnerId, orgId, resourceType: 'organization', resourceId: orgId, details: { exempted: 'msp_access', reason: p.breakGlassReason, ip: meta.ip } },
+            meta,
+          );
+          const side = await adminsOfBothSides(tx, p.partnerId!, orgId);
+          for (const email of side.emails) {
+            await deps.outbox.enqueue(tx, accessMails.breakGlassUsed(email, { orgName: side.orgName, partnerName: side.partnerName, actor: p.email, reason: p.breakGlassReason ?? '', ip: meta.ip ?? 'unknown', url: `${deps.config.appUrl}/audit` }));
+          }
+        });
+      }
+      deps.outbox.kick();
+    } catch (err) {
+      req.log.error({ err }, 'break-glass alert failed');
+    }
+  });
+}
