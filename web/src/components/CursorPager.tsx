@@ -1,6 +1,7 @@
 // Keyset paging of a list: the cursors walked so far (the last one is the page shown), and the Previous / Next bar.
 // The walk starts over when `key` (the filters the list depends on) changes, or when `reset()` is called.
 import { Button, Group, Text } from '@mantine/core';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 
 export function useCursorPages(key?: unknown) {
@@ -19,6 +20,21 @@ export function useCursorPages(key?: unknown) {
 }
 
 export type CursorPages = ReturnType<typeof useCursorPages>;
+
+/**
+ * A keyset-paged list: `fetchPage(cursor)` asks the API for one page; the query key is `queryKey` plus the cursor,
+ * and the page shown stays on screen while the next one loads.
+ */
+export function useCursorList<R extends { nextCursor: string | null }>(
+  queryKey: readonly unknown[],
+  fetchPage: (cursor: string | undefined) => Promise<R>,
+  { resetOn, enabled = true }: { resetOn?: unknown; enabled?: boolean } = {},
+) {
+  const pages = useCursorPages(resetOn);
+  const cursor = pages.cursor;
+  const list = useQuery({ queryKey: [...queryKey, cursor], enabled, placeholderData: keepPreviousData, queryFn: () => fetchPage(cursor) });
+  return { pages, list };
+}
 
 /**
  * Previous / Next for a keyset-paged list. With `numbered` the bar is always there and says "Page N"; without it,

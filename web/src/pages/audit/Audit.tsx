@@ -2,10 +2,10 @@
 // range, paged with the API's keyset cursors; a record's details; CSV and JSON Lines export; chain verification.
 import { Button, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
-import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
@@ -41,10 +41,7 @@ export default function Audit() {
   const [actor, setActor] = useState<Actor | null>(null);
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
-  const pages = useCursorPages();
   const [open, setOpen] = useState<AuditRecord | null>(null);
-  const cursor = pages.cursor;
-  const reset = pages.reset;
 
   const filters: AuditFilters = {
     action: debouncedAction || undefined,
@@ -54,11 +51,8 @@ export default function Audit() {
     from: instant(from),
     to: instant(to),
   };
-  const list = useQuery({
-    queryKey: ['audit', filters, cursor],
-    placeholderData: keepPreviousData,
-    queryFn: () => call(api.GET('/api/v1/audit-logs', { params: { query: { ...filters, cursor, limit: PAGE } } })),
-  });
+  const { pages, list } = useCursorList(['audit', filters], (cursor) => call(api.GET('/api/v1/audit-logs', { params: { query: { ...filters, cursor, limit: PAGE } } })));
+  const reset = pages.reset;
   const orgName = (id: string | null) => (id ? (orgs.data?.find((o) => o.id === id)?.name ?? (id === me.data?.orgId ? 'Your organisation' : id)) : 'The partner');
   const filtered = Object.values(filters).some(Boolean);
 

@@ -2,11 +2,11 @@
 // SCIM base URL are shown once), list, revoke (confirm). users:read lists; users:write acts. Issuing a token may ask
 // for a fresh proof first (the step-up prompt handles it).
 import { Alert, Button, Checkbox, Group, Modal, Select, Stack, Table, Text, TextInput } from '@mantine/core';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
-import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
@@ -26,13 +26,7 @@ export default function ScimTokens() {
   const qc = useQueryClient();
   const write = can(me.data, 'users:write');
   const owner = useOwner('SCIM tokens of');
-  const pages = useCursorPages(owner.orgId);
-  const cursor = pages.cursor;
-  const list = useQuery({
-    queryKey: ['scim-tokens', owner.orgId, cursor],
-    placeholderData: keepPreviousData,
-    queryFn: async () => call(api.GET('/api/v1/scim-tokens', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })),
-  });
+  const { pages, list } = useCursorList(['scim-tokens', owner.orgId], (cursor) => call(api.GET('/api/v1/scim-tokens', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })), { resetOn: owner.orgId });
   const [creating, setCreating] = useState(false);
   const revoke = useConfirmed(
     (x: Token) => call(api.DELETE('/api/v1/scim-tokens/{id}', { params: { path: { id: x.id } } })),

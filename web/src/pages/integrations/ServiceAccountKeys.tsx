@@ -2,11 +2,11 @@
 // (name, expiry, allowed address blocks; the key is shown once) and revoke. Issuing a key is a risky action: the API
 // may ask for a fresh proof first (the step-up prompt handles it).
 import { Alert, Button, Group, Modal, Select, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
-import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
@@ -32,14 +32,7 @@ function keyStatus(k: Key) {
 export function ServiceAccountKeys({ account, write, onClose }: { account: Account | null; write: boolean; onClose: () => void }) {
   const qc = useQueryClient();
   const id = account?.id;
-  const pages = useCursorPages(id);
-  const cursor = pages.cursor;
-  const list = useQuery({
-    queryKey: ['api-keys', id, cursor],
-    enabled: !!id,
-    placeholderData: keepPreviousData,
-    queryFn: async () => call(api.GET('/api/v1/service-accounts/{id}/keys', { params: { path: { id: id! }, query: { cursor, limit: 50 } } })),
-  });
+  const { pages, list } = useCursorList(['api-keys', id], (cursor) => call(api.GET('/api/v1/service-accounts/{id}/keys', { params: { path: { id: id! }, query: { cursor, limit: 50 } } })), { resetOn: id, enabled: !!id });
   const [creating, setCreating] = useState(false);
   const revoke = useConfirmed(
     (k: Key) => call(api.DELETE('/api/v1/service-accounts/{id}/keys/{keyId}', { params: { path: { id: k.serviceAccountId, keyId: k.id } } })),

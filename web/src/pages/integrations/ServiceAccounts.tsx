@@ -1,11 +1,11 @@
 // Service accounts of the partner or of an organisation: create (name, role, organisation, description), disable or
 // enable, delete (confirm), and per account its API keys (ServiceAccountKeys). api_keys:read lists; api_keys:write acts.
 import { Alert, Button, Group, Modal, Select, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
-import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
@@ -23,13 +23,7 @@ export default function ServiceAccounts() {
   const qc = useQueryClient();
   const write = can(me.data, 'api_keys:write');
   const owner = useOwner('Service accounts of');
-  const pages = useCursorPages(owner.orgId);
-  const cursor = pages.cursor;
-  const list = useQuery({
-    queryKey: ['service-accounts', owner.orgId, cursor],
-    placeholderData: keepPreviousData,
-    queryFn: async () => call(api.GET('/api/v1/service-accounts', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })),
-  });
+  const { pages, list } = useCursorList(['service-accounts', owner.orgId], (cursor) => call(api.GET('/api/v1/service-accounts', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })), { resetOn: owner.orgId });
   const [creating, setCreating] = useState(false);
   const [keysOf, setKeysOf] = useState<Account | null>(null);
   const refresh = () => void qc.invalidateQueries({ queryKey: ['service-accounts'] });

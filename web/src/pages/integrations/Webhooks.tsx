@@ -2,11 +2,11 @@
 // once), pause or resume, delete (confirm), send a signed test event, and the delivery log with redelivery.
 // All of it needs audit:manage; creating, changing and deleting may ask for a fresh proof (the step-up prompt).
 import { Alert, Button, Group, Modal, Stack, Table, TagsInput, Text, TextInput } from '@mantine/core';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
-import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
@@ -22,13 +22,7 @@ type Delivery = components['schemas']['WebhookDelivery'];
 export default function Webhooks() {
   const qc = useQueryClient();
   const owner = useOwner('Webhooks of');
-  const pages = useCursorPages(owner.orgId);
-  const cursor = pages.cursor;
-  const list = useQuery({
-    queryKey: ['webhooks', owner.orgId, cursor],
-    placeholderData: keepPreviousData,
-    queryFn: async () => call(api.GET('/api/v1/webhooks', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })),
-  });
+  const { pages, list } = useCursorList(['webhooks', owner.orgId], (cursor) => call(api.GET('/api/v1/webhooks', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })), { resetOn: owner.orgId });
   const [creating, setCreating] = useState(false);
   const [logOf, setLogOf] = useState<Webhook | null>(null);
   const [pinged, setPinged] = useState<{ id: string; text: string; ok: boolean } | null>(null);
@@ -177,13 +171,7 @@ function CreateWebhook({ onClose, initialOrgId, partner }: { onClose: () => void
 
 function Deliveries({ webhook, onClose }: { webhook: Webhook; onClose: () => void }) {
   const qc = useQueryClient();
-  const pages = useCursorPages(webhook.id);
-  const cursor = pages.cursor;
-  const list = useQuery({
-    queryKey: ['webhook-deliveries', webhook.id, cursor],
-    placeholderData: keepPreviousData,
-    queryFn: async () => call(api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id: webhook.id }, query: { cursor, limit: 50 } } })),
-  });
+  const { pages, list } = useCursorList(['webhook-deliveries', webhook.id], (cursor) => call(api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id: webhook.id }, query: { cursor, limit: 50 } } })), { resetOn: webhook.id });
   const redeliver = useMutation({
     mutationFn: (d: Delivery | null) => call(api.POST('/api/v1/webhooks/{id}/redeliver', { params: { path: { id: webhook.id } }, body: d ? { deliveryId: d.id } : {} })),
     onSuccess: (r) => {

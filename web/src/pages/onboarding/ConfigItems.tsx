@@ -1,10 +1,10 @@
 // Partner-wide configuration: policies, alert templates, patch policies and maintenance windows, owned by the
 // partner (in force in every organisation) or by one organisation; create, edit, delete.
 import { Alert, Button, Group, JsonInput, Modal, MultiSelect, NumberInput, Select, Stack, Table, TagsInput, Text, TextInput } from '@mantine/core';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
-import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
@@ -51,13 +51,7 @@ export default function ConfigItems() {
   const orgs = useOrganizations(partner);
   const [orgId, setOrgId] = useState<string | null>(null);
   const [kind, setKind] = useState<Kind | null>(null);
-  const pages = useCursorPages();
-  const cursor = pages.cursor;
-  const list = useQuery({
-    queryKey: ['config-items', orgId, kind, cursor],
-    placeholderData: keepPreviousData,
-    queryFn: async () => (await call(api.GET('/api/v1/config-items', { params: { query: { orgId: orgId ?? undefined, kind: kind ?? undefined, cursor, limit: 50 } } }))) as { data: Item[]; nextCursor: string | null },
-  });
+  const { pages, list } = useCursorList(['config-items', orgId, kind], (cursor) => call(api.GET('/api/v1/config-items', { params: { query: { orgId: orgId ?? undefined, kind: kind ?? undefined, cursor, limit: 50 } } })) as Promise<{ data: Item[]; nextCursor: string | null }>);
   const [editing, setEditing] = useState<Item | 'new' | null>(null);
   const remove = useConfirmed(
     (i: Item) => call(api.DELETE('/api/v1/config-items/{id}', { params: { path: { id: i.id } } })),

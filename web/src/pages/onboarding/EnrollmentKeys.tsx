@@ -1,10 +1,10 @@
 // Enrollment keys of an organisation: create (the key is shown once, with a copy button), usage and expiry, revoke.
 // Creating a key is a risky action: the API may ask for a fresh proof first (the step-up prompt handles it).
 import { Alert, Button, Group, Modal, NumberInput, Select, Stack, Table, Text, TextInput } from '@mantine/core';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
-import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
@@ -57,14 +57,7 @@ export default function EnrollmentKeys() {
   const write = can(me.data, 'devices:write');
   const sites = useSites(org.orgId);
   const siteName = (id: string | null) => (id ? (sites.data?.find((s) => s.id === id)?.name ?? 'A site') : 'Chosen by the agent');
-  const pages = useCursorPages();
-  const cursor = pages.cursor;
-  const list = useQuery({
-    queryKey: ['enrollment-keys', org.orgId, cursor],
-    enabled: !!org.orgId,
-    placeholderData: keepPreviousData,
-    queryFn: async () => (await call(api.GET('/api/v1/enrollment-keys', { params: { query: { orgId: org.orgId!, cursor, limit: 50 } } }))) as { data: Key[]; nextCursor: string | null },
-  });
+  const { pages, list } = useCursorList(['enrollment-keys', org.orgId], (cursor) => call(api.GET('/api/v1/enrollment-keys', { params: { query: { orgId: org.orgId!, cursor, limit: 50 } } })) as Promise<{ data: Key[]; nextCursor: string | null }>, { enabled: !!org.orgId });
   const [creating, setCreating] = useState(false);
   const revoke = useConfirmed(
     (k: Key) => call(api.DELETE('/api/v1/enrollment-keys/{id}', { params: { path: { id: k.id } } })),

@@ -1,10 +1,10 @@
 // Scripts: the partner's library (in force in every organisation) and each organisation's own; create, edit, delete.
 import { Alert, Button, Group, Modal, Select, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
-import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
@@ -43,13 +43,7 @@ export default function Scripts() {
   const [orgId, setOrgId] = useState<string | null>(null);
   const [search, setSearch] = useState('');
   const [debounced] = useDebouncedValue(search.trim(), 250);
-  const pages = useCursorPages();
-  const cursor = pages.cursor;
-  const list = useQuery({
-    queryKey: ['scripts', orgId, debounced, cursor],
-    placeholderData: keepPreviousData,
-    queryFn: async () => (await call(api.GET('/api/v1/scripts', { params: { query: { orgId: orgId ?? undefined, search: debounced || undefined, cursor, limit: 50 } } }))) as { data: Summary[]; nextCursor: string | null },
-  });
+  const { pages, list } = useCursorList(['scripts', orgId, debounced], (cursor) => call(api.GET('/api/v1/scripts', { params: { query: { orgId: orgId ?? undefined, search: debounced || undefined, cursor, limit: 50 } } })) as Promise<{ data: Summary[]; nextCursor: string | null }>);
   const [editing, setEditing] = useState<Summary | 'new' | null>(null);
   const remove = useConfirmed(
     (s: Summary) => call(api.DELETE('/api/v1/scripts/{id}', { params: { path: { id: s.id } } })),

@@ -2,11 +2,11 @@
 // builder (create, edit), clone, delete, and each role's effective permissions with their source role.
 import { Alert, Badge, Button, Group, Menu, Modal, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
-import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
@@ -22,15 +22,9 @@ type Dialog = { kind: 'create' } | { kind: 'edit' | 'clone' | 'delete' | 'effect
 export default function Roles() {
   const me = useMe();
   const [orgId, setOrgId] = useState<string | null>(null);
-  const pages = useCursorPages();
   const [dialog, setDialog] = useState<Dialog>(null);
-  const cursor = pages.cursor;
   const scope = orgId ?? undefined;
-  const list = useQuery({
-    queryKey: ['roles', scope, 'page', cursor],
-    placeholderData: keepPreviousData,
-    queryFn: () => call(api.GET('/api/v1/roles', { params: { query: { orgId: scope, cursor, limit: PAGE } } })),
-  });
+  const { pages, list } = useCursorList(['roles', scope, 'page'], (cursor) => call(api.GET('/api/v1/roles', { params: { query: { orgId: scope, cursor, limit: PAGE } } })));
   const write = can(me.data, 'users:write');
   const remove = can(me.data, 'users:delete');
   const close = () => setDialog(null);

@@ -3,11 +3,11 @@
 import { Alert, Button, Group, Menu, Modal, MultiSelect, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { notifications } from '@mantine/notifications';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
-import { CursorPager, useCursorPages } from '../../components/CursorPager';
+import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
@@ -46,15 +46,8 @@ export default function Users() {
   const [orgId, setOrgId] = useState<string | null>(null);
   const [search, setSearch] = useState('');
   const [debounced] = useDebouncedValue(search.trim(), 250);
-  const pages = useCursorPages();
-  const cursor = pages.cursor;
   const scope = orgId ?? undefined;
-  const list = useQuery({
-    queryKey: ['users', scope, debounced, cursor],
-    placeholderData: keepPreviousData,
-    queryFn: async () =>
-      (await call(api.GET('/api/v1/users', { params: { query: { orgId: scope, search: debounced || undefined, cursor, limit: PAGE } } }))) as { data: Row[]; nextCursor: string | null },
-  });
+  const { pages, list } = useCursorList(['users', scope, debounced], (cursor) => call(api.GET('/api/v1/users', { params: { query: { orgId: scope, search: debounced || undefined, cursor, limit: PAGE } } })) as Promise<{ data: Row[]; nextCursor: string | null }>);
   const [inviting, setInviting] = useState(false);
   const reset = pages.reset;
 
