@@ -5,6 +5,7 @@ import { and, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Logger } from 'pino';
 import type { Db } from '../db/connect.js';
+import { classifyOutage, driverReason } from './outage-cause.js';
 
 /** The columns a leased table has: an id, when the row is due, whose lease holds it, how often it was tried. */
 export type LeasedTable = PgTable & { id: PgColumn; notBefore: PgColumn; leasedUntil: PgColumn; attempts: PgColumn };
@@ -124,8 +125,15 @@ export class LeasedQueue<R> {
           }
       }
     } catch (err) {
-      if (!this.storeDown) this.o.logger.error({ err }, `${this.o.name}: the database is unreachable; work waits until it answers`);
-      this.storeDown = true;
+      // One line per outage with the driver's reason (never the statement's parameters, never a stack); anything
+      // else is a bug and is logged by name and message, and the next poll tries again.
+      const outage = classifyOutage(err);
+      if (outage) {
+        if (!this.storeDown) this.o.logger.error({ cause: outage.cause }, `${this.o.name}: the database is unreachable; work waits until it answers`);
+        this.storeDown = true;
+      } else {
+        this.o.logger.error({ error: err instanceof Error ? err.name : typeof err, cause: driverReason(err) }, `${this.o.name}: a pass failed; the next poll tries again`);
+      }
     }
   }
 }
