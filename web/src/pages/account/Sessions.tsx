@@ -1,13 +1,13 @@
 // The sessions signed in to your account (browser, system, address, how and when), each with "End session"; ending
 // the current one is signing out here. An ended session fails on its next request, on every server.
-import { Alert, Badge, Button, Group, Modal, Stack, Table, Text } from '@mantine/core';
+import { Badge, Button, Group, Stack, Table, Text } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { api, call } from '../../api/client';
 import { session } from '../../api/session';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Loaded } from '../../components/Loaded';
-import { explain } from '../../lib/errors';
 import { ok, Section } from './Section';
 
 interface SessionRow {
@@ -116,26 +116,21 @@ export function Sessions() {
           </Stack>
         )}
       </Loaded>
-      <Modal opened={!!ending} onClose={() => setEnding(null)} title={ending === 'others' ? 'End every other session?' : ending?.current ? 'End this browser’s session?' : 'End that session?'}>
-        <Stack>
-          <Text size="sm">
-            {ending === 'others'
-              ? `Your ${others} other session${others === 1 ? '' : 's'} end at once; this browser stays signed in.`
-              : ending?.current
-                ? 'You will be signed out here.'
-                : `${ending ? device(ending) : ''} is signed out at its next request.`}
-          </Text>
-          {end.isError && <Alert color="red" role="alert">{explain(end.error)}</Alert>}
-          <Group justify="end">
-            <Button variant="default" onClick={() => setEnding(null)}>
-              Cancel
-            </Button>
-            <Button color="red" loading={end.isPending} onClick={() => ending && end.mutate(ending)}>
-              End session{ending === 'others' ? 's' : ''}
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmDialog
+        opened={!!ending}
+        title={ending === 'others' ? 'End every other session?' : ending?.current ? 'End this browser’s session?' : 'End that session?'}
+        action={`End session${ending === 'others' ? 's' : ''}`}
+        pending={end.isPending}
+        error={end.error}
+        onConfirm={() => ending && end.mutate(ending)}
+        onClose={() => setEnding(null)}
+      >
+        {ending === 'others'
+          ? `Your ${others} other session${others === 1 ? '' : 's'} end at once; this browser stays signed in.`
+          : ending?.current
+            ? 'You will be signed out here.'
+            : `${ending ? device(ending) : ''} is signed out at its next request.`}
+      </ConfirmDialog>
     </Section>
   );
 }
