@@ -1427,7 +1427,7 @@ export interface paths {
         head?: never;
         /**
          * Change name, slug, status or security settings
-         * @description Change name, slug, status or security settings.
+         * @description Security settings include the organisation's IP allow-list (`security.ipAllowlist`: its members, and partner members acting in it); a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `organizations:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
          */
@@ -1477,7 +1477,7 @@ export interface paths {
         head?: never;
         /**
          * Change the partner name or its security settings (apply to every organisation)
-         * @description Change the partner name or its security settings (apply to every organisation).
+         * @description Security settings include the IP allow-list of the partner's members (`security.ipAllowlist`; a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`) and the break-glass account (`security.breakGlassUserId`, a partner member exempt from IP allow-lists, every use audited).
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
          */
@@ -2902,6 +2902,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/organizations/{id}/partner-access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's view: every partner member who can reach the organisation, and how
+         * @description Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The organisation's admins see it; so does the partner.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `users:read`.
+         */
+        get: operations["listPartnerAccess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/organizations/{id}/partner-activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's view: what the partner's staff did in the organisation
+         * @description The organisation's audit trail filtered to actors who are members of its partner, newest first, keyset paging.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `audit:read`.
+         */
+        get: operations["listPartnerActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/scim-tokens": {
         parameters: {
             query?: never;
@@ -3188,7 +3232,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "ip_not_allowed" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "conflict" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "conflict" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /** @description validation_failed: `{ fieldErrors: { "<path>": [..] }, formErrors: [..] }`; weak_password: `{ feedback }`. */
             details?: {
                 [key: string]: unknown;
@@ -3803,7 +3847,7 @@ export interface components {
         };
         AccessReason: {
             /**
-             * @description account → membership → mfa → role → organization_access → site → device_group
+             * @description account → membership → ip_allowlist → mfa → role → organization_access (then the organisation's own ip_allowlist for partner members) → site → device_group
              * @enum {string}
              */
             step: "account" | "membership" | "role" | "organization_access" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access";
@@ -3821,6 +3865,8 @@ export interface components {
              * @enum {string}
              */
             via?: "organization_member" | "standing_all" | "standing_selected" | "partner_wide";
+            /** @description `ip_allowlist`: passed only as the partner's break-glass account (audited) */
+            breakGlass?: boolean;
         };
         AccessExplanation: {
             allowed: boolean;
@@ -3874,6 +3920,42 @@ export interface components {
             roleId: string;
             roleName: string;
             reasons: components["schemas"]["AccessReason"][];
+        };
+        PartnerAccessEntry: {
+            /** Format: uuid */
+            userId: string;
+            email: string;
+            name: string;
+            /** Format: uuid */
+            roleId: string;
+            roleName: string;
+            /**
+             * @description standing: orgAccess all or selected (just-in-time grants are not built yet)
+             * @enum {string}
+             */
+            access: "standing";
+            /** @enum {string} */
+            orgAccess: "all" | "selected";
+            /** @description When the access ends (null: standing) */
+            until: string | null;
+            /** @description false when the organisation's own policies (mspAccess, its IP allow-list) hold the member out */
+            reachesNow: boolean;
+            blockedBy: ("account" | "membership" | "role" | "organization_access" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
+            /** @description The partner's break-glass account */
+            breakGlass: boolean;
+        };
+        PartnerActivityEntry: {
+            /** Format: uuid */
+            id: string;
+            at: string;
+            action: string;
+            result: string;
+            /** Format: uuid */
+            actorUserId: string;
+            actorEmail: string | null;
+            resourceType: string | null;
+            resourceId: string | null;
+            ip: string | null;
         };
         ScimUser: {
             schemas: string[];
@@ -3969,7 +4051,7 @@ export interface components {
              * @description The catalogued reason (src/http/errors.ts).
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "ip_not_allowed" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "conflict" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "conflict" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /**
              * Format: uuid
              * @description On 5xx: the id of the server log line of this failure.
@@ -4242,7 +4324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4358,7 +4440,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4547,7 +4629,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5005,7 +5087,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5155,7 +5237,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5232,7 +5314,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5314,7 +5396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5417,7 +5499,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5504,7 +5586,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5620,7 +5702,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6013,7 +6095,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6022,7 +6104,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6110,7 +6192,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6218,7 +6300,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6227,7 +6309,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6330,7 +6412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6339,7 +6421,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6427,7 +6509,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6539,7 +6621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6648,7 +6730,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6733,7 +6815,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6869,7 +6951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6878,7 +6960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6980,7 +7062,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7065,7 +7147,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7193,7 +7275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7559,7 +7641,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7646,7 +7728,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7772,7 +7854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7903,7 +7985,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7921,7 +8003,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8024,7 +8106,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8102,7 +8184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8181,7 +8263,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8285,7 +8367,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8364,7 +8446,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8509,7 +8591,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8615,7 +8697,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8706,7 +8788,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8824,7 +8906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8937,7 +9019,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8955,7 +9037,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9077,7 +9159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9248,7 +9330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9342,7 +9424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9421,7 +9503,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9509,7 +9591,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10121,7 +10203,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10186,7 +10268,16 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
+                            /** @description IP allow-list (issue 18 §3): addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
+                            ipAllowlist?: string[];
+                            /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
+                            breakGlassUserId?: string | null;
                         };
+                        /**
+                         * @description Organisation only: allowed (default); approval_required (partner members need a just-in-time grant approved by the customer); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
+                         * @enum {string}
+                         */
+                        mspAccess?: "allowed" | "approval_required" | "suspended";
                     };
                 };
             };
@@ -10219,7 +10310,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10228,7 +10319,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10325,7 +10416,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10416,7 +10507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10491,8 +10582,19 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
+                            /** @description IP allow-list (issue 18 §3): addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
+                            ipAllowlist?: string[];
+                            /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
+                            breakGlassUserId?: string | null;
                         };
+                        /**
+                         * @description Organisation only: allowed (default); approval_required (partner members need a just-in-time grant approved by the customer); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
+                         * @enum {string}
+                         */
+                        mspAccess?: "allowed" | "approval_required" | "suspended";
                     };
+                    /** @description Save an IP allow-list even though it leaves out your current address (else 409 ip_lockout) */
+                    confirmLockout?: boolean;
                 };
             };
         };
@@ -10524,7 +10626,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10542,7 +10644,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10658,7 +10760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10753,7 +10855,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10811,8 +10913,19 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
+                            /** @description IP allow-list (issue 18 §3): addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
+                            ipAllowlist?: string[];
+                            /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
+                            breakGlassUserId?: string | null;
                         };
+                        /**
+                         * @description Organisation only: allowed (default); approval_required (partner members need a just-in-time grant approved by the customer); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
+                         * @enum {string}
+                         */
+                        mspAccess?: "allowed" | "approval_required" | "suspended";
                     };
+                    /** @description Save an IP allow-list even though it leaves out your current address (else 409 ip_lockout) */
+                    confirmLockout?: boolean;
                 };
             };
         };
@@ -10856,8 +10969,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10957,7 +11079,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11051,7 +11173,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11069,7 +11191,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11166,7 +11288,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11257,7 +11379,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11275,7 +11397,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11363,7 +11485,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11381,7 +11503,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11482,7 +11604,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11574,7 +11696,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11592,7 +11714,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11689,7 +11811,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11780,7 +11902,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11875,7 +11997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11893,7 +12015,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11999,7 +12121,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12111,7 +12233,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12224,7 +12346,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12315,7 +12437,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12437,7 +12559,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12546,7 +12668,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12654,7 +12776,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12760,7 +12882,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12851,7 +12973,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13175,7 +13297,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13286,7 +13408,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13374,7 +13496,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13465,7 +13587,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13566,7 +13688,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13584,7 +13706,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13688,7 +13810,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13788,7 +13910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13806,7 +13928,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13901,7 +14023,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13997,7 +14119,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14127,7 +14249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14249,7 +14371,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14355,7 +14477,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14446,7 +14568,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14543,7 +14665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14561,7 +14683,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14665,7 +14787,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14783,7 +14905,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14889,7 +15011,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14980,7 +15102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15094,7 +15216,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15207,7 +15329,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15338,7 +15460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15444,7 +15566,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15535,7 +15657,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15631,7 +15753,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15732,7 +15854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15813,7 +15935,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15914,7 +16036,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16006,7 +16128,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16123,7 +16245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16141,7 +16263,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16246,7 +16368,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16264,7 +16386,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16360,7 +16482,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16450,7 +16572,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16545,7 +16667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16563,7 +16685,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16662,7 +16784,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16756,7 +16878,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16863,7 +16985,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16954,7 +17076,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17051,7 +17173,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17134,7 +17256,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17251,7 +17373,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17269,7 +17391,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17372,7 +17494,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17450,7 +17572,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17540,7 +17662,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17558,7 +17680,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17650,7 +17772,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17668,7 +17790,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17770,7 +17892,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17788,7 +17910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17891,7 +18013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17995,7 +18117,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18093,7 +18215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18187,7 +18309,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18274,7 +18396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18359,7 +18481,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18463,7 +18585,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18481,7 +18603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18577,7 +18699,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18667,7 +18789,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18764,7 +18886,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18782,7 +18904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18884,7 +19006,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19014,7 +19136,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19032,7 +19154,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19129,7 +19251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19328,7 +19450,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19430,7 +19552,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19536,7 +19658,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19627,7 +19749,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19731,7 +19853,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19844,7 +19966,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19945,7 +20067,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20056,7 +20178,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20110,6 +20232,8 @@ export interface operations {
                 userId?: string;
                 /** @description The service account asked about */
                 serviceAccountId?: string;
+                /** @description Evaluate IP allow-lists as if the request came from this address (else they are reported, not tested) */
+                ip?: string;
                 /**
                  * @description A permission of the catalogue, `resource:action` (canonical action).
                  * @example devices:execute
@@ -20153,7 +20277,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20262,7 +20386,197 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPartnerAccess: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Opaque: the `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Optional: must name the organisation itself */
+                orgId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        mspAccess: "allowed" | "approval_required" | "suspended";
+                        data: components["schemas"]["PartnerAccessEntry"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPartnerActivity: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Opaque: the `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Optional: must name the organisation itself */
+                orgId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PartnerActivityEntry"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20353,7 +20667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20455,7 +20769,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20561,7 +20875,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20995,7 +21309,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21015,7 +21329,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21255,7 +21569,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21275,7 +21589,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21487,7 +21801,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21507,7 +21821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21735,7 +22049,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21755,7 +22069,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21981,7 +22295,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22001,7 +22315,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -22213,7 +22527,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22233,7 +22547,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
