@@ -47,7 +47,7 @@ describe('every tenant table carries partner_id, or docs/scaling.md says which d
 
   it('the tenant tables listed without partner_id lack it, and each reaches its partner through org_id or its parent row', () => {
     expect(without.filter((tb) => columns.get(tb)?.has('partner_id'))).toEqual([]);
-    const parentKey = ['org_id', 'device_id', 'entity_id', 'definition_id'];
+    const parentKey = ['org_id', 'device_id', 'entity_id', 'definition_id', 'service_account_id', 'key_id', 'webhook_id'];
     expect(without.filter((tb) => !parentKey.some((k) => columns.get(tb)?.has(k)))).toEqual([]);
   });
 });
