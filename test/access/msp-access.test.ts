@@ -50,17 +50,19 @@ describe('suspended refuses a Partner Admin', () => {
     expectStatus(await w.partnerAdmin.api.get(`/devices/${w.device.id}`), 200);
   });
 
-  it('approval_required holds partner members out too (no just-in-time grant exists)', async () => {
+  it('approval_required is refused until just-in-time access exists (400 validation_failed naming the field)', async () => {
     const w = await world();
-    expectStatus(await setMsp(w.orgAdmin, w.org.id, 'approval_required'), 200);
-    expectError(await w.tech.api.get(`/devices/${w.device.id}`), 403, 'msp_access_denied');
+    const res = await setMsp(w.orgAdmin, w.org.id, 'approval_required');
+    expectError(res, 400, 'validation_failed');
+    expect(JSON.stringify(res.body.details)).toContain('mspAccess');
+    expectStatus(await w.tech.api.get(`/devices/${w.device.id}`), 200);
   });
 });
 
 describe("only the organisation's admins loosen mspAccess; the partner may only tighten it", () => {
   it('a partner admin tightens; the organisation admin loosens; the partner (break-glass, in reach) cannot loosen', async () => {
     const w = await world();
-    expectStatus(await setMsp(w.partnerAdmin, w.org.id, 'approval_required'), 200);
+    expectStatus(await setMsp(w.partnerAdmin, w.org.id, 'suspended'), 200);
     expectStatus(await setMsp(w.orgAdmin, w.org.id, 'allowed'), 200);
     expectStatus(await setMsp(w.partnerAdmin, w.org.id, 'suspended'), 200);
     expectStatus(await w.partnerAdmin.api.patch('/orgs/partners/me', { settings: { security: { breakGlassUserId: w.partnerAdmin.user.id } } }), 200);

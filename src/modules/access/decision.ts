@@ -112,9 +112,7 @@ export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
       out.push(
         deny(
           'msp_access',
-          msp === 'suspended'
-            ? "The organisation has suspended access by its partner's staff (mspAccess suspended): only the partner's break-glass account, with a reason."
-            : 'The organisation requires a just-in-time grant approved by the customer (mspAccess approval_required); none is held.',
+          "The organisation has suspended access by its partner's staff (mspAccess suspended): only the partner's break-glass account, with a reason.",
         ),
       );
     }

@@ -3,7 +3,6 @@ import { build } from '../auth/mail-templates.js';
 
 const LABEL: Record<string, string> = {
   allowed: "allowed (the partner's staff reach it as their roles allow)",
-  approval_required: "approval required (the partner's staff need a just-in-time grant approved by the organisation)",
   suspended: "suspended (no one from the partner reaches it, except its break-glass account with a stated reason)",
 };
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CATALOG_ENTRIES } from '../roles/catalog.js';
+import { MSP_ACCESS } from '../tenants/settings.js';
 import { ACCESS_STEPS } from './decision.js';
 
 export const RESOURCE_TYPES = ['partner', 'organization', 'site', 'device_group', 'device'] as const;
@@ -97,7 +98,7 @@ export const whoCanResponse = z.object({
 export const pageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(50), cursor: z.string().max(512).optional(), orgId: z.uuid().optional().describe('Optional: must name the organisation itself') });
 
 export const partnerAccessResponse = z.object({
-  mspAccess: z.enum(['allowed', 'approval_required', 'suspended']),
+  mspAccess: z.enum(MSP_ACCESS),
   data: z.array(
     z
       .object({

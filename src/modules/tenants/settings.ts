@@ -29,14 +29,16 @@ export const securitySettingsSchema = z.strictObject({
   breakGlassUserId: z.uuid().nullable().optional().describe("Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it"),
 });
 /** How far the organisation lets its partner's staff in (issue 18 §2), least strict first. */
-export const MSP_ACCESS = ['allowed', 'approval_required', 'suspended'] as const;
+// `approval_required` (a customer-approved just-in-time grant) comes with just-in-time access, which is not built:
+// offered before, it would only lock the partner out with no way to ask.
+export const MSP_ACCESS = ['allowed', 'suspended'] as const;
 export type MspAccess = (typeof MSP_ACCESS)[number];
 export const tenantSettingsSchema = z.strictObject({
   security: securitySettingsSchema.optional(),
   mspAccess: z
     .enum(MSP_ACCESS)
     .optional()
-    .describe("Organisation only: allowed (default); approval_required (partner members need a just-in-time grant approved by the customer); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it."),
+    .describe("Organisation only: allowed (default); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it."),
 });
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 

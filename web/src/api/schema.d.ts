@@ -10274,10 +10274,10 @@ export interface operations {
                             breakGlassUserId?: string | null;
                         };
                         /**
-                         * @description Organisation only: allowed (default); approval_required (partner members need a just-in-time grant approved by the customer); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
+                         * @description Organisation only: allowed (default); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
                          * @enum {string}
                          */
-                        mspAccess?: "allowed" | "approval_required" | "suspended";
+                        mspAccess?: "allowed" | "suspended";
                     };
                 };
             };
@@ -10588,10 +10588,10 @@ export interface operations {
                             breakGlassUserId?: string | null;
                         };
                         /**
-                         * @description Organisation only: allowed (default); approval_required (partner members need a just-in-time grant approved by the customer); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
+                         * @description Organisation only: allowed (default); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
                          * @enum {string}
                          */
-                        mspAccess?: "allowed" | "approval_required" | "suspended";
+                        mspAccess?: "allowed" | "suspended";
                     };
                     /** @description Save an IP allow-list even though it leaves out your current address (else 409 ip_lockout) */
                     confirmLockout?: boolean;
@@ -10919,10 +10919,10 @@ export interface operations {
                             breakGlassUserId?: string | null;
                         };
                         /**
-                         * @description Organisation only: allowed (default); approval_required (partner members need a just-in-time grant approved by the customer); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
+                         * @description Organisation only: allowed (default); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
                          * @enum {string}
                          */
-                        mspAccess?: "allowed" | "approval_required" | "suspended";
+                        mspAccess?: "allowed" | "suspended";
                     };
                     /** @description Save an IP allow-list even though it leaves out your current address (else 409 ip_lockout) */
                     confirmLockout?: boolean;
@@ -20458,7 +20458,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        mspAccess: "allowed" | "approval_required" | "suspended";
+                        mspAccess: "allowed" | "suspended";
                         data: components["schemas"]["PartnerAccessEntry"][];
                         nextCursor: string | null;
                     };
