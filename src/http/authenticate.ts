@@ -8,11 +8,12 @@ import type { ResolvedRole, RoleCache } from '../modules/roles/resolver.js';
 import { accountReason } from '../modules/access/decision.js';
 import { enforceOwnIpAllowlist } from '../modules/access/ip-policy.js';
 import { armBreakGlass } from '../modules/access/break-glass.js';
+import { recordGrantExpiry } from '../modules/access/jit.js';
 import type { TokenService } from '../modules/auth/tokens.js';
 import { effectiveSecurity, allowedMethodList, breakGlassUserOf, ipAllowlistOf, phishingResistant } from '../modules/tenants/settings.js';
 import { normaliseIp } from '../platform/cidr.js';
 import type { Clock } from '../platform/clock.js';
-import type { Principal } from './context.js';
+import type { ActiveGrant, Principal } from './context.js';
 import { AppError } from './errors.js';
 import { metaOf } from './meta.js';
 import { isPeopleOnly } from './people-only.js';
@@ -40,7 +41,7 @@ export interface SessionRow {
   session_method: string | null;
   has_passkey: boolean;
   pu_role_id: string | null;
-  org_access: 'all' | 'selected' | 'none' | null;
+  org_access: 'all' | 'selected' | 'none' | 'eligible' | null;
   pu_org_ids: string[] | string | null;
   ou_role_id: string | null;
   site_ids: string[] | string | null;
@@ -51,6 +52,8 @@ export interface SessionRow {
   org_partner_settings: unknown;
   /** Partner sessions: the partner's organisations that set policies on partner members, id → settings. */
   org_policies: Record<string, unknown> | string | null;
+  /** Partner sessions: the member's just-in-time grants neither revoked nor yet seen expired (GRANTS_SQL). */
+  jit_grants: GrantRow[] | string | null;
   epoch: number | string;
   user_name: string;
   avatar_url: string | null;
@@ -100,6 +103,40 @@ export const ORG_POLICIES_SQL = (scope: string, partnerId: string) =>
   `(select jsonb_object_agg(po.id, po.settings) from organizations po where ${scope} = 'partner' and po.partner_id = ${partnerId}
      and (po.settings->>'mspAccess' is not null or jsonb_array_length(coalesce(po.settings->'security'->'ipAllowlist', '[]'::jsonb)) > 0))`;
 
+export interface GrantRow {
+  id: string;
+  org_id: string;
+  site_id: string | null;
+  expires_at: string;
+  approval: 'auto' | 'partner_admin' | 'customer_admin';
+}
+
+/**
+ * A partner member's just-in-time grants not revoked and not yet seen expired (issue 18 §1), read with the session on
+ * every request: a grant ends on the next request, on every instance. Which of them are still in force is decided
+ * against the service clock (grantsInForce), and the expired ones are recorded once (recordExpiredGrants).
+ */
+export const GRANTS_SQL = (scope: string, partnerId: string, userId: string) =>
+  `(select jsonb_agg(jsonb_build_object('id', g.id, 'org_id', g.org_id, 'site_id', g.site_id, 'expires_at', g.expires_at, 'approval', g.approval))
+     from access_grants g where ${scope} = 'partner' and g.partner_id = ${partnerId} and g.user_id = ${userId} and g.revoked_at is null and g.expired_at is null)`;
+
+function grantRows(v: GrantRow[] | string | null | undefined): GrantRow[] {
+  if (v == null) return [];
+  return typeof v === 'string' ? (JSON.parse(v) as GrantRow[]) : v;
+}
+
+/** The grants of the row in force at `now`, and those past their end (not yet recorded as expired). */
+export function splitGrants(row: Pick<MembershipFacts, 'jit_grants'>, now: number): { active: ActiveGrant[]; expired: GrantRow[] } {
+  const active: ActiveGrant[] = [];
+  const expired: GrantRow[] = [];
+  for (const g of grantRows(row.jit_grants)) {
+    const end = new Date(g.expires_at);
+    if (end.getTime() > now) active.push({ id: g.id, orgId: g.org_id, siteId: g.site_id, expiresAt: end, approval: g.approval });
+    else expired.push(g);
+  }
+  return { active, expired };
+}
+
 /**
  * The one statement of an authenticated request: session, user (profile fields, never the password hash, TOTP secret
  * or recovery codes), membership, tenant settings and the authz epoch. Prepared by name on both databases, so it is
@@ -118,6 +155,7 @@ const livenessStatement = preparedStatement<SessionRow, [string, string]>(
           p.settings as partner_settings, o.settings as org_settings, o.partner_id as org_partner_id,
           op.settings as org_partner_settings,
           ${ORG_POLICIES_SQL('s.scope', 's.partner_id')} as org_policies,
+          ${GRANTS_SQL('s.scope', 's.partner_id', 's.user_id')} as jit_grants,
           (select epoch from authz_state where id = 1) as epoch
    from sessions s
    join users u on u.id = s.user_id
@@ -144,7 +182,16 @@ export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: st
   if (row.scope && !roleId) return null; // membership removed: its tokens die now
   const role = roleId ? await deps.roleCache.get(roleId, Number(row.epoch)) : null;
   if (roleId && !role) return null;
-  return userPrincipal(row, role, { enable2fa: deps.enable2fa, ip, session: { id: row.session_id, mfa: row.session_mfa, method: row.session_method, authTime: row.auth_time } });
+  const { expired } = splitGrants(row, now);
+  if (expired.length) await recordExpiredGrants(deps, expired, now);
+  return userPrincipal(row, role, { enable2fa: deps.enable2fa, ip, now, session: { id: row.session_id, mfa: row.session_mfa, method: row.session_method, authTime: row.auth_time } });
+}
+
+/** Grants first seen expired are recorded (`access.expire`) by whichever instance marks each one (exactly once). */
+async function recordExpiredGrants(deps: AuthenticateDeps, expired: GrantRow[], now: number) {
+  await deps.db.transaction(async (tx) => {
+    for (const g of expired) await recordGrantExpiry(tx, deps.audit, g.id, new Date(now), 'request');
+  });
 }
 
 /** What a person's membership is made of: the columns of the liveness statement without the session's own. */
@@ -160,7 +207,7 @@ export const membershipRoleId = (row: Pick<MembershipFacts, 'scope' | 'pu_role_i
 export function userPrincipal(
   row: MembershipFacts,
   role: ResolvedRole | null,
-  opts: { enable2fa: boolean; ip?: string | null; session?: { id: string; mfa: boolean; method: string | null; authTime: Date | string | null } },
+  opts: { enable2fa: boolean; ip?: string | null; now: number; session?: { id: string; mfa: boolean; method: string | null; authTime: Date | string | null } },
 ): Principal {
   const { session } = opts;
   const tenantSecurity =
@@ -190,6 +237,8 @@ export function userPrincipal(
     roleName: role?.name ?? null,
     orgAccess: row.scope === 'partner' ? row.org_access : null,
     orgIds: row.scope === 'partner' && row.org_access === 'selected' ? (uuidArray(row.pu_org_ids) ?? []) : [],
+    eligibleOrgIds: row.scope === 'partner' && row.org_access === 'eligible' ? (uuidArray(row.pu_org_ids) ?? []) : [],
+    grants: row.scope === 'partner' ? splitGrants(row, opts.now).active : [],
     siteIds: row.scope === 'organization' ? uuidArray(row.site_ids) : null,
     deviceGroupIds: row.scope === 'organization' ? uuidArray(row.device_group_ids) : null,
     permissions: role?.permissions ?? new Set(),

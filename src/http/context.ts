@@ -20,9 +20,14 @@ export interface Principal {
   orgId: string | null;
   roleId: string | null;
   roleName: string | null;
-  /** Partner scope: which organisations the caller may act on. */
-  orgAccess: 'all' | 'selected' | 'none' | null;
+  /** Partner scope: which organisations the caller may act on (`eligible`: none standing; just-in-time grants only). */
+  orgAccess: 'all' | 'selected' | 'none' | 'eligible' | null;
+  /** orgAccess `selected`: the organisations of standing access. */
   orgIds: string[];
+  /** orgAccess `eligible`: the organisations the member may request just-in-time access to. */
+  eligibleOrgIds?: string[];
+  /** A partner member's just-in-time grants in force now (read with the session on every request, never cached). */
+  grants?: ActiveGrant[];
   /** Organisation scope: null = every site / device group. */
   siteIds: string[] | null;
   deviceGroupIds: string[] | null;
@@ -48,6 +53,15 @@ export interface Principal {
   orgPolicies?: Record<string, unknown>;
   /** The caller's profile fields, read with the session check (GET /users/me answers from them, no second query). */
   user?: PrincipalUser;
+}
+
+/** A just-in-time grant in force (issue 18 §1): it widens the member's scope to the organisation (or one site of it) until expiresAt. */
+export interface ActiveGrant {
+  id: string;
+  orgId: string;
+  siteId: string | null;
+  expiresAt: Date;
+  approval: 'auto' | 'partner_admin' | 'customer_admin';
 }
 
 export interface ServiceAccountActor {

@@ -67,6 +67,9 @@ export const ERROR_CATALOG = {
   sso_enforced: { status: 403, error: 'Forbidden', message: 'Your organization signs in with single sign-on.' },
   service_account_not_allowed: { status: 403, error: 'Forbidden', message: 'This route is for people: a service account cannot use it.' },
   msp_access_denied: { status: 403, error: 'Forbidden', message: "The organization does not let its partner's staff in (mspAccess suspended, or approval required)." },
+  jit_approval_customer_only: { status: 403, error: 'Forbidden', message: "Only the organization's own admins may loosen jitApproval; its partner may only tighten it." },
+  jit_not_eligible: { status: 403, error: 'Forbidden', message: 'You are not eligible for just-in-time access to this organization.' },
+  jit_approver_required: { status: 403, error: 'Forbidden', message: 'The organization\'s policy names who approves this request, and it is not you.' },
   msp_access_customer_only: { status: 403, error: 'Forbidden', message: "Only the organization's own admins may loosen mspAccess; its partner may only tighten it." },
   ip_not_allowed: { status: 403, error: 'Forbidden', message: 'This address is outside the IP allow-list (of the API key, or of the partner or organization).' },
   password_confirmation_required: { status: 403, error: 'Forbidden', message: 'This session began at an identity provider: confirm your password (and second factor) to act elsewhere.' },
@@ -76,6 +79,7 @@ export const ERROR_CATALOG = {
   // 405 / 408 / 409 / 412 / 413 / 414 / 415 / 431
   method_not_allowed: { status: 405, error: 'Method Not Allowed', message: 'The method is not allowed on this resource.' },
   request_timeout: { status: 408, error: 'Request Timeout', message: 'The request was not received in time.' },
+  access_request_not_pending: { status: 409, error: 'Conflict', message: 'The access request was already approved or denied.' },
   conflict: { status: 409, error: 'Conflict', message: 'The request conflicts with the current state.' },
   user_exists_in_scope: { status: 409, error: 'Conflict', message: 'User already exists in this scope.' },
   email_taken: { status: 409, error: 'Conflict', message: 'An account with this email already exists.' },

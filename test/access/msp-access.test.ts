@@ -50,11 +50,14 @@ describe('suspended refuses a Partner Admin', () => {
     expectStatus(await w.partnerAdmin.api.get(`/devices/${w.device.id}`), 200);
   });
 
-  it('approval_required is refused until just-in-time access exists (400 validation_failed naming the field)', async () => {
+  it('approval_required holds standing partner members out until the customer approves a grant (test/access/jit.test.ts); the partner may tighten to it, not loosen from it', async () => {
     const w = await world();
-    const res = await setMsp(w.orgAdmin, w.org.id, 'approval_required');
-    expectError(res, 400, 'validation_failed');
-    expect(JSON.stringify(res.body.details)).toContain('mspAccess');
+    expectStatus(await setMsp(w.partnerAdmin, w.org.id, 'approval_required'), 200);
+    expectError(await w.tech.api.get(`/devices/${w.device.id}`), 403, 'msp_access_denied');
+    expectError(await w.partnerAdmin.api.get(`/devices/${w.device.id}`), 403, 'msp_access_denied');
+    // Held out, the partner cannot even reach the setting to loosen it.
+    expectError(await setMsp(w.partnerAdmin, w.org.id, 'allowed'), 403, 'msp_access_denied');
+    expectStatus(await setMsp(w.orgAdmin, w.org.id, 'allowed'), 200);
     expectStatus(await w.tech.api.get(`/devices/${w.device.id}`), 200);
   });
 });

@@ -44,7 +44,7 @@ export async function createUser(t: TestApp, opts: { email?: string; name?: stri
 
 export async function addPartnerMember(
   t: TestApp,
-  m: { partnerId: string; userId: string; roleId?: string; orgAccess?: 'all' | 'selected' | 'none'; orgIds?: string[] },
+  m: { partnerId: string; userId: string; roleId?: string; orgAccess?: 'all' | 'selected' | 'none' | 'eligible'; orgIds?: string[] },
 ) {
   const [row] = await t.deps.db
     .insert(partnerUsers)
@@ -121,7 +121,7 @@ export interface SignedInMember {
 export async function signedInPartnerMember(
   t: TestApp,
   partnerId: string,
-  opts: { roleId?: string; orgAccess?: 'all' | 'selected' | 'none'; orgIds?: string[]; email?: string; name?: string; password?: string; mfaEnabled?: boolean } = {},
+  opts: { roleId?: string; orgAccess?: 'all' | 'selected' | 'none' | 'eligible'; orgIds?: string[]; email?: string; name?: string; password?: string; mfaEnabled?: boolean } = {},
 ): Promise<SignedInMember> {
   const user = await createUser(t, { email: opts.email, name: opts.name, password: opts.password, mfaEnabled: opts.mfaEnabled ?? true });
   const roleId = opts.roleId ?? PARTNER_ADMIN_ROLE_ID;

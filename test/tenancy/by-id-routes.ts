@@ -136,5 +136,10 @@ export async function deviceNextTo(t: TestApp, groupId: string): Promise<string>
   return (await createDevice(t, { id: g!.orgId }, g!.siteId!)).id;
 }
 
-/** `:id` routes that name no tenant record: the caller's own passkeys, and the CONTRACT section 5 routes. */
-export const NOT_BY_TENANT = (url: string) => url.startsWith('/users/') || url.startsWith('/roles/') || url.startsWith('/auth/');
+/**
+ * `:id` routes that name no tenant record: the caller's own passkeys, and the CONTRACT section 5 routes. Just-in-time
+ * requests and grants (`/access/`) are a person's records about an organisation the requester may not reach yet: their
+ * rule is the requester's own or the named approver's, not the scope's (proven in test/access/jit.test.ts, other
+ * partners and organisations included).
+ */
+export const NOT_BY_TENANT = (url: string) => url.startsWith('/users/') || url.startsWith('/roles/') || url.startsWith('/auth/') || url.startsWith('/access/');

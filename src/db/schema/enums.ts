@@ -5,7 +5,8 @@ export const mfaMethod = pgEnum('mfa_method', ['totp', 'sms', 'passkey']);
 export const roleScope = pgEnum('role_scope', ['system', 'partner', 'organization']);
 /** Which kind of membership a role can be assigned to (system roles serve one of the two). */
 export const membershipKind = pgEnum('membership_kind', ['partner', 'organization']);
-export const orgAccess = pgEnum('org_access', ['all', 'selected', 'none']);
+/** `eligible`: no standing access; may request just-in-time access to the organisations of `org_ids` (issue 18 §1). */
+export const orgAccess = pgEnum('org_access', ['all', 'selected', 'none', 'eligible']);
 export const tenantStatus = pgEnum('tenant_status', ['active', 'suspended']);
 export const ssoProviderType = pgEnum('sso_provider_type', ['oidc', 'saml']);
 export const ssoProviderStatus = pgEnum('sso_provider_status', ['active', 'inactive', 'testing']);

@@ -8,3 +8,4 @@ export * from './platform.js';
 export * from './service-accounts.js';
 export * from './webhooks.js';
 export * from './scim.js';
+export * from './access.js';

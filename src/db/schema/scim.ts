@@ -70,7 +70,7 @@ export const scimUsers = pgTable(
       .notNull()
       .references(() => roles.id, { onDelete: 'restrict' }),
     /** The membership's site and device-group restrictions while it is suspended (active false). */
-    suspended: jsonb('suspended').$type<{ siteIds: string[] | null; deviceGroupIds: string[] | null; orgAccess: 'all' | 'selected' | 'none'; orgIds: string[] }>(),
+    suspended: jsonb('suspended').$type<{ siteIds: string[] | null; deviceGroupIds: string[] | null; orgAccess: 'all' | 'selected' | 'none' | 'eligible'; orgIds: string[] }>(),
     version: integer('version').notNull().default(1),
     ...timestamps,
   },

@@ -2,6 +2,7 @@
 // Organization Admins (the system admin roles), whom mspAccess changes and break-glass uses are mailed to.
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
+import type { Principal } from '../../http/context.js';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from '../roles/catalog.js';
 
 export async function adminsOfBothSides(tx: Executor, partnerId: string, orgId: string) {
@@ -16,3 +17,8 @@ export async function adminsOfBothSides(tx: Executor, partnerId: string, orgId: 
   const n = (names as unknown as { rows: { org_name: string; partner_name: string }[] }).rows[0];
   return { emails: (res as unknown as { rows: { email: string }[] }).rows.map((r) => r.email), orgName: n?.org_name ?? 'the organisation', partnerName: n?.partner_name ?? 'the partner' };
 }
+
+/** A Partner Admin acting in the partner (approves just-in-time requests whose organisation's policy is partner_admin). */
+export const isPartnerAdmin = (p: Principal) => p.actorType === 'user' && p.scope === 'partner' && p.roleId === PARTNER_ADMIN_ROLE_ID;
+/** An Organization Admin of that organisation (approves customer_admin requests, sees and revokes grants in it). */
+export const isOrgAdmin = (p: Principal, orgId: string) => p.actorType === 'user' && p.scope === 'organization' && p.orgId === orgId && p.roleId === ORG_ADMIN_ROLE_ID;

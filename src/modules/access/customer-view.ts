@@ -23,7 +23,7 @@ export async function partnerAccess(deps: Deps, caller: Principal, orgId: string
       ${after ? sql`and pu.user_id > ${after.id}` : sql``} order by pu.user_id limit ${q.limit + 1}`),
   ).map((r) => r.user_id);
   const page = ids.slice(0, q.limit);
-  const subjects = await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, page, org.partnerId, null);
+  const subjects = await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, page, org.partnerId, null, deps.clock.now().getTime());
   const data = page.flatMap((id) => {
     const s = subjects.get(id)?.find((x) => x.principal.scope === 'partner');
     if (!s) return [];

@@ -20,7 +20,10 @@ export interface AccessReason {
   roleId?: string;
   roleName?: string;
   /** `organization_access`: how the organisation is reached. */
-  via?: 'organization_member' | 'standing_all' | 'standing_selected' | 'partner_wide';
+  via?: 'organization_member' | 'standing_all' | 'standing_selected' | 'partner_wide' | 'grant';
+  /** `organization_access` via `grant` (and `msp_access` passed by a customer-approved grant): which just-in-time grant, until when. */
+  grantId?: string;
+  until?: string;
   /** `ip_allowlist`: passed only as the partner's break-glass account (every such use is audited). */
   breakGlass?: boolean;
 }
@@ -68,6 +71,18 @@ export function accountReason(status: string): AccessReason {
   return status === 'active' ? pass('account', 'The account is active.') : deny('account', `The account is ${status}: its tokens are refused.`);
 }
 
+/**
+ * The just-in-time grant of the principal in force on the organisation (issue 18 §1), a whole-organisation grant before
+ * a one-site grant; `customerApproved`: only one an organisation admin approved (mspAccess approval_required).
+ */
+export function grantFor(p: Principal, orgId: string, customerApproved = false) {
+  const mine = (p.grants ?? []).filter((g) => g.orgId === orgId && (!customerApproved || g.approval === 'customer_admin'));
+  return mine.find((g) => g.siteId === null) ?? mine[0] ?? null;
+}
+
+const grantDetail = (g: NonNullable<ReturnType<typeof grantFor>>) =>
+  `Just-in-time grant ${g.id}${g.siteId ? ` (site ${g.siteId} only)` : ''}, approved ${g.approval === 'auto' ? 'automatically' : `by a ${g.approval === 'partner_admin' ? 'Partner Admin' : 'customer admin'}`}, until ${g.expiresAt.toISOString()}.`;
+
 /** Whether the principal may act on the organisation, and how (mayAccessOrg is this, reduced to its answer). */
 export function orgAccessReason(p: Principal, orgId: string): AccessReason {
   if (p.scope === 'organization') {
@@ -75,10 +90,13 @@ export function orgAccessReason(p: Principal, orgId: string): AccessReason {
   }
   // orgAccess `all`: that the organisation is the partner's is checked against the database by the caller.
   if (p.orgAccess === 'all') return pass('organization_access', 'Standing access to every organisation of the partner (orgAccess all).', { via: 'standing_all' });
-  if (p.orgAccess === 'selected') {
-    return p.orgIds.includes(orgId)
-      ? pass('organization_access', 'Standing access to selected organisations, this one among them.', { via: 'standing_selected' })
-      : deny('organization_access', 'Standing access to selected organisations; this one is not among them.');
+  if (p.orgAccess === 'selected' && p.orgIds.includes(orgId)) return pass('organization_access', 'Standing access to selected organisations, this one among them.', { via: 'standing_selected' });
+  // No standing access: a just-in-time grant in force widens the scope for its duration only.
+  const grant = grantFor(p, orgId);
+  if (grant) return pass('organization_access', grantDetail(grant), { via: 'grant', grantId: grant.id, until: grant.expiresAt.toISOString() });
+  if (p.orgAccess === 'selected') return deny('organization_access', 'Standing access to selected organisations; this one is not among them, and no just-in-time grant is in force.');
+  if (p.orgAccess === 'eligible') {
+    return deny('organization_access', p.eligibleOrgIds?.includes(orgId) ? 'Eligible for just-in-time access to this organisation; no grant is in force.' : 'Eligible for just-in-time access to other organisations only.');
   }
   return deny('organization_access', 'No access to any organisation (orgAccess none).');
 }
@@ -103,7 +121,10 @@ export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
   if (!policy) return [access];
   const out = [access];
   const msp = mspAccessOf(policy);
-  if (msp !== 'allowed') {
+  const approved = msp === 'approval_required' ? grantFor(p, orgId, true) : null;
+  if (approved) {
+    out.push(pass('msp_access', `mspAccess is approval_required; ${grantDetail(approved)}`, { via: 'grant', grantId: approved.id, until: approved.expiresAt.toISOString() }));
+  } else if (msp !== 'allowed') {
     if (p.breakGlass === true && p.breakGlassReason) {
       // Side effect on purpose: the one place every path passes, so no use of break-glass escapes the alert.
       p.breakGlassUsed?.add(orgId);
@@ -112,7 +133,9 @@ export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
       out.push(
         deny(
           'msp_access',
-          "The organisation has suspended access by its partner's staff (mspAccess suspended): only the partner's break-glass account, with a reason.",
+          msp === 'suspended'
+            ? "The organisation has suspended access by its partner's staff (mspAccess suspended): only the partner's break-glass account, with a reason."
+            : "The organisation lets its partner's staff in only through a just-in-time grant one of its admins approved (mspAccess approval_required); none is in force.",
         ),
       );
     }
@@ -142,7 +165,16 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
     return [member, deny('organization_access', 'A partner record: organisation members do not reach it.')];
   }
   const org = orgAccessReasons(p, o.orgId);
-  if (!org.every((r) => r.allowed) || p.scope !== 'organization') return [member, ...org];
+  if (!org.every((r) => r.allowed)) return [member, ...org];
+  if (p.scope !== 'organization') {
+    // Reached through a one-site grant only: records of other sites (and without a site) stay out.
+    const grantId = org.find((r) => r.via === 'grant' && r.step === 'organization_access')?.grantId;
+    const grant = grantId ? p.grants?.find((g) => g.id === grantId) : undefined;
+    if (grant?.siteId && o.siteId !== undefined) {
+      return [member, ...org, o.siteId === grant.siteId ? pass('site', 'The just-in-time grant covers this site.') : deny('site', "The just-in-time grant covers one site; the record is not in it.")];
+    }
+    return [member, ...org];
+  }
   const out = [member, ...org];
   if (p.siteIds && o.siteId !== undefined) {
     if (o.siteId === null) out.push(siteless === 'hidden' ? deny('site', 'Restricted to some sites; the record has no site.') : pass('site', 'Restricted to some sites; a record without a site is visible.'));

@@ -60,7 +60,7 @@ export async function explain(deps: Deps, caller: Principal, q: ExplainQuery) {
   let subjects: Subject[];
   let subject: { type: 'user' | 'service_account'; id: string; name: string; email: string | null };
   if (q.userId) {
-    subjects = (await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, [q.userId], t.owner.partnerId, t.owner.orgId, q.ip ?? null)).get(q.userId) ?? [];
+    subjects = (await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, [q.userId], t.owner.partnerId, t.owner.orgId, deps.clock.now().getTime(), q.ip ?? null)).get(q.userId) ?? [];
     if (subjects.length === 0) {
       // A member elsewhere in the partner (another organisation) is denied at the membership step; a partner caller sees
       // every organisation's members. Anyone else: the same 404 whether or not the user exists.
@@ -158,7 +158,7 @@ export async function whoCan(deps: Deps, caller: Principal, q: WhoCanQuery) {
   if (!after || after.k === 'u') {
     const ids = await candidateUsers(deps, t, q.permission, after?.id ?? null, budget + 1);
     const page = ids.slice(0, budget);
-    const subjects = await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, page, t.owner.partnerId, t.owner.orgId);
+    const subjects = await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, page, t.owner.partnerId, t.owner.orgId, deps.clock.now().getTime());
     for (const id of page) {
       const allowed = (subjects.get(id) ?? []).map((s) => ({ s, d: decideFor(s, q.permission, t) })).find((x) => x.d.allowed);
       if (allowed) data.push(rowJson('user', allowed.s, allowed.d));

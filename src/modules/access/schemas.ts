@@ -45,7 +45,9 @@ export const accessReason = z
     detail: z.string().describe('What this step found, in a sentence'),
     roleId: z.uuid().optional().describe('`role`: the role of the chain that grants the permission'),
     roleName: z.string().optional(),
-    via: z.enum(['organization_member', 'standing_all', 'standing_selected', 'partner_wide']).optional().describe('`organization_access`: how the organisation is reached'),
+    via: z.enum(['organization_member', 'standing_all', 'standing_selected', 'partner_wide', 'grant']).optional().describe('`organization_access`: how the organisation is reached (`grant`: a just-in-time grant, named by grantId; also on `msp_access` under approval_required)'),
+    grantId: z.uuid().optional().describe('`via: grant`: the just-in-time grant in force'),
+    until: z.string().optional().describe('`via: grant`: when the grant ends (ISO 8601)'),
     breakGlass: z.boolean().optional().describe('`ip_allowlist`: passed only as the partner\'s break-glass account (audited)'),
   })
   .meta({ id: 'AccessReason' });
@@ -107,7 +109,7 @@ export const partnerAccessResponse = z.object({
         name: z.string(),
         roleId: z.uuid(),
         roleName: z.string(),
-        access: z.enum(['standing']).describe('standing: orgAccess all or selected (just-in-time grants are not built yet)'),
+        access: z.enum(['standing']).describe('standing: orgAccess all or selected (just-in-time grants in force: GET /access/grants)'),
         orgAccess: z.enum(['all', 'selected']),
         until: z.string().nullable().describe('When the access ends (null: standing)'),
         reachesNow: z.boolean().describe("false when the organisation's own policies (mspAccess, its IP allow-list) hold the member out"),

@@ -2,7 +2,7 @@
 // turned into the same Principal by the same builders (userPrincipal, serviceAccountPrincipal).
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { ORG_POLICIES_SQL, membershipRoleId, userPrincipal, type MembershipFacts } from '../../http/authenticate.js';
+import { GRANTS_SQL, ORG_POLICIES_SQL, membershipRoleId, userPrincipal, type MembershipFacts } from '../../http/authenticate.js';
 import type { Principal } from '../../http/context.js';
 import type { ResolvedRole, RoleCache } from '../roles/resolver.js';
 import { serviceAccountPrincipal, type ServiceAccountFacts } from '../service-accounts/principal.js';
@@ -23,7 +23,7 @@ type FactsRow = MembershipFacts & { epoch: number | string };
  * The memberships of the users that bear on a record of `partnerId` (and `orgId`): their partner membership there and
  * their membership of that organisation. Columns as the liveness statement of authenticate names them.
  */
-export async function userSubjects(db: Executor, roles: RoleCache, enable2fa: boolean, userIds: string[], partnerId: string, orgId: string | null, ip: string | null = null): Promise<Map<string, Subject[]>> {
+export async function userSubjects(db: Executor, roles: RoleCache, enable2fa: boolean, userIds: string[], partnerId: string, orgId: string | null, now: number, ip: string | null = null): Promise<Map<string, Subject[]>> {
   const out = new Map<string, Subject[]>();
   if (userIds.length === 0) return out;
   const orgBranch: SQL = orgId
@@ -40,6 +40,7 @@ export async function userSubjects(db: Executor, roles: RoleCache, enable2fa: bo
              m.scope, m.partner_id, m.org_id, m.pu_role_id, m.org_access, m.pu_org_ids, m.ou_role_id, m.site_ids, m.device_group_ids,
              p.settings as partner_settings, o.settings as org_settings, o.partner_id as org_partner_id, op.settings as org_partner_settings,
              ${sql.raw(ORG_POLICIES_SQL('m.scope', 'm.partner_id'))} as org_policies,
+             ${sql.raw(GRANTS_SQL('m.scope', 'm.partner_id', 'm.user_id'))} as jit_grants,
              (select epoch from authz_state where id = 1) as epoch
       from (
         select pu.user_id, 'partner' as scope, pu.partner_id, null::uuid as org_id, pu.role_id as pu_role_id, pu.org_access::text as org_access,
@@ -56,7 +57,7 @@ export async function userSubjects(db: Executor, roles: RoleCache, enable2fa: bo
   for (const row of rows) {
     const roleId = membershipRoleId(row);
     const role = roleId ? await roles.get(roleId, Number(row.epoch)) : null;
-    const subject = { principal: userPrincipal(row, role, { enable2fa, ip }), role, status: row.user_status };
+    const subject = { principal: userPrincipal(row, role, { enable2fa, ip, now }), role, status: row.user_status };
     out.set(row.user_id, [...(out.get(row.user_id) ?? []), subject]);
   }
   return out;

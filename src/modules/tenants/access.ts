@@ -15,7 +15,12 @@ export function orgCondition(p: Principal, column: PgColumn): SQL | undefined {
   const refused = Object.keys(p.orgPolicies ?? {}).filter((id) => !mayAccessOrg(p, id));
   const notRefused = refused.length ? notInArray(column, refused) : undefined;
   if (p.orgAccess === 'all') return and(inArray(column, orgIdsOfPartnerSubquery(p.partnerId!)), notRefused);
-  if (p.orgAccess === 'selected' && p.orgIds.length) return and(inArray(column, p.orgIds), notRefused);
+  // Standing selected organisations, and those a whole-organisation just-in-time grant opens now (a one-site grant
+  // reaches its site's records by id, not through lists). The grant's organisation is the partner's (it was checked
+  // when requested; grants of a member of another partner are not read with this session).
+  const granted = (p.grants ?? []).filter((g) => g.siteId === null && mayAccessOrg(p, g.orgId)).map((g) => g.orgId);
+  const ids = [...new Set([...(p.orgAccess === 'selected' ? p.orgIds : []), ...granted])];
+  if (ids.length) return and(inArray(column, ids), notRefused);
   return eq(column, '00000000-0000-0000-0000-000000000000'); // none
 }
 

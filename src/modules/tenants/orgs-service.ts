@@ -14,7 +14,7 @@ import { accessibleOrg, assertFullPartnerAccess, orgCondition } from './access.j
 import { ipAllowed } from '../../platform/cidr.js';
 import { adminsOfBothSides } from '../access/admins.js';
 import { accessMails } from '../access/mail-templates.js';
-import { effectiveSecurity, mergeSettings, mspAccessOf, mspStrictness, normaliseAllowlist, type TenantSettings } from './settings.js';
+import { effectiveSecurity, jitStrictness, mergeSettings, mspAccessOf, mspStrictness, normaliseAllowlist, type TenantSettings } from './settings.js';
 
 type OrgRow = typeof organizations.$inferSelect;
 export const orgToJson = (o: OrgRow) => ({
@@ -77,6 +77,9 @@ export async function updateOrg(deps: Deps, p: Principal, id: string, body: { na
   if (given.settings?.security?.breakGlassUserId !== undefined) {
     throw new AppError('validation_failed', 'Only a partner designates a break-glass account.', { details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Partner setting only'] }, formErrors: [] } });
   }
+  if (given.settings?.security?.jitMaxMinutes !== undefined) {
+    throw new AppError('validation_failed', 'A partner sets the longest just-in-time access.', { details: { fieldErrors: { 'settings.security.jitMaxMinutes': ['Partner setting only'] }, formErrors: [] } });
+  }
   const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
   assertNoLockout(p, patch.settings, meta, confirmLockout);
   try {
@@ -125,6 +128,9 @@ export async function updatePartner(deps: Deps, p: Principal, body: { name?: str
   if (given.settings?.mspAccess !== undefined) {
     throw new AppError('validation_failed', 'mspAccess is an organisation setting.', { details: { fieldErrors: { 'settings.mspAccess': ['Organisation setting only'] }, formErrors: [] } });
   }
+  if (given.settings?.jitApproval !== undefined) {
+    throw new AppError('validation_failed', 'jitApproval is an organisation setting.', { details: { fieldErrors: { 'settings.jitApproval': ['Organisation setting only'] }, formErrors: [] } });
+  }
   const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
   assertNoLockout(p, patch.settings, meta, confirmLockout);
   await deps.db.transaction(async (tx) => {
@@ -148,6 +154,10 @@ export async function updatePartner(deps: Deps, p: Principal, body: { name?: str
  */
 async function mspAccessChange(deps: Deps, tx: Executor, p: Principal, current: OrgRow, next: TenantSettings | undefined, meta: AuditRequestMeta) {
   if (!next) return;
+  // jitApproval (issue 18 §1): the partner may make approval stricter, never looser (it would approve its own access).
+  const jitFrom = (current.settings as TenantSettings | null)?.jitApproval ?? 'auto';
+  const jitTo = next.jitApproval ?? 'auto';
+  if (jitStrictness(jitTo) < jitStrictness(jitFrom) && p.scope !== 'organization') throw new AppError('jit_approval_customer_only');
   const from = mspAccessOf(current.settings);
   const to = mspAccessOf(next);
   if (from === to) return;

@@ -27,18 +27,27 @@ export const securitySettingsSchema = z.strictObject({
   ipAllowlist: allowlist.optional(),
   /** Partner only: the designated break-glass account (a member of the partner), exempt from IP allow-lists, audited. */
   breakGlassUserId: z.uuid().nullable().optional().describe("Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it"),
+  /** Partner only: the longest just-in-time grant a member may request, in minutes (default 480). */
+  jitMaxMinutes: z.number().int().min(5).max(10080).optional().describe('Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days)'),
 });
 /** How far the organisation lets its partner's staff in (issue 18 §2), least strict first. */
-// `approval_required` (a customer-approved just-in-time grant) comes with just-in-time access, which is not built:
-// offered before, it would only lock the partner out with no way to ask.
-export const MSP_ACCESS = ['allowed', 'suspended'] as const;
+// `approval_required`: a partner member reaches the organisation only through a just-in-time grant its own admins approved.
+export const MSP_ACCESS = ['allowed', 'approval_required', 'suspended'] as const;
 export type MspAccess = (typeof MSP_ACCESS)[number];
+/** Who approves a just-in-time access request to the organisation (issue 18 §1), least strict first. */
+export const JIT_APPROVAL = ['auto', 'partner_admin', 'customer_admin'] as const;
+export type JitApproval = (typeof JIT_APPROVAL)[number];
+export const JIT_MAX_MINUTES_DEFAULT = 480;
 export const tenantSettingsSchema = z.strictObject({
   security: securitySettingsSchema.optional(),
   mspAccess: z
     .enum(MSP_ACCESS)
     .optional()
-    .describe("Organisation only: allowed (default); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it."),
+    .describe("Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it."),
+  jitApproval: z
+    .enum(JIT_APPROVAL)
+    .optional()
+    .describe("Organisation only: who approves a partner member's just-in-time access request: auto (granted at once, the default), partner_admin, customer_admin (one of the organisation's admins). Only the organisation's own admins may loosen it."),
 });
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 
@@ -78,6 +87,7 @@ export function mergeSettings(current: unknown, patch: TenantSettings): TenantSe
   const base = tenantSettingsSchema.safeParse(current ?? {});
   const cur = base.success ? base.data : {};
   if (patch.mspAccess) cur.mspAccess = patch.mspAccess;
+  if (patch.jitApproval) cur.jitApproval = patch.jitApproval;
   if (!patch.security) return cur;
   return {
     ...cur,
@@ -109,3 +119,13 @@ export function normaliseAllowlist(settings: TenantSettings): TenantSettings {
 /** The organisation's mspAccess (default allowed). */
 export const mspAccessOf = (orgSettings: unknown): MspAccess => read(orgSettings).mspAccess ?? 'allowed';
 export const mspStrictness = (m: MspAccess) => MSP_ACCESS.indexOf(m);
+
+/**
+ * The approval a just-in-time request to the organisation needs: its jitApproval (default auto), and always a customer
+ * admin's under mspAccess approval_required (only a customer-approved grant lets a partner member in there).
+ */
+export const jitApprovalOf = (orgSettings: unknown): JitApproval => (mspAccessOf(orgSettings) === 'approval_required' ? 'customer_admin' : (read(orgSettings).jitApproval ?? 'auto'));
+export const jitStrictness = (a: JitApproval) => JIT_APPROVAL.indexOf(a);
+
+/** The partner's longest just-in-time grant, in minutes. */
+export const jitMaxMinutesOf = (partnerSettings: unknown): number => read(partnerSettings).security?.jitMaxMinutes ?? JIT_MAX_MINUTES_DEFAULT;

@@ -19,7 +19,7 @@ const base = {
 };
 
 type Row = { [K in keyof typeof base]: unknown } & {
-  orgAccess?: 'all' | 'selected' | 'none';
+  orgAccess?: 'all' | 'selected' | 'none' | 'eligible';
   orgIds?: string[];
   siteIds?: string[] | null;
   deviceGroupIds?: string[] | null;

@@ -44,7 +44,7 @@ export const userRow = z
     lastLoginAt: z.string().nullable(),
     roleId: z.uuid(),
     roleName: z.string(),
-    orgAccess: z.enum(['all', 'selected', 'none']).optional(),
+    orgAccess: z.enum(['all', 'selected', 'none', 'eligible']).optional().describe('Partner members: all, selected (orgIds), none, or eligible (no standing access; may request just-in-time access to orgIds)'),
     orgIds: z.array(z.uuid()).optional(),
     siteIds: z.array(z.uuid()).nullable().optional(),
     deviceGroupIds: z.array(z.uuid()).nullable().optional(),
@@ -67,7 +67,7 @@ export const inviteBody = z.strictObject({
   orgId: z.uuid().optional(),
   siteIds: uuidList.optional(),
   deviceGroupIds: uuidList.optional(),
-  orgAccess: z.enum(['all', 'selected', 'none']).optional(),
+  orgAccess: z.enum(['all', 'selected', 'none', 'eligible']).optional().describe('Partner members: all, selected (orgIds), none, or eligible (no standing access; may request just-in-time access to orgIds)'),
   orgIds: uuidList.optional(),
 }).meta({ examples: [{ email: 'grace@example.org', name: 'Grace Hopper', roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d' }] });
 export const inviteResponse = z.object({

@@ -45,7 +45,7 @@ export interface InviteInput {
   roleId: string;
   siteIds?: string[];
   deviceGroupIds?: string[];
-  orgAccess?: 'all' | 'selected' | 'none';
+  orgAccess?: 'all' | 'selected' | 'none' | 'eligible';
   orgIds?: string[];
 }
 
@@ -53,7 +53,7 @@ export async function inviteUser(deps: Deps, caller: Principal, target: TargetSc
   if (target.kind === 'partner' && (input.siteIds || input.deviceGroupIds)) throw fieldError('siteIds', 'siteIds and deviceGroupIds apply to organization members');
   if (target.kind === 'organization' && (input.orgAccess || input.orgIds)) throw fieldError('orgAccess', 'orgAccess and orgIds apply to partner members');
   const orgAccess = input.orgAccess ?? 'none';
-  if (target.kind === 'partner' && orgAccess !== 'selected' && input.orgIds?.length) throw fieldError('orgIds', 'orgIds go with orgAccess "selected"');
+  if (target.kind === 'partner' && orgAccess !== 'selected' && orgAccess !== 'eligible' && input.orgIds?.length) throw fieldError('orgIds', 'orgIds go with orgAccess "selected" or "eligible"');
 
   const now = deps.clock.now();
   const result = await deps.db.transaction(async (tx) => {
@@ -74,7 +74,7 @@ export async function inviteUser(deps: Deps, caller: Principal, target: TargetSc
     if (!user) [user] = await tx.insert(users).values({ email: input.email, name: input.name, status: 'invited' }).returning();
     const u = user!;
     if (target.kind === 'partner') {
-      await tx.insert(partnerUsers).values({ partnerId: target.partnerId, userId: u.id, roleId: input.roleId, orgAccess, orgIds: orgAccess === 'selected' ? [...new Set(input.orgIds ?? [])] : [] });
+      await tx.insert(partnerUsers).values({ partnerId: target.partnerId, userId: u.id, roleId: input.roleId, orgAccess, orgIds: orgAccess === 'selected' || orgAccess === 'eligible' ? [...new Set(input.orgIds ?? [])] : [] });
     } else {
       await tx.insert(organizationUsers).values({
         orgId: target.orgId,
