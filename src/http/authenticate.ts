@@ -101,7 +101,7 @@ async function touchSession(db: Db, sid: string, now: number) {
  */
 export const ORG_POLICIES_SQL = (scope: string, partnerId: string) =>
   `(select jsonb_object_agg(po.id, po.settings) from organizations po where ${scope} = 'partner' and po.partner_id = ${partnerId}
-     and (po.settings->>'mspAccess' is not null or jsonb_array_length(coalesce(po.settings->'security'->'ipAllowlist', '[]'::jsonb)) > 0))`;
+     and po.sets_partner_policies)`;
 
 export interface GrantRow {
   id: string;

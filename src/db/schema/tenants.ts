@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { boolean, check, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import { tenantStatus } from './enums.js';
 
 const timestamps = {
@@ -36,6 +36,10 @@ export const organizations = pgTable(
     slug: varchar('slug', { length: 100 }).notNull(),
     status: tenantStatus('status').notNull().default('active'),
     settings: jsonb('settings').notNull().default({}),
+    /** Whether the organisation sets policies on partner members (mspAccess, an IP allow-list): kept by PostgreSQL. */
+    setsPartnerPolicies: boolean('sets_partner_policies')
+      .notNull()
+      .generatedAlwaysAs(sql`(settings->>'mspAccess' is not null or jsonb_array_length(coalesce(settings->'security'->'ipAllowlist', '[]'::jsonb)) > 0)`),
     ...timestamps,
   },
   (t) => [
@@ -43,6 +47,9 @@ export const organizations = pgTable(
     index('organizations_partner_name_idx').on(t.partnerId, t.name),
     // Keyset pages of GET /orgs (lower(name), id) within a partner: an index scan in page order (issue 15, P5).
     index('organizations_partner_lname_id_idx').on(t.partnerId, sql`lower(${t.name})`, t.id),
+    // The organisations that set policies on partner members (ORG_POLICIES_SQL in http/authenticate.ts, read with every
+    // partner member's request): usually none, so the per-request read touches no row instead of the partner's all.
+    index('organizations_partner_policies_idx').on(t.partnerId).where(sql`${t.setsPartnerPolicies}`),
     check('organizations_slug_format', sql`${t.slug} ~ '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$'`),
     check('organizations_name_nonblank', sql`length(btrim(${t.name})) > 0`),
   ],

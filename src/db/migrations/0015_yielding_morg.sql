@@ -1,0 +1,2 @@
+ALTER TABLE "organizations" ADD COLUMN "sets_partner_policies" boolean GENERATED ALWAYS AS ((settings->>'mspAccess' is not null or jsonb_array_length(coalesce(settings->'security'->'ipAllowlist', '[]'::jsonb)) > 0)) STORED NOT NULL;--> statement-breakpoint
+CREATE INDEX "organizations_partner_policies_idx" ON "organizations" USING btree ("partner_id") WHERE "organizations"."sets_partner_policies";
