@@ -9,7 +9,8 @@ import { can, useMe } from '../pages/Shell';
 export interface Part {
   path: string;
   label: string;
-  perm: string;
+  /** null: every signed-in member (the API decides what each sees). */
+  perm: string | null;
   Page: ComponentType;
 }
 
@@ -17,7 +18,7 @@ export function TabbedSection({ title, base, parts: all, noneText }: { title: st
   const me = useMe();
   const loc = useLocation();
   const navigate = useNavigate();
-  const parts = all.filter((p) => can(me.data, p.perm));
+  const parts = all.filter((p) => p.perm === null || can(me.data, p.perm));
   const current = loc.pathname.split('/')[2];
   const part = parts.find((p) => p.path === current);
   if (me.isPending) return <Loading />;

@@ -16,6 +16,7 @@ const Audit = lazy(() => import('./audit/Audit'));
 const SsoProviders = lazy(() => import('./sso/SsoProviders'));
 const Onboarding = lazy(() => import('./onboarding/Onboarding'));
 const Integrations = lazy(() => import('./integrations/Integrations'));
+const Access = lazy(() => import('./access/Access'));
 
 export interface Me {
   id: string;
@@ -47,6 +48,7 @@ const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/audit', label: 'Audit', perm: 'audit:read' },
   { to: '/onboarding', label: 'Onboarding', perm: ['devices:read', 'organizations:write', 'settings:read', 'scripts:read', 'automations:read'] },
   { to: '/integrations', label: 'Integrations', perm: ['api_keys:read', 'audit:manage', 'users:read'] },
+  { to: '/access', label: 'Access', perm: null },
   { to: '/account', label: 'My account', perm: null },
 ];
 
@@ -95,6 +97,7 @@ export default function Shell() {
             <Route path="/sso" element={<SsoProviders />} />
             <Route path="/onboarding/*" element={<Onboarding />} />
             <Route path="/integrations/*" element={<Integrations />} />
+            <Route path="/access/*" element={<Access />} />
             <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
           </Routes>
         </Suspense>
