@@ -81,6 +81,9 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   // Mail waiting in the outbox (also what a crashed instance left) is sent while the app runs.
   app.addHook('onReady', async () => deps.outbox.start());
   app.addHook('onClose', async () => deps.outbox.stop());
+  // Unused standing access lapses (issue 18 §1): swept on every instance, each member claimed by one.
+  app.addHook('onReady', async () => deps.lapse.start());
+  app.addHook('onClose', async () => deps.lapse.stop());
   // Audit webhook deliveries likewise; a request whose audit records queued some kicks the worker once it answered.
   app.addHook('onReady', async () => deps.webhooks.start());
   app.addHook('onClose', async () => deps.webhooks.stop());

@@ -20,6 +20,7 @@ import { createMetrics, timedStore, type Metrics } from './platform/metrics.js';
 import { MailOutbox } from './platform/mail-outbox.js';
 import { parseKey, SecretBox } from './platform/secret-box.js';
 import { WebhookWorker } from './modules/webhooks/worker.js';
+import { StandingAccessLapse } from './modules/access/lapse.js';
 
 export interface Deps {
   config: Config;
@@ -40,6 +41,8 @@ export interface Deps {
   outbox: MailOutbox;
   /** Audit webhook deliveries: queued by the audit writer in the record's transaction, sent by this worker. */
   webhooks: WebhookWorker;
+  /** Unused standing access lapses to eligible (issue 18 §1): a periodic sweep; sweep() runs a pass now. */
+  lapse: StandingAccessLapse;
   sms: SmsSender;
   oidc: OidcClients;
   limits: RateLimits;
@@ -94,6 +97,7 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
     apiKeyEnvironment: config.apiKeyEnvironment,
   };
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, isProduction: config.isProduction });
+  const outbox = new MailOutbox(database.db, box, mailer, logger, clock, metrics, config.mailLeaseSeconds * 1000);
   return {
     config,
     database,
@@ -114,6 +118,7 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
     oidc: new OidcClients(config.ssoAllowInsecureIssuers),
     mailer,
     webhooks,
-    outbox: new MailOutbox(database.db, box, mailer, logger, clock, metrics, config.mailLeaseSeconds * 1000),
+    outbox,
+    lapse: new StandingAccessLapse({ db: database.db, clock, logger, audit, outbox, appUrl: config.appUrl }),
   };
 }

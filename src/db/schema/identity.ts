@@ -126,6 +126,8 @@ export const partnerUsers = pgTable(
     orgAccess: orgAccess('org_access').notNull().default('none'),
     orgIds: uuid('org_ids').array().notNull().default(sql`'{}'::uuid[]`),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    /** When the member was warned that its unused standing access lapses (issue 18 §1); a use after it starts a new period. */
+    lapseWarnedAt: timestamp('lapse_warned_at', { withTimezone: true }),
     ...timestamps,
   },
   (t) => [

@@ -18,4 +18,17 @@ export const accessMails = {
       `Stated reason: ${p.reason}`,
       `Address: ${p.ip}. Every admin of the organisation and of the partner receives this mail; the use is in the audit trail.`,
     ], { label: 'Review the audit trail', url: p.url }),
+  standingAccessLapsing: (to: string, p: { memberName: string; partnerName: string; lapsesOn: string; days: number; url: string }) =>
+    build('standing_access_lapsing', to, `Your standing access at ${p.partnerName} lapses on ${p.lapsesOn}`, [
+      `Your standing access to ${p.partnerName}'s organisations has not been used for a while. ${p.partnerName} lets standing access lapse after ${p.days} days unused.`,
+      `Unless you sign in to ${p.partnerName} before ${p.lapsesOn}, it becomes just-in-time: you then request access to an organisation when you need it.`,
+      'The Partner Admins receive a note of this too.',
+    ], { label: 'Sign in', url: p.url }),
+  standingAccessLapsingAdmins: (to: string, p: { partnerName: string; members: { email: string; lapsesOn: string }[]; more: number; days: number; url: string }) =>
+    build('standing_access_lapsing_admins', to, `Standing access of ${p.members.length + p.more} member(s) of ${p.partnerName} is about to lapse`, [
+      `These members of ${p.partnerName} have not used their standing organisation access for a while; after ${p.days} days unused it becomes just-in-time (eligible) unless they sign in before the date given:`,
+      ...p.members.map((m) => `${m.email}: lapses on ${m.lapsesOn}`),
+      ...(p.more ? [`and ${p.more} more.`] : []),
+      'Partner Admins are exempt. To keep a member\'s standing access, ask them to sign in.',
+    ], { label: 'Review the members', url: p.url }),
 };

@@ -9,6 +9,7 @@ import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { revokeUserSessions } from './sessions.js';
+import { markMembershipUsed } from './memberships.js';
 import type { IssuedSession } from './token-response.js';
 
 /** How long a rotation counts as in flight when its answer never went out (see markRotationDelivered). */
@@ -56,6 +57,8 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
     if (session) {
       // In flight until the answer is ready: a twin request arriving meanwhile lost a race, it is no replay.
       await tx.insert(sessionRotatedTokens).values({ tokenHash: oldHash, sessionId: session.id, rotatedAt: new Date(now.getTime() + ROTATION_IN_FLIGHT_MS), rotatedBy: clientOf(meta) });
+      // A refresh is the membership acting: it keeps standing access from lapsing (issue 18 §1).
+      await markMembershipUsed(tx, session.userId, { scope: session.scope, partnerId: session.partnerId, orgId: session.orgId, roleId: null }, now);
       return { kind: 'ok' as const, session };
     }
     const [reused] = await tx.select().from(sessionRotatedTokens).where(eq(sessionRotatedTokens.tokenHash, oldHash)).limit(1);

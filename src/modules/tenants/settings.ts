@@ -29,6 +29,8 @@ export const securitySettingsSchema = z.strictObject({
   breakGlassUserId: z.uuid().nullable().optional().describe("Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it"),
   /** Partner only: the longest just-in-time grant a member may request, in minutes (default 480). */
   jitMaxMinutes: z.number().int().min(5).max(10080).optional().describe('Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days)'),
+  /** Partner only: standing organisation access unused this many days lapses to eligible (null or absent = never). */
+  standingAccessLapseDays: z.number().int().min(7).max(365).nullable().optional().describe("Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default)"),
 });
 /** How far the organisation lets its partner's staff in (issue 18 §2), least strict first. */
 // `approval_required`: a partner member reaches the organisation only through a just-in-time grant its own admins approved.
@@ -129,3 +131,6 @@ export const jitStrictness = (a: JitApproval) => JIT_APPROVAL.indexOf(a);
 
 /** The partner's longest just-in-time grant, in minutes. */
 export const jitMaxMinutesOf = (partnerSettings: unknown): number => read(partnerSettings).security?.jitMaxMinutes ?? JIT_MAX_MINUTES_DEFAULT;
+
+/** The partner's standing-access lapse period in days, or null when off (the default). */
+export const standingAccessLapseDaysOf = (partnerSettings: unknown): number | null => read(partnerSettings).security?.standingAccessLapseDays ?? null;

@@ -10451,6 +10451,8 @@ export interface operations {
                             breakGlassUserId?: string | null;
                             /** @description Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days) */
                             jitMaxMinutes?: number;
+                            /** @description Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default) */
+                            standingAccessLapseDays?: number | null;
                         };
                         /**
                          * @description Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
@@ -10772,6 +10774,8 @@ export interface operations {
                             breakGlassUserId?: string | null;
                             /** @description Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days) */
                             jitMaxMinutes?: number;
+                            /** @description Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default) */
+                            standingAccessLapseDays?: number | null;
                         };
                         /**
                          * @description Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
@@ -11110,6 +11114,8 @@ export interface operations {
                             breakGlassUserId?: string | null;
                             /** @description Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days) */
                             jitMaxMinutes?: number;
+                            /** @description Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default) */
+                            standingAccessLapseDays?: number | null;
                         };
                         /**
                          * @description Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.

@@ -1,0 +1,1 @@
+ALTER TABLE "partner_users" ADD COLUMN "lapse_warned_at" timestamp with time zone;
