@@ -1,13 +1,13 @@
 // Browser harness for the console tests: the built console (rebuilt when web/ changed), Debian's Chromium driven
 // by playwright-core (nothing downloaded), axe-core injected into pages, CSP violations collected, screenshots.
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { expect, vi } from 'vitest';
+import { giveSession } from '../support/console-session.js';
 
 // A browser journey is several page loads on a shared 2-core machine: give it time (speed is in bench/console.ts).
 vi.setConfig({ testTimeout: 180_000 });
@@ -109,10 +109,6 @@ export async function checkPage(tab: Tab, name: string) {
  * an in-memory session, as after a reload. The sign-in journeys themselves are in signin.test.ts.
  */
 export async function openSignedIn(tab: Tab, baseUrl: string, refreshToken: string, path = '/') {
-  const { hostname } = new URL(baseUrl);
-  await tab.context.addCookies([
-    { name: 'service_refresh_token', value: refreshToken, domain: hostname, path: '/api/v1/auth', httpOnly: true, sameSite: 'Lax' },
-    { name: 'service_csrf_token', value: randomBytes(24).toString('base64url'), domain: hostname, path: '/', sameSite: 'Lax' },
-  ]);
+  await giveSession(tab.context, { baseUrl }, { refreshToken });
   await tab.page.goto(`${baseUrl}${path}`);
 }

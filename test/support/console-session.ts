@@ -9,7 +9,7 @@ import type { TestApp } from './app.js';
 import type { SignedIn } from './fixtures.js';
 
 /** Puts the session's refresh cookie (HttpOnly, /api/v1/auth) and a CSRF cookie in the context; a page load restores it. */
-export async function giveSession(context: BrowserContext, t: TestApp, session: Pick<SignedIn, 'refreshToken'>) {
+export async function giveSession(context: BrowserContext, t: Pick<TestApp, 'baseUrl'>, session: Pick<SignedIn, 'refreshToken'>) {
   const domain = new URL(t.baseUrl).hostname;
   await context.addCookies([
     { name: 'service_refresh_token', value: session.refreshToken, domain, path: '/api/v1/auth', httpOnly: true, sameSite: 'Lax', secure: false },

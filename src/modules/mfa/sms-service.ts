@@ -112,18 +112,35 @@ async function smsAllowedFor(db: Executor, ctx: { partnerId: string | null; orgI
   return effectiveSecurity(p?.settings, o?.settings).allowedMfaMethods.sms;
 }
 
+/**
+ * A one-time code texted to the account's SMS factor (sign-in or step-up): the factor must exist and the policy allow
+ * it; sends are limited per flow (`limitKey`) and per phone number; the code lives 5 minutes and is single-use.
+ */
+async function textOneTimeCode(
+  deps: Deps,
+  user: typeof users.$inferSelect,
+  o: { allowed: () => boolean | Promise<boolean>; limitKey: string; purpose: string; text: (code: string) => string },
+): Promise<{ success: true; phoneLast4: string }> {
+  if (!user.phoneVerified || !user.phoneNumber || user.mfaMethod !== 'sms') throw new AppError('phone_not_verified', 'This account has no SMS factor.');
+  if (!(await o.allowed())) throw new AppError('sms_not_allowed');
+  const phone = user.phoneNumber;
+  await deps.limits.enforce('smsSend', o.limitKey);
+  await deps.limits.enforce('smsSend', `phone:${phone}`);
+  const code = await deps.db.transaction((tx) => sendCode(deps, tx, { kind: 'sms_login', userId: user.id, phone, purpose: o.purpose, ttlMs: LOGIN_CODE_TTL_MS }));
+  await deps.sms.send(phone, o.text(code));
+  return { success: true, phoneLast4: phone.slice(-4) };
+}
+
 /** During sign-in: a code to the verified phone, limited per tempToken and per phone number. */
 export async function sendLoginSms(deps: Deps, tempToken: string): Promise<{ success: true; phoneLast4: string }> {
   const pending = await pendingLogin(deps, tempToken);
-  const { user } = pending;
-  if (!user.phoneVerified || !user.phoneNumber || user.mfaMethod !== 'sms') throw new AppError('phone_not_verified', 'This account has no SMS factor.');
   // A policy switched on after enrolment holds from the next code: an organisation that bans SMS gets none sent.
-  if (!(await smsAllowedFor(deps.db, pending.context))) throw new AppError('sms_not_allowed');
-  await deps.limits.enforce('smsSend', `temp:${pending.flow.id}`);
-  await deps.limits.enforce('smsSend', `phone:${user.phoneNumber}`);
-  const code = await deps.db.transaction((tx) => sendCode(deps, tx, { kind: 'sms_login', userId: user.id, phone: user.phoneNumber!, purpose: `login:${pending.flow.id}`, ttlMs: LOGIN_CODE_TTL_MS }));
-  await deps.sms.send(user.phoneNumber, `Your Gatehouse sign-in code is ${code}. It expires in 5 minutes.`);
-  return { success: true, phoneLast4: user.phoneNumber.slice(-4) };
+  return textOneTimeCode(deps, pending.user, {
+    allowed: () => smsAllowedFor(deps.db, pending.context),
+    limitKey: `temp:${pending.flow.id}`,
+    purpose: `login:${pending.flow.id}`,
+    text: (code) => `Your Gatehouse sign-in code is ${code}. It expires in 5 minutes.`,
+  });
 }
 
 /** The SMS code sent for this tempToken, consumed if right (wrong codes count against the tempToken instead). */
@@ -136,13 +153,13 @@ const stepUpPurpose = (sessionId: string) => `stepup:${sessionId}`;
 export async function sendStepUpSms(deps: Deps, p: Principal): Promise<{ success: true; phoneLast4: string }> {
   if (!deps.config.enable2fa) throw new AppError('not_found', 'Second factors are turned off.');
   const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
-  if (!user?.phoneVerified || !user.phoneNumber || user.mfaMethod !== 'sms') throw new AppError('phone_not_verified', 'This account has no SMS factor.');
-  if (!p.security.allowedMfaMethods.sms || p.security.phishingResistantOnly) throw new AppError('sms_not_allowed');
-  await deps.limits.enforce('smsSend', `stepup:${p.sessionId}`);
-  await deps.limits.enforce('smsSend', `phone:${user.phoneNumber}`);
-  const code = await deps.db.transaction((tx) => sendCode(deps, tx, { kind: 'sms_login', userId: user.id, phone: user.phoneNumber!, purpose: stepUpPurpose(p.sessionId), ttlMs: LOGIN_CODE_TTL_MS }));
-  await deps.sms.send(user.phoneNumber, `Your Gatehouse confirmation code is ${code}. It expires in 5 minutes.`);
-  return { success: true, phoneLast4: user.phoneNumber.slice(-4) };
+  if (!user) throw new AppError('unauthenticated');
+  return textOneTimeCode(deps, user, {
+    allowed: () => p.security.allowedMfaMethods.sms && !p.security.phishingResistantOnly,
+    limitKey: `stepup:${p.sessionId}`,
+    purpose: stepUpPurpose(p.sessionId),
+    text: (code) => `Your Gatehouse confirmation code is ${code}. It expires in 5 minutes.`,
+  });
 }
 
 /** Whether `code` is the live step-up SMS code of this session (consumed if so; five wrong codes void it). */
