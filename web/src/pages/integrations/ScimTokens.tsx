@@ -1,7 +1,7 @@
 // SCIM tokens of the partner or of an organisation: issue one (organisation, name, default role; the token and the
 // SCIM base URL are shown once), list, revoke (confirm). users:read lists; users:write acts. Issuing a token may ask
 // for a fresh proof first (the step-up prompt handles it).
-import { Alert, Button, Checkbox, Group, Modal, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Checkbox, Group, Modal, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
@@ -15,7 +15,7 @@ import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { done, when } from '../onboarding/common';
 import { can, useMe } from '../Shell';
-import { useOwner, useRoleOptions } from './common';
+import { RoleSelect, useOwner } from './common';
 
 type Token = components['schemas']['ScimToken'];
 
@@ -92,7 +92,6 @@ function CreateToken({ onClose, initialOrgId, partner }: { onClose: () => void; 
   const [name, setName] = useState('');
   const [roleId, setRoleId] = useState<string | null>(null);
   const [invite, setInvite] = useState(true);
-  const roles = useRoleOptions(orgId ?? undefined, true);
   const [created, setCreated] = useState<string | null>(null);
   const create = useMutation({
     mutationFn: () => call(api.POST('/api/v1/scim-tokens', { body: { orgId: orgId ?? undefined, name: name.trim(), defaultRoleId: roleId!, sendInvitations: invite } })),
@@ -130,16 +129,7 @@ function CreateToken({ onClose, initialOrgId, partner }: { onClose: () => void; 
               />
             )}
             <TextInput label="Name" description="Which identity provider or connector uses it." placeholder="Entra ID" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-            <Select
-              label="Default role"
-              description="What a provisioned account holds until a mapped group gives another."
-              data={roles.options}
-              value={roleId}
-              onChange={setRoleId}
-              required
-              placeholder={roles.loading ? 'Loading…' : 'Choose a role'}
-            />
-            {roles.error && <Alert color="red" role="alert">{explain(roles.error)}</Alert>}
+            <RoleSelect orgId={orgId ?? undefined} enabled={true} label="Default role" description="What a provisioned account holds until a mapped group gives another." value={roleId} onChange={setRoleId} />
             <Checkbox label="E-mail new accounts an invitation to set a password" checked={invite} onChange={(e) => setInvite(e.currentTarget.checked)} />
             {create.isError && <Alert color="red" role="alert">{explain(create.error)}</Alert>}
             <Button type="submit" loading={create.isPending} disabled={!name.trim() || !roleId}>

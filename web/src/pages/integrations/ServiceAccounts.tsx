@@ -1,6 +1,6 @@
 // Service accounts of the partner or of an organisation: create (name, role, organisation, description), disable or
 // enable, delete (confirm), and per account its API keys (ServiceAccountKeys). api_keys:read lists; api_keys:write acts.
-import { Alert, Button, Group, Modal, Select, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
+import { Alert, Button, Group, Modal, Stack, Table, Text, Textarea, TextInput } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
@@ -13,7 +13,7 @@ import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { done, failed, when } from '../onboarding/common';
 import { can, useMe } from '../Shell';
-import { useOwner, useRoleOptions } from './common';
+import { RoleSelect, useOwner } from './common';
 import { ServiceAccountKeys } from './ServiceAccountKeys';
 
 type Account = components['schemas']['ServiceAccount'];
@@ -118,7 +118,6 @@ function CreateAccount({ opened, onClose, initialOrgId, partner }: { opened: boo
   const [name, setName] = useState('');
   const [roleId, setRoleId] = useState<string | null>(null);
   const [description, setDescription] = useState('');
-  const roles = useRoleOptions(orgId ?? undefined, opened);
   const create = useMutation({
     mutationFn: () =>
       call(api.POST('/api/v1/service-accounts', { body: { orgId: orgId ?? undefined, name: name.trim(), roleId: roleId!, description: description.trim() || undefined } })),
@@ -157,16 +156,7 @@ function CreateAccount({ opened, onClose, initialOrgId, partner }: { opened: boo
               enabled={opened}
             />
           )}
-          <Select
-            label="Role"
-            description="What the account may do. Never more than you hold yourself."
-            data={roles.options}
-            value={roleId}
-            onChange={setRoleId}
-            required
-            placeholder={roles.loading ? 'Loading…' : 'Choose a role'}
-          />
-          {roles.error && <Alert color="red" role="alert">{explain(roles.error)}</Alert>}
+          <RoleSelect orgId={orgId ?? undefined} enabled={opened} label="Role" description="What the account may do. Never more than you hold yourself." value={roleId} onChange={setRoleId} />
           <Textarea label="Description" placeholder="Ticketing integration" value={description} onChange={(e) => setDescription(e.currentTarget.value)} autosize minRows={2} />
           {create.isError && <Alert color="red" role="alert">{explain(create.error)}</Alert>}
           <Button type="submit" loading={create.isPending} disabled={!name.trim() || !roleId}>

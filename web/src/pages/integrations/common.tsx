@@ -1,8 +1,10 @@
 // Shared parts of the integrations pages: whose records a page shows (the partner's own or one organisation's),
 // and the roles of that owner. (Paging, the "shown once" box and the confirm dialog are in components/.)
+import { Alert, Select } from '@mantine/core';
 import { useState } from 'react';
 import { TenantSelect } from '../../components/TenantSelect';
 import { useAllRoles } from '../roles/data';
+import { explain } from '../../lib/errors';
 import { useMe } from '../Shell';
 
 /**
@@ -17,8 +19,21 @@ export function useOwner(label: string) {
   return { orgId: partner ? (orgId ?? undefined) : undefined, picker, partner };
 }
 
-/** The roles a new record of this owner may hold, for a Select. */
-export function useRoleOptions(orgId: string | undefined, enabled: boolean) {
-  const roles = useAllRoles(orgId, enabled);
-  return { options: (roles.data ?? []).map((r) => ({ value: r.id, label: r.name })), loading: roles.isPending && enabled, error: roles.isError ? roles.error : null };
+/** The role a new record of this owner will hold: the owner's roles, loaded while `enabled`, refusals in words. */
+export function RoleSelect(p: { orgId: string | undefined; enabled: boolean; label: string; description: string; value: string | null; onChange: (v: string | null) => void }) {
+  const roles = useAllRoles(p.orgId, p.enabled);
+  return (
+    <>
+      <Select
+        label={p.label}
+        description={p.description}
+        data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))}
+        value={p.value}
+        onChange={p.onChange}
+        required
+        placeholder={roles.isPending && p.enabled ? 'Loading…' : 'Choose a role'}
+      />
+      {roles.isError && <Alert color="red" role="alert">{explain(roles.error)}</Alert>}
+    </>
+  );
 }
