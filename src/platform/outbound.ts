@@ -1,8 +1,13 @@
 // The one outbound-request guard (OpenID discovery, JWKS and tokens, SAML metadata, audit webhooks): https only, no
 // private, loopback or link-local address, no redirects. Each caller passes its own test-only switch
 // (SSO_ALLOW_INSECURE_ISSUERS, WEBHOOKS_ALLOW_INSECURE) that lifts the first two checks, never the third.
+// The address is checked again where the connection is made (DNS rebinding): the socket connects to the address the
+// check passed, never to a second answer of the resolver.
+import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
+import type { LookupFunction } from 'node:net';
 import { BlockList, isIP } from 'node:net';
+import { Agent } from 'undici';
 
 /** The URL was refused before any request: the message names what and why, fit for a field error. */
 export class OutboundRefusedError extends Error {}
@@ -39,7 +44,41 @@ export async function assertPublicUrl(url: URL, what = 'The URL'): Promise<void>
  */
 export async function publicFetch(url: string | URL, init: RequestInit, allowInsecure: boolean, what?: string): Promise<Response> {
   if (!allowInsecure) await assertPublicUrl(new URL(url), what);
-  return fetch(url, { ...init, redirect: 'error' });
+  const guarded: RequestInit & { dispatcher?: Agent } = { ...init, redirect: 'error' };
+  if (!allowInsecure) guarded.dispatcher = publicOnlyAgent();
+  return fetch(url, guarded);
+}
+
+export type Resolve = (host: string) => Promise<LookupAddress[]>;
+const systemResolve: Resolve = (host) => lookup(host, { all: true, verbatim: true });
+
+/**
+ * The socket's own lookup: resolves the host once, refuses when any answer is private, and hands the connection the
+ * addresses it checked. A name that answered a public address to assertPublicUrl and a private one now is refused here.
+ */
+export function publicOnlyLookup(resolve: Resolve = systemResolve): LookupFunction {
+  return (host, options, callback) => {
+    const reply = callback as unknown as (err: Error | null, address: string | LookupAddress[], family?: number) => void;
+    const name = host.replace(/^\[|\]$/g, '');
+    const answers: Promise<LookupAddress[]> = isIP(name) ? Promise.resolve([{ address: name, family: isIP(name) }]) : resolve(name);
+    answers.then(
+      (addresses) => {
+        if (addresses.length === 0 || addresses.some((a) => isPrivateAddress(a.address))) {
+          reply(Object.assign(new OutboundRefusedError('The host resolves to a private address.'), { code: 'EPRIVATEADDRESS' }), '', 0);
+        } else if ((options as { all?: boolean }).all) reply(null, addresses);
+        else reply(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (err: Error) => reply(err, '', 0),
+    );
+  };
+}
+
+/** One keep-alive pool for every guarded request; built on first use. */
+let agent: Agent | undefined;
+export function publicOnlyAgent(resolve?: Resolve): Agent {
+  if (resolve) return new Agent({ connect: { lookup: publicOnlyLookup(resolve) } });
+  agent ??= new Agent({ connect: { lookup: publicOnlyLookup() } });
+  return agent;
 }
 
 /** Why a guarded request failed, in a line fit for an operator (no URL, no secret). */
@@ -49,6 +88,7 @@ export function outboundFailure(err: unknown): string {
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'timed out';
   const cause = e?.cause?.message ?? '';
   if (/redirect/i.test(cause)) return 'refused: the receiver answered with a redirect';
+  if (e?.cause?.code === 'EPRIVATEADDRESS') return `refused: ${e.cause.message}`;
   if (e?.cause?.code) return `connection failed (${e.cause.code})`;
   if ((e as { code?: string })?.code) return `connection failed (${(e as { code?: string }).code})`;
   return (e?.message ?? 'request failed').slice(0, 200);
