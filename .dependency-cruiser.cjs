@@ -1,0 +1,45 @@
+// Layering rules of docs/architecture.md (issue 12 §3), checked by `npm run lint:deps` in CI. Violations that
+// existed when the check was introduced are listed in .dependency-cruiser-known-violations.json: the check fails
+// on any new one; shrink that file as modules gain a repo.ts and an index.ts (`npm run lint:deps:baseline`).
+// The fifth rule, no-module-cycles (two modules never import each other), is checked by scripts/lint-deps.mjs from
+// the same cruise: dependency-cruiser's folder-level rules cannot be baselined.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'http-not-to-modules',
+      comment: 'The request pipeline (src/http) knows no feature: it may use db, platform and the access core only.',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'db-platform-not-up',
+      comment: 'src/db and src/platform are the bottom layers: they import no module and nothing of src/http.',
+      severity: 'error',
+      from: { path: '^src/(db|platform)/' },
+      to: { path: '^src/(modules|http)/' },
+    },
+    {
+      name: 'module-internals',
+      comment: "A module reaches another module only through that module's index.ts.",
+      severity: 'error',
+      from: { path: '^src/modules/([^/]+)/' },
+      to: { path: '^src/modules/[^/]+/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'sql-only-in-db-and-repos',
+      comment: 'drizzle-orm and the schema are used in src/db and in modules/<area>/repo.ts only.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/db/', '^src/modules/[^/]+/repo\\.ts$'] },
+      to: { path: ['^drizzle-orm', '(^|/)node_modules/drizzle-orm/', '^src/db/schema/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    skipAnalysisNotInRules: true,
+  },
+};
