@@ -1,7 +1,7 @@
 /**
  * Login benchmark: how close password sign-in gets to its hardware bound, and what it does to other requests.
  *
- *   npx tsx bench/login.ts [--duration=10] [--connections=8] [--users=20]
+ *   npx tsx bench/login.ts [--duration=10] [--connections=8] [--users=20] [--profile=DIR]
  *   (PostgreSQL + Redis: DATABASE_URL=postgres://... REDIS_URL=redis://... npx tsx bench/login.ts)
  *
  * - The bound: every login costs one argon2id verification, so a machine does at most
@@ -10,7 +10,10 @@
  *   and the wall time includes waiting for a core).
  * - The real app (test/support/app.ts startApp: fresh database, migrations, real routes) runs in a child
  *   process, so the load generator (autocannon, in this process) never shares its event loop. The login rate
- *   limit is raised out of the way; ~20 users sign in round-robin with the right password for --duration s.
+ *   limit is raised out of the way; ~20 users sign in round-robin with the right password for --duration s, each
+ *   presenting the device cookie its warm-up sign-in set (a returning browser; a new one also writes a device row).
+ * - Before the load, in the server process: the statements of one login (driver-counted, test/support/statement-count.ts)
+ *   and the mean cost of each piece of the sign-in alone (token signing, the session statement, the audit chain write).
  * - GET /api/v1/auth/me p99 is measured at rest and again while the logins run (one sequential probe,
  *   one request every 10 ms): argon2 runs off the event loop, so authenticated reads should stay fast.
  * - The server process's CPU time per login (Linux /proc) gives a figure that does not depend on how busy the
@@ -39,6 +42,21 @@ interface Ready {
   baseUrl: string;
   emails: string[];
   accessToken: string;
+  /** Statements one login of a returning browser sends (driver-counted), and their first lines. */
+  statements: string[];
+  /** Mean ms of each piece of the sign-in transaction, run alone in the server process (sequentially, N times). */
+  parts: Record<string, number>;
+}
+
+/** The device cookie a sign-in set, so the load signs in as returning browsers do. */
+const deviceCookie = (res: Response) => res.headers.getSetCookie().find((c) => c.startsWith('service_device='))?.split(';')[0] ?? '';
+
+/** Mean wall ms of `fn` over n sequential runs (after 5 to warm up). */
+async function meanMs(n: number, fn: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < 5; i++) await fn();
+  const started = performance.now();
+  for (let i = 0; i < n; i++) await fn();
+  return (performance.now() - started) / n;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -62,7 +80,32 @@ async function serve(userCount: number): Promise<void> {
     first ??= user.id;
   }
   const session = await sessionFor(t, first!, { scope: 'organization', orgId: org.id, partnerId: partner.id, roleId: ORG_ADMIN_ROLE_ID });
-  const ready: Ready = { baseUrl: t.baseUrl, emails, accessToken: session.accessToken };
+
+  // Statements of one login of a returning browser, counted at the driver (background workers left out).
+  const { countStatements } = await import('../test/support/statement-count.js');
+  const login = (cookie: string) =>
+    fetch(`${t.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ email: emails[0], password: PASSWORD }) });
+  const cookie = deviceCookie(await login(''));
+  await (await login(cookie)).arrayBuffer();
+  const log = countStatements(t.testDb.database);
+  await (await login(cookie)).arrayBuffer();
+  const statements = log.statements().filter((s) => !/webhook_deliveries" set "attempts"|"outbox"/.test(s));
+  log.restore();
+
+  // The pieces of the sign-in, each alone: token signing, the session statement, the audit chain write.
+  const { insertSignIn } = await import('../src/modules/auth/login-statements.js');
+  const { sha256, randomToken } = await import('../src/platform/crypto.js');
+  const ctx = { scope: 'organization' as const, partnerId: partner.id, orgId: org.id, roleId: ORG_ADMIN_ROLE_ID };
+  const d = t.deps;
+  const parts: Record<string, number> = {};
+  parts['token signing (EdDSA)'] = await meanMs(300, () => d.tokens.sign({ sub: first!, sid: first!, ...ctx, mfa: false, authTime: new Date() }));
+  parts['empty transaction (begin, commit)'] = await meanMs(100, () => d.db.transaction(async () => {}));
+  const row = (now: Date) => ({ userId: first!, tokenHash: sha256(randomToken()), ip: '127.0.0.1', userAgent: 'bench', context: ctx, mfa: false, expiresAt: new Date(now.getTime() + 3600_000), absoluteExpiresAt: new Date(now.getTime() + 7200_000), now, method: 'password' });
+  parts['session statement in a transaction'] = await meanMs(100, () => d.db.transaction((tx) => insertSignIn(d.db, tx, row(new Date()))));
+  parts['audit chain write in a transaction'] = await meanMs(100, () =>
+    d.db.transaction((tx) => d.audit.record(tx, { action: 'user.login', actor: { userId: first!, email: emails[0]! }, partnerId: partner.id, orgId: org.id, resourceType: 'session', resourceId: first!, details: { method: 'password', mfa: false } }, { ip: '127.0.0.1', userAgent: 'bench' })),
+  );
+  const ready: Ready = { baseUrl: t.baseUrl, emails, accessToken: session.accessToken, statements, parts };
   process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
   const stop = async () => {
     await t.close().catch(() => {});
@@ -99,7 +142,10 @@ function cpuSeconds(pid: number): number {
 }
 
 async function startServer(userCount: number): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', `--users=${userCount}`], {
+  // --profile=DIR: the server writes a V8 CPU profile there on exit (summarise with bench/cpu-profile.ts).
+  const profileDir = process.argv.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', `--users=${userCount}`], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: process.env,
   });
@@ -166,14 +212,14 @@ async function measure(): Promise<void> {
     const rest = await probeMe(ready, () => m++ >= 300, 10);
 
     // 3. Logins for the duration, with the /auth/me probe running alongside.
-    const requests = ready.emails.map((email) => ({
-      method: 'POST',
-      path: '/api/v1/auth/login',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password: PASSWORD }),
-    }));
-    // Warm-up: one login per user.
-    for (const r of requests) await (await fetch(`${ready.baseUrl}${r.path}`, { method: 'POST', headers: r.headers, body: r.body })).arrayBuffer();
+    // Warm-up: one login per user, whose device cookie the load then presents (a returning browser, as most sign-ins are).
+    const requests: { method: string; path: string; headers: Record<string, string>; body: string }[] = [];
+    for (const email of ready.emails) {
+      const body = JSON.stringify({ email, password: PASSWORD });
+      const res = await fetch(`${ready.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      await res.arrayBuffer();
+      requests.push({ method: 'POST', path: '/api/v1/auth/login', headers: { 'content-type': 'application/json', cookie: deviceCookie(res) }, body });
+    }
     const loginLatencies: number[] = [];
     let loadDone = false;
     const load = new Promise<Result>((resolve, reject) => {
@@ -206,11 +252,17 @@ async function measure(): Promise<void> {
     console.log(`| Login non-200 / errors / timeouts | ${result.non2xx} / ${result.errors} / ${result.timeouts} |`);
     console.log(`| GET /auth/me p99 at rest | ${fmt(percentile(rest.latencies, 99), 2)} ms (p50 ${fmt(median(rest.latencies), 2)}, n=${rest.latencies.length}) |`);
     console.log(`| GET /auth/me p99 during logins | ${fmt(percentile(underLoad.latencies, 99), 2)} ms (p50 ${fmt(median(underLoad.latencies), 2)}, n=${underLoad.latencies.length}) |`);
+    console.log(`| Statements per login (returning browser, driver-counted) | ${ready.statements.length} (${ready.statements.filter((x) => /^gh_|^execute gh_/.test(x)).length} named prepared) |`);
+    for (const [name, value] of Object.entries(ready.parts)) console.log(`| Alone, mean: ${name} | ${fmt(value, 2)} ms |`);
     console.log(`| Machine load average (1 min) before / after | ${fmt(loadBefore, 2)} / ${fmt(os.loadavg()[0]!, 2)} |`);
     const share = loginsPerSecond / bound;
-    const stretch = percentile(underLoad.latencies, 99) / percentile(rest.latencies, 99);
-    console.log(`\nP2 verdict: logins ${fmt(share * 100, 0)} % of the argon2id bound (goal ≥ 90 %): ${share >= 0.9 ? 'met' : 'NOT met'}; ` +
-      `/auth/me p99 during logins ÷ at rest = ${fmt(stretch, 2)} (goal ≤ 2): ${stretch <= 2 ? 'met' : 'NOT met'}.`);
+    const meRest = percentile(rest.latencies, 99);
+    const meLoaded = percentile(underLoad.latencies, 99);
+    const stretch = meLoaded / meRest;
+    console.log(`\nStatements of one login:\n${ready.statements.map((x) => `  ${x.slice(0, 110)}`).join('\n')}`);
+    console.log(`\nP2 login: bound ${fmt(bound, 0)}/s, measured ${fmt(loginsPerSecond)}/s, ratio ${fmt(share * 100, 0)} % (goal ≥ 90 %): ${share >= 0.9 ? 'met' : 'NOT met'}`);
+    console.log(`P2 /auth/me p99: idle ${fmt(meRest, 2)} ms, during the storm ${fmt(meLoaded, 2)} ms, ratio ${fmt(stretch, 2)} (goal ≤ 2): ${stretch <= 2 ? 'met' : 'NOT met'}`);
+    console.log(`P2 statements per login: ${ready.statements.length}`);
     if (loadBefore > cores) console.log(`\nThe machine was busy (load ${fmt(loadBefore, 2)} on ${cores} cores) before the run: treat the figures as a lower bound.`);
     if (rest.failures + underLoad.failures > 0) console.log(`\n/auth/me failures: ${rest.failures} at rest, ${underLoad.failures} during logins`);
   } finally {

@@ -3,10 +3,10 @@
 // each pooled connection the first time it runs there. PGlite: SQL `PREPARE` once per database, then `EXECUTE` through
 // the simple protocol (PGlite's extended protocol cannot bind parameters to EXECUTE, and its unnamed statement is
 // re-parsed and re-planned on every call); EXECUTE arguments are therefore literals, and only values that pass the
-// statement's own argument check (UUIDs here) are ever written into one.
+// statement's own argument check are ever written into one (UUIDs, timestamps, booleans; text as hex only).
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
-import type { Db } from './connect.js';
+import type { Db, Tx } from './connect.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -22,6 +22,31 @@ export const uuidArg: PreparedArg<string> = {
   check: (v) => typeof v === 'string' && UUID.test(v),
   literal: (v) => `'${v.toLowerCase()}'::uuid`,
 };
+
+/**
+ * Text, written for PGlite as the hex of its UTF-8 bytes (`convert_from(decode('…', 'hex'), 'UTF8')`): the literal holds
+ * only hex digits whatever the value, so no quoting rule or server setting can turn a value into SQL.
+ */
+export const textArg: PreparedArg<string> = {
+  type: 'text',
+  check: (v) => typeof v === 'string' && v.length <= 4096 && !v.includes('\0'),
+  literal: (v) => `convert_from(decode('${Buffer.from(v, 'utf8').toString('hex')}', 'hex'), 'UTF8')`,
+};
+
+export const boolArg: PreparedArg<boolean> = { type: 'boolean', check: (v) => typeof v === 'boolean', literal: (v) => (v ? 'true' : 'false') };
+
+export const timestampArg: PreparedArg<Date> = {
+  type: 'timestamptz',
+  check: (v) => v instanceof Date && Number.isFinite(v.getTime()),
+  literal: (v) => `'${v.toISOString()}'::timestamptz`,
+};
+
+/** The same argument, or SQL null. */
+export const nullable = <T>(arg: PreparedArg<T>): PreparedArg<T | null> => ({
+  type: arg.type,
+  check: (v) => v === null || arg.check(v),
+  literal: (v) => (v === null ? 'null' : arg.literal(v)),
+});
 
 type Client = { kind: 'pg'; pool: pg.Pool } | { kind: 'pglite'; pglite: PGlite };
 
@@ -42,8 +67,21 @@ const preparedOn = new WeakMap<object, Map<string, Promise<void>>>();
  */
 export function preparedStatement<Row, A extends unknown[]>(name: string, text: string, args: { [K in keyof A]: PreparedArg<A[K]> }) {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad statement name ${name}`);
-  return async (db: Db, ...values: A): Promise<Row[] | null> => {
-    for (let i = 0; i < args.length; i++) if (!args[i]!.check(values[i] as never)) return null;
+  const valid = (values: A) => args.every((a, i) => a.check(values[i] as never));
+  const executeCall = (values: A) => `execute ${name} (${args.map((a, i) => a.literal(values[i] as never)).join(', ')})`;
+  const prepare = (pglite: PGlite, run: (sql: string) => Promise<unknown>) => {
+    let names = preparedOn.get(pglite);
+    if (!names) preparedOn.set(pglite, (names = new Map()));
+    let ready = names.get(name);
+    if (!ready) {
+      ready = run(`prepare ${name} (${args.map((a) => a.type).join(', ')}) as ${text}`).then(() => undefined);
+      names.set(name, ready);
+      ready.catch(() => names.delete(name));
+    }
+    return ready;
+  };
+  const run = async (db: Db, ...values: A): Promise<Row[] | null> => {
+    if (!valid(values)) return null;
     const client = clientOf(db);
     if (client.kind === 'pg') {
       const config: pg.QueryConfig = { name, text, values: values as unknown[] };
@@ -51,17 +89,27 @@ export function preparedStatement<Row, A extends unknown[]>(name: string, text: 
       return result.rows as Row[];
     }
     const pglite = client.pglite;
-    let names = preparedOn.get(pglite);
-    if (!names) preparedOn.set(pglite, (names = new Map()));
-    let ready = names.get(name);
-    if (!ready) {
-      ready = pglite.exec(`prepare ${name} (${args.map((a) => a.type).join(', ')}) as ${text}`).then(() => undefined);
-      names.set(name, ready);
-      ready.catch(() => names.delete(name));
-    }
-    await ready;
-    const call = `execute ${name} (${args.map((a, i) => a.literal(values[i] as never)).join(', ')})`;
-    const results = await pglite.exec(call);
+    await prepare(pglite, (q) => pglite.exec(q));
+    const results = await pglite.exec(executeCall(values));
     return (results[0]?.rows ?? []) as Row[];
   };
+  /**
+   * The same statement inside a transaction: `tx` runs it, `db` (the database the transaction belongs to) says where it
+   * is prepared. A PREPARE made inside a transaction outlives its rollback (prepared statements are not transactional).
+   */
+  const inTransaction = async (db: Db, tx: Tx, ...values: A): Promise<Row[] | null> => {
+    if (!valid(values)) return null;
+    const client = clientOf(db);
+    const session = (tx as unknown as { session?: { client?: unknown } }).session?.client;
+    if (!session) throw new Error('prepared statements in a transaction need a drizzle transaction');
+    if (client.kind === 'pg') {
+      const result = await (session as pg.PoolClient).query({ name, text, values: values as unknown[] });
+      return result.rows as Row[];
+    }
+    const inTx = session as Pick<PGlite, 'exec'>;
+    await prepare(client.pglite, (q) => inTx.exec(q));
+    const results = await inTx.exec(executeCall(values));
+    return (results[0]?.rows ?? []) as Row[];
+  };
+  return Object.assign(run, { inTransaction });
 }

@@ -52,12 +52,16 @@ export async function enforceSignInAddress(
   user: { id: string; email: string },
   ctx: { scope: 'partner' | 'organization' | null; partnerId: string | null; orgId: string | null },
   meta: AuditRequestMeta,
+  /** The tenant's settings when the caller read them already (password sign-in reads them with the user). */
+  settings?: unknown,
 ): Promise<void> {
   if (!ctx.scope) return;
   const [row] =
-    ctx.scope === 'partner'
-      ? await tx.select({ settings: partners.settings }).from(partners).where(eq(partners.id, ctx.partnerId!))
-      : await tx.select({ settings: organizations.settings }).from(organizations).where(eq(organizations.id, ctx.orgId!));
+    settings !== undefined
+      ? [{ settings }]
+      : ctx.scope === 'partner'
+        ? await tx.select({ settings: partners.settings }).from(partners).where(eq(partners.id, ctx.partnerId!))
+        : await tx.select({ settings: organizations.settings }).from(organizations).where(eq(organizations.id, ctx.orgId!));
   const list = ipAllowlistOf(row?.settings);
   if (list.length === 0) return;
   const breakGlass = ctx.scope === 'partner' && breakGlassUserOf(row?.settings) === user.id;

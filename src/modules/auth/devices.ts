@@ -10,6 +10,7 @@ import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { consumeFlow, createFlow, voidFlows } from './flows.js';
 import { RESET_TTL_MS, resetUrl } from './login-service.js';
+import { bindKnownDevice } from './login-statements.js';
 import { mails } from './mail-templates.js';
 import { listMemberships, pickDefault } from './memberships.js';
 import { toSessionJson } from './session-list.js';
@@ -25,6 +26,8 @@ export async function recognizeDevice(deps: Deps, req: FastifyRequest, reply: Fa
   const presented = req.cookies[DEVICE_COOKIE];
   const token = presented && DEVICE_TOKEN.test(presented) ? presented : randomToken();
   const now = deps.clock.now();
+  // A returning browser (the common case): one statement, no lock; only a new device needs the account's lock.
+  if (token === presented && (await bindKnownDevice(deps.db, userId, sha256(token), sessionId, now))) return;
   const outcome = await deps.db.transaction(async (tx) => {
     // One sign-in at a time per account decides what counts as its first device.
     await tx.execute(sql`select id from users where id = ${userId} for update`);

@@ -1,16 +1,18 @@
 // Password sign-in (spec 3.3, CONTRACT 3): every failure looks alike (same 401, similar time).
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
-import type { Executor } from '../../db/connect.js';
-import { passkeys, sessions, users } from '../../db/schema/index.js';
+import type { Executor, Tx } from '../../db/connect.js';
+import { passkeys, users } from '../../db/schema/index.js';
+import { sha256 } from '../../platform/crypto.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { enforceSignInAddress } from '../access/ip-policy.js';
 import { createFlow, voidFlows } from './flows.js';
 import { mails } from './mail-templates.js';
-import { listMemberships, markMembershipUsed, pickDefault, ssoEnforcedFor } from './memberships.js';
+import { insertSignIn, loginFacts, NO_USER, type LoginMembership, type LoginUser } from './login-statements.js';
+import { pickDefault } from './memberships.js';
 import { verifyPassword } from './passwords.js';
-import { createSession, type SessionContext } from './sessions.js';
+import { newSessionTerms, signSessionToken, type SessionContext } from './sessions.js';
 import type { IssuedSession } from './token-response.js';
 
 /** At most one "someone is guessing your password" mail per account and credential in this time. */
@@ -29,19 +31,34 @@ const invalid = () => new AppError('invalid_credentials');
 export const findUserByEmail = async (db: Executor, email: string) =>
   (await db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`).limit(1))[0] ?? null;
 
-/** Signs a user in to a membership: session row, membership marked used, last login, audit. Inside tx. */
+/**
+ * Signs a user in to a membership, inside the sign-in transaction: the address checked against the tenant's
+ * allow-list, then one statement for the session row, the membership marked used and the last login, then the audit
+ * record. `settings` are the tenant's settings when the caller already read them (password sign-in).
+ */
 export async function startSession(
   deps: Deps,
-  tx: Executor,
+  tx: Tx,
   user: Pick<UserRow, 'id' | 'email'>,
   ctx: SessionContext,
-  opts: { mfa: boolean; method: string; meta: AuditRequestMeta },
+  opts: { mfa: boolean; method: string; meta: AuditRequestMeta; settings?: unknown },
 ): Promise<IssuedSession> {
+  // Every sign-in is a proof (password, factor, passkey or the IdP's own sign-in): step-up starts fresh.
   const now = deps.clock.now();
-  await enforceSignInAddress(deps, tx, user, ctx, opts.meta);
-  const s = await createSession(deps, tx, { userId: user.id, context: ctx, mfa: opts.mfa, ip: opts.meta.ip, userAgent: opts.meta.userAgent, method: opts.method });
-  await markMembershipUsed(tx, user.id, ctx, now);
-  await tx.update(users).set({ lastLoginAt: now, failedLoginCount: 0, lockedUntil: null }).where(eq(users.id, user.id));
+  await enforceSignInAddress(deps, tx, user, ctx, opts.meta, opts.settings);
+  const terms = newSessionTerms(deps, now);
+  const sessionId = await insertSignIn(deps.db, tx, {
+    userId: user.id,
+    tokenHash: sha256(terms.refreshToken),
+    ip: opts.meta.ip?.slice(0, 45) ?? null,
+    userAgent: opts.meta.userAgent?.slice(0, 1024) ?? null,
+    context: ctx,
+    mfa: opts.mfa,
+    expiresAt: terms.expiresAt,
+    absoluteExpiresAt: terms.absoluteExpiresAt,
+    now,
+    method: opts.method.slice(0, 32),
+  });
   await deps.audit.record(
     tx,
     {
@@ -50,16 +67,14 @@ export async function startSession(
       partnerId: ctx.partnerId,
       orgId: ctx.orgId,
       resourceType: 'session',
-      resourceId: s.sessionId,
+      resourceId: sessionId,
       details: { method: opts.method, mfa: opts.mfa },
     },
     opts.meta,
   );
-  return { userId: user.id, sessionId: s.sessionId, accessToken: s.accessToken, refreshToken: s.refreshToken, signedIn: true };
+  const accessToken = await signSessionToken(deps, user.id, sessionId, ctx, opts.mfa, now);
+  return { userId: user.id, sessionId, accessToken, refreshToken: terms.refreshToken, signedIn: true, expiresAt: terms.expiresAt };
 }
-
-/** Stands in for a user id when there is no user, so an unknown email costs the same queries as a known one. */
-const NO_USER = '00000000-0000-0000-0000-000000000000';
 
 /**
  * Throttling that follows the attacker, not the victim (docs/operations.md, "Sign-in throttling"). There is no
@@ -70,17 +85,10 @@ const NO_USER = '00000000-0000-0000-0000-000000000000';
  * (once) to the user. Addresses the user signed in from before are never held. The key carries the credential
  * version, so a password reset ends the episode.
  */
-const accountKey = (user: Pick<UserRow, 'id' | 'credentialVersion'> | null) => `${user?.id ?? NO_USER}:${user?.credentialVersion ?? 0}`;
+const accountKey = (user: Pick<LoginUser, 'id' | 'credentialVersion'> | null) => `${user?.id ?? NO_USER}:${user?.credentialVersion ?? 0}`;
 
-/** An address the user signed in from successfully before (any session, ended or not, holds its address). */
-async function knownAddress(db: Executor, userId: string, ip: string | null): Promise<boolean> {
-  if (!ip) return false;
-  const [row] = await db.select({ id: sessions.id }).from(sessions).where(and(eq(sessions.userId, userId), eq(sessions.ipAddress, ip))).limit(1);
-  return Boolean(row);
-}
-
-async function recordFailure(deps: Deps, user: UserRow | null, email: string, reason: string, meta: AuditRequestMeta, tx: Executor) {
-  const ctx = pickDefault(await listMemberships(tx, user?.id ?? NO_USER));
+async function recordFailure(deps: Deps, user: LoginUser | null, email: string, reason: string, memberships: LoginMembership[], meta: AuditRequestMeta, tx: Executor) {
+  const ctx = pickDefault(memberships);
   await deps.audit.record(
     tx,
     {
@@ -97,16 +105,19 @@ async function recordFailure(deps: Deps, user: UserRow | null, email: string, re
   );
 }
 
+/** The tenant settings of the membership the sign-in lands in (read with the user, for the IP allow-list). */
+const settingsOf = (memberships: LoginMembership[], ctx: SessionContext) =>
+  memberships.find((m) => m.scope === ctx.scope && m.partnerId === ctx.partnerId && m.orgId === ctx.orgId)?.settings;
+
 export async function login(deps: Deps, email: string, password: string, meta: AuditRequestMeta): Promise<LoginOutcome> {
   const now = deps.clock.now();
-  const user = await findUserByEmail(deps.db, email);
+  // One statement whatever the email and password (SSO enforcement, a familiar address, memberships): its cost says
+  // nothing about whether the account exists or the password was right.
+  const { user, ssoEnforced: enforced, knownAddress: familiar, memberships } = await loginFacts(deps.db, email, meta.ip);
   // Always one argon2 verification, against a dummy hash when there is nothing to check.
   const passwordOk = await verifyPassword(user?.passwordHash, password);
-  // Looked up whatever the password, so its cost says nothing about whether the password was right.
-  const enforced = await ssoEnforcedFor(deps.db, user?.id ?? NO_USER);
-  // Both looked up for every attempt, known email or not, for the same reason.
+  // Looked up for every attempt, known email or not, for the same reason.
   const guessed = (await deps.limits.count('loginAccount', accountKey(user))) >= Math.max(2, deps.config.rateLimits.loginAccount.limit);
-  const familiar = await knownAddress(deps.db, user?.id ?? NO_USER, meta.ip);
   const secondFactor = Boolean(user && deps.config.enable2fa && user.mfaEnabled);
 
   const refusal = !user
@@ -131,7 +142,7 @@ export async function login(deps: Deps, email: string, password: string, meta: A
       const r = await deps.limits.hit('loginAccount', accountKey(user));
       underGuessing ||= !r.allowed || r.remaining === 0;
     }
-    await deps.db.transaction((tx) => recordFailure(deps, user, email, refusal, meta, tx));
+    await deps.db.transaction((tx) => recordFailure(deps, user, email, refusal, memberships, meta, tx));
     // Exactly one notice per episode, however many requests see it start (the claim is atomic in the shared store).
     if (user && underGuessing && (await deps.store.claim(`loginAttackNotice:${accountKey(user)}`, ATTACK_NOTICE_INTERVAL_MS, now.getTime()))) {
       await sendAttackNotice(deps, user);
@@ -140,14 +151,15 @@ export async function login(deps: Deps, email: string, password: string, meta: A
   }
 
   const u = user!;
-  const ctx = pickDefault(await listMemberships(deps.db, u.id));
+  const ctx = pickDefault(memberships);
   if (deps.config.enable2fa && u.mfaEnabled) return { kind: 'mfa', body: await startMfaChallenge(deps, u, ctx) };
-  const issued = await deps.db.transaction((tx) => startSession(deps, tx, u, ctx, { mfa: false, method: 'password', meta }));
+  const settings = settingsOf(memberships, ctx) ?? null;
+  const issued = await deps.db.transaction((tx) => startSession(deps, tx, u, ctx, { mfa: false, method: 'password', meta, settings }));
   return { kind: 'session', issued };
 }
 
 /** The pending second step: a tempToken bound to the user's credential version (a change voids it). */
-async function startMfaChallenge(deps: Deps, user: UserRow, ctx: SessionContext) {
+async function startMfaChallenge(deps: Deps, user: LoginUser, ctx: SessionContext) {
   const hasPasskey = (await deps.db.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, user.id)).limit(1)).length > 0;
   const { token } = await createFlow(deps.db, {
     kind: 'login_mfa',
@@ -166,7 +178,7 @@ async function startMfaChallenge(deps: Deps, user: UserRow, ctx: SessionContext)
   };
 }
 
-async function sendAttackNotice(deps: Deps, user: UserRow) {
+async function sendAttackNotice(deps: Deps, user: Pick<LoginUser, 'id' | 'email'>) {
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     await voidFlows(tx, user.id, 'password_reset', now);

@@ -21,16 +21,29 @@ export interface NewSession {
   accessToken: string;
 }
 
+/** A new session's refresh token and lifetimes, from `now`. */
+export function newSessionTerms(deps: Pick<Deps, 'config'>, now: Date) {
+  const t = now.getTime();
+  const absolute = t + ABSOLUTE_SESSION_MS;
+  return {
+    refreshToken: randomToken(),
+    expiresAt: new Date(Math.min(t + deps.config.refreshTokenTtl * 1000, absolute)),
+    absoluteExpiresAt: new Date(absolute),
+  };
+}
+
+/** The access token of a session, for the membership it acts in. */
+export const signSessionToken = (deps: Pick<Deps, 'tokens'>, userId: string, sessionId: string, context: SessionContext, mfa: boolean, authTime: Date) =>
+  deps.tokens.sign({ sub: userId, sid: sessionId, scope: context.scope, partnerId: context.partnerId, orgId: context.orgId, roleId: context.roleId, mfa, authTime });
+
 export async function createSession(
   deps: Pick<Deps, 'clock' | 'config' | 'tokens'>,
   tx: Executor,
   input: { userId: string; context: SessionContext; mfa: boolean; ip: string | null; userAgent: string | null; method?: string; deviceId?: string | null },
 ): Promise<NewSession> {
-  const now = deps.clock.now().getTime();
   // Every sign-in is a proof (password, factor, passkey or the IdP's own sign-in): step-up starts fresh.
-  const authTime = new Date(now);
-  const refreshToken = randomToken();
-  const absolute = now + ABSOLUTE_SESSION_MS;
+  const authTime = deps.clock.now();
+  const { refreshToken, expiresAt, absoluteExpiresAt } = newSessionTerms(deps, authTime);
   const [row] = await tx
     .insert(sessions)
     .values({
@@ -42,24 +55,15 @@ export async function createSession(
       partnerId: input.context.scope === 'partner' ? input.context.partnerId : null,
       orgId: input.context.scope === 'organization' ? input.context.orgId : null,
       mfa: input.mfa,
-      expiresAt: new Date(Math.min(now + deps.config.refreshTokenTtl * 1000, absolute)),
-      absoluteExpiresAt: new Date(absolute),
-      lastUsedAt: new Date(now),
+      expiresAt,
+      absoluteExpiresAt,
+      lastUsedAt: authTime,
       authTime,
       method: input.method?.slice(0, 32) ?? null,
       deviceId: input.deviceId ?? null,
     })
     .returning({ id: sessions.id });
-  const accessToken = await deps.tokens.sign({
-    sub: input.userId,
-    sid: row!.id,
-    scope: input.context.scope,
-    partnerId: input.context.partnerId,
-    orgId: input.context.orgId,
-    roleId: input.context.roleId,
-    mfa: input.mfa,
-    authTime,
-  });
+  const accessToken = await signSessionToken(deps, input.userId, row!.id, input.context, input.mfa, authTime);
   return { sessionId: row!.id, refreshToken, accessToken };
 }
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { loadPrincipal } from '../../http/authenticate.js';
 import { AppError } from '../../http/errors.js';
-import { loadProfile } from '../users/profile.js';
+import { currentProfile } from '../users/profile.js';
 import { userProfile } from '../users/schemas.js';
 import { setSessionCookies } from './cookies.js';
 import { recognizeDevice } from './devices.js';
@@ -27,14 +27,18 @@ export interface IssuedSession {
   refreshToken: string;
   /** A new sign-in (not a refresh or a rotation): the device it came from is recognised or recorded. */
   signedIn?: boolean;
+  /** The refresh token's expiry when the issuer knows it (else it is read back). */
+  expiresAt?: Date;
 }
 
 /** Call after the transaction that created or rotated the session has committed. */
 export async function respondWithTokens(deps: Deps, reply: FastifyReply, issued: IssuedSession): Promise<TokenResponse> {
   const principal = await loadPrincipal(deps.authContext, issued.userId, issued.sessionId);
   if (!principal) throw new AppError('unauthenticated', 'The session could not be established.');
-  const [session] = await deps.db.query.sessions.findMany({ where: (s, { eq }) => eq(s.id, issued.sessionId), columns: { expiresAt: true }, limit: 1 });
-  const maxAge = session ? (session.expiresAt.getTime() - deps.clock.now().getTime()) / 1000 : deps.config.refreshTokenTtl;
+  const expiresAt =
+    issued.expiresAt ??
+    (await deps.db.query.sessions.findMany({ where: (s, { eq }) => eq(s.id, issued.sessionId), columns: { expiresAt: true }, limit: 1 }))[0]?.expiresAt;
+  const maxAge = expiresAt ? (expiresAt.getTime() - deps.clock.now().getTime()) / 1000 : deps.config.refreshTokenTtl;
   setSessionCookies(reply, deps.config, issued.refreshToken, maxAge);
   if (issued.signedIn) {
     // A failure to note the device never fails the sign-in itself.
@@ -44,7 +48,8 @@ export async function respondWithTokens(deps: Deps, reply: FastifyReply, issued:
     accessToken: issued.accessToken,
     tokenType: 'Bearer',
     expiresIn: deps.config.accessTokenTtl,
-    user: await loadProfile(deps.db, principal),
+    // The liveness row just read holds the profile (read after the sign-in committed): no second read of the user.
+    user: await currentProfile(deps.db, principal),
     mfaEnrollmentRequired: principal.mfaEnrollmentRequired,
   };
 }
