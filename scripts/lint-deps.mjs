@@ -1,7 +1,8 @@
 // npm run lint:deps: the layering rules of .dependency-cruiser.cjs over src/, failing on any violation that is not in
 // .dependency-cruiser-known-violations.json, plus no-module-cycles: two modules never import each other (computed
 // here from the same cruise, because dependency-cruiser cannot baseline its folder-level rules).
-// --update-baseline rewrites the known violations from the tree as it is (run it after removing violations only).
+// --prune-baseline drops the known violations that are gone (npm run lint:deps:baseline, after fixing some);
+// --write-baseline records every violation of the tree as known (only to accept one on purpose, reviewed).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 const CONFIG = '.dependency-cruiser.cjs';
 const BASELINE = '.dependency-cruiser-known-violations.json';
 const CYCLE_RULE = { severity: 'error', name: 'no-module-cycles' };
-const update = process.argv.includes('--update-baseline');
+const prune = process.argv.includes('--prune-baseline');
+const write = process.argv.includes('--write-baseline');
 const depcruise = fileURLToPath(new URL('../../bin/dependency-cruise.mjs', import.meta.resolve('dependency-cruiser')));
 
 function cruise(outputType, ignoreKnown) {
@@ -43,11 +45,18 @@ const knownPairs = () =>
     ? new Set(JSON.parse(readFileSync(BASELINE, 'utf8')).filter((v) => v.rule?.name === CYCLE_RULE.name).map((v) => `${v.from.slice(12)}<->${v.to.slice(12)}`))
     : new Set();
 
-if (update) {
-  const known = cruise('baseline', false).filter((v) => v.rule?.name !== CYCLE_RULE.name);
-  const pairs = modulePairs(cruise('json', false).modules);
-  writeFileSync(BASELINE, `${JSON.stringify([...known, ...pairs.map(pairEntry)], null, 2)}\n`);
-  console.log(`${BASELINE}: ${known.length} known violations, ${pairs.length} module pairs`);
+const keyOf = (v) => `${v.type}|${v.rule?.name}|${v.from}|${v.to}`;
+if (prune || write) {
+  const current = cruise('baseline', false).filter((v) => v.rule?.name !== CYCLE_RULE.name);
+  const pairs = modulePairs(cruise('json', false).modules).map(pairEntry);
+  let next = [...current, ...pairs];
+  if (prune) {
+    const before = existsSync(BASELINE) ? JSON.parse(readFileSync(BASELINE, 'utf8')) : [];
+    const still = new Set(next.map(keyOf));
+    next = before.filter((v) => still.has(keyOf(v)));
+    console.log(`${BASELINE}: ${before.length} → ${next.length} known violations`);
+  } else console.log(`${BASELINE}: ${next.length} known violations (${pairs.length} module pairs)`);
+  writeFileSync(BASELINE, `${JSON.stringify(next, null, 2)}\n`);
   process.exit(0);
 }
 

@@ -1,25 +1,13 @@
 // SQL of the audit trail: reads only (the writer appends; the database refuses every other change).
-import { and, asc, desc, eq, gt, gte, inArray, isNull, like, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, isNull, like, lt, sql, type SQL } from 'drizzle-orm';
 import type { Executor, Tx } from '../../db/connect.js';
+import { auditVisible, type AuditVisibility } from '../../db/tenant-scope.js';
 import { auditLogs, organizations } from '../../db/schema/index.js';
 import type { AuditFilters } from './schemas.js';
-
-/** Which records a caller may see: resolved once from the principal, applied to every query. */
-export type AuditVisibility =
-  | { kind: 'organization'; partnerId: string; orgId: string }
-  /** `orgIds`: the organisations besides the partner's own events; `all` for full access, [] for none. */
-  | { kind: 'partner'; partnerId: string; orgIds: 'all' | string[] };
 
 export type AuditRow = typeof auditLogs.$inferSelect;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
-function visibilityCondition(v: AuditVisibility): SQL {
-  if (v.kind === 'organization') return and(eq(auditLogs.partnerId, v.partnerId), eq(auditLogs.orgId, v.orgId))!;
-  if (v.orgIds === 'all') return eq(auditLogs.partnerId, v.partnerId);
-  const orgs = v.orgIds.length ? or(isNull(auditLogs.orgId), inArray(auditLogs.orgId, v.orgIds))! : isNull(auditLogs.orgId);
-  return and(eq(auditLogs.partnerId, v.partnerId), orgs)!;
-}
 
 function filterConditions(f: AuditFilters): SQL[] {
   const c: SQL[] = [];
@@ -51,7 +39,7 @@ function inIndexOrder<T>(db: Executor, read: (tx: Tx) => Promise<T>): Promise<T>
 
 /** Newest first by seq, strictly before `beforeSeq` when given: one keyset page (or export batch). */
 export function newestFirst(db: Executor, v: AuditVisibility, f: AuditFilters, opts: { beforeSeq: number | null; limit: number }): Promise<AuditRow[]> {
-  const where = [visibilityCondition(v), ...filterConditions(f)];
+  const where = [auditVisible(v), ...filterConditions(f)];
   if (opts.beforeSeq !== null) where.push(lt(auditLogs.seq, opts.beforeSeq));
   return inIndexOrder(db, (tx) =>
     tx

@@ -2,34 +2,16 @@
 // in force in every organisation of the partner) or to one organisation. Shared by config items, scripts and
 // custom-field definitions, so the three answer the same way: another tenant's row is 404, a partner-owned row is
 // read by everyone of the partner and changed only by partner users with orgAccess `all`.
-import { and, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { orgCondition } from '../tenants/access.js';
 import { resolveTarget, type TargetScope } from '../tenants/scope.js';
 
-const NONE = '00000000-0000-0000-0000-000000000000';
-
-export interface OwnerColumns {
-  partnerId: PgColumn;
-  orgId: PgColumn;
-}
 export type Source = 'partner' | 'organization';
 export const sourceOf = (row: { orgId: string | null }): Source => (row.orgId ? 'organization' : 'partner');
-
-/** Rows the caller may read: the partner's own, and those of the organisations the caller may act on. */
-export function ownedVisible(p: Principal, cols: OwnerColumns): SQL {
-  if (!p.partnerId) return eq(cols.partnerId, NONE);
-  return and(eq(cols.partnerId, p.partnerId), or(isNull(cols.orgId), orgCondition(p, cols.orgId)))!;
-}
-
-/** Rows in force for a target: the partner-owned ones, plus the organisation's own when the target is one. */
-export function effectiveFor(target: TargetScope, cols: OwnerColumns): SQL {
-  return and(eq(cols.partnerId, target.partnerId), target.orgId ? or(isNull(cols.orgId), eq(cols.orgId, target.orgId)) : isNull(cols.orgId))!;
-}
 
 /** Partner-owned rows are changed only by partner users who may act on every organisation they apply to. */
 export function assertPartnerWide(p: Principal): void {

@@ -8,7 +8,8 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
-import { actorOf, assertMayChange, effectiveFor, listTarget, lowerOf, nameCursor, ownedVisible, ownerForCreate, sourceOf } from './ownership.js';
+import { effectiveFor } from '../../db/tenant-scope.js';
+import { actorOf, assertMayChange, listTarget, lowerOf, nameCursor, ownerForCreate, sourceOf } from './ownership.js';
 import { BODY_SCHEMAS, type ConfigKind, type CreateConfigItem, type UpdateConfigItem } from './schemas.js';
 import { CONFIG_ITEM, findInScope } from '../tenants/by-id.js';
 

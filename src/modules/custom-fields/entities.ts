@@ -9,10 +9,11 @@ import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { principalOf } from '../../http/guards.js';
 import { findContact } from '../contacts/service.js';
-import { deviceVisible, findDevice } from '../devices/service.js';
+import { deviceVisible } from '../../db/tenant-scope.js';
+import { findDevice } from '../devices/service.js';
 import { PERMISSIONS as P, type PermissionKey } from '../roles/catalog.js';
 import { hasPermission } from '../roles/resolver.js';
-import { accessibleOrg, siteRestriction } from '../tenants/access.js';
+import { accessibleOrg, scopeOf, siteRestriction } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';
 import { ENTITY_TYPES, type EntityType } from './schemas.js';
 
@@ -78,7 +79,7 @@ function indexBy<T>(rows: T[], key: (r: T) => string | null): Map<string, string
 export async function entityMatcher(db: Executor, p: Principal, type: EntityType, org: { id: string; name: string; slug: string }): Promise<Matcher> {
   switch (type) {
     case 'device': {
-      const rows = await db.select({ id: devices.id, hostname: devices.hostname }).from(devices).where(and(eq(devices.orgId, org.id), deviceVisible(p)));
+      const rows = await db.select({ id: devices.id, hostname: devices.hostname }).from(devices).where(and(eq(devices.orgId, org.id), deviceVisible(scopeOf(p))));
       const byHost = indexBy(rows, (r) => r.hostname.toLowerCase());
       return (v) => byHost.get(v.toLowerCase()) ?? [];
     }

@@ -1,6 +1,6 @@
 // Devices (created only by agent enrolment). A site- or group-restricted member never sees, counts or
 // changes a device outside the restriction: the condition is part of every query.
-import { and, asc, eq, gt, ilike, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
@@ -9,25 +9,13 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { accessibleOrg, groupRestriction, orgCondition, siteRestriction } from '../tenants/access.js';
+import { deviceVisible } from '../../db/tenant-scope.js';
+import { accessibleOrg, scopeOf } from '../tenants/access.js';
 import { findGroup, findSite, groupVisible } from '../tenants/sites-service.js';
 import { DEVICE, findInScope } from '../tenants/by-id.js';
 
 type DeviceRow = typeof devices.$inferSelect;
-const NONE = '00000000-0000-0000-0000-000000000000';
 const actor = actorOf;
-
-export function deviceVisible(p: Principal): SQL {
-  const sitesAllowed = siteRestriction(p);
-  const groupsAllowed = groupRestriction(p);
-  return and(
-    orgCondition(p, devices.orgId),
-    sitesAllowed ? inArray(devices.siteId, sitesAllowed.length ? sitesAllowed : [NONE]) : undefined,
-    groupsAllowed
-      ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id in ${sql`(${sql.join((groupsAllowed.length ? groupsAllowed : [NONE]).map((g) => sql`${g}`), sql`, `)})`})`
-      : undefined,
-  )!;
-}
 
 async function toJson(db: Executor, rows: DeviceRow[]) {
   const memberships = rows.length ? await db.select().from(deviceGroupMembers).where(inArray(deviceGroupMembers.deviceId, rows.map((r) => r.id))) : [];
@@ -60,7 +48,7 @@ export async function listDevices(db: Executor, p: Principal, q: { orgId?: strin
     .from(devices)
     .where(
       and(
-        deviceVisible(p),
+        deviceVisible(scopeOf(p)),
         q.orgId ? eq(devices.orgId, q.orgId) : undefined,
         q.siteId ? eq(devices.siteId, q.siteId) : undefined,
         q.deviceGroupId ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id = ${q.deviceGroupId})` : undefined,
@@ -131,7 +119,7 @@ export async function addDevicesToGroup(deps: Deps, p: Principal, groupId: strin
   await deps.db.transaction(async (tx) => {
     const group = await findGroup(tx, p, groupId);
     const unique = [...new Set(deviceIds)];
-    const visible = await tx.select({ id: devices.id }).from(devices).where(and(inArray(devices.id, unique), eq(devices.orgId, group.orgId), deviceVisible(p)));
+    const visible = await tx.select({ id: devices.id }).from(devices).where(and(inArray(devices.id, unique), eq(devices.orgId, group.orgId), deviceVisible(scopeOf(p))));
     if (visible.length !== unique.length) throw new AppError('validation_failed', 'Some devices are not of this organization.', { details: { fieldErrors: { deviceIds: ['Unknown device'] }, formErrors: [] } });
     await tx.insert(deviceGroupMembers).values(unique.map((deviceId) => ({ deviceId, groupId }))).onConflictDoNothing();
     await deps.audit.record(tx, { action: 'device_group.devices.add', actor: actor(p), partnerId: p.partnerId, orgId: group.orgId, resourceType: 'device_group', resourceId: groupId, details: { deviceIds: unique } }, meta);

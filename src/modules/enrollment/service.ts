@@ -10,7 +10,8 @@ import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { accessibleOrg, orgCondition, siteRestriction } from '../tenants/access.js';
+import { orgCondition, siteCondition } from '../../db/tenant-scope.js';
+import { accessibleOrg, scopeOf, siteRestriction } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';
 import { ENROLLMENT_KEY, findInScope } from '../tenants/by-id.js';
 
@@ -52,8 +53,8 @@ export async function createKey(deps: Deps, p: Principal, input: { orgId: string
 }
 
 const keyVisible = (p: Principal) => {
-  const allowed = siteRestriction(p);
-  return and(orgCondition(p, enrollmentKeys.orgId), allowed ? sql`${enrollmentKeys.siteId} in ${sql`(${sql.join((allowed.length ? allowed : ['00000000-0000-0000-0000-000000000000']).map((s) => sql`${s}`), sql`, `)})`}` : undefined);
+  const s = scopeOf(p);
+  return and(orgCondition(s, enrollmentKeys.orgId), siteCondition(s, enrollmentKeys.siteId));
 };
 
 export async function listKeys(db: Executor, p: Principal, q: { orgId?: string; limit: number; cursor?: string }) {

@@ -1,8 +1,9 @@
 // Roles (spec 2.2, 4.2, 5.7; CONTRACT 5): custom roles scoped to a partner or an organisation, single-parent
 // inheritance, immutable system roles, and the permission ceiling.
-import { and, asc, eq, gt, ilike, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor, Tx } from '../../db/connect.js';
+import { rolesVisibleIn } from '../../db/tenant-scope.js';
 import { organizationUsers, partnerUsers, permissions, rolePermissions, roles, serviceAccounts } from '../../db/schema/index.js';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
@@ -15,15 +16,8 @@ import { bumpAuthzEpoch, hasPermission, loadRoleChain, MAX_ROLE_DEPTH } from './
 
 type RoleRow = typeof roles.$inferSelect;
 
-/** Roles usable in a target scope: the system roles of that membership kind and the owner's custom roles. */
-export function visibleIn(target: TargetScope): SQL {
-  return target.kind === 'partner'
-    ? or(and(eq(roles.isSystem, true), eq(roles.appliesTo, 'partner')), and(eq(roles.scope, 'partner'), eq(roles.partnerId, target.partnerId)))!
-    : or(and(eq(roles.isSystem, true), eq(roles.appliesTo, 'organization')), and(eq(roles.scope, 'organization'), eq(roles.orgId, target.orgId)))!;
-}
-
 export async function findRole(db: Executor, target: TargetScope, id: string): Promise<RoleRow> {
-  const [row] = await db.select().from(roles).where(and(eq(roles.id, id), visibleIn(target))).limit(1);
+  const [row] = await db.select().from(roles).where(and(eq(roles.id, id), rolesVisibleIn(target))).limit(1);
   if (!row) throw notFound('role');
   return row;
 }
@@ -75,7 +69,7 @@ export async function listRoles(db: Executor, target: TargetScope, q: { limit: n
     .from(roles)
     .where(
       and(
-        visibleIn(target),
+        rolesVisibleIn(target),
         q.search ? ilike(roles.name, likePrefix(q.search)) : undefined,
         after ? or(gt(sql`lower(${roles.name})`, after.n), and(eq(sql`lower(${roles.name})`, after.n), gt(roles.id, after.id))) : undefined,
       ),

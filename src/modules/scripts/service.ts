@@ -8,7 +8,8 @@ import { personIdOf, type Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
-import { actorOf, assertMayChange, assertPartnerWide, effectiveFor, listTarget, lowerOf, nameCursor, ownedVisible, ownerForCreate, sourceOf } from '../config-items/ownership.js';
+import { effectiveFor } from '../../db/tenant-scope.js';
+import { actorOf, assertMayChange, assertPartnerWide, listTarget, lowerOf, nameCursor, ownerForCreate, sourceOf } from '../config-items/ownership.js';
 import type { CreateScript, ScriptParameter, UpdateScript } from './schemas.js';
 import { SCRIPT, findInScope } from '../tenants/by-id.js';
 

@@ -1,7 +1,8 @@
 // SSO provider administration (spec 2.8, 4.4; CONTRACT 6): per organisation, or partner-owned.
-import { and, asc, eq, isNull, ne } from 'drizzle-orm';
+import { and, asc, eq, ne } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
+import { ownedBy } from '../../db/tenant-scope.js';
 import { ssoIdentities, ssoProviders } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -43,16 +44,15 @@ export const providerToJson = (deps: Deps, r: Row) => ({
   updatedAt: r.updatedAt.toISOString(),
 });
 
-const ownedBy = (t: TargetScope) => (t.orgId ? eq(ssoProviders.orgId, t.orgId) : and(eq(ssoProviders.partnerId, t.partnerId), isNull(ssoProviders.orgId)));
 
 export async function findProvider(db: Executor, t: TargetScope, id: string): Promise<Row> {
-  const [row] = await db.select().from(ssoProviders).where(and(eq(ssoProviders.id, id), ownedBy(t))).limit(1);
+  const [row] = await db.select().from(ssoProviders).where(and(eq(ssoProviders.id, id), ownedBy(t, ssoProviders))).limit(1);
   if (!row) throw notFound('SSO provider');
   return row;
 }
 
 export async function listProviders(deps: Deps, t: TargetScope) {
-  const rows = await deps.db.select().from(ssoProviders).where(ownedBy(t)).orderBy(asc(ssoProviders.name), asc(ssoProviders.id));
+  const rows = await deps.db.select().from(ssoProviders).where(ownedBy(t, ssoProviders)).orderBy(asc(ssoProviders.name), asc(ssoProviders.id));
   return { data: rows.map((r) => providerToJson(deps, r)), nextCursor: null };
 }
 
@@ -195,7 +195,7 @@ export async function updateProvider(deps: Deps, caller: Principal, t: TargetSco
     const widens = input.autoProvision !== undefined || input.defaultRoleId !== undefined || issuer !== undefined || input.allowedDomains !== undefined || input.status === 'active';
     await checkDefaultRole(tx, t, autoProvision, defaultRoleId, widens ? caller : null);
     if (input.status === 'active') {
-      const [other] = await tx.select({ id: ssoProviders.id }).from(ssoProviders).where(and(ownedBy(t), eq(ssoProviders.status, 'active'), ne(ssoProviders.id, id))).limit(1);
+      const [other] = await tx.select({ id: ssoProviders.id }).from(ssoProviders).where(and(ownedBy(t, ssoProviders), eq(ssoProviders.status, 'active'), ne(ssoProviders.id, id))).limit(1);
       if (other) throw new AppError('conflict', 'Another provider is already active here; deactivate it first.');
     }
     const [row] = await tx

@@ -1,30 +1,33 @@
-// Which organisations, sites and device groups a caller may see: applied once, in the query.
-import { and, eq, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
+// Which organisations, sites and device groups a caller may see, resolved from the principal; the conditions that
+// apply it to queries are in db/tenant-scope.ts.
+import type { SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/connect.js';
-import { organizations } from '../../db/schema/index.js';
+import { orgCondition as orgConditionOf, type OrgReach, type TenantScope } from '../../db/tenant-scope.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { ORGANIZATION, findInScope } from './by-id.js';
 import { mayAccessOrg } from './scope.js';
 
-/** A condition on an org_id column: the organisations the caller may act on. */
-export function orgCondition(p: Principal, column: PgColumn): SQL | undefined {
-  if (p.scope === 'organization') return eq(column, p.orgId!);
+/** What the caller may see, as data for the predicates of db/tenant-scope.ts (the same answer mayAccessOrg gives, per organisation). */
+export function scopeOf(p: Principal): TenantScope {
+  return { partnerId: p.partnerId, orgs: orgReachOf(p), siteIds: siteRestriction(p), deviceGroupIds: groupRestriction(p) };
+}
+
+function orgReachOf(p: Principal): OrgReach {
+  if (p.scope === 'organization') return { kind: 'one', orgId: p.orgId! };
   // Organisations whose policies on partner members refuse this request (their IP allow-list) are left out of lists.
-  const refused = Object.keys(p.orgPolicies ?? {}).filter((id) => !mayAccessOrg(p, id));
-  const notRefused = refused.length ? notInArray(column, refused) : undefined;
-  if (p.orgAccess === 'all') return and(inArray(column, orgIdsOfPartnerSubquery(p.partnerId!)), notRefused);
+  const except = Object.keys(p.orgPolicies ?? {}).filter((id) => !mayAccessOrg(p, id));
+  if (p.orgAccess === 'all') return { kind: 'partner', partnerId: p.partnerId!, except };
   // Standing selected organisations, and those a whole-organisation just-in-time grant opens now (a one-site grant
   // reaches its site's records by id, not through lists). The grant's organisation is the partner's (it was checked
   // when requested; grants of a member of another partner are not read with this session).
   const granted = (p.grants ?? []).filter((g) => g.siteId === null && mayAccessOrg(p, g.orgId)).map((g) => g.orgId);
-  const ids = [...new Set([...(p.orgAccess === 'selected' ? p.orgIds : []), ...granted])];
-  if (ids.length) return and(inArray(column, ids), notRefused);
-  return eq(column, '00000000-0000-0000-0000-000000000000'); // none
+  return { kind: 'ids', ids: [...new Set([...(p.orgAccess === 'selected' ? p.orgIds : []), ...granted])], except };
 }
 
-const orgIdsOfPartnerSubquery = (partnerId: string) => sql`(select id from organizations where partner_id = ${partnerId})`;
+/** Transition for contacts/service.ts (another change is open there): it moves to scopeOf + db/tenant-scope, then this goes. */
+export const orgCondition = (p: Principal, column: PgColumn): SQL | undefined => orgConditionOf(scopeOf(p), column);
 
 /** The organisation, if the caller may act on it (404 otherwise, also for another partner's). */
 export async function accessibleOrg(db: Executor, p: Principal, orgId: string) {

@@ -10,7 +10,8 @@ import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { slugify } from '../auth/registration-service.js';
 import { bumpAuthzEpoch } from '../roles/resolver.js';
-import { accessibleOrg, assertFullPartnerAccess, orgCondition } from './access.js';
+import { orgCondition } from '../../db/tenant-scope.js';
+import { accessibleOrg, assertFullPartnerAccess, scopeOf } from './access.js';
 import { ipAllowed } from '../../platform/cidr.js';
 import { adminsOfBothSides } from '../access/admins.js';
 import { accessMails } from '../access/mail-templates.js';
@@ -39,7 +40,7 @@ export async function listOrgs(db: Executor, p: Principal, q: { limit: number; c
     .from(organizations)
     .where(
       and(
-        orgCondition(p, organizations.id),
+        orgCondition(scopeOf(p), organizations.id),
         q.search ? ilike(organizations.name, likePrefix(q.search)) : undefined,
         after ? or(gt(sql`lower(${organizations.name})`, after.n), and(eq(sql`lower(${organizations.name})`, after.n), gt(organizations.id, after.id))) : undefined,
       ),

@@ -3,11 +3,12 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { organizations } from '../../db/schema/index.js';
+import type { Target } from '../../db/tenant-scope.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { orgAccessReasons, refusalOf } from '../access/decision.js';
 
-export type TargetScope = { kind: 'partner'; partnerId: string; orgId: null } | { kind: 'organization'; partnerId: string; orgId: string };
+export type TargetScope = Target;
 
 /** The organisations a partner caller may act on: all of the partner's, its selected ones, or none. */
 export function mayAccessOrg(p: Principal, orgId: string): boolean {

@@ -8,7 +8,8 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { accessibleOrg, groupRestriction, orgCondition, siteRestriction } from './access.js';
+import { groupCondition, orgCondition, siteCondition } from '../../db/tenant-scope.js';
+import { accessibleOrg, groupRestriction, scopeOf, siteRestriction } from './access.js';
 import { DEVICE_GROUP, SITE, findInScope } from './by-id.js';
 
 type SiteRow = typeof sites.$inferSelect;
@@ -20,8 +21,8 @@ const isUnique = (err: unknown) => ((err as { code?: string }).code ?? (err as {
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 
 const siteVisible = (p: Principal) => {
-  const allowed = siteRestriction(p);
-  return and(orgCondition(p, sites.orgId), allowed ? inArray(sites.id, allowed.length ? allowed : ['00000000-0000-0000-0000-000000000000']) : undefined);
+  const s = scopeOf(p);
+  return and(orgCondition(s, sites.orgId), siteCondition(s, sites.id));
 };
 
 export async function listSites(db: Executor, p: Principal, q: { orgId?: string; limit: number; cursor?: string; search?: string }) {
@@ -90,24 +91,19 @@ export async function deleteSite(deps: Deps, p: Principal, id: string, meta: Aud
 // Device groups.
 
 export const groupVisible = (p: Principal) => {
-  const allowed = groupRestriction(p);
-  const sitesAllowed = siteRestriction(p);
-  return and(
-    orgCondition(p, deviceGroups.orgId),
-    allowed ? inArray(deviceGroups.id, allowed.length ? allowed : ['00000000-0000-0000-0000-000000000000']) : undefined,
-    sitesAllowed ? or(sql`${deviceGroups.siteId} is null`, inArray(deviceGroups.siteId, sitesAllowed.length ? sitesAllowed : ['00000000-0000-0000-0000-000000000000'])) : undefined,
-  );
+  const s = scopeOf(p);
+  return and(orgCondition(s, deviceGroups.orgId), groupCondition(s, deviceGroups.id), siteCondition(s, deviceGroups.siteId, 'visible'));
 };
 
 /** deviceCount counts only devices the caller may see: the group itself is visible, so the site restriction is what remains. */
 async function groupsToJson(db: Executor, p: Principal, rows: GroupRow[]) {
-  const sitesAllowed = siteRestriction(p);
+  const s = scopeOf(p);
   const counts = rows.length
     ? await db
         .select({ groupId: deviceGroupMembers.groupId, n: sql<number>`count(*)::int` })
         .from(deviceGroupMembers)
         .innerJoin(devices, eq(devices.id, deviceGroupMembers.deviceId))
-        .where(and(inArray(deviceGroupMembers.groupId, rows.map((r) => r.id)), sitesAllowed ? inArray(devices.siteId, sitesAllowed.length ? sitesAllowed : ['00000000-0000-0000-0000-000000000000']) : undefined))
+        .where(and(inArray(deviceGroupMembers.groupId, rows.map((r) => r.id)), siteCondition(s, devices.siteId)))
         .groupBy(deviceGroupMembers.groupId)
     : [];
   const byId = new Map(counts.map((c) => [c.groupId, Number(c.n)]));

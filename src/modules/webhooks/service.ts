@@ -2,10 +2,11 @@
 // organisation (that organisation's events), under audit:manage. The URL passes the one outbound guard when it is
 // set and again at every delivery; the signing secret is shown once and kept sealed.
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, gt, isNull, lt } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, lt } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
+import { ownedBy } from '../../db/tenant-scope.js';
 import { webhookDeliveries, webhooks } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -51,10 +52,9 @@ export function assertMayHandle(p: Principal, t: TargetScope): void {
   if (t.kind === 'partner' && p.orgAccess !== 'all') throw new AppError('full_org_access_required');
 }
 
-const ownedBy = (t: TargetScope) => (t.orgId ? eq(webhooks.orgId, t.orgId) : and(eq(webhooks.partnerId, t.partnerId), isNull(webhooks.orgId)));
 
 export async function findWebhook(db: Executor, t: TargetScope, id: string): Promise<Row> {
-  const [row] = await db.select().from(webhooks).where(and(eq(webhooks.id, id), ownedBy(t))).limit(1);
+  const [row] = await db.select().from(webhooks).where(and(eq(webhooks.id, id), ownedBy(t, webhooks))).limit(1);
   if (!row) throw notFound('webhook');
   return row;
 }
@@ -86,7 +86,7 @@ export async function listWebhooks(deps: Deps, p: Principal, t: TargetScope, q: 
   const rows = await deps.db
     .select()
     .from(webhooks)
-    .where(and(ownedBy(t), after ? gt(webhooks.id, after.id) : undefined))
+    .where(and(ownedBy(t, webhooks), after ? gt(webhooks.id, after.id) : undefined))
     .orderBy(asc(webhooks.id))
     .limit(q.limit + 1);
   const page = pageOf(rows, q.limit, (r) => ({ id: r.id }));
