@@ -2,7 +2,7 @@
 // tenant context → full org access → permission → step-up MFA.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { permissionReason } from '../modules/access/decision.js';
-import type { PermissionKey } from '../modules/roles/catalog.js';
+import type { PermissionKey } from '../access/catalog.js';
 import type { Principal } from './context.js';
 import { AppError } from './errors.js';
 

@@ -3,7 +3,7 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
-import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from '../roles/catalog.js';
+import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 
 export async function adminsOfBothSides(tx: Executor, partnerId: string, orgId: string) {
   const res = await tx.execute(sql`

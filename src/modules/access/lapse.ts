@@ -19,7 +19,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { MailOutbox } from '../../platform/mail-outbox.js';
 import { classifyOutage, driverReason } from '../../platform/outage-cause.js';
 import type { AuditWriter } from '../audit/writer.js';
-import { PARTNER_ADMIN_ROLE_ID } from '../roles/catalog.js';
+import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import { standingAccessLapseDaysOf } from '../tenants/settings.js';
 import { accessMails } from './mail-templates.js';
 

@@ -5,7 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { authErrors, errors } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
 import { explain, whoCan } from './explain-service.js';
 import { idParam } from '../tenants/schemas.js';
 import { partnerAccess, partnerActivity } from './customer-view.js';

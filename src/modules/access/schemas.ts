@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CATALOG_ENTRIES } from '../roles/catalog.js';
+import { CATALOG_ENTRIES } from '../../access/catalog.js';
 import { MSP_ACCESS } from '../tenants/settings.js';
 import { ACCESS_STEPS } from './decision.js';
 

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
 import { auditExportQuery, auditListQuery, auditRecordJson, exportResponse, verifyResponse } from './schemas.js';
 import { listAuditLogs, startExport, verifyOwnChain } from './service.js';
 

@@ -11,7 +11,7 @@ import { principalOf } from '../../http/guards.js';
 import { findContact } from '../contacts/service.js';
 import { deviceVisible } from '../../db/tenant-scope.js';
 import { findDevice } from '../devices/service.js';
-import { PERMISSIONS as P, type PermissionKey } from '../roles/catalog.js';
+import { PERMISSIONS as P, type PermissionKey } from '../../access/catalog.js';
 import { hasPermission } from '../roles/resolver.js';
 import { accessibleOrg, scopeOf, siteRestriction } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';

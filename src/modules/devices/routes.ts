@@ -10,7 +10,7 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { createdKey, createKeyBody, enrollBody, enrollResponse, inventoryBody, keyJson, keyListQuery } from '../enrollment/schemas.js';
 import { createKey, deleteKey, enroll, findKey, keyToJson, listKeys, reportInventory } from '../enrollment/service.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../tenants/schemas.js';
 import { deviceDetail, deviceJson, deviceListQuery, updateDeviceBody } from './schemas.js';
 import { deleteDevice, getDevice, listDevices, updateDevice } from './service.js';

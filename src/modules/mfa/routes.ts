@@ -1,10 +1,8 @@
 // MFA, phone and passkey routes (spec 4.3; CONTRACT 4). With ENABLE_2FA=false every one of them answers 404.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { and, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { sessions } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
 import { principalOf, requireMfa } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
@@ -14,6 +12,7 @@ import { REFRESH_COOKIE } from '../auth/cookies.js';
 import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
 import { deletePasskey, listPasskeys, loginOptions, registrationOptions, renamePasskey, verifyLoginPasskey, verifyRegistration } from '../passkeys/service.js';
 import { idParam } from '../roles/schemas.js';
+import { sessionHoldsRefresh } from './repo.js';
 import {
   deletePasskeyBody,
   disableBody,
@@ -52,12 +51,7 @@ export function mfaRoutes(deps: Deps) {
     const sessionBound = async (req: FastifyRequest) => {
       const cookie = req.cookies[REFRESH_COOKIE];
       if (!cookie) return false;
-      const p = principalOf(req);
-      const rows = await deps.db
-        .select({ id: sessions.id })
-        .from(sessions)
-        .where(and(eq(sessions.id, p.sessionId), eq(sessions.tokenHash, sha256(cookie)), isNull(sessions.revokedAt)));
-      return rows.length === 1;
+      return sessionHoldsRefresh(deps.db, principalOf(req).sessionId, sha256(cookie));
     };
     const withCodes = async (reply: FastifyReply, out: Awaited<ReturnType<typeof confirmTotpSetup>>) => ({ ...(await respondWithTokens(deps, reply, out.issued)), recoveryCodes: out.recoveryCodes });
 

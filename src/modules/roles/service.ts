@@ -11,7 +11,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
-import { canonicalAction, CATALOG_ENTRIES, isCatalogued } from './catalog.js';
+import { canonicalAction, CATALOG_ENTRIES, isCatalogued } from '../../access/catalog.js';
 import { bumpAuthzEpoch, hasPermission, loadRoleChain, MAX_ROLE_DEPTH } from './resolver.js';
 
 type RoleRow = typeof roles.$inferSelect;

@@ -7,7 +7,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../roles/schemas.js';
 import { resolveTarget } from '../tenants/scope.js';
 import { createdScimToken, createScimTokenBody, scimTokenJson, scimTokenListQuery } from './token-schemas.js';

@@ -8,7 +8,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam, orgQuery } from '../roles/schemas.js';
 import { resolveTarget } from '../tenants/scope.js';
 import { createKey, listKeys, revokeKey } from './keys-service.js';

@@ -9,7 +9,7 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
 import { notFound } from '../../http/errors.js';
 import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../roles/schemas.js';
 import { resolveTarget } from '../tenants/scope.js';
 import { findMember } from '../users/membership-repo.js';

@@ -8,7 +8,7 @@ import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../roles/schemas.js';
 import { findInScope, SSO_PROVIDER } from '../tenants/by-id.js';
 import { resolveTarget } from '../tenants/scope.js';

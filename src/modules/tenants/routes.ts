@@ -9,7 +9,7 @@ import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { addDevicesToGroup } from '../devices/service.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
 import { createOrg, deleteOrg, getOrg, getPartner, listOrgs, orgEffectiveSettings, updateOrg, updatePartner } from './orgs-service.js';
 import {
   addDevicesBody,

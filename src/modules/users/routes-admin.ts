@@ -7,7 +7,7 @@ import { principalOf, requireFullOrgAccess, requireMfa, requirePermission } from
 import { metaOf } from '../../http/meta.js';
 import { isAdminRole, requireStepUp } from '../../http/step-up.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam, orgQuery, roleJson, roleListQuery } from '../roles/schemas.js';
 import { listRoles } from '../roles/service.js';
 import { resolveTarget } from '../tenants/scope.js';

@@ -7,7 +7,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
 import { sessionJson } from '../auth/session-list.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam, orgQuery } from '../roles/schemas.js';
 import { resolveTarget } from '../tenants/scope.js';
 import { endMemberSessionAsAdmin, memberSessions } from './sessions-admin.js';
