@@ -71,7 +71,8 @@ beforeAll(async () => {
   client.query = (q: unknown, values?: unknown, ...rest: unknown[]) => {
     if (capturing) {
       const text = typeof q === 'string' ? q : (q as { text: string }).text;
-      captured.push({ text, values: typeof q === 'string' ? (values as unknown[] | undefined) : (q as { values?: unknown[] }).values, kind: 'query' });
+      // drizzle passes { text, rowMode, types } and the values beside it; a named statement carries them inside.
+      captured.push({ text, values: typeof q === 'string' ? (values as unknown[] | undefined) : ((q as { values?: unknown[] }).values ?? (values as unknown[] | undefined)), kind: 'query' });
     }
     return query(q, values, ...rest);
   };
@@ -107,15 +108,17 @@ async function plansOf(path: string, query: Record<string, string> = {}) {
   expect(res.status, res.text).toBe(200);
   const reads = captured.filter((c) => /^\s*(select|with|execute)\b/i.test(c.text));
   expect(reads.length).toBeGreaterThan(0);
-  const out: { text: string; seq: string[] }[] = [];
+  const out: { text: string; full: string; seq: string[]; root: PlanNode }[] = [];
   for (const c of reads) {
     let plan = (await explain(c)) as unknown;
     if (typeof plan === 'string') plan = JSON.parse(plan);
     const root = (plan as { Plan: PlanNode }[])[0]!.Plan;
-    out.push({ text: c.text.replace(/\s+/g, ' ').slice(0, 160), seq: seqScans(root).filter((r) => LARGE.includes(r)) });
+    out.push({ text: c.text.replace(/\s+/g, ' ').slice(0, 160), seq: seqScans(root).filter((r) => LARGE.includes(r)), root, full: c.text });
   }
   return { body: res.body, plans: out };
 }
+
+const nodeTypes = (n: PlanNode): string[] => [n['Node Type'], ...(n.Plans ?? []).flatMap(nodeTypes)];
 
 const noLargeSeqScan = (plans: { text: string; seq: string[] }[]) => expect(plans.filter((p) => p.seq.length > 0)).toEqual([]);
 
@@ -145,6 +148,35 @@ describe('hot queries on a large tenant use indexes, never a sequential scan of 
     noLargeSeqScan((await plansOf('/users', { limit: '50', cursor: await deepCursor('/users', 5) })).plans);
     const orgId = (await admin.api.get('/orgs/organizations', { query: { limit: '1' } })).body.data[0].id as string;
     noLargeSeqScan((await plansOf('/users', { limit: '10', orgId })).plans);
+  });
+
+  it('GET /users for the partner, deep page: one index scan of (partner, email_key, user) in page order, no sort', async () => {
+    for (const [path, pages, index, table] of [
+      ['/users', 20, 'partner_users_partner_email_key_idx', 'partner_users'],
+    ] as const) {
+      const { plans, body } = await plansOf(path, { limit: '50', cursor: await deepCursor(path, pages) });
+      expect((body as { data: unknown[] }).data).toHaveLength(50);
+      const list = plans.find((p) => p.full.includes(`"${table}"."email_key"`))!;
+      expect(list, plans.map((p) => p.text).join('\n')).toBeTruthy();
+      expect(JSON.stringify(list.root)).toContain(`"Index Name":"${index}"`);
+      expect(nodeTypes(list.root)).not.toContain('Sort');
+      expect(list.seq).toEqual([]);
+    }
+    // One organisation's members: the same shape on organization_users.
+    const orgId = (await admin.api.get('/orgs/organizations', { query: { limit: '1' } })).body.data[0].id as string;
+    const { plans } = await plansOf('/users', { limit: '10', orgId });
+    const list = plans.find((p) => p.full.includes('"organization_users"."email_key"'))!;
+    expect(JSON.stringify(list.root)).toContain('"Index Name":"organization_users_org_email_key_idx"');
+    expect(nodeTypes(list.root)).not.toContain('Sort');
+  });
+
+  it('the sort key follows the e-mail: a changed address moves the member in the list', async () => {
+    const first = (await admin.api.get('/users', { query: { limit: '1' } })).body.data[0] as { id: string; email: string };
+    await t.deps.db.execute(sql`update users set email = ${'zzzz-moved-' + first.id + '@plans.example'} where id = ${first.id}`);
+    const r = await t.deps.db.execute(sql`select email_key from partner_users where user_id = ${first.id}`);
+    expect((r as unknown as { rows: { email_key: string }[] }).rows[0]!.email_key).toBe(`zzzz-moved-${first.id}@plans.example`);
+    const after = (await admin.api.get('/users', { query: { limit: '1' } })).body.data[0] as { id: string };
+    expect(after.id).not.toBe(first.id);
   });
 
   it('device group memberships of a page are found by the primary key (device_id leads)', async () => {

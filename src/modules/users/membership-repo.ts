@@ -1,5 +1,5 @@
 // SQL for memberships of a target scope (partner or organisation).
-import { and, asc, eq, gt, ilike, or, sql } from 'drizzle-orm';
+import { and, asc, eq, ilike, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
 import { organizationUsers, partnerUsers, roles, users } from '../../db/schema/index.js';
@@ -19,6 +19,7 @@ const base = {
 };
 
 type Row = { [K in keyof typeof base]: unknown } & {
+  emailKey: string;
   orgAccess?: 'all' | 'selected' | 'none' | 'eligible';
   orgIds?: string[];
   siteIds?: string[] | null;
@@ -42,23 +43,29 @@ function toJson(r: Row): UserRowJson {
 
 const cursorSchema = z.object({ e: z.string(), id: z.uuid() });
 
-/** Members of the scope, optionally only one user or only holders of one role; keyset-paginated by email. */
+/**
+ * Members of the scope, optionally only one user or only holders of one role; keyset-paginated by lower(email), then
+ * user id. The sort key is on the membership row (email_key, kept by triggers), so a page at any depth is one index
+ * scan of (scope id, email_key, user_id) in page order.
+ */
 export async function listMembers(
   db: Executor,
   target: TargetScope,
   q: { limit: number; cursor?: string; search?: string; userId?: string; roleId?: string },
 ): Promise<{ data: UserRowJson[]; nextCursor: string | null }> {
   const after = decodeCursor(q.cursor, cursorSchema);
+  const m = target.kind === 'partner' ? { key: partnerUsers.emailKey, userId: partnerUsers.userId } : { key: organizationUsers.emailKey, userId: organizationUsers.userId };
   const filters = and(
     q.userId ? eq(users.id, q.userId) : undefined,
     q.search ? or(ilike(users.email, likePrefix(q.search)), ilike(users.name, likePrefix(q.search))) : undefined,
-    after ? or(gt(sql`lower(${users.email})`, after.e), and(eq(sql`lower(${users.email})`, after.e), gt(users.id, after.id))) : undefined,
+    // A row comparison: the index's own order, so the scan starts at the cursor.
+    after ? sql`(${m.key}, ${m.userId}) > (${after.e}, ${after.id}::uuid)` : undefined,
   );
-  const order = [asc(sql`lower(${users.email})`), asc(users.id)];
+  const order = [asc(m.key), asc(m.userId)];
   const rows: Row[] =
     target.kind === 'partner'
       ? await db
-          .select({ ...base, orgAccess: partnerUsers.orgAccess, orgIds: partnerUsers.orgIds })
+          .select({ ...base, emailKey: partnerUsers.emailKey, orgAccess: partnerUsers.orgAccess, orgIds: partnerUsers.orgIds })
           .from(partnerUsers)
           .innerJoin(users, eq(users.id, partnerUsers.userId))
           .innerJoin(roles, eq(roles.id, partnerUsers.roleId))
@@ -66,14 +73,14 @@ export async function listMembers(
           .orderBy(...order)
           .limit(q.limit + 1)
       : await db
-          .select({ ...base, siteIds: organizationUsers.siteIds, deviceGroupIds: organizationUsers.deviceGroupIds })
+          .select({ ...base, emailKey: organizationUsers.emailKey, siteIds: organizationUsers.siteIds, deviceGroupIds: organizationUsers.deviceGroupIds })
           .from(organizationUsers)
           .innerJoin(users, eq(users.id, organizationUsers.userId))
           .innerJoin(roles, eq(roles.id, organizationUsers.roleId))
           .where(and(eq(organizationUsers.orgId, target.orgId), q.roleId ? eq(organizationUsers.roleId, q.roleId) : undefined, filters))
           .orderBy(...order)
           .limit(q.limit + 1);
-  const page = pageOf(rows, q.limit, (r) => ({ e: (r.email as string).toLowerCase(), id: r.id as string }));
+  const page = pageOf(rows, q.limit, (r) => ({ e: r.emailKey, id: r.id as string }));
   return { data: page.data.map(toJson), nextCursor: page.nextCursor };
 }
 
