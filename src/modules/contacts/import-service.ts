@@ -15,7 +15,14 @@ import { contacts, sites } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { ContactIndex, type ContactLike, type FuzzyMatch } from './matching.js';
+import { ImportReport, type ImportSummary } from './import-report.js';
+import { ContactIndex, flat, type ContactFields } from './matching.js';
+
+/** A new contact id as a flat string (see `flat`): the index keeps every id until the answer is written. */
+const newId = () => {
+  const id = randomUUID();
+  return flat(id.slice(0, 18), id.slice(18));
+};
 
 export const COLUMNS = ['externalId', 'previousId', 'firstName', 'lastName', 'email', 'phone', 'title', 'site'] as const;
 /**
@@ -27,42 +34,44 @@ const LOAD_BATCH = 5000;
 /** The longest the import keeps the event loop before letting other requests run. */
 const SLICE_MS = 8;
 
-const opt = (max: number) =>
-  z
-    .string()
-    .max(max, `at most ${max} characters`)
-    .refine((s) => !s.includes('\u0000'), 'contains a NUL character')
-    .transform((s) => (s === '' ? null : s))
-    .nullable();
-const rowSchema = z
-  .object({
-    externalId: opt(255),
-    previousId: opt(255),
-    firstName: opt(255),
-    lastName: opt(255),
-    email: opt(255).refine((e) => e === null || z.email().safeParse(e).success, 'not an email address'),
-    phone: opt(32).refine((p) => p === null || /^[+0-9][0-9 ()./-]{2,31}$/.test(p), 'not a phone number'),
-    title: opt(255),
-    site: opt(255),
-  })
-  .refine((r) => r.externalId || r.previousId, { message: 'externalId or previousId is required', path: ['externalId'] })
-  .refine((r) => r.firstName || r.lastName || r.email, { message: 'a name or an email is required', path: ['firstName'] });
+/** Longest accepted value per column. */
+const MAX_LENGTH: Record<(typeof COLUMNS)[number], number> = { externalId: 255, previousId: 255, firstName: 255, lastName: 255, email: 255, phone: 32, title: 255, site: 255 };
+const PHONE = /^[+0-9][0-9 ()./-]{2,31}$/;
+const EMAIL = z.regexes.email;
 
-export type RowStatus = 'created' | 'updated' | 'unchanged' | 'held_back' | 'failed';
-export interface RowResult {
-  line: number;
-  externalId: string | null;
-  status: RowStatus;
-  contactId?: string;
-  match?: FuzzyMatch;
-  errors?: string[];
+type Record8 = Record<string, string | undefined>;
+type Values = Record<(typeof COLUMNS)[number], string | null>;
+
+/**
+ * Checks one row and gives its values (empty = null) or its errors, "<column>: <message>". Written by hand, not a zod
+ * schema per row: a 100,000-row file spent more time building zod's issue objects than doing anything else.
+ */
+export function checkRow(record: Record8): { values: Values; errors: null } | { values: null; errors: string[] } {
+  let errors: string[] | null = null;
+  const fail = (message: string) => (errors ??= []).push(message);
+  const values = {} as Values;
+  for (const column of COLUMNS) {
+    const raw = record[column] ?? '';
+    const max = MAX_LENGTH[column];
+    let ok = true;
+    if (raw.length > max) {
+      fail(`${column}: at most ${max} characters`);
+      ok = false;
+    }
+    if (raw.includes('\u0000')) {
+      fail(`${column}: contains a NUL character`);
+      ok = false;
+    }
+    if (ok && raw !== '') {
+      if (column === 'email' && !EMAIL.test(raw)) fail('email: not an email address');
+      if (column === 'phone' && !PHONE.test(raw)) fail('phone: not a phone number');
+    }
+    values[column] = raw === '' ? null : raw;
+  }
+  if (!values.externalId && !values.previousId) fail('externalId: externalId or previousId is required');
+  if (!values.firstName && !values.lastName && !values.email) fail('firstName: a name or an email is required');
+  return errors ? { values: null, errors } : { values, errors: null };
 }
-
-type Contact = ContactLike & { phone: string | null; title: string | null; siteId: string | null };
-type Fields = Omit<Contact, 'id'>;
-
-const same = (a: Contact, b: Fields) =>
-  a.firstName === b.firstName && a.lastName === b.lastName && a.email === b.email && a.phone === b.phone && a.title === b.title && a.siteId === b.siteId && a.externalId === b.externalId && a.previousId === b.previousId;
 
 /** The header, checked before any row: a repeated column would otherwise silently win over its twin. */
 function checkHeader(names: string[]): string[] {
@@ -82,8 +91,9 @@ export interface ImportOptions {
 }
 
 export interface ImportResult {
-  summary: { created: number; updated: number; unchanged: number; heldBack: number; failed: number };
-  rows: RowResult[];
+  summary: ImportSummary;
+  /** One entry per data row, in file order (`rows.json()` writes the whole answer). */
+  rows: ImportReport;
 }
 
 /** Yields to the event loop when the current slice of synchronous work has run for SLICE_MS. */
@@ -98,33 +108,37 @@ function slicer() {
 
 const contactColumns = { id: contacts.id, externalId: contacts.externalId, previousId: contacts.previousId, firstName: contacts.firstName, lastName: contacts.lastName, email: contacts.email, phone: contacts.phone, title: contacts.title, siteId: contacts.siteId };
 
-/** The organisation's contacts in keyset pages: the driver never materialises one huge result at once. */
-async function loadContacts(tx: Executor, orgId: string, breathe: () => Promise<void>): Promise<Contact[]> {
-  const out: Contact[] = [];
+/** Indexes the organisation's contacts page by page (keyset): no page outlives its indexing. */
+async function loadContacts(tx: Executor, orgId: string, index: ContactIndex, breathe: () => Promise<void>): Promise<void> {
   let after: string | null = null;
   for (;;) {
-    const page: Contact[] = await tx
+    const page = await tx
       .select(contactColumns)
       .from(contacts)
       .where(and(eq(contacts.orgId, orgId), after ? gt(contacts.id, after) : undefined))
       .orderBy(asc(contacts.id))
       .limit(LOAD_BATCH);
-    for (const c of page) out.push(c);
-    await breathe();
-    if (page.length < LOAD_BATCH) return out;
+    for (const c of page) {
+      index.add(c.id, c);
+      await breathe();
+    }
+    if (page.length < LOAD_BATCH) return;
     after = page[page.length - 1]!.id;
   }
 }
 
-type Write = Fields & { id: string; orgId: string };
+type Write = ContactFields & { id: string };
 
 /**
  * A batch travels as one JSON parameter expanded by jsonb_to_recordset: building and binding a multi-row VALUES list
  * costs about a millisecond of main-thread time per row through the ORM, the JSON text a few microseconds.
  */
-const RECORD = sql.raw('id uuid, org_id uuid, site_id uuid, external_id text, previous_id text, first_name text, last_name text, email text, phone text, title text');
-const recordset = (rows: Write[]) =>
-  JSON.stringify(rows.map((w) => ({ id: w.id, org_id: w.orgId, site_id: w.siteId, external_id: w.externalId, previous_id: w.previousId, first_name: w.firstName, last_name: w.lastName, email: w.email, phone: w.phone, title: w.title })));
+const RECORD = sql.raw('id uuid, site_id uuid, external_id text, previous_id text, first_name text, last_name text, email text, phone text, title text');
+const recordset = (rows: Iterable<Write>) => {
+  const out: unknown[] = [];
+  for (const w of rows) out.push({ id: w.id, site_id: w.siteId, external_id: w.externalId, previous_id: w.previousId, first_name: w.firstName, last_name: w.lastName, email: w.email, phone: w.phone, title: w.title });
+  return JSON.stringify(out);
+};
 
 /**
  * Pending writes, flushed in batches: new contacts as one INSERT per batch, changed ones as one UPDATE per batch.
@@ -136,6 +150,7 @@ class Writer {
   private updates = new Map<string, Write>();
   constructor(
     private readonly tx: Executor,
+    private readonly orgId: string,
     private readonly now: Date,
     private readonly enabled: boolean,
     private readonly batch: number,
@@ -160,21 +175,22 @@ class Writer {
   }
 
   async flush() {
+    const at = this.now.toISOString();
     if (this.updates.size) {
-      const rows = recordset([...this.updates.values()]);
+      const rows = recordset(this.updates.values());
       this.updates.clear();
       await this.tx.execute(sql`
         update contacts c set site_id = x.site_id, external_id = x.external_id, previous_id = x.previous_id, first_name = x.first_name,
-          last_name = x.last_name, email = x.email, phone = x.phone, title = x.title, updated_at = ${this.now.toISOString()}::timestamptz
+          last_name = x.last_name, email = x.email, phone = x.phone, title = x.title, updated_at = ${at}::timestamptz
         from jsonb_to_recordset(${rows}::jsonb) as x(${RECORD})
-        where c.id = x.id and c.org_id = x.org_id`);
+        where c.id = x.id and c.org_id = ${this.orgId}::uuid`);
     }
     if (this.inserts.size) {
-      const rows = recordset([...this.inserts.values()]);
+      const rows = recordset(this.inserts.values());
       this.inserts.clear();
       await this.tx.execute(sql`
         insert into contacts (id, org_id, site_id, external_id, previous_id, first_name, last_name, email, phone, title, created_at, updated_at)
-        select x.id, x.org_id, x.site_id, x.external_id, x.previous_id, x.first_name, x.last_name, x.email, x.phone, x.title, ${this.now.toISOString()}::timestamptz, ${this.now.toISOString()}::timestamptz
+        select x.id, ${this.orgId}::uuid, x.site_id, x.external_id, x.previous_id, x.first_name, x.last_name, x.email, x.phone, x.title, ${at}::timestamptz, ${at}::timestamptz
         from jsonb_to_recordset(${rows}::jsonb) as x(${RECORD})`);
     }
   }
@@ -186,99 +202,77 @@ export async function importContacts(deps: Deps, p: Principal, source: Readable,
     const breathe = slicer();
     const siteRows = await tx.select({ id: sites.id, name: sites.name }).from(sites).where(eq(sites.orgId, opts.orgId));
     const siteByName = new Map(siteRows.map((s) => [s.name.trim().toLowerCase(), s.id]));
-    const existing = await loadContacts(tx, opts.orgId, breathe);
-    const byId = new Map<string, Contact>();
     const index = new ContactIndex();
-    for (const c of existing) {
-      byId.set(c.id, c);
-      index.add(c);
-      await breathe();
-    }
-    existing.length = 0;
+    await loadContacts(tx, opts.orgId, index, breathe);
     const ack = new Map(opts.acknowledge.map((a) => [a.externalId, a.action]));
-    const seen = new Set<string>();
-    const summary = { created: 0, updated: 0, unchanged: 0, heldBack: 0, failed: 0 };
-    const rows: RowResult[] = [];
-    const writer = new Writer(tx, deps.clock.now(), !opts.dryRun, BATCH[deps.database.kind]);
-    const rekeys = (before: Contact, after: Fields) => before.externalId !== after.externalId || before.previousId !== after.previousId;
-    const change = async (target: Contact, f: Fields) => {
-      await writer.update({ ...f, id: target.id, orgId: opts.orgId }, rekeys(target, f));
-      const after = { ...f, id: target.id };
-      index.replace(target, after);
-      byId.set(target.id, after);
+    // Keys met in this file (externalId and previousId apart, as the unique indexes are).
+    const seenExternal = new Set<string>();
+    const seenPrevious = new Set<string>();
+    const report = new ImportReport(index);
+    const writer = new Writer(tx, opts.orgId, deps.clock.now(), !opts.dryRun, BATCH[deps.database.kind]);
+    const change = async (at: number, f: ContactFields) => {
+      const rekeys = index.externalIdOf(at) !== f.externalId || index.previousIdOf(at) !== f.previousId;
+      await writer.update({ ...f, id: index.idOf(at) }, rekeys);
+      index.update(at, f);
     };
 
     const parser = parse({ columns: checkHeader, bom: true, trim: true, skip_empty_lines: true, info: true, relax_quotes: false, max_record_size: 64 * 1024 });
     // pipeline, not pipe: an error of the source (413, an aborted upload) ends the loop below instead of stalling it.
     pipeline(source, parser, () => {});
-    let sawRow = false;
     try {
-      for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
+      for await (const { record, info } of parser as AsyncIterable<{ record: Record8; info: { lines: number } }>) {
         await breathe();
-        sawRow = true;
         const line = info.lines;
-        const parsed = rowSchema.safeParse(Object.fromEntries(COLUMNS.map((c) => [c, record[c] ?? ''])));
-        const externalId = (record.externalId ?? '') || null;
-        const fail = (errors: string[]) => {
-          summary.failed++;
-          rows.push({ line, externalId, status: 'failed', errors });
-        };
-        if (!parsed.success) {
-          fail(parsed.error.issues.map((i) => `${i.path.join('.') || 'row'}: ${i.message}`));
+        const externalId = record.externalId || null;
+        const checked = checkRow(record);
+        if (!checked.values) {
+          report.fail(line, externalId, checked.errors);
           continue;
         }
-        const r = parsed.data;
+        const r = checked.values;
         const siteId = r.site ? (siteByName.get(r.site.trim().toLowerCase()) ?? null) : null;
         if (r.site && !siteId) {
-          fail([`site: no site named "${r.site}" in this organization`]);
+          report.fail(line, externalId, [`site: no site named "${r.site}" in this organization`]);
           continue;
         }
-        const keys = [r.externalId && `e:${r.externalId}`, r.previousId && `p:${r.previousId}`].filter((k): k is string => Boolean(k));
-        if (keys.some((k) => seen.has(k))) {
-          fail(['externalId: appears more than once in the file']);
+        if ((r.externalId && seenExternal.has(r.externalId)) || (r.previousId && seenPrevious.has(r.previousId))) {
+          report.fail(line, externalId, ['externalId: appears more than once in the file']);
           continue;
         }
-        keys.forEach((k) => seen.add(k));
-        const fields: Fields = { externalId: r.externalId, previousId: r.previousId, firstName: r.firstName, lastName: r.lastName, email: r.email, phone: r.phone, title: r.title, siteId };
+        if (r.externalId) seenExternal.add(r.externalId);
+        if (r.previousId) seenPrevious.add(r.previousId);
+        const fields: ContactFields = { externalId: r.externalId, previousId: r.previousId, firstName: r.firstName, lastName: r.lastName, email: r.email, phone: r.phone, title: r.title, siteId };
 
-        const hit = index.exact(r.externalId, r.previousId) as Contact | null;
-        const previousOwner = r.previousId ? index.exact(null, r.previousId) : null;
-        if (hit && previousOwner && previousOwner.id !== hit.id) {
-          fail([`previousId: "${r.previousId}" belongs to another contact (externalId ${previousOwner.externalId ?? 'none'})`]);
+        const hit = index.exact(r.externalId, r.previousId);
+        const previousOwner = r.previousId ? index.exact(null, r.previousId) : -1;
+        if (hit >= 0 && previousOwner >= 0 && previousOwner !== hit) {
+          report.fail(line, externalId, [`previousId: "${r.previousId}" belongs to another contact (externalId ${index.externalIdOf(previousOwner) ?? 'none'})`]);
           continue;
         }
-        if (hit) {
-          const merged: Fields = { ...fields, externalId: fields.externalId ?? hit.externalId, previousId: fields.previousId ?? hit.previousId };
-          if (same(hit, merged)) {
-            summary.unchanged++;
-            rows.push({ line, externalId, status: 'unchanged', contactId: hit.id });
-          } else {
+        if (hit >= 0) {
+          const merged: ContactFields = { ...fields, externalId: fields.externalId ?? index.externalIdOf(hit), previousId: fields.previousId ?? index.previousIdOf(hit) };
+          if (index.holds(hit, merged)) report.add(line, externalId, 'unchanged', hit);
+          else {
             await change(hit, merged);
-            summary.updated++;
-            rows.push({ line, externalId, status: 'updated', contactId: hit.id });
+            report.add(line, externalId, 'updated', hit);
           }
           continue;
         }
         const fuzzy = index.fuzzy(fields);
         const decision = r.externalId ? ack.get(r.externalId) : undefined;
         if (fuzzy && decision === 'merge') {
-          await change(byId.get(fuzzy.contactId)!, fields);
-          summary.updated++;
-          rows.push({ line, externalId, status: 'updated', contactId: fuzzy.contactId, match: fuzzy });
+          await change(fuzzy.at, fields);
+          report.add(line, externalId, 'updated', fuzzy.at, fuzzy);
           continue;
         }
         if (fuzzy && decision !== 'create') {
-          summary.heldBack++;
-          rows.push({ line, externalId, status: 'held_back', match: fuzzy });
+          report.add(line, externalId, 'held_back', -1, fuzzy);
           continue;
         }
-        const id = randomUUID();
-        await writer.insert({ ...fields, id, orgId: opts.orgId });
-        const created = { ...fields, id };
-        index.add(created);
-        byId.set(id, created);
-        summary.created++;
-        rows.push({ line, externalId, status: 'created', contactId: opts.dryRun ? undefined : id });
+        const id = newId();
+        await writer.insert({ ...fields, id });
+        const at = index.add(id, fields);
+        report.add(line, externalId, 'created', opts.dryRun ? -1 : at);
       }
     } catch (err) {
       if (err instanceof AppError) throw err;
@@ -286,26 +280,16 @@ export async function importContacts(deps: Deps, p: Principal, source: Readable,
       if (typeof e.code === 'string' && e.code.startsWith('CSV_')) throw new AppError('invalid_csv', `The CSV could not be read${e.lines ? ` (line ${e.lines})` : ''}: ${e.message}`);
       throw err;
     }
-    if (!sawRow) throw new AppError('invalid_csv', 'The file has no rows.');
+    if (report.length === 0) throw new AppError('invalid_csv', 'The file has no rows.');
     await writer.flush();
+    const summary = report.summary;
     if (!opts.dryRun) {
-      await deps.audit.record(tx, { action: 'contact.import', actor: actorOf(p), partnerId: opts.partnerId, orgId: opts.orgId, resourceType: 'organization', resourceId: opts.orgId, details: { summary, rows: rows.length } }, meta);
+      await deps.audit.record(tx, { action: 'contact.import', actor: actorOf(p), partnerId: opts.partnerId, orgId: opts.orgId, resourceType: 'organization', resourceId: opts.orgId, details: { summary, rows: report.length } }, meta);
     }
-    return { summary, rows };
+    return { summary, rows: report };
   };
   return opts.dryRun ? run(deps.db) : deps.db.transaction((tx) => run(tx));
 }
 
-/**
- * The import's answer as a byte stream of JSON, a slice of rows per chunk: a 100,000-row report is neither
- * validated nor stringified in one blocking call.
- */
-export async function* importResultJson(result: ImportResult, rowsPerChunk = 2000): AsyncGenerator<string> {
-  yield `{"summary":${JSON.stringify(result.summary)},"rows":[`;
-  for (let i = 0; i < result.rows.length; i += rowsPerChunk) {
-    if (i > 0) await nextTurn();
-    const slice = result.rows.slice(i, i + rowsPerChunk).map((r) => JSON.stringify(r));
-    yield (i === 0 ? '' : ',') + slice.join(',');
-  }
-  yield ']}';
-}
+/** The import's answer as a byte stream of JSON (see ImportReport.json). */
+export const importResultJson = (result: ImportResult): AsyncGenerator<string> => result.rows.json();
