@@ -1,20 +1,16 @@
 // Script library (spec 1.6, 2.11): the partner's scripts (availability partner) are visible in every organisation of
 // the partner and changed only by partner users with orgAccess `all`; organisation scripts belong to one organisation.
-import { and, asc, eq, getTableColumns, gt, ilike, or } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { scripts } from '../../db/schema/index.js';
 import { personIdOf, type Principal } from '../../http/context.js';
-import { notFound } from '../../http/errors.js';
-import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
-import { effectiveFor } from '../../db/tenant-scope.js';
-import { actorOf, assertMayChange, assertPartnerWide, listTarget, lowerOf, nameCursor, ownerForCreate, sourceOf } from '../config-items/ownership.js';
+import { actorOf, assertMayChange, assertPartnerWide, listTarget, nameCursor, ownerForCreate, sourceOf } from '../config-items/ownership.js';
 import type { CreateScript, ScriptParameter, UpdateScript } from './schemas.js';
 import { SCRIPT, findInScope } from '../tenants/by-id.js';
+import { deleteScriptRow, insertScript, listScriptRows, updateScriptRow, type ScriptRow } from './repo.js';
 
-type Row = typeof scripts.$inferSelect;
-const cols = { partnerId: scripts.partnerId, orgId: scripts.orgId };
+type Row = ScriptRow;
 
 export const scriptSummaryToJson = (s: Omit<Row, 'content'>) => ({
   id: s.id,
@@ -40,22 +36,7 @@ export async function findScript(db: Executor, p: Principal, id: string): Promis
 export async function listScripts(db: Executor, p: Principal, q: { orgId?: string; language?: Row['language']; limit: number; cursor?: string; search?: string }) {
   const target = await listTarget(db, p, q.orgId);
   const after = decodeCursor(q.cursor, nameCursor);
-  const sortKey = lowerOf(scripts.name);
-  // Content stays out of the list: up to 1 MiB per script.
-  const { content: _content, ...summaryCols } = getTableColumns(scripts);
-  const rows = await db
-    .select({ ...summaryCols, n: sortKey })
-    .from(scripts)
-    .where(
-      and(
-        effectiveFor(target, cols),
-        q.language ? eq(scripts.language, q.language) : undefined,
-        q.search ? ilike(scripts.name, likePrefix(q.search)) : undefined,
-        after ? or(gt(sortKey, after.n), and(eq(sortKey, after.n), gt(scripts.id, after.id))) : undefined,
-      ),
-    )
-    .orderBy(asc(sortKey), asc(scripts.id))
-    .limit(q.limit + 1);
+  const rows = await listScriptRows(db, target, { language: q.language, search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ n: r.n, id: r.id }));
   return { data: page.data.map(scriptSummaryToJson), nextCursor: page.nextCursor };
 }
@@ -64,23 +45,20 @@ export async function createScript(deps: Deps, p: Principal, input: CreateScript
   if (input.availability === 'partner') assertPartnerWide(p);
   const owner = await ownerForCreate(deps.db, p, input.orgId);
   return deps.db.transaction(async (tx) => {
-    const [row] = await tx
-      .insert(scripts)
-      .values({
-        partnerId: owner.partnerId,
-        orgId: owner.orgId,
-        name: input.name,
-        description: input.description ?? null,
-        language: input.language,
-        content: input.content,
-        parameters: input.parameters ?? [],
-        availability: input.availability,
-        exitCodeSeverityMapping: input.exitCodeSeverityMapping ?? {},
-        createdBy: personIdOf(p),
-      })
-      .returning();
-    await deps.audit.record(tx, { action: 'script.create', actor: actorOf(p), partnerId: owner.partnerId, orgId: owner.orgId, resourceType: 'script', resourceId: row!.id, details: { name: input.name, language: input.language, availability: input.availability } }, meta);
-    return scriptToJson(row!);
+    const row = await insertScript(tx, {
+      partnerId: owner.partnerId,
+      orgId: owner.orgId,
+      name: input.name,
+      description: input.description ?? null,
+      language: input.language,
+      content: input.content,
+      parameters: input.parameters ?? [],
+      availability: input.availability,
+      exitCodeSeverityMapping: input.exitCodeSeverityMapping ?? {},
+      createdBy: personIdOf(p),
+    });
+    await deps.audit.record(tx, { action: 'script.create', actor: actorOf(p), partnerId: owner.partnerId, orgId: owner.orgId, resourceType: 'script', resourceId: row.id, details: { name: input.name, language: input.language, availability: input.availability } }, meta);
+    return scriptToJson(row);
   });
 }
 
@@ -88,13 +66,9 @@ export async function updateScript(deps: Deps, p: Principal, id: string, patch: 
   return deps.db.transaction(async (tx) => {
     const current = await findScript(tx, p, id);
     assertMayChange(p, current);
-    const [row] = await tx
-      .update(scripts)
-      .set({ ...patch, updatedAt: deps.clock.now() })
-      .where(eq(scripts.id, id))
-      .returning();
+    const row = await updateScriptRow(tx, id, { ...patch, updatedAt: deps.clock.now() });
     await deps.audit.record(tx, { action: 'script.update', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'script', resourceId: id, details: { changed: Object.keys(patch).sort() } }, meta);
-    return scriptToJson(row!);
+    return scriptToJson(row);
   });
 }
 
@@ -102,7 +76,7 @@ export async function deleteScript(deps: Deps, p: Principal, id: string, meta: A
   await deps.db.transaction(async (tx) => {
     const current = await findScript(tx, p, id);
     assertMayChange(p, current);
-    await tx.delete(scripts).where(eq(scripts.id, id));
+    await deleteScriptRow(tx, id);
     await deps.audit.record(tx, { action: 'script.delete', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'script', resourceId: id, details: { name: current.name } }, meta);
   });
 }

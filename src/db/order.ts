@@ -1,0 +1,6 @@
+// Sort keys shared by the repositories' keyset lists.
+import { sql } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
+
+/** The lower-cased name (or key) the lists of partner-wide configuration are ordered by. */
+export const lowerOf = (col: PgColumn) => sql<string>`lower(${col})`;
