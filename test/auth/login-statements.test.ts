@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORG_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { addOrgMember, createOrg, createPartner, createUser } from '../support/fixtures.js';
-import { countStatements, type StatementLog } from '../support/statement-count.js';
+import { countStatements, isBackground, type StatementLog } from '../support/statement-count.js';
 
 let t: TestApp;
 let log: StatementLog;
@@ -27,9 +27,6 @@ async function orgMember() {
   return user;
 }
 
-/** The background workers (webhook deliveries, outbox) share the driver; their statements are not the login's. */
-const background = /webhook_deliveries" set "attempts"|from "outbox"|"outbox" set/;
-
 async function countedLogin(email: string) {
   const api = t.client();
   // The first sign-in records the browser; the second prepares what a returning browser runs; the third is counted.
@@ -37,7 +34,7 @@ async function countedLogin(email: string) {
   log.reset();
   const res = await api.post('/auth/login', { email, password: PASSWORD });
   expect(res.status).toBe(200);
-  return log.statements().filter((s) => !background.test(s));
+  return log.statements().filter((s) => !isBackground(s));
 }
 
 describe('a password login runs few statements, the hot ones prepared', () => {

@@ -12,7 +12,9 @@ export interface StatementLog {
   restore(): void;
 }
 
-const firstLine = (text: unknown) => String(text ?? '').trim().split('\n')[0]!.replace(/\s+/g, ' ').slice(0, 160);
+/** The first line of a statement; a PGlite EXECUTE loses its arguments (literal values: a token hash, an address). */
+const firstLine = (text: unknown) =>
+  String(text ?? '').trim().split('\n')[0]!.replace(/\s+/g, ' ').replace(/^(execute \w+) \(.*$/i, '$1 (…)').slice(0, 160);
 
 function describeQuery(arg: unknown): string {
   if (typeof arg === 'string') return firstLine(arg);
@@ -20,6 +22,9 @@ function describeQuery(arg: unknown): string {
   if (config?.name) return `${config.name}: ${firstLine(config.text)}`;
   return firstLine(config?.text);
 }
+
+/** The background workers (webhook deliveries, mail outbox) lease work through the same driver: not a request's. */
+export const isBackground = (statement: string) => /"(webhook_deliveries|mail_outbox)" set "attempts"/.test(statement);
 
 export function countStatements(database: Database): StatementLog {
   const seen: string[] = [];
