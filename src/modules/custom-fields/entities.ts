@@ -1,20 +1,18 @@
 // The entities custom-field values attach to, seen through the caller's scope: a device by the device visibility
 // rules (site and device-group restrictions), a site by findSite, an organisation by accessibleOrg, a contact by
 // findContact. Anything the caller cannot see is 404, as for the entity's own routes.
-import { and, eq, inArray } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Executor } from '../../db/connect.js';
-import { contacts, devices, sites } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { principalOf } from '../../http/guards.js';
 import { findContact } from '../contacts/service.js';
-import { deviceVisible } from '../../db/tenant-scope.js';
 import { findDevice } from '../devices/service.js';
 import { PERMISSIONS as P, type PermissionKey } from '../../access/catalog.js';
 import { hasPermission } from '../roles/resolver.js';
 import { accessibleOrg, scopeOf, siteRestriction } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';
+import { contactKeys, siteNames, visibleDeviceHosts } from './repo.js';
 import { ENTITY_TYPES, type EntityType } from './schemas.js';
 
 /** Values are read with the entity's read permission and written with its write permission. */
@@ -79,17 +77,14 @@ function indexBy<T>(rows: T[], key: (r: T) => string | null): Map<string, string
 export async function entityMatcher(db: Executor, p: Principal, type: EntityType, org: { id: string; name: string; slug: string }): Promise<Matcher> {
   switch (type) {
     case 'device': {
-      const rows = await db.select({ id: devices.id, hostname: devices.hostname }).from(devices).where(and(eq(devices.orgId, org.id), deviceVisible(scopeOf(p))));
+      const rows = await visibleDeviceHosts(db, org.id, scopeOf(p));
       const byHost = indexBy(rows, (r) => r.hostname.toLowerCase());
       return (v) => byHost.get(v.toLowerCase()) ?? [];
     }
     case 'site': {
       const allowed = siteRestriction(p);
       if (allowed && allowed.length === 0) return () => [];
-      const rows = await db
-        .select({ id: sites.id, name: sites.name })
-        .from(sites)
-        .where(and(eq(sites.orgId, org.id), allowed ? inArray(sites.id, allowed) : undefined));
+      const rows = await siteNames(db, org.id, allowed);
       const byName = indexBy(rows, (r) => r.name.toLowerCase());
       return (v) => byName.get(v.toLowerCase()) ?? [];
     }
@@ -98,7 +93,7 @@ export async function entityMatcher(db: Executor, p: Principal, type: EntityType
       return (v) => (names.has(v.toLowerCase()) ? [org.id] : []);
     }
     case 'contact': {
-      const rows = await db.select({ id: contacts.id, externalId: contacts.externalId, email: contacts.email }).from(contacts).where(eq(contacts.orgId, org.id));
+      const rows = await contactKeys(db, org.id);
       const byExternal = indexBy(rows, (r) => r.externalId);
       const byEmail = indexBy(rows, (r) => r.email?.toLowerCase() ?? null);
       return (v) => byExternal.get(v) ?? byEmail.get(v.toLowerCase()) ?? [];

@@ -5,16 +5,15 @@
 // same file changes nothing.
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import { sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { customFieldValues as vals } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { actorOf, isStorable } from '../config-items/ownership.js';
 import { accessibleOrg } from '../tenants/access.js';
 import { entityMatcher } from './entities.js';
+import { lockImport, upsertValues } from './repo.js';
 import type { ImportInput } from './schemas.js';
 import { applicableDefinitions } from './service.js';
 import { parseCell, type FieldDef, type FieldValue } from './values.js';
@@ -142,14 +141,11 @@ export async function previewImport(deps: Deps, p: Principal, input: ImportInput
 
 export async function commitImport(deps: Deps, p: Principal, input: ImportInput, meta: AuditRequestMeta) {
   return deps.db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`custom-fields-import:${input.orgId}`}, 0))`);
+    await lockImport(tx, input.orgId);
     const { org, summary, writes, fields } = await analyse(tx, p, input);
     const now = deps.clock.now();
     for (let i = 0; i < writes.length; i += BATCH) {
-      await tx
-        .insert(vals)
-        .values(writes.slice(i, i + BATCH).map((w) => ({ ...w, updatedAt: now })))
-        .onConflictDoUpdate({ target: [vals.definitionId, vals.entityId], set: { value: sql`excluded.value`, updatedAt: now } });
+      await upsertValues(tx, writes.slice(i, i + BATCH), now);
     }
     const result = { written: summary.valid, skipped: summary.unmatched + summary.invalid };
     await deps.audit.record(tx, { action: 'custom_field.import', actor: actorOf(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'organization', resourceId: org.id, details: { entityType: input.entityType, fields, ...result, values: writes.length } }, meta);

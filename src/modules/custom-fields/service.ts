@@ -2,23 +2,20 @@
 // partner; changed only with orgAccess `all`) or one organisation's. A key is unique per entity type among the
 // definitions in force for an organisation: an organisation cannot shadow a partner-wide key, nor the reverse, so a
 // value is always named by exactly one definition.
-import { and, asc, eq, gt, ilike, isNull, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor, Tx } from '../../db/connect.js';
-import { customFieldDefinitions as defs, customFieldValues } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
-import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import { AppError } from '../../http/errors.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
-import { effectiveFor } from '../../db/tenant-scope.js';
 import { actorOf, assertMayChange, isUniqueViolation, listTarget, ownerForCreate, sourceOf } from '../config-items/ownership.js';
 import type { CreateDefinition, EntityType, UpdateDefinition } from './schemas.js';
 import type { FieldDef } from './values.js';
 import { CUSTOM_FIELD, findInScope } from '../tenants/by-id.js';
+import { applicableDefinitionRows, deleteDefinitionRow, insertDefinition, keyInUse, listDefinitionRows, lockDefinitions, updateDefinitionRow, usedValues, type DefinitionRow } from './repo.js';
 
-type Row = typeof defs.$inferSelect;
-const cols = { partnerId: defs.partnerId, orgId: defs.orgId };
+type Row = DefinitionRow;
 const cursor = z.object({ k: z.string(), id: z.uuid() });
 
 export const definitionToJson = (d: Row) => ({
@@ -42,30 +39,14 @@ export async function findDefinition(db: Executor, p: Principal, id: string): Pr
 export async function listDefinitions(db: Executor, p: Principal, q: { orgId?: string; entityType?: EntityType; limit: number; cursor?: string; search?: string }) {
   const target = await listTarget(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await db
-    .select()
-    .from(defs)
-    .where(
-      and(
-        effectiveFor(target, cols),
-        q.entityType ? eq(defs.entityType, q.entityType) : undefined,
-        q.search ? or(ilike(defs.key, likePrefix(q.search)), ilike(defs.name, likePrefix(q.search))) : undefined,
-        after ? or(gt(defs.key, after.k), and(eq(defs.key, after.k), gt(defs.id, after.id))) : undefined,
-      ),
-    )
-    .orderBy(asc(defs.key), asc(defs.id))
-    .limit(q.limit + 1);
+  const rows = await listDefinitionRows(db, target, { entityType: q.entityType, search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (d) => ({ k: d.key, id: d.id }));
   return { data: page.data.map(definitionToJson), nextCursor: page.nextCursor };
 }
 
 /** Definitions in force for an entity of an organisation. */
 export async function applicableDefinitions(db: Executor, partnerId: string, orgId: string, entityType: EntityType): Promise<FieldDef[]> {
-  const rows = await db
-    .select({ id: defs.id, key: defs.key, type: defs.type, options: defs.options })
-    .from(defs)
-    .where(and(eq(defs.partnerId, partnerId), eq(defs.entityType, entityType), or(isNull(defs.orgId), eq(defs.orgId, orgId))))
-    .orderBy(asc(defs.key));
+  const rows = await applicableDefinitionRows(db, partnerId, orgId, entityType);
   return rows.map((r) => ({ ...r, options: (r.options as string[] | null) ?? null }));
 }
 
@@ -76,19 +57,11 @@ export async function createDefinition(deps: Deps, p: Principal, input: CreateDe
   try {
     return await deps.db.transaction(async (tx) => {
       // Definitions of one partner and entity type take turns, so the cross-level check below cannot race.
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`custom-fields:${owner.partnerId}:${input.entityType}`}, 0))`);
-      const [clash] = await tx
-        .select({ id: defs.id })
-        .from(defs)
-        .where(and(eq(defs.partnerId, owner.partnerId), eq(defs.entityType, input.entityType), eq(defs.key, input.key), owner.orgId ? or(isNull(defs.orgId), eq(defs.orgId, owner.orgId)) : undefined))
-        .limit(1);
-      if (clash) throw keyTaken();
-      const [row] = await tx
-        .insert(defs)
-        .values({ partnerId: owner.partnerId, orgId: owner.orgId, key: input.key, name: input.name, type: input.type, options: input.type === 'select' ? input.options! : null, entityType: input.entityType })
-        .returning();
-      await deps.audit.record(tx, { action: 'custom_field.create', actor: actorOf(p), partnerId: owner.partnerId, orgId: owner.orgId, resourceType: 'custom_field', resourceId: row!.id, details: { field: input.key, type: input.type, entityType: input.entityType } }, meta);
-      return definitionToJson(row!);
+      await lockDefinitions(tx, owner.partnerId, input.entityType);
+      if (await keyInUse(tx, owner, input.entityType, input.key)) throw keyTaken();
+      const row = await insertDefinition(tx, { partnerId: owner.partnerId, orgId: owner.orgId, key: input.key, name: input.name, type: input.type, options: input.type === 'select' ? input.options! : null, entityType: input.entityType });
+      await deps.audit.record(tx, { action: 'custom_field.create', actor: actorOf(p), partnerId: owner.partnerId, orgId: owner.orgId, resourceType: 'custom_field', resourceId: row.id, details: { field: input.key, type: input.type, entityType: input.entityType } }, meta);
+      return definitionToJson(row);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw keyTaken();
@@ -98,8 +71,7 @@ export async function createDefinition(deps: Deps, p: Principal, input: CreateDe
 
 async function optionsInUse(tx: Tx, definitionId: string, removed: string[]): Promise<string[]> {
   if (!removed.length) return [];
-  const used = await tx.selectDistinct({ v: sql<string>`${customFieldValues.value} #>> '{}'` }).from(customFieldValues).where(eq(customFieldValues.definitionId, definitionId));
-  const usedSet = new Set(used.map((u) => u.v));
+  const usedSet = new Set(await usedValues(tx, definitionId));
   return removed.filter((o) => usedSet.has(o));
 }
 
@@ -113,13 +85,9 @@ export async function updateDefinition(deps: Deps, p: Principal, id: string, pat
       const inUse = await optionsInUse(tx, id, removed);
       if (inUse.length) throw new AppError('resource_in_use', 'Some removed options are still used by values; change those values first.', { options: inUse });
     }
-    const [row] = await tx
-      .update(defs)
-      .set({ ...(patch.name !== undefined ? { name: patch.name } : {}), ...(patch.options !== undefined ? { options: patch.options } : {}), updatedAt: deps.clock.now() })
-      .where(eq(defs.id, id))
-      .returning();
+    const row = await updateDefinitionRow(tx, id, { ...(patch.name !== undefined ? { name: patch.name } : {}), ...(patch.options !== undefined ? { options: patch.options } : {}), updatedAt: deps.clock.now() });
     await deps.audit.record(tx, { action: 'custom_field.update', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'custom_field', resourceId: id, details: { field: current.key, changed: Object.keys(patch).sort() } }, meta);
-    return definitionToJson(row!);
+    return definitionToJson(row);
   });
 }
 
@@ -128,7 +96,7 @@ export async function deleteDefinition(deps: Deps, p: Principal, id: string, met
     const current = await findDefinition(tx, p, id);
     assertMayChange(p, current);
     // Its values go with it (ON DELETE CASCADE).
-    await tx.delete(defs).where(eq(defs.id, id));
+    await deleteDefinitionRow(tx, id);
     await deps.audit.record(tx, { action: 'custom_field.delete', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'custom_field', resourceId: id, details: { field: current.key, entityType: current.entityType } }, meta);
   });
 }

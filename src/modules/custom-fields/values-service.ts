@@ -1,25 +1,19 @@
 // Custom-field values of one entity: read with the entity's read permission, written with its write permission,
 // on entities the caller can see. Each value is checked against its definition's type; null clears it.
-import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { customFieldDefinitions as defs, customFieldValues as vals } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { actorOf } from '../config-items/ownership.js';
 import { resolveEntity, type EntityRef } from './entities.js';
 import type { EntityType } from './schemas.js';
+import { deleteValues, upsertValues, valueRows } from './repo.js';
 import { applicableDefinitions } from './service.js';
 import { checkValue, type FieldValue } from './values.js';
 
 async function readValues(db: Executor, partnerId: string, type: EntityType, entity: EntityRef) {
-  const rows = await db
-    .select({ key: defs.key, value: vals.value })
-    .from(vals)
-    .innerJoin(defs, eq(defs.id, vals.definitionId))
-    .where(and(eq(vals.entityId, entity.id), eq(defs.partnerId, partnerId), eq(defs.entityType, type), or(isNull(defs.orgId), eq(defs.orgId, entity.orgId))))
-    .orderBy(asc(defs.key));
+  const rows = await valueRows(db, partnerId, type, entity);
   return { data: rows.map((r) => ({ key: r.key, value: r.value })) };
 }
 
@@ -51,13 +45,8 @@ export async function putValues(deps: Deps, p: Principal, input: { entityType: E
     }
     if (Object.keys(fieldErrors).length) throw new AppError('validation_failed', 'Some values do not fit their fields.', { details: { fieldErrors, formErrors: [] } });
     const now = deps.clock.now();
-    if (cleared.length) await tx.delete(vals).where(and(eq(vals.entityId, entity.id), inArray(vals.definitionId, cleared)));
-    if (set.length) {
-      await tx
-        .insert(vals)
-        .values(set.map((s) => ({ definitionId: s.definitionId, entityId: entity.id, value: s.value, updatedAt: now })))
-        .onConflictDoUpdate({ target: [vals.definitionId, vals.entityId], set: { value: sql`excluded.value`, updatedAt: now } });
-    }
+    if (cleared.length) await deleteValues(tx, entity.id, cleared);
+    if (set.length) await upsertValues(tx, set.map((s) => ({ definitionId: s.definitionId, entityId: entity.id, value: s.value })), now);
     const keys = Object.keys(input.values).sort();
     await deps.audit.record(
       tx,
