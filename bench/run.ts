@@ -19,6 +19,8 @@ const benches = [
   ['api-key-auth', 'bench/api-key-auth.ts'],
   // Admin console: sign-in page JS ≤ 200 KB gzip and interactive ≤ 1 s; users page (10,000 users) first page ≤ 300 ms.
   ['console', 'bench/console.ts'],
+  // P6: spawn → /readyz of dist/main.js (first start, restart, PostgreSQL) and idle RSS; ceiling = an empty node:http.
+  ['start', 'bench/start.ts'],
 ] as const;
 const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
 let failed = 0;

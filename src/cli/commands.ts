@@ -42,7 +42,7 @@ export async function setupCommand(config: Config, database: Database, actor: Au
   const parsed = registerPartnerBody.safeParse({ companyName: input.company, email: input.email, name: input.name, password: input.password });
   if (!parsed.success) throw new CliError(`invalid input: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`, EXIT.usage, 'validation_failed');
   const body = parsed.data;
-  assertStrongPassword(body.password, body);
+  await assertStrongPassword(body.password, body);
   const passwordHash = await hashPassword(body.password);
   const deps = operatorDeps(config, database);
   const { partner, user } = await refusingDuplicateEmail(() =>

@@ -1,13 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+// Each driver (PGlite, or pg) is imported by the function that opens it: a process loads only the one it uses.
+import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import pg from 'pg';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -26,6 +23,23 @@ function findMigrations(): string {
   return join(here, 'migrations');
 }
 export const MIGRATIONS_DIR = findMigrations();
+
+/**
+ * The build's initdb'd empty data directory for this PGlite version (scripts/build-server.mjs), beside the compiled
+ * code; null from src/ or when it is missing, and PGlite then runs initdb itself.
+ */
+function pgdataTemplate(): string | null {
+  const pkg = join(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), '..', 'package.json');
+  const name = `pgdata-${(JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version}.tgz`;
+  const here = dirname(fileURLToPath(import.meta.url));
+  return [join(here, name), join(here, '..', name)].find((p) => existsSync(p)) ?? null;
+}
+
+/**
+ * PGlite runs PostgreSQL in this process: its default shared_buffers (128 MB) were ~110 MB of RSS from the start.
+ * 32 MB holds a small deployment's working set; reads past it come from the operating system's page cache.
+ */
+const PGLITE_START_PARAMS = ['-c', 'shared_buffers=32MB'];
 
 export interface Database {
   db: Db;
@@ -96,7 +110,17 @@ function yieldBeforeEachStatement(client: PGlite): void {
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
   const unlock = dataDir ? lockDataDir(dataDir) : () => {};
   try {
-    const client = await PGlite.create(dataDir ? join(dataDir, 'pg') : undefined);
+    const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
+      import('@electric-sql/pglite'),
+      import('drizzle-orm/pglite'),
+      import('drizzle-orm/pglite/migrator'),
+    ]);
+    const pgDir = dataDir ? join(dataDir, 'pg') : undefined;
+    const template = pgDir && !existsSync(join(pgDir, 'PG_VERSION')) ? pgdataTemplate() : null;
+    const client = await PGlite.create(pgDir, {
+      startParams: [...PGlite.defaultStartParams, ...PGLITE_START_PARAMS],
+      ...(template ? { loadDataDir: new Blob([readFileSync(template)]) } : {}),
+    });
     yieldBeforeEachStatement(client);
     const db = drizzlePglite(client, { schema }) as unknown as Db;
     return {
@@ -116,6 +140,11 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
 }
 
 export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
+  const [{ default: pg }, { drizzle: drizzlePg }, { migrate: migratePg }] = await Promise.all([
+    import('pg'),
+    import('drizzle-orm/node-postgres'),
+    import('drizzle-orm/node-postgres/migrator'),
+  ]);
   // A server that does not answer fails the request (503, src/http/outage.ts) instead of queueing it for ever.
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing the process

@@ -1,5 +1,5 @@
 // Outbound mail over SMTP (nodemailer). Without SMTP_URL, development writes the mail to the log.
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 
 export interface MailMessage {
@@ -29,14 +29,20 @@ export function createMailer(opts: { smtpUrl?: string; from: string; logger: Log
       close() {},
     };
   }
-  // Bounded waits: a hung server fails the attempt (the outbox retries it) well within the outbox lease.
-  const transport = nodemailer.createTransport({ url: opts.smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 });
+  // nodemailer (~12 MB) is loaded with the first mail, not at start. Bounded waits: a hung server fails the attempt
+  // (the outbox retries it) well within the outbox lease.
+  const smtpUrl = opts.smtpUrl;
+  let transport: Promise<Transporter> | null = null;
+  const open = () =>
+    (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }),
+    ));
   return {
     configured: true,
     async send(msg) {
-      await transport.sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html });
+      await (await open()).sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html });
       opts.logger.info({ template: msg.template, to: msg.to }, 'mail sent');
     },
-    close: () => transport.close(),
+    close: () => void transport?.then((t) => t.close()),
   };
 }

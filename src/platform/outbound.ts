@@ -7,7 +7,8 @@ import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { BlockList, isIP } from 'node:net';
-import { Agent } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent } from 'undici';
 
 /** The URL was refused before any request: the message names what and why, fit for a field error. */
 export class OutboundRefusedError extends Error {}
@@ -76,6 +77,8 @@ export function publicOnlyLookup(resolve: Resolve = systemResolve): LookupFuncti
 /** One keep-alive pool for every guarded request; built on first use. */
 let agent: Agent | undefined;
 export function publicOnlyAgent(resolve?: Resolve): Agent {
+  // undici (~110 files) is loaded by the first guarded request, not at start; synchronously, as its callers are.
+  const { Agent } = createRequire(import.meta.url)('undici') as typeof import('undici');
   if (resolve) return new Agent({ connect: { lookup: publicOnlyLookup(resolve) } });
   agent ??= new Agent({ connect: { lookup: publicOnlyLookup() } });
   return agent;

@@ -45,7 +45,7 @@ export async function acceptInvite(deps: Deps, input: { token: string; password:
   const pending = await peekFlow(deps.db, 'invite', input.token, now);
   const [user] = pending?.userId ? await deps.db.select().from(users).where(eq(users.id, pending.userId)) : [];
   if (!pending || !user || user.status !== 'invited') throw new AppError('invite_invalid');
-  assertStrongPassword(input.password, { email: user.email, name: input.name ?? user.name });
+  await assertStrongPassword(input.password, { email: user.email, name: input.name ?? user.name });
   const passwordHash = await hashPassword(input.password);
   return deps.db.transaction(async (tx) => {
     const flow = await consumeFlow(tx, 'invite', input.token, now);

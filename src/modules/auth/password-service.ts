@@ -54,7 +54,7 @@ export async function resetPassword(deps: Deps, token: string, newPassword: stri
   const [user] = await deps.db.select().from(users).where(eq(users.id, pending.userId));
   if (!user || user.status === 'disabled' || (await ssoEnforcedFor(deps.db, user.id))) throw new AppError('invalid_reset_token');
   // Strength first, so a weak attempt does not burn the link.
-  assertStrongPassword(newPassword, { email: user.email, name: user.name });
+  await assertStrongPassword(newPassword, { email: user.email, name: user.name });
   const newHash = await hashPassword(newPassword);
   await deps.db.transaction(async (tx) => {
     const flow = await consumeFlow(tx, 'password_reset', token, now);
@@ -94,7 +94,7 @@ export async function changePassword(
   if (!(await verifyPassword(user.passwordHash, input.currentPassword))) {
     throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);
   }
-  assertStrongPassword(input.newPassword, { email: user.email, name: user.name });
+  await assertStrongPassword(input.newPassword, { email: user.email, name: user.name });
   if (input.newPassword === input.currentPassword) {
     throw new AppError('weak_password', 'The new password must differ from the current one.', { details: { feedback: { warning: 'Same as the current password', suggestions: [] } } });
   }

@@ -1,9 +1,7 @@
 // Passwords: argon2id off the event loop (@node-rs/argon2 runs on libuv's pool), strength by zxcvbn.
 import { availableParallelism } from 'node:os';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
-import { ZxcvbnFactory } from '@zxcvbn-ts/core';
-import * as common from '@zxcvbn-ts/language-common';
-import * as en from '@zxcvbn-ts/language-en';
+import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import { z } from 'zod';
 import { AppError } from '../../http/errors.js';
 
@@ -57,11 +55,20 @@ export async function verifyPassword(passwordHash: string | null | undefined, pa
   }
 }
 
-const zxcvbn = new ZxcvbnFactory({
-  dictionary: { ...common.dictionary, ...en.dictionary },
-  graphs: common.adjacencyGraphs,
-  translations: en.translations,
-});
+/**
+ * The zxcvbn dictionaries cost ~30 MB and ~0.2 s to load and are needed only when a password is set: loaded on the
+ * first check (concurrent first checks share the one load), not at start.
+ */
+let zxcvbn: Promise<ZxcvbnFactory> | null = null;
+const strengthChecker = () =>
+  (zxcvbn ??= Promise.all([import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common'), import('@zxcvbn-ts/language-en')]).then(
+    ([{ ZxcvbnFactory }, common, en]) =>
+      new ZxcvbnFactory({ dictionary: { ...common.dictionary, ...en.dictionary }, graphs: common.adjacencyGraphs, translations: en.translations }),
+    (err: unknown) => {
+      zxcvbn = null;
+      throw err;
+    },
+  ));
 
 /**
  * A new password as the wire carries it. Its rules (8..256 characters, strength) are checked by assertStrongPassword,
@@ -74,7 +81,7 @@ export const newPasswordField = z
 /** A password being presented (login, re-check): bounded so nobody hashes megabytes. */
 export const presentedPasswordField = z.string().min(1).max(1024);
 
-export function assertStrongPassword(password: string, context: { email: string; name?: string | null }): void {
+export async function assertStrongPassword(password: string, context: { email: string; name?: string | null }): Promise<void> {
   const feedback: { warning: string | null; suggestions: string[] } = { warning: null, suggestions: [] };
   const local = context.email.split('@')[0]!.toLowerCase();
   if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
@@ -89,7 +96,7 @@ export function assertStrongPassword(password: string, context: { email: string;
   }
   const userInputs = [local, context.email.toLowerCase(), ...(context.name ? context.name.toLowerCase().split(/\s+/) : [])];
   // zxcvbn is costly on very long inputs; the first 100 characters decide the score in practice.
-  const result = zxcvbn.check(password.slice(0, 100), userInputs);
+  const result = (await strengthChecker()).check(password.slice(0, 100), userInputs);
   if (result.score < MIN_SCORE) {
     feedback.warning = result.feedback.warning ?? 'This password is easy to guess';
     feedback.suggestions = result.feedback.suggestions;

@@ -56,13 +56,13 @@ export async function countRegistrationAttempt(
   ip: string,
   input: { email: string; password: string; name?: string },
 ): Promise<void> {
-  assertStrongPassword(input.password, input);
+  await assertStrongPassword(input.password, input);
   await deps.limits.enforce(limit, `ip:${ip}`);
   await deps.limits.enforce(limit, `email:${input.email.toLowerCase()}`);
 }
 
 export async function register(deps: Deps, input: { email: string; password: string; name: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
-  assertStrongPassword(input.password, input);
+  await assertStrongPassword(input.password, input);
   const passwordHash = await hashPassword(input.password);
   const now = deps.clock.now();
   try {
@@ -133,7 +133,7 @@ export async function registerPartner(
   /** Runs first inside the transaction (the setup link's checks); a throw rolls everything back. */
   before?: (tx: Executor) => Promise<void>,
 ): Promise<{ issued: IssuedSession; partner: { id: string; name: string; slug: string } }> {
-  assertStrongPassword(input.password, input);
+  await assertStrongPassword(input.password, input);
   const passwordHash = await hashPassword(input.password);
   return refusingDuplicateEmail(() =>
     deps.db.transaction(async (tx) => {

@@ -1,7 +1,6 @@
 // TOTP (RFC 6238: SHA-1, 6 digits, 30 s, one step of drift), recovery codes and one-time SMS codes.
 import { randomBytes, randomInt } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
 import { sha256 } from '../../platform/crypto.js';
 
 export const TOTP_PERIOD = 30;
@@ -22,7 +21,9 @@ export function matchTotp(secretBase32: string, code: string, nowMs: number): nu
   return Math.floor(nowMs / 1000 / TOTP_PERIOD) + delta;
 }
 
+/** qrcode is loaded with the first TOTP setup, not at start. */
 export async function qrDataUrl(otpauthUrl: string): Promise<string> {
+  const { default: QRCode } = await import('qrcode');
   return QRCode.toDataURL(otpauthUrl, { errorCorrectionLevel: 'M', margin: 1, width: 240 });
 }
 

@@ -2,7 +2,8 @@
 // allowCredentials) and re-authentication of a signed-in user (step-up, removing the password). Each challenge is a
 // stored flow consumed on first use; user verification is required; the counter may never go backwards.
 import { and, eq } from 'drizzle-orm';
-import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
+// @simplewebauthn/server is imported where a ceremony runs (~0.3 s and ~20 MB to load, not needed to start).
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { passkeys } from '../../db/schema/index.js';
@@ -37,6 +38,7 @@ export function challengeOf(clientDataJSON: unknown): string | null {
 export async function assertionOptions(deps: Deps, purpose: AssertionPurpose, userId: string | null, data: Record<string, unknown> = {}) {
   const keys = userId ? await deps.db.select().from(passkeys).where(eq(passkeys.userId, userId)) : [];
   if (userId && keys.length === 0) throw new AppError('invalid_challenge', 'This account has no passkey.');
+  const { generateAuthenticationOptions } = await import('@simplewebauthn/server');
   const options = await generateAuthenticationOptions({
     rpID: relyingParty(deps).rpID,
     allowCredentials: keys.map((k) => ({ id: k.credentialId, transports: k.transports as never })),
@@ -79,6 +81,7 @@ export async function verifyAssertion(
     }
   }
   const { rpID, origin } = relyingParty(deps);
+  const { verifyAuthenticationResponse } = await import('@simplewebauthn/server');
   let result;
   try {
     result = await verifyAuthenticationResponse({

@@ -1,7 +1,8 @@
 // The SSO login flow (spec 5.8; CONTRACT 6): authorization code + PKCE, state and nonce in an SSO session row
 // bound to the browser; identity resolution and the exchange code live in identity-service.ts (shared with SAML).
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import * as client from 'openid-client';
+// openid-client is imported when an OpenID Connect sign-in runs (not needed to start).
+import type * as oidc from 'openid-client';
 import type { Deps } from '../../deps.js';
 import { ssoProviders, ssoSessions } from '../../db/schema/index.js';
 import type { SsoFailureCode } from '../../http/errors.js';
@@ -52,7 +53,8 @@ export async function startLogin(deps: Deps, ownerId: string, redirect: string |
   const provider = await activeProviderFor(deps, ownerId);
   if (!provider) throw new SsoFailure('provider_not_found');
   if (provider.type === 'saml') return startSamlLogin(deps, provider, safeRedirect(redirect), SSO_SESSION_TTL_MS);
-  let config: client.Configuration;
+  const client = await import('openid-client');
+  let config: oidc.Configuration;
   try {
     config = await deps.oidc.config({ ...provider, clientSecret: openSecret(deps, provider) });
   } catch (err) {
@@ -106,6 +108,7 @@ export async function completeLogin(deps: Deps, query: Record<string, unknown>, 
   if (provider.type !== 'oidc') throw new SsoFailure('invalid_state'); // a SAML request's session answers only at the ACS
 
   const fail = (code: SsoFailureCode) => failSignIn(deps, provider, code, meta);
+  const client = await import('openid-client');
 
   let claims: Record<string, unknown>;
   let userinfo: Record<string, unknown> = {};

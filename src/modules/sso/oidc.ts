@@ -1,6 +1,7 @@
 // The OpenID Connect client side: discovery through the one outbound guard (src/platform/outbound.ts: no private
 // addresses, no plain http unless SSO_ALLOW_INSECURE_ISSUERS=true, for tests), with configurations cached briefly.
-import * as client from 'openid-client';
+// openid-client is imported on the first discovery (not needed to start).
+import type * as client from 'openid-client';
 import { assertPublicUrl, publicFetch } from '../../platform/outbound.js';
 
 export interface ProviderSettings {
@@ -20,6 +21,7 @@ export class OidcClients {
   async discover(issuer: string, clientId: string, clientSecret: string | null): Promise<client.Configuration> {
     const url = new URL(issuer);
     if (!this.allowInsecure) await assertPublicUrl(url, 'The issuer');
+    const client = await import('openid-client');
     return client.discovery(url, clientId, clientSecret ? { client_secret: clientSecret } : undefined, clientSecret ? client.ClientSecretPost(clientSecret) : client.None(), {
       [client.customFetch]: this.guardedFetch,
       // openid-client skips the ID token's signature by default (TLS stands in for it); the spec wants it checked.

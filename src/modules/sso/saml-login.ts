@@ -5,7 +5,6 @@
 // cookie, so the ACS hands the verified identity to GET /sso/saml/return, where the browser binding is checked and
 // the shared sign-in (identity-service.ts) runs, exactly as for OIDC.
 import { and, eq, isNull } from 'drizzle-orm';
-import { SamlStatusError } from '@node-saml/node-saml';
 import type { Deps } from '../../deps.js';
 import { ssoProviders, ssoSessions } from '../../db/schema/index.js';
 import type { SsoFailureCode } from '../../http/errors.js';
@@ -45,7 +44,7 @@ const SURNAME = ['sn', 'surname', 'lastName', 'http://schemas.xmlsoap.org/ws/200
 export async function startSamlLogin(deps: Deps, provider: Provider, redirectPath: string, ttlMs: number): Promise<{ location: string; binding: string }> {
   const requestId = `_${randomToken(24)}`;
   const binding = randomToken();
-  const location = await samlFor(deps, provider, { requestId }).getAuthorizeUrlAsync('', undefined, {});
+  const location = await (await samlFor(deps, provider, { requestId })).getAuthorizeUrlAsync('', undefined, {});
   await deps.db.insert(ssoSessions).values({
     providerId: provider.id,
     stateHash: sha256(requestId),
@@ -120,9 +119,11 @@ export async function consumeSamlResponse(deps: Deps, samlResponse: string | und
   const destination = attr(root, 'Destination');
   if (destination && destination !== acsUrl(deps)) throw await fail('saml_response_invalid', 'Destination is not our ACS');
 
+  const { SamlStatusError } = await import('@node-saml/node-saml');
   let assertionXml: string;
   try {
-    const { profile } = await samlFor(deps, provider, { knownRequest: { id: inResponseTo, createdAt: session.createdAt } }).validatePostResponseAsync({ SAMLResponse: samlResponse });
+    const saml = await samlFor(deps, provider, { knownRequest: { id: inResponseTo, createdAt: session.createdAt } });
+    const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse });
     if (!profile?.getAssertionXml) throw new Error('no assertion');
     assertionXml = profile.getAssertionXml();
   } catch (err) {

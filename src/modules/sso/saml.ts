@@ -3,7 +3,8 @@
 // InResponseTo). Nothing here parses a signature: the library does. XML with a DOCTYPE or an entity declaration is
 // refused before any parser sees it.
 import { X509Certificate } from 'node:crypto';
-import { SAML, ValidateInResponseTo, type CacheProvider } from '@node-saml/node-saml';
+// @node-saml/node-saml (with xml-crypto, ~15 MB and ~0.1 s to load) is imported when a SAML provider is used.
+import type { CacheProvider, SAML } from '@node-saml/node-saml';
 import { DOMParser } from '@xmldom/xmldom';
 import type { Deps } from '../../deps.js';
 import { publicFetch } from '../../platform/outbound.js';
@@ -132,8 +133,9 @@ const noCache: CacheProvider = { saveAsync: async () => null, getAsync: async ()
  * The library for one provider. `requestId` names the AuthnRequest being built; `knownRequest` answers whether an
  * InResponseTo is one we sent (the SSO session row decides, so it works on any instance).
  */
-export function samlFor(deps: Deps, p: SamlProvider, opts: { requestId?: string; knownRequest?: { id: string; createdAt: Date } } = {}): SAML {
+export async function samlFor(deps: Deps, p: SamlProvider, opts: { requestId?: string; knownRequest?: { id: string; createdAt: Date } } = {}): Promise<SAML> {
   const known = opts.knownRequest;
+  const { SAML, ValidateInResponseTo } = await import('@node-saml/node-saml');
   return new SAML({
     entryPoint: p.idpSsoUrl ?? undefined,
     issuer: spMetadataUrl(deps, p.id),
@@ -155,4 +157,4 @@ export function samlFor(deps: Deps, p: SamlProvider, opts: { requestId?: string;
 }
 
 /** Our SP metadata for a provider: entity id, the ACS (HTTP-POST), signed assertions wanted, no SP key. */
-export const spMetadataXml = (deps: Deps, p: SamlProvider) => samlFor(deps, p).generateServiceProviderMetadata(null, null);
+export const spMetadataXml = async (deps: Deps, p: SamlProvider) => (await samlFor(deps, p)).generateServiceProviderMetadata(null, null);

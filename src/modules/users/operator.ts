@@ -35,7 +35,7 @@ export async function operatorResetPassword(deps: OperatorDeps, actor: AuditActo
   if (user.status === 'disabled') throw new AppError('conflict', 'The user is disabled; enable the account first.');
   const now = deps.clock.now();
   if (newPassword !== undefined) {
-    assertStrongPassword(newPassword, { email: user.email, name: user.name });
+    await assertStrongPassword(newPassword, { email: user.email, name: user.name });
     const hash = await hashPassword(newPassword);
     const revoked = await deps.db.transaction(async (tx) => {
       await setPassword(deps, tx, user.id, hash);
