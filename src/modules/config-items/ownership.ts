@@ -2,8 +2,6 @@
 // in force in every organisation of the partner) or to one organisation. Shared by config items, scripts and
 // custom-field definitions, so the three answer the same way: another tenant's row is 404, a partner-owned row is
 // read by everyone of the partner and changed only by partner users with orgAccess `all`.
-import { sql } from 'drizzle-orm';
-import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
@@ -50,9 +48,7 @@ export function storableJson(value: unknown, maxDepth = 8, depth = 0): boolean {
   return false;
 }
 
-/** Keyset cursor of the lists ordered by a lower-cased name (or key) and the id. */
+/** Keyset cursor of the lists ordered by a lower-cased name (db/order.ts lowerOf) and the id. */
 export const nameCursor = z.object({ n: z.string(), id: z.uuid() });
-export const lowerOf = (col: PgColumn) => sql<string>`lower(${col})`;
 
 export const isUniqueViolation = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
-export { actorOf } from '../audit/writer.js';

@@ -1,20 +1,17 @@
 // Configuration items (spec 1.6): partner-owned ones are in force in every organisation of the partner, next to the
 // organisation's own. automations:read|write|delete; partner-owned items need orgAccess `all` to change.
-import { and, asc, eq, gt, ilike, or } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { configItems } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
-import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
-import { effectiveFor } from '../../db/tenant-scope.js';
-import { actorOf, assertMayChange, listTarget, lowerOf, nameCursor, ownerForCreate, sourceOf } from './ownership.js';
+import { AppError } from '../../http/errors.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
+import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { assertMayChange, listTarget, nameCursor, ownerForCreate, sourceOf } from './ownership.js';
+import { deleteConfigItemRow, insertConfigItem, listConfigItemRows, updateConfigItemRow, type ConfigItemRow } from './repo.js';
 import { BODY_SCHEMAS, type ConfigKind, type CreateConfigItem, type UpdateConfigItem } from './schemas.js';
 import { CONFIG_ITEM, findInScope } from '../tenants/by-id.js';
 
-type Row = typeof configItems.$inferSelect;
-const cols = { partnerId: configItems.partnerId, orgId: configItems.orgId };
+type Row = ConfigItemRow;
 
 export const configItemToJson = (r: Row) => ({
   id: r.id,
@@ -36,20 +33,7 @@ export async function findConfigItem(db: Executor, p: Principal, id: string): Pr
 export async function listConfigItems(db: Executor, p: Principal, q: { orgId?: string; kind?: ConfigKind; limit: number; cursor?: string; search?: string }) {
   const target = await listTarget(db, p, q.orgId);
   const after = decodeCursor(q.cursor, nameCursor);
-  const sortKey = lowerOf(configItems.name);
-  const rows = await db
-    .select({ item: configItems, n: sortKey })
-    .from(configItems)
-    .where(
-      and(
-        effectiveFor(target, cols),
-        q.kind ? eq(configItems.kind, q.kind) : undefined,
-        q.search ? ilike(configItems.name, likePrefix(q.search)) : undefined,
-        after ? or(gt(sortKey, after.n), and(eq(sortKey, after.n), gt(configItems.id, after.id))) : undefined,
-      ),
-    )
-    .orderBy(asc(sortKey), asc(configItems.id))
-    .limit(q.limit + 1);
+  const rows = await listConfigItemRows(db, target, { kind: q.kind, search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ n: r.n, id: r.item.id }));
   return { data: page.data.map((r) => configItemToJson(r.item)), nextCursor: page.nextCursor };
 }
@@ -57,12 +41,9 @@ export async function listConfigItems(db: Executor, p: Principal, q: { orgId?: s
 export async function createConfigItem(deps: Deps, p: Principal, input: CreateConfigItem, meta: AuditRequestMeta) {
   const owner = await ownerForCreate(deps.db, p, input.orgId);
   return deps.db.transaction(async (tx) => {
-    const [row] = await tx
-      .insert(configItems)
-      .values({ partnerId: owner.partnerId, orgId: owner.orgId, kind: input.kind, name: input.name, description: input.description ?? null, body: input.body })
-      .returning();
-    await deps.audit.record(tx, { action: 'config_item.create', actor: actorOf(p), partnerId: owner.partnerId, orgId: owner.orgId, resourceType: 'config_item', resourceId: row!.id, details: { kind: input.kind, name: input.name } }, meta);
-    return configItemToJson(row!);
+    const row = await insertConfigItem(tx, { partnerId: owner.partnerId, orgId: owner.orgId, kind: input.kind, name: input.name, description: input.description ?? null, body: input.body });
+    await deps.audit.record(tx, { action: 'config_item.create', actor: actorOf(p), partnerId: owner.partnerId, orgId: owner.orgId, resourceType: 'config_item', resourceId: row.id, details: { kind: input.kind, name: input.name } }, meta);
+    return configItemToJson(row);
   });
 }
 
@@ -80,18 +61,14 @@ export async function updateConfigItem(deps: Deps, p: Principal, id: string, pat
     const current = await findConfigItem(tx, p, id);
     assertMayChange(p, current);
     const body = patch.body !== undefined ? bodyForKind(current.kind, patch.body) : undefined;
-    const [row] = await tx
-      .update(configItems)
-      .set({
-        ...(patch.name !== undefined ? { name: patch.name } : {}),
-        ...(patch.description !== undefined ? { description: patch.description } : {}),
-        ...(body !== undefined ? { body } : {}),
-        updatedAt: deps.clock.now(),
-      })
-      .where(eq(configItems.id, id))
-      .returning();
+    const row = await updateConfigItemRow(tx, id, {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.description !== undefined ? { description: patch.description } : {}),
+      ...(body !== undefined ? { body } : {}),
+      updatedAt: deps.clock.now(),
+    });
     await deps.audit.record(tx, { action: 'config_item.update', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'config_item', resourceId: id, details: { kind: current.kind, changed: Object.keys(patch).sort() } }, meta);
-    return configItemToJson(row!);
+    return configItemToJson(row);
   });
 }
 
@@ -99,7 +76,7 @@ export async function deleteConfigItem(deps: Deps, p: Principal, id: string, met
   await deps.db.transaction(async (tx) => {
     const current = await findConfigItem(tx, p, id);
     assertMayChange(p, current);
-    await tx.delete(configItems).where(eq(configItems.id, id));
+    await deleteConfigItemRow(tx, id);
     await deps.audit.record(tx, { action: 'config_item.delete', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'config_item', resourceId: id, details: { kind: current.kind, name: current.name } }, meta);
   });
 }

@@ -1,6 +1,6 @@
 // Custom fields (spec 1.7; CONTRACT 7, 10): definitions, typed values and the CSV import wizard.
 import { z } from 'zod';
-import { name255, storableString } from '../config-items/ownership.js';
+import { name255, storableString } from '../config-items/index.js';
 
 export const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'select'] as const;
 export const ENTITY_TYPES = ['device', 'site', 'organization', 'contact'] as const;

@@ -1,6 +1,6 @@
 // Scripts (spec 2.11; CONTRACT 7): language, parameters, availability and the exit-code severity mapping.
 import { z } from 'zod';
-import { isStorable, name255, storableString } from '../config-items/ownership.js';
+import { isStorable, name255, storableString } from '../config-items/index.js';
 
 export const LANGUAGES = ['powershell', 'cmd', 'bash', 'python'] as const;
 export const AVAILABILITIES = ['organization', 'partner'] as const;
