@@ -1,22 +1,19 @@
 // Enrollment keys (spec 2.10; CONTRACT 7) and the agent side: enrolment places a device in the key's site;
 // maxUsage holds under concurrent enrolments because the use is counted by one conditional UPDATE.
-import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { deviceInventory, devices, enrollmentKeys, sites } from '../../db/schema/index.js';
 import { personIdOf, type Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { orgCondition, siteCondition } from '../../db/tenant-scope.js';
 import { accessibleOrg, scopeOf, siteRestriction } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';
 import { ENROLLMENT_KEY, findInScope } from '../tenants/by-id.js';
+import { countKeyUse, deleteKeyRow, deviceIdByAgentToken, insertDevice, insertKey, keyByHash, listKeyRows, partnerOfOrg, replaceInventory, siteOfOrg, type KeyRow } from './repo.js';
 
 export const DEFAULT_KEY_TTL_MS = 60 * 60 * 1000;
-type KeyRow = typeof enrollmentKeys.$inferSelect;
 const actor = actorOf;
 
 export const keyToJson = (k: KeyRow) => ({
@@ -43,35 +40,16 @@ export async function createKey(deps: Deps, p: Principal, input: { orgId: string
   if (expiresAt <= now) throw new AppError('validation_failed', 'The expiry is in the past.', { details: { fieldErrors: { expiresAt: ['Must be in the future'] }, formErrors: [] } });
   const key = `ghek_${randomToken(24)}`;
   return deps.db.transaction(async (tx) => {
-    const [row] = await tx
-      .insert(enrollmentKeys)
-      .values({ orgId: org.id, siteId: input.siteId ?? null, name: input.name, keyHash: sha256(key), maxUsage: input.maxUsage ?? 1, expiresAt, createdBy: personIdOf(p) })
-      .returning();
-    await deps.audit.record(tx, { action: 'enrollment_key.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'enrollment_key', resourceId: row!.id, details: { name: input.name, maxUsage: row!.maxUsage, expiresAt: expiresAt.toISOString(), siteId: row!.siteId } }, meta);
-    return { ...keyToJson(row!), key };
+    const row = await insertKey(tx, { orgId: org.id, siteId: input.siteId ?? null, name: input.name, keyHash: sha256(key), maxUsage: input.maxUsage ?? 1, expiresAt, createdBy: personIdOf(p) });
+    await deps.audit.record(tx, { action: 'enrollment_key.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'enrollment_key', resourceId: row.id, details: { name: input.name, maxUsage: row.maxUsage, expiresAt: expiresAt.toISOString(), siteId: row.siteId } }, meta);
+    return { ...keyToJson(row), key };
   });
 }
-
-const keyVisible = (p: Principal) => {
-  const s = scopeOf(p);
-  return and(orgCondition(s, enrollmentKeys.orgId), siteCondition(s, enrollmentKeys.siteId));
-};
 
 export async function listKeys(db: Executor, p: Principal, q: { orgId?: string; limit: number; cursor?: string }) {
   if (q.orgId) await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, z.object({ c: z.string(), id: z.uuid() }));
-  const rows = await db
-    .select()
-    .from(enrollmentKeys)
-    .where(
-      and(
-        keyVisible(p),
-        q.orgId ? eq(enrollmentKeys.orgId, q.orgId) : undefined,
-        after ? sql`(${enrollmentKeys.createdAt}, ${enrollmentKeys.id}) < (${new Date(after.c)}, ${after.id})` : undefined,
-      ),
-    )
-    .orderBy(desc(enrollmentKeys.createdAt), desc(enrollmentKeys.id))
-    .limit(q.limit + 1);
+  const rows = await listKeyRows(db, scopeOf(p), { orgId: q.orgId, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (k) => ({ c: k.createdAt.toISOString(), id: k.id }));
   return { data: page.data.map(keyToJson), nextCursor: page.nextCursor };
 }
@@ -83,7 +61,7 @@ export async function findKey(db: Executor, p: Principal, id: string) {
 export async function deleteKey(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
     const key = await findKey(tx, p, id);
-    await tx.delete(enrollmentKeys).where(eq(enrollmentKeys.id, id));
+    await deleteKeyRow(tx, id);
     await deps.audit.record(tx, { action: 'enrollment_key.delete', actor: actor(p), partnerId: p.partnerId, orgId: key.orgId, resourceType: 'enrollment_key', resourceId: id, details: { name: key.name } }, meta);
   });
 }
@@ -100,46 +78,39 @@ export async function enroll(
   return deps.db.transaction(async (tx) => {
     // One statement decides: only a live key below its limit is counted, so N concurrent enrolments
     // against maxUsage M create exactly min(N, M) devices.
-    const [key] = await tx
-      .update(enrollmentKeys)
-      .set({ usageCount: sql`${enrollmentKeys.usageCount} + 1` })
-      .where(and(eq(enrollmentKeys.keyHash, hash), gt(enrollmentKeys.expiresAt, now), lt(enrollmentKeys.usageCount, enrollmentKeys.maxUsage)))
-      .returning();
+    const key = await countKeyUse(tx, hash, now);
     if (!key) {
-      const [known] = await tx.select().from(enrollmentKeys).where(eq(enrollmentKeys.keyHash, hash));
+      const known = await keyByHash(tx, hash);
       if (!known) throw new AppError('enrollment_key_invalid');
       if (known.expiresAt <= now) throw new AppError('enrollment_key_expired');
       throw new AppError('enrollment_key_exhausted');
     }
     let siteId = key.siteId;
     if (!siteId && input.siteId) {
-      const [site] = await tx.select({ id: sites.id }).from(sites).where(and(eq(sites.id, input.siteId), eq(sites.orgId, key.orgId)));
+      const site = await siteOfOrg(tx, input.siteId, key.orgId);
       if (!site) throw new AppError('site_required', 'The site named is not of the key\u2019s organization.');
-      siteId = site.id;
+      siteId = site;
     }
     if (!siteId) throw new AppError('site_required');
-    const [device] = await tx
-      .insert(devices)
-      .values({
-        orgId: key.orgId,
-        siteId,
-        enrollmentKeyId: key.id,
-        hostname: input.hostname,
-        osType: input.osType,
-        osVersion: input.osVersion ?? null,
-        agentVersion: input.agentVersion ?? null,
-        agentTokenHash: sha256(agentToken),
-        enrolledAt: now,
-        lastSeenAt: now,
-      })
-      .returning();
-    const [org] = await tx.execute(sql`select partner_id from organizations where id = ${key.orgId}`).then((r) => (r as unknown as { rows: { partner_id: string }[] }).rows);
+    const device = await insertDevice(tx, {
+      orgId: key.orgId,
+      siteId,
+      enrollmentKeyId: key.id,
+      hostname: input.hostname,
+      osType: input.osType,
+      osVersion: input.osVersion ?? null,
+      agentVersion: input.agentVersion ?? null,
+      agentTokenHash: sha256(agentToken),
+      enrolledAt: now,
+      lastSeenAt: now,
+    });
+    const partnerId = await partnerOfOrg(tx, key.orgId);
     await deps.audit.record(
       tx,
-      { action: 'agent.enroll', partnerId: org?.partner_id ?? null, orgId: key.orgId, resourceType: 'device', resourceId: device!.id, details: { hostname: input.hostname, enrollmentKeyId: key.id, siteId, usage: `${key.usageCount}/${key.maxUsage}` } },
+      { action: 'agent.enroll', partnerId, orgId: key.orgId, resourceType: 'device', resourceId: device.id, details: { hostname: input.hostname, enrollmentKeyId: key.id, siteId, usage: `${key.usageCount}/${key.maxUsage}` } },
       meta,
     );
-    return { deviceId: device!.id, agentToken, orgId: key.orgId, siteId };
+    return { deviceId: device.id, agentToken, orgId: key.orgId, siteId };
   });
 }
 
@@ -147,14 +118,8 @@ export async function enroll(
 export async function reportInventory(deps: Deps, agentToken: string | null, body: { hardware: Record<string, unknown>; software: unknown[]; patches: unknown[] }) {
   if (!agentToken) throw new AppError('invalid_agent_token');
   const now = deps.clock.now();
-  const [device] = await deps.db.select({ id: devices.id }).from(devices).where(eq(devices.agentTokenHash, sha256(agentToken)));
-  if (!device) throw new AppError('invalid_agent_token');
-  await deps.db.transaction(async (tx) => {
-    await tx
-      .insert(deviceInventory)
-      .values({ deviceId: device.id, hardware: body.hardware, software: body.software, patches: body.patches, reportedAt: now })
-      .onConflictDoUpdate({ target: deviceInventory.deviceId, set: { hardware: body.hardware, software: body.software, patches: body.patches, reportedAt: now } });
-    await tx.update(devices).set({ lastSeenAt: now }).where(eq(devices.id, device.id));
-  });
-  return { success: true as const, deviceId: device.id, software: body.software.length, patches: body.patches.length };
+  const deviceId = await deviceIdByAgentToken(deps.db, sha256(agentToken));
+  if (!deviceId) throw new AppError('invalid_agent_token');
+  await deps.db.transaction(async (tx) => replaceInventory(tx, deviceId, body, now));
+  return { success: true as const, deviceId, software: body.software.length, patches: body.patches.length };
 }
