@@ -3,7 +3,7 @@
 // tenants/access.ts scopeOf() resolves the caller's TenantScope; repositories and services only apply it.
 import { and, eq, inArray, isNull, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import { auditLogs, devices, roles } from './schema/index.js';
+import { auditLogs, deviceGroups, devices, roles } from './schema/index.js';
 
 /** Matches no row: an empty allow-list stands for "none", never for "any". */
 export const NONE = '00000000-0000-0000-0000-000000000000';
@@ -56,6 +56,10 @@ export function siteCondition(s: TenantScope, column: PgColumn, siteless: 'hidde
 
 /** A condition on a device group's id for a group-restricted member (undefined: unrestricted). */
 export const groupCondition = (s: TenantScope, column: PgColumn): SQL | undefined => (s.deviceGroupIds ? inArray(column, orNone(s.deviceGroupIds)) : undefined);
+
+/** Device groups the caller may see: its organisations, its groups, and groups of its sites or of no site. */
+export const deviceGroupVisible = (s: TenantScope): SQL | undefined =>
+  and(orgCondition(s, deviceGroups.orgId), groupCondition(s, deviceGroups.id), siteCondition(s, deviceGroups.siteId, 'visible'));
 
 /** Devices the caller may see: its organisations, its sites, and (group-restricted) a member of one of its groups. */
 export function deviceVisible(s: TenantScope): SQL {

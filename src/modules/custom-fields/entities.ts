@@ -7,7 +7,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { principalOf } from '../../http/guards.js';
 import { findContact } from '../contacts/service.js';
-import { findDevice } from '../devices/service.js';
+import { findDevice } from '../devices/index.js';
 import { PERMISSIONS as P, type PermissionKey } from '../../access/catalog.js';
 import { hasPermission } from '../roles/resolver.js';
 import { accessibleOrg, scopeOf, siteRestriction } from '../tenants/access.js';

@@ -1,24 +1,21 @@
 // Devices (created only by agent enrolment). A site- or group-restricted member never sees, counts or
 // changes a device outside the restriction: the condition is part of every query.
-import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { deviceGroupMembers, deviceGroups, deviceInventory, devices } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { deviceVisible } from '../../db/tenant-scope.js';
 import { accessibleOrg, scopeOf } from '../tenants/access.js';
-import { findGroup, findSite, groupVisible } from '../tenants/sites-service.js';
+import { findGroup, findSite } from '../tenants/sites-service.js';
 import { DEVICE, findInScope } from '../tenants/by-id.js';
+import { addGroupMembers, countVisibleInOrg, deleteDeviceRow, inventoryOf, listDeviceRows, membershipsOf, setVisibleGroups, updateDeviceRow, type DeviceRow } from './repo.js';
 
-type DeviceRow = typeof devices.$inferSelect;
 const actor = actorOf;
 
 async function toJson(db: Executor, rows: DeviceRow[]) {
-  const memberships = rows.length ? await db.select().from(deviceGroupMembers).where(inArray(deviceGroupMembers.deviceId, rows.map((r) => r.id))) : [];
+  const memberships = rows.length ? await membershipsOf(db, rows.map((r) => r.id)) : [];
   const groups = new Map<string, string[]>();
   for (const m of memberships) groups.set(m.deviceId, [...(groups.get(m.deviceId) ?? []), m.groupId]);
   return rows.map((d) => ({
@@ -43,21 +40,7 @@ const cursor = z.object({ h: z.string(), id: z.uuid() });
 export async function listDevices(db: Executor, p: Principal, q: { orgId?: string; siteId?: string; deviceGroupId?: string; limit: number; cursor?: string; search?: string }) {
   if (q.orgId) await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await db
-    .select()
-    .from(devices)
-    .where(
-      and(
-        deviceVisible(scopeOf(p)),
-        q.orgId ? eq(devices.orgId, q.orgId) : undefined,
-        q.siteId ? eq(devices.siteId, q.siteId) : undefined,
-        q.deviceGroupId ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id = ${q.deviceGroupId})` : undefined,
-        q.search ? ilike(devices.hostname, likePrefix(q.search)) : undefined,
-        after ? or(gt(sql`lower(${devices.hostname})`, after.h), and(eq(sql`lower(${devices.hostname})`, after.h), gt(devices.id, after.id))) : undefined,
-      ),
-    )
-    .orderBy(asc(sql`lower(${devices.hostname})`), asc(devices.id))
-    .limit(q.limit + 1);
+  const rows = await listDeviceRows(db, scopeOf(p), { orgId: q.orgId, siteId: q.siteId, deviceGroupId: q.deviceGroupId, search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (d) => ({ h: d.hostname.toLowerCase(), id: d.id }));
   return { data: await toJson(db, page.data), nextCursor: page.nextCursor };
 }
@@ -69,7 +52,7 @@ export async function findDevice(db: Executor, p: Principal, id: string): Promis
 export async function getDevice(db: Executor, p: Principal, id: string) {
   const device = await findDevice(db, p, id);
   const [json] = await toJson(db, [device]);
-  const [inv] = await db.select().from(deviceInventory).where(eq(deviceInventory.deviceId, id));
+  const inv = await inventoryOf(db, id);
   return {
     ...json!,
     inventory: inv ? { hardware: inv.hardware as Record<string, unknown>, software: inv.software as unknown[], patches: inv.patches as unknown[], reportedAt: inv.reportedAt.toISOString() } : null,
@@ -91,17 +74,8 @@ export async function updateDevice(deps: Deps, p: Principal, id: string, patch: 
       if (!site || site.orgId !== device.orgId) throw new AppError('validation_failed', 'The site is not of this organization.', { details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] } });
     }
     if (patch.deviceGroupIds) await checkGroups(tx, p, device.orgId, patch.deviceGroupIds);
-    await tx
-      .update(devices)
-      .set({ ...(patch.name !== undefined ? { displayName: patch.name } : {}), ...(patch.siteId ? { siteId: patch.siteId } : {}), updatedAt: deps.clock.now() })
-      .where(eq(devices.id, id));
-    if (patch.deviceGroupIds) {
-      // Sets the groups the caller can see; memberships in groups outside a restriction are not the caller's to change.
-      const visibleGroups = tx.select({ id: deviceGroups.id }).from(deviceGroups).where(groupVisible(p));
-      await tx.delete(deviceGroupMembers).where(and(eq(deviceGroupMembers.deviceId, id), inArray(deviceGroupMembers.groupId, visibleGroups)));
-      const unique = [...new Set(patch.deviceGroupIds)];
-      if (unique.length) await tx.insert(deviceGroupMembers).values(unique.map((groupId) => ({ deviceId: id, groupId }))).onConflictDoNothing();
-    }
+    await updateDeviceRow(tx, id, { ...(patch.name !== undefined ? { displayName: patch.name } : {}), ...(patch.siteId ? { siteId: patch.siteId } : {}), updatedAt: deps.clock.now() });
+    if (patch.deviceGroupIds) await setVisibleGroups(tx, scopeOf(p), id, [...new Set(patch.deviceGroupIds)]);
     await deps.audit.record(tx, { action: 'device.update', actor: actor(p), partnerId: p.partnerId, orgId: device.orgId, resourceType: 'device', resourceId: id, details: { changed: Object.keys(patch).sort() } }, meta);
   });
   return getDevice(deps.db, p, id);
@@ -110,7 +84,7 @@ export async function updateDevice(deps: Deps, p: Principal, id: string, patch: 
 export async function deleteDevice(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
     const device = await findDevice(tx, p, id);
-    await tx.delete(devices).where(eq(devices.id, id));
+    await deleteDeviceRow(tx, id);
     await deps.audit.record(tx, { action: 'device.delete', actor: actor(p), partnerId: p.partnerId, orgId: device.orgId, resourceType: 'device', resourceId: id, details: { hostname: device.hostname } }, meta);
   });
 }
@@ -119,9 +93,8 @@ export async function addDevicesToGroup(deps: Deps, p: Principal, groupId: strin
   await deps.db.transaction(async (tx) => {
     const group = await findGroup(tx, p, groupId);
     const unique = [...new Set(deviceIds)];
-    const visible = await tx.select({ id: devices.id }).from(devices).where(and(inArray(devices.id, unique), eq(devices.orgId, group.orgId), deviceVisible(scopeOf(p))));
-    if (visible.length !== unique.length) throw new AppError('validation_failed', 'Some devices are not of this organization.', { details: { fieldErrors: { deviceIds: ['Unknown device'] }, formErrors: [] } });
-    await tx.insert(deviceGroupMembers).values(unique.map((deviceId) => ({ deviceId, groupId }))).onConflictDoNothing();
+    if ((await countVisibleInOrg(tx, scopeOf(p), group.orgId, unique)) !== unique.length) throw new AppError('validation_failed', 'Some devices are not of this organization.', { details: { fieldErrors: { deviceIds: ['Unknown device'] }, formErrors: [] } });
+    await addGroupMembers(tx, groupId, unique);
     await deps.audit.record(tx, { action: 'device_group.devices.add', actor: actor(p), partnerId: p.partnerId, orgId: group.orgId, resourceType: 'device_group', resourceId: groupId, details: { deviceIds: unique } }, meta);
   });
 }

@@ -8,7 +8,7 @@ import { requireStepUp } from '../../http/step-up.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { addDevicesToGroup } from '../devices/service.js';
+import { addDevicesToGroup } from '../devices/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { createOrg, deleteOrg, getOrg, getPartner, listOrgs, orgEffectiveSettings, updateOrg, updatePartner } from './orgs-service.js';
 import {

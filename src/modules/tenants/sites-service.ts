@@ -8,7 +8,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { groupCondition, orgCondition, siteCondition } from '../../db/tenant-scope.js';
+import { deviceGroupVisible, orgCondition, siteCondition } from '../../db/tenant-scope.js';
 import { accessibleOrg, groupRestriction, scopeOf, siteRestriction } from './access.js';
 import { DEVICE_GROUP, SITE, findInScope } from './by-id.js';
 
@@ -90,10 +90,7 @@ export async function deleteSite(deps: Deps, p: Principal, id: string, meta: Aud
 
 // Device groups.
 
-export const groupVisible = (p: Principal) => {
-  const s = scopeOf(p);
-  return and(orgCondition(s, deviceGroups.orgId), groupCondition(s, deviceGroups.id), siteCondition(s, deviceGroups.siteId, 'visible'));
-};
+export const groupVisible = (p: Principal) => deviceGroupVisible(scopeOf(p));
 
 /** deviceCount counts only devices the caller may see: the group itself is visible, so the site restriction is what remains. */
 async function groupsToJson(db: Executor, p: Principal, rows: GroupRow[]) {
