@@ -46,6 +46,10 @@ await build({
   // Bundled CommonJS calls require() (node: built-ins, optional peers): give each ESM chunk one.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   sourcemap: true,
+  // Whitespace and syntax only (names stay, so stack traces read): V8 keeps each script's source; 14 MB less RSS,
+  // the same start CPU (A/B). Identifier mangling cost 7 % more start CPU with keepNames.
+  minifyWhitespace: true,
+  minifySyntax: true,
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
 });
