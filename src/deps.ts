@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/connect.js';
 import { makeAuthenticate, type AuthenticateDeps } from './http/authenticate.js';
+import { LivenessCache } from './http/liveness-cache.js';
 import { createMailer, type Mailer } from './platform/mail.js';
 import { createSmsSender, type SmsSender } from './platform/sms.js';
 import { OidcClients } from './modules/sso/oidc.js';
@@ -95,6 +96,7 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
     limits,
     audit,
     apiKeyEnvironment: config.apiKeyEnvironment,
+    liveness: new LivenessCache(),
   };
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, isProduction: config.isProduction });
   const outbox = new MailOutbox(database.db, box, mailer, logger, clock, metrics, config.mailLeaseSeconds * 1000);

@@ -19,6 +19,7 @@ import { metaOf } from './meta.js';
 import { isPeopleOnly } from './people-only.js';
 import type { RateLimits } from './rate-limit.js';
 import { VerifiedTokenCache } from './token-cache.js';
+import type { LivenessCache } from './liveness-cache.js';
 import type { AuditWriter } from '../modules/audit/writer.js';
 import { looksLikeApiKey } from '../modules/service-accounts/key-format.js';
 import { authenticateApiKey, servicePrincipalForToken } from '../modules/service-accounts/principal.js';
@@ -83,6 +84,8 @@ export interface AuthenticateDeps {
   limits: RateLimits;
   audit: AuditWriter;
   apiKeyEnvironment: string;
+  /** This instance's liveness rows, invalidated by push; authenticate reads through it, sign-in and refresh do not. */
+  liveness?: LivenessCache;
 }
 
 /** Last-seen of a session is written at most once per this interval, not on every request. */
@@ -168,15 +171,31 @@ const livenessStatement = preparedStatement<SessionRow, [string, string]>(
   [uuidArg, uuidArg],
 );
 
-/** Loads the live principal for a verified token, or null when the session, user or membership is gone. */
-export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: string, ip: string | null = null): Promise<Principal | null> {
-  const row = (await livenessStatement(deps.db, sid, sub))?.[0];
+/** The session's liveness row: from the cache when given and warm, else from the database (and then cached). */
+async function livenessRow(db: Db, cache: LivenessCache | undefined, sid: string, sub: string): Promise<SessionRow | null> {
+  const hit = await cache?.get(sid, sub);
+  if (hit) return hit;
+  const ticket = cache?.ticket() ?? 0;
+  const row = (await livenessStatement(db, sid, sub))?.[0] ?? null;
+  if (row && cache) cache.set(ticket, row);
+  return row;
+}
+
+/**
+ * Loads the live principal for a verified token, or null when the session, user or membership is gone. With
+ * `cached`, the row may come from this instance's liveness cache (authenticate); without, it is read (sign-in, refresh).
+ */
+export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: string, ip: string | null = null, cached = false): Promise<Principal | null> {
+  const row = await livenessRow(deps.db, cached ? deps.liveness : undefined, sid, sub);
   if (!row) return null;
   const now = deps.clock.now().getTime();
   if (row.revoked_at) return null;
   if (new Date(row.expires_at).getTime() <= now || new Date(row.absolute_expires_at).getTime() <= now) return null;
   if (!accountReason(row.user_status).allowed) return null;
-  if (!row.last_used_at || now - new Date(row.last_used_at).getTime() >= LAST_SEEN_EVERY_MS) await touchSession(deps.db, row.session_id, now);
+  if (!row.last_used_at || now - new Date(row.last_used_at).getTime() >= LAST_SEEN_EVERY_MS) {
+    await touchSession(deps.db, row.session_id, now);
+    row.last_used_at = new Date(now); // the cached row too: this instance writes last-seen once per interval
+  }
 
   const roleId = membershipRoleId(row);
   if (row.scope && !roleId) return null; // membership removed: its tokens die now
@@ -276,7 +295,7 @@ export interface AuthenticateOptions {
 }
 
 export function makeAuthenticate(deps: AuthenticateDeps) {
-  // Signatures are checked once per token, not per request; liveness below is still read on every request.
+  // Signatures are checked once per token, not per request; liveness comes from the push-invalidated cache when warm.
   const verified = new VerifiedTokenCache();
   return (opts: AuthenticateOptions = {}) =>
     async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
@@ -293,7 +312,7 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
           const { exp } = decodeJwt(token);
           if (typeof exp === 'number') verified.set(token, claims, exp);
         }
-        principal = claims.clientId ? await servicePrincipalForToken(deps, claims.sub, claims.sid, metaOf(req)) : await loadPrincipal(deps, claims.sub, claims.sid, req.ip);
+        principal = claims.clientId ? await servicePrincipalForToken(deps, claims.sub, claims.sid, metaOf(req)) : await loadPrincipal(deps, claims.sub, claims.sid, req.ip, true);
       }
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;

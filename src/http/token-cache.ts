@@ -1,6 +1,7 @@
 // Verified access tokens, so a token's EdDSA signature is checked once and not on every request it is sent with.
-// Only what verification proved is kept (the claims); liveness (session, user, membership) is still read on every
-// request, so a revoked session, a disabled user or a removed membership is refused on the next request as before.
+// Only what verification proved is kept (the claims); liveness (session, user, membership) is still checked on every
+// request (src/http/liveness-cache.ts), so a revoked session, a disabled user or a removed membership is refused on
+// the next request as before.
 import type { AccessClaims } from '../modules/auth/tokens.js';
 
 interface Entry {

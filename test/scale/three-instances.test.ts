@@ -1,7 +1,9 @@
 // Three replicas of the service (startApp + startPeer ×2) over one database and one shared store, as behind a load
 // balancer: rate limits, revocation, single-use codes, role changes and every per-instance cache (verified tokens,
-// roles, prepared statements) hold across all three. On PGlite the peers share the in-process database and the
-// DATABASE store; on PostgreSQL + Redis (CI) they share the server and Redis, as in production.
+// roles, prepared statements, liveness rows) hold across all three. On PGlite the peers share the in-process database
+// and the DATABASE store; on PostgreSQL + Redis (CI) they share the server and Redis, as in production.
+import { sql } from 'drizzle-orm';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORG_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';
@@ -194,5 +196,35 @@ describe('role changes and caches propagate to every instance on the next reques
     const res = await on(c, m.api).patch('/users/me', { name: 'Renamed Everywhere' });
     expect(res.status, res.text).toBe(200);
     for (const app of all) expect((await on(app, m.api).get('/users/me')).body.name).toBe('Renamed Everywhere');
+  });
+});
+
+describe('each instance caches the liveness row; a change made through another instance drops it before the next request', () => {
+  /** True when every instance holds the session's liveness row (so the next request would read no SQL). */
+  function cachedEverywhere(api: ApiClient): boolean[] {
+    const { sid, sub } = decodeJwt(api.token!) as { sid: string; sub: string };
+    return all.map((app) => app.deps.authContext.liveness!.peek(sid, sub) !== null);
+  }
+
+  it('a session ended by an administrator on one instance: refused on all three although each had the row cached', async () => {
+    const admin = await partnerAdmin(t);
+    const org = await createOrg(t, admin.partner.id);
+    const target = await signedInOrgMember(t, { id: org.id, partnerId: admin.partner.id }, { roleId: ORG_TECHNICIAN_ROLE_ID });
+    expect(await meEverywhere(target.api)).toEqual([200, 200, 200]);
+    expect(cachedEverywhere(target.api)).toEqual([true, true, true]);
+    const { sid } = decodeJwt(target.api.token!) as { sid: string };
+    const res = await on(c, admin.api).delete(`/users/${target.user.id}/sessions/${sid}`, { query: { orgId: org.id } });
+    expect(res.status, res.text).toBe(200);
+    expect(await meEverywhere(target.api)).toEqual([401, 401, 401]);
+  });
+
+  it('a user disabled straight in the database (no instance wrote it): refused on all three at once', async () => {
+    const partner = await createPartner(t);
+    const org = await createOrg(t, partner.id);
+    const m = await signedInOrgMember(t, { id: org.id, partnerId: partner.id });
+    expect(await meEverywhere(m.api)).toEqual([200, 200, 200]);
+    expect(cachedEverywhere(m.api)).toEqual([true, true, true]);
+    await t.deps.db.execute(sql`update users set status = 'disabled' where id = ${m.user.id}`);
+    expect(await meEverywhere(m.api)).toEqual([401, 401, 401]);
   });
 });
