@@ -5,7 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import { GRANTS_SQL, ORG_POLICIES_SQL, membershipRoleId, userPrincipal, type MembershipFacts } from '../../http/authenticate.js';
 import type { Principal } from '../../http/context.js';
 import type { ResolvedRole, RoleCache } from '../roles/resolver.js';
-import { serviceAccountPrincipal, type ServiceAccountFacts } from '../service-accounts/principal.js';
+import { serviceAccountPrincipal, type ServiceAccountFacts } from '../service-accounts/index.js';
 
 const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
 const idList = (ids: string[]) => sql.join(ids.map((id) => sql`${id}`), sql`, `);

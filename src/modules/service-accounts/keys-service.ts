@@ -1,9 +1,7 @@
 // API keys of a service account: issued (shown once, stored as SHA-256 only), listed (never the secret), revoked.
 // At most two are active at once, so a rotation has an overlap window: issue the new key, deploy it, revoke the old.
-import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
-import { serviceAccountKeys } from '../../db/schema/index.js';
 import type { Deps } from '../../deps.js';
 import { personIdOf, type Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -11,9 +9,10 @@ import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { auditTenant } from '../tenants/scope.js';
 import { displayPrefix, newApiKey, normaliseCidr } from './key-format.js';
+import { apiKeyRowOf, countActiveKeys, insertApiKey, listApiKeyRows, revokeApiKeyRow, type ApiKeyRow } from './repo.js';
 import { administrableAccount, findServiceAccount, targetOf } from './service.js';
 
-type KeyRow = typeof serviceAccountKeys.$inferSelect;
+type KeyRow = ApiKeyRow;
 
 /** Active keys per service account; a third is refused (409 key_limit_reached) until one is revoked or expires. */
 export const MAX_ACTIVE_KEYS = 2;
@@ -55,21 +54,14 @@ export async function createKey(deps: Deps, caller: Principal, accountId: string
   return deps.db.transaction(async (tx) => {
     // The account row is locked: two concurrent issues cannot both pass the count below.
     const account = await administrableAccount(tx, caller, accountId, true);
-    const [active] = await tx
-      .select({ n: sql<number>`count(*)::int` })
-      .from(serviceAccountKeys)
-      .where(and(eq(serviceAccountKeys.serviceAccountId, account.id), isNull(serviceAccountKeys.revokedAt), sql`(${serviceAccountKeys.expiresAt} is null or ${serviceAccountKeys.expiresAt} > ${now})`));
-    if (Number(active?.n ?? 0) >= MAX_ACTIVE_KEYS) throw new AppError('key_limit_reached');
-    const [row] = await tx
-      .insert(serviceAccountKeys)
-      .values({ id: issued.id, serviceAccountId: account.id, prefix: issued.prefix, environment: deps.config.apiKeyEnvironment, keyHash: issued.hash, name: input.name, expiresAt, allowedCidrs, createdBy: personIdOf(caller), createdAt: now })
-      .returning();
+    if ((await countActiveKeys(tx, account.id, now)) >= MAX_ACTIVE_KEYS) throw new AppError('key_limit_reached');
+    const row = await insertApiKey(tx, { id: issued.id, serviceAccountId: account.id, prefix: issued.prefix, environment: deps.config.apiKeyEnvironment, keyHash: issued.hash, name: input.name, expiresAt, allowedCidrs, createdBy: personIdOf(caller), createdAt: now });
     await deps.audit.record(
       tx,
-      { action: 'service_account.key.create', actor: actorOf(caller), ...auditTenant(targetOf(account)), resourceType: 'api_key', resourceId: row!.id, details: { serviceAccountId: account.id, name: input.name, keyPrefix: issued.display, expiresAt: iso(expiresAt), allowedCidrs } },
+      { action: 'service_account.key.create', actor: actorOf(caller), ...auditTenant(targetOf(account)), resourceType: 'api_key', resourceId: row.id, details: { serviceAccountId: account.id, name: input.name, keyPrefix: issued.display, expiresAt: iso(expiresAt), allowedCidrs } },
       meta,
     );
-    return { ...keyToJson(row!, now), key: issued.key };
+    return { ...keyToJson(row, now), key: issued.key };
   });
 }
 
@@ -78,19 +70,14 @@ const keyCursor = z.object({ c: z.string(), id: z.uuid() });
 export async function listKeys(deps: Deps, caller: Principal, accountId: string, q: { limit: number; cursor?: string }) {
   const account = await findServiceAccount(deps.db, caller, accountId);
   const after = decodeCursor(q.cursor, keyCursor);
-  const rows = await deps.db
-    .select()
-    .from(serviceAccountKeys)
-    .where(and(eq(serviceAccountKeys.serviceAccountId, account.id), after ? sql`(${serviceAccountKeys.createdAt}, ${serviceAccountKeys.id}) < (${new Date(after.c)}, ${after.id})` : undefined))
-    .orderBy(desc(serviceAccountKeys.createdAt), desc(serviceAccountKeys.id))
-    .limit(q.limit + 1);
+  const rows = await listApiKeyRows(deps.db, account.id, { after, limit: q.limit });
   const now = deps.clock.now();
   const page = pageOf(rows, q.limit, (k) => ({ c: k.createdAt.toISOString(), id: k.id }));
   return { data: page.data.map((k) => keyToJson(k, now)), nextCursor: page.nextCursor };
 }
 
 async function keyOf(db: Executor, accountId: string, keyId: string) {
-  const [row] = await db.select().from(serviceAccountKeys).where(and(eq(serviceAccountKeys.id, keyId), eq(serviceAccountKeys.serviceAccountId, accountId))).limit(1);
+  const row = await apiKeyRowOf(db, accountId, keyId);
   if (!row) throw notFound('API key');
   return row;
 }
@@ -102,7 +89,7 @@ export async function revokeKey(deps: Deps, caller: Principal, accountId: string
     const account = await administrableAccount(tx, caller, accountId);
     const key = await keyOf(tx, account.id, keyId);
     if (key.revokedAt) return keyToJson(key, now);
-    const [row] = await tx.update(serviceAccountKeys).set({ revokedAt: now }).where(and(eq(serviceAccountKeys.id, keyId), isNull(serviceAccountKeys.revokedAt))).returning();
+    const row = await revokeApiKeyRow(tx, keyId, now);
     await deps.audit.record(
       tx,
       { action: 'service_account.key.revoke', actor: actorOf(caller), ...auditTenant(targetOf(account)), resourceType: 'api_key', resourceId: keyId, details: { serviceAccountId: account.id, name: key.name, keyPrefix: displayPrefix(key.environment, key.prefix) } },

@@ -1,9 +1,7 @@
 // The request context of a service account (issue 17 §1): built from its key on every request, read live from the
 // database (key, account, role epoch), so a revoked key, an expired one, a disabled or deleted account, or a changed
 // role is refused or applied on the next request on every instance. Nothing here outlives a request.
-import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/connect.js';
-import { preparedStatement, uuidArg, type PreparedArg } from '../../db/prepared.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import type { RateLimits } from '../../http/rate-limit.js';
@@ -12,6 +10,7 @@ import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/write
 import type { ResolvedRole, RoleCache } from '../roles/resolver.js';
 import { effectiveSecurity } from '../tenants/settings.js';
 import { ipAllowed, keyMatches, normaliseIp, parseApiKey } from './key-format.js';
+import { addKeyIp, keyById, keyByPrefix, touchKey, type KeyAuthRow } from './repo.js';
 
 export interface KeyAuthDeps {
   db: Db;
@@ -22,49 +21,10 @@ export interface KeyAuthDeps {
   apiKeyEnvironment: string;
 }
 
-interface KeyRow {
-  key_id: string;
-  key_hash: string;
-  prefix: string;
-  environment: string;
-  expires_at: Date | string | null;
-  revoked_at: Date | string | null;
-  allowed_cidrs: string[] | string;
-  last_used_at: Date | string | null;
-  last_used_ip: string | null;
-  ip_known: boolean;
-  account_id: string;
-  client_id: string;
-  account_name: string;
-  partner_id: string;
-  org_id: string | null;
-  role_id: string;
-  disabled: boolean;
-  partner_settings: unknown;
-  org_settings: unknown;
-  epoch: number | string;
-}
+type KeyRow = KeyAuthRow;
 
 /** Last-used time and address of a key are written at most once per this interval (as a session's last-seen). */
 export const KEY_LAST_USED_EVERY_MS = 60_000;
-
-/** Literal-safe arguments for the PGlite EXECUTE form: a 12-hex-digit prefix, a normalised IP address. */
-const prefixArg: PreparedArg<string> = { type: 'text', check: (v) => typeof v === 'string' && /^[0-9a-f]{12}$/.test(v), literal: (v) => `'${v}'` };
-const ipArg: PreparedArg<string> = { type: 'text', check: (v) => typeof v === 'string' && /^[0-9a-fA-F:.]{1,45}$/.test(v), literal: (v) => `'${v}'` };
-
-const SELECT = `select k.id as key_id, k.key_hash, k.prefix, k.environment, k.expires_at, k.revoked_at, k.allowed_cidrs,
-          k.last_used_at, k.last_used_ip,
-          exists (select 1 from service_account_key_ips i where i.key_id = k.id and i.ip = $2) as ip_known,
-          a.id as account_id, a.client_id, a.name as account_name, a.partner_id, a.org_id, a.role_id, a.disabled,
-          p.settings as partner_settings, o.settings as org_settings,
-          (select epoch from authz_state where id = 1) as epoch
-   from service_account_keys k
-   join service_accounts a on a.id = k.service_account_id
-   join partners p on p.id = a.partner_id
-   left join organizations o on o.id = a.org_id`;
-
-const byPrefix = preparedStatement<KeyRow, [string, string]>('gh_api_key_by_prefix', `${SELECT} where k.prefix = $1`, [prefixArg, ipArg]);
-const byKeyId = preparedStatement<KeyRow, [string, string, string]>('gh_api_key_by_id', `${SELECT} where k.id = $1 and a.id = $3`, [uuidArg, ipArg, uuidArg]);
 
 const dead = (message: string) => new AppError('unauthenticated', message);
 
@@ -74,7 +34,7 @@ export async function authenticateApiKey(deps: KeyAuthDeps, key: string, meta: A
   if (!parsed) throw dead('The API key is not valid.');
   if (parsed.environment !== deps.apiKeyEnvironment) throw dead(`The API key is not for this environment (${deps.apiKeyEnvironment}).`);
   const ip = normaliseIp(meta.ip ?? '') ?? '';
-  const row = (await byPrefix(deps.db, parsed.prefix, ip))?.[0];
+  const row = (await keyByPrefix(deps.db, parsed.prefix, ip))?.[0];
   if (!row || !keyMatches(key, row.key_hash)) throw dead('The API key is not valid.');
   return admit(deps, row, { ip, userAgent: meta.userAgent });
 }
@@ -82,7 +42,7 @@ export async function authenticateApiKey(deps: KeyAuthDeps, key: string, meta: A
 /** An access token obtained with a key (client_credentials): the key must still be live, and the address allowed. */
 export async function servicePrincipalForToken(deps: KeyAuthDeps, accountId: string, keyId: string, meta: AuditRequestMeta): Promise<Principal> {
   const ip = normaliseIp(meta.ip ?? '') ?? '';
-  const row = (await byKeyId(deps.db, keyId, ip, accountId))?.[0];
+  const row = (await keyById(deps.db, keyId, ip, accountId))?.[0];
   if (!row) throw dead('The access token is no longer valid.');
   return admit(deps, row, { ip, userAgent: meta.userAgent });
 }
@@ -151,8 +111,7 @@ async function recordUse(deps: KeyAuthDeps, p: Principal, row: KeyRow, meta: { i
   const stale = !row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() >= KEY_LAST_USED_EVERY_MS;
   if (!row.ip_known) {
     await deps.db.transaction(async (tx) => {
-      const added = await tx.execute(sql`insert into service_account_key_ips (key_id, ip, first_seen_at) values (${row.key_id}, ${ip.slice(0, 45)}, ${now}) on conflict do nothing returning ip`);
-      if ((added as unknown as { rows: unknown[] }).rows.length === 0) return;
+      if (!(await addKeyIp(tx, row.key_id, ip, now))) return;
       await deps.audit.record(
         tx,
         { action: 'service_account.key.new_ip', actor: actorOf(p), partnerId: row.partner_id, orgId: row.org_id, resourceType: 'api_key', resourceId: row.key_id, details: { keyPrefix: row.prefix, newIp: ip, previousIp: row.last_used_ip } },
@@ -162,8 +121,6 @@ async function recordUse(deps: KeyAuthDeps, p: Principal, row: KeyRow, meta: { i
   }
   if (stale) {
     const before = new Date(now.getTime() - KEY_LAST_USED_EVERY_MS);
-    await deps.db.execute(
-      sql`update service_account_keys set last_used_at = ${now}, last_used_ip = ${ip.slice(0, 45)} where id = ${row.key_id} and (last_used_at is null or last_used_at <= ${before})`,
-    );
+    await touchKey(deps.db, row.key_id, ip, now, before);
   }
 }

@@ -1,22 +1,19 @@
 // Service accounts (issue 17 §1): machine identities of a partner or an organisation, each holding one role there.
 // The role is assignable in that scope, within the creator's ceiling (the users module's check), and never `*:*`.
 import { randomInt } from 'node:crypto';
-import { and, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor, Tx } from '../../db/connect.js';
-import { roles, serviceAccounts } from '../../db/schema/index.js';
 import type { Deps } from '../../deps.js';
 import { personIdOf, type Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { loadRoleChain } from '../roles/resolver.js';
 import { findRole } from '../roles/service.js';
 import { findInScope, SERVICE_ACCOUNT } from '../tenants/by-id.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 import { assertTargetWithinCeiling, assertWithinSiteScope } from '../users/guards.js';
-
-type AccountRow = typeof serviceAccounts.$inferSelect;
+import { accountExtras, deleteAccountRow, insertAccount, listAccountRows, lockAccount, updateAccountRow, type AccountRow } from './repo.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** `sa_` + 24 base62 characters: public, unique, never confused with a key (`gh_`). */
@@ -24,18 +21,10 @@ const newClientId = () => `sa_${Array.from({ length: 24 }, () => BASE62[randomIn
 
 const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
-/** Keys neither revoked nor expired, counted in the query that reads the account. */
-const activeKeyCount = (now: Date) =>
-  sql<number>`(select count(*)::int from service_account_keys k where k.service_account_id = ${serviceAccounts.id} and k.revoked_at is null and (k.expires_at is null or k.expires_at > ${now}))`;
-
 async function toJson(db: Executor, rows: AccountRow[], now: Date) {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const extra = await db
-    .select({ id: serviceAccounts.id, roleName: roles.name, active: activeKeyCount(now) })
-    .from(serviceAccounts)
-    .innerJoin(roles, eq(roles.id, serviceAccounts.roleId))
-    .where(sql`${serviceAccounts.id} in ${sql`(${sql.join(ids.map((i) => sql`${i}`), sql`, `)})`}`);
+  const extra = await accountExtras(db, ids, now);
   const byId = new Map(extra.map((e) => [e.id, e]));
   return rows.map((r) => ({
     id: r.id,
@@ -87,12 +76,9 @@ export async function createServiceAccount(deps: Deps, caller: Principal, target
   try {
     return await deps.db.transaction(async (tx) => {
       const role = await assignableRole(tx, caller, target, input.roleId);
-      const [row] = await tx
-        .insert(serviceAccounts)
-        .values({ clientId: newClientId(), partnerId: target.partnerId, orgId: target.orgId, name: input.name, description: input.description ?? null, roleId: role.id, createdBy: personIdOf(caller), createdAt: now, updatedAt: now })
-        .returning();
-      await deps.audit.record(tx, { action: 'service_account.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'service_account', resourceId: row!.id, details: { name: input.name, roleId: role.id, clientId: row!.clientId } }, meta);
-      return accountJson(tx, row!, now);
+      const row = await insertAccount(tx, { clientId: newClientId(), partnerId: target.partnerId, orgId: target.orgId, name: input.name, description: input.description ?? null, roleId: role.id, createdBy: personIdOf(caller), createdAt: now, updatedAt: now });
+      await deps.audit.record(tx, { action: 'service_account.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'service_account', resourceId: row.id, details: { name: input.name, roleId: role.id, clientId: row.clientId } }, meta);
+      return accountJson(tx, row, now);
     });
   } catch (err) {
     if (nameTaken(err)) throw new AppError('name_taken', 'A service account with this name already exists here.');
@@ -104,18 +90,7 @@ const listCursor = z.object({ c: z.string(), id: z.uuid() });
 
 export async function listServiceAccounts(deps: Deps, target: TargetScope, q: { limit: number; cursor?: string; search?: string }) {
   const after = decodeCursor(q.cursor, listCursor);
-  const conditions: (SQL | undefined)[] = [
-    eq(serviceAccounts.partnerId, target.partnerId),
-    target.orgId ? eq(serviceAccounts.orgId, target.orgId) : isNull(serviceAccounts.orgId),
-    q.search ? sql`lower(${serviceAccounts.name}) like ${likePrefix(q.search.toLowerCase())}` : undefined,
-    after ? sql`(${serviceAccounts.createdAt}, ${serviceAccounts.id}) < (${new Date(after.c)}, ${after.id})` : undefined,
-  ];
-  const rows = await deps.db
-    .select()
-    .from(serviceAccounts)
-    .where(and(...conditions))
-    .orderBy(desc(serviceAccounts.createdAt), desc(serviceAccounts.id))
-    .limit(q.limit + 1);
+  const rows = await listAccountRows(deps.db, target, { search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ c: r.createdAt.toISOString(), id: r.id }));
   return { data: await toJson(deps.db, page.data, deps.clock.now()), nextCursor: page.nextCursor };
 }
@@ -128,7 +103,7 @@ export async function findServiceAccount(db: Executor, p: Principal, id: string)
 /** For a change: the account in scope, and within the caller's ceiling and site scope (as a member would be). */
 export async function administrableAccount(tx: Tx, caller: Principal, id: string, lock = false) {
   const row = await findServiceAccount(tx, caller, id);
-  if (lock) await tx.execute(sql`select id from service_accounts where id = ${id} for update`);
+  if (lock) await lockAccount(tx, id);
   assertOrgWide(caller);
   await assertTargetWithinCeiling(tx, caller, row.roleId);
   return row;
@@ -147,23 +122,19 @@ export async function updateServiceAccount(
       const current = await administrableAccount(tx, caller, id, true);
       const target = targetOf(current);
       if (patch.roleId !== undefined) await assignableRole(tx, caller, target, patch.roleId);
-      const [row] = await tx
-        .update(serviceAccounts)
-        .set({
-          ...(patch.name !== undefined ? { name: patch.name } : {}),
-          ...(patch.roleId !== undefined ? { roleId: patch.roleId } : {}),
-          ...(patch.description !== undefined ? { description: patch.description } : {}),
-          ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}),
-          updatedAt: now,
-        })
-        .where(eq(serviceAccounts.id, id))
-        .returning();
+      const row = await updateAccountRow(tx, id, {
+        ...(patch.name !== undefined ? { name: patch.name } : {}),
+        ...(patch.roleId !== undefined ? { roleId: patch.roleId } : {}),
+        ...(patch.description !== undefined ? { description: patch.description } : {}),
+        ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}),
+        updatedAt: now,
+      });
       await deps.audit.record(
         tx,
         { action: 'service_account.update', actor: actorOf(caller), ...auditTenant(target), resourceType: 'service_account', resourceId: id, details: { changed: Object.keys(patch).sort(), ...(patch.roleId ? { roleId: patch.roleId } : {}), ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}) } },
         meta,
       );
-      return accountJson(tx, row!, now);
+      return accountJson(tx, row, now);
     });
   } catch (err) {
     if (nameTaken(err)) throw new AppError('name_taken', 'A service account with this name already exists here.');
@@ -175,7 +146,7 @@ export async function updateServiceAccount(
 export async function deleteServiceAccount(deps: Deps, caller: Principal, id: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
     const current = await administrableAccount(tx, caller, id, true);
-    await tx.delete(serviceAccounts).where(eq(serviceAccounts.id, id));
+    await deleteAccountRow(tx, id);
     await deps.audit.record(tx, { action: 'service_account.delete', actor: actorOf(caller), ...auditTenant(targetOf(current)), resourceType: 'service_account', resourceId: id, details: { name: current.name, clientId: current.clientId } }, meta);
   });
 }
