@@ -5,7 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal, ServiceAccountActor } from '../../http/context.js';
 import { auditLogs } from '../../db/schema/index.js';
 import type { Clock } from '../../platform/clock.js';
-import { queueDeliveries } from '../webhooks/fanout.js';
+import { queueDeliveries } from '../webhooks/index.js';
 import { chainLockKey, recordHash, type AuditContent } from './chain.js';
 
 /**

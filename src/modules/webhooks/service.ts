@@ -2,12 +2,9 @@
 // organisation (that organisation's events), under audit:manage. The URL passes the one outbound guard when it is
 // set and again at every delivery; the signing secret is shown once and kept sealed.
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, gt, lt } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { ownedBy } from '../../db/tenant-scope.js';
-import { webhookDeliveries, webhooks } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
@@ -15,9 +12,10 @@ import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.j
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 import { RETRY_WINDOW_MS } from './fanout.js';
+import { deleteWebhookRow, findWebhookRow, insertWebhook, listDeliveryRows, listWebhookRows, requeueDeliveries, updateWebhookRow, type DeliveryRow, type WebhookRow } from './repo.js';
 import { newSecret, openSecret, sealSecret, sendSigned } from './sender.js';
 
-type Row = typeof webhooks.$inferSelect;
+type Row = WebhookRow;
 
 export const webhookToJson = (r: Row) => ({
   id: r.id,
@@ -54,7 +52,7 @@ export function assertMayHandle(p: Principal, t: TargetScope): void {
 
 
 export async function findWebhook(db: Executor, t: TargetScope, id: string): Promise<Row> {
-  const [row] = await db.select().from(webhooks).where(and(eq(webhooks.id, id), ownedBy(t, webhooks))).limit(1);
+  const row = await findWebhookRow(db, t, id);
   if (!row) throw notFound('webhook');
   return row;
 }
@@ -69,12 +67,9 @@ export async function createWebhook(deps: Deps, p: Principal, t: TargetScope, in
   const id = randomUUID();
   const secret = newSecret();
   const row = await deps.db.transaction(async (tx) => {
-    const [created] = await tx
-      .insert(webhooks)
-      .values({ id, partnerId: t.partnerId, orgId: t.orgId, url: input.url, events: [...new Set(input.events)], description: input.description ?? null, secretSealed: sealSecret(deps.box, id, secret), createdBy: p.userId })
-      .returning();
-    await deps.audit.record(tx, { action: 'webhook.create', actor: actor(p), ...auditTenant(t), resourceType: 'webhook', resourceId: id, details: { host: hostOf(input.url), events: created!.events } }, meta);
-    return created!;
+    const created = await insertWebhook(tx, { id, partnerId: t.partnerId, orgId: t.orgId, url: input.url, events: [...new Set(input.events)], description: input.description ?? null, secretSealed: sealSecret(deps.box, id, secret), createdBy: p.userId });
+    await deps.audit.record(tx, { action: 'webhook.create', actor: actor(p), ...auditTenant(t), resourceType: 'webhook', resourceId: id, details: { host: hostOf(input.url), events: created.events } }, meta);
+    return created;
   });
   deps.webhooks.kickIfQueued();
   return { ...webhookToJson(row), secret };
@@ -83,12 +78,7 @@ export async function createWebhook(deps: Deps, p: Principal, t: TargetScope, in
 export async function listWebhooks(deps: Deps, p: Principal, t: TargetScope, q: { limit: number; cursor?: string }) {
   assertMayHandle(p, t);
   const after = decodeCursor(q.cursor, z.object({ id: z.uuid() }));
-  const rows = await deps.db
-    .select()
-    .from(webhooks)
-    .where(and(ownedBy(t, webhooks), after ? gt(webhooks.id, after.id) : undefined))
-    .orderBy(asc(webhooks.id))
-    .limit(q.limit + 1);
+  const rows = await listWebhookRows(deps.db, t, { after, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ id: r.id }));
   return { data: page.data.map(webhookToJson), nextCursor: page.nextCursor };
 }
@@ -103,24 +93,20 @@ export async function updateWebhook(deps: Deps, p: Principal, t: TargetScope, id
   if (input.url !== undefined) await checkUrl(deps, input.url);
   const row = await deps.db.transaction(async (tx) => {
     const current = await findWebhook(tx, t, id);
-    const [updated] = await tx
-      .update(webhooks)
-      .set({
-        ...(input.url !== undefined ? { url: input.url } : {}),
-        ...(input.events !== undefined ? { events: [...new Set(input.events)] } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(input.active !== undefined ? { active: input.active } : {}),
-        updatedAt: deps.clock.now(),
-      })
-      .where(eq(webhooks.id, current.id))
-      .returning();
+    const updated = await updateWebhookRow(tx, current.id, {
+      ...(input.url !== undefined ? { url: input.url } : {}),
+      ...(input.events !== undefined ? { events: [...new Set(input.events)] } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      ...(input.active !== undefined ? { active: input.active } : {}),
+      updatedAt: deps.clock.now(),
+    });
     const changed = Object.keys(input);
     await deps.audit.record(
       tx,
       { action: 'webhook.update', actor: actor(p), ...auditTenant(t), resourceType: 'webhook', resourceId: id, details: { changed, ...(input.url !== undefined ? { host: hostOf(input.url) } : {}), ...(input.active !== undefined ? { active: input.active } : {}) } },
       meta,
     );
-    return updated!;
+    return updated;
   });
   // Reactivated: what waited goes out now.
   deps.webhooks.kick();
@@ -131,13 +117,12 @@ export async function deleteWebhook(deps: Deps, p: Principal, t: TargetScope, id
   assertMayHandle(p, t);
   await deps.db.transaction(async (tx) => {
     const current = await findWebhook(tx, t, id);
-    await tx.delete(webhooks).where(eq(webhooks.id, current.id));
+    await deleteWebhookRow(tx, current.id);
     await deps.audit.record(tx, { action: 'webhook.delete', actor: actor(p), ...auditTenant(t), resourceType: 'webhook', resourceId: id, details: { host: hostOf(current.url) } }, meta);
   });
   deps.webhooks.kickIfQueued();
 }
 
-type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 export const deliveryToJson = (r: DeliveryRow) => ({
   id: r.id,
@@ -161,13 +146,7 @@ export async function listDeliveries(deps: Deps, p: Principal, t: TargetScope, i
   assertMayHandle(p, t);
   const hook = await findWebhook(deps.db, t, id);
   const before = decodeCursor(q.cursor, z.object({ s: z.number().int() }));
-  const d = webhookDeliveries;
-  const rows = await deps.db
-    .select()
-    .from(d)
-    .where(and(eq(d.webhookId, hook.id), q.status ? eq(d.status, q.status) : undefined, before ? lt(d.sequence, before.s) : undefined))
-    .orderBy(desc(d.sequence))
-    .limit(q.limit + 1);
+  const rows = await listDeliveryRows(deps.db, hook.id, { status: q.status, before, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ s: r.sequence }));
   return { data: page.data.map(deliveryToJson), nextCursor: page.nextCursor };
 }
@@ -179,15 +158,9 @@ export async function listDeliveries(deps: Deps, p: Principal, t: TargetScope, i
 export async function redeliver(deps: Deps, p: Principal, t: TargetScope, id: string, deliveryId: string | undefined, meta: AuditRequestMeta) {
   assertMayHandle(p, t);
   const now = deps.clock.now();
-  const d = webhookDeliveries;
   const queued = await deps.db.transaction(async (tx) => {
     const hook = await findWebhook(tx, t, id);
-    const which = deliveryId ? and(eq(d.webhookId, hook.id), eq(d.id, deliveryId)) : and(eq(d.webhookId, hook.id), eq(d.status, 'failed'));
-    const rows = await tx
-      .update(d)
-      .set({ status: 'pending', attempts: 0, notBefore: now, deadline: new Date(now.getTime() + RETRY_WINDOW_MS), leasedUntil: null, failedAt: null, deliveredAt: null })
-      .where(which)
-      .returning({ id: d.id });
+    const rows = await requeueDeliveries(tx, hook.id, deliveryId, now, new Date(now.getTime() + RETRY_WINDOW_MS));
     if (deliveryId && rows.length === 0) throw notFound('delivery');
     await deps.audit.record(tx, { action: 'webhook.redeliver', actor: actor(p), ...auditTenant(t), resourceType: 'webhook', resourceId: id, details: { deliveryId: deliveryId ?? null, queued: rows.length } }, meta);
     return rows.length;

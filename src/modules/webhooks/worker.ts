@@ -2,25 +2,23 @@
 // delivery of a subscription is claimable), at least once (a delivery is marked delivered only after a 2xx, and a
 // crashed instance's lease runs out), with exponential backoff and jitter until the retry window closes, then
 // dead-lettered (status failed) so the next event of the subscription can go.
-import { and, asc, eq, exists, lt, notExists, sql } from 'drizzle-orm';
-import { alias } from 'drizzle-orm/pg-core';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.js';
-import { auditLogs, webhookDeliveries, webhooks } from '../../db/schema/index.js';
 import type { Clock } from '../../platform/clock.js';
-import { backoffMs, claimDue, LeasedQueue } from '../../platform/leased-queue.js';
+import { backoffMs, LeasedQueue } from '../../platform/leased-queue.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { SecretBox } from '../../platform/secret-box.js';
+import { auditRecordOf, claimDeliveries, hookForDelivery, settleDelivery, type AuditRecordRow, type DeliveryRow } from './repo.js';
 import { openSecret, sendSigned } from './sender.js';
 
-type Delivery = typeof webhookDeliveries.$inferSelect;
+type Delivery = DeliveryRow;
 
 /** After a failed attempt: 10 s, 20 s, 40 s ... capped at two hours, each drawn from its upper half (jitter). */
 export const RETRY = { baseMs: 10_000, capMs: 7_200_000, jitter: true } as const;
 export const retryDelayMs = (attempts: number, random?: () => number) => backoffMs(attempts, RETRY, random);
 
 /** The message a subscriber receives for one audit record. */
-export function auditPayload(webhookId: string, sequence: number, r: typeof auditLogs.$inferSelect) {
+export function auditPayload(webhookId: string, sequence: number, r: AuditRecordRow) {
   return {
     type: 'audit.record',
     timestamp: r.at.toISOString(),
@@ -65,8 +63,6 @@ export class WebhookWorker {
     private readonly metrics: Metrics,
     private readonly o: WebhookWorkerOptions,
   ) {
-    const earlier = alias(webhookDeliveries, 'earlier');
-    const d = webhookDeliveries;
     this.queue = new LeasedQueue<Delivery>({
       name: 'webhook deliveries',
       logger,
@@ -74,18 +70,7 @@ export class WebhookWorker {
       pollMs: 1_000,
       // Each claimed row is the head of another subscription: they go out side by side.
       parallel: true,
-      claim: (limit) =>
-        claimDue(db, d, {
-          now: clock.now(),
-          leaseMs: o.leaseMs,
-          limit,
-          where: and(
-            eq(d.status, 'pending'),
-            exists(db.select({ one: sql`1` }).from(webhooks).where(and(eq(webhooks.id, d.webhookId), eq(webhooks.active, true)))),
-            notExists(db.select({ one: sql`1` }).from(earlier).where(and(eq(earlier.webhookId, d.webhookId), eq(earlier.status, 'pending'), lt(earlier.sequence, d.sequence)))),
-          ),
-          orderBy: asc(d.notBefore),
-        }),
+      claim: (limit) => claimDeliveries(db, { now: clock.now(), leaseMs: o.leaseMs, limit }),
       handle: (row) => this.deliver(row),
     });
   }
@@ -114,8 +99,8 @@ export class WebhookWorker {
   }
 
   private async deliver(row: Delivery): Promise<void> {
-    const [hook] = await this.db.select({ id: webhooks.id, url: webhooks.url, secretSealed: webhooks.secretSealed }).from(webhooks).where(eq(webhooks.id, row.webhookId)).limit(1);
-    const [record] = await this.db.select().from(auditLogs).where(eq(auditLogs.id, row.auditId)).limit(1);
+    const hook = await hookForDelivery(this.db, row.webhookId);
+    const record = await auditRecordOf(this.db, row.auditId);
     if (!hook) return; // deleted meanwhile: its deliveries went with it
     let secret: string;
     try {
@@ -132,23 +117,21 @@ export class WebhookWorker {
   /** Delivered; or retried after a backoff; or, past the window (or never deliverable), dead-lettered. */
   private async settle(row: Delivery, r: { ok: boolean; status: number | null; error: string | null }, hopeless: boolean): Promise<void> {
     const now = this.clock.now();
-    const d = webhookDeliveries;
     const attempt = { lastAttemptAt: now, lastStatus: r.status, lastError: r.error?.slice(0, 300) ?? null, leasedUntil: null };
     // Only the lease holder settles: a row whose lease ran out and was claimed again belongs to the new claim.
-    const mine = and(eq(d.id, row.id), eq(d.attempts, row.attempts), eq(d.status, 'pending'));
     if (r.ok) {
-      await this.db.update(d).set({ ...attempt, status: 'delivered', deliveredAt: now }).where(mine);
+      await settleDelivery(this.db, row, { ...attempt, status: 'delivered', deliveredAt: now });
       this.metrics.webhookDeliveries.inc({ result: 'delivered' });
       return;
     }
     const next = new Date(now.getTime() + retryDelayMs(row.attempts));
     if (hopeless || next.getTime() > row.deadline.getTime()) {
-      await this.db.update(d).set({ ...attempt, status: 'failed', failedAt: now }).where(mine);
+      await settleDelivery(this.db, row, { ...attempt, status: 'failed', failedAt: now });
       this.logger.warn({ webhookId: row.webhookId, deliveryId: row.id, sequence: row.sequence, attempts: row.attempts, error: r.error }, 'webhook delivery dead-lettered');
       this.metrics.webhookDeliveries.inc({ result: 'dead_lettered' });
       return;
     }
-    await this.db.update(d).set({ ...attempt, notBefore: next }).where(mine);
+    await settleDelivery(this.db, row, { ...attempt, notBefore: next });
     this.logger.info({ webhookId: row.webhookId, deliveryId: row.id, attempt: row.attempts, status: r.status, error: r.error }, 'webhook delivery failed; will retry');
     this.metrics.webhookDeliveries.inc({ result: 'retry' });
   }
