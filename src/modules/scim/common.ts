@@ -1,17 +1,7 @@
-// Shared by the SCIM Users and Groups services: tenant condition, ETags, paging, PATCH application, projection.
-import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
+// Shared by the SCIM Users and Groups services: ids, ETags, paging, PATCH application, projection (the tenant condition and lock are in repo.ts).
 import { scimPatch, type ScimPatchOperation } from 'scim-patch';
-import type { Tx } from '../../db/connect.js';
 import { AppError, notFound } from '../../http/errors.js';
-import type { TargetScope } from '../tenants/scope.js';
 import type { PatchBody } from './schemas.js';
-
-type TenantTable = { partnerId: any; orgId: any };
-
-export const inTenant = (table: TenantTable, t: TargetScope): SQL => and(eq(table.partnerId, t.partnerId), t.orgId ? eq(table.orgId, t.orgId) : isNull(table.orgId))!;
-
-/** Every SCIM write of a tenant in turn: a retried create sees the first one's row (409 uniqueness), never a race. */
-export const lockTenant = (tx: Tx, t: TargetScope) => tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`scim:${t.partnerId}:${t.orgId ?? ''}`}, 0))`);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** SCIM ids are opaque to the client: anything not one of ours is simply not found. */

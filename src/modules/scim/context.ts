@@ -1,14 +1,13 @@
 // Who provisions: a SCIM bearer token, looked up by its hash on every request (a revoked token is refused on its next
 // request on every instance). The tenant is the token's: its organisation, or the partner's own staff.
-import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/connect.js';
-import { scimTokens } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import { sha256 } from '../../platform/crypto.js';
 import type { AuditActor } from '../audit/writer.js';
 import type { TargetScope } from '../tenants/scope.js';
+import { liveTokenByHash, touchToken } from './repo.js';
 import { SCIM_TOKEN_SHAPE } from './tokens-service.js';
 
 export interface ScimCaller {
@@ -41,7 +40,7 @@ export function makeScimAuthenticate(deps: { db: Db; clock: Clock }) {
       reply.header('www-authenticate', 'Bearer realm="scim"');
       throw new AppError('unauthenticated', 'A SCIM bearer token is required.');
     }
-    const [row] = await deps.db.select().from(scimTokens).where(and(eq(scimTokens.tokenHash, sha256(m[1]!)), isNull(scimTokens.revokedAt))).limit(1);
+    const row = await liveTokenByHash(deps.db, sha256(m[1]!));
     if (!row) {
       reply.header('www-authenticate', 'Bearer realm="scim", error="invalid_token"');
       throw new AppError('unauthenticated', 'The SCIM token is not valid or was revoked.');
@@ -49,10 +48,7 @@ export function makeScimAuthenticate(deps: { db: Db; clock: Clock }) {
     const now = deps.clock.now();
     // At most one write a minute per token, whichever instance gets there first.
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
-      await deps.db
-        .update(scimTokens)
-        .set({ lastUsedAt: now })
-        .where(and(eq(scimTokens.id, row.id), or(isNull(scimTokens.lastUsedAt), lt(scimTokens.lastUsedAt, sql`${new Date(now.getTime() - 60_000)}`))));
+      await touchToken(deps.db, row.id, now);
     }
     req.scim = {
       tokenId: row.id,

@@ -1,41 +1,21 @@
 // SCIM Groups (RFC 7643 4.2) of the token's tenant. A group may be mapped to a role of the tenant through Gatehouse's
 // Group extension (`roleId`): its members then hold that role, within the token creator's permissions; a member
 // leaving every mapped group falls back to its default role.
-import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/connect.js';
-import { scimGroupMembers, scimGroups, scimUsers } from '../../db/schema/index.js';
 import type { Deps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { findRole } from '../roles/service.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 import { assertScimAssignable, creatorPermissions } from './ceiling.js';
-import { applyPatch, assertIfMatch, assertResourceId, etag, inTenant, lockTenant, paging, project } from './common.js';
+import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
 import type { ScimCaller } from './context.js';
-import { filterToSql, type FilterTarget } from './filter.js';
 import { syncMembership } from './membership.js';
+import { addGroupMembers, deleteGroupRow, findGroupRow, groupNameTaken, insertGroup, lockTenant, membersOfGroups, pageOfGroups, removeGroupMembers, scimUsersByIds, tenantUserIds, updateGroupRow, type ScimGroupRow } from './repo.js';
 import { GROUP_EXTENSION, GROUP_SCHEMA, LIST_RESPONSE, scimGroupInput, type PatchBody, type ScimGroupInput } from './schemas.js';
 
-type Row = typeof scimGroups.$inferSelect;
+type Row = ScimGroupRow;
 type Member = { id: string; userName: string };
-
-export const GROUP_FILTER: FilterTarget = {
-  schema: GROUP_SCHEMA,
-  columns: {
-    id: { sql: sql`${scimGroups.id}`, kind: 'id' },
-    displayname: { sql: sql`${scimGroups.displayName}`, kind: 'ci' },
-    externalid: { sql: sql`${scimGroups.externalId}`, kind: 'string' },
-    'meta.created': { sql: sql`${scimGroups.createdAt}`, kind: 'date' },
-    'meta.lastmodified': { sql: sql`${scimGroups.updatedAt}`, kind: 'date' },
-  },
-  multi: {
-    members: {
-      exists: (cond) => sql`exists (select 1 from scim_group_members m where m.group_id = ${scimGroups.id} and ${cond})`,
-      primary: 'value',
-      sub: { value: { sql: sql`m.scim_user_id`, kind: 'id' } },
-    },
-  },
-};
 
 function groupJson(deps: Deps, r: Row, members: Member[]) {
   return {
@@ -52,18 +32,13 @@ function groupJson(deps: Deps, r: Row, members: Member[]) {
 async function membersOf(db: Deps['db'] | Tx, ids: string[]) {
   const out = new Map<string, Member[]>();
   if (!ids.length) return out;
-  const rows = await db
-    .select({ groupId: scimGroupMembers.groupId, id: scimUsers.id, userName: scimUsers.userName })
-    .from(scimGroupMembers)
-    .innerJoin(scimUsers, eq(scimUsers.id, scimGroupMembers.scimUserId))
-    .where(inArray(scimGroupMembers.groupId, ids))
-    .orderBy(asc(scimUsers.userName));
+  const rows = await membersOfGroups(db, ids);
   for (const r of rows) out.set(r.groupId, [...(out.get(r.groupId) ?? []), { id: r.id, userName: r.userName }]);
   return out;
 }
 
 async function findRow(db: Deps['db'] | Tx, t: TargetScope, id: string): Promise<Row> {
-  const [row] = await db.select().from(scimGroups).where(and(eq(scimGroups.id, assertResourceId(id, 'group')), inTenant(scimGroups, t))).limit(1);
+  const row = await findGroupRow(db, t, assertResourceId(id, 'group'));
   if (!row) throw notFound('group');
   return row;
 }
@@ -76,12 +51,10 @@ export async function getGroup(deps: Deps, caller: ScimCaller, id: string, q: { 
 
 export async function listGroups(deps: Deps, caller: ScimCaller, q: { filter?: string; startIndex?: number; count?: number; attributes?: string; excludedAttributes?: string }) {
   const { startIndex, count, offset } = paging(q);
-  const where = and(inTenant(scimGroups, caller.target), q.filter ? filterToSql(GROUP_FILTER, q.filter) : undefined);
-  const [total] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(scimGroups).where(where);
-  const rows = count === 0 ? [] : await deps.db.select().from(scimGroups).where(where).orderBy(asc(scimGroups.createdAt), asc(scimGroups.id)).limit(count).offset(offset);
+  const { total, rows } = await pageOfGroups(deps.db, caller.target, q.filter, count, offset);
   const wantMembers = !/(^|,)\s*members\s*(,|$)/i.test(q.excludedAttributes ?? '');
   const members = wantMembers ? await membersOf(deps.db, rows.map((r) => r.id)) : new Map<string, Member[]>();
-  return { schemas: [LIST_RESPONSE], totalResults: Number(total?.n ?? 0), startIndex, itemsPerPage: rows.length, Resources: rows.map((r) => project(groupJson(deps, r, members.get(r.id) ?? []), q, GROUP_SCHEMA)) };
+  return { schemas: [LIST_RESPONSE], totalResults: total, startIndex, itemsPerPage: rows.length, Resources: rows.map((r) => project(groupJson(deps, r, members.get(r.id) ?? []), q, GROUP_SCHEMA)) };
 }
 
 /** Member ids of the body that are users of this tenant (anything else is 400 invalidValue, naming it). */
@@ -89,7 +62,7 @@ async function memberIds(tx: Tx, t: TargetScope, input: ScimGroupInput): Promise
   const ids = [...new Set((input.members ?? []).map((m) => m.value.toLowerCase()))];
   if (!ids.length) return [];
   const bad = ids.filter((i) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(i));
-  const found = bad.length ? [] : await tx.select({ id: scimUsers.id }).from(scimUsers).where(and(inTenant(scimUsers, t), inArray(scimUsers.id, ids)));
+  const found = bad.length ? [] : await tenantUserIds(tx, t, ids);
   const missing = bad.length ? bad : ids.filter((i) => !found.some((f) => f.id === i));
   if (missing.length) throw new AppError('validation_failed', `members: not users of this tenant: ${missing.slice(0, 5).join(', ')}.`, { details: { fieldErrors: { members: ['Not a user of this tenant'] }, formErrors: [] } });
   return ids;
@@ -106,14 +79,13 @@ async function mappedRole(tx: Tx, caller: ScimCaller, roleId: string | null | un
 }
 
 async function assertNameFree(tx: Tx, t: TargetScope, displayName: string, selfId?: string) {
-  const [clash] = await tx.select({ id: scimGroups.id }).from(scimGroups).where(and(inTenant(scimGroups, t), sql`lower(${scimGroups.displayName}) = lower(${displayName})`, selfId ? ne(scimGroups.id, selfId) : undefined)).limit(1);
-  if (clash) throw new AppError('name_taken', 'A group with this displayName already exists here.');
+  if (await groupNameTaken(tx, t, displayName, selfId)) throw new AppError('name_taken', 'A group with this displayName already exists here.');
 }
 
 /** Members' memberships follow the group's mapping (only those whose role can change). */
 async function resync(deps: Deps, tx: Tx, caller: ScimCaller, scimUserIds: string[]) {
   if (!scimUserIds.length) return;
-  for (const su of await tx.select().from(scimUsers).where(inArray(scimUsers.id, scimUserIds))) await syncMembership(deps, tx, caller, su);
+  for (const su of await scimUsersByIds(tx, scimUserIds)) await syncMembership(deps, tx, caller, su);
 }
 
 export async function createGroup(deps: Deps, caller: ScimCaller, input: ScimGroupInput, meta: AuditRequestMeta) {
@@ -124,11 +96,11 @@ export async function createGroup(deps: Deps, caller: ScimCaller, input: ScimGro
     await assertNameFree(tx, t, input.displayName);
     const roleId = await mappedRole(tx, caller, input[GROUP_EXTENSION]?.roleId);
     const ids = await memberIds(tx, t, input);
-    const [created] = await tx.insert(scimGroups).values({ partnerId: t.partnerId, orgId: t.orgId, displayName: input.displayName, externalId: input.externalId ?? null, roleId, createdAt: now, updatedAt: now }).returning();
-    if (ids.length) await tx.insert(scimGroupMembers).values(ids.map((scimUserId) => ({ partnerId: t.partnerId, groupId: created!.id, scimUserId })));
+    const created = await insertGroup(tx, { partnerId: t.partnerId, orgId: t.orgId, displayName: input.displayName, externalId: input.externalId ?? null, roleId, createdAt: now, updatedAt: now });
+    if (ids.length) await addGroupMembers(tx, t.partnerId, created.id, ids);
     if (roleId) await resync(deps, tx, caller, ids);
-    await deps.audit.record(tx, { action: 'scim.group.create', actor: caller.actor, ...auditTenant(t), resourceType: 'scim_group', resourceId: created!.id, details: { displayName: input.displayName, roleId, members: ids.length } }, meta);
-    return created!;
+    await deps.audit.record(tx, { action: 'scim.group.create', actor: caller.actor, ...auditTenant(t), resourceType: 'scim_group', resourceId: created.id, details: { displayName: input.displayName, roleId, members: ids.length } }, meta);
+    return created;
   });
   return jsonOf(deps, deps.db, row);
 }
@@ -151,12 +123,12 @@ async function writeGroup(deps: Deps, caller: ScimCaller, id: string, ifMatch: s
     const removed = before.map((m) => m.id).filter((i) => !ids.includes(i));
     const changedFields = input.displayName !== current.displayName || (input.externalId ?? null) !== current.externalId || roleId !== current.roleId;
     if (!changedFields && !added.length && !removed.length) return current;
-    const [updated] = await tx.update(scimGroups).set({ displayName: input.displayName, externalId: input.externalId ?? null, roleId, version: current.version + 1, updatedAt: deps.clock.now() }).where(eq(scimGroups.id, current.id)).returning();
-    if (removed.length) await tx.delete(scimGroupMembers).where(and(eq(scimGroupMembers.groupId, current.id), inArray(scimGroupMembers.scimUserId, removed)));
-    if (added.length) await tx.insert(scimGroupMembers).values(added.map((scimUserId) => ({ partnerId: t.partnerId, groupId: current.id, scimUserId })));
+    const updated = await updateGroupRow(tx, current.id, { displayName: input.displayName, externalId: input.externalId ?? null, roleId, version: current.version + 1, updatedAt: deps.clock.now() });
+    if (removed.length) await removeGroupMembers(tx, current.id, removed);
+    if (added.length) await addGroupMembers(tx, t.partnerId, current.id, added);
     if (roleId || current.roleId) await resync(deps, tx, caller, roleId !== current.roleId ? ids.concat(removed) : added.concat(removed));
     await deps.audit.record(tx, { action: 'scim.group.update', actor: caller.actor, ...auditTenant(t), resourceType: 'scim_group', resourceId: current.id, details: { displayName: input.displayName, roleId, added, removed } }, meta);
-    return updated!;
+    return updated;
   });
   return jsonOf(deps, deps.db, row);
 }
@@ -187,7 +159,7 @@ export async function deleteGroup(deps: Deps, caller: ScimCaller, id: string, if
     const current = await findRow(tx, t, id);
     assertIfMatch(ifMatch, current.version);
     const members = (await membersOf(tx, [current.id])).get(current.id) ?? [];
-    await tx.delete(scimGroups).where(eq(scimGroups.id, current.id));
+    await deleteGroupRow(tx, current.id);
     if (current.roleId) await resync(deps, tx, caller, members.map((m) => m.id));
     await deps.audit.record(tx, { action: 'scim.group.delete', actor: caller.actor, ...auditTenant(t), resourceType: 'scim_group', resourceId: current.id, details: { displayName: current.displayName, members: members.length } }, meta);
   });

@@ -1,9 +1,7 @@
 // What a SCIM user's state means for its Gatehouse membership in the token's tenant: active = a member holding the
 // role of its mapped groups (else the token's default role), under the token creator's ceiling; inactive = no
 // membership (its site and device-group restrictions kept aside) and the user's sessions there revoked at once.
-import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/connect.js';
-import { organizationUsers, partnerUsers, roles, scimGroupMembers, scimGroups, scimUsers, sessions } from '../../db/schema/index.js';
 import type { Deps } from '../../deps.js';
 import { loadRoleChain } from '../roles/resolver.js';
 import { revokeUserSessions } from '../auth/sessions.js';
@@ -11,27 +9,21 @@ import type { TargetScope } from '../tenants/scope.js';
 import { deleteMembership, setMembershipRole } from '../users/membership-repo.js';
 import { assertScimAssignable, creatorPermissions } from './ceiling.js';
 import type { ScimCaller } from './context.js';
+import { insertOrgMember, insertPartnerMember, mappedGroupRoles, orgMembership, partnerMembership, sessionsInTenant, setSuspended, type ScimUserRow } from './repo.js';
 
-type ScimUserRow = typeof scimUsers.$inferSelect;
 
 async function currentMembership(tx: Tx, target: TargetScope, userId: string) {
   if (target.kind === 'partner') {
-    const [m] = await tx.select().from(partnerUsers).where(and(eq(partnerUsers.partnerId, target.partnerId), eq(partnerUsers.userId, userId)));
+    const m = await partnerMembership(tx, target.partnerId, userId);
     return m ? { roleId: m.roleId, saved: { siteIds: null, deviceGroupIds: null, orgAccess: m.orgAccess, orgIds: m.orgIds } } : null;
   }
-  const [m] = await tx.select().from(organizationUsers).where(and(eq(organizationUsers.orgId, target.orgId), eq(organizationUsers.userId, userId)));
+  const m = await orgMembership(tx, target.orgId, userId);
   return m ? { roleId: m.roleId, saved: { siteIds: m.siteIds, deviceGroupIds: m.deviceGroupIds, orgAccess: 'none' as const, orgIds: [] } } : null;
 }
 
 /** The role of the user's mapped groups (the one granting most, then by group name), else its default role. */
 export async function effectiveRole(tx: Tx, su: ScimUserRow): Promise<string> {
-  const mapped = await tx
-    .select({ roleId: scimGroups.roleId, name: scimGroups.displayName })
-    .from(scimGroupMembers)
-    .innerJoin(scimGroups, eq(scimGroups.id, scimGroupMembers.groupId))
-    .innerJoin(roles, eq(roles.id, scimGroups.roleId))
-    .where(and(eq(scimGroupMembers.scimUserId, su.id), isNotNull(scimGroups.roleId)))
-    .orderBy(sql`lower(${scimGroups.displayName})`);
+  const mapped = await mappedGroupRoles(tx, su.id);
   let best: { roleId: string; size: number } | null = null;
   for (const g of mapped) {
     const size = (await loadRoleChain(tx, g.roleId!))?.permissions.size ?? 0;
@@ -42,8 +34,7 @@ export async function effectiveRole(tx: Tx, su: ScimUserRow): Promise<string> {
 
 /** Revokes the user's sessions signed in to this tenant (another tenant's sessions are not this token's to end). */
 async function revokeTenantSessions(deps: Pick<Deps, 'clock'>, tx: Tx, target: TargetScope, userId: string): Promise<number> {
-  const inTenant = target.orgId ? eq(sessions.orgId, target.orgId) : and(eq(sessions.scope, 'partner'), eq(sessions.partnerId, target.partnerId));
-  return revokeUserSessions(deps, tx, userId, 'scim_deprovisioned', undefined, inTenant);
+  return revokeUserSessions(deps, tx, userId, 'scim_deprovisioned', undefined, sessionsInTenant(target));
 }
 
 /** Brings the membership in line with the SCIM user; answers what changed, for the audit record. */
@@ -52,7 +43,7 @@ export async function syncMembership(deps: Pick<Deps, 'clock'>, tx: Tx, caller: 
   const current = await currentMembership(tx, target, su.userId);
   if (!su.active) {
     if (!current) return { roleId: null, sessionsRevoked: 0 };
-    await tx.update(scimUsers).set({ suspended: current.saved }).where(eq(scimUsers.id, su.id));
+    await setSuspended(tx, su.id, current.saved);
     await deleteMembership(tx, target, su.userId);
     return { roleId: null, sessionsRevoked: await revokeTenantSessions(deps, tx, target, su.userId) };
   }
@@ -62,11 +53,11 @@ export async function syncMembership(deps: Pick<Deps, 'clock'>, tx: Tx, caller: 
   if (current) await setMembershipRole(tx, target, su.userId, roleId);
   else if (target.kind === 'partner') {
     const s = su.suspended;
-    await tx.insert(partnerUsers).values({ partnerId: target.partnerId, userId: su.userId, roleId, orgAccess: s?.orgAccess ?? 'none', orgIds: s?.orgIds ?? [] });
+    await insertPartnerMember(tx, { partnerId: target.partnerId, userId: su.userId, roleId, orgAccess: s?.orgAccess ?? 'none', orgIds: s?.orgIds ?? [] });
   } else {
-    await tx.insert(organizationUsers).values({ orgId: target.orgId, userId: su.userId, roleId, siteIds: su.suspended?.siteIds ?? null, deviceGroupIds: su.suspended?.deviceGroupIds ?? null });
+    await insertOrgMember(tx, { orgId: target.orgId, userId: su.userId, roleId, siteIds: su.suspended?.siteIds ?? null, deviceGroupIds: su.suspended?.deviceGroupIds ?? null });
   }
-  if (su.suspended) await tx.update(scimUsers).set({ suspended: null }).where(eq(scimUsers.id, su.id));
+  if (su.suspended) await setSuspended(tx, su.id, null);
   return { roleId, sessionsRevoked: 0 };
 }
 

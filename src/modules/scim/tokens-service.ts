@@ -1,8 +1,6 @@
 // SCIM bearer tokens: issued once (`ghscim_` + 256-bit secret, only its SHA-256 kept), listed, revoked.
-import { and, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import { roles, scimTokens } from '../../db/schema/index.js';
 import type { Executor } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
 import { personIdOf, type Principal } from '../../http/context.js';
@@ -14,8 +12,9 @@ import { findInScope, SCIM_TOKEN } from '../tenants/by-id.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 import { assertWithinSiteScope } from '../users/guards.js';
 import { assertScimAssignable } from './ceiling.js';
+import { insertScimToken, listScimTokenRows, revokeScimTokenRow, roleNames, type ScimTokenRow } from './repo.js';
 
-type TokenRow = typeof scimTokens.$inferSelect;
+type TokenRow = ScimTokenRow;
 
 /** The prefix makes a leaked token greppable (secret scanning); the rest is 256 bits of randomness. */
 export const SCIM_TOKEN_PREFIX = 'ghscim_';
@@ -26,7 +25,7 @@ const fieldError = (field: string, msg: string) => new AppError('validation_fail
 async function toJson(db: Executor, rows: TokenRow[]) {
   if (rows.length === 0) return [];
   const names = new Map(
-    (await db.select({ id: roles.id, name: roles.name }).from(roles).where(sql`${roles.id} in (${sql.join([...new Set(rows.map((r) => r.defaultRoleId))].map((i) => sql`${i}`), sql`, `)})`)).map((r) => [r.id, r.name]),
+    (await roleNames(db, [...new Set(rows.map((r) => r.defaultRoleId))])).map((r) => [r.id, r.name]),
   );
   return rows.map((r) => ({
     id: r.id,
@@ -53,12 +52,9 @@ export async function createScimToken(deps: Deps, caller: Principal, target: Tar
       throw fieldError('defaultRoleId', 'Not a role of this scope');
     });
     await assertScimAssignable(tx, caller.permissions, role.id);
-    const [created] = await tx
-      .insert(scimTokens)
-      .values({ partnerId: target.partnerId, orgId: target.orgId, name: input.name, tokenHash: sha256(token), hint: token.slice(0, 12), defaultRoleId: role.id, sendInvitations: input.sendInvitations ?? true, createdBy: personIdOf(caller), createdAt: now })
-      .returning();
-    await deps.audit.record(tx, { action: 'scim_token.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'scim_token', resourceId: created!.id, details: { name: input.name, defaultRoleId: role.id } }, meta);
-    return created!;
+    const created = await insertScimToken(tx, { partnerId: target.partnerId, orgId: target.orgId, name: input.name, tokenHash: sha256(token), hint: token.slice(0, 12), defaultRoleId: role.id, sendInvitations: input.sendInvitations ?? true, createdBy: personIdOf(caller), createdAt: now });
+    await deps.audit.record(tx, { action: 'scim_token.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'scim_token', resourceId: created.id, details: { name: input.name, defaultRoleId: role.id } }, meta);
+    return created;
   });
   return { ...(await toJson(deps.db, [row]))[0]!, token };
 }
@@ -67,12 +63,7 @@ const listCursor = z.object({ c: z.string(), id: z.uuid() });
 
 export async function listScimTokens(deps: Deps, target: TargetScope, q: { limit: number; cursor?: string }) {
   const after = decodeCursor(q.cursor, listCursor);
-  const conditions: (SQL | undefined)[] = [
-    eq(scimTokens.partnerId, target.partnerId),
-    target.orgId ? eq(scimTokens.orgId, target.orgId) : isNull(scimTokens.orgId),
-    after ? sql`(${scimTokens.createdAt}, ${scimTokens.id}) < (${new Date(after.c)}, ${after.id})` : undefined,
-  ];
-  const rows = await deps.db.select().from(scimTokens).where(and(...conditions)).orderBy(desc(scimTokens.createdAt), desc(scimTokens.id)).limit(q.limit + 1);
+  const rows = await listScimTokenRows(deps.db, target, { after, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ c: r.createdAt.toISOString(), id: r.id }));
   return { data: await toJson(deps.db, page.data), nextCursor: page.nextCursor };
 }
@@ -83,9 +74,9 @@ export async function revokeScimToken(deps: Deps, caller: Principal, id: string,
   const row = await deps.db.transaction(async (tx) => {
     const { row: current, target } = await findInScope(tx, caller, SCIM_TOKEN, id);
     if (current.revokedAt) return current;
-    const [revoked] = await tx.update(scimTokens).set({ revokedAt: deps.clock.now() }).where(eq(scimTokens.id, id)).returning();
+    const revoked = await revokeScimTokenRow(tx, id, deps.clock.now());
     await deps.audit.record(tx, { action: 'scim_token.revoke', actor: actorOf(caller), ...auditTenant(target), resourceType: 'scim_token', resourceId: id, details: { name: current.name } }, meta);
-    return revoked!;
+    return revoked;
   });
   return (await toJson(deps.db, [row]))[0]!;
 }

@@ -1,9 +1,8 @@
 // SCIM Users (RFC 7644 3.3-3.6) in the token's tenant. A resource is one account's membership here: created (a new
 // account, invited by mail when the token says so, or an existing account linked), read, listed with a filter
 // translated to SQL, replaced, patched and deleted, each in one transaction with its audit record.
-import { and, asc, eq, inArray, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/connect.js';
-import { organizations, partners, scimGroupMembers, scimGroups, scimUsers, users, type ScimEmail } from '../../db/schema/index.js';
+import type { ScimEmail } from './repo.js';
 import type { Deps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
@@ -11,36 +10,13 @@ import { createInviteToken, inviteUrl } from '../auth/invites.js';
 import { mails } from '../auth/mail-templates.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 import { findMember } from '../users/membership-repo.js';
-import { applyPatch, assertIfMatch, assertResourceId, etag, inTenant, lockTenant, paging, project } from './common.js';
+import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
 import type { ScimCaller } from './context.js';
-import { filterToSql, type FilterTarget } from './filter.js';
 import { endMembership, syncMembership } from './membership.js';
+import { accountByEmail, accountById, accountIdByEmail, accountInUse, deleteAccount, deleteScimUser, findUserRow, groupsOfUsers, insertAccount, insertScimUser, lockInvite, lockTenant, pageOfUsers, tenantName, updateAccount, updateScimUser, userClash, type ScimUserRow } from './repo.js';
 import { LIST_RESPONSE, scimUserInput, USER_SCHEMA, type PatchBody, type ScimUserInput } from './schemas.js';
 
-type Row = typeof scimUsers.$inferSelect;
-
-const emailElements = (cond: SQL) => sql`exists (select 1 from jsonb_array_elements(${scimUsers.emails}) e where ${cond})`;
-export const USER_FILTER: FilterTarget = {
-  schema: USER_SCHEMA,
-  columns: {
-    id: { sql: sql`${scimUsers.id}`, kind: 'id' },
-    username: { sql: sql`${scimUsers.userName}`, kind: 'ci' },
-    externalid: { sql: sql`${scimUsers.externalId}`, kind: 'string' },
-    displayname: { sql: sql`${scimUsers.displayName}`, kind: 'ci' },
-    'name.givenname': { sql: sql`${scimUsers.givenName}`, kind: 'ci' },
-    'name.familyname': { sql: sql`${scimUsers.familyName}`, kind: 'ci' },
-    active: { sql: sql`${scimUsers.active}`, kind: 'boolean' },
-    'meta.created': { sql: sql`${scimUsers.createdAt}`, kind: 'date' },
-    'meta.lastmodified': { sql: sql`${scimUsers.updatedAt}`, kind: 'date' },
-  },
-  multi: {
-    emails: {
-      exists: emailElements,
-      primary: 'value',
-      sub: { value: { sql: sql`(e->>'value')`, kind: 'ci' }, type: { sql: sql`(e->>'type')`, kind: 'ci' }, primary: { sql: sql`(e->>'primary')::boolean`, kind: 'boolean' } },
-    },
-  },
-};
+type Row = ScimUserRow;
 
 const location = (deps: Deps, id: string) => `${deps.config.publicUrl}/scim/v2/Users/${id}`;
 
@@ -64,12 +40,7 @@ export type ScimUserJson = ReturnType<typeof userJson>;
 async function groupsOf(db: Deps['db'] | Tx, ids: string[]) {
   const out = new Map<string, { id: string; displayName: string }[]>();
   if (!ids.length) return out;
-  const rows = await db
-    .select({ userId: scimGroupMembers.scimUserId, id: scimGroups.id, displayName: scimGroups.displayName })
-    .from(scimGroupMembers)
-    .innerJoin(scimGroups, eq(scimGroups.id, scimGroupMembers.groupId))
-    .where(inArray(scimGroupMembers.scimUserId, ids))
-    .orderBy(asc(scimGroups.displayName));
+  const rows = await groupsOfUsers(db, ids);
   for (const r of rows) out.set(r.userId, [...(out.get(r.userId) ?? []), { id: r.id, displayName: r.displayName }]);
   return out;
 }
@@ -79,7 +50,7 @@ async function jsonOf(deps: Deps, db: Deps['db'] | Tx, r: Row) {
 }
 
 async function findRow(db: Deps['db'] | Tx, t: TargetScope, id: string): Promise<Row> {
-  const [row] = await db.select().from(scimUsers).where(and(eq(scimUsers.id, assertResourceId(id, 'user')), inTenant(scimUsers, t))).limit(1);
+  const row = await findUserRow(db, t, assertResourceId(id, 'user'));
   if (!row) throw notFound('user');
   return row;
 }
@@ -90,13 +61,11 @@ export async function getUser(deps: Deps, caller: ScimCaller, id: string) {
 
 export async function listUsers(deps: Deps, caller: ScimCaller, q: { filter?: string; startIndex?: number; count?: number; attributes?: string; excludedAttributes?: string }) {
   const { startIndex, count, offset } = paging(q);
-  const where = and(inTenant(scimUsers, caller.target), q.filter ? filterToSql(USER_FILTER, q.filter) : undefined);
-  const [total] = await deps.db.select({ n: sql<number>`count(*)::int` }).from(scimUsers).where(where);
-  const rows = count === 0 ? [] : await deps.db.select().from(scimUsers).where(where).orderBy(asc(scimUsers.createdAt), asc(scimUsers.id)).limit(count).offset(offset);
+  const { total, rows } = await pageOfUsers(deps.db, caller.target, q.filter, count, offset);
   const groups = await groupsOf(deps.db, rows.map((r) => r.id));
   return {
     schemas: [LIST_RESPONSE],
-    totalResults: Number(total?.n ?? 0),
+    totalResults: total,
     startIndex,
     itemsPerPage: rows.length,
     Resources: rows.map((r) => project(userJson(deps, r, groups.get(r.id) ?? []), q, USER_SCHEMA)),
@@ -122,11 +91,7 @@ function normalise(input: ScimUserInput) {
 }
 
 async function assertUnique(tx: Tx, t: TargetScope, f: { userName: string; externalId: string | null }, selfId?: string) {
-  const [clash] = await tx
-    .select({ userName: scimUsers.userName, externalId: scimUsers.externalId })
-    .from(scimUsers)
-    .where(and(inTenant(scimUsers, t), selfId ? ne(scimUsers.id, selfId) : undefined, or(sql`lower(${scimUsers.userName}) = lower(${f.userName})`, f.externalId !== null ? eq(scimUsers.externalId, f.externalId) : undefined)))
-    .limit(1);
+  const clash = await userClash(tx, t, f, selfId);
   if (clash) {
     const which = clash.userName.toLowerCase() === f.userName.toLowerCase() ? 'userName' : 'externalId';
     throw new AppError('user_exists_in_scope', `A user with this ${which} is already provisioned here.`);
@@ -134,8 +99,7 @@ async function assertUnique(tx: Tx, t: TargetScope, f: { userName: string; exter
 }
 
 async function tenantLabel(tx: Tx, t: TargetScope) {
-  if (t.orgId) return (await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, t.orgId)))[0]?.name ?? 'your organization';
-  return (await tx.select({ name: partners.name }).from(partners).where(eq(partners.id, t.partnerId)))[0]?.name ?? 'your partner';
+  return (await tenantName(tx, t)) ?? (t.orgId ? 'your organization' : 'your partner');
 }
 
 export async function createUser(deps: Deps, caller: ScimCaller, input: ScimUserInput, meta: AuditRequestMeta) {
@@ -145,29 +109,26 @@ export async function createUser(deps: Deps, caller: ScimCaller, input: ScimUser
   const row = await deps.db.transaction(async (tx) => {
     await lockTenant(tx, t);
     await assertUnique(tx, t, fields);
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invite:${address}`}, 0))`);
-    let [account] = await tx.select().from(users).where(sql`lower(${users.email}) = ${address}`).limit(1);
+    await lockInvite(tx, address);
+    let account = await accountByEmail(tx, address);
     // An account already a member here by other means is not SCIM's to take over.
     if (account && (await findMember(tx, t, account.id))) throw new AppError('user_exists_in_scope', 'An account with this e-mail is already a member here.');
     const owns = !account;
-    if (!account) [account] = await tx.insert(users).values({ email: address, name: accountName, status: 'invited', createdAt: now, updatedAt: now }).returning();
-    const [created] = await tx
-      .insert(scimUsers)
-      .values({ ...fields, partnerId: t.partnerId, orgId: t.orgId, userId: account!.id, ownsAccount: owns, defaultRoleId: caller.defaultRoleId, createdAt: now, updatedAt: now })
-      .returning();
-    const sync = await syncMembership(deps, tx, caller, created!);
+    if (!account) account = await insertAccount(tx, { email: address, name: accountName, status: 'invited', createdAt: now, updatedAt: now });
+    const created = await insertScimUser(tx, { ...fields, partnerId: t.partnerId, orgId: t.orgId, userId: account.id, ownsAccount: owns, defaultRoleId: caller.defaultRoleId, createdAt: now, updatedAt: now });
+    const sync = await syncMembership(deps, tx, caller, created);
     // A new account sets its password through the invitation (or signs in by SSO: sendInvitations false).
     let mailed: 'invitation' | 'added' | null = null;
-    if (sync.roleId && account!.status === 'invited' && caller.sendInvitations) {
-      const token = await createInviteToken(tx, now, account!.id, { scope: t.kind, partnerId: t.partnerId, orgId: t.orgId, roleId: sync.roleId }, null);
+    if (sync.roleId && account.status === 'invited' && caller.sendInvitations) {
+      const token = await createInviteToken(tx, now, account.id, { scope: t.kind, partnerId: t.partnerId, orgId: t.orgId, roleId: sync.roleId }, null);
       await deps.outbox.enqueue(tx, mails.invitation(address, { inviterName: caller.tokenName, tenantName: await tenantLabel(tx, t), url: inviteUrl(deps.config.appUrl, token) }));
       mailed = 'invitation';
-    } else if (sync.roleId && account!.status === 'active') {
+    } else if (sync.roleId && account.status === 'active') {
       await deps.outbox.enqueue(tx, mails.addedToTenant(address, { inviterName: caller.tokenName, tenantName: await tenantLabel(tx, t), url: `${deps.config.appUrl}/login` }));
       mailed = 'added';
     }
-    await deps.audit.record(tx, { action: 'scim.user.create', actor: caller.actor, ...auditTenant(t), resourceType: 'user', resourceId: account!.id, details: { scimId: created!.id, email: address, externalId: fields.externalId, roleId: sync.roleId, existingAccount: !owns, active: fields.active, mailed } }, meta);
-    return created!;
+    await deps.audit.record(tx, { action: 'scim.user.create', actor: caller.actor, ...auditTenant(t), resourceType: 'user', resourceId: account.id, details: { scimId: created.id, email: address, externalId: fields.externalId, roleId: sync.roleId, existingAccount: !owns, active: fields.active, mailed } }, meta);
+    return created;
   });
   deps.outbox.kick();
   return jsonOf(deps, deps.db, row);
@@ -183,23 +144,21 @@ async function writeUser(deps: Deps, caller: ScimCaller, id: string, ifMatch: st
     const { fields, address, accountName } = normalise(await next(current, tx));
     await assertUnique(tx, t, fields, current.id);
     if (current.ownsAccount) {
-      const [account] = await tx.select().from(users).where(eq(users.id, current.userId));
+      const account = await accountById(tx, current.userId);
       if (account && account.email.toLowerCase() !== address) {
-        const [taken] = await tx.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = ${address}`).limit(1);
+        const taken = await accountIdByEmail(tx, address);
         if (taken) throw new AppError('email_taken', 'Another account already uses this e-mail address.');
       }
-      await tx.update(users).set({ email: address, name: accountName, updatedAt: deps.clock.now() }).where(eq(users.id, current.userId));
+      await updateAccount(tx, current.userId, { email: address, name: accountName, updatedAt: deps.clock.now() });
     }
     const changed = (Object.keys(fields) as (keyof typeof fields)[]).filter((k) => JSON.stringify(fields[k]) !== JSON.stringify(current[k]));
-    const [updated] = changed.length
-      ? await tx.update(scimUsers).set({ ...fields, version: current.version + 1, updatedAt: deps.clock.now() }).where(eq(scimUsers.id, current.id)).returning()
-      : [current];
-    const sync = await syncMembership(deps, tx, caller, updated!);
+    const updated = changed.length ? await updateScimUser(tx, current.id, { ...fields, version: current.version + 1, updatedAt: deps.clock.now() }) : current;
+    const sync = await syncMembership(deps, tx, caller, updated);
     if (changed.length) {
       const action = changed.includes('active') ? (fields.active ? 'scim.user.activate' : 'scim.user.deactivate') : 'scim.user.update';
       await deps.audit.record(tx, { action, actor: caller.actor, ...auditTenant(t), resourceType: 'user', resourceId: current.userId, details: { scimId: current.id, changed: changed.sort(), roleId: sync.roleId, sessionsRevoked: sync.sessionsRevoked } }, meta);
     }
-    return updated!;
+    return updated;
   });
   return jsonOf(deps, deps.db, row);
 }
@@ -232,12 +191,11 @@ export async function deleteUser(deps: Deps, caller: ScimCaller, id: string, ifM
     const current = await findRow(tx, t, id);
     assertIfMatch(ifMatch, current.version);
     const revoked = await endMembership(deps, tx, t, current.userId);
-    await tx.delete(scimUsers).where(eq(scimUsers.id, current.id));
+    await deleteScimUser(tx, current.id);
     let accountDeleted = false;
     if (current.ownsAccount) {
-      const rest = await tx.execute(sql`select 1 from partner_users where user_id = ${current.userId} union all select 1 from organization_users where user_id = ${current.userId} union all select 1 from scim_users where user_id = ${current.userId} limit 1`);
-      if (!(rest as unknown as { rows: unknown[] }).rows.length) {
-        await tx.delete(users).where(eq(users.id, current.userId));
+      if (!(await accountInUse(tx, current.userId))) {
+        await deleteAccount(tx, current.userId);
         accountDeleted = true;
       }
     }
