@@ -37,11 +37,16 @@ export interface OwnerColumns {
   orgId: PgColumn;
 }
 
-/** A condition on an org_id column: the organisations the caller may act on. */
-export function orgCondition(s: TenantScope, column: PgColumn): SQL | undefined {
+/**
+ * A condition on an org_id column: the organisations the caller may act on. `partnerColumn`: the row carries its
+ * partner itself (the organizations table), so a partner-wide caller filters on it and the (partner, ...) indexes
+ * give the page order, instead of a join through the partner's organisations.
+ */
+export function orgCondition(s: TenantScope, column: PgColumn, partnerColumn?: PgColumn): SQL | undefined {
   const o = s.orgs;
   if (o.kind === 'one') return eq(column, o.orgId);
   const notRefused = o.except.length ? notInArray(column, o.except) : undefined;
+  if (o.kind === 'partner' && partnerColumn) return and(eq(partnerColumn, o.partnerId), notRefused);
   if (o.kind === 'partner') return and(inArray(column, sql`(select id from organizations where partner_id = ${o.partnerId})`), notRefused);
   if (o.ids.length) return and(inArray(column, o.ids), notRefused);
   return eq(column, NONE);

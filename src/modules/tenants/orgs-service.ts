@@ -40,9 +40,9 @@ export async function listOrgs(db: Executor, p: Principal, q: { limit: number; c
     .from(organizations)
     .where(
       and(
-        orgCondition(scopeOf(p), organizations.id),
+        orgCondition(scopeOf(p), organizations.id, organizations.partnerId),
         q.search ? ilike(organizations.name, likePrefix(q.search)) : undefined,
-        after ? or(gt(sql`lower(${organizations.name})`, after.n), and(eq(sql`lower(${organizations.name})`, after.n), gt(organizations.id, after.id))) : undefined,
+        after ? sql`(lower(${organizations.name}), ${organizations.id}) > (${after.n}, ${after.id})` : undefined,
       ),
     )
     .orderBy(asc(sql`lower(${organizations.name})`), asc(organizations.id))
