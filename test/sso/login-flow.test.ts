@@ -1,6 +1,6 @@
 // The SSO login flow against a real OpenID Provider (oidc-provider, in-process on loopback), driven through the
 // whole redirect chain: /sso/login → IdP authorize → login and consent interactions → /sso/callback → /sso/exchange.
-import { and, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditLogs, organizationUsers, partnerUsers, ssoIdentities, ssoSessions, users } from '../../src/db/schema/index.js';
@@ -163,7 +163,8 @@ describe('links are bound to the issuer', () => {
     const moved = await s.api.patch(`/sso/providers/${s.provider.id}`, { issuer: otherIdp.issuer, clientId: otherIdp.clientId, clientSecret: otherIdp.clientSecret }, q);
     expect(moved.status, moved.text).toBe(200);
     expect(await identitiesOf(old.body.user.id)).toHaveLength(0);
-    const [rec] = (await t.deps.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'sso.provider.update'), eq(auditLogs.resourceId, s.provider.id)))).slice(-1);
+    // The newest update of this provider (set-up may have updated it too): ordered, never the driver's row order.
+    const [rec] = await t.deps.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'sso.provider.update'), eq(auditLogs.resourceId, s.provider.id))).orderBy(desc(auditLogs.seq)).limit(1);
     expect(rec!.details).toMatchObject({ identitiesUnlinked: 1 });
 
     const other = await exchange(t, (await runSsoLogin(t, s.org.id, { idp: otherIdp, user: idpUser(`new.person@${s.domain}`, { sub }) })).ssoCode!);
