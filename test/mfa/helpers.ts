@@ -142,7 +142,8 @@ export async function auditOf(t: TestApp, action: string, resourceId?: string) {
   return t.deps.db
     .select()
     .from(auditLogs)
-    .where(resourceId ? and(eq(auditLogs.action, action), eq(auditLogs.resourceId, resourceId)) : eq(auditLogs.action, action));
+    .where(resourceId ? and(eq(auditLogs.action, action), eq(auditLogs.resourceId, resourceId)) : eq(auditLogs.action, action))
+    .orderBy(auditLogs.seq);
 }
 
 export async function userRow(t: TestApp, userId: string) {

@@ -164,7 +164,7 @@ describe('pausing and deleting', () => {
     expect(await deliveryRows(t, id)).toHaveLength(0);
     expect((await admin.api.delete(`/webhooks/${id}`)).body).toEqual({ success: true });
     expect((await admin.api.get(`/webhooks/${id}`)).status).toBe(404);
-    const actions = (await t.deps.db.select().from(auditLogs).where(eq(auditLogs.resourceId, id))).map((a) => a.action);
+    const actions = (await t.deps.db.select().from(auditLogs).where(eq(auditLogs.resourceId, id)).orderBy(auditLogs.seq)).map((a) => a.action);
     expect(actions).toEqual(['webhook.create', 'webhook.update', 'webhook.delete']);
   });
 });
