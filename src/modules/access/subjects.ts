@@ -4,7 +4,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { GRANTS_SQL, ORG_POLICIES_SQL, membershipRoleId, userPrincipal, type MembershipFacts } from '../../http/authenticate.js';
 import type { Principal } from '../../http/context.js';
-import type { ResolvedRole, RoleCache } from '../roles/resolver.js';
+import type { ResolvedRole, RoleCache } from '../roles/index.js';
 import { serviceAccountPrincipal, type ServiceAccountFacts } from '../service-accounts/index.js';
 
 const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;

@@ -9,7 +9,7 @@ import { principalOf } from '../../http/guards.js';
 import { findContact } from '../contacts/service.js';
 import { findDevice } from '../devices/index.js';
 import { PERMISSIONS as P, type PermissionKey } from '../../access/catalog.js';
-import { hasPermission } from '../roles/resolver.js';
+import { hasPermission } from '../roles/index.js';
 import { accessibleOrg, scopeOf, siteRestriction } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';
 import { contactKeys, siteNames, visibleDeviceHosts } from './repo.js';

@@ -11,7 +11,7 @@ import { sha256 } from '../../platform/crypto.js';
 import { REFRESH_COOKIE } from '../auth/cookies.js';
 import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
 import { deletePasskey, listPasskeys, loginOptions, registrationOptions, renamePasskey, verifyLoginPasskey, verifyRegistration } from '../passkeys/service.js';
-import { idParam } from '../roles/schemas.js';
+import { idParam } from '../roles/index.js';
 import { sessionHoldsRefresh } from './repo.js';
 import {
   deletePasskeyBody,

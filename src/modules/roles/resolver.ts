@@ -1,8 +1,10 @@
 // Effective permissions of a role: its own plus its ancestors' (single-parent chain of at most 16 roles).
 // Cached per role; the cache is keyed by the authz epoch that every request reads with its session check,
 // so a change made on any instance is seen by the next request everywhere.
-import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
+import { roleChainRows } from './repo.js';
+
+export { bumpAuthzEpoch } from './repo.js';
 
 export const MAX_ROLE_DEPTH = 16;
 
@@ -20,20 +22,7 @@ export interface ResolvedRole {
 }
 
 export async function loadRoleChain(db: Executor, roleId: string): Promise<ResolvedRole | null> {
-  const result = await db.execute(sql`
-    with recursive chain(id, parent_role_id, depth) as (
-      select id, parent_role_id, 0 from roles where id = ${roleId}
-      union all
-      select r.id, r.parent_role_id, c.depth + 1 from roles r join chain c on r.id = c.parent_role_id
-      where c.depth < ${MAX_ROLE_DEPTH - 1}
-    )
-    select c.id as role_id, r.name, r.force_mfa, r.phishing_resistant_only, c.depth, p.resource, p.action
-    from chain c
-    join roles r on r.id = c.id
-    left join role_permissions rp on rp.role_id = c.id
-    left join permissions p on p.id = rp.permission_id
-    order by c.depth, p.resource, p.action`);
-  const rows = (result as unknown as { rows: Record<string, unknown>[] }).rows;
+  const rows = await roleChainRows(db, roleId, MAX_ROLE_DEPTH);
   if (rows.length === 0) return null;
   const chain: { id: string; name: string }[] = [];
   const seen = new Map<string, ResolvedRole['sources'][number]>();
@@ -75,9 +64,4 @@ export class RoleCache {
 
 export function hasPermission(perms: ReadonlySet<string>, required: string): boolean {
   return perms.has('*:*') || perms.has(required);
-}
-
-/** Bump in the same transaction as any change to a role, its parent, its permissions or its Force MFA flag (assignments are read live). */
-export async function bumpAuthzEpoch(tx: Executor): Promise<void> {
-  await tx.execute(sql`update authz_state set epoch = epoch + 1 where id = 1`);
 }

@@ -1,23 +1,20 @@
 // Roles (spec 2.2, 4.2, 5.7; CONTRACT 5): custom roles scoped to a partner or an organisation, single-parent
 // inheritance, immutable system roles, and the permission ceiling.
-import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor, Tx } from '../../db/connect.js';
-import { rolesVisibleIn } from '../../db/tenant-scope.js';
-import { organizationUsers, partnerUsers, permissions, rolePermissions, roles, serviceAccounts } from '../../db/schema/index.js';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 import { canonicalAction, CATALOG_ENTRIES, isCatalogued } from '../../access/catalog.js';
-import { bumpAuthzEpoch, hasPermission, loadRoleChain, MAX_ROLE_DEPTH } from './resolver.js';
+import { bumpAuthzEpoch, childRoleCount, deleteRoleRow, descendantDepth as depthBelow, directPermissionRows, findRoleRow, holderCount, insertRole, listRoleRows, lockOwner, memberCounts, roleNamesByIds, scimUsesRole, serviceAccountCount, setPermissions, ssoDefaultRole, updateRoleRow, type RoleRow } from './repo.js';
+import { hasPermission, loadRoleChain, MAX_ROLE_DEPTH } from './resolver.js';
 
-type RoleRow = typeof roles.$inferSelect;
 
 export async function findRole(db: Executor, target: TargetScope, id: string): Promise<RoleRow> {
-  const [row] = await db.select().from(roles).where(and(eq(roles.id, id), rolesVisibleIn(target))).limit(1);
+  const row = await findRoleRow(db, target, id);
   if (!row) throw notFound('role');
   return row;
 }
@@ -25,25 +22,14 @@ export async function findRole(db: Executor, target: TargetScope, id: string): P
 /** Members of the target scope holding a role (a system role's count never includes other tenants). */
 async function userCounts(db: Executor, target: TargetScope, roleIds: string[]): Promise<Map<string, number>> {
   if (roleIds.length === 0) return new Map();
-  const rows =
-    target.kind === 'partner'
-      ? await db
-          .select({ roleId: partnerUsers.roleId, n: sql<number>`count(*)::int` })
-          .from(partnerUsers)
-          .where(and(eq(partnerUsers.partnerId, target.partnerId), inArray(partnerUsers.roleId, roleIds)))
-          .groupBy(partnerUsers.roleId)
-      : await db
-          .select({ roleId: organizationUsers.roleId, n: sql<number>`count(*)::int` })
-          .from(organizationUsers)
-          .where(and(eq(organizationUsers.orgId, target.orgId), inArray(organizationUsers.roleId, roleIds)))
-          .groupBy(organizationUsers.roleId);
+  const rows = await memberCounts(db, target, roleIds);
   return new Map(rows.map((r) => [r.roleId, Number(r.n)]));
 }
 
 async function toJson(db: Executor, target: TargetScope, rows: RoleRow[]) {
   const counts = await userCounts(db, target, rows.map((r) => r.id));
   const parentIds = [...new Set(rows.map((r) => r.parentRoleId).filter((x): x is string => !!x))];
-  const parents = parentIds.length ? await db.select({ id: roles.id, name: roles.name }).from(roles).where(inArray(roles.id, parentIds)) : [];
+  const parents = parentIds.length ? await roleNamesByIds(db, parentIds) : [];
   const parentName = new Map(parents.map((p) => [p.id, p.name]));
   return rows.map((r) => ({
     id: r.id,
@@ -64,29 +50,13 @@ const roleCursor = z.object({ n: z.string(), id: z.uuid() });
 
 export async function listRoles(db: Executor, target: TargetScope, q: { limit: number; cursor?: string; search?: string }) {
   const after = decodeCursor(q.cursor, roleCursor);
-  const rows = await db
-    .select()
-    .from(roles)
-    .where(
-      and(
-        rolesVisibleIn(target),
-        q.search ? ilike(roles.name, likePrefix(q.search)) : undefined,
-        after ? or(gt(sql`lower(${roles.name})`, after.n), and(eq(sql`lower(${roles.name})`, after.n), gt(roles.id, after.id))) : undefined,
-      ),
-    )
-    .orderBy(asc(sql`lower(${roles.name})`), asc(roles.id))
-    .limit(q.limit + 1);
+  const rows = await listRoleRows(db, target, { search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ n: r.name.toLowerCase(), id: r.id }));
   return { data: await toJson(db, target, page.data), nextCursor: page.nextCursor };
 }
 
 export async function directPermissions(db: Executor, roleId: string) {
-  return db
-    .select({ resource: permissions.resource, action: permissions.action })
-    .from(rolePermissions)
-    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
-    .where(eq(rolePermissions.roleId, roleId))
-    .orderBy(permissions.resource, permissions.action);
+  return directPermissionRows(db, roleId);
 }
 
 export async function getRoleDetail(db: Executor, target: TargetScope, id: string) {
@@ -132,20 +102,8 @@ async function effectiveWith(db: Executor, direct: string[], parentRoleId: strin
 export const expandWildcard = (keys: Iterable<string>) =>
   [...keys].includes('*:*') ? CATALOG_ENTRIES.map((e) => `${e.resource}:${e.action}`) : [...keys];
 
-/** Serialises structural role changes of one owner, so two concurrent edits cannot build a cycle. */
-async function lockOwner(tx: Tx, target: TargetScope) {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`roles:${target.orgId ?? target.partnerId}`}, 0))`);
-}
-
 /** Deepest chain below a role (0 = no children). */
-async function descendantDepth(tx: Executor, roleId: string): Promise<number> {
-  const res = await tx.execute(sql`
-    with recursive d(id, depth) as (
-      select id, 1 from roles where parent_role_id = ${roleId}
-      union all select r.id, d.depth + 1 from roles r join d on r.parent_role_id = d.id where d.depth < ${MAX_ROLE_DEPTH + 1}
-    ) select coalesce(max(depth), 0) as depth from d`);
-  return Number((res as unknown as { rows: { depth: number }[] }).rows[0]?.depth ?? 0);
-}
+const descendantDepth = (tx: Executor, roleId: string) => depthBelow(tx, roleId, MAX_ROLE_DEPTH);
 
 async function checkParent(tx: Tx, target: TargetScope, roleId: string | null, parentRoleId: string, appliesTo: 'partner' | 'organization') {
   const parent = await findRole(tx, target, parentRoleId).catch(() => {
@@ -162,17 +120,6 @@ async function checkParent(tx: Tx, target: TargetScope, roleId: string | null, p
   if (roleId && chain?.chain.some((c) => c.id === roleId)) throw new AppError('circular_inheritance');
   const below = roleId ? await descendantDepth(tx, roleId) : 0;
   if ((chain?.chain.length ?? 0) + 1 + below > MAX_ROLE_DEPTH) throw new AppError('inheritance_too_deep');
-}
-
-async function setPermissions(tx: Tx, roleId: string, keys: string[]) {
-  await tx.delete(rolePermissions).where(eq(rolePermissions.roleId, roleId));
-  if (keys.length === 0) return;
-  const pairs = keys.map((k) => k.split(':') as [string, string]);
-  const ids = await tx
-    .select({ id: permissions.id })
-    .from(permissions)
-    .where(or(...pairs.map(([r, a]) => and(eq(permissions.resource, r), eq(permissions.action, a)))));
-  await tx.insert(rolePermissions).values(ids.map((p) => ({ roleId, permissionId: p.id })));
 }
 
 const nameTaken = (err: unknown) => {
@@ -194,27 +141,24 @@ export async function createRole(
       await lockOwner(tx, target);
       if (body.parentRoleId) await checkParent(tx, target, null, body.parentRoleId, appliesTo);
       assertWithinCeiling(caller.permissions, await effectiveWith(tx, keys, body.parentRoleId ?? null));
-      const [row] = await tx
-        .insert(roles)
-        .values({
-          scope: target.kind,
-          appliesTo,
-          partnerId: target.partnerId,
-          orgId: target.orgId,
-          name: body.name,
-          description: body.description ?? null,
-          parentRoleId: body.parentRoleId ?? null,
-          forceMfa: body.forceMfa ?? false,
-          phishingResistantOnly: body.phishingResistantOnly ?? false,
-        })
-        .returning();
-      await setPermissions(tx, row!.id, keys);
+      const row = await insertRole(tx, {
+        scope: target.kind,
+        appliesTo,
+        partnerId: target.partnerId,
+        orgId: target.orgId,
+        name: body.name,
+        description: body.description ?? null,
+        parentRoleId: body.parentRoleId ?? null,
+        forceMfa: body.forceMfa ?? false,
+        phishingResistantOnly: body.phishingResistantOnly ?? false,
+      });
+      await setPermissions(tx, row.id, keys);
       await deps.audit.record(
         tx,
-        { action: 'role.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: row!.id, details: { name: body.name, permissions: keys, parentRoleId: body.parentRoleId ?? null } },
+        { action: 'role.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: row.id, details: { name: body.name, permissions: keys, parentRoleId: body.parentRoleId ?? null } },
         meta,
       );
-      return row!.id;
+      return row.id;
     });
     return getRoleDetail(deps.db, target, id);
   } catch (err) {
@@ -243,17 +187,14 @@ export async function updateRole(
       if (body.parentRoleId) await checkParent(tx, target, id, body.parentRoleId, role.appliesTo);
       const direct = keys ?? (await directPermissions(tx, id)).map((p) => `${p.resource}:${p.action}`);
       assertWithinCeiling(caller.permissions, await effectiveWith(tx, direct, parentRoleId));
-      await tx
-        .update(roles)
-        .set({
-          name: body.name ?? role.name,
-          description: body.description === undefined ? role.description : body.description,
-          parentRoleId,
-          forceMfa: body.forceMfa ?? role.forceMfa,
-          phishingResistantOnly: body.phishingResistantOnly ?? role.phishingResistantOnly,
-          updatedAt: deps.clock.now(),
-        })
-        .where(eq(roles.id, id));
+      await updateRoleRow(tx, id, {
+        name: body.name ?? role.name,
+        description: body.description === undefined ? role.description : body.description,
+        parentRoleId,
+        forceMfa: body.forceMfa ?? role.forceMfa,
+        phishingResistantOnly: body.phishingResistantOnly ?? role.phishingResistantOnly,
+        updatedAt: deps.clock.now(),
+      });
       if (keys) await setPermissions(tx, id, keys);
       await bumpAuthzEpoch(tx);
       await deps.audit.record(
@@ -274,21 +215,16 @@ export async function deleteRole(deps: Deps, caller: Principal, target: TargetSc
     await lockOwner(tx, target);
     const role = await findRole(tx, target, id);
     if (role.isSystem) throw new AppError('system_role_immutable', 'Cannot delete system roles.');
-    const [pu] = await tx.select({ n: sql<number>`count(*)::int` }).from(partnerUsers).where(eq(partnerUsers.roleId, id));
-    const [ou] = await tx.select({ n: sql<number>`count(*)::int` }).from(organizationUsers).where(eq(organizationUsers.roleId, id));
-    const userCount = Number(pu?.n ?? 0) + Number(ou?.n ?? 0);
+    const userCount = await holderCount(tx, id);
     if (userCount > 0) throw new AppError('role_has_users', undefined, { userCount });
-    const [sa] = await tx.select({ n: sql<number>`count(*)::int` }).from(serviceAccounts).where(eq(serviceAccounts.roleId, id));
-    if (Number(sa?.n ?? 0) > 0) throw new AppError('role_has_users', 'Cannot delete a role that service accounts hold.', { userCount: 0, serviceAccountCount: Number(sa!.n) });
-    const [children] = await tx.select({ n: sql<number>`count(*)::int` }).from(roles).where(eq(roles.parentRoleId, id));
-    const childRoleCount = Number(children?.n ?? 0);
-    if (childRoleCount > 0) throw new AppError('role_has_children', undefined, { childRoleCount });
+    const accounts = await serviceAccountCount(tx, id);
+    if (accounts > 0) throw new AppError('role_has_users', 'Cannot delete a role that service accounts hold.', { userCount: 0, serviceAccountCount: accounts });
+    const children = await childRoleCount(tx, id);
+    if (children > 0) throw new AppError('role_has_children', undefined, { childRoleCount: children });
     assertWithinCeiling(caller.permissions, (await loadRoleChain(tx, id))?.permissions ?? []);
-    const inUse = await tx.execute(sql`select 1 from sso_providers where default_role_id = ${id} limit 1`);
-    if ((inUse as unknown as { rows: unknown[] }).rows.length) throw new AppError('resource_in_use', 'The role is the default role of an SSO provider.');
-    const scimUse = await tx.execute(sql`select 1 from scim_tokens where default_role_id = ${id} union all select 1 from scim_users where default_role_id = ${id} union all select 1 from scim_groups where role_id = ${id} limit 1`);
-    if ((scimUse as unknown as { rows: unknown[] }).rows.length) throw new AppError('resource_in_use', 'The role is the default role of a SCIM token or provisioned user, or a SCIM group maps to it.');
-    await tx.delete(roles).where(eq(roles.id, id));
+    if (await ssoDefaultRole(tx, id)) throw new AppError('resource_in_use', 'The role is the default role of an SSO provider.');
+    if (await scimUsesRole(tx, id)) throw new AppError('resource_in_use', 'The role is the default role of a SCIM token or provisioned user, or a SCIM group maps to it.');
+    await deleteRoleRow(tx, id);
     await bumpAuthzEpoch(tx);
     await deps.audit.record(
       tx,
@@ -307,17 +243,14 @@ export async function cloneRole(deps: Deps, caller: Principal, target: TargetSco
   try {
     const newId = await deps.db.transaction(async (tx) => {
       await lockOwner(tx, target);
-      const [row] = await tx
-        .insert(roles)
-        .values({ scope: target.kind, appliesTo: target.kind, partnerId: target.partnerId, orgId: target.orgId, name, description: source.description, forceMfa: chain?.forceMfa ?? source.forceMfa, phishingResistantOnly: chain?.phishingResistantOnly ?? source.phishingResistantOnly })
-        .returning();
-      await setPermissions(tx, row!.id, keys);
+      const row = await insertRole(tx, { scope: target.kind, appliesTo: target.kind, partnerId: target.partnerId, orgId: target.orgId, name, description: source.description, forceMfa: chain?.forceMfa ?? source.forceMfa, phishingResistantOnly: chain?.phishingResistantOnly ?? source.phishingResistantOnly });
+      await setPermissions(tx, row.id, keys);
       await deps.audit.record(
         tx,
-        { action: 'role.clone', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: row!.id, details: { sourceRoleId: id, name } },
+        { action: 'role.clone', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: row.id, details: { sourceRoleId: id, name } },
         meta,
       );
-      return row!.id;
+      return row.id;
     });
     return getRoleDetail(deps.db, target, newId);
   } catch (err) {

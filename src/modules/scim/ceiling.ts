@@ -2,8 +2,7 @@
 // who lost a permission, or left the tenant, no longer lends it to the identity provider.
 import type { Executor } from '../../db/connect.js';
 import { AppError } from '../../http/errors.js';
-import { loadRoleChain } from '../roles/resolver.js';
-import { assertWithinCeiling } from '../roles/service.js';
+import { assertWithinCeiling, loadRoleChain } from '../roles/index.js';
 import { accountStatus, orgMembership, partnerMembership } from './repo.js';
 
 export interface TokenOwner {

@@ -3,7 +3,7 @@
 // membership (its site and device-group restrictions kept aside) and the user's sessions there revoked at once.
 import type { Tx } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
-import { loadRoleChain } from '../roles/resolver.js';
+import { loadRoleChain } from '../roles/index.js';
 import { revokeUserSessions } from '../auth/sessions.js';
 import type { TargetScope } from '../tenants/scope.js';
 import { deleteMembership, setMembershipRole } from '../users/membership-repo.js';

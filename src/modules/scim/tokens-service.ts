@@ -7,7 +7,7 @@ import { personIdOf, type Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { findRole } from '../roles/service.js';
+import { findRole } from '../roles/index.js';
 import { findInScope, SCIM_TOKEN } from '../tenants/by-id.js';
 import { auditTenant, type TargetScope } from '../tenants/scope.js';
 import { assertWithinSiteScope } from '../users/guards.js';

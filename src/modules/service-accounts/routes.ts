@@ -9,7 +9,7 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam, orgQuery } from '../roles/schemas.js';
+import { idParam, orgQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/scope.js';
 import { createKey, listKeys, revokeKey } from './keys-service.js';
 import { apiKeyJson, createApiKeyBody, createdApiKey, createServiceAccountBody, keyListQuery, keyParams, serviceAccountJson, serviceAccountListQuery, updateServiceAccountBody } from './schemas.js';

@@ -10,7 +10,7 @@ import { authErrors, errors } from '../../http/schemas.js';
 import { notFound } from '../../http/errors.js';
 import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam } from '../roles/schemas.js';
+import { idParam } from '../roles/index.js';
 import { resolveTarget } from '../tenants/scope.js';
 import { findMember } from '../users/membership-repo.js';
 import { identitiesOf, unlinkOwnIdentity } from './identities-service.js';

@@ -9,7 +9,7 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam } from '../roles/schemas.js';
+import { idParam } from '../roles/index.js';
 import { findInScope, SSO_PROVIDER } from '../tenants/by-id.js';
 import { resolveTarget } from '../tenants/scope.js';
 import { BINDING_COOKIE, bindingCookieOptions, callbackUrl, checkOwner, completeLogin, discover, exchange, SsoFailure, SSO_SESSION_TTL_MS, startLogin } from './login-service.js';

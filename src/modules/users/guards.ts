@@ -4,8 +4,7 @@ import type { Executor } from '../../db/connect.js';
 import { organizationUsers, organizations, partnerUsers, partners, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { assertWithinCeiling } from '../roles/service.js';
-import { loadRoleChain } from '../roles/resolver.js';
+import { assertWithinCeiling, loadRoleChain } from '../roles/index.js';
 
 /** A caller may only administer a member whose role grants no more than the caller holds. */
 export async function assertTargetWithinCeiling(db: Executor, caller: Principal, targetRoleId: string): Promise<void> {

@@ -8,7 +8,7 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
 import { sessionJson } from '../auth/session-list.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam, orgQuery } from '../roles/schemas.js';
+import { idParam, orgQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/scope.js';
 import { endMemberSessionAsAdmin, memberSessions } from './sessions-admin.js';
 

@@ -9,7 +9,7 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam } from '../roles/schemas.js';
+import { idParam } from '../roles/index.js';
 import { findInScope, WEBHOOK } from '../tenants/by-id.js';
 import { resolveTarget } from '../tenants/scope.js';
 import { createdWebhookJson, createWebhookBody, deliveryJson, deliveryListQuery, pingResult, redeliverBody, redeliverResult, updateWebhookBody, webhookJson, webhookListQuery } from './schemas.js';

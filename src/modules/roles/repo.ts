@@ -1,0 +1,150 @@
+// Roles: the SQL of roles, their permissions and inheritance chains, and of what holds a role. Roles are read through
+// the target's visibility (rolesVisibleIn).
+import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
+import type { Executor, Tx } from '../../db/connect.js';
+import { organizationUsers, partnerUsers, permissions, rolePermissions, roles, serviceAccounts } from '../../db/schema/index.js';
+import { rolesVisibleIn, type Target } from '../../db/tenant-scope.js';
+import { likePrefix } from '../../http/pagination.js';
+
+export type RoleRow = typeof roles.$inferSelect;
+type NewRole = typeof roles.$inferInsert;
+
+/** A role and its ancestors (at most `maxDepth`), each with its own permissions, nearest first. */
+export async function roleChainRows(db: Executor, roleId: string, maxDepth: number): Promise<Record<string, unknown>[]> {
+  const result = await db.execute(sql`
+    with recursive chain(id, parent_role_id, depth) as (
+      select id, parent_role_id, 0 from roles where id = ${roleId}
+      union all
+      select r.id, r.parent_role_id, c.depth + 1 from roles r join chain c on r.id = c.parent_role_id
+      where c.depth < ${maxDepth - 1}
+    )
+    select c.id as role_id, r.name, r.force_mfa, r.phishing_resistant_only, c.depth, p.resource, p.action
+    from chain c
+    join roles r on r.id = c.id
+    left join role_permissions rp on rp.role_id = c.id
+    left join permissions p on p.id = rp.permission_id
+    order by c.depth, p.resource, p.action`);
+  return (result as unknown as { rows: Record<string, unknown>[] }).rows;
+}
+
+/** Bump in the same transaction as any change to a role, its parent, its permissions or its Force MFA flag (assignments are read live). */
+export async function bumpAuthzEpoch(tx: Executor): Promise<void> {
+  await tx.execute(sql`update authz_state set epoch = epoch + 1 where id = 1`);
+}
+
+export async function findRoleRow(db: Executor, target: Target, id: string): Promise<RoleRow | undefined> {
+  const [row] = await db.select().from(roles).where(and(eq(roles.id, id), rolesVisibleIn(target))).limit(1);
+  return row;
+}
+
+/** Members of the target scope holding each role (a system role's count never includes other tenants). */
+export async function memberCounts(db: Executor, target: Target, roleIds: string[]) {
+  return target.kind === 'partner'
+    ? db
+        .select({ roleId: partnerUsers.roleId, n: sql<number>`count(*)::int` })
+        .from(partnerUsers)
+        .where(and(eq(partnerUsers.partnerId, target.partnerId), inArray(partnerUsers.roleId, roleIds)))
+        .groupBy(partnerUsers.roleId)
+    : db
+        .select({ roleId: organizationUsers.roleId, n: sql<number>`count(*)::int` })
+        .from(organizationUsers)
+        .where(and(eq(organizationUsers.orgId, target.orgId), inArray(organizationUsers.roleId, roleIds)))
+        .groupBy(organizationUsers.roleId);
+}
+
+export const roleNamesByIds = (db: Executor, ids: string[]) => db.select({ id: roles.id, name: roles.name }).from(roles).where(inArray(roles.id, ids));
+
+/** One page (plus one row) of the roles visible in the target, by lower-cased name then id. */
+export function listRoleRows(db: Executor, target: Target, q: { search?: string; after: { n: string; id: string } | null; limit: number }) {
+  const after = q.after;
+  return db
+    .select()
+    .from(roles)
+    .where(
+      and(
+        rolesVisibleIn(target),
+        q.search ? ilike(roles.name, likePrefix(q.search)) : undefined,
+        after ? or(gt(sql`lower(${roles.name})`, after.n), and(eq(sql`lower(${roles.name})`, after.n), gt(roles.id, after.id))) : undefined,
+      ),
+    )
+    .orderBy(asc(sql`lower(${roles.name})`), asc(roles.id))
+    .limit(q.limit + 1);
+}
+
+export function directPermissionRows(db: Executor, roleId: string) {
+  return db
+    .select({ resource: permissions.resource, action: permissions.action })
+    .from(rolePermissions)
+    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
+    .where(eq(rolePermissions.roleId, roleId))
+    .orderBy(permissions.resource, permissions.action);
+}
+
+/** Serialises structural role changes of one owner, so two concurrent edits cannot build a cycle. */
+export async function lockOwner(tx: Tx, target: Target) {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`roles:${target.orgId ?? target.partnerId}`}, 0))`);
+}
+
+/** Deepest chain below a role (0 = no children), searched to `maxDepth + 1`. */
+export async function descendantDepth(tx: Executor, roleId: string, maxDepth: number): Promise<number> {
+  const res = await tx.execute(sql`
+    with recursive d(id, depth) as (
+      select id, 1 from roles where parent_role_id = ${roleId}
+      union all select r.id, d.depth + 1 from roles r join d on r.parent_role_id = d.id where d.depth < ${maxDepth + 1}
+    ) select coalesce(max(depth), 0) as depth from d`);
+  return Number((res as unknown as { rows: { depth: number }[] }).rows[0]?.depth ?? 0);
+}
+
+/** Replaces the role's direct permissions with `keys` (`resource:action`). */
+export async function setPermissions(tx: Tx, roleId: string, keys: string[]) {
+  await tx.delete(rolePermissions).where(eq(rolePermissions.roleId, roleId));
+  if (keys.length === 0) return;
+  const pairs = keys.map((k) => k.split(':') as [string, string]);
+  const ids = await tx
+    .select({ id: permissions.id })
+    .from(permissions)
+    .where(or(...pairs.map(([r, a]) => and(eq(permissions.resource, r), eq(permissions.action, a)))));
+  await tx.insert(rolePermissions).values(ids.map((p) => ({ roleId, permissionId: p.id })));
+}
+
+export async function insertRole(tx: Tx, values: NewRole): Promise<RoleRow> {
+  const [row] = await tx.insert(roles).values(values).returning();
+  return row!;
+}
+
+export async function updateRoleRow(tx: Tx, id: string, set: Partial<NewRole>): Promise<void> {
+  await tx.update(roles).set(set).where(eq(roles.id, id));
+}
+
+export async function deleteRoleRow(tx: Tx, id: string): Promise<void> {
+  await tx.delete(roles).where(eq(roles.id, id));
+}
+
+/** Members (partner and organisation) holding the role, anywhere. */
+export async function holderCount(tx: Tx, id: string): Promise<number> {
+  const [pu] = await tx.select({ n: sql<number>`count(*)::int` }).from(partnerUsers).where(eq(partnerUsers.roleId, id));
+  const [ou] = await tx.select({ n: sql<number>`count(*)::int` }).from(organizationUsers).where(eq(organizationUsers.roleId, id));
+  return Number(pu?.n ?? 0) + Number(ou?.n ?? 0);
+}
+
+export async function serviceAccountCount(tx: Tx, id: string): Promise<number> {
+  const [sa] = await tx.select({ n: sql<number>`count(*)::int` }).from(serviceAccounts).where(eq(serviceAccounts.roleId, id));
+  return Number(sa?.n ?? 0);
+}
+
+export async function childRoleCount(tx: Tx, id: string): Promise<number> {
+  const [children] = await tx.select({ n: sql<number>`count(*)::int` }).from(roles).where(eq(roles.parentRoleId, id));
+  return Number(children?.n ?? 0);
+}
+
+/** Whether an SSO provider has the role as its default. */
+export async function ssoDefaultRole(tx: Tx, id: string): Promise<boolean> {
+  const inUse = await tx.execute(sql`select 1 from sso_providers where default_role_id = ${id} limit 1`);
+  return (inUse as unknown as { rows: unknown[] }).rows.length > 0;
+}
+
+/** Whether a SCIM token or provisioned user has the role as its default, or a SCIM group maps to it. */
+export async function scimUsesRole(tx: Tx, id: string): Promise<boolean> {
+  const scimUse = await tx.execute(sql`select 1 from scim_tokens where default_role_id = ${id} union all select 1 from scim_users where default_role_id = ${id} union all select 1 from scim_groups where role_id = ${id} limit 1`);
+  return (scimUse as unknown as { rows: unknown[] }).rows.length > 0;
+}
