@@ -4,8 +4,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { decodeCursor, encodeCursor } from '../../http/pagination.js';
-import { ORGANIZATION, findInScope } from '../tenants/by-id.js';
-import { mspAccessOf } from '../tenants/settings.js';
+import { findInScope, mspAccessOf, ORGANIZATION } from '../tenants/index.js';
 import { orgAccessReasons } from './decision.js';
 import { userSubjects } from './subjects.js';
 

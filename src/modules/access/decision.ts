@@ -5,7 +5,7 @@
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { ipAllowed } from '../../platform/cidr.js';
-import { ipAllowlistOf, mspAccessOf } from '../tenants/settings.js';
+import { ipAllowlistOf, mspAccessOf } from '../tenants/index.js';
 import { hasPermission, type ResolvedRole } from '../roles/index.js';
 
 export const ACCESS_STEPS = ['account', 'membership', 'role', 'organization_access', 'site', 'device_group', 'mfa', 'ip_allowlist', 'msp_access'] as const;

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, encodeCursor } from '../../http/pagination.js';
-import { DEVICE, DEVICE_GROUP, ORGANIZATION, SITE, covers, type ByIdResource } from '../tenants/by-id.js';
+import { DEVICE, DEVICE_GROUP, ORGANIZATION, SITE, covers, type ByIdResource } from '../tenants/index.js';
 import { accountReason, decide, decisionOf, deny, type AccessDecision, type Owner, type PartnerOwned, type Siteless } from './decision.js';
 import { cursorSchema, type ExplainQuery, type ResourceType, type WhoCanQuery } from './schemas.js';
 import { serviceAccountSubjects, userSubjects, type Subject } from './subjects.js';

@@ -7,7 +7,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { normaliseIp } from '../../platform/cidr.js';
 import type { AuditRequestMeta, AuditWriter } from '../audit/writer.js';
-import { breakGlassUserOf, ipAllowlistOf } from '../tenants/settings.js';
+import { breakGlassUserOf, ipAllowlistOf } from '../tenants/index.js';
 import { ipListReason, ownIpReason } from './decision.js';
 
 interface PolicyDeps {

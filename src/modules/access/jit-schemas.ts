@@ -1,6 +1,6 @@
 // Bodies and answers of the just-in-time access routes (issue 18 §1).
 import { z } from 'zod';
-import { JIT_APPROVAL } from '../tenants/settings.js';
+import { JIT_APPROVAL } from '../tenants/index.js';
 
 export const accessRequestBody = z
   .strictObject({

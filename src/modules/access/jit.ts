@@ -10,7 +10,7 @@ import { accessGrants, accessRequests, organizations, partners, sites } from '..
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/writer.js';
-import { jitApprovalOf, jitMaxMinutesOf, mspAccessOf } from '../tenants/settings.js';
+import { jitApprovalOf, jitMaxMinutesOf, mspAccessOf } from '../tenants/index.js';
 import { isOrgAdmin, isPartnerAdmin } from './admins.js';
 import type { AccessRequestBody, DecisionBody, GrantListQuery, RequestListQuery } from './jit-schemas.js';
 

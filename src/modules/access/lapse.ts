@@ -20,7 +20,7 @@ import type { MailOutbox } from '../../platform/mail-outbox.js';
 import { classifyOutage, driverReason } from '../../platform/outage-cause.js';
 import type { AuditWriter } from '../audit/writer.js';
 import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
-import { standingAccessLapseDaysOf } from '../tenants/settings.js';
+import { standingAccessLapseDaysOf } from '../tenants/index.js';
 import { accessMails } from './mail-templates.js';
 
 const DAY_MS = 86_400_000;

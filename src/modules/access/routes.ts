@@ -7,7 +7,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { authErrors, errors } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { explain, whoCan } from './explain-service.js';
-import { idParam } from '../tenants/schemas.js';
+import { idParam } from '../tenants/index.js';
 import { partnerAccess, partnerActivity } from './customer-view.js';
 import { metaOf } from '../../http/meta.js';
 import { decideRequest, listGrants, listRequests, requestAccess, revokeGrant } from './jit.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CATALOG_ENTRIES } from '../../access/catalog.js';
-import { MSP_ACCESS } from '../tenants/settings.js';
+import { MSP_ACCESS } from '../tenants/index.js';
 import { ACCESS_STEPS } from './decision.js';
 
 export const RESOURCE_TYPES = ['partner', 'organization', 'site', 'device_group', 'device'] as const;

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { AppError, type ErrorCode } from '../../http/errors.js';
 import { metaOf } from '../../http/meta.js';
-import { mayAccessOrg } from '../tenants/scope.js';
+import { mayAccessOrg } from '../tenants/index.js';
 import { orgBelongsToPartner } from './repo.js';
 import { actorOf } from './writer.js';
 

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { mayAccessOrg } from '../tenants/scope.js';
+import { mayAccessOrg } from '../tenants/index.js';
 import { CONTENT_TYPES, exportStream, recordJson, type ExportFormat } from './export.js';
 import type { AuditVisibility } from '../../db/tenant-scope.js';
 import { newestFirst, orgBelongsToPartner } from './repo.js';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { resolveTarget, type TargetScope } from '../tenants/scope.js';
+import { resolveTarget, type TargetScope } from '../tenants/index.js';
 
 export type Source = 'partner' | 'organization';
 export const sourceOf = (row: { orgId: string | null }): Source => (row.orgId ? 'organization' : 'partner');

@@ -8,7 +8,7 @@ import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam } from '../tenants/schemas.js';
+import { idParam } from '../tenants/index.js';
 import { configItemJson, configItemListQuery, createConfigItemBody, updateConfigItemBody } from './schemas.js';
 import { configItemToJson, createConfigItem, deleteConfigItem, findConfigItem, listConfigItems, updateConfigItem } from './service.js';
 

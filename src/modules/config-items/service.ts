@@ -9,7 +9,7 @@ import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { assertMayChange, listTarget, nameCursor, ownerForCreate, sourceOf } from './ownership.js';
 import { deleteConfigItemRow, insertConfigItem, listConfigItemRows, updateConfigItemRow, type ConfigItemRow } from './repo.js';
 import { BODY_SCHEMAS, type ConfigKind, type CreateConfigItem, type UpdateConfigItem } from './schemas.js';
-import { CONFIG_ITEM, findInScope } from '../tenants/by-id.js';
+import { CONFIG_ITEM, findInScope } from '../tenants/index.js';
 
 type Row = ConfigItemRow;
 

@@ -10,8 +10,7 @@ import { findContact } from '../contacts/service.js';
 import { findDevice } from '../devices/index.js';
 import { PERMISSIONS as P, type PermissionKey } from '../../access/catalog.js';
 import { hasPermission } from '../roles/index.js';
-import { accessibleOrg, scopeOf, siteRestriction } from '../tenants/access.js';
-import { findSite } from '../tenants/sites-service.js';
+import { accessibleOrg, findSite, scopeOf, siteRestriction } from '../tenants/index.js';
 import { contactKeys, siteNames, visibleDeviceHosts } from './repo.js';
 import { ENTITY_TYPES, type EntityType } from './schemas.js';
 

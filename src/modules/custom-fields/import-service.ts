@@ -11,7 +11,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { isStorable } from '../config-items/index.js';
-import { accessibleOrg } from '../tenants/access.js';
+import { accessibleOrg } from '../tenants/index.js';
 import { entityMatcher } from './entities.js';
 import { lockImport, upsertValues } from './repo.js';
 import type { ImportInput } from './schemas.js';

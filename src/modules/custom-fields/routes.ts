@@ -9,7 +9,7 @@ import { principalOf, requirePermission, requireTenant } from '../../http/guards
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam } from '../tenants/schemas.js';
+import { idParam } from '../tenants/index.js';
 import { requireEntityPermission } from './entities.js';
 import { commitImport, previewImport } from './import-service.js';
 import { commitJson, createDefinitionBody, definitionJson, definitionListQuery, importBody, MATCH_DOC, MAX_IMPORT_CSV_BYTES, previewJson, putValuesBody, updateDefinitionBody, valuesJson, valuesQuery } from './schemas.js';

@@ -12,7 +12,7 @@ import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { assertMayChange, isUniqueViolation, listTarget, ownerForCreate, sourceOf } from '../config-items/index.js';
 import type { CreateDefinition, EntityType, UpdateDefinition } from './schemas.js';
 import type { FieldDef } from './values.js';
-import { CUSTOM_FIELD, findInScope } from '../tenants/by-id.js';
+import { CUSTOM_FIELD, findInScope } from '../tenants/index.js';
 import { applicableDefinitionRows, deleteDefinitionRow, insertDefinition, keyInUse, listDefinitionRows, lockDefinitions, updateDefinitionRow, usedValues, type DefinitionRow } from './repo.js';
 
 type Row = DefinitionRow;

@@ -10,7 +10,7 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { createdKey, createKey, createKeyBody, deleteKey, enroll, enrollBody, enrollResponse, findKey, inventoryBody, keyJson, keyListQuery, keyToJson, listKeys, reportInventory } from '../enrollment/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam } from '../tenants/schemas.js';
+import { idParam } from '../tenants/index.js';
 import { deviceDetail, deviceJson, deviceListQuery, updateDeviceBody } from './schemas.js';
 import { deleteDevice, getDevice, listDevices, updateDevice } from './service.js';
 

@@ -7,9 +7,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { accessibleOrg, scopeOf } from '../tenants/access.js';
-import { findGroup, findSite } from '../tenants/sites-service.js';
-import { DEVICE, findInScope } from '../tenants/by-id.js';
+import { accessibleOrg, DEVICE, findGroup, findInScope, findSite, scopeOf } from '../tenants/index.js';
 import { addGroupMembers, countVisibleInOrg, deleteDeviceRow, inventoryOf, listDeviceRows, membershipsOf, setVisibleGroups, updateDeviceRow, type DeviceRow } from './repo.js';
 
 const actor = actorOf;

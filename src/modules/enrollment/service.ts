@@ -8,9 +8,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { accessibleOrg, scopeOf, siteRestriction } from '../tenants/access.js';
-import { findSite } from '../tenants/sites-service.js';
-import { ENROLLMENT_KEY, findInScope } from '../tenants/by-id.js';
+import { accessibleOrg, ENROLLMENT_KEY, findInScope, findSite, scopeOf, siteRestriction } from '../tenants/index.js';
 import { countKeyUse, deleteKeyRow, deviceIdByAgentToken, insertDevice, insertKey, keyByHash, listKeyRows, partnerOfOrg, replaceInventory, siteOfOrg, type KeyRow } from './repo.js';
 
 export const DEFAULT_KEY_TTL_MS = 60 * 60 * 1000;

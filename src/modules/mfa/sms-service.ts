@@ -3,7 +3,7 @@ import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { authFlows, organizations, partners, users } from '../../db/schema/index.js';
-import { effectiveSecurity } from '../tenants/settings.js';
+import { effectiveSecurity } from '../tenants/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';

@@ -9,7 +9,7 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { listMembers } from '../users/membership-repo.js';
 import { userRow, userListQuery } from '../users/schemas.js';
-import { resolveTarget } from '../tenants/scope.js';
+import { resolveTarget } from '../tenants/index.js';
 import { ACTION_ALIASES, ACTIONS, CATALOG_ENTRIES, PERMISSIONS as P, RESOURCES } from '../../access/catalog.js';
 import { availablePermissions, cloneRoleBody, createRoleBody, effectivePermissions, idParam, orgQuery, roleDetail, roleJson, roleListQuery, updateRoleBody } from './schemas.js';
 import { cloneRole, createRole, deleteRole, findRole, getRoleDetail, listRoles, roleEffectivePermissions, updateRole } from './service.js';

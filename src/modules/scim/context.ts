@@ -6,7 +6,7 @@ import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import { sha256 } from '../../platform/crypto.js';
 import type { AuditActor } from '../audit/writer.js';
-import type { TargetScope } from '../tenants/scope.js';
+import type { TargetScope } from '../tenants/index.js';
 import { liveTokenByHash, touchToken } from './repo.js';
 import { SCIM_TOKEN_SHAPE } from './tokens-service.js';
 

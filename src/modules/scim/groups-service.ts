@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { findRole } from '../roles/index.js';
-import { auditTenant, type TargetScope } from '../tenants/scope.js';
+import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { assertScimAssignable, creatorPermissions } from './ceiling.js';
 import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
 import type { ScimCaller } from './context.js';

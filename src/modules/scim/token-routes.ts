@@ -9,7 +9,7 @@ import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
-import { resolveTarget } from '../tenants/scope.js';
+import { resolveTarget } from '../tenants/index.js';
 import { createdScimToken, createScimTokenBody, scimTokenJson, scimTokenListQuery } from './token-schemas.js';
 import { createScimToken, listScimTokens, revokeScimToken } from './tokens-service.js';
 

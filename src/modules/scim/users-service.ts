@@ -8,7 +8,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { createInviteToken, inviteUrl } from '../auth/invites.js';
 import { mails } from '../auth/mail-templates.js';
-import { auditTenant, type TargetScope } from '../tenants/scope.js';
+import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { findMember } from '../users/membership-repo.js';
 import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
 import type { ScimCaller } from './context.js';

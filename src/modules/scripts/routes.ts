@@ -7,7 +7,7 @@ import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam } from '../tenants/schemas.js';
+import { idParam } from '../tenants/index.js';
 import { createScriptBody, SCRIPT_BODY_LIMIT, scriptJson, scriptListQuery, scriptSummaryJson, updateScriptBody } from './schemas.js';
 import { createScript, deleteScript, findScript, listScripts, scriptToJson, updateScript } from './service.js';
 

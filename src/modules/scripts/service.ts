@@ -7,7 +7,7 @@ import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { assertMayChange, assertPartnerWide, listTarget, nameCursor, ownerForCreate, sourceOf } from '../config-items/index.js';
 import type { CreateScript, ScriptParameter, UpdateScript } from './schemas.js';
-import { SCRIPT, findInScope } from '../tenants/by-id.js';
+import { SCRIPT, findInScope } from '../tenants/index.js';
 import { deleteScriptRow, insertScript, listScriptRows, updateScriptRow, type ScriptRow } from './repo.js';
 
 type Row = ScriptRow;

@@ -8,7 +8,7 @@ import type { RateLimits } from '../../http/rate-limit.js';
 import type { Clock } from '../../platform/clock.js';
 import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/writer.js';
 import type { ResolvedRole, RoleCache } from '../roles/index.js';
-import { effectiveSecurity } from '../tenants/settings.js';
+import { effectiveSecurity } from '../tenants/index.js';
 import { ipAllowed, keyMatches, normaliseIp, parseApiKey } from './key-format.js';
 import { addKeyIp, keyById, keyByPrefix, touchKey, type KeyAuthRow } from './repo.js';
 

@@ -10,7 +10,7 @@ import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam, orgQuery } from '../roles/index.js';
-import { resolveTarget } from '../tenants/scope.js';
+import { resolveTarget } from '../tenants/index.js';
 import { createKey, listKeys, revokeKey } from './keys-service.js';
 import { apiKeyJson, createApiKeyBody, createdApiKey, createServiceAccountBody, keyListQuery, keyParams, serviceAccountJson, serviceAccountListQuery, updateServiceAccountBody } from './schemas.js';
 import { accountJson, changesRole, createServiceAccount, deleteServiceAccount, findServiceAccount, listServiceAccounts, updateServiceAccount } from './service.js';

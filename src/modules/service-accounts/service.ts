@@ -9,8 +9,7 @@ import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
-import { findInScope, SERVICE_ACCOUNT } from '../tenants/by-id.js';
-import { auditTenant, type TargetScope } from '../tenants/scope.js';
+import { auditTenant, findInScope, SERVICE_ACCOUNT, type TargetScope } from '../tenants/index.js';
 import { assertTargetWithinCeiling, assertWithinSiteScope } from '../users/guards.js';
 import { accountExtras, deleteAccountRow, insertAccount, listAccountRows, lockAccount, updateAccountRow, type AccountRow } from './repo.js';
 

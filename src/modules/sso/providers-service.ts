@@ -8,7 +8,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js';
-import { auditTenant, type TargetScope } from '../tenants/scope.js';
+import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';
 import { SSO_PRESETS } from './presets.js';
 import { acsUrl, certificateInfo, fetchMetadata, parseIdpMetadata, SamlXmlError, spMetadataUrl } from './saml.js';

@@ -11,7 +11,7 @@ import { notFound } from '../../http/errors.js';
 import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
-import { resolveTarget } from '../tenants/scope.js';
+import { resolveTarget } from '../tenants/index.js';
 import { findMember } from '../users/membership-repo.js';
 import { identitiesOf, unlinkOwnIdentity } from './identities-service.js';
 import { confirmLink, linkPreview, type SignInOutcome } from './identity-service.js';

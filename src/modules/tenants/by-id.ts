@@ -2,14 +2,38 @@
 // query parameter. A caller reaches the record when its scope covers the record's organisation (and site and device
 // group, for a restricted organisation member); anything else is 404 `not_found`. `?orgId=` stays accepted on every
 // such route and must agree with the record. The /users and /roles routes keep the rule of CONTRACT section 5.
-import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
-import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, scimTokens, scripts, serviceAccounts, sites, ssoProviders, webhooks } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import { refusalOf, scopeReasons } from '../access/decision.js';
+import {
+  contactWithPartner,
+  deviceWithPartner,
+  enrollmentKeyWithPartner,
+  groupIdsOfDevice,
+  groupWithPartner,
+  organizationById,
+  PARTNER_WIDE,
+  partnerWideById,
+  scimTokenById,
+  serviceAccountById,
+  siteWithPartner,
+  ssoProviderById,
+  webhookById,
+  type ContactRow,
+  type DeviceRow,
+  type EnrollmentKeyRow,
+  type GroupRow,
+  type OrganizationRow,
+  type PartnerWideTable,
+  type ScimTokenRow,
+  type ServiceAccountRow,
+  type SiteRow,
+  type SsoProviderRow,
+  type WebhookRow,
+} from './repo.js';
 import { mayAccessOrg, partnerOrgIds, type TargetScope } from './scope.js';
 
 /** Where a record lives. `siteId`/`groupIds` undefined: no site or device-group rule applies to this kind. */
@@ -64,128 +88,126 @@ function orgOwned<R>(load: (db: Executor, id: string) => Promise<{ row: R; partn
   };
 }
 
-export const ORGANIZATION: ByIdResource<typeof organizations.$inferSelect> = {
+export const ORGANIZATION: ByIdResource<OrganizationRow> = {
   what: 'organization',
   partnerOwned: 'never',
   siteless: 'visible',
   load: async (db, id) => {
-    const [row] = await db.select().from(organizations).where(eq(organizations.id, id)).limit(1);
+    const row = await organizationById(db, id);
     return row ? { row, owner: { partnerId: row.partnerId, orgId: row.id } } : null;
   },
 };
 
-export const SITE: ByIdResource<typeof sites.$inferSelect> = {
+export const SITE: ByIdResource<SiteRow> = {
   what: 'site',
   partnerOwned: 'never',
   siteless: 'hidden',
   load: orgOwned(
-    async (db, id) => (await db.select({ row: sites, partnerId: organizations.partnerId }).from(sites).innerJoin(organizations, eq(organizations.id, sites.orgId)).where(eq(sites.id, id)).limit(1))[0],
+    siteWithPartner,
     (r) => ({ orgId: r.orgId, siteId: r.id }),
   ),
 };
 
-export const DEVICE_GROUP: ByIdResource<typeof deviceGroups.$inferSelect> = {
+export const DEVICE_GROUP: ByIdResource<GroupRow> = {
   what: 'device group',
   partnerOwned: 'never',
   siteless: 'visible',
   load: orgOwned(
-    async (db, id) =>
-      (await db.select({ row: deviceGroups, partnerId: organizations.partnerId }).from(deviceGroups).innerJoin(organizations, eq(organizations.id, deviceGroups.orgId)).where(eq(deviceGroups.id, id)).limit(1))[0],
+    groupWithPartner,
     (r) => ({ orgId: r.orgId, siteId: r.siteId, groupIds: [r.id] }),
   ),
 };
 
-export const DEVICE: ByIdResource<typeof devices.$inferSelect> = {
+export const DEVICE: ByIdResource<DeviceRow> = {
   what: 'device',
   partnerOwned: 'never',
   siteless: 'hidden',
   load: async (db, id) => {
-    const [hit] = await db.select({ row: devices, partnerId: organizations.partnerId }).from(devices).innerJoin(organizations, eq(organizations.id, devices.orgId)).where(eq(devices.id, id)).limit(1);
+    const hit = await deviceWithPartner(db, id);
     if (!hit) return null;
-    const groups = await db.select({ id: deviceGroupMembers.groupId }).from(deviceGroupMembers).where(eq(deviceGroupMembers.deviceId, id));
-    return { row: hit.row, owner: { partnerId: hit.partnerId, orgId: hit.row.orgId, siteId: hit.row.siteId, groupIds: groups.map((g) => g.id) } };
+    const groupIds = await groupIdsOfDevice(db, id);
+    return { row: hit.row, owner: { partnerId: hit.partnerId, orgId: hit.row.orgId, siteId: hit.row.siteId, groupIds } };
   },
 };
 
-export const ENROLLMENT_KEY: ByIdResource<typeof enrollmentKeys.$inferSelect> = {
+export const ENROLLMENT_KEY: ByIdResource<EnrollmentKeyRow> = {
   what: 'enrollment key',
   partnerOwned: 'never',
   siteless: 'hidden',
   load: orgOwned(
-    async (db, id) =>
-      (await db.select({ row: enrollmentKeys, partnerId: organizations.partnerId }).from(enrollmentKeys).innerJoin(organizations, eq(organizations.id, enrollmentKeys.orgId)).where(eq(enrollmentKeys.id, id)).limit(1))[0],
+    enrollmentKeyWithPartner,
     (r) => ({ orgId: r.orgId, siteId: r.siteId }),
   ),
 };
 
-export const CONTACT: ByIdResource<typeof contacts.$inferSelect> = {
+export const CONTACT: ByIdResource<ContactRow> = {
   what: 'contact',
   partnerOwned: 'never',
   siteless: 'visible',
   // Contacts are the organisation's address book: no site rule (CONTRACT 7 restricts devices, sites and keys).
   load: orgOwned(
-    async (db, id) => (await db.select({ row: contacts, partnerId: organizations.partnerId }).from(contacts).innerJoin(organizations, eq(organizations.id, contacts.orgId)).where(eq(contacts.id, id)).limit(1))[0],
+    contactWithPartner,
     (r) => ({ orgId: r.orgId }),
   ),
 };
 
 /** Tables with partner_id and a nullable org_id (partner-wide configuration, spec 1.6). */
-function partnerWide<T extends typeof scripts | typeof customFieldDefinitions | typeof configItems>(table: T, what: string): ByIdResource<T['$inferSelect']> {
+function partnerWide<T extends PartnerWideTable>(table: T, what: string): ByIdResource<T['$inferSelect']> {
   return {
     what,
     partnerOwned: 'shared',
     siteless: 'visible',
     load: async (db, id) => {
-      const [row] = (await db.select().from(table as typeof scripts).where(eq((table as typeof scripts).id, id)).limit(1)) as T['$inferSelect'][];
+      const row = await partnerWideById(db, table, id);
       return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
     },
   };
 }
-export const SCRIPT = partnerWide(scripts, 'script');
-export const CUSTOM_FIELD = partnerWide(customFieldDefinitions, 'custom field');
-export const CONFIG_ITEM = partnerWide(configItems, 'configuration item');
+export const SCRIPT = partnerWide(PARTNER_WIDE.scripts, 'script');
+export const CUSTOM_FIELD = partnerWide(PARTNER_WIDE.customFieldDefinitions, 'custom field');
+export const CONFIG_ITEM = partnerWide(PARTNER_WIDE.configItems, 'configuration item');
 
-export const SSO_PROVIDER: ByIdResource<typeof ssoProviders.$inferSelect> = {
+export const SSO_PROVIDER: ByIdResource<SsoProviderRow> = {
   what: 'SSO provider',
   // A partner-owned provider signs in the partner's own users: not an organisation's to see.
   partnerOwned: 'partner-only',
   siteless: 'visible',
   load: async (db, id) => {
-    const [row] = await db.select().from(ssoProviders).where(eq(ssoProviders.id, id)).limit(1);
+    const row = await ssoProviderById(db, id);
     return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
   },
 };
 
-export const WEBHOOK: ByIdResource<typeof webhooks.$inferSelect> = {
+export const WEBHOOK: ByIdResource<WebhookRow> = {
   what: 'webhook',
   // A partner-wide subscription carries every organisation's events: not an organisation's to see.
   partnerOwned: 'partner-only',
   siteless: 'visible',
   load: async (db, id) => {
-    const [row] = await db.select().from(webhooks).where(eq(webhooks.id, id)).limit(1);
+    const row = await webhookById(db, id);
     return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
   },
 };
 
-export const SERVICE_ACCOUNT: ByIdResource<typeof serviceAccounts.$inferSelect> = {
+export const SERVICE_ACCOUNT: ByIdResource<ServiceAccountRow> = {
   what: 'service account',
   // A partner's own service account acts across its organisations: not an organisation's to see.
   partnerOwned: 'partner-only',
   // It is organisation-wide: a site-restricted member sees it, and is refused changing it (a ceiling rule).
   siteless: 'visible',
   load: async (db, id) => {
-    const [row] = await db.select().from(serviceAccounts).where(eq(serviceAccounts.id, id)).limit(1);
+    const row = await serviceAccountById(db, id);
     return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
   },
 };
 
-export const SCIM_TOKEN: ByIdResource<typeof scimTokens.$inferSelect> = {
+export const SCIM_TOKEN: ByIdResource<ScimTokenRow> = {
   what: 'SCIM token',
   // A partner's token provisions the partner's own staff: not an organisation's to see.
   partnerOwned: 'partner-only',
   siteless: 'visible',
   load: async (db, id) => {
-    const [row] = await db.select().from(scimTokens).where(eq(scimTokens.id, id)).limit(1);
+    const row = await scimTokenById(db, id);
     return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
   },
 };

@@ -1,12 +1,11 @@
 // Which tenant a management request acts on (CONTRACT section 5): the caller's own scope, or, for a partner
 // caller, one of its organisations named by orgId. Anything outside is 404, never 403: it does not exist here.
-import { and, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { organizations } from '../../db/schema/index.js';
 import type { Target } from '../../db/tenant-scope.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { orgAccessReasons, refusalOf } from '../access/decision.js';
+import { partnerOrgId, partnerOrgRows } from './repo.js';
 
 export type TargetScope = Target;
 
@@ -25,22 +24,14 @@ export async function resolveTarget(db: Executor, p: Principal, orgId: string | 
   if (orgId === undefined) return { kind: 'partner', partnerId: p.partnerId, orgId: null };
   const refusal = refusalOf(orgAccessReasons(p, orgId), 'organization');
   if (refusal) throw refusal;
-  const [org] = await db
-    .select({ id: organizations.id })
-    .from(organizations)
-    .where(and(eq(organizations.id, orgId), eq(organizations.partnerId, p.partnerId)))
-    .limit(1);
-  if (!org) throw new AppError('not_found', 'The organization was not found.');
+  if (!(await partnerOrgId(db, p.partnerId, orgId))) throw new AppError('not_found', 'The organization was not found.');
   return { kind: 'organization', partnerId: p.partnerId, orgId };
 }
 
 /** Organisation ids of the partner among `ids`; used to validate orgIds of a partner membership. */
 export async function partnerOrgIds(db: Executor, partnerId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db
-    .select({ id: organizations.id })
-    .from(organizations)
-    .where(and(eq(organizations.partnerId, partnerId), inArray(organizations.id, ids)));
+  const rows = await partnerOrgRows(db, partnerId, ids);
   return new Set(rows.map((r) => r.id));
 }
 

@@ -1,46 +1,25 @@
 // Sites and device groups of an organisation (CONTRACT 7). Site-restricted members see only their sites.
-import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { deviceGroupMembers, deviceGroups, devices, sites } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { deviceGroupVisible, orgCondition, siteCondition } from '../../db/tenant-scope.js';
 import { accessibleOrg, groupRestriction, scopeOf, siteRestriction } from './access.js';
 import { DEVICE_GROUP, SITE, findInScope } from './by-id.js';
+import { deleteGroupRow, deleteSiteRow, deviceCountOfSite, groupDeviceCounts, insertGroup, insertSite, listGroupRows, listSiteRows, updateGroupRow, updateSiteRow, type GroupRow, type SiteRow } from './repo.js';
 
-type SiteRow = typeof sites.$inferSelect;
-type GroupRow = typeof deviceGroups.$inferSelect;
 
 export const siteToJson = (s: SiteRow) => ({ id: s.id, orgId: s.orgId, name: s.name, timezone: s.timezone, address: s.address, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString() });
 const actor = actorOf;
 const isUnique = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 
-const siteVisible = (p: Principal) => {
-  const s = scopeOf(p);
-  return and(orgCondition(s, sites.orgId), siteCondition(s, sites.id));
-};
-
 export async function listSites(db: Executor, p: Principal, q: { orgId?: string; limit: number; cursor?: string; search?: string }) {
   if (q.orgId) await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await db
-    .select()
-    .from(sites)
-    .where(
-      and(
-        siteVisible(p),
-        q.orgId ? eq(sites.orgId, q.orgId) : undefined,
-        q.search ? ilike(sites.name, likePrefix(q.search)) : undefined,
-        after ? or(gt(sql`lower(${sites.name})`, after.n), and(eq(sql`lower(${sites.name})`, after.n), gt(sites.id, after.id))) : undefined,
-      ),
-    )
-    .orderBy(asc(sql`lower(${sites.name})`), asc(sites.id))
-    .limit(q.limit + 1);
+  const rows = await listSiteRows(db, scopeOf(p), { orgId: q.orgId, search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (s) => ({ n: s.name.toLowerCase(), id: s.id }));
   return { data: page.data.map(siteToJson), nextCursor: page.nextCursor };
 }
@@ -54,9 +33,9 @@ export async function createSite(deps: Deps, p: Principal, input: { orgId: strin
   if (siteRestriction(p)) throw new AppError('forbidden', 'A site-restricted member cannot create sites.');
   try {
     return await deps.db.transaction(async (tx) => {
-      const [row] = await tx.insert(sites).values({ orgId: org.id, name: input.name, timezone: input.timezone ?? 'UTC', address: input.address ?? null }).returning();
-      await deps.audit.record(tx, { action: 'site.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'site', resourceId: row!.id, details: { name: input.name } }, meta);
-      return siteToJson(row!);
+      const row = await insertSite(tx, { orgId: org.id, name: input.name, timezone: input.timezone ?? 'UTC', address: input.address ?? null });
+      await deps.audit.record(tx, { action: 'site.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'site', resourceId: row.id, details: { name: input.name } }, meta);
+      return siteToJson(row);
     });
   } catch (err) {
     if (isUnique(err)) throw new AppError('name_taken', 'A site with this name already exists in the organization.');
@@ -68,9 +47,9 @@ export async function updateSite(deps: Deps, p: Principal, id: string, patch: { 
   try {
     return await deps.db.transaction(async (tx) => {
       const site = await findSite(tx, p, id);
-      const [row] = await tx.update(sites).set({ ...patch, updatedAt: deps.clock.now() }).where(eq(sites.id, id)).returning();
+      const row = await updateSiteRow(tx, id, { ...patch, updatedAt: deps.clock.now() });
       await deps.audit.record(tx, { action: 'site.update', actor: actor(p), partnerId: p.partnerId, orgId: site.orgId, resourceType: 'site', resourceId: id, details: { changed: Object.keys(patch).sort() } }, meta);
-      return siteToJson(row!);
+      return siteToJson(row);
     });
   } catch (err) {
     if (isUnique(err)) throw new AppError('name_taken', 'A site with this name already exists in the organization.');
@@ -81,27 +60,20 @@ export async function updateSite(deps: Deps, p: Principal, id: string, patch: { 
 export async function deleteSite(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
     const site = await findSite(tx, p, id);
-    const [d] = await tx.select({ n: sql<number>`count(*)::int` }).from(devices).where(eq(devices.siteId, id));
-    if (Number(d?.n ?? 0) > 0) throw new AppError('resource_in_use', 'The site still has devices; move or remove them first.', { deviceCount: Number(d!.n) });
-    await tx.delete(sites).where(eq(sites.id, id));
+    const deviceCount = await deviceCountOfSite(tx, id);
+    if (deviceCount > 0) throw new AppError('resource_in_use', 'The site still has devices; move or remove them first.', { deviceCount });
+    await deleteSiteRow(tx, id);
     await deps.audit.record(tx, { action: 'site.delete', actor: actor(p), partnerId: p.partnerId, orgId: site.orgId, resourceType: 'site', resourceId: id, details: { name: site.name } }, meta);
   });
 }
 
 // Device groups.
 
-export const groupVisible = (p: Principal) => deviceGroupVisible(scopeOf(p));
-
 /** deviceCount counts only devices the caller may see: the group itself is visible, so the site restriction is what remains. */
 async function groupsToJson(db: Executor, p: Principal, rows: GroupRow[]) {
   const s = scopeOf(p);
   const counts = rows.length
-    ? await db
-        .select({ groupId: deviceGroupMembers.groupId, n: sql<number>`count(*)::int` })
-        .from(deviceGroupMembers)
-        .innerJoin(devices, eq(devices.id, deviceGroupMembers.deviceId))
-        .where(and(inArray(deviceGroupMembers.groupId, rows.map((r) => r.id)), siteCondition(s, devices.siteId)))
-        .groupBy(deviceGroupMembers.groupId)
+    ? await groupDeviceCounts(db, s, rows.map((r) => r.id))
     : [];
   const byId = new Map(counts.map((c) => [c.groupId, Number(c.n)]));
   return rows.map((g) => ({ id: g.id, orgId: g.orgId, siteId: g.siteId, name: g.name, deviceCount: byId.get(g.id) ?? 0, createdAt: g.createdAt.toISOString(), updatedAt: g.updatedAt.toISOString() }));
@@ -114,19 +86,7 @@ export async function findGroup(db: Executor, p: Principal, id: string): Promise
 export async function listGroups(db: Executor, p: Principal, q: { orgId: string; limit: number; cursor?: string; search?: string }) {
   await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await db
-    .select()
-    .from(deviceGroups)
-    .where(
-      and(
-        groupVisible(p),
-        eq(deviceGroups.orgId, q.orgId),
-        q.search ? ilike(deviceGroups.name, likePrefix(q.search)) : undefined,
-        after ? or(gt(sql`lower(${deviceGroups.name})`, after.n), and(eq(sql`lower(${deviceGroups.name})`, after.n), gt(deviceGroups.id, after.id))) : undefined,
-      ),
-    )
-    .orderBy(asc(sql`lower(${deviceGroups.name})`), asc(deviceGroups.id))
-    .limit(q.limit + 1);
+  const rows = await listGroupRows(db, scopeOf(p), { orgId: q.orgId, search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (g) => ({ n: g.name.toLowerCase(), id: g.id }));
   return { data: await groupsToJson(db, p, page.data), nextCursor: page.nextCursor };
 }
@@ -147,9 +107,9 @@ export async function createGroup(deps: Deps, p: Principal, input: { orgId: stri
   await checkSiteOfOrg(deps.db, p, org.id, input.siteId);
   try {
     return await deps.db.transaction(async (tx) => {
-      const [row] = await tx.insert(deviceGroups).values({ orgId: org.id, siteId: input.siteId ?? null, name: input.name }).returning();
-      await deps.audit.record(tx, { action: 'device_group.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'device_group', resourceId: row!.id, details: { name: input.name } }, meta);
-      return (await groupsToJson(tx, p, [row!]))[0]!;
+      const row = await insertGroup(tx, { orgId: org.id, siteId: input.siteId ?? null, name: input.name });
+      await deps.audit.record(tx, { action: 'device_group.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'device_group', resourceId: row.id, details: { name: input.name } }, meta);
+      return (await groupsToJson(tx, p, [row]))[0]!;
     });
   } catch (err) {
     if (isUnique(err)) throw new AppError('name_taken', 'A device group with this name already exists in the organization.');
@@ -162,9 +122,9 @@ export async function updateGroup(deps: Deps, p: Principal, id: string, patch: {
   await checkSiteOfOrg(deps.db, p, group.orgId, patch.siteId);
   try {
     return await deps.db.transaction(async (tx) => {
-      const [row] = await tx.update(deviceGroups).set({ ...patch, updatedAt: deps.clock.now() }).where(eq(deviceGroups.id, id)).returning();
+      const row = await updateGroupRow(tx, id, { ...patch, updatedAt: deps.clock.now() });
       await deps.audit.record(tx, { action: 'device_group.update', actor: actor(p), partnerId: p.partnerId, orgId: group.orgId, resourceType: 'device_group', resourceId: id, details: { changed: Object.keys(patch).sort() } }, meta);
-      return (await groupsToJson(tx, p, [row!]))[0]!;
+      return (await groupsToJson(tx, p, [row]))[0]!;
     });
   } catch (err) {
     if (isUnique(err)) throw new AppError('name_taken', 'A device group with this name already exists in the organization.');
@@ -175,7 +135,7 @@ export async function updateGroup(deps: Deps, p: Principal, id: string, patch: {
 export async function deleteGroup(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
     const group = await findGroup(tx, p, id);
-    await tx.delete(deviceGroups).where(eq(deviceGroups.id, id));
+    await deleteGroupRow(tx, id);
     await deps.audit.record(tx, { action: 'device_group.delete', actor: actor(p), partnerId: p.partnerId, orgId: group.orgId, resourceType: 'device_group', resourceId: id, details: { name: group.name } }, meta);
   });
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
 import { organizationUsers, partnerUsers, roles, users } from '../../db/schema/index.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
-import type { TargetScope } from '../tenants/scope.js';
+import type { TargetScope } from '../tenants/index.js';
 import type { UserRowJson } from './schemas.js';
 
 const base = {

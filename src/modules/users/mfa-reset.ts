@@ -7,7 +7,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { revokeUserSessions } from '../auth/sessions.js';
 import { clearAllFactors } from '../mfa/factors.js';
-import { auditTenant, type TargetScope } from '../tenants/scope.js';
+import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { assertTargetWithinCeiling } from './guards.js';
 import { findMember } from './membership-repo.js';
 

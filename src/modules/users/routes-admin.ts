@@ -9,7 +9,7 @@ import { isAdminRole, requireStepUp } from '../../http/step-up.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam, listRoles, orgQuery, roleJson, roleListQuery } from '../roles/index.js';
-import { resolveTarget } from '../tenants/scope.js';
+import { resolveTarget } from '../tenants/index.js';
 import { listMembers } from './membership-repo.js';
 import { resetUserMfa } from './mfa-reset.js';
 import { assignRoleBody, inviteBody, inviteResponse, resendBody, updateUserBody, userListQuery, userRow } from './schemas.js';

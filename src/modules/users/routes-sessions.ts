@@ -9,7 +9,7 @@ import { authErrors, errors } from '../../http/schemas.js';
 import { sessionJson } from '../auth/session-list.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam, orgQuery } from '../roles/index.js';
-import { resolveTarget } from '../tenants/scope.js';
+import { resolveTarget } from '../tenants/index.js';
 import { endMemberSessionAsAdmin, memberSessions } from './sessions-admin.js';
 
 const sessionParams = z.strictObject({ id: z.uuid(), sid: z.uuid() });

@@ -10,7 +10,7 @@ import { createInviteToken, inviteUrl } from '../auth/invites.js';
 import { mails } from '../auth/mail-templates.js';
 import { revokeUserSessions } from '../auth/sessions.js';
 import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js';
-import { auditTenant, partnerOrgIds, type TargetScope } from '../tenants/scope.js';
+import { auditTenant, partnerOrgIds, type TargetScope } from '../tenants/index.js';
 import { assertAccountAdministrable, assertIdsInOrg, assertWithinSiteScope, assertNotLastAdmin, assertTargetWithinCeiling, partnersAdministeredBy } from './guards.js';
 import { deleteMembership, findMember, setMembershipRole } from './membership-repo.js';
 

@@ -6,7 +6,7 @@ import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/writer.js';
 import { endMemberSession, listMemberSessions } from '../auth/session-list.js';
-import type { TargetScope } from '../tenants/scope.js';
+import type { TargetScope } from '../tenants/index.js';
 import { assertTargetWithinCeiling, assertWithinSiteScope } from './guards.js';
 import { findMember } from './membership-repo.js';
 

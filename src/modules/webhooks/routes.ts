@@ -10,8 +10,7 @@ import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
-import { findInScope, WEBHOOK } from '../tenants/by-id.js';
-import { resolveTarget } from '../tenants/scope.js';
+import { findInScope, resolveTarget, WEBHOOK } from '../tenants/index.js';
 import { createdWebhookJson, createWebhookBody, deliveryJson, deliveryListQuery, pingResult, redeliverBody, redeliverResult, updateWebhookBody, webhookJson, webhookListQuery } from './schemas.js';
 import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks, ping, redeliver, updateWebhook } from './service.js';
 
