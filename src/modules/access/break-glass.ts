@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { metaOf } from '../../http/meta.js';
-import { actorOf } from '../audit/writer.js';
+import { actorOf } from '../audit/index.js';
 import { adminsOfBothSides } from './admins.js';
 import { accessMails } from './mail-templates.js';
 

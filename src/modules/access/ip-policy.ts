@@ -6,7 +6,7 @@ import { organizations, partners } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { normaliseIp } from '../../platform/cidr.js';
-import type { AuditRequestMeta, AuditWriter } from '../audit/writer.js';
+import type { AuditRequestMeta, AuditWriter } from '../audit/index.js';
 import { breakGlassUserOf, ipAllowlistOf } from '../tenants/index.js';
 import { ipListReason, ownIpReason } from './decision.js';
 

@@ -9,7 +9,7 @@ import type { Executor } from '../../db/connect.js';
 import { accessGrants, accessRequests, organizations, partners, sites } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/index.js';
 import { jitApprovalOf, jitMaxMinutesOf, mspAccessOf } from '../tenants/index.js';
 import { isOrgAdmin, isPartnerAdmin } from './admins.js';
 import type { AccessRequestBody, DecisionBody, GrantListQuery, RequestListQuery } from './jit-schemas.js';

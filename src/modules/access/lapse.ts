@@ -18,7 +18,7 @@ import type { Db, Executor } from '../../db/connect.js';
 import type { Clock } from '../../platform/clock.js';
 import type { MailOutbox } from '../../platform/mail-outbox.js';
 import { classifyOutage, driverReason } from '../../platform/outage-cause.js';
-import type { AuditWriter } from '../audit/writer.js';
+import type { AuditWriter } from '../audit/index.js';
 import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import { standingAccessLapseDaysOf } from '../tenants/index.js';
 import { accessMails } from './mail-templates.js';

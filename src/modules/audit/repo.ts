@@ -1,4 +1,5 @@
-// SQL of the audit trail: reads only (the writer appends; the database refuses every other change).
+// SQL of the audit trail: the writer's append (and the chain lock it takes), and the reads. The database refuses
+// every other change.
 import { and, asc, desc, eq, gt, gte, isNull, like, lt, sql, type SQL } from 'drizzle-orm';
 import type { Executor, Tx } from '../../db/connect.js';
 import { auditVisible, type AuditVisibility } from '../../db/tenant-scope.js';
@@ -86,4 +87,26 @@ export async function orgBelongsToPartner(db: Executor, partnerId: string, orgId
     .where(and(eq(auditLogs.orgId, orgId), eq(auditLogs.partnerId, partnerId)))
     .limit(1);
   return Boolean(past);
+}
+
+// ---- The writer's append
+
+/** Serialises the partner's chain (or the partnerless one) until the transaction ends. */
+export async function lockChain(tx: Executor, lockKey: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`);
+}
+
+/** The hash of the chain's last record (null: the chain is empty). */
+export async function lastHash(tx: Executor, partnerId: string | null): Promise<string | null> {
+  const [prev] = await tx
+    .select({ hash: auditLogs.hash })
+    .from(auditLogs)
+    .where(partnerId ? eq(auditLogs.partnerId, partnerId) : isNull(auditLogs.partnerId))
+    .orderBy(desc(auditLogs.seq))
+    .limit(1);
+  return prev?.hash ?? null;
+}
+
+export async function appendRecord(tx: Executor, values: typeof auditLogs.$inferInsert): Promise<void> {
+  await tx.insert(auditLogs).values(values);
 }

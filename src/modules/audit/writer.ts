@@ -1,12 +1,11 @@
 // Records an audit event in the same transaction as the change it describes.
 import { randomUUID } from 'node:crypto';
-import { desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import type { Principal, ServiceAccountActor } from '../../http/context.js';
-import { auditLogs } from '../../db/schema/index.js';
 import type { Clock } from '../../platform/clock.js';
 import { queueDeliveries } from '../webhooks/index.js';
 import { chainLockKey, recordHash, type AuditContent } from './chain.js';
+import { appendRecord, lastHash, lockChain } from './repo.js';
 
 /**
  * Who acted: a user, an operator at the command line (`type: 'cli'`, `name` = OS user@host), or a service account
@@ -95,13 +94,8 @@ export class AuditWriter {
   /** Must be given the transaction of the change; serialises the partner's chain until it commits. */
   async record(tx: Executor, event: AuditEvent, meta: AuditRequestMeta | null): Promise<string> {
     const partnerId = event.partnerId ?? null;
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${chainLockKey(partnerId)}, 0))`);
-    const [prev] = await tx
-      .select({ hash: auditLogs.hash })
-      .from(auditLogs)
-      .where(partnerId ? eq(auditLogs.partnerId, partnerId) : isNull(auditLogs.partnerId))
-      .orderBy(desc(auditLogs.seq))
-      .limit(1);
+    await lockChain(tx, chainLockKey(partnerId));
+    const prevHash = await lastHash(tx, partnerId);
     const content: AuditContent = {
       id: randomUUID(),
       at: this.clock.now(),
@@ -118,8 +112,7 @@ export class AuditWriter {
       // As stored: a JSON round trip turns Dates into strings and drops undefined, so the hash covers what jsonb keeps.
       details: scrubDetails(JSON.parse(JSON.stringify(actorDetails(event)))),
     };
-    const prevHash = prev?.hash ?? null;
-    await tx.insert(auditLogs).values({ ...content, details: content.details as object, prevHash, hash: recordHash(content, prevHash) });
+    await appendRecord(tx, { ...content, details: content.details as object, prevHash, hash: recordHash(content, prevHash) });
     // The webhook outbox, in the same transaction: the deliveries commit or roll back with the record.
     await queueDeliveries(tx, content, content.at);
     this.onWrite(content);

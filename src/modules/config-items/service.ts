@@ -5,7 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { assertMayChange, listTarget, nameCursor, ownerForCreate, sourceOf } from './ownership.js';
 import { deleteConfigItemRow, insertConfigItem, listConfigItemRows, updateConfigItemRow, type ConfigItemRow } from './repo.js';
 import { BODY_SCHEMAS, type ConfigKind, type CreateConfigItem, type UpdateConfigItem } from './schemas.js';

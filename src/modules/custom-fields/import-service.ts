@@ -9,7 +9,7 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { isStorable } from '../config-items/index.js';
 import { accessibleOrg } from '../tenants/index.js';
 import { entityMatcher } from './entities.js';

@@ -8,7 +8,7 @@ import type { Executor, Tx } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { assertMayChange, isUniqueViolation, listTarget, ownerForCreate, sourceOf } from '../config-items/index.js';
 import type { CreateDefinition, EntityType, UpdateDefinition } from './schemas.js';
 import type { FieldDef } from './values.js';

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { resolveEntity, type EntityRef } from './entities.js';
 import type { EntityType } from './schemas.js';
 import { deleteValues, upsertValues, valueRows } from './repo.js';

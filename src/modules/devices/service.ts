@@ -6,7 +6,7 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { accessibleOrg, DEVICE, findGroup, findInScope, findSite, scopeOf } from '../tenants/index.js';
 import { addGroupMembers, countVisibleInOrg, deleteDeviceRow, inventoryOf, listDeviceRows, membershipsOf, setVisibleGroups, updateDeviceRow, type DeviceRow } from './repo.js';
 

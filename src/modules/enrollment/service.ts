@@ -7,7 +7,7 @@ import { personIdOf, type Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { accessibleOrg, ENROLLMENT_KEY, findInScope, findSite, scopeOf, siteRestriction } from '../tenants/index.js';
 import { countKeyUse, deleteKeyRow, deviceIdByAgentToken, insertDevice, insertKey, keyByHash, listKeyRows, partnerOfOrg, replaceInventory, siteOfOrg, type KeyRow } from './repo.js';
 

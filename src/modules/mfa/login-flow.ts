@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { consumeFlow, countFlowAttempt, peekFlow, type Flow } from '../auth/flows.js';
 import type { SessionContext } from '../auth/sessions.js';
 

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import { authFlows, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { createFlow, voidFlows } from '../auth/flows.js';
 import { verifyPassword } from '../auth/passwords.js';
 import { revokeUserSessions, rotateCallerSession } from '../auth/sessions.js';

@@ -6,7 +6,7 @@ import { authFlows, organizations, partners, users } from '../../db/schema/index
 import { effectiveSecurity } from '../tenants/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { countFlowAttempt, createFlow, voidFlows } from '../auth/flows.js';
 import { revokeUserSessions, rotateCallerSession } from '../auth/sessions.js';
 import type { IssuedSession } from '../auth/token-response.js';

@@ -1,7 +1,7 @@
 // Completing a sign-in with the second factor: TOTP, the SMS code, or a recovery code (spec 5.4).
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { startSession } from '../auth/login-service.js';
 import type { IssuedSession } from '../auth/token-response.js';
 import { looksLikeRecoveryCode } from './codes.js';

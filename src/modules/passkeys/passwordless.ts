@@ -5,7 +5,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Deps } from '../../deps.js';
 import { users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { startSession } from '../auth/login-service.js';
 import { listMemberships, pickDefault, ssoEnforcedFor } from '../auth/memberships.js';
 import type { IssuedSession } from '../auth/token-response.js';

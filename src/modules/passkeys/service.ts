@@ -7,7 +7,7 @@ import type { Deps } from '../../deps.js';
 import { passkeys, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { consumeFlow, createFlow, voidFlows } from '../auth/flows.js';
 import { startSession } from '../auth/login-service.js';
 import { verifyPassword } from '../auth/passwords.js';

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { canonicalAction, CATALOG_ENTRIES, isCatalogued } from '../../access/catalog.js';
 import { bumpAuthzEpoch, childRoleCount, deleteRoleRow, descendantDepth as depthBelow, directPermissionRows, findRoleRow, holderCount, insertRole, listRoleRows, lockOwner, memberCounts, roleNamesByIds, scimUsesRole, serviceAccountCount, setPermissions, ssoDefaultRole, updateRoleRow, type RoleRow } from './repo.js';

@@ -5,7 +5,7 @@ import type { Db } from '../../db/connect.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import { sha256 } from '../../platform/crypto.js';
-import type { AuditActor } from '../audit/writer.js';
+import type { AuditActor } from '../audit/index.js';
 import type { TargetScope } from '../tenants/index.js';
 import { liveTokenByHash, touchToken } from './repo.js';
 import { SCIM_TOKEN_SHAPE } from './tokens-service.js';

@@ -4,7 +4,7 @@
 import type { Tx } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { findRole } from '../roles/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { assertScimAssignable, creatorPermissions } from './ceiling.js';

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { personIdOf, type Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { findRole } from '../roles/index.js';
 import { auditTenant, findInScope, SCIM_TOKEN, type TargetScope } from '../tenants/index.js';
 import { assertWithinSiteScope } from '../users/guards.js';

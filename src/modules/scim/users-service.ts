@@ -5,7 +5,7 @@ import type { Tx } from '../../db/connect.js';
 import type { ScimEmail } from './repo.js';
 import type { Deps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl } from '../auth/invites.js';
 import { mails } from '../auth/mail-templates.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';

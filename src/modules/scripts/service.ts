@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { personIdOf, type Principal } from '../../http/context.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { assertMayChange, assertPartnerWide, listTarget, nameCursor, ownerForCreate, sourceOf } from '../config-items/index.js';
 import type { CreateScript, ScriptParameter, UpdateScript } from './schemas.js';
 import { SCRIPT, findInScope } from '../tenants/index.js';

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { personIdOf, type Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { auditTenant } from '../tenants/index.js';
 import { displayPrefix, newApiKey, normaliseCidr } from './key-format.js';
 import { apiKeyRowOf, countActiveKeys, insertApiKey, listApiKeyRows, revokeApiKeyRow, type ApiKeyRow } from './repo.js';

@@ -6,7 +6,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import type { RateLimits } from '../../http/rate-limit.js';
 import type { Clock } from '../../platform/clock.js';
-import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/index.js';
 import type { ResolvedRole, RoleCache } from '../roles/index.js';
 import { effectiveSecurity } from '../tenants/index.js';
 import { ipAllowed, keyMatches, normaliseIp, parseApiKey } from './key-format.js';

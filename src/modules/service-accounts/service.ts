@@ -7,7 +7,7 @@ import type { Deps } from '../../deps.js';
 import { personIdOf, type Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, findInScope, SERVICE_ACCOUNT, type TargetScope } from '../tenants/index.js';
 import { assertTargetWithinCeiling, assertWithinSiteScope } from '../users/guards.js';

@@ -5,7 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import { partners } from '../../db/schema/index.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { consumeFlow, createFlow } from '../auth/flows.js';
 import { registerPartner } from '../auth/registration-service.js';
 

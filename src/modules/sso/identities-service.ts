@@ -5,7 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import { passkeys, ssoIdentities, ssoProviders, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 
 export async function identitiesOf(db: Executor, userId: string) {
   const rows = await db

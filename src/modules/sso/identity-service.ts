@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/connect.js';
 import { organizationUsers, organizations, partnerUsers, ssoIdentities, ssoProviders, users } from '../../db/schema/index.js';
 import { AppError, type SsoFailureCode } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { consumeFlow, countFlowAttempt, createFlow, peekFlow } from '../auth/flows.js';
 import { startSession } from '../auth/login-service.js';
 import { proveAccount } from '../auth/proof.js';

@@ -7,7 +7,7 @@ import type { Deps } from '../../deps.js';
 import { ssoProviders, ssoSessions } from '../../db/schema/index.js';
 import type { SsoFailureCode } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { failSignIn, finishSignIn, MFA_AMR, SsoFailure, type SignInOutcome } from './identity-service.js';
 import { openSecret } from './providers-service.js';
 import { startSamlLogin } from './saml-login.js';

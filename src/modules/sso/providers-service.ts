@@ -6,7 +6,7 @@ import { ownedBy } from '../../db/tenant-scope.js';
 import { ssoIdentities, ssoProviders } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';

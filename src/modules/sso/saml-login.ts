@@ -9,7 +9,7 @@ import type { Deps } from '../../deps.js';
 import { ssoProviders, ssoSessions } from '../../db/schema/index.js';
 import type { SsoFailureCode } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { consumeFlow, createFlow } from '../auth/flows.js';
 import { failSignIn, finishSignIn, SsoFailure, type AssertedIdentity, type SignInOutcome } from './identity-service.js';
 import { acsUrl, CLOCK_SKEW_MS, parseXml, samlFor, samlReturnUrl, SamlXmlError } from './saml.js';

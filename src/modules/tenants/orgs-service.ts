@@ -7,7 +7,7 @@ import { organizations, partners } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { slugify } from '../auth/registration-service.js';
 import { bumpAuthzEpoch } from '../roles/resolver.js';
 import { orgCondition } from '../../db/tenant-scope.js';

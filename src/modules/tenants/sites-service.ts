@@ -5,7 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { accessibleOrg, groupRestriction, scopeOf, siteRestriction } from './access.js';
 import { DEVICE_GROUP, SITE, findInScope } from './by-id.js';
 import { deleteGroupRow, deleteSiteRow, deviceCountOfSite, groupDeviceCounts, insertGroup, insertSite, listGroupRows, listSiteRows, updateGroupRow, updateSiteRow, type GroupRow, type SiteRow } from './repo.js';

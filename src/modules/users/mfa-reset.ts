@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import { users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { revokeUserSessions } from '../auth/sessions.js';
 import { clearAllFactors } from '../mfa/factors.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { users } from '../../db/schema/index.js';
 import { AppError, notFound } from '../../http/errors.js';
-import type { AuditActor } from '../audit/writer.js';
+import type { AuditActor } from '../audit/index.js';
 import { createFlow, voidFlows } from '../auth/flows.js';
 import { findUserByEmail, RESET_TTL_MS, resetUrl } from '../auth/login-service.js';
 import { listMemberships, pickDefault } from '../auth/memberships.js';

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { toProfile } from './profile.js';
 import type { UserProfile } from './schemas.js';
 

@@ -5,7 +5,7 @@ import { organizationUsers, organizations, partnerUsers, partners, users } from 
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl } from '../auth/invites.js';
 import { mails } from '../auth/mail-templates.js';
 import { revokeUserSessions } from '../auth/sessions.js';

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
+import type { AuditRequestMeta } from '../audit/index.js';
 import { endMemberSession, listMemberSessions } from '../auth/session-list.js';
 import type { TargetScope } from '../tenants/index.js';
 import { assertTargetWithinCeiling, assertWithinSiteScope } from './guards.js';

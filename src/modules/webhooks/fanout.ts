@@ -2,7 +2,7 @@
 // numbers the record in every matching subscription and queues one delivery each. With no subscription in the
 // partner it is an index lookup that matches nothing, so audited requests stay cheap (bench/webhooks.ts measures it).
 import type { Executor } from '../../db/connect.js';
-import type { AuditContent } from '../audit/chain.js';
+import type { AuditContent } from '../audit/index.js';
 import { queueDeliveryRows } from './repo.js';
 
 /** A delivery is retried with backoff for this long after it was queued (or queued again), then dead-lettered. */

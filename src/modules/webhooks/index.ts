@@ -1,4 +1,4 @@
-// The webhooks module's public face: the only file other modules (and the app) may import.
+// The webhooks module's public face: the only file other modules may import (the app mounts routes.ts itself). The
+// audit writer imports it, so it exports nothing that imports the audit module back (no routes, no service).
 export { queueDeliveries } from './fanout.js';
-export { webhookRoutes } from './routes.js';
 export { WebhookWorker, type WebhookWorkerOptions } from './worker.js';

@@ -1,0 +1,3 @@
+// The audit module's public face: the only file other modules may import (the app mounts routes.ts itself).
+export type { AuditContent } from './chain.js';
+export { actorOf, AuditWriter, type AuditActor, type AuditEvent, type AuditRequestMeta } from './writer.js';
