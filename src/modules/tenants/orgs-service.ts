@@ -1,23 +1,21 @@
 // Organisations and the partner's own record (spec 4.5; CONTRACT 7), with their security settings.
-import { and, asc, eq, gt, ilike, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { organizations, partners } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { slugify } from '../auth/registration-service.js';
-import { bumpAuthzEpoch } from '../roles/resolver.js';
-import { orgCondition } from '../../db/tenant-scope.js';
+import { bumpAuthzEpoch } from '../roles/index.js';
 import { accessibleOrg, assertFullPartnerAccess, scopeOf } from './access.js';
 import { ipAllowed } from '../../platform/cidr.js';
 import { adminsOfBothSides } from '../access/admins.js';
 import { accessMails } from '../access/mail-templates.js';
+import { clearOrgRoles, deleteOrgRow, insertOrg, isActivePartnerMember, listOrgRows, partnerById, partnerSettings, updateOrgRow, updatePartnerRow, type OrganizationRow } from './repo.js';
 import { effectiveSecurity, jitStrictness, mergeSettings, mspAccessOf, mspStrictness, normaliseAllowlist, type TenantSettings } from './settings.js';
 
-type OrgRow = typeof organizations.$inferSelect;
+type OrgRow = OrganizationRow;
 export const orgToJson = (o: OrgRow) => ({
   id: o.id,
   partnerId: o.partnerId,
@@ -35,18 +33,7 @@ const cursor = z.object({ n: z.string(), id: z.uuid() });
 
 export async function listOrgs(db: Executor, p: Principal, q: { limit: number; cursor?: string; search?: string }) {
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await db
-    .select()
-    .from(organizations)
-    .where(
-      and(
-        orgCondition(scopeOf(p), organizations.id, organizations.partnerId),
-        q.search ? ilike(organizations.name, likePrefix(q.search)) : undefined,
-        after ? sql`(lower(${organizations.name}), ${organizations.id}) > (${after.n}, ${after.id})` : undefined,
-      ),
-    )
-    .orderBy(asc(sql`lower(${organizations.name})`), asc(organizations.id))
-    .limit(q.limit + 1);
+  const rows = await listOrgRows(db, scopeOf(p), { search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (o) => ({ n: o.name.toLowerCase(), id: o.id }));
   return { data: page.data.map(orgToJson), nextCursor: page.nextCursor };
 }
@@ -63,9 +50,9 @@ export async function createOrg(deps: Deps, p: Principal, input: { name: string;
   const slug = input.slug ?? slugify(input.name);
   try {
     return await deps.db.transaction(async (tx) => {
-      const [org] = await tx.insert(organizations).values({ partnerId: p.partnerId!, name: input.name, slug, settings: input.settings ? normaliseAllowlist(input.settings) : {} }).returning();
-      await deps.audit.record(tx, { action: 'organization.create', actor: actor(p), partnerId: p.partnerId, orgId: org!.id, resourceType: 'organization', resourceId: org!.id, details: { name: input.name, slug } }, meta);
-      return orgToJson(org!);
+      const org = await insertOrg(tx, { partnerId: p.partnerId!, name: input.name, slug, settings: input.settings ? normaliseAllowlist(input.settings) : {} });
+      await deps.audit.record(tx, { action: 'organization.create', actor: actor(p), partnerId: p.partnerId, orgId: org.id, resourceType: 'organization', resourceId: org.id, details: { name: input.name, slug } }, meta);
+      return orgToJson(org);
     });
   } catch (err) {
     if (isUnique(err)) throw new AppError('slug_taken', 'An organization with this slug already exists.');
@@ -88,9 +75,9 @@ export async function updateOrg(deps: Deps, p: Principal, id: string, body: { na
       const current = await accessibleOrg(tx, p, id);
       const settings = patch.settings ? mergeSettings(current.settings, patch.settings) : undefined;
       await mspAccessChange(deps, tx, p, current, settings, meta);
-      const [org] = await tx.update(organizations).set({ ...patch, ...(settings ? { settings } : {}), updatedAt: deps.clock.now() }).where(eq(organizations.id, id)).returning();
-      await deps.audit.record(tx, { action: 'organization.update', actor: actor(p), partnerId: org!.partnerId, orgId: id, resourceType: 'organization', resourceId: id, details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) } }, meta);
-      return orgToJson(org!);
+      const org = await updateOrgRow(tx, id, { ...patch, ...(settings ? { settings } : {}), updatedAt: deps.clock.now() });
+      await deps.audit.record(tx, { action: 'organization.update', actor: actor(p), partnerId: org.partnerId, orgId: id, resourceType: 'organization', resourceId: id, details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) } }, meta);
+      return orgToJson(org);
     });
     deps.outbox.kick();
     return updated;
@@ -106,19 +93,16 @@ export async function deleteOrg(deps: Deps, p: Principal, id: string, meta: Audi
   await deps.db.transaction(async (tx) => {
     const org = await accessibleOrg(tx, p, id);
     // Roles of the organisation are referenced by its memberships with RESTRICT: remove those first.
-    await tx.execute(sql`delete from organization_users where org_id = ${id}`);
-    await tx.execute(sql`update sso_providers set default_role_id = null, auto_provision = false where org_id = ${id}`);
-    await tx.execute(sql`update roles set parent_role_id = null where org_id = ${id}`);
-    await tx.execute(sql`delete from roles where org_id = ${id}`);
+    await clearOrgRoles(tx, id);
     await bumpAuthzEpoch(tx);
-    await tx.delete(organizations).where(eq(organizations.id, id));
+    await deleteOrgRow(tx, id);
     await deps.audit.record(tx, { action: 'organization.delete', actor: actor(p), partnerId: org.partnerId, orgId: id, resourceType: 'organization', resourceId: id, details: { name: org.name } }, meta);
   });
 }
 
 export async function getPartner(db: Executor, p: Principal) {
   if (!p.partnerId) throw new AppError('tenant_context_required');
-  const [row] = await db.select().from(partners).where(eq(partners.id, p.partnerId));
+  const row = await partnerById(db, p.partnerId);
   if (!row) throw notFound('partner');
   return { id: row.id, name: row.name, slug: row.slug, status: row.status, settings: (row.settings ?? {}) as Record<string, unknown>, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
@@ -138,12 +122,11 @@ export async function updatePartner(deps: Deps, p: Principal, body: { name?: str
     const breakGlass = patch.settings?.security?.breakGlassUserId;
     if (breakGlass) {
       // The break-glass account is one of the partner's own active members (docs/operations.md, "Break-glass account").
-      const [member] = await tx.execute(sql`select 1 from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${p.partnerId} and pu.user_id = ${breakGlass} and u.status = 'active'`).then((r) => (r as unknown as { rows: unknown[] }).rows);
-      if (!member) throw new AppError('validation_failed', 'The break-glass account must be an active member of the partner.', { details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Not an active member of the partner'] }, formErrors: [] } });
+      if (!(await isActivePartnerMember(tx, p.partnerId!, breakGlass))) throw new AppError('validation_failed', 'The break-glass account must be an active member of the partner.', { details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Not an active member of the partner'] }, formErrors: [] } });
     }
-    const [current] = await tx.select({ settings: partners.settings }).from(partners).where(eq(partners.id, p.partnerId!)).for('update');
+    const current = await partnerSettings(tx, p.partnerId!, true);
     const settings = patch.settings ? mergeSettings(current?.settings, patch.settings) : undefined;
-    await tx.update(partners).set({ ...patch, ...(settings ? { settings } : {}), updatedAt: deps.clock.now() }).where(eq(partners.id, p.partnerId!));
+    await updatePartnerRow(tx, p.partnerId!, { ...patch, ...(settings ? { settings } : {}), updatedAt: deps.clock.now() });
     await deps.audit.record(tx, { action: 'partner.update', actor: actor(p), partnerId: p.partnerId, resourceType: 'partner', resourceId: p.partnerId, details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) } }, meta);
   });
   return getPartner(deps.db, p);
@@ -182,7 +165,7 @@ function assertNoLockout(p: Principal, settings: TenantSettings | undefined, met
 
 export async function orgEffectiveSettings(db: Executor, p: Principal, id: string) {
   const org = await accessibleOrg(db, p, id);
-  const [partner] = await db.select({ settings: partners.settings }).from(partners).where(eq(partners.id, org.partnerId));
+  const partner = await partnerSettings(db, org.partnerId);
   return {
     orgId: org.id,
     security: effectiveSecurity(partner?.settings, org.settings),

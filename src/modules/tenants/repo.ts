@@ -2,7 +2,7 @@
 // one by-id rule covers. Lists are limited by the caller's TenantScope (db/tenant-scope.ts).
 import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
 import type { Executor, Tx } from '../../db/connect.js';
-import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, scimTokens, scripts, serviceAccounts, sites, ssoProviders, webhooks } from '../../db/schema/index.js';
+import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, partners, scimTokens, scripts, serviceAccounts, sites, ssoProviders, webhooks } from '../../db/schema/index.js';
 import { deviceGroupVisible, orgCondition, siteCondition, type TenantScope } from '../../db/tenant-scope.js';
 import { likePrefix } from '../../http/pagination.js';
 
@@ -18,6 +18,66 @@ export type ServiceAccountRow = typeof serviceAccounts.$inferSelect;
 export type ScimTokenRow = typeof scimTokens.$inferSelect;
 
 // ---- Organisations
+
+/** One page (plus one row) of the organisations the scope can see, by lower-cased name then id (one index scan). */
+export function listOrgRows(db: Executor, scope: TenantScope, q: { search?: string; after: { n: string; id: string } | null; limit: number }) {
+  const after = q.after;
+  return db
+    .select()
+    .from(organizations)
+    .where(
+      and(
+        orgCondition(scope, organizations.id, organizations.partnerId),
+        q.search ? ilike(organizations.name, likePrefix(q.search)) : undefined,
+        after ? sql`(lower(${organizations.name}), ${organizations.id}) > (${after.n}, ${after.id})` : undefined,
+      ),
+    )
+    .orderBy(asc(sql`lower(${organizations.name})`), asc(organizations.id))
+    .limit(q.limit + 1);
+}
+
+export async function insertOrg(tx: Tx, values: typeof organizations.$inferInsert): Promise<OrganizationRow> {
+  const [org] = await tx.insert(organizations).values(values).returning();
+  return org!;
+}
+
+export async function updateOrgRow(tx: Tx, id: string, set: Partial<typeof organizations.$inferInsert>): Promise<OrganizationRow> {
+  const [org] = await tx.update(organizations).set(set).where(eq(organizations.id, id)).returning();
+  return org!;
+}
+
+/** Memberships, SSO default roles and roles of the organisation go first: memberships reference roles with RESTRICT. */
+export async function clearOrgRoles(tx: Tx, id: string): Promise<void> {
+  await tx.execute(sql`delete from organization_users where org_id = ${id}`);
+  await tx.execute(sql`update sso_providers set default_role_id = null, auto_provision = false where org_id = ${id}`);
+  await tx.execute(sql`update roles set parent_role_id = null where org_id = ${id}`);
+  await tx.execute(sql`delete from roles where org_id = ${id}`);
+}
+
+export async function deleteOrgRow(tx: Tx, id: string): Promise<void> {
+  await tx.delete(organizations).where(eq(organizations.id, id));
+}
+
+export async function partnerById(db: Executor, id: string) {
+  const [row] = await db.select().from(partners).where(eq(partners.id, id));
+  return row;
+}
+
+export async function partnerSettings(db: Executor, id: string, forUpdate = false) {
+  const q = db.select({ settings: partners.settings }).from(partners).where(eq(partners.id, id));
+  const [row] = forUpdate ? await q.for('update') : await q;
+  return row;
+}
+
+export async function updatePartnerRow(tx: Tx, id: string, set: Partial<typeof partners.$inferInsert>): Promise<void> {
+  await tx.update(partners).set(set).where(eq(partners.id, id));
+}
+
+/** Whether the user is an active member of the partner. */
+export async function isActivePartnerMember(tx: Tx, partnerId: string, userId: string): Promise<boolean> {
+  const [member] = await tx.execute(sql`select 1 from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${partnerId} and pu.user_id = ${userId} and u.status = 'active'`).then((r) => (r as unknown as { rows: unknown[] }).rows);
+  return member !== undefined;
+}
 
 /** The organisation's id when it is one of the partner's. */
 export async function partnerOrgId(db: Executor, partnerId: string, orgId: string): Promise<string | undefined> {
