@@ -249,6 +249,9 @@ describe('an unexpected exception is 500 internal_error with an errorId that is 
   it('the database vanishing under an authenticated request', async () => {
     const { api, session, user } = await partnerAdmin(broken);
     expect((await api.me()).status).toBe(200);
+    // The database vanishes: every connection to it goes, the pool's and the liveness channel's (on PGlite closing the
+    // database closes both; on PostgreSQL the channel holds its own connection, which a real outage takes down too).
+    await broken.deps.authContext.liveness?.stop();
     await broken.testDb.database.close();
 
     const res = await api.me();
