@@ -70,7 +70,7 @@ export const deviceGroupVisible = (s: TenantScope): SQL | undefined =>
 export function deviceVisible(s: TenantScope): SQL {
   const groups = s.deviceGroupIds;
   return and(
-    orgCondition(s, devices.orgId),
+    orgCondition(s, devices.orgId, devices.partnerId),
     siteCondition(s, devices.siteId),
     groups ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id in ${sql`(${sql.join(orNone(groups).map((g) => sql`${g}`), sql`, `)})`})` : undefined,
   )!;

@@ -143,6 +143,16 @@ describe('hot queries on a large tenant use indexes, never a sequential scan of 
     noLargeSeqScan((await plansOf('/devices', { limit: '10', orgId })).plans);
   });
 
+  it('GET /devices for the partner, deep page: one index scan of (partner, lower(hostname), id) in page order, no sort', async () => {
+    const { plans, body } = await plansOf('/devices', { limit: '50', cursor: await deepCursor('/devices', 20) });
+    expect((body as { data: unknown[] }).data).toHaveLength(50);
+    const list = plans.find((p) => p.full.includes('from "devices"') && p.full.includes('"devices"."partner_id"'))!;
+    expect(list, plans.map((p) => p.text).join('\n')).toBeTruthy();
+    expect(JSON.stringify(list.root)).toContain('"Index Name":"devices_partner_lhostname_id_idx"');
+    expect(nodeTypes(list.root)).not.toContain('Sort');
+    expect(list.seq).toEqual([]);
+  });
+
   it('GET /users for the partner and for one organisation: first and deep pages', async () => {
     noLargeSeqScan((await plansOf('/users', { limit: '50' })).plans);
     noLargeSeqScan((await plansOf('/users', { limit: '50', cursor: await deepCursor('/users', 5) })).plans);

@@ -101,6 +101,8 @@ export const devices = pgTable(
       .notNull()
       .references(() => sites.id, { onDelete: 'no action' }),
     enrollmentKeyId: uuid('enrollment_key_id'),
+    /** The organisation's partner, set by the database on insert (trigger gh_device_partner): never written by the app. */
+    partnerId: uuid('partner_id'),
     hostname: varchar('hostname', { length: 255 }).notNull(),
     displayName: varchar('display_name', { length: 255 }),
     osType: varchar('os_type', { length: 32 }).notNull(),
@@ -117,6 +119,8 @@ export const devices = pgTable(
     // Keyset pages of GET /devices (lower(hostname), id): per organisation, and across a partner's organisations.
     index('devices_org_lhostname_id_idx').on(t.orgId, sql`lower(${t.hostname})`, t.id),
     index('devices_lhostname_id_idx').on(sql`lower(${t.hostname})`, t.id),
+    // The same pages across one partner's organisations, in page order at any depth.
+    index('devices_partner_lhostname_id_idx').on(t.partnerId, sql`lower(${t.hostname})`, t.id),
   ],
 );
 

@@ -24,7 +24,7 @@ export function listDeviceRows(db: Executor, scope: TenantScope, q: { orgId?: st
         q.siteId ? eq(devices.siteId, q.siteId) : undefined,
         q.deviceGroupId ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id = ${q.deviceGroupId})` : undefined,
         q.search ? ilike(devices.hostname, likePrefix(q.search)) : undefined,
-        after ? or(gt(sql`lower(${devices.hostname})`, after.h), and(eq(sql`lower(${devices.hostname})`, after.h), gt(devices.id, after.id))) : undefined,
+        after ? sql`(lower(${devices.hostname}), ${devices.id}) > (${after.h}, ${after.id})` : undefined,
       ),
     )
     .orderBy(asc(sql`lower(${devices.hostname})`), asc(devices.id))
