@@ -34,9 +34,7 @@ export function isPrivateAddress(ip: string): boolean {
  */
 export async function assertPublicUrl(url: URL, what = 'The URL'): Promise<void> {
   if (url.protocol !== 'https:') throw new OutboundRefusedError(`${what} must use https.`);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-  if (addresses.length === 0 || addresses.some(isPrivateAddress)) throw new OutboundRefusedError(`${what} resolves to a private address.`);
+  if (!(await publicAddressesOf(url.hostname))) throw new OutboundRefusedError(`${what} resolves to a private address.`);
 }
 
 /**
@@ -53,6 +51,14 @@ export async function publicFetch(url: string | URL, init: RequestInit, allowIns
 export type Resolve = (host: string) => Promise<LookupAddress[]>;
 const systemResolve: Resolve = (host) => lookup(host, { all: true, verbatim: true });
 
+/** The host's addresses (an address literal is its own), or null when it has none or any of them is private. */
+async function publicAddressesOf(host: string, resolve: Resolve = systemResolve): Promise<LookupAddress[] | null> {
+  const name = host.replace(/^\[|\]$/g, '');
+  const family = isIP(name);
+  const addresses = family ? [{ address: name, family }] : await resolve(name);
+  return addresses.length === 0 || addresses.some((a) => isPrivateAddress(a.address)) ? null : addresses;
+}
+
 /**
  * The socket's own lookup: resolves the host once, refuses when any answer is private, and hands the connection the
  * addresses it checked. A name that answered a public address to assertPublicUrl and a private one now is refused here.
@@ -60,11 +66,9 @@ const systemResolve: Resolve = (host) => lookup(host, { all: true, verbatim: tru
 export function publicOnlyLookup(resolve: Resolve = systemResolve): LookupFunction {
   return (host, options, callback) => {
     const reply = callback as unknown as (err: Error | null, address: string | LookupAddress[], family?: number) => void;
-    const name = host.replace(/^\[|\]$/g, '');
-    const answers: Promise<LookupAddress[]> = isIP(name) ? Promise.resolve([{ address: name, family: isIP(name) }]) : resolve(name);
-    answers.then(
+    publicAddressesOf(host, resolve).then(
       (addresses) => {
-        if (addresses.length === 0 || addresses.some((a) => isPrivateAddress(a.address))) {
+        if (!addresses) {
           reply(Object.assign(new OutboundRefusedError('The host resolves to a private address.'), { code: 'EPRIVATEADDRESS' }), '', 0);
         } else if ((options as { all?: boolean }).all) reply(null, addresses);
         else reply(null, addresses[0]!.address, addresses[0]!.family);
