@@ -10,7 +10,7 @@
  */
 import os from 'node:os';
 import type { LoadgenResult } from './framework/loadgen.js';
-import { arg, canPin, databases, firstLine, int, loadgen, ms, QUIET, spawnNode, stop } from './harness.js';
+import { arg, canPin, databases, firstLine, int, loadgen, ms, QUIET, runBench, spawnNode, stop } from './harness.js';
 
 const ROUTE = '/api/v1/orgs/organizations?limit=1';
 
@@ -73,14 +73,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--serve')) {
-  serve().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runBench(() => serve(), () => main());

@@ -14,6 +14,7 @@
  *   and its live heap (probed after a forced full GC every 2 MB received, so garbage not yet collected does not count).
  *   Memory that grew with the rows would show the large export's growth ~rows/small times the small one's.
  */
+import { runBench } from './harness.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -326,14 +327,4 @@ async function measure(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--serve')) {
-  serve().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  measure().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runBench(() => serve(), () => measure());

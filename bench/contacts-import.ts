@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { processCpuSeconds } from './framework/procstat.js';
-import { arg, databases, firstLine, spawnNode, stop } from './harness.js';
+import { arg, databases, firstLine, runBench, spawnNode, stop } from './harness.js';
 import { pollHealthz, type Latency } from '../test/support/healthz-poll.js';
 
 const ROWS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 100_000);
@@ -171,14 +171,4 @@ async function main() {
   }
 }
 
-if (process.argv.includes('--serve')) {
-  serve().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runBench(() => serve(), () => main());

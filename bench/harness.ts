@@ -79,3 +79,11 @@ export function databases(): { name: string; env: NodeJS.ProcessEnv }[] {
   if (wanted.includes('pglite')) out.push({ name: 'PGlite', env: base });
   return out;
 }
+
+/** A benchmark file's entry: `--serve` runs its server half (spawned as a child), otherwise the measurement; a failure exits 1. */
+export function runBench(serve: () => Promise<unknown>, measure: () => Promise<unknown>): void {
+  (process.argv.includes('--serve') ? serve() : measure()).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

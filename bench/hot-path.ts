@@ -17,7 +17,7 @@ import os, { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LoadgenResult } from './framework/loadgen.js';
-import { arg, canPin, databases, firstLine, int, loadgen, ms, QUIET, spawnNode, stop } from './harness.js';
+import { arg, canPin, databases, firstLine, int, loadgen, ms, QUIET, runBench, spawnNode, stop } from './harness.js';
 import { renderProfile, summariseProfile } from './cpu-profile.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -150,14 +150,4 @@ async function main(): Promise<void> {
   console.log('depend on how busy the machine is; its ratio is the capacity the app would have beside the ceiling on an idle core.');
 }
 
-if (process.argv.includes('--serve')) {
-  serve().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runBench(() => serve(), () => main());

@@ -14,6 +14,7 @@
  *   sort key, exactly as the API encodes it).
  * - Before measuring, the seeded tables are ANALYZEd (PostgreSQL's autovacuum would; PGlite has none).
  */
+import { arg, runBench } from './harness.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import os from 'node:os';
@@ -21,7 +22,6 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
 
 interface Target {
   name: string;
@@ -167,14 +167,4 @@ async function measure(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--serve')) {
-  serve(Number(arg('scale', '1'))).catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  measure().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runBench(() => serve(Number(arg('scale', '1'))), () => measure());

@@ -20,6 +20,7 @@
  *   machine is: cores ÷ CPU per login is what the server would do with the machine to itself (PGlite runs
  *   inside the server process and is included; PostgreSQL and Redis are other processes and are not).
  */
+import { runBench } from './harness.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import os from 'node:os';
@@ -271,14 +272,4 @@ async function measure(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--serve')) {
-  serve(arg('users', 20)).catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  measure().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runBench(() => serve(arg('users', 20)), () => measure());
