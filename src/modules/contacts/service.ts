@@ -8,7 +8,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { accessibleOrg, orgCondition } from '../tenants/access.js';
+import { accessibleOrg } from '../tenants/access.js';
 import { findSite } from '../tenants/sites-service.js';
 import { CONTACT, findInScope } from '../tenants/by-id.js';
 

@@ -1,7 +1,7 @@
 // Which organisations, sites and device groups a caller may see, resolved from the principal; the conditions that
 // apply it to queries are in db/tenant-scope.ts.
 import type { Executor } from '../../db/connect.js';
-import { orgCondition as orgConditionOf, type OrgReach, type TenantScope } from '../../db/tenant-scope.js';
+import type { OrgReach, TenantScope } from '../../db/tenant-scope.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { ORGANIZATION, findInScope } from './by-id.js';
@@ -24,8 +24,6 @@ function orgReachOf(p: Principal): OrgReach {
   return { kind: 'ids', ids: [...new Set([...(p.orgAccess === 'selected' ? p.orgIds : []), ...granted])], except };
 }
 
-/** Transition for contacts/service.ts (another change is open there): it moves to scopeOf + db/tenant-scope, then this goes. */
-export const orgCondition = (p: Principal, column: Parameters<typeof orgConditionOf>[1]) => orgConditionOf(scopeOf(p), column);
 
 /** The organisation, if the caller may act on it (404 otherwise, also for another partner's). */
 export async function accessibleOrg(db: Executor, p: Principal, orgId: string) {

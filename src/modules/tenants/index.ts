@@ -1,5 +1,5 @@
 // The tenants module's public face: the only file other modules may import (the app mounts routes.ts itself).
-export { accessibleOrg, assertFullPartnerAccess, groupRestriction, orgCondition, scopeOf, siteRestriction } from './access.js';
+export { accessibleOrg, assertFullPartnerAccess, groupRestriction, scopeOf, siteRestriction } from './access.js';
 export {
   BY_ID_ROUTES,
   byIdQuery,
