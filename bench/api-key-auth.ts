@@ -31,7 +31,9 @@ async function serve(): Promise<void> {
     const res = await fetch(`${t.baseUrl}${ROUTE}`, { headers: { authorization: `Bearer ${token}` } });
     if (res.status !== 200) throw new Error(`GET ${ROUTE} answered ${res.status}: ${await res.text()}`);
   }
-  process.stdout.write(`READY ${JSON.stringify({ url: `${t.baseUrl}${ROUTE}`, jwt: person.session.accessToken, key: machine.key.key })}\n`);
+  process.stdout.write(
+    `READY ${JSON.stringify({ url: `${t.baseUrl}${ROUTE}`, jwt: person.session.accessToken, key: machine.key.key })}\n`,
+  );
   const close = async () => {
     await t.close().catch(() => {});
     process.exit(0);
@@ -41,7 +43,12 @@ async function serve(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const o = { duration: Number(arg('duration', '6')), warmup: Number(arg('warmup', '2')), connections: Number(arg('connections', '20')), pin: canPin() && !process.argv.includes('--no-pin') };
+  const o = {
+    duration: Number(arg('duration', '6')),
+    warmup: Number(arg('warmup', '2')),
+    connections: Number(arg('connections', '20')),
+    pin: canPin() && !process.argv.includes('--no-pin'),
+  };
   const rows: { db: string; jwt: LoadgenResult; key: LoadgenResult }[] = [];
   for (const { name, env } of databases()) {
     const child = spawnNode([new URL(import.meta.url).pathname, '--serve'], o.pin ? 0 : null, env);
@@ -49,7 +56,16 @@ async function main(): Promise<void> {
       const ready = JSON.parse(await firstLine(child, 'READY', 120_000)) as { url: string; jwt: string; key: string };
       const run = (token: string) =>
         loadgen(
-          { url: ready.url, connections: o.connections, warmupSeconds: o.warmup, durationSeconds: o.duration, headers: { authorization: `Bearer ${token}` }, serverPid: child.pid!, serverCore: o.pin ? 0 : null, quiet: QUIET },
+          {
+            url: ready.url,
+            connections: o.connections,
+            warmupSeconds: o.warmup,
+            durationSeconds: o.duration,
+            headers: { authorization: `Bearer ${token}` },
+            serverPid: child.pid!,
+            serverCore: o.pin ? 0 : null,
+            quiet: QUIET,
+          },
           o.pin ? 1 : null,
         );
       process.stderr.write(`api-key auth · ${name}: JWT ... `);
@@ -62,8 +78,12 @@ async function main(): Promise<void> {
       await stop(child);
     }
   }
-  console.log(`\n## API-key authentication against a JWT: GET ${ROUTE}, ${o.connections} connections, ${o.duration} s (${os.availableParallelism()} cores)\n`);
-  console.log('| Database | JWT req/s | key req/s | key / JWT | p99 ms JWT / key | server CPU µs/req JWT / key | non-2xx |');
+  console.log(
+    `\n## API-key authentication against a JWT: GET ${ROUTE}, ${o.connections} connections, ${o.duration} s (${os.availableParallelism()} cores)\n`,
+  );
+  console.log(
+    '| Database | JWT req/s | key req/s | key / JWT | p99 ms JWT / key | server CPU µs/req JWT / key | non-2xx |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     console.log(
@@ -73,4 +93,7 @@ async function main(): Promise<void> {
   }
 }
 
-runBench(() => serve(), () => main());
+runBench(
+  () => serve(),
+  () => main(),
+);

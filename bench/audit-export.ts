@@ -70,7 +70,11 @@ async function serve(): Promise<void> {
   const send = (m: FromChild) => {
     if (process.connected) process.send?.(m, undefined, undefined, () => {}); // the parent may be gone: never crash on it
   };
-  const timer = setInterval(() => send({ type: 'mem', t: performance.now(), rss: process.memoryUsage.rss(), heap: process.memoryUsage().heapUsed }), 10);
+  const timer = setInterval(
+    () =>
+      send({ type: 'mem', t: performance.now(), rss: process.memoryUsage.rss(), heap: process.memoryUsage().heapUsed }),
+    10,
+  );
   // 'live': a full GC, then the memory still in use: what the export actually holds, not garbage awaiting collection.
   process.on('message', (m) => {
     if (m !== 'live') return;
@@ -115,10 +119,27 @@ async function prepare(rows: number, small: number): Promise<Prepared> {
   const env = appEnv(testDb);
   const deps = await buildDeps(loadConfig(env), testDb.database, createLogger('warn'));
   const db = testDb.database.db;
-  const [partner] = await db.insert(partners).values({ name: 'Bench Partner', slug: `bench-${randomBytes(3).toString('hex')}` }).returning();
-  const [org] = await db.insert(organizations).values({ partnerId: partner!.id, name: 'Bench Org', slug: 'bench-org' }).returning();
-  const [user] = await db.insert(users).values({ email: 'auditor@bench.test', name: 'Bench Auditor', status: 'active', mfaEnabled: true, mfaMethod: 'totp' }).returning();
-  await db.insert(partnerUsers).values({ partnerId: partner!.id, userId: user!.id, roleId: PARTNER_ADMIN_ROLE_ID, orgAccess: 'all', orgIds: [] });
+  const [partner] = await db
+    .insert(partners)
+    .values({ name: 'Bench Partner', slug: `bench-${randomBytes(3).toString('hex')}` })
+    .returning();
+  const [org] = await db
+    .insert(organizations)
+    .values({ partnerId: partner!.id, name: 'Bench Org', slug: 'bench-org' })
+    .returning();
+  const [user] = await db
+    .insert(users)
+    .values({
+      email: 'auditor@bench.test',
+      name: 'Bench Auditor',
+      status: 'active',
+      mfaEnabled: true,
+      mfaMethod: 'totp',
+    })
+    .returning();
+  await db
+    .insert(partnerUsers)
+    .values({ partnerId: partner!.id, userId: user!.id, roleId: PARTNER_ADMIN_ROLE_ID, orgAccess: 'all', orgIds: [] });
   const session = await createSession(deps, db, {
     userId: user!.id,
     context: { scope: 'partner', partnerId: partner!.id, orgId: null, roleId: PARTNER_ADMIN_ROLE_ID },
@@ -175,10 +196,14 @@ class Server {
   }
 
   static async start(env: Record<string, string>): Promise<Server> {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--expose-gc', fileURLToPath(import.meta.url), '--serve'], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, ...env },
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--expose-gc', fileURLToPath(import.meta.url), '--serve'],
+      {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        env: { ...process.env, ...env },
+      },
+    );
     const baseUrl = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('server did not start within 120 s')), 120_000);
       child.once('exit', (code) => reject(new Error(`server exited early (${code})`)));
@@ -222,7 +247,13 @@ interface Run {
 }
 
 /** Downloads one export, counting lines; `bytesPerSecond` throttles the reader (a slow client); `maxBytes` stops early. */
-async function exportRun(server: Server, token: string, label: string, query: Record<string, string>, opts: { bytesPerSecond?: number; maxBytes?: number } = {}): Promise<Run> {
+async function exportRun(
+  server: Server,
+  token: string,
+  label: string,
+  query: Record<string, string>,
+  opts: { bytesPerSecond?: number; maxBytes?: number } = {},
+): Promise<Run> {
   await server.liveNow();
   await new Promise((r) => setTimeout(r, 200));
   const baseline = await server.liveNow();
@@ -232,7 +263,10 @@ async function exportRun(server: Server, token: string, label: string, query: Re
   const started = performance.now();
   try {
     // A fresh connection per export: a kept-alive one may be closed by the server just as it is reused.
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, connection: 'close' }, signal: ctrl.signal });
+    const res = await fetch(url, {
+      headers: { authorization: `Bearer ${token}`, connection: 'close' },
+      signal: ctrl.signal,
+    });
     if (res.status !== 200) throw new Error(`${label}: ${res.status} ${await res.text()}`);
     const reader = res.body!.getReader();
     let bytes = 0;
@@ -288,22 +322,44 @@ async function measure(): Promise<void> {
   const runs: Run[] = [];
   try {
     await exportRun(server, prepared.token, 'warm-up', { format: 'jsonl', orgId: prepared.orgId });
-    runs.push(await exportRun(server, prepared.token, `JSON Lines, ${small} rows (orgId filter)`, { format: 'jsonl', orgId: prepared.orgId }));
+    runs.push(
+      await exportRun(server, prepared.token, `JSON Lines, ${small} rows (orgId filter)`, {
+        format: 'jsonl',
+        orgId: prepared.orgId,
+      }),
+    );
     runs.push(await exportRun(server, prepared.token, `JSON Lines, all ${rows} rows`, { format: 'jsonl' }));
     runs.push(await exportRun(server, prepared.token, `CSV, all ${rows} rows`, { format: 'csv' }));
-    runs.push(await exportRun(server, prepared.token, 'JSON Lines, slow client (2 MB/s, first 8 MB)', { format: 'jsonl' }, { bytesPerSecond: 2 * MB, maxBytes: 8 * MB }));
+    runs.push(
+      await exportRun(
+        server,
+        prepared.token,
+        'JSON Lines, slow client (2 MB/s, first 8 MB)',
+        { format: 'jsonl' },
+        { bytesPerSecond: 2 * MB, maxBytes: 8 * MB },
+      ),
+    );
     const verifyStarted = performance.now();
-    const verify = await fetch(new URL('/api/v1/audit-logs/verify', server.baseUrl), { headers: { authorization: `Bearer ${prepared.token}` } });
+    const verify = await fetch(new URL('/api/v1/audit-logs/verify', server.baseUrl), {
+      headers: { authorization: `Bearer ${prepared.token}` },
+    });
     const verified = (await verify.json()) as { ok: boolean; checked: number };
     const verifySeconds = (performance.now() - verifyStarted) / 1000;
     // The seeded rows plus one audit.export per download: a chain that does not verify means the seeding is wrong.
-    if (!verified.ok || verified.checked !== rows + 5) throw new Error(`the chain does not verify: ${JSON.stringify(verified)}`);
+    if (!verified.ok || verified.checked !== rows + 5)
+      throw new Error(`the chain does not verify: ${JSON.stringify(verified)}`);
 
     const db = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
     console.log(`\n## Audit export (${db}, ${os.availableParallelism()} cores, Node ${process.versions.node})\n`);
-    console.log(`Seeded ${rows} records into one partner chain in ${fmt(prepared.seedSeconds)} s (hashed with chain.ts, multi-row INSERTs).`);
-    console.log(`GET /audit-logs/verify afterwards: ok=${verified.ok}, ${verified.checked} records in ${fmt(verifySeconds)} s (${fmt(verified.checked / verifySeconds, 0)} records/s).\n`);
-    console.log('| Export | Rows | MB | Seconds | Rows/s | RSS before → peak | Heap peak (with garbage) | Live heap before → peak (after full GC) |');
+    console.log(
+      `Seeded ${rows} records into one partner chain in ${fmt(prepared.seedSeconds)} s (hashed with chain.ts, multi-row INSERTs).`,
+    );
+    console.log(
+      `GET /audit-logs/verify afterwards: ok=${verified.ok}, ${verified.checked} records in ${fmt(verifySeconds)} s (${fmt(verified.checked / verifySeconds, 0)} records/s).\n`,
+    );
+    console.log(
+      '| Export | Rows | MB | Seconds | Rows/s | RSS before → peak | Heap peak (with garbage) | Live heap before → peak (after full GC) |',
+    );
     console.log('|---|---|---|---|---|---|---|---|');
     const mb = (v: number) => `${fmt(v / MB)} MB`;
     for (const r of runs) {
@@ -327,4 +383,7 @@ async function measure(): Promise<void> {
   }
 }
 
-runBench(() => serve(), () => measure());
+runBench(
+  () => serve(),
+  () => measure(),
+);

@@ -14,20 +14,37 @@ import { startApp } from '../test/support/app.js';
 import { prepareTemplate } from '../test/support/db.js';
 import { addOrgMember, createOrg, createPartner, createUser } from '../test/support/fixtures.js';
 
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const RUNS = 5;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-if (!existsSync('web/dist/index.html')) execFileSync('npx', ['vite', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'], { stdio: ['ignore', 'inherit', 'inherit'] });
+if (!existsSync('web/dist/index.html'))
+  execFileSync('npx', ['vite', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
 
 await prepareTemplate();
 const t = await startApp({ LOG_LEVEL: 'warn' });
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: FLAGS });
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  headless: true,
+  args: FLAGS,
+});
 let failed = false;
 const report = (name: string, value: number, unit: string, budget: number) => {
   const ok = value <= budget;
   if (!ok) failed = true;
-  console.log(`${name.padEnd(44)} ${value.toFixed(1).padStart(8)} ${unit.padEnd(3)} budget ${budget} ${unit}  ${ok ? 'ok' : 'OVER'}`);
+  console.log(
+    `${name.padEnd(44)} ${value.toFixed(1).padStart(8)} ${unit.padEnd(3)} budget ${budget} ${unit}  ${ok ? 'ok' : 'OVER'}`,
+  );
 };
 
 try {
@@ -39,13 +56,16 @@ try {
     const page = await context.newPage();
     const scripts: Promise<number>[] = [];
     page.on('response', (res) => {
-      if (/javascript/.test(res.headers()['content-type'] ?? '')) scripts.push(res.body().then((b) => gzipSync(b).length));
+      if (/javascript/.test(res.headers()['content-type'] ?? ''))
+        scripts.push(res.body().then((b) => gzipSync(b).length));
     });
     const start = performance.now();
     await page.goto(`${t.baseUrl}/login`);
     const button = page.getByRole('button', { name: 'Sign in', exact: true });
     await button.waitFor({ state: 'visible' });
-    await page.waitForFunction(() => [...document.querySelectorAll('button')].some((b) => b.textContent === 'Sign in' && !b.disabled));
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('button')].some((b) => b.textContent === 'Sign in' && !b.disabled),
+    );
     times.push(performance.now() - start);
     sizes.push((await Promise.all(scripts)).reduce((a, b) => a + b, 0) / 1024);
     await context.close();
@@ -62,9 +82,17 @@ try {
   for (let i = 0; i < 10_000; i += 1000) {
     const rows = await t.deps.db
       .insert(users)
-      .values(Array.from({ length: 1000 }, (_, j) => ({ email: `user${String(i + j).padStart(5, '0')}@big-customer.example`, name: `User ${i + j}`, status: 'active' as const })))
+      .values(
+        Array.from({ length: 1000 }, (_, j) => ({
+          email: `user${String(i + j).padStart(5, '0')}@big-customer.example`,
+          name: `User ${i + j}`,
+          status: 'active' as const,
+        })),
+      )
       .returning({ id: users.id });
-    await t.deps.db.insert(organizationUsers).values(rows.map((r) => ({ orgId: org.id, userId: r.id, roleId: ORG_ADMIN_ROLE_ID })));
+    await t.deps.db
+      .insert(organizationUsers)
+      .values(rows.map((r) => ({ orgId: org.id, userId: r.id, roleId: ORG_ADMIN_ROLE_ID })));
   }
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();

@@ -31,7 +31,9 @@ async function serve(): Promise<void> {
   const { api, partner } = await partnerAdmin(t);
   const orgs = [(await createOrg(t, partner.id)).id, (await createOrg(t, partner.id)).id];
   global.gc?.();
-  process.stdout.write(`READY ${JSON.stringify({ baseUrl: t.baseUrl, token: api.token, orgs, kind: t.deps.database.kind })}\n`);
+  process.stdout.write(
+    `READY ${JSON.stringify({ baseUrl: t.baseUrl, token: api.token, orgs, kind: t.deps.database.kind })}\n`,
+  );
   const close = async () => {
     await t.close().catch(() => {});
     process.exit(0);
@@ -49,7 +51,32 @@ function prng(seed: number) {
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
   };
 }
-const SYLLABLES = ['ka', 'ro', 'mi', 'len', 'tha', 'bo', 'ri', 'sa', 'dun', 'el', 'vo', 'qui', 'ne', 'to', 'mar', 'jo', 'an', 'bel', 'cor', 'di', 'est', 'fa', 'gil', 'ho'];
+const SYLLABLES = [
+  'ka',
+  'ro',
+  'mi',
+  'len',
+  'tha',
+  'bo',
+  'ri',
+  'sa',
+  'dun',
+  'el',
+  'vo',
+  'qui',
+  'ne',
+  'to',
+  'mar',
+  'jo',
+  'an',
+  'bel',
+  'cor',
+  'di',
+  'est',
+  'fa',
+  'gil',
+  'ho',
+];
 const nameOf = (rand: () => number, parts: number) => {
   let s = '';
   for (let i = 0; i < parts; i++) s += SYLLABLES[Math.floor(rand() * SYLLABLES.length)];
@@ -86,7 +113,14 @@ interface Run {
   healthz: Latency;
 }
 
-async function importFile(baseUrl: string, pid: number, token: string, orgId: string, file: string, label: string): Promise<Run> {
+async function importFile(
+  baseUrl: string,
+  pid: number,
+  token: string,
+  orgId: string,
+  file: string,
+  label: string,
+): Promise<Run> {
   const start = rssOf(pid);
   let peak = start;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 10);
@@ -124,18 +158,32 @@ async function main() {
   const results: { db: string; runs: Run[] }[] = [];
   try {
     for (const { name, env } of databases()) {
-      const args = ['--expose-gc', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), new URL(import.meta.url).pathname, '--serve'];
+      const args = [
+        '--expose-gc',
+        ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+        new URL(import.meta.url).pathname,
+        '--serve',
+      ];
       const child = spawnNode(args, null, env);
       try {
-        const ready = JSON.parse(await firstLine(child, 'READY', 180_000)) as { baseUrl: string; token: string; orgs: [string, string] };
+        const ready = JSON.parse(await firstLine(child, 'READY', 180_000)) as {
+          baseUrl: string;
+          token: string;
+          orgs: [string, string];
+        };
         const [orgA, orgB] = ready.orgs;
         const runs: Run[] = [];
-        for (const [org, file, label] of [[orgA, randomFile, 'random names'], [orgB, oneNameFile, 'one last name'], [orgB, oneNameFile, 'one last name, re-import']] as const) {
+        for (const [org, file, label] of [
+          [orgA, randomFile, 'random names'],
+          [orgB, oneNameFile, 'one last name'],
+          [orgB, oneNameFile, 'one last name, re-import'],
+        ] as const) {
           process.stderr.write(`contacts import · ${name} · ${label} ... `);
           runs.push(await importFile(ready.baseUrl, child.pid!, ready.token, org, file, label));
           process.stderr.write(`${runs.at(-1)!.seconds.toFixed(1)} s\n`);
         }
-        if (runs[2]!.summary.unchanged !== runs[1]!.summary.created) throw new Error(`${name}: re-import changed rows: ${JSON.stringify(runs[2]!.summary)}`);
+        if (runs[2]!.summary.unchanged !== runs[1]!.summary.created)
+          throw new Error(`${name}: re-import changed rows: ${JSON.stringify(runs[2]!.summary)}`);
         results.push({ db: name, runs });
       } finally {
         await stop(child);
@@ -145,18 +193,26 @@ async function main() {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  console.log(`\nContacts import, ${ROWS.toLocaleString()} rows (${csvMb.toFixed(1)} MiB CSV), server in its own process\n`);
+  console.log(
+    `\nContacts import, ${ROWS.toLocaleString()} rows (${csvMb.toFixed(1)} MiB CSV), server in its own process\n`,
+  );
   // CPU seconds of the server process (all threads): the figure that holds on a shared, loaded machine.
-  console.log('| database | run | time | server CPU | rows/s | server RSS start → peak | /healthz p95 / max | summary |');
+  console.log(
+    '| database | run | time | server CPU | rows/s | server RSS start → peak | /healthz p95 / max | summary |',
+  );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const { db, runs } of results) {
     for (const r of runs) {
       const hz = `${r.healthz.p95.toFixed(0)} / ${r.healthz.max.toFixed(0)} ms (${r.healthz.polls} polls)`;
-      console.log(`| ${db} | ${r.label} | ${r.seconds.toFixed(1)} s | ${r.cpuSeconds.toFixed(1)} s | ${Math.round(ROWS / r.seconds).toLocaleString()} | ${Math.round(r.startMb)} → ${Math.round(r.peakMb)} MiB | ${hz} | ${JSON.stringify(r.summary)} |`);
+      console.log(
+        `| ${db} | ${r.label} | ${r.seconds.toFixed(1)} s | ${r.cpuSeconds.toFixed(1)} s | ${Math.round(ROWS / r.seconds).toLocaleString()} | ${Math.round(r.startMb)} → ${Math.round(r.peakMb)} MiB | ${hz} | ${JSON.stringify(r.summary)} |`,
+      );
     }
   }
   const scale = 100_000 / ROWS;
-  console.log(`\nGoals (${ROWS === 100_000 ? 'measured' : `time and CPU scaled ×${scale.toFixed(1)} to 100,000 rows; RSS as measured`}):`);
+  console.log(
+    `\nGoals (${ROWS === 100_000 ? 'measured' : `time and CPU scaled ×${scale.toFixed(1)} to 100,000 rows; RSS as measured`}):`,
+  );
   for (const { db, runs } of results) {
     const worst = Math.max(...runs.map((r) => r.seconds)) * scale;
     const worstMb = Math.max(...runs.map((r) => r.peakMb));
@@ -171,4 +227,7 @@ async function main() {
   }
 }
 
-runBench(() => serve(), () => main());
+runBench(
+  () => serve(),
+  () => main(),
+);

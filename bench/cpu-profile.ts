@@ -26,8 +26,14 @@ const CATEGORIES: [string, RegExp][] = [
   ['jose (EdDSA verification)', /node_modules\/jose\//],
   ['ioredis', /ioredis|redis-parser|denque|cluster-key-slot/],
   ['zod + type provider', /node_modules\/(zod|fastify-type-provider-zod)\//],
-  ['fastify (router, hooks, reply)', /node_modules\/(fastify|find-my-way|avvio|@fastify|light-my-request|fast-json-stringify|secure-json-parse|fast-querystring|toad-cache|process-warning|abstract-logging|rfdc|fast-uri|ret|safe-regex2)/],
-  ['logging (pino)', /node_modules\/(pino|sonic-boom|thread-stream|on-exit-leak-free|quick-format-unescaped|fast-redact|@pinojs)/],
+  [
+    'fastify (router, hooks, reply)',
+    /node_modules\/(fastify|find-my-way|avvio|@fastify|light-my-request|fast-json-stringify|secure-json-parse|fast-querystring|toad-cache|process-warning|abstract-logging|rfdc|fast-uri|ret|safe-regex2)/,
+  ],
+  [
+    'logging (pino)',
+    /node_modules\/(pino|sonic-boom|thread-stream|on-exit-leak-free|quick-format-unescaped|fast-redact|@pinojs)/,
+  ],
   ['metrics (prom-client)', /prom-client|tdigest|bintrees/],
   ['tsx loader', /node_modules\/tsx\//],
   ['app code (src/)', /\/src\//],

@@ -11,7 +11,8 @@ import type { LoadgenConfig, LoadgenResult } from './framework/loadgen.js';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..');
 export const QUIET = { otherOnServerCorePercent: 10, otherMachinePercent: 20, loadgenRunDelayPercent: 5 };
-export const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
+export const arg = (name: string, dflt: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
 export const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 export const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 
@@ -29,7 +30,11 @@ export function spawnNode(args: string[], cpu: number | null, env: NodeJS.Proces
   const argv = [process.execPath, '--import', 'tsx', ...args];
   if (cpu !== null) argv.unshift('taskset', '-c', String(cpu));
   const [cmd, ...rest] = argv;
-  return spawn(cmd!, rest, { cwd: ROOT, env: { ...env, BENCH_EXIT_WITH_PARENT: '1' }, stdio: ['pipe', 'pipe', 'inherit'] });
+  return spawn(cmd!, rest, {
+    cwd: ROOT,
+    env: { ...env, BENCH_EXIT_WITH_PARENT: '1' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
 }
 
 export function firstLine(child: ChildProcess, prefix: string, timeoutMs: number): Promise<string> {
@@ -75,7 +80,11 @@ export function databases(): { name: string; env: NodeJS.ProcessEnv }[] {
   const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL;
   const wanted = arg('db', 'pglite,postgres').split(',');
   const out: { name: string; env: NodeJS.ProcessEnv }[] = [];
-  if (wanted.includes('postgres') && pgUrl) out.push({ name: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', env: { ...base, DATABASE_URL: pgUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
+  if (wanted.includes('postgres') && pgUrl)
+    out.push({
+      name: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL',
+      env: { ...base, DATABASE_URL: pgUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) },
+    });
   if (wanted.includes('pglite')) out.push({ name: 'PGlite', env: base });
   return out;
 }

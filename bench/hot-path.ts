@@ -35,7 +35,9 @@ export interface HotPathFigure {
 async function serve(): Promise<void> {
   const { prepareTemplate } = await import('../test/support/db.js');
   const { startApp } = await import('../test/support/app.js');
-  const { addOrgMember, createOrg, createPartner, createUser, sessionFor } = await import('../test/support/fixtures.js');
+  const { addOrgMember, createOrg, createPartner, createUser, sessionFor } = await import(
+    '../test/support/fixtures.js'
+  );
   const { ORG_ADMIN_ROLE_ID } = await import('../src/modules/roles/catalog.js');
   await prepareTemplate();
   const t = await startApp({ LOG_LEVEL: 'warn', RATE_LIMIT_API: '100000000/60', RATE_LIMIT_LOGIN: '100000000/60' });
@@ -43,9 +45,16 @@ async function serve(): Promise<void> {
   const org = await createOrg(t, partner.id);
   const user = await createUser(t, { email: 'hot-path@example.test' });
   await addOrgMember(t, { orgId: org.id, userId: user.id, roleId: ORG_ADMIN_ROLE_ID });
-  const session = await sessionFor(t, user.id, { scope: 'organization', orgId: org.id, partnerId: partner.id, roleId: ORG_ADMIN_ROLE_ID });
+  const session = await sessionFor(t, user.id, {
+    scope: 'organization',
+    orgId: org.id,
+    partnerId: partner.id,
+    roleId: ORG_ADMIN_ROLE_ID,
+  });
   // Access tokens last 15 minutes: long enough for a run.
-  const res = await fetch(`${t.baseUrl}/api/v1/users/me`, { headers: { authorization: `Bearer ${session.accessToken}` } });
+  const res = await fetch(`${t.baseUrl}/api/v1/users/me`, {
+    headers: { authorization: `Bearer ${session.accessToken}` },
+  });
   if (res.status !== 200) throw new Error(`GET /users/me answered ${res.status}: ${await res.text()}`);
   // The profile covers the load only (warm-up included), not start-up and fixtures.
   const profileDir = process.env.BENCH_PROFILE_DIR;
@@ -57,7 +66,9 @@ async function serve(): Promise<void> {
     await profiler.post('Profiler.enable');
     await profiler.post('Profiler.start');
   }
-  process.stdout.write(`READY ${JSON.stringify({ url: `${t.baseUrl}/api/v1/users/me`, token: session.accessToken })}\n`);
+  process.stdout.write(
+    `READY ${JSON.stringify({ url: `${t.baseUrl}/api/v1/users/me`, token: session.accessToken })}\n`,
+  );
   const stop = async () => {
     if (profiler && profileDir) {
       const { profile } = await profiler.post('Profiler.stop');
@@ -93,7 +104,16 @@ async function measureCeiling(o: Opts): Promise<LoadgenResult> {
   try {
     await firstLine(child, 'LISTENING', 20_000);
     return await loadgen(
-      { url: `http://127.0.0.1:${port}/api/v1/hello`, connections: o.connections, warmupSeconds: o.warmup, durationSeconds: o.duration, headers: {}, serverPid: child.pid!, serverCore: o.pin ? 0 : null, quiet: QUIET },
+      {
+        url: `http://127.0.0.1:${port}/api/v1/hello`,
+        connections: o.connections,
+        warmupSeconds: o.warmup,
+        durationSeconds: o.duration,
+        headers: {},
+        serverPid: child.pid!,
+        serverCore: o.pin ? 0 : null,
+        quiet: QUIET,
+      },
       o.pin ? 1 : null,
     );
   } finally {
@@ -102,11 +122,24 @@ async function measureCeiling(o: Opts): Promise<LoadgenResult> {
 }
 
 async function measureApp(o: Opts, env: NodeJS.ProcessEnv, profileDir: string | null): Promise<LoadgenResult> {
-  const child = spawnNode([fileURLToPath(import.meta.url), '--serve'], o.pin ? 0 : null, profileDir ? { ...env, BENCH_PROFILE_DIR: profileDir } : env);
+  const child = spawnNode(
+    [fileURLToPath(import.meta.url), '--serve'],
+    o.pin ? 0 : null,
+    profileDir ? { ...env, BENCH_PROFILE_DIR: profileDir } : env,
+  );
   try {
     const ready = JSON.parse(await firstLine(child, 'READY', 120_000)) as { url: string; token: string };
     return await loadgen(
-      { url: ready.url, connections: o.connections, warmupSeconds: o.warmup, durationSeconds: o.duration, headers: { authorization: `Bearer ${ready.token}` }, serverPid: child.pid!, serverCore: o.pin ? 0 : null, quiet: QUIET },
+      {
+        url: ready.url,
+        connections: o.connections,
+        warmupSeconds: o.warmup,
+        durationSeconds: o.duration,
+        headers: { authorization: `Bearer ${ready.token}` },
+        serverPid: child.pid!,
+        serverCore: o.pin ? 0 : null,
+        quiet: QUIET,
+      },
       o.pin ? 1 : null,
     );
   } finally {
@@ -114,10 +147,13 @@ async function measureApp(o: Opts, env: NodeJS.ProcessEnv, profileDir: string | 
   }
 }
 
-
-
 async function main(): Promise<void> {
-  const o: Opts = { duration: Number(arg('duration', '8')), warmup: Number(arg('warmup', '2')), connections: Number(arg('connections', '20')), pin: canPin() && !process.argv.includes('--no-pin') };
+  const o: Opts = {
+    duration: Number(arg('duration', '8')),
+    warmup: Number(arg('warmup', '2')),
+    connections: Number(arg('connections', '20')),
+    pin: canPin() && !process.argv.includes('--no-pin'),
+  };
   const profile = process.argv.includes('--profile');
   const figures: HotPathFigure[] = [];
   for (const { name, env } of databases()) {
@@ -131,11 +167,18 @@ async function main(): Promise<void> {
       const dir = mkdtempSync(join(tmpdir(), 'gh-prof-'));
       await measureApp({ ...o, warmup: 1, duration: Math.min(o.duration, 6) }, env, dir);
       const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-      if (file) console.log(`\n${renderProfile(`GET /users/me on ${name} (${join(dir, file)})`, summariseProfile(join(dir, file)))}\n`);
+      if (file)
+        console.log(
+          `\n${renderProfile(`GET /users/me on ${name} (${join(dir, file)})`, summariseProfile(join(dir, file)))}\n`,
+        );
     }
   }
-  console.log(`\n## P1 hot path: authenticated GET /api/v1/users/me, ${o.connections} connections, ${o.duration} s (${os.availableParallelism()} cores, Node ${process.versions.node}${o.pin ? ', server on CPU 0, load generator on CPU 1' : ''})\n`);
-  console.log('| Database | Ceiling: raw node:http req/s | /users/me req/s | Ratio | p50 / p99 ms | server CPU µs/req: ceiling / app (ratio) | non-2xx | Verdict (≥ 40 %, p99 ≤ 20 ms) |');
+  console.log(
+    `\n## P1 hot path: authenticated GET /api/v1/users/me, ${o.connections} connections, ${o.duration} s (${os.availableParallelism()} cores, Node ${process.versions.node}${o.pin ? ', server on CPU 0, load generator on CPU 1' : ''})\n`,
+  );
+  console.log(
+    '| Database | Ceiling: raw node:http req/s | /users/me req/s | Ratio | p50 / p99 ms | server CPU µs/req: ceiling / app (ratio) | non-2xx | Verdict (≥ 40 %, p99 ≤ 20 ms) |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---|');
   for (const f of figures) {
     const met = f.ratio >= 0.4 && f.app.all.latencyP99Ms <= 20;
@@ -145,9 +188,18 @@ async function main(): Promise<void> {
         `| ${int(f.ceiling.all.serverCpuMicrosPerReq)} / ${int(f.app.all.serverCpuMicrosPerReq)} (${(cpuRatio * 100).toFixed(1)} %) | ${f.app.non2xx} | ${met ? 'met' : 'NOT met'} |`,
     );
   }
-  console.log('\nThe machine is shared: absolute req/s are noisy; the ratio to the ceiling measured in the same run is what counts.');
-  console.log('Server CPU per request (Linux /proc, the server process only: PostgreSQL and Redis are other processes) does not');
-  console.log('depend on how busy the machine is; its ratio is the capacity the app would have beside the ceiling on an idle core.');
+  console.log(
+    '\nThe machine is shared: absolute req/s are noisy; the ratio to the ceiling measured in the same run is what counts.',
+  );
+  console.log(
+    'Server CPU per request (Linux /proc, the server process only: PostgreSQL and Redis are other processes) does not',
+  );
+  console.log(
+    'depend on how busy the machine is; its ratio is the capacity the app would have beside the ceiling on an idle core.',
+  );
 }
 
-runBench(() => serve(), () => main());
+runBench(
+  () => serve(),
+  () => main(),
+);

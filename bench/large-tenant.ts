@@ -22,7 +22,6 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-
 interface Target {
   name: string;
   url: string;
@@ -46,14 +45,26 @@ async function serve(scale: number): Promise<void> {
   const admin = await partnerAdmin(t);
   const p = admin.partner.id;
   const db = t.deps.db;
-  const n = { orgs: Math.round(1000 * scale), users: Math.round(100_000 * scale), devices: Math.round(50_000 * scale), audit: Math.round(1_000_000 * scale) };
+  const n = {
+    orgs: Math.round(1000 * scale),
+    users: Math.round(100_000 * scale),
+    devices: Math.round(50_000 * scale),
+    audit: Math.round(1_000_000 * scale),
+  };
   const partnerTechs = Math.round(n.users / 10);
   const [partnerTech, orgTech] = [SYSTEM_ROLES[1].id, SYSTEM_ROLES[4].id];
-  const rows = async (q: ReturnType<typeof sql>) => (await db.execute(q)) as unknown as { rows: Record<string, unknown>[] };
+  const rows = async (q: ReturnType<typeof sql>) =>
+    (await db.execute(q)) as unknown as { rows: Record<string, unknown>[] };
   const started = performance.now();
-  await db.execute(sql`insert into organizations (partner_id, name, slug) select ${p}, 'Customer ' || lpad(g::text, 5, '0'), 'customer-' || g from generate_series(1, ${n.orgs}::int) g`);
-  await db.execute(sql`insert into sites (org_id, name) select id, 'Main office' from organizations where partner_id = ${p}`);
-  await db.execute(sql`insert into users (email, name) select 'tech' || g || '@large.example', 'Technician ' || g from generate_series(1, ${n.users}::int) g`);
+  await db.execute(
+    sql`insert into organizations (partner_id, name, slug) select ${p}, 'Customer ' || lpad(g::text, 5, '0'), 'customer-' || g from generate_series(1, ${n.orgs}::int) g`,
+  );
+  await db.execute(
+    sql`insert into sites (org_id, name) select id, 'Main office' from organizations where partner_id = ${p}`,
+  );
+  await db.execute(
+    sql`insert into users (email, name) select 'tech' || g || '@large.example', 'Technician ' || g from generate_series(1, ${n.users}::int) g`,
+  );
   await db.execute(sql`
     insert into partner_users (partner_id, user_id, role_id, org_access)
     select ${p}, u.id, ${partnerTech}, 'all' from users u where u.email like 'tech%@large.example' and split_part(substr(u.email, 5), '@', 1)::int <= ${partnerTechs}`);
@@ -79,29 +90,59 @@ async function serve(scale: number): Promise<void> {
 
   // Deep cursors: the sort key of the row 90 % of the way through each list.
   const at = async (q: ReturnType<typeof sql>) => (await rows(q)).rows[0]!;
-  const orgDeep = await at(sql`select lower(name) as n, id from organizations where partner_id = ${p} order by lower(name), id offset ${Math.floor(n.orgs * 0.9)} limit 1`);
-  const devDeep = await at(sql`select lower(d.hostname) as h, d.id from devices d join organizations o on o.id = d.org_id where o.partner_id = ${p} order by lower(d.hostname), d.id offset ${Math.floor(n.devices * 0.9)} limit 1`);
+  const orgDeep = await at(
+    sql`select lower(name) as n, id from organizations where partner_id = ${p} order by lower(name), id offset ${Math.floor(n.orgs * 0.9)} limit 1`,
+  );
+  const devDeep = await at(
+    sql`select lower(d.hostname) as h, d.id from devices d join organizations o on o.id = d.org_id where o.partner_id = ${p} order by lower(d.hostname), d.id offset ${Math.floor(n.devices * 0.9)} limit 1`,
+  );
   const someOrg = await at(sql`select id from organizations where partner_id = ${p} order by lower(name), id limit 1`);
-  const orgDevDeep = await at(sql`select lower(hostname) as h, id from devices where org_id = ${someOrg.id} order by lower(hostname), id offset 40 limit 1`);
-  const userDeep = await at(sql`select lower(u.email) as e, u.id from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${p} order by lower(u.email), u.id offset ${Math.floor(partnerTechs * 0.9)} limit 1`);
-  const orgUserDeep = await at(sql`select lower(u.email) as e, u.id from organization_users ou join users u on u.id = ou.user_id where ou.org_id = ${someOrg.id} order by lower(u.email), u.id offset 40 limit 1`);
-  const auditDeep = await at(sql`select seq from audit_logs where partner_id = ${p} order by seq desc offset ${Math.floor(n.audit * 0.9)} limit 1`);
+  const orgDevDeep = await at(
+    sql`select lower(hostname) as h, id from devices where org_id = ${someOrg.id} order by lower(hostname), id offset 40 limit 1`,
+  );
+  const userDeep = await at(
+    sql`select lower(u.email) as e, u.id from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${p} order by lower(u.email), u.id offset ${Math.floor(partnerTechs * 0.9)} limit 1`,
+  );
+  const orgUserDeep = await at(
+    sql`select lower(u.email) as e, u.id from organization_users ou join users u on u.id = ou.user_id where ou.org_id = ${someOrg.id} order by lower(u.email), u.id offset 40 limit 1`,
+  );
+  const auditDeep = await at(
+    sql`select seq from audit_logs where partner_id = ${p} order by seq desc offset ${Math.floor(n.audit * 0.9)} limit 1`,
+  );
   const api = `${t.baseUrl}/api/v1`;
   const c = (k: Record<string, unknown>) => encodeURIComponent(encodeCursor(k as Record<string, string>));
   const orgId = someOrg.id as string;
   const targets: Target[] = [
     { name: `GET /orgs/organizations (${n.orgs})`, url: `${api}/orgs/organizations?limit=50` },
-    { name: 'GET /orgs/organizations deep page', url: `${api}/orgs/organizations?limit=50&cursor=${c({ n: orgDeep.n, id: orgDeep.id })}` },
+    {
+      name: 'GET /orgs/organizations deep page',
+      url: `${api}/orgs/organizations?limit=50&cursor=${c({ n: orgDeep.n, id: orgDeep.id })}`,
+    },
     { name: `GET /devices, whole partner (${n.devices})`, url: `${api}/devices?limit=50` },
-    { name: 'GET /devices, whole partner, deep page', url: `${api}/devices?limit=50&cursor=${c({ h: devDeep.h, id: devDeep.id })}` },
+    {
+      name: 'GET /devices, whole partner, deep page',
+      url: `${api}/devices?limit=50&cursor=${c({ h: devDeep.h, id: devDeep.id })}`,
+    },
     { name: 'GET /devices?orgId (one organisation)', url: `${api}/devices?limit=20&orgId=${orgId}` },
-    { name: 'GET /devices?orgId deep page', url: `${api}/devices?limit=20&orgId=${orgId}&cursor=${c({ h: orgDevDeep.h, id: orgDevDeep.id })}` },
+    {
+      name: 'GET /devices?orgId deep page',
+      url: `${api}/devices?limit=20&orgId=${orgId}&cursor=${c({ h: orgDevDeep.h, id: orgDevDeep.id })}`,
+    },
     { name: `GET /users, partner technicians (${partnerTechs})`, url: `${api}/users?limit=50` },
-    { name: 'GET /users, partner, deep page', url: `${api}/users?limit=50&cursor=${c({ e: userDeep.e, id: userDeep.id })}` },
+    {
+      name: 'GET /users, partner, deep page',
+      url: `${api}/users?limit=50&cursor=${c({ e: userDeep.e, id: userDeep.id })}`,
+    },
     { name: 'GET /users?orgId (one organisation)', url: `${api}/users?limit=20&orgId=${orgId}` },
-    { name: 'GET /users?orgId deep page', url: `${api}/users?limit=20&orgId=${orgId}&cursor=${c({ e: orgUserDeep.e, id: orgUserDeep.id })}` },
+    {
+      name: 'GET /users?orgId deep page',
+      url: `${api}/users?limit=20&orgId=${orgId}&cursor=${c({ e: orgUserDeep.e, id: orgUserDeep.id })}`,
+    },
     { name: `GET /audit-logs (${n.audit})`, url: `${api}/audit-logs?limit=50` },
-    { name: 'GET /audit-logs deep page', url: `${api}/audit-logs?limit=50&cursor=${c({ seq: Number(auditDeep.seq) })}` },
+    {
+      name: 'GET /audit-logs deep page',
+      url: `${api}/audit-logs?limit=50&cursor=${c({ seq: Number(auditDeep.seq) })}`,
+    },
     { name: 'GET /orgs/sites?orgId', url: `${api}/orgs/sites?orgId=${orgId}&limit=50` },
     { name: 'GET /device-groups?orgId', url: `${api}/device-groups?orgId=${orgId}&limit=50` },
     { name: 'GET /roles', url: `${api}/roles` },
@@ -125,7 +166,11 @@ async function measure(): Promise<void> {
   const pg = Boolean(process.env.DATABASE_URL);
   const scale = Number(arg('scale', pg ? '1' : '0.2'));
   const requests = Number(arg('requests', '60'));
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', `--scale=${scale}`], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', `--scale=${scale}`],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: process.env },
+  );
   try {
     const ready = await new Promise<Ready>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('seeding took over 15 minutes')), 900_000);
@@ -156,15 +201,25 @@ async function measure(): Promise<void> {
     }
     const db = pg ? 'PostgreSQL' : 'PGlite';
     const c = ready.counts;
-    console.log(`\n## P5 large tenant (${db}, scale ${scale}: ${c.orgs} organisations, ${c.users} users, ${c.devices} devices, ${c.audit} audit records; seeded in ${ready.seedSeconds.toFixed(1)} s; ${os.availableParallelism()} cores)\n`);
+    console.log(
+      `\n## P5 large tenant (${db}, scale ${scale}: ${c.orgs} organisations, ${c.users} users, ${c.devices} devices, ${c.audit} audit records; seeded in ${ready.seedSeconds.toFixed(1)} s; ${os.availableParallelism()} cores)\n`,
+    );
     console.log('| List | Rows on page | p50 ms | p99 ms | Verdict (p99 ≤ 20 ms) |');
     console.log('|---|---:|---:|---:|---|');
-    for (const r of results) console.log(`| ${r.name} | ${r.rows} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.p99 <= 20 ? 'met' : 'NOT met'} |`);
-    console.log(`\n${requests} sequential requests each after 5 warm-up requests; the machine is shared, so a p99 includes other people's load.`);
+    for (const r of results)
+      console.log(
+        `| ${r.name} | ${r.rows} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.p99 <= 20 ? 'met' : 'NOT met'} |`,
+      );
+    console.log(
+      `\n${requests} sequential requests each after 5 warm-up requests; the machine is shared, so a p99 includes other people's load.`,
+    );
   } finally {
     child.kill('SIGTERM');
     await Promise.race([once(child, 'exit'), new Promise((r) => setTimeout(r, 10_000))]);
   }
 }
 
-runBench(() => serve(Number(arg('scale', '1'))), () => measure());
+runBench(
+  () => serve(Number(arg('scale', '1'))),
+  () => measure(),
+);

@@ -50,7 +50,11 @@ interface Ready {
 }
 
 /** The device cookie a sign-in set, so the load signs in as returning browsers do. */
-const deviceCookie = (res: Response) => res.headers.getSetCookie().find((c) => c.startsWith('service_device='))?.split(';')[0] ?? '';
+const deviceCookie = (res: Response) =>
+  res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('service_device='))
+    ?.split(';')[0] ?? '';
 
 /** Mean wall ms of `fn` over n sequential runs (after 5 to warm up). */
 async function meanMs(n: number, fn: () => Promise<unknown>): Promise<number> {
@@ -66,7 +70,9 @@ async function meanMs(n: number, fn: () => Promise<unknown>): Promise<number> {
 async function serve(userCount: number): Promise<void> {
   const { prepareTemplate } = await import('../test/support/db.js');
   const { startApp } = await import('../test/support/app.js');
-  const { addOrgMember, createOrg, createPartner, createUser, sessionFor } = await import('../test/support/fixtures.js');
+  const { addOrgMember, createOrg, createPartner, createUser, sessionFor } = await import(
+    '../test/support/fixtures.js'
+  );
   const { ORG_ADMIN_ROLE_ID } = await import('../src/modules/roles/catalog.js');
   await prepareTemplate();
   const t = await startApp({ LOG_LEVEL: 'warn', RATE_LIMIT_LOGIN: '100000000/60', RATE_LIMIT_API: '100000000/60' });
@@ -80,12 +86,21 @@ async function serve(userCount: number): Promise<void> {
     emails.push(user.email);
     first ??= user.id;
   }
-  const session = await sessionFor(t, first!, { scope: 'organization', orgId: org.id, partnerId: partner.id, roleId: ORG_ADMIN_ROLE_ID });
+  const session = await sessionFor(t, first!, {
+    scope: 'organization',
+    orgId: org.id,
+    partnerId: partner.id,
+    roleId: ORG_ADMIN_ROLE_ID,
+  });
 
   // Statements of one login of a returning browser, counted at the driver (background workers left out).
   const { countStatements, isBackground } = await import('../test/support/statement-count.js');
   const login = (cookie: string) =>
-    fetch(`${t.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ email: emails[0], password: PASSWORD }) });
+    fetch(`${t.baseUrl}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify({ email: emails[0], password: PASSWORD }),
+    });
   const cookie = deviceCookie(await login(''));
   await (await login(cookie)).arrayBuffer();
   const log = countStatements(t.testDb.database);
@@ -99,12 +114,41 @@ async function serve(userCount: number): Promise<void> {
   const ctx = { scope: 'organization' as const, partnerId: partner.id, orgId: org.id, roleId: ORG_ADMIN_ROLE_ID };
   const d = t.deps;
   const parts: Record<string, number> = {};
-  parts['token signing (EdDSA)'] = await meanMs(300, () => d.tokens.sign({ sub: first!, sid: first!, ...ctx, mfa: false, authTime: new Date() }));
+  parts['token signing (EdDSA)'] = await meanMs(300, () =>
+    d.tokens.sign({ sub: first!, sid: first!, ...ctx, mfa: false, authTime: new Date() }),
+  );
   parts['empty transaction (begin, commit)'] = await meanMs(100, () => d.db.transaction(async () => {}));
-  const row = (now: Date) => ({ userId: first!, tokenHash: sha256(randomToken()), ip: '127.0.0.1', userAgent: 'bench', context: ctx, mfa: false, expiresAt: new Date(now.getTime() + 3600_000), absoluteExpiresAt: new Date(now.getTime() + 7200_000), now, method: 'password' });
-  parts['session statement in a transaction'] = await meanMs(100, () => d.db.transaction((tx) => insertSignIn(d.db, tx, row(new Date()))));
+  const row = (now: Date) => ({
+    userId: first!,
+    tokenHash: sha256(randomToken()),
+    ip: '127.0.0.1',
+    userAgent: 'bench',
+    context: ctx,
+    mfa: false,
+    expiresAt: new Date(now.getTime() + 3600_000),
+    absoluteExpiresAt: new Date(now.getTime() + 7200_000),
+    now,
+    method: 'password',
+  });
+  parts['session statement in a transaction'] = await meanMs(100, () =>
+    d.db.transaction((tx) => insertSignIn(d.db, tx, row(new Date()))),
+  );
   parts['audit chain write in a transaction'] = await meanMs(100, () =>
-    d.db.transaction((tx) => d.audit.record(tx, { action: 'user.login', actor: { userId: first!, email: emails[0]! }, partnerId: partner.id, orgId: org.id, resourceType: 'session', resourceId: first!, details: { method: 'password', mfa: false } }, { ip: '127.0.0.1', userAgent: 'bench' })),
+    d.db.transaction((tx) =>
+      d.audit.record(
+        tx,
+        {
+          action: 'user.login',
+          actor: { userId: first!, email: emails[0]! },
+          partnerId: partner.id,
+          orgId: org.id,
+          resourceType: 'session',
+          resourceId: first!,
+          details: { method: 'password', mfa: false },
+        },
+        { ip: '127.0.0.1', userAgent: 'bench' },
+      ),
+    ),
   );
   const ready: Ready = { baseUrl: t.baseUrl, emails, accessToken: session.accessToken, statements, parts };
   process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
@@ -146,10 +190,14 @@ async function startServer(userCount: number): Promise<{ child: ChildProcess; re
   // --profile=DIR: the server writes a V8 CPU profile there on exit (summarise with bench/cpu-profile.ts).
   const profileDir = process.argv.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', `--users=${userCount}`], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: process.env,
-  });
+  const child = spawn(
+    process.execPath,
+    [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', `--users=${userCount}`],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: process.env,
+    },
+  );
   const lines = createInterface({ input: child.stdout! });
   const ready = await new Promise<Ready>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server did not start within 60 s')), 60_000);
@@ -164,12 +212,18 @@ async function startServer(userCount: number): Promise<{ child: ChildProcess; re
 }
 
 /** Sequential GET /auth/me, one every `intervalMs`, until `until()` says stop; latencies in ms. */
-async function probeMe(ready: Ready, until: () => boolean, intervalMs: number): Promise<{ latencies: number[]; failures: number }> {
+async function probeMe(
+  ready: Ready,
+  until: () => boolean,
+  intervalMs: number,
+): Promise<{ latencies: number[]; failures: number }> {
   const latencies: number[] = [];
   let failures = 0;
   while (!until()) {
     const started = performance.now();
-    const res = await fetch(`${ready.baseUrl}/api/v1/auth/me`, { headers: { authorization: `Bearer ${ready.accessToken}` } });
+    const res = await fetch(`${ready.baseUrl}/api/v1/auth/me`, {
+      headers: { authorization: `Bearer ${ready.accessToken}` },
+    });
     await res.arrayBuffer();
     const ms = performance.now() - started;
     if (res.status === 200) latencies.push(ms);
@@ -217,14 +271,26 @@ async function measure(): Promise<void> {
     const requests: { method: string; path: string; headers: Record<string, string>; body: string }[] = [];
     for (const email of ready.emails) {
       const body = JSON.stringify({ email, password: PASSWORD });
-      const res = await fetch(`${ready.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const res = await fetch(`${ready.baseUrl}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       await res.arrayBuffer();
-      requests.push({ method: 'POST', path: '/api/v1/auth/login', headers: { 'content-type': 'application/json', cookie: deviceCookie(res) }, body });
+      requests.push({
+        method: 'POST',
+        path: '/api/v1/auth/login',
+        headers: { 'content-type': 'application/json', cookie: deviceCookie(res) },
+        body,
+      });
     }
     const loginLatencies: number[] = [];
     let loadDone = false;
     const load = new Promise<Result>((resolve, reject) => {
-      const instance = autocannon({ url: ready.baseUrl, connections, duration: durationSeconds, requests }, (err, result) => (err ? reject(err) : resolve(result)));
+      const instance = autocannon(
+        { url: ready.baseUrl, connections, duration: durationSeconds, requests },
+        (err, result) => (err ? reject(err) : resolve(result)),
+      );
       instance.on('response', (_c, status, _b, ms) => {
         if (status === 200) loginLatencies.push(ms);
       });
@@ -241,35 +307,65 @@ async function measure(): Promise<void> {
     const cpuMsPerLogin = (serverCpu * 1000) / result['2xx'];
     const fmt = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : 'n/a');
     const db = process.env.DATABASE_URL ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ''}` : 'PGlite';
-    console.log(`\n## Login benchmark (${db}, ${cores} cores, Node ${process.versions.node}, ${connections} connections, ${durationSeconds} s)\n`);
+    console.log(
+      `\n## Login benchmark (${db}, ${cores} cores, Node ${process.versions.node}, ${connections} connections, ${durationSeconds} s)\n`,
+    );
     console.log('| Measure | Value |');
     console.log('|---|---|');
     console.log(`| argon2id hash (median of 10): CPU / wall | ${fmt(median(hashCpuMs))} / ${fmt(hashWallMs)} ms |`);
     console.log(`| Bound: cores ÷ hash time | ${fmt(bound, 0)} logins/s |`);
-    console.log(`| Measured logins (200) | ${fmt(loginsPerSecond)} logins/s (${fmt((loginsPerSecond / bound) * 100, 0)} % of bound) |`);
-    console.log(`| Server CPU per login | ${fmt(cpuMsPerLogin)} ms (of which one argon2id verification ≈ ${fmt(hashMedianMs)} ms) |`);
-    console.log(`| Capacity at that cost: cores ÷ CPU per login | ${fmt(cores / (cpuMsPerLogin / 1000), 0)} logins/s (${fmt((cores / (cpuMsPerLogin / 1000) / bound) * 100, 0)} % of bound) |`);
-    console.log(`| Login latency p50 / p99 | ${fmt(median(loginLatencies))} / ${fmt(percentile(loginLatencies, 99))} ms |`);
+    console.log(
+      `| Measured logins (200) | ${fmt(loginsPerSecond)} logins/s (${fmt((loginsPerSecond / bound) * 100, 0)} % of bound) |`,
+    );
+    console.log(
+      `| Server CPU per login | ${fmt(cpuMsPerLogin)} ms (of which one argon2id verification ≈ ${fmt(hashMedianMs)} ms) |`,
+    );
+    console.log(
+      `| Capacity at that cost: cores ÷ CPU per login | ${fmt(cores / (cpuMsPerLogin / 1000), 0)} logins/s (${fmt((cores / (cpuMsPerLogin / 1000) / bound) * 100, 0)} % of bound) |`,
+    );
+    console.log(
+      `| Login latency p50 / p99 | ${fmt(median(loginLatencies))} / ${fmt(percentile(loginLatencies, 99))} ms |`,
+    );
     console.log(`| Login non-200 / errors / timeouts | ${result.non2xx} / ${result.errors} / ${result.timeouts} |`);
-    console.log(`| GET /auth/me p99 at rest | ${fmt(percentile(rest.latencies, 99), 2)} ms (p50 ${fmt(median(rest.latencies), 2)}, n=${rest.latencies.length}) |`);
-    console.log(`| GET /auth/me p99 during logins | ${fmt(percentile(underLoad.latencies, 99), 2)} ms (p50 ${fmt(median(underLoad.latencies), 2)}, n=${underLoad.latencies.length}) |`);
-    console.log(`| Statements per login (returning browser, driver-counted) | ${ready.statements.length} (${ready.statements.filter((x) => /^gh_|^execute gh_/.test(x)).length} named prepared) |`);
-    for (const [name, value] of Object.entries(ready.parts)) console.log(`| Alone, mean: ${name} | ${fmt(value, 2)} ms |`);
-    console.log(`| Machine load average (1 min) before / after | ${fmt(loadBefore, 2)} / ${fmt(os.loadavg()[0]!, 2)} |`);
+    console.log(
+      `| GET /auth/me p99 at rest | ${fmt(percentile(rest.latencies, 99), 2)} ms (p50 ${fmt(median(rest.latencies), 2)}, n=${rest.latencies.length}) |`,
+    );
+    console.log(
+      `| GET /auth/me p99 during logins | ${fmt(percentile(underLoad.latencies, 99), 2)} ms (p50 ${fmt(median(underLoad.latencies), 2)}, n=${underLoad.latencies.length}) |`,
+    );
+    console.log(
+      `| Statements per login (returning browser, driver-counted) | ${ready.statements.length} (${ready.statements.filter((x) => /^gh_|^execute gh_/.test(x)).length} named prepared) |`,
+    );
+    for (const [name, value] of Object.entries(ready.parts))
+      console.log(`| Alone, mean: ${name} | ${fmt(value, 2)} ms |`);
+    console.log(
+      `| Machine load average (1 min) before / after | ${fmt(loadBefore, 2)} / ${fmt(os.loadavg()[0]!, 2)} |`,
+    );
     const share = loginsPerSecond / bound;
     const meRest = percentile(rest.latencies, 99);
     const meLoaded = percentile(underLoad.latencies, 99);
     const stretch = meLoaded / meRest;
     console.log(`\nStatements of one login:\n${ready.statements.map((x) => `  ${x.slice(0, 110)}`).join('\n')}`);
-    console.log(`\nP2 login: bound ${fmt(bound, 0)}/s, measured ${fmt(loginsPerSecond)}/s, ratio ${fmt(share * 100, 0)} % (goal ≥ 90 %): ${share >= 0.9 ? 'met' : 'NOT met'}`);
-    console.log(`P2 /auth/me p99: idle ${fmt(meRest, 2)} ms, during the storm ${fmt(meLoaded, 2)} ms, ratio ${fmt(stretch, 2)} (goal ≤ 2): ${stretch <= 2 ? 'met' : 'NOT met'}`);
+    console.log(
+      `\nP2 login: bound ${fmt(bound, 0)}/s, measured ${fmt(loginsPerSecond)}/s, ratio ${fmt(share * 100, 0)} % (goal ≥ 90 %): ${share >= 0.9 ? 'met' : 'NOT met'}`,
+    );
+    console.log(
+      `P2 /auth/me p99: idle ${fmt(meRest, 2)} ms, during the storm ${fmt(meLoaded, 2)} ms, ratio ${fmt(stretch, 2)} (goal ≤ 2): ${stretch <= 2 ? 'met' : 'NOT met'}`,
+    );
     console.log(`P2 statements per login: ${ready.statements.length}`);
-    if (loadBefore > cores) console.log(`\nThe machine was busy (load ${fmt(loadBefore, 2)} on ${cores} cores) before the run: treat the figures as a lower bound.`);
-    if (rest.failures + underLoad.failures > 0) console.log(`\n/auth/me failures: ${rest.failures} at rest, ${underLoad.failures} during logins`);
+    if (loadBefore > cores)
+      console.log(
+        `\nThe machine was busy (load ${fmt(loadBefore, 2)} on ${cores} cores) before the run: treat the figures as a lower bound.`,
+      );
+    if (rest.failures + underLoad.failures > 0)
+      console.log(`\n/auth/me failures: ${rest.failures} at rest, ${underLoad.failures} during logins`);
   } finally {
     child.kill('SIGTERM');
     await Promise.race([once(child, 'exit'), new Promise((r) => setTimeout(r, 10_000))]);
   }
 }
 
-runBench(() => serve(arg('users', 20)), () => measure());
+runBench(
+  () => serve(arg('users', 20)),
+  () => measure(),
+);

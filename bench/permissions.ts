@@ -57,7 +57,9 @@ interface LoadResult {
 async function serve(): Promise<void> {
   const { prepareTemplate } = await import('../test/support/db.js');
   const { startApp } = await import('../test/support/app.js');
-  const { createOrg, createPartner, signedInOrgMember, signedInPartnerMember } = await import('../test/support/fixtures.js');
+  const { createOrg, createPartner, signedInOrgMember, signedInPartnerMember } = await import(
+    '../test/support/fixtures.js'
+  );
   const { PARTNER_ADMIN_ROLE_ID } = await import('../src/modules/roles/catalog.js');
 
   await prepareTemplate();
@@ -72,16 +74,35 @@ async function serve(): Promise<void> {
     return r.body;
   };
   const readUsers = [{ resource: 'users', action: 'read' }];
-  const flat = await must('flat role', admin.api.post('/roles', { name: 'Bench flat', permissions: readUsers, orgId: org.id }));
+  const flat = await must(
+    'flat role',
+    admin.api.post('/roles', { name: 'Bench flat', permissions: readUsers, orgId: org.id }),
+  );
   let parentRoleId: string | null = null;
   for (let i = 1; i <= DEPTH; i++) {
-    const role: { id: string } = await must(`chain role ${i}`, admin.api.post('/roles', { name: `Bench chain ${i}`, permissions: i === 1 ? readUsers : [], parentRoleId, orgId: org.id }));
+    const role: { id: string } = await must(
+      `chain role ${i}`,
+      admin.api.post('/roles', {
+        name: `Bench chain ${i}`,
+        permissions: i === 1 ? readUsers : [],
+        parentRoleId,
+        orgId: org.id,
+      }),
+    );
     parentRoleId = role.id;
   }
-  const eff = await must('effective permissions', admin.api.get(`/roles/${parentRoleId}/effective-permissions`, { query: { orgId: org.id } }), 200);
+  const eff = await must(
+    'effective permissions',
+    admin.api.get(`/roles/${parentRoleId}/effective-permissions`, { query: { orgId: org.id } }),
+    200,
+  );
   const flatUser = await signedInOrgMember(t, org, { roleId: flat.id });
   const deepUser = await signedInOrgMember(t, org, { roleId: parentRoleId! });
-  for (const [name, u] of [['flat', flatUser], ['deep', deepUser]] as const) await must(`${name} user on ${ROUTE}`, u.api.get(ROUTE), 200);
+  for (const [name, u] of [
+    ['flat', flatUser],
+    ['deep', deepUser],
+  ] as const)
+    await must(`${name} user on ${ROUTE}`, u.api.get(ROUTE), 200);
 
   const info: ServerInfo = {
     url: t.baseUrl.replace('//localhost:', '//127.0.0.1:'),
@@ -113,7 +134,12 @@ async function load(config: LoadConfig): Promise<void> {
   const run = (seconds: number, onResponse?: (status: number, ms: number) => void) =>
     new Promise<import('autocannon').Result>((resolve, reject) => {
       const inst = autocannon(
-        { url: config.url, connections: config.connections, duration: seconds, headers: { authorization: `Bearer ${config.token}` } },
+        {
+          url: config.url,
+          connections: config.connections,
+          duration: seconds,
+          headers: { authorization: `Bearer ${config.token}` },
+        },
         (err, res) => (err ? reject(err) : resolve(res)),
       );
       if (onResponse) inst.on('response', (_c, status, _b, ms) => onResponse(status, ms));
@@ -128,7 +154,14 @@ async function load(config: LoadConfig): Promise<void> {
   });
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
   const sorted = Float64Array.from(latencies).sort();
-  const out: LoadResult = { reqPerSec: latencies.length / wall, p50Ms: nearestRank(sorted, 50), p99Ms: nearestRank(sorted, 99), ok: latencies.length, non2xx, errors: res.errors };
+  const out: LoadResult = {
+    reqPerSec: latencies.length / wall,
+    p50Ms: nearestRank(sorted, 50),
+    p99Ms: nearestRank(sorted, 99),
+    ok: latencies.length,
+    non2xx,
+    errors: res.errors,
+  };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
@@ -206,7 +239,13 @@ async function main(): Promise<void> {
     for (let run = 1; run <= runs; run++) {
       for (const c of cases) {
         process.stderr.write(`run ${run}/${runs}: ${c.name} (${warmupSeconds}s warm-up + ${durationSeconds}s)\n`);
-        const config: LoadConfig = { url: `${info.url}${ROUTE}`, token: c.token, connections, warmupSeconds, durationSeconds };
+        const config: LoadConfig = {
+          url: `${info.url}${ROUTE}`,
+          token: c.token,
+          connections,
+          warmupSeconds,
+          durationSeconds,
+        };
         const child = spawnSelf([`--load=${JSON.stringify(config)}`], pin ? 1 : null);
         results.get(c.name)!.push(await firstLine<LoadResult>(child, 'load generator'));
       }
@@ -218,7 +257,7 @@ async function main(): Promise<void> {
       `${info.database}${info.store === 'redis' ? ' + Redis' : ''} · Node ${process.version} · ${os.cpus().length} CPUs · ${connections} connections · ` +
         `${warmupSeconds}s warm-up + ${durationSeconds}s × ${runs} run(s) · ${pin ? 'server on CPU 0, autocannon on CPU 1' : 'unpinned'}`,
       '',
-      '| caller\'s role | chain depth | req/s | p50 ms | p99 ms | 2xx | non-2xx | errors |',
+      "| caller's role | chain depth | req/s | p50 ms | p99 ms | 2xx | non-2xx | errors |",
       '|---|---:|---:|---:|---:|---:|---:|---:|',
     ];
     for (const c of cases) {
@@ -229,11 +268,16 @@ async function main(): Promise<void> {
       );
     }
     const [flat, deep] = cases.map((c) => median(results.get(c.name)!.map((r) => r.reqPerSec)));
-    lines.push('', `Deep chain throughput relative to flat: ${fmt((deep! / flat!) * 100, 1)} %${runs > 1 ? ' (medians of the runs)' : ''}.`);
+    lines.push(
+      '',
+      `Deep chain throughput relative to flat: ${fmt((deep! / flat!) * 100, 1)} %${runs > 1 ? ' (medians of the runs)' : ''}.`,
+    );
     process.stdout.write(`${lines.join('\n')}\n`);
     const bad = [...results.values()].flat().some((r) => r.non2xx > 0 || r.ok === 0);
     if (bad) {
-      process.stderr.write('some requests were not answered 2xx: the measurement is not of the permission check alone\n');
+      process.stderr.write(
+        'some requests were not answered 2xx: the measurement is not of the permission check alone\n',
+      );
       process.exitCode = 1;
     }
   } finally {
@@ -242,7 +286,11 @@ async function main(): Promise<void> {
 }
 
 const loadArg = process.argv.find((a) => a.startsWith('--load='));
-const entry = process.argv.includes('--serve') ? serve() : loadArg ? load(JSON.parse(loadArg.slice('--load='.length)) as LoadConfig) : main();
+const entry = process.argv.includes('--serve')
+  ? serve()
+  : loadArg
+    ? load(JSON.parse(loadArg.slice('--load='.length)) as LoadConfig)
+    : main();
 entry.catch((err: unknown) => {
   console.error(err);
   process.exit(1);

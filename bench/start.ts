@@ -23,7 +23,6 @@ import pg from 'pg';
 import { arg, databases } from './harness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const MB = 1024 * 1024;
 const GOALS = { firstStartMs: 8000, restartMs: 1000, rssPostgresMb: 120, rssPgliteMb: 350 };
 const runs = Number(arg('runs', '5'));
 const firstRuns = Number(arg('first-runs', '3'));
@@ -61,10 +60,20 @@ function freePort(): Promise<number> {
 function call(port: number, method: string, path: string, body?: unknown): Promise<number> {
   return new Promise((resolve) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = request({ host: '127.0.0.1', port, method, path, timeout: 2000, headers: data ? { 'content-type': 'application/json' } : {} }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        timeout: 2000,
+        headers: data ? { 'content-type': 'application/json' } : {},
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', () => resolve(0));
     req.on('timeout', () => req.destroy());
     req.end(data);
@@ -93,14 +102,23 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-interface Sample { readyMs: number; cpuMs: number; rss: number; hwm: number }
+interface Sample {
+  readyMs: number;
+  cpuMs: number;
+  rss: number;
+  hwm: number;
+}
 
 /** Spawns argv with PORT set, times spawn → /readyz 200, runs a few requests, waits 1 s, reads the memory, stops it. */
 async function sample(argv: string[], env: NodeJS.ProcessEnv, requests: boolean): Promise<Sample> {
   const port = await freePort();
   let stderr = '';
   const t0 = performance.now();
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(argv[0]!, argv.slice(1), {
+    cwd: ROOT,
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   try {
     for (;;) {
@@ -115,7 +133,10 @@ async function sample(argv: string[], env: NodeJS.ProcessEnv, requests: boolean)
       for (let i = 0; i < 3; i++) {
         await call(port, 'GET', '/healthz');
         await call(port, 'GET', '/api/v1/auth/me'); // 401: the authentication guard
-        await call(port, 'POST', '/api/v1/auth/login', { email: `nobody${i}@example.com`, password: 'not-the-password-1' }); // 401
+        await call(port, 'POST', '/api/v1/auth/login', {
+          email: `nobody${i}@example.com`,
+          password: 'not-the-password-1',
+        }); // 401
       }
     }
     await new Promise((r) => setTimeout(r, 1000));
@@ -131,14 +152,19 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-interface Row { label: string; samples: Sample[] }
+interface Row {
+  label: string;
+  samples: Sample[];
+}
 function summarise({ label, samples }: Row): { ready: number; rss: number; hwm: number } {
   const ready = median(samples.map((s) => s.readyMs));
   const cpu = median(samples.map((s) => s.cpuMs));
   const rss = median(samples.map((s) => s.rss));
   const hwm = Math.max(...samples.map((s) => s.hwm));
   const spread = `${Math.min(...samples.map((s) => s.readyMs)).toFixed(0)}–${Math.max(...samples.map((s) => s.readyMs)).toFixed(0)}`;
-  console.log(`${label.padEnd(40)} ready ${ready.toFixed(0).padStart(6)} ms (${spread}, n=${samples.length}, CPU ${cpu.toFixed(0)} ms)   idle RSS ${rss.toFixed(0).padStart(4)} MB   peak ${hwm.toFixed(0).padStart(4)} MB`);
+  console.log(
+    `${label.padEnd(40)} ready ${ready.toFixed(0).padStart(6)} ms (${spread}, n=${samples.length}, CPU ${cpu.toFixed(0)} ms)   idle RSS ${rss.toFixed(0).padStart(4)} MB   peak ${hwm.toFixed(0).padStart(4)} MB`,
+  );
   return { ready, rss, hwm };
 }
 
@@ -161,7 +187,11 @@ async function main() {
 
   const server = [node, join(distDir || 'dist', 'main.js')];
   for (const { name, env } of databases()) {
-    const dbEnv = { ...base, ...(env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL } : {}), ...(env.REDIS_URL ? { REDIS_URL: env.REDIS_URL } : {}) };
+    const dbEnv = {
+      ...base,
+      ...(env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL } : {}),
+      ...(env.REDIS_URL ? { REDIS_URL: env.REDIS_URL } : {}),
+    };
     const dataDir = mkdtempSync(join(tmpdir(), 'gh-bench-start-'));
     let dropDb: (() => Promise<void>) | null = null;
     try {
@@ -183,7 +213,10 @@ async function main() {
         };
         u.pathname = `/${dbName}`;
         const pgEnv = { ...dbEnv, DATABASE_URL: u.toString(), DATA_DIR: dataDir };
-        const first = summarise({ label: `${name}: first start (migrate)`, samples: [await sample(server, pgEnv, true)] });
+        const first = summarise({
+          label: `${name}: first start (migrate)`,
+          samples: [await sample(server, pgEnv, true)],
+        });
         const restartRow: Row = { label: `${name}: restart`, samples: [] };
         for (let i = 0; i < runs; i++) restartRow.samples.push(await sample(server, pgEnv, true));
         const restart = summarise(restartRow);
@@ -198,7 +231,8 @@ async function main() {
         }
         const first = summarise(firstRow);
         const restartRow: Row = { label: `${name}: restart`, samples: [] };
-        for (let i = 0; i < runs; i++) restartRow.samples.push(await sample(server, { ...dbEnv, DATA_DIR: join(dataDir, 'first-0') }, true));
+        for (let i = 0; i < runs; i++)
+          restartRow.samples.push(await sample(server, { ...dbEnv, DATA_DIR: join(dataDir, 'first-0') }, true));
         const restart = summarise(restartRow);
         goal(`${name}: first start to ready`, first.ready, GOALS.firstStartMs, 'ms', ceiling.ready);
         goal(`${name}: restart to ready`, restart.ready, GOALS.restartMs, 'ms', ceiling.ready);

@@ -70,13 +70,25 @@ const server = createServer((req, res) => {
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
 
-const [partner] = await db.insert(partners).values({ name: 'Bench', slug: `bench-${randomBytes(3).toString('hex')}` }).returning();
-const [org] = await db.insert(organizations).values({ partnerId: partner!.id, name: 'Bench Org', slug: 'bench-org' }).returning();
+const [partner] = await db
+  .insert(partners)
+  .values({ name: 'Bench', slug: `bench-${randomBytes(3).toString('hex')}` })
+  .returning();
+const [org] = await db
+  .insert(organizations)
+  .values({ partnerId: partner!.id, name: 'Bench Org', slug: 'bench-org' })
+  .returning();
 
 async function writeEvents(n: number): Promise<number> {
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
-    await db.transaction((tx) => deps.audit.record(tx, { action: 'device.update', partnerId: partner!.id, orgId: org!.id, resourceType: 'device', details: { i } }, { ip: '203.0.113.9', userAgent: 'bench' }));
+    await db.transaction((tx) =>
+      deps.audit.record(
+        tx,
+        { action: 'device.update', partnerId: partner!.id, orgId: org!.id, resourceType: 'device', details: { i } },
+        { ip: '203.0.113.9', userAgent: 'bench' },
+      ),
+    );
   }
   return (performance.now() - t0) / n;
 }
@@ -88,10 +100,20 @@ for (let s = 0; s < SUBS; s++) {
   const id = randomUUID();
   const secret = newSecret();
   secrets.set(id, new Webhook(secret));
-  await db.insert(webhooks).values({ id, partnerId: partner!.id, orgId: s % 2 ? org!.id : null, url, events: ['device.'], secretSealed: sealSecret(deps.box, id, secret) });
+  await db.insert(webhooks).values({
+    id,
+    partnerId: partner!.id,
+    orgId: s % 2 ? org!.id : null,
+    url,
+    events: ['device.'],
+    secretSealed: sealSecret(deps.box, id, secret),
+  });
 }
 const withSubs = await writeEvents(EVENTS);
-const queued = Number(((await db.execute(sql`select count(*)::int as n from webhook_deliveries`)) as unknown as { rows: { n: number }[] }).rows[0]!.n);
+const queued = Number(
+  ((await db.execute(sql`select count(*)::int as n from webhook_deliveries`)) as unknown as { rows: { n: number }[] })
+    .rows[0]!.n,
+);
 
 // Delivery throughput.
 const t0 = performance.now();
@@ -102,13 +124,19 @@ while (received + bad < queued) {
 }
 const seconds = (performance.now() - t0) / 1000;
 await deps.webhooks.stop();
-const pending = (await db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.status, 'pending'))).length;
+const pending = (
+  await db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.status, 'pending'))
+).length;
 
 console.log(`webhooks on ${store} (${EVENTS} events, ${SUBS} subscriptions)`);
 console.log(`| measure | value |\n|---|---|`);
 console.log(`| audit write, no subscription | ${baseline.toFixed(2)} ms/record |`);
-console.log(`| audit write, ${SUBS} matching subscriptions | ${withSubs.toFixed(2)} ms/record (+${(withSubs - baseline).toFixed(2)} ms) |`);
-console.log(`| deliveries | ${queued} in ${seconds.toFixed(2)} s = ${(queued / seconds).toFixed(0)} /s (signatures verified: ${received}, refused: ${bad}, left pending: ${pending}) |`);
+console.log(
+  `| audit write, ${SUBS} matching subscriptions | ${withSubs.toFixed(2)} ms/record (+${(withSubs - baseline).toFixed(2)} ms) |`,
+);
+console.log(
+  `| deliveries | ${queued} in ${seconds.toFixed(2)} s = ${(queued / seconds).toFixed(0)} /s (signatures verified: ${received}, refused: ${bad}, left pending: ${pending}) |`,
+);
 
 server.close();
 await deps.store.close();

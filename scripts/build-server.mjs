@@ -44,7 +44,9 @@ await build({
   target: 'node20.19',
   external: EXTERNAL.flatMap((p) => [p, `${p}/*`]),
   // Bundled CommonJS calls require() (node: built-ins, optional peers): give each ESM chunk one.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
   sourcemap: true,
   // Whitespace and syntax only (names stay, so stack traces read): V8 keeps each script's source; 14 MB less RSS,
   // the same start CPU (A/B). Identifier mangling cost 7 % more start CPU with keepNames.
@@ -58,7 +60,12 @@ cpSync(await pgdataTemplate(), join(outdir, templateName()), { force: true });
 writeFileSync(join(outdir, 'BUILD'), `${new Date().toISOString()}\n`);
 
 function templateName() {
-  const pkg = JSON.parse(readFileSync(join(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8'));
+  const pkg = JSON.parse(
+    readFileSync(
+      join(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), '..', 'package.json'),
+      'utf8',
+    ),
+  );
   return `pgdata-${pkg.version}.tgz`;
 }
 

@@ -19,7 +19,10 @@ const apiProc = spawn(process.execPath, ['--import', 'tsx', '--watch', 'src/main
   },
 });
 process.env.GATEHOUSE_DEV_API = `http://127.0.0.1:${apiPort}`;
-const web = await createServer({ configFile: 'web/vite.config.ts', server: { port: vitePort, strictPort: true, host: 'localhost' } });
+const web = await createServer({
+  configFile: 'web/vite.config.ts',
+  server: { port: vitePort, strictPort: true, host: 'localhost' },
+});
 await web.listen();
 web.printUrls();
 

@@ -30,11 +30,19 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
 }
 
 /** Keys in name order: the types do not depend on the order in which modules happen to register routes and schemas. */
-const sortedKeys = <T>(o: Record<string, T> | undefined) => (o ? Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : o);
+const sortedKeys = <T>(o: Record<string, T> | undefined) =>
+  o ? Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : o;
 
 export async function generateApiTypes(doc?: Record<string, unknown>): Promise<string> {
-  const d = (doc ?? (await openApiDocument())) as { paths?: Record<string, unknown>; components?: { schemas?: Record<string, unknown> } };
-  const ordered = { ...d, paths: sortedKeys(d.paths), components: d.components && { ...d.components, schemas: sortedKeys(d.components.schemas) } };
+  const d = (doc ?? (await openApiDocument())) as {
+    paths?: Record<string, unknown>;
+    components?: { schemas?: Record<string, unknown> };
+  };
+  const ordered = {
+    ...d,
+    paths: sortedKeys(d.paths),
+    components: d.components && { ...d.components, schemas: sortedKeys(d.components.schemas) },
+  };
   const ast = await openapiTS(ordered as unknown as Parameters<typeof openapiTS>[0]);
   return HEADER + astToString(ast);
 }

@@ -34,15 +34,27 @@ function modulePairs(modules) {
       if (to && to !== from) edges.add(`${from}>${to}`);
     }
   }
-  return [...edges].filter((e) => e.split('>')[0] < e.split('>')[1] && edges.has(e.split('>').reverse().join('>'))).map((e) => e.replace('>', '<->'));
+  return [...edges]
+    .filter((e) => e.split('>')[0] < e.split('>')[1] && edges.has(e.split('>').reverse().join('>')))
+    .map((e) => e.replace('>', '<->'));
 }
 const pairEntry = (pair) => {
   const [a, b] = pair.split('<->').map((x) => `src/modules/${x}`);
-  return { type: 'cycle', from: a, to: b, rule: CYCLE_RULE, cycle: [b, a].map((name) => ({ name, dependencyTypes: [] })) };
+  return {
+    type: 'cycle',
+    from: a,
+    to: b,
+    rule: CYCLE_RULE,
+    cycle: [b, a].map((name) => ({ name, dependencyTypes: [] })),
+  };
 };
 const knownPairs = () =>
   existsSync(BASELINE)
-    ? new Set(JSON.parse(readFileSync(BASELINE, 'utf8')).filter((v) => v.rule?.name === CYCLE_RULE.name).map((v) => `${v.from.slice(12)}<->${v.to.slice(12)}`))
+    ? new Set(
+        JSON.parse(readFileSync(BASELINE, 'utf8'))
+          .filter((v) => v.rule?.name === CYCLE_RULE.name)
+          .map((v) => `${v.from.slice(12)}<->${v.to.slice(12)}`),
+      )
     : new Set();
 
 const keyOf = (v) => `${v.type}|${v.rule?.name}|${v.from}|${v.to}`;
@@ -68,7 +80,9 @@ for (const v of fresh) console.error(`  ${v.rule.name}: ${v.from} → ${v.to}`);
 for (const p of newPairs) console.error(`  ${CYCLE_RULE.name}: ${p.replace('<->', ' ↔ ')}`);
 const ignored = result.summary.ignore ?? 0;
 if (fresh.length || newPairs.length) {
-  console.error(`✘ ${fresh.length + newPairs.length} new layering violation(s) (docs/architecture.md); ${ignored} known ones ignored.`);
+  console.error(
+    `✘ ${fresh.length + newPairs.length} new layering violation(s) (docs/architecture.md); ${ignored} known ones ignored.`,
+  );
   process.exit(1);
 }
 console.log(`✔ layering: no new violation (${ignored} known in ${BASELINE}, ${known.size} known module pairs)`);

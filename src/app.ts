@@ -4,7 +4,12 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+} from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
 import { installOutageMonitor } from './http/outage.js';
@@ -115,7 +120,8 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     if (!req.url.startsWith('/docs')) {
       reply.header('x-frame-options', 'DENY');
       // The console's pages set their own (src/modules/console/routes.ts); everything else is JSON.
-      if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+      if (!reply.hasHeader('content-security-policy'))
+        reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     }
   });
   app.addHook('onResponse', async (req, reply) => {
@@ -123,7 +129,15 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode) });
     metrics.duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
     if (!QUIET_ROUTES.has(route)) {
-      req.log.info({ method: req.method, url: scrubUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+      req.log.info(
+        {
+          method: req.method,
+          url: scrubUrl(req.url),
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+        },
+        'request',
+      );
     }
   });
 
@@ -134,15 +148,34 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       info: {
         title: 'Gatehouse API',
         version: '1.0.0',
-        description: 'Identity, access and onboarding service. All API paths live under /api/v1. Every non-2xx answer is the `Error` envelope.',
+        description:
+          'Identity, access and onboarding service. All API paths live under /api/v1. Every non-2xx answer is the `Error` envelope.',
         license: { name: 'Proprietary', identifier: 'LicenseRef-Gatehouse-Proprietary' },
       },
       servers: [{ url: config.publicUrl, description: 'This instance (PUBLIC_URL)' }],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from sign-in, refresh, SSO exchange or POST /api/v1/oauth/token (15 minutes); or a service account\'s API key `gh_<environment>_<id prefix>_<secret>` as is.' },
-          agentToken: { type: 'http', scheme: 'bearer', bearerFormat: 'ghat_…', description: 'Agent token a device received at enrolment (POST /api/v1/agents/enroll); not a user access token.' },
-          scimBearer: { type: 'http', scheme: 'bearer', bearerFormat: 'ghscim_…', description: 'SCIM token of a tenant (POST /api/v1/scim-tokens), for /scim/v2 only; not a user access token.' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description:
+              "Access token from sign-in, refresh, SSO exchange or POST /api/v1/oauth/token (15 minutes); or a service account's API key `gh_<environment>_<id prefix>_<secret>` as is.",
+          },
+          agentToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'ghat_…',
+            description:
+              'Agent token a device received at enrolment (POST /api/v1/agents/enroll); not a user access token.',
+          },
+          scimBearer: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'ghscim_…',
+            description:
+              'SCIM token of a tenant (POST /api/v1/scim-tokens), for /scim/v2 only; not a user access token.',
+          },
         },
       },
       security: [{ bearer: [] }],
@@ -152,7 +185,11 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   });
   // Swagger UI's default CSP ends in upgrade-insecure-requests: over plain http on any host but localhost the
   // browser then fetches the assets over https and the page stays blank.
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: (h) => h.replace(/\s*upgrade-insecure-requests;?/g, '') });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    transformStaticCSP: (h) => h.replace(/\s*upgrade-insecure-requests;?/g, ''),
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(opsRoutes(deps, metrics));

@@ -13,13 +13,15 @@ export const ENV_DOCS: Record<EnvName, string> = {
   REDIS_URL: 'shared rate limits and short-lived state for several instances; unset = the database',
   PUBLIC_URL: 'public origin of the API: links, cookies, WebAuthn RP id, SSO redirect URI',
   APP_URL: 'origin of the admin console: setup, reset and invitation links',
-  ENCRYPTION_KEY: 'AES-256-GCM key for secrets at rest (32 bytes, base64 or hex); generated into `DATA_DIR` in development, required in production',
+  ENCRYPTION_KEY:
+    'AES-256-GCM key for secrets at rest (32 bytes, base64 or hex); generated into `DATA_DIR` in development, required in production',
   ENCRYPTION_KEYS_PREVIOUS: 'comma-separated older keys, still accepted for reading (key rotation)',
   ENABLE_REGISTRATION: 'open self-service registration (`/auth/register`, `/auth/register-partner`)',
   ENABLE_2FA: 'second factors (TOTP, SMS, passkeys)',
   SMTP_URL: 'mail server (`smtp://` or `smtps://`); unset = mails written to the log in development',
   MAIL_FROM: 'sender of every mail',
-  MAIL_LEASE_SECONDS: 'how long one instance holds a mail it is sending before another instance may retry it (the outbox survives a crash)',
+  MAIL_LEASE_SECONDS:
+    'how long one instance holds a mail it is sending before another instance may retry it (the outbox survives a crash)',
   SMS_PROVIDER: '`log` (development: the text is written to the log) or `twilio`',
   TWILIO_API_BASE: 'base URL of a Twilio-compatible Messages API',
   TWILIO_ACCOUNT_SID: 'Twilio account (with `SMS_PROVIDER=twilio`)',
@@ -27,7 +29,8 @@ export const ENV_DOCS: Record<EnvName, string> = {
   TWILIO_FROM: 'sending number (with `SMS_PROVIDER=twilio`)',
   SSO_ALLOW_INSECURE_ISSUERS: 'allow http and private-address OpenID issuers (tests only)',
   WEBHOOKS_ALLOW_INSECURE: 'allow http and private-address audit webhook URLs (tests only; refused in production)',
-  WEBHOOKS_LEASE_SECONDS: 'how long one instance holds a webhook delivery it is sending before another may retry it; keep it above the 10 s send timeout',
+  WEBHOOKS_LEASE_SECONDS:
+    'how long one instance holds a webhook delivery it is sending before another may retry it; keep it above the 10 s send timeout',
   TRUST_PROXY: 'take the client address from `X-Forwarded-For` (behind a reverse proxy)',
   ACCESS_TOKEN_TTL: 'access-token lifetime, seconds',
   REFRESH_TOKEN_TTL: 'refresh-token lifetime (sliding), seconds',
@@ -36,7 +39,8 @@ export const ENV_DOCS: Record<EnvName, string> = {
   LOG_FORMAT: '`json` (one object per line) or `pretty` (development; needs the dev dependency pino-pretty)',
   BODY_LIMIT_BYTES: 'largest request body',
   RATE_LIMIT_LOGIN: 'sign-in attempts per address and e-mail (`count/seconds`)',
-  RATE_LIMIT_LOGIN_ACCOUNT: 'addresses sending a wrong password for one account before it is treated as a distributed guess',
+  RATE_LIMIT_LOGIN_ACCOUNT:
+    'addresses sending a wrong password for one account before it is treated as a distributed guess',
   RATE_LIMIT_REGISTER: 'registrations per address and per e-mail (valid, strong attempts only)',
   RATE_LIMIT_REGISTER_PARTNER: 'partner registrations and setup attempts per address and per e-mail',
   RATE_LIMIT_FORGOT_PASSWORD: 'reset-link requests per address',
@@ -47,7 +51,8 @@ export const ENV_DOCS: Record<EnvName, string> = {
   RATE_LIMIT_API: 'authenticated API requests per user',
   RATE_LIMIT_ENROLL: 'agent enrolments per address',
   RATE_LIMIT_API_KEY: 'requests per API key (a key, or an access token obtained with it by `client_credentials`)',
-  API_KEY_ENVIRONMENT: 'the `<environment>` part of new API keys (`gh_<environment>_...`); unset = `live` in production, `test` otherwise. Keys of another environment are refused',
+  API_KEY_ENVIRONMENT:
+    'the `<environment>` part of new API keys (`gh_<environment>_...`); unset = `live` in production, `test` otherwise. Keys of another environment are refused',
 };
 
 const shown = (v: unknown) => (v === undefined ? 'unset' : `\`${String(v)}\``);
@@ -55,7 +60,9 @@ const shown = (v: unknown) => (v === undefined ? 'unset' : `\`${String(v)}\``);
 /** The README table: every variable of the schema, its default (as parsed from an empty environment) and meaning. */
 export function envTable(): string {
   const defaults = envSchema.parse({}) as Record<string, unknown>;
-  const rows = (Object.keys(envSchema.shape) as EnvName[]).map((name) => `| \`${name}\` | ${shown(defaults[name])} | ${ENV_DOCS[name]} |`);
+  const rows = (Object.keys(envSchema.shape) as EnvName[]).map(
+    (name) => `| \`${name}\` | ${shown(defaults[name])} | ${ENV_DOCS[name]} |`,
+  );
   return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
 }
 

@@ -26,14 +26,20 @@ export const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
   DATA_DIR: z.string().min(1).default('./data'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional(),
   PUBLIC_URL: url('http://localhost:3000'),
   APP_URL: url('http://localhost:3000'),
   ENCRYPTION_KEY: z.string().optional(),
   ENCRYPTION_KEYS_PREVIOUS: z.string().optional(),
   ENABLE_REGISTRATION: bool(false),
   ENABLE_2FA: bool(true),
-  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
   MAIL_FROM: z.string().min(3).default('Gatehouse <no-reply@gatehouse.local>'),
   MAIL_LEASE_SECONDS: seconds(120, 1, 3600),
   SMS_PROVIDER: z.enum(['log', 'twilio']).default('log'),
@@ -50,22 +56,66 @@ export const envSchema = z.object({
   STEP_UP_MAX_AGE: seconds(600, 30, 86_400),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(100 * 1024 * 1024)
+    .default(1024 * 1024),
   // Rate limits: "<count>/<seconds>" sliding windows (CONTRACT leaves the numbers to us; all configurable).
-  RATE_LIMIT_LOGIN: z.string().regex(/^\d+\/\d+$/).default('10/900'),
+  RATE_LIMIT_LOGIN: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('10/900'),
   // Addresses that sent a wrong password for one account: from this many on, a distributed guess (docs/operations.md).
-  RATE_LIMIT_LOGIN_ACCOUNT: z.string().regex(/^\d+\/\d+$/).default('5/900'),
-  RATE_LIMIT_REGISTER: z.string().regex(/^\d+\/\d+$/).default('5/3600'),
-  RATE_LIMIT_REGISTER_PARTNER: z.string().regex(/^\d+\/\d+$/).default('3/3600'),
-  RATE_LIMIT_FORGOT_PASSWORD: z.string().regex(/^\d+\/\d+$/).default('5/3600'),
-  RATE_LIMIT_MFA_VERIFY: z.string().regex(/^\d+\/\d+$/).default('10/300'),
-  RATE_LIMIT_PASSWORD_RECHECK: z.string().regex(/^\d+\/\d+$/).default('5/900'),
-  RATE_LIMIT_PHONE_VERIFY: z.string().regex(/^\d+\/\d+$/).default('5/3600'),
-  RATE_LIMIT_SMS_SEND: z.string().regex(/^\d+\/\d+$/).default('3/300'),
-  RATE_LIMIT_API: z.string().regex(/^\d+\/\d+$/).default('600/60'),
-  RATE_LIMIT_ENROLL: z.string().regex(/^\d+\/\d+$/).default('120/60'),
-  RATE_LIMIT_API_KEY: z.string().regex(/^\d+\/\d+$/).default('600/60'),
-  API_KEY_ENVIRONMENT: z.string().regex(/^[a-z0-9]{1,16}$/, 'must be 1-16 lower-case letters or digits').optional(),
+  RATE_LIMIT_LOGIN_ACCOUNT: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('5/900'),
+  RATE_LIMIT_REGISTER: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('5/3600'),
+  RATE_LIMIT_REGISTER_PARTNER: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('3/3600'),
+  RATE_LIMIT_FORGOT_PASSWORD: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('5/3600'),
+  RATE_LIMIT_MFA_VERIFY: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('10/300'),
+  RATE_LIMIT_PASSWORD_RECHECK: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('5/900'),
+  RATE_LIMIT_PHONE_VERIFY: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('5/3600'),
+  RATE_LIMIT_SMS_SEND: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('3/300'),
+  RATE_LIMIT_API: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('600/60'),
+  RATE_LIMIT_ENROLL: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('120/60'),
+  RATE_LIMIT_API_KEY: z
+    .string()
+    .regex(/^\d+\/\d+$/)
+    .default('600/60'),
+  API_KEY_ENVIRONMENT: z
+    .string()
+    .regex(/^[a-z0-9]{1,16}$/, 'must be 1-16 lower-case letters or digits')
+    .optional(),
 });
 
 export type RateLimitSpec = { limit: number; windowSeconds: number };
@@ -201,6 +251,9 @@ function deepFreeze<T extends object>(o: T): Readonly<T> {
 export type Config = ReturnType<typeof loadConfig>;
 
 /** An operator-named variable holding a secret for one CLI call (`--password-env NAME`); read here, the only reader. */
-export function readNamedSecret(name: string, env: Record<string, string | undefined> = process.env): string | undefined {
+export function readNamedSecret(
+  name: string,
+  env: Record<string, string | undefined> = process.env,
+): string | undefined {
   return env[name] || undefined;
 }

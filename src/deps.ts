@@ -69,18 +69,29 @@ export interface DepsOptions {
   storePrefix?: string;
 }
 
-export async function buildDeps(config: Config, database: Database, logger: Logger, opts: DepsOptions = {}): Promise<Deps> {
+export async function buildDeps(
+  config: Config,
+  database: Database,
+  logger: Logger,
+  opts: DepsOptions = {},
+): Promise<Deps> {
   const clock = opts.clock ?? systemClock;
   const box = new SecretBox(encryptionKey(config, logger), config.previousEncryptionKeys.map(parseKey));
   const prefix = opts.storePrefix ?? 'gh:';
   const metrics = createMetrics();
   if (database.poolStats) metrics.watchPool(() => database.poolStats!());
-  const store: SharedStore = timedStore(config.redisUrl ? RedisStore.connect(config.redisUrl, prefix) : new DatabaseStore(database.db, prefix), metrics);
+  const store: SharedStore = timedStore(
+    config.redisUrl ? RedisStore.connect(config.redisUrl, prefix) : new DatabaseStore(database.db, prefix),
+    metrics,
+  );
   const keys = new KeyRing(database.db, box, config.accessTokenTtl * 1000 + 120_000);
   await keys.init();
   const tokens = new TokenService(keys, config.publicUrl, config.accessTokenTtl, () => clock.now());
   const roleCache = new RoleCache(database.db);
-  const webhooks = new WebhookWorker(database.db, box, logger, clock, metrics, { leaseMs: config.webhooksLeaseSeconds * 1000, allowInsecure: config.webhooksAllowInsecure });
+  const webhooks = new WebhookWorker(database.db, box, logger, clock, metrics, {
+    leaseMs: config.webhooksLeaseSeconds * 1000,
+    allowInsecure: config.webhooksAllowInsecure,
+  });
   const audit = new AuditWriter(clock, (record) => {
     metrics.observeAudit(record);
     webhooks.noteQueued();
@@ -98,7 +109,12 @@ export async function buildDeps(config: Config, database: Database, logger: Logg
     apiKeyEnvironment: config.apiKeyEnvironment,
     liveness: new LivenessCache(),
   };
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, isProduction: config.isProduction });
+  const mailer = createMailer({
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    logger,
+    isProduction: config.isProduction,
+  });
   const outbox = new MailOutbox(database.db, box, mailer, logger, clock, metrics, config.mailLeaseSeconds * 1000);
   return {
     config,

@@ -13,7 +13,9 @@ async function logDestination(config: Config): Promise<DestinationStream | undef
     const { default: pretty } = await import('pino-pretty');
     return pretty({ translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true });
   } catch {
-    throw new Error('LOG_FORMAT=pretty needs the development dependency pino-pretty (npm install); or set LOG_FORMAT=json');
+    throw new Error(
+      'LOG_FORMAT=pretty needs the development dependency pino-pretty (npm install); or set LOG_FORMAT=json',
+    );
   }
 }
 
@@ -74,7 +76,10 @@ async function main() {
     });
     // A plain line on stdout for the person at the terminal; a log shipper sees it too, so it is single-use,
     // lives one hour, is stored only as its hash, and stops being printed once a partner exists.
-    if (link) process.stdout.write(`First run: create the first partner and administrator at ${link} (single use, valid 1 hour; or run: npx gatehouse setup --help)\n`);
+    if (link)
+      process.stdout.write(
+        `First run: create the first partner and administrator at ${link} (single use, valid 1 hour; or run: npx gatehouse setup --help)\n`,
+      );
 
     let closing = false;
     const shutdown = async (signal: string) => {

@@ -21,6 +21,11 @@ export default defineConfig({
     chunkSizeWarningLimit: 800,
   },
   server: {
-    proxy: Object.fromEntries(['/api', '/openapi.json', '/docs', '/healthz', '/readyz', '/metrics'].map((p) => [p, { target: api, changeOrigin: false }])),
+    proxy: Object.fromEntries(
+      ['/api', '/openapi.json', '/docs', '/healthz', '/readyz', '/metrics'].map((p) => [
+        p,
+        { target: api, changeOrigin: false },
+      ]),
+    ),
   },
 });

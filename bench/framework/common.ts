@@ -90,7 +90,7 @@ export function closeOnSignal(close: () => Promise<void>): void {
  * the parent is gone, so a crashed or interrupted benchmark never leaves processes behind.
  */
 export function exitWithParent(): void {
-  if (process.env['BENCH_EXIT_WITH_PARENT'] !== '1') return;
+  if (process.env.BENCH_EXIT_WITH_PARENT !== '1') return;
   process.stdin.on('end', () => process.exit(0));
   process.stdin.on('error', () => process.exit(0));
   process.stdin.resume();

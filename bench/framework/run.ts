@@ -23,15 +23,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
-import {
-  HOST,
-  JWT_ALG,
-  JWT_AUDIENCE,
-  JWT_ISSUER,
-  PUBLIC_JWK_ENV,
-  ROUTE_HELLO,
-  ROUTE_PING,
-} from './common.js';
+import { HOST, JWT_ALG, JWT_AUDIENCE, JWT_ISSUER, PUBLIC_JWK_ENV, ROUTE_HELLO, ROUTE_PING } from './common.js';
 import type { LoadgenConfig, LoadgenResult, QuietThresholds, WindowStats } from './loadgen.js';
 import { machineCpu } from './procstat.js';
 
@@ -134,7 +126,12 @@ const liveChildren = new Set<ChildProcess>();
  * so the child's pid is node's own pid). The child gets a stdin pipe and, with
  * BENCH_EXIT_WITH_PARENT=1, shuts down when it closes, so nothing outlives this script.
  */
-function spawnTsNode(script: string, args: readonly string[], cpu: number | null, env: NodeJS.ProcessEnv): ChildProcess {
+function spawnTsNode(
+  script: string,
+  args: readonly string[],
+  cpu: number | null,
+  env: NodeJS.ProcessEnv,
+): ChildProcess {
   const argv = [process.execPath, '--import', 'tsx', join(HERE, script), ...args];
   if (cpu !== null) argv.unshift('taskset', '-c', String(cpu));
   const [cmd = process.execPath, ...cmdArgs] = argv;

@@ -25,10 +25,18 @@ export async function onboard(opts: OnboardOptions = {}) {
   const password = opts.password ?? process.env.ADMIN_PASSWORD ?? 'Northwind onboarding passphrase 2026!';
   const log = opts.log ?? ((msg: string) => console.log(`• ${msg}`));
   let token: string | null = null;
-  async function call<T = any>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+  async function call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<T> {
     const res = await fetch(`${base}/api/v1${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': contentType } : {}) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { 'content-type': contentType } : {}),
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
@@ -37,7 +45,12 @@ export async function onboard(opts: OnboardOptions = {}) {
     return json as T;
   }
 
-  const reg = await call('POST', '/auth/register-partner', { companyName: 'Example MSP', email, password, name: 'MSP Admin' });
+  const reg = await call('POST', '/auth/register-partner', {
+    companyName: 'Example MSP',
+    email,
+    password,
+    name: 'MSP Admin',
+  });
   token = reg.accessToken;
   log(`partner "${reg.partner.name}" registered; admin ${email}`);
   if (reg.mfaEnrollmentRequired) {
@@ -50,12 +63,20 @@ export async function onboard(opts: OnboardOptions = {}) {
   const org = await call('POST', '/orgs/organizations', { name: 'Northwind Traders' });
   log(`organization ${org.name} (${org.id})`);
   const sites: Record<string, string> = {};
-  for (const row of parse(csv('sites.csv'), { columns: true, trim: true }) as { name: string; timezone: string; address: string }[]) {
+  for (const row of parse(csv('sites.csv'), { columns: true, trim: true }) as {
+    name: string;
+    timezone: string;
+    address: string;
+  }[]) {
     const site = await call('POST', '/orgs/sites', { orgId: org.id, ...row });
     sites[site.name] = site.id;
   }
   log(`sites: ${Object.keys(sites).join(', ')}`);
-  const group = await call('POST', '/device-groups', { orgId: org.id, siteId: sites['Northwind HQ'], name: 'HQ workstations' });
+  const group = await call('POST', '/device-groups', {
+    orgId: org.id,
+    siteId: sites['Northwind HQ'],
+    name: 'HQ workstations',
+  });
   const devicesPlanned = 3;
   const key = await call('POST', '/enrollment-keys', {
     orgId: org.id,
@@ -81,12 +102,26 @@ export async function onboard(opts: OnboardOptions = {}) {
   for (const hostname of ['NW-HQ-001', 'NW-HQ-002', 'NW-LDS-001']) {
     const saved = token;
     token = null;
-    enrolled.push(await call('POST', '/agents/enroll', { enrollmentKey: key.key, hostname, osType: 'windows', osVersion: '11 23H2', agentVersion: '2.4.0' }));
+    enrolled.push(
+      await call('POST', '/agents/enroll', {
+        enrollmentKey: key.key,
+        hostname,
+        osType: 'windows',
+        osVersion: '11 23H2',
+        agentVersion: '2.4.0',
+      }),
+    );
     token = saved;
   }
   await call('POST', `/device-groups/${group.id}/devices`, { deviceIds: enrolled.slice(0, 2).map((d) => d.deviceId) });
   log(`enrolled ${enrolled.length} agents; 2 in "HQ workstations"`);
-  const wizard = { orgId: org.id, entityType: 'device', csv: csv('device-fields.csv'), matchColumn: 'hostname', mapping: { asset_tag: 'asset_tag', warranty_end: 'warranty_end', critical: 'critical' } };
+  const wizard = {
+    orgId: org.id,
+    entityType: 'device',
+    csv: csv('device-fields.csv'),
+    matchColumn: 'hostname',
+    mapping: { asset_tag: 'asset_tag', warranty_end: 'warranty_end', critical: 'critical' },
+  };
   const preview = await call('POST', '/custom-fields/import/preview', wizard);
   log(`custom-field preview: ${JSON.stringify(preview.summary)}`);
   const commit = await call('POST', '/custom-fields/import/commit', wizard);

@@ -22,39 +22,89 @@ export const RESOURCES = [
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 
-export const ACTIONS = ['read', 'write', 'delete', 'execute', 'invite', 'acknowledge', 'access', 'accept_risk', 'export', 'manage'] as const;
+export const ACTIONS = [
+  'read',
+  'write',
+  'delete',
+  'execute',
+  'invite',
+  'acknowledge',
+  'access',
+  'accept_risk',
+  'export',
+  'manage',
+] as const;
 export type Action = (typeof ACTIONS)[number];
 
 /** Catalogue verbs accepted on the wire and stored canonical (CONTRACT section 5). */
-export const ACTION_ALIASES = { view: 'read', create: 'write', update: 'write' } as const satisfies Record<string, Action>;
+export const ACTION_ALIASES = { view: 'read', create: 'write', update: 'write' } as const satisfies Record<
+  string,
+  Action
+>;
 
 export const CATALOG: Record<Resource, Partial<Record<Action, string>>> = {
-  devices: { read: 'View devices and their inventory', write: 'Change devices and device groups', delete: 'Remove devices', execute: 'Run actions on devices' },
-  scripts: { read: 'View scripts', write: 'Create and edit scripts', delete: 'Delete scripts', execute: 'Run scripts on devices' },
+  devices: {
+    read: 'View devices and their inventory',
+    write: 'Change devices and device groups',
+    delete: 'Remove devices',
+    execute: 'Run actions on devices',
+  },
+  scripts: {
+    read: 'View scripts',
+    write: 'Create and edit scripts',
+    delete: 'Delete scripts',
+    execute: 'Run scripts on devices',
+  },
   alerts: { read: 'View alerts', write: 'Configure alert templates', acknowledge: 'Acknowledge alerts' },
-  automations: { read: 'View automations and policies', write: 'Create and edit automations', delete: 'Delete automations' },
+  automations: {
+    read: 'View automations and policies',
+    write: 'Create and edit automations',
+    delete: 'Delete automations',
+  },
   reports: { read: 'View reports', write: 'Create and edit reports', delete: 'Delete reports' },
   backup: { read: 'View backup status', write: 'Configure backups', delete: 'Delete backup configuration' },
   billing: { read: 'View billing', write: 'Change billing details' },
-  users: { read: 'View users and roles', write: 'Change users and roles', delete: 'Remove users and delete roles', invite: 'Invite users' },
+  users: {
+    read: 'View users and roles',
+    write: 'Change users and roles',
+    delete: 'Remove users and delete roles',
+    invite: 'Invite users',
+  },
   settings: { read: 'View settings, SSO and custom fields', write: 'Change settings, SSO and custom fields' },
-  organizations: { read: 'View organisations and contacts', write: 'Create and change organisations and contacts', delete: 'Delete organisations' },
-  sites: { read: 'View sites and device groups', write: 'Create and change sites and device groups', delete: 'Delete sites and device groups' },
+  organizations: {
+    read: 'View organisations and contacts',
+    write: 'Create and change organisations and contacts',
+    delete: 'Delete organisations',
+  },
+  sites: {
+    read: 'View sites and device groups',
+    write: 'Create and change sites and device groups',
+    delete: 'Delete sites and device groups',
+  },
   remote: { access: 'Open remote sessions' },
   ai_agents: { read: 'View AI agents', write: 'Configure AI agents', execute: 'Run AI agents' },
   topology: { read: 'View network topology', write: 'Change network topology' },
   vulnerabilities: { read: 'View vulnerabilities', accept_risk: 'Accept the risk of a vulnerability' },
   audit: { read: 'View the audit trail', export: 'Export the audit trail', manage: 'Manage audit retention' },
-  api_keys: { read: 'View service accounts and their API keys (never a secret)', write: 'Create, change and delete service accounts; issue and revoke their API keys' },
+  api_keys: {
+    read: 'View service accounts and their API keys (never a secret)',
+    write: 'Create, change and delete service accounts; issue and revoke their API keys',
+  },
 };
 
 export type PermissionKey = `${Resource}:${Action}` | '*:*';
 
-export const CATALOG_ENTRIES: { resource: Resource; action: Action; description: string }[] = RESOURCES.flatMap((resource) =>
-  Object.entries(CATALOG[resource]).map(([action, description]) => ({ resource, action: action as Action, description: description! })),
+export const CATALOG_ENTRIES: { resource: Resource; action: Action; description: string }[] = RESOURCES.flatMap(
+  (resource) =>
+    Object.entries(CATALOG[resource]).map(([action, description]) => ({
+      resource,
+      action: action as Action,
+      description: description!,
+    })),
 );
 
-const p = <R extends Resource>(resource: R, ...actions: Action[]) => actions.map((a) => `${resource}:${a}` as PermissionKey);
+const p = <R extends Resource>(resource: R, ...actions: Action[]) =>
+  actions.map((a) => `${resource}:${a}` as PermissionKey);
 
 /** Route-check constants of spec 2.3. */
 export const PERMISSIONS = {
@@ -118,9 +168,30 @@ const viewer = [
 ];
 
 export const SYSTEM_ROLES = [
-  { id: '00000000-0000-4000-8000-000000000001', name: 'Partner Admin', appliesTo: 'partner', forceMfa: true, description: 'Full administrative access to the partner and every organisation', permissions: ['*:*'] },
-  { id: '00000000-0000-4000-8000-000000000002', name: 'Partner Technician', appliesTo: 'partner', forceMfa: false, description: 'Day-to-day device work across organisations', permissions: technician },
-  { id: '00000000-0000-4000-8000-000000000003', name: 'Partner Viewer', appliesTo: 'partner', forceMfa: false, description: 'Read-only access', permissions: viewer },
+  {
+    id: '00000000-0000-4000-8000-000000000001',
+    name: 'Partner Admin',
+    appliesTo: 'partner',
+    forceMfa: true,
+    description: 'Full administrative access to the partner and every organisation',
+    permissions: ['*:*'],
+  },
+  {
+    id: '00000000-0000-4000-8000-000000000002',
+    name: 'Partner Technician',
+    appliesTo: 'partner',
+    forceMfa: false,
+    description: 'Day-to-day device work across organisations',
+    permissions: technician,
+  },
+  {
+    id: '00000000-0000-4000-8000-000000000003',
+    name: 'Partner Viewer',
+    appliesTo: 'partner',
+    forceMfa: false,
+    description: 'Read-only access',
+    permissions: viewer,
+  },
   {
     id: '00000000-0000-4000-8000-000000000004',
     name: 'Organization Admin',
@@ -145,8 +216,22 @@ export const SYSTEM_ROLES = [
       ...p('api_keys', 'read'),
     ],
   },
-  { id: '00000000-0000-4000-8000-000000000005', name: 'Organization Technician', appliesTo: 'organization', forceMfa: false, description: 'Day-to-day device work in one organisation', permissions: technician },
-  { id: '00000000-0000-4000-8000-000000000006', name: 'Organization Viewer', appliesTo: 'organization', forceMfa: false, description: 'Read-only access to one organisation', permissions: viewer },
+  {
+    id: '00000000-0000-4000-8000-000000000005',
+    name: 'Organization Technician',
+    appliesTo: 'organization',
+    forceMfa: false,
+    description: 'Day-to-day device work in one organisation',
+    permissions: technician,
+  },
+  {
+    id: '00000000-0000-4000-8000-000000000006',
+    name: 'Organization Viewer',
+    appliesTo: 'organization',
+    forceMfa: false,
+    description: 'Read-only access to one organisation',
+    permissions: viewer,
+  },
 ] as const satisfies readonly {
   id: string;
   name: string;

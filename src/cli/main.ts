@@ -8,7 +8,9 @@ import type { Result } from './commands.js';
 import { cliActor, config, EXIT, fail, output, readStdinLine, withDatabase } from './runtime.js';
 
 const program = new Command('gatehouse')
-  .description('Gatehouse operator commands. Run beside the same environment as the server (DATABASE_URL or DATA_DIR, ENCRYPTION_KEY).')
+  .description(
+    'Gatehouse operator commands. Run beside the same environment as the server (DATABASE_URL or DATA_DIR, ENCRYPTION_KEY).',
+  )
   .showHelpAfterError()
   .exitOverride();
 
@@ -29,7 +31,12 @@ async function password(opts: { passwordStdin?: boolean; passwordEnv?: string })
   if (opts.passwordStdin) return readStdinLine();
   if (opts.passwordEnv) {
     const value = readNamedSecret(opts.passwordEnv);
-    if (!value) throw new (await import('./runtime.js')).CliError(`--password-env: ${opts.passwordEnv} is not set`, EXIT.usage, 'usage');
+    if (!value)
+      throw new (await import('./runtime.js')).CliError(
+        `--password-env: ${opts.passwordEnv} is not set`,
+        EXIT.usage,
+        'usage',
+      );
     return value;
   }
   return undefined;
@@ -46,14 +53,28 @@ program
   .addOption(json())
   .action(async (opts) => {
     const pw = await password(opts);
-    if (pw === undefined) throw new (await import('./runtime.js')).CliError('give the password with --password-stdin or --password-env VAR (never on the command line).', EXIT.usage, 'usage');
-    await run(opts, async (cfg, db) => (await commands()).setupCommand(cfg, db, cliActor(), { company: opts.company, email: opts.email, name: opts.name, password: pw }));
+    if (pw === undefined)
+      throw new (await import('./runtime.js')).CliError(
+        'give the password with --password-stdin or --password-env VAR (never on the command line).',
+        EXIT.usage,
+        'usage',
+      );
+    await run(opts, async (cfg, db) =>
+      (await commands()).setupCommand(cfg, db, cliActor(), {
+        company: opts.company,
+        email: opts.email,
+        name: opts.name,
+        password: pw,
+      }),
+    );
   });
 
 const users = program.command('users').description('Act on a user account when nobody can do it from the console');
 users
   .command('reset-password')
-  .description('Set a new password (--password-stdin / --password-env) or print a single-use reset link; ends every session')
+  .description(
+    'Set a new password (--password-stdin / --password-env) or print a single-use reset link; ends every session',
+  )
   .requiredOption('--email <email>', "the user's e-mail")
   .option('--password-stdin', 'read the new password from standard input')
   .option('--password-env <VAR>', 'read the new password from this environment variable')
@@ -83,7 +104,9 @@ keys
   .action((opts) => run(opts, async (cfg, db) => (await commands()).rotateSigningCommand(cfg, db, cliActor())));
 keys
   .command('rotate-encryption')
-  .description('Re-seal every sealed value under ENCRYPTION_KEY (old keys in ENCRYPTION_KEYS_PREVIOUS); resumable, shows progress')
+  .description(
+    'Re-seal every sealed value under ENCRYPTION_KEY (old keys in ENCRYPTION_KEYS_PREVIOUS); resumable, shows progress',
+  )
   .addOption(json())
   .action((opts) => run(opts, async (cfg, db) => (await commands()).rotateEncryptionCommand(cfg, db, cliActor())));
 

@@ -54,8 +54,14 @@ export async function withDatabase<T>(cfg: Config, work: (database: Database) =>
         EXIT.unavailable,
         'data_dir_locked',
       );
-    const where = cfg.databaseUrl ? `PostgreSQL at ${safeTarget(cfg.databaseUrl)} (DATABASE_URL)` : `the embedded database in ${cfg.dataDir} (DATA_DIR)`;
-    throw new CliError(`cannot open ${where}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, EXIT.unavailable, 'database_unavailable');
+    const where = cfg.databaseUrl
+      ? `PostgreSQL at ${safeTarget(cfg.databaseUrl)} (DATABASE_URL)`
+      : `the embedded database in ${cfg.dataDir} (DATA_DIR)`;
+    throw new CliError(
+      `cannot open ${where}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+      EXIT.unavailable,
+      'database_unavailable',
+    );
   }
   try {
     return await work(database);
@@ -102,12 +108,18 @@ export function fail(err: unknown, json: boolean): number {
 }
 
 function feedbackOf(err: AppError): string {
-  const fb = (err.extra.details as { feedback?: { warning?: string | null; suggestions?: string[] } } | undefined)?.feedback;
+  const fb = (err.extra.details as { feedback?: { warning?: string | null; suggestions?: string[] } } | undefined)
+    ?.feedback;
   return [fb?.warning, ...(fb?.suggestions ?? [])].filter(Boolean).join(' ');
 }
 
 export async function readStdinLine(): Promise<string> {
-  if (process.stdin.isTTY) throw new CliError('--password-stdin reads the password from standard input: pipe it in (e.g. from a secrets manager).', EXIT.usage, 'usage');
+  if (process.stdin.isTTY)
+    throw new CliError(
+      '--password-stdin reads the password from standard input: pipe it in (e.g. from a secrets manager).',
+      EXIT.usage,
+      'usage',
+    );
   let data = '';
   for await (const chunk of process.stdin) data += chunk.toString();
   return data.replace(/\r?\n$/, '');

@@ -54,7 +54,9 @@ export interface Database {
 
 export class DataDirLockedError extends Error {
   constructor(dir: string, pid: number) {
-    super(`Data directory ${dir} is in use by process ${pid}; refusing to open it twice (PGlite has no lock of its own).`);
+    super(
+      `Data directory ${dir} is in use by process ${pid}; refusing to open it twice (PGlite has no lock of its own).`,
+    );
   }
 }
 
@@ -178,4 +180,3 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
   return opts.databaseUrl ? openPostgres(opts.databaseUrl) : openPglite(opts.dataDir);
 }
-

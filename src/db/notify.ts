@@ -128,13 +128,25 @@ class PgListener implements NotifyChannel {
   start(): Promise<void> {
     if (this.closed) return Promise.resolve();
     const { connectionString, host, port, user, password, database, ssl } = this.options;
-    const client = new pg.Client({ connectionString, host, port, user, password, database, ssl, keepAlive: true, connectionTimeoutMillis: 5000, application_name: 'gatehouse-liveness' });
+    const client = new pg.Client({
+      connectionString,
+      host,
+      port,
+      user,
+      password,
+      database,
+      ssl,
+      keepAlive: true,
+      connectionTimeoutMillis: 5000,
+      application_name: 'gatehouse-liveness',
+    });
     this.client = client;
     client.on('notification', (m) => {
       const payload = m.payload ?? '';
       if (client !== this.client) return;
       if (!payload.startsWith('ping:')) this.handlers.onMessage(payload);
-      else if (payload.startsWith(this.pingPrefix)) this.seen = Math.max(this.seen, Number(payload.slice(this.pingPrefix.length)));
+      else if (payload.startsWith(this.pingPrefix))
+        this.seen = Math.max(this.seen, Number(payload.slice(this.pingPrefix.length)));
     });
     client.on('error', () => this.down(client));
     client.on('end', () => this.down(client));

@@ -33,7 +33,11 @@ export const textArg: PreparedArg<string> = {
   literal: (v) => `convert_from(decode('${Buffer.from(v, 'utf8').toString('hex')}', 'hex'), 'UTF8')`,
 };
 
-export const boolArg: PreparedArg<boolean> = { type: 'boolean', check: (v) => typeof v === 'boolean', literal: (v) => (v ? 'true' : 'false') };
+export const boolArg: PreparedArg<boolean> = {
+  type: 'boolean',
+  check: (v) => typeof v === 'boolean',
+  literal: (v) => (v ? 'true' : 'false'),
+};
 
 export const timestampArg: PreparedArg<Date> = {
   type: 'timestamptz',
@@ -53,7 +57,8 @@ type Client = { kind: 'pg'; pool: pg.Pool } | { kind: 'pglite'; pglite: PGlite }
 function clientOf(db: Db): Client {
   const c = (db as unknown as { $client?: unknown }).$client as Record<string, unknown> | undefined;
   if (!c) throw new Error('prepared statements need a drizzle database with $client');
-  if (typeof c.exec === 'function' && typeof c.transaction === 'function' && !('totalCount' in c)) return { kind: 'pglite', pglite: c as unknown as PGlite };
+  if (typeof c.exec === 'function' && typeof c.transaction === 'function' && !('totalCount' in c))
+    return { kind: 'pglite', pglite: c as unknown as PGlite };
   return { kind: 'pg', pool: c as unknown as pg.Pool };
 }
 
@@ -65,10 +70,15 @@ const preparedOn = new WeakMap<object, Map<string, Promise<void>>>();
  * driver parses them (timestamps may be Date or string, arrays arrays or text: callers read them defensively).
  * Never inside a transaction: it runs on the database handle, not a transaction's.
  */
-export function preparedStatement<Row, A extends unknown[]>(name: string, text: string, args: { [K in keyof A]: PreparedArg<A[K]> }) {
+export function preparedStatement<Row, A extends unknown[]>(
+  name: string,
+  text: string,
+  args: { [K in keyof A]: PreparedArg<A[K]> },
+) {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad statement name ${name}`);
   const valid = (values: A) => args.every((a, i) => a.check(values[i] as never));
-  const executeCall = (values: A) => `execute ${name} (${args.map((a, i) => a.literal(values[i] as never)).join(', ')})`;
+  const executeCall = (values: A) =>
+    `execute ${name} (${args.map((a, i) => a.literal(values[i] as never)).join(', ')})`;
   const prepare = (pglite: PGlite, run: (sql: string) => Promise<unknown>) => {
     let names = preparedOn.get(pglite);
     if (!names) preparedOn.set(pglite, (names = new Map()));

@@ -29,7 +29,9 @@ export interface TenantScope {
 }
 
 /** The tenant a management request acts on: the partner level, or one of its organisations (tenants/scope.ts resolveTarget). */
-export type Target = { kind: 'partner'; partnerId: string; orgId: null } | { kind: 'organization'; partnerId: string; orgId: string };
+export type Target =
+  | { kind: 'partner'; partnerId: string; orgId: null }
+  | { kind: 'organization'; partnerId: string; orgId: string };
 
 /** Columns of a row owned by a partner (org_id null) or by one of its organisations. */
 export interface OwnerColumns {
@@ -47,24 +49,34 @@ export function orgCondition(s: TenantScope, column: PgColumn, partnerColumn?: P
   if (o.kind === 'one') return eq(column, o.orgId);
   const notRefused = o.except.length ? notInArray(column, o.except) : undefined;
   if (o.kind === 'partner' && partnerColumn) return and(eq(partnerColumn, o.partnerId), notRefused);
-  if (o.kind === 'partner') return and(inArray(column, sql`(select id from organizations where partner_id = ${o.partnerId})`), notRefused);
+  if (o.kind === 'partner')
+    return and(inArray(column, sql`(select id from organizations where partner_id = ${o.partnerId})`), notRefused);
   if (o.ids.length) return and(inArray(column, o.ids), notRefused);
   return eq(column, NONE);
 }
 
 /** A condition on a site_id column for a site-restricted member (undefined: unrestricted); `siteless` rows pass or not. */
-export function siteCondition(s: TenantScope, column: PgColumn, siteless: 'hidden' | 'visible' = 'hidden'): SQL | undefined {
+export function siteCondition(
+  s: TenantScope,
+  column: PgColumn,
+  siteless: 'hidden' | 'visible' = 'hidden',
+): SQL | undefined {
   if (!s.siteIds) return undefined;
   const inSites = inArray(column, orNone(s.siteIds));
   return siteless === 'visible' ? or(isNull(column), inSites) : inSites;
 }
 
 /** A condition on a device group's id for a group-restricted member (undefined: unrestricted). */
-export const groupCondition = (s: TenantScope, column: PgColumn): SQL | undefined => (s.deviceGroupIds ? inArray(column, orNone(s.deviceGroupIds)) : undefined);
+export const groupCondition = (s: TenantScope, column: PgColumn): SQL | undefined =>
+  s.deviceGroupIds ? inArray(column, orNone(s.deviceGroupIds)) : undefined;
 
 /** Device groups the caller may see: its organisations, its groups, and groups of its sites or of no site. */
 export const deviceGroupVisible = (s: TenantScope): SQL | undefined =>
-  and(orgCondition(s, deviceGroups.orgId), groupCondition(s, deviceGroups.id), siteCondition(s, deviceGroups.siteId, 'visible'));
+  and(
+    orgCondition(s, deviceGroups.orgId),
+    groupCondition(s, deviceGroups.id),
+    siteCondition(s, deviceGroups.siteId, 'visible'),
+  );
 
 /** Devices the caller may see: its organisations, its sites, and (group-restricted) a member of one of its groups. */
 export function deviceVisible(s: TenantScope): SQL {
@@ -72,23 +84,38 @@ export function deviceVisible(s: TenantScope): SQL {
   return and(
     orgCondition(s, devices.orgId, devices.partnerId),
     siteCondition(s, devices.siteId),
-    groups ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id in ${sql`(${sql.join(orNone(groups).map((g) => sql`${g}`), sql`, `)})`})` : undefined,
+    groups
+      ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id in ${sql`(${sql.join(
+          orNone(groups).map((g) => sql`${g}`),
+          sql`, `,
+        )})`})`
+      : undefined,
   )!;
 }
 
 /** Rows owned by exactly the target: the organisation's, or the partner's own (org_id null). */
-export const ownedBy = (t: Target, cols: OwnerColumns): SQL => (t.orgId ? eq(cols.orgId, t.orgId) : and(eq(cols.partnerId, t.partnerId), isNull(cols.orgId))!);
+export const ownedBy = (t: Target, cols: OwnerColumns): SQL =>
+  t.orgId ? eq(cols.orgId, t.orgId) : and(eq(cols.partnerId, t.partnerId), isNull(cols.orgId))!;
 
 /** Rows in force for a target: the partner-owned ones, plus the organisation's own when the target is one. */
 export function effectiveFor(t: Target, cols: OwnerColumns): SQL {
-  return and(eq(cols.partnerId, t.partnerId), t.orgId ? or(isNull(cols.orgId), eq(cols.orgId, t.orgId)) : isNull(cols.orgId))!;
+  return and(
+    eq(cols.partnerId, t.partnerId),
+    t.orgId ? or(isNull(cols.orgId), eq(cols.orgId, t.orgId)) : isNull(cols.orgId),
+  )!;
 }
 
 /** Roles usable in a target: the system roles of that membership kind and the owner's custom roles. */
 export function rolesVisibleIn(t: Target): SQL {
   return t.kind === 'partner'
-    ? or(and(eq(roles.isSystem, true), eq(roles.appliesTo, 'partner')), and(eq(roles.scope, 'partner'), eq(roles.partnerId, t.partnerId)))!
-    : or(and(eq(roles.isSystem, true), eq(roles.appliesTo, 'organization')), and(eq(roles.scope, 'organization'), eq(roles.orgId, t.orgId)))!;
+    ? or(
+        and(eq(roles.isSystem, true), eq(roles.appliesTo, 'partner')),
+        and(eq(roles.scope, 'partner'), eq(roles.partnerId, t.partnerId)),
+      )!
+    : or(
+        and(eq(roles.isSystem, true), eq(roles.appliesTo, 'organization')),
+        and(eq(roles.scope, 'organization'), eq(roles.orgId, t.orgId)),
+      )!;
 }
 
 /** Which audit records a caller may see: resolved once from the principal (audit/service.ts visibilityOf). */
@@ -100,6 +127,8 @@ export type AuditVisibility =
 export function auditVisible(v: AuditVisibility): SQL {
   if (v.kind === 'organization') return and(eq(auditLogs.partnerId, v.partnerId), eq(auditLogs.orgId, v.orgId))!;
   if (v.orgIds === 'all') return eq(auditLogs.partnerId, v.partnerId);
-  const orgs = v.orgIds.length ? or(isNull(auditLogs.orgId), inArray(auditLogs.orgId, v.orgIds))! : isNull(auditLogs.orgId);
+  const orgs = v.orgIds.length
+    ? or(isNull(auditLogs.orgId), inArray(auditLogs.orgId, v.orgIds))!
+    : isNull(auditLogs.orgId);
   return and(eq(auditLogs.partnerId, v.partnerId), orgs)!;
 }

@@ -10,7 +10,13 @@ import { enforceOwnIpAllowlist } from '../modules/access/ip-policy.js';
 import { armBreakGlass } from '../modules/access/break-glass.js';
 import { recordGrantExpiry } from '../modules/access/jit.js';
 import type { TokenService } from '../modules/auth/tokens.js';
-import { effectiveSecurity, allowedMethodList, breakGlassUserOf, ipAllowlistOf, phishingResistant } from '../modules/tenants/settings.js';
+import {
+  effectiveSecurity,
+  allowedMethodList,
+  breakGlassUserOf,
+  ipAllowlistOf,
+  phishingResistant,
+} from '../modules/tenants/settings.js';
 import { normaliseIp } from '../platform/cidr.js';
 import type { Clock } from '../platform/clock.js';
 import type { ActiveGrant, Principal } from './context.js';
@@ -95,7 +101,9 @@ export const LAST_SEEN_EVERY_MS = 60_000;
 async function touchSession(db: Db, sid: string, now: number) {
   const at = new Date(now);
   const before = new Date(now - LAST_SEEN_EVERY_MS);
-  await db.execute(sql`update sessions set last_used_at = ${at} where id = ${sid} and (last_used_at is null or last_used_at <= ${before})`);
+  await db.execute(
+    sql`update sessions set last_used_at = ${at} where id = ${sid} and (last_used_at is null or last_used_at <= ${before})`,
+  );
 }
 
 /**
@@ -129,12 +137,16 @@ function grantRows(v: GrantRow[] | string | null | undefined): GrantRow[] {
 }
 
 /** The grants of the row in force at `now`, and those past their end (not yet recorded as expired). */
-export function splitGrants(row: Pick<MembershipFacts, 'jit_grants'>, now: number): { active: ActiveGrant[]; expired: GrantRow[] } {
+export function splitGrants(
+  row: Pick<MembershipFacts, 'jit_grants'>,
+  now: number,
+): { active: ActiveGrant[]; expired: GrantRow[] } {
   const active: ActiveGrant[] = [];
   const expired: GrantRow[] = [];
   for (const g of grantRows(row.jit_grants)) {
     const end = new Date(g.expires_at);
-    if (end.getTime() > now) active.push({ id: g.id, orgId: g.org_id, siteId: g.site_id, expiresAt: end, approval: g.approval });
+    if (end.getTime() > now)
+      active.push({ id: g.id, orgId: g.org_id, siteId: g.site_id, expiresAt: end, approval: g.approval });
     else expired.push(g);
   }
   return { active, expired };
@@ -172,7 +184,12 @@ const livenessStatement = preparedStatement<SessionRow, [string, string]>(
 );
 
 /** The session's liveness row: from the cache when given and warm, else from the database (and then cached). */
-async function livenessRow(db: Db, cache: LivenessCache | undefined, sid: string, sub: string): Promise<SessionRow | null> {
+async function livenessRow(
+  db: Db,
+  cache: LivenessCache | undefined,
+  sid: string,
+  sub: string,
+): Promise<SessionRow | null> {
   const hit = await cache?.get(sid, sub);
   if (hit) return hit;
   const ticket = cache?.ticket() ?? 0;
@@ -185,7 +202,13 @@ async function livenessRow(db: Db, cache: LivenessCache | undefined, sid: string
  * Loads the live principal for a verified token, or null when the session, user or membership is gone. With
  * `cached`, the row may come from this instance's liveness cache (authenticate); without, it is read (sign-in, refresh).
  */
-export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: string, ip: string | null = null, cached = false): Promise<Principal | null> {
+export async function loadPrincipal(
+  deps: AuthenticateDeps,
+  sub: string,
+  sid: string,
+  ip: string | null = null,
+  cached = false,
+): Promise<Principal | null> {
   const row = await livenessRow(deps.db, cached ? deps.liveness : undefined, sid, sub);
   if (!row) return null;
   const now = deps.clock.now().getTime();
@@ -203,7 +226,12 @@ export async function loadPrincipal(deps: AuthenticateDeps, sub: string, sid: st
   if (roleId && !role) return null;
   const { expired } = splitGrants(row, now);
   if (expired.length) await recordExpiredGrants(deps, expired, now);
-  return userPrincipal(row, role, { enable2fa: deps.enable2fa, ip, now, session: { id: row.session_id, mfa: row.session_mfa, method: row.session_method, authTime: row.auth_time } });
+  return userPrincipal(row, role, {
+    enable2fa: deps.enable2fa,
+    ip,
+    now,
+    session: { id: row.session_id, mfa: row.session_mfa, method: row.session_method, authTime: row.auth_time },
+  });
 }
 
 /** Grants first seen expired are recorded (`access.expire`) by whichever instance marks each one (exactly once). */
@@ -214,7 +242,17 @@ async function recordExpiredGrants(deps: AuthenticateDeps, expired: GrantRow[], 
 }
 
 /** What a person's membership is made of: the columns of the liveness statement without the session's own. */
-export type MembershipFacts = Omit<SessionRow, 'session_id' | 'session_mfa' | 'revoked_at' | 'expires_at' | 'absolute_expires_at' | 'auth_time' | 'last_used_at' | 'session_method'>;
+export type MembershipFacts = Omit<
+  SessionRow,
+  | 'session_id'
+  | 'session_mfa'
+  | 'revoked_at'
+  | 'expires_at'
+  | 'absolute_expires_at'
+  | 'auth_time'
+  | 'last_used_at'
+  | 'session_method'
+>;
 
 export const membershipRoleId = (row: Pick<MembershipFacts, 'scope' | 'pu_role_id' | 'ou_role_id'>) =>
   row.scope === 'partner' ? row.pu_role_id : row.scope === 'organization' ? row.ou_role_id : null;
@@ -226,7 +264,12 @@ export const membershipRoleId = (row: Pick<MembershipFacts, 'scope' | 'pu_role_i
 export function userPrincipal(
   row: MembershipFacts,
   role: ResolvedRole | null,
-  opts: { enable2fa: boolean; ip?: string | null; now: number; session?: { id: string; mfa: boolean; method: string | null; authTime: Date | string | null } },
+  opts: {
+    enable2fa: boolean;
+    ip?: string | null;
+    now: number;
+    session?: { id: string; mfa: boolean; method: string | null; authTime: Date | string | null };
+  },
 ): Principal {
   const { session } = opts;
   const tenantSecurity =
@@ -266,9 +309,19 @@ export function userPrincipal(
     mfaStepUpWaived: !opts.enable2fa,
     authTime: session?.authTime ? new Date(session.authTime) : null,
     ip: opts.ip ? (normaliseIp(opts.ip) ?? opts.ip) : null,
-    ipAllowlist: row.scope === 'partner' ? ipAllowlistOf(row.partner_settings) : row.scope === 'organization' ? ipAllowlistOf(row.org_settings) : [],
+    ipAllowlist:
+      row.scope === 'partner'
+        ? ipAllowlistOf(row.partner_settings)
+        : row.scope === 'organization'
+          ? ipAllowlistOf(row.org_settings)
+          : [],
     breakGlass: row.scope === 'partner' && breakGlassUserOf(row.partner_settings) === row.user_id,
-    orgPolicies: row.scope === 'partner' && row.org_policies ? (typeof row.org_policies === 'string' ? JSON.parse(row.org_policies) : row.org_policies) : {},
+    orgPolicies:
+      row.scope === 'partner' && row.org_policies
+        ? typeof row.org_policies === 'string'
+          ? JSON.parse(row.org_policies)
+          : row.org_policies
+        : {},
     user: {
       name: row.user_name,
       avatarUrl: row.avatar_url,
@@ -312,7 +365,9 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
           const { exp } = decodeJwt(token);
           if (typeof exp === 'number') verified.set(token, claims, exp);
         }
-        principal = claims.clientId ? await servicePrincipalForToken(deps, claims.sub, claims.sid, metaOf(req)) : await loadPrincipal(deps, claims.sub, claims.sid, req.ip, true);
+        principal = claims.clientId
+          ? await servicePrincipalForToken(deps, claims.sub, claims.sid, metaOf(req))
+          : await loadPrincipal(deps, claims.sub, claims.sid, req.ip, true);
       }
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;
@@ -321,7 +376,8 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
         await enforceOwnIpAllowlist(deps, principal, metaOf(req));
         armBreakGlass(principal, req.headers);
       }
-      if (principal.actorType === 'service_account' && isPeopleOnly(req.routeOptions.url)) throw new AppError('service_account_not_allowed');
+      if (principal.actorType === 'service_account' && isPeopleOnly(req.routeOptions.url))
+        throw new AppError('service_account_not_allowed');
       if (principal.mfaEnrollmentRequired && !opts.allowPendingMfaEnrollment) {
         throw new AppError('mfa_enrollment_required', undefined, {
           enrollUrl: deps.enrollUrl,

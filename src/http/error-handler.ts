@@ -32,7 +32,10 @@ function validationDetails(err: FastifyError): FieldErrors {
  * A protocol with its own error schema (SCIM, RFC 7644 3.12) answers under its URL prefix with the same catalogued
  * codes, the envelope's fields kept and its own added, in its own media type.
  */
-export type ErrorFormat = (status: number, body: Record<string, unknown>) => { contentType: string; body: Record<string, unknown> };
+export type ErrorFormat = (
+  status: number,
+  body: Record<string, unknown>,
+) => { contentType: string; body: Record<string, unknown> };
 const errorFormats = new Map<string, ErrorFormat>();
 export function registerErrorFormat(prefix: string, format: ErrorFormat): void {
   errorFormats.set(prefix, format);
@@ -49,9 +52,11 @@ function answerBody(reply: FastifyReply, status: number, body: Record<string, un
 }
 
 // An error answer describes one request at one moment: never let a cache keep it.
-const send = (reply: FastifyReply, err: AppError) => answerBody(reply.code(err.status).header('cache-control', 'no-store'), err.status, err.toBody());
+const send = (reply: FastifyReply, err: AppError) =>
+  answerBody(reply.code(err.status).header('cache-control', 'no-store'), err.status, err.toBody());
 
-const unreadable = (message: string) => new AppError('validation_failed', message, { details: { fieldErrors: {}, formErrors: [message] } });
+const unreadable = (message: string) =>
+  new AppError('validation_failed', message, { details: { fieldErrors: {}, formErrors: [message] } });
 
 /**
  * Fastify's `frameworkErrors` option: the router refuses a malformed percent-encoded URL (FST_ERR_BAD_URL) or an
@@ -73,7 +78,13 @@ export function installErrorHandling(app: FastifyInstance): void {
     const allowed = methodsAt(path);
     if (allowed.length && !allowed.includes(req.method)) {
       reply.header('allow', allowed.join(', '));
-      return send(reply, new AppError('method_not_allowed', `${req.method} is not allowed on ${path}; it answers ${allowed.join(', ')}.`));
+      return send(
+        reply,
+        new AppError(
+          'method_not_allowed',
+          `${req.method} is not allowed on ${path}; it answers ${allowed.join(', ')}.`,
+        ),
+      );
     }
     return send(reply, new AppError('not_found', `No route ${req.method} ${path}.`));
   });
@@ -91,7 +102,8 @@ export function installErrorHandling(app: FastifyInstance): void {
 function answer(error: FastifyError, req: FastifyRequest, reply: FastifyReply) {
   if (typeof error !== 'object' || error === null) return internal(error, req, reply); // `throw 'text'`
   if (error instanceof AppError) {
-    if (error.status === 429 && typeof error.extra.retryAfter === 'number') reply.header('Retry-After', String(error.extra.retryAfter));
+    if (error.status === 429 && typeof error.extra.retryAfter === 'number')
+      reply.header('Retry-After', String(error.extra.retryAfter));
     if (error.status === 503) reply.header('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
     return send(reply, error);
   }
@@ -100,7 +112,12 @@ function answer(error: FastifyError, req: FastifyRequest, reply: FastifyReply) {
   if (outage) {
     req.server.outages?.report(outage);
     reply.header('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
-    return send(reply, new AppError('service_unavailable', 'A service this request needs is unavailable; try again shortly.', { retryAfter: OUTAGE_RETRY_AFTER_SECONDS }));
+    return send(
+      reply,
+      new AppError('service_unavailable', 'A service this request needs is unavailable; try again shortly.', {
+        retryAfter: OUTAGE_RETRY_AFTER_SECONDS,
+      }),
+    );
   }
   if (hasZodFastifySchemaValidationErrors(error)) {
     return send(reply, new AppError('validation_failed', undefined, { details: validationDetails(error) }));
@@ -117,7 +134,8 @@ function answer(error: FastifyError, req: FastifyRequest, reply: FastifyReply) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return send(reply, new AppError('unsupported_media_type'));
   }
-  if (error.validation) return send(reply, new AppError('validation_failed', undefined, { details: validationDetails(error) }));
+  if (error.validation)
+    return send(reply, new AppError('validation_failed', undefined, { details: validationDetails(error) }));
   // Other client errors raised by Fastify itself (a __proto__ key in a JSON body, ...).
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     if (error.statusCode === 413) return send(reply, new AppError('payload_too_large'));
@@ -135,7 +153,10 @@ function forLog(error: unknown): unknown {
   if (!(error instanceof Error) || !('query' in error) || !('params' in error)) return error;
   const cause = error.cause as { message?: unknown; code?: unknown } | undefined;
   const reason = typeof cause?.message === 'string' ? `: ${cause.message}` : '';
-  const safe = Object.assign(new Error(`Failed query${reason}`), { query: String(error.query), sqlState: typeof cause?.code === 'string' ? cause.code : undefined });
+  const safe = Object.assign(new Error(`Failed query${reason}`), {
+    query: String(error.query),
+    sqlState: typeof cause?.code === 'string' ? cause.code : undefined,
+  });
   const frames = (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
   safe.stack = [`${error.name}: ${safe.message}`, ...frames].join('\n');
   return safe;

@@ -6,7 +6,8 @@ import { AppError } from './errors.js';
 function findNul(value: unknown, path: string[], depth = 0): string | null {
   if (depth > 64) return null;
   if (typeof value === 'string') return value.includes('\u0000') ? path.join('.') || '(body)' : null;
-  if (value === null || typeof value !== 'object' || typeof (value as { pipe?: unknown }).pipe === 'function') return null;
+  if (value === null || typeof value !== 'object' || typeof (value as { pipe?: unknown }).pipe === 'function')
+    return null;
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     if (k.includes('\u0000')) return [...path, k.replace(/\u0000/g, '\\0')].join('.');
     const hit = findNul(v, [...path, k], depth + 1);
@@ -18,7 +19,9 @@ function findNul(value: unknown, path: string[], depth = 0): string | null {
 export async function refuseNulBytes(req: FastifyRequest): Promise<void> {
   const field = findNul(req.params, []) ?? findNul(req.query, []) ?? findNul(req.body, []);
   if (field) {
-    throw new AppError('validation_failed', 'Text may not contain NUL characters.', { details: { fieldErrors: { [field]: ['contains a NUL character'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'Text may not contain NUL characters.', {
+      details: { fieldErrors: { [field]: ['contains a NUL character'] }, formErrors: [] },
+    });
   }
 }
 
@@ -29,6 +32,9 @@ export async function refuseUnexpectedBody(req: FastifyRequest): Promise<void> {
   if (b !== null && typeof b === 'object' && !Array.isArray(b) && Object.keys(b).length === 0) return;
   const keys = b !== null && typeof b === 'object' && !Array.isArray(b) ? Object.keys(b) : [];
   throw new AppError('validation_failed', 'This route takes no request body.', {
-    details: { fieldErrors: Object.fromEntries(keys.map((k) => [k, ['Unrecognized key']])), formErrors: keys.length ? [] : ['This route takes no request body'] },
+    details: {
+      fieldErrors: Object.fromEntries(keys.map((k) => [k, ['Unrecognized key']])),
+      formErrors: keys.length ? [] : ['This route takes no request body'],
+    },
   });
 }

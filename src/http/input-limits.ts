@@ -47,7 +47,10 @@ export function depthLimitedJsonParser(app: FastifyInstance): FastifyBodyParser<
       return;
     }
     if (typeof body === 'string' && nestedDeeperThan(body, MAX_JSON_DEPTH)) {
-      done(new AppError('json_too_deep', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`), undefined);
+      done(
+        new AppError('json_too_deep', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`),
+        undefined,
+      );
       return;
     }
     parse(req, body as string, done);
@@ -64,7 +67,12 @@ export async function refuseLongUrl(req: FastifyRequest): Promise<void> {
  */
 export function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const code: ErrorCode = err.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'malformed_request';
+  const code: ErrorCode =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'headers_too_large'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'request_timeout'
+        : 'malformed_request';
   const e = new AppError(code);
   const body = JSON.stringify(e.toBody());
   if (socket.writable) {

@@ -47,7 +47,10 @@ export class LivenessCache {
   /** Listens for changes; until this resolves (and whenever the channel is unhealthy) the cache is bypassed. */
   async start(db: Db): Promise<void> {
     if (this.channel || this.maxAgeMs <= 0) return;
-    this.channel = await listenChannel(db, LIVENESS_CHANNEL, { onMessage: (p) => this.invalidate(p), onReset: () => this.reset() });
+    this.channel = await listenChannel(db, LIVENESS_CHANNEL, {
+      onMessage: (p) => this.invalidate(p),
+      onReset: () => this.reset(),
+    });
   }
 
   async stop(): Promise<void> {

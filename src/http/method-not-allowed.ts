@@ -8,13 +8,13 @@ interface Matcher {
   test: RegExp;
 }
 
-const escape = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
 
 function compile(url: string): RegExp {
   const path = url.length > 1 ? url.replace(/\/+$/, '') : url;
   const source = path
     .split('/')
-    .map((seg) => (seg.startsWith(':') ? '[^/]+' : escape(seg)))
+    .map((seg) => (seg.startsWith(':') ? '[^/]+' : escapeRegExp(seg)))
     .join('/');
   return new RegExp(`^${source}/?$`);
 }

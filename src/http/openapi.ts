@@ -53,9 +53,14 @@ export function derivedErrorStatuses(r: RouteOptions): number[] {
   const names = new Set(hooks.map((h) => h.name));
   const s = r.schema ?? {};
   const out = new Set<number>([400, 500, 503]);
-  if (names.has('authenticate')) [401, 403, 428].forEach((c) => out.add(c));
-  if (['requireTenant', 'requireFullOrgAccess', 'requirePermission', 'requireMfa'].some((n) => names.has(n)) || carriesStepUp(r.onRequest) || carriesStepUp(r.preHandler)) out.add(403);
-  if (s.body) [413, 415].forEach((c) => out.add(c));
+  if (names.has('authenticate')) for (const c of [401, 403, 428]) out.add(c);
+  if (
+    ['requireTenant', 'requireFullOrgAccess', 'requirePermission', 'requireMfa'].some((n) => names.has(n)) ||
+    carriesStepUp(r.onRequest) ||
+    carriesStepUp(r.preHandler)
+  )
+    out.add(403);
+  if (s.body) for (const c of [413, 415]) out.add(c);
   if (/\/:[A-Za-z]/.test(r.url)) out.add(404);
   if (hooks.some((h) => typeof h.rateLimit === 'string')) out.add(429);
   return [...out].sort();
@@ -73,9 +78,13 @@ function accessText(r: RouteOptions, isPublic: boolean): string {
   const perms = hooks.flatMap((h) => h.permissions ?? []);
   if (perms.length) parts.push(`Needs permission ${perms.map((p) => `\`${p}\``).join(' and ')}.`);
   if (names.has('requireMfa')) parts.push('The acting session must have passed a second factor.');
-  if (carriesStepUp(r.onRequest) || carriesStepUp(r.preHandler)) parts.push('Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.');
+  if (carriesStepUp(r.onRequest) || carriesStepUp(r.preHandler))
+    parts.push('Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.');
   const limits = hooks.map((h) => h.rateLimit).filter((l): l is string => typeof l === 'string');
-  if (limits.length) parts.push(`Rate limited (${limits.map((l) => `\`${l}\``).join(', ')}): 429 \`rate_limited\` with \`Retry-After\`.`);
+  if (limits.length)
+    parts.push(
+      `Rate limited (${limits.map((l) => `\`${l}\``).join(', ')}): 429 \`rate_limited\` with \`Retry-After\`.`,
+    );
   return parts.join(' ');
 }
 
@@ -90,12 +99,22 @@ export function installOpenApiRules(app: FastifyInstance): void {
     const schema = (r.schema ?? {}) as Json;
     if (schema.hide) return;
     const methods = [r.method].flat().filter((m) => m !== 'HEAD');
-    for (const method of methods) declarations.push({ method, url: r.url, operationId: schema.operationId, summary: schema.summary, description: schema.description });
+    for (const method of methods)
+      declarations.push({
+        method,
+        url: r.url,
+        operationId: schema.operationId,
+        summary: schema.summary,
+        description: schema.description,
+      });
     const response: Json = { ...(schema.response ?? {}) };
     for (const status of derivedErrorStatuses(r)) response[status] ??= errorEnvelope;
-    const isPublic = schema.security !== undefined ? schema.security.length === 0 : !hooksOf(r).some((h) => h.name === 'authenticate');
+    const isPublic =
+      schema.security !== undefined ? schema.security.length === 0 : !hooksOf(r).some((h) => h.name === 'authenticate');
     const access = accessText(r, isPublic);
-    const description = [schema.description ?? (schema.summary ? `${schema.summary}.` : undefined), access].filter(Boolean).join('\n\n');
+    const description = [schema.description ?? (schema.summary ? `${schema.summary}.` : undefined), access]
+      .filter(Boolean)
+      .join('\n\n');
     r.schema = {
       ...schema,
       operationId: schema.operationId ?? deriveOperationId(methods[0] ?? 'get', r.url),
@@ -151,10 +170,19 @@ function forbidNul(schema: unknown, components: Json, seen: Set<unknown>): void 
     return;
   }
   const types = [s.type].flat();
-  if (types.includes('string') && s.pattern === undefined && s.format === undefined && s.enum === undefined && s.const === undefined) s.pattern = NUL_FREE;
-  for (const key of ['properties', 'patternProperties', '$defs']) for (const v of Object.values((s[key] ?? {}) as Json)) forbidNul(v, components, seen);
+  if (
+    types.includes('string') &&
+    s.pattern === undefined &&
+    s.format === undefined &&
+    s.enum === undefined &&
+    s.const === undefined
+  )
+    s.pattern = NUL_FREE;
+  for (const key of ['properties', 'patternProperties', '$defs'])
+    for (const v of Object.values((s[key] ?? {}) as Json)) forbidNul(v, components, seen);
   for (const key of ['items', 'additionalProperties', 'not', 'propertyNames']) forbidNul(s[key], components, seen);
-  for (const key of ['anyOf', 'oneOf', 'allOf', 'prefixItems']) for (const v of (s[key] ?? []) as unknown[]) forbidNul(v, components, seen);
+  for (const key of ['anyOf', 'oneOf', 'allOf', 'prefixItems'])
+    for (const v of (s[key] ?? []) as unknown[]) forbidNul(v, components, seen);
 }
 
 /** Drops component schemas nothing refers to (zod registers an input and an output variant of each). */
@@ -162,7 +190,10 @@ function pruneComponents(doc: Json): void {
   const schemas = (doc.components?.schemas ?? {}) as Json;
   const used = new Set<string>();
   const visit = (v: unknown): void => {
-    if (Array.isArray(v)) return v.forEach(visit);
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x);
+      return;
+    }
     if (!v || typeof v !== 'object') return;
     for (const [k, child] of Object.entries(v as Json)) {
       if (k === '$ref' && typeof child === 'string' && child.startsWith('#/components/schemas/')) {
@@ -198,7 +229,8 @@ export function finishDocument(doc: Json): Json {
         }
         forbidNul(p.schema, components, seen);
       }
-      for (const media of Object.values((op.requestBody?.content ?? {}) as Json)) forbidNul((media as Json).schema, components, seen);
+      for (const media of Object.values((op.requestBody?.content ?? {}) as Json))
+        forbidNul((media as Json).schema, components, seen);
     }
   }
   return doc;

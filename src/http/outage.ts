@@ -9,7 +9,6 @@ export { classifyOutage, type Dependency };
 /** Seconds a client should wait before trying again; also how often the monitor probes for recovery. */
 export const OUTAGE_RETRY_AFTER_SECONDS = 2;
 
-
 /**
  * Outage state per dependency. The first failure logs one error line with the cause and starts a probe every
  * OUTAGE_RETRY_AFTER_SECONDS; the first successful probe logs one line with the duration and how many requests were
@@ -30,7 +29,10 @@ export class OutageMonitor {
       current.refused++;
       return;
     }
-    this.logger.error({ dependency: outage.dependency, cause: outage.cause }, `${outage.dependency} unavailable: answering 503 service_unavailable until it is back`);
+    this.logger.error(
+      { dependency: outage.dependency, cause: outage.cause },
+      `${outage.dependency} unavailable: answering 503 service_unavailable until it is back`,
+    );
     const timer = setInterval(() => void this.probe(outage.dependency), OUTAGE_RETRY_AFTER_SECONDS * 1000);
     timer.unref();
     this.down.set(outage.dependency, { since: this.now(), refused: 1, timer });
@@ -51,7 +53,10 @@ export class OutageMonitor {
     if (this.down.get(dependency) !== state) return;
     clearInterval(state.timer);
     this.down.delete(dependency);
-    this.logger.warn({ dependency, downForMs: this.now() - state.since, refused: state.refused }, `${dependency} is back: serving again`);
+    this.logger.warn(
+      { dependency, downForMs: this.now() - state.since, refused: state.refused },
+      `${dependency} is back: serving again`,
+    );
   }
 
   stop(): void {

@@ -1,5 +1,5 @@
 // Opaque keyset cursors: base64url JSON of the last row's sort key.
-import { z } from 'zod';
+import type { z } from 'zod';
 import { AppError } from './errors.js';
 
 export function encodeCursor(key: Record<string, string | number | boolean | null>): string {
@@ -14,11 +14,17 @@ export function decodeCursor<T extends z.ZodType>(cursor: string | undefined, sc
   } catch {
     // fall through
   }
-  throw new AppError('validation_failed', 'The cursor is not valid.', { details: { fieldErrors: { cursor: ['Invalid cursor'] }, formErrors: [] } });
+  throw new AppError('validation_failed', 'The cursor is not valid.', {
+    details: { fieldErrors: { cursor: ['Invalid cursor'] }, formErrors: [] },
+  });
 }
 
 /** Takes limit + 1 rows: the extra one says whether a next page exists. */
-export function pageOf<R>(rows: R[], limit: number, keyOf: (row: R) => Record<string, string | number | boolean | null>) {
+export function pageOf<R>(
+  rows: R[],
+  limit: number,
+  keyOf: (row: R) => Record<string, string | number | boolean | null>,
+) {
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
   return { data, nextCursor: hasMore ? encodeCursor(keyOf(data[data.length - 1]!)) : null };

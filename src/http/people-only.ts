@@ -6,4 +6,5 @@
 export const PEOPLE_ONLY_PREFIXES = ['/api/v1/auth/', '/api/v1/users/me'] as const;
 
 export const isPeopleOnly = (url: string | undefined) =>
-  url !== undefined && PEOPLE_ONLY_PREFIXES.some((p) => (p.endsWith('/') ? url.startsWith(p) : url === p || url.startsWith(`${p}/`)));
+  url !== undefined &&
+  PEOPLE_ONLY_PREFIXES.some((p) => (p.endsWith('/') ? url.startsWith(p) : url === p || url.startsWith(`${p}/`)));

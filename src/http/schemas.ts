@@ -12,23 +12,53 @@ const ERROR_CODES = Object.keys(ERROR_CATALOG);
 export const errorEnvelope = z
   .looseObject({
     error: z.string().meta({ description: 'Short text of the HTTP status.', examples: ['Bad Request'] }),
-    message: z.string().meta({ description: 'A sentence for people; clients branch on `code`, never on this.', examples: ['The request is not valid.'] }),
-    code: z.string().meta({ enum: ERROR_CODES, description: 'The catalogued reason (src/http/errors.ts).', examples: ['validation_failed'] }),
-    details: z
-      .looseObject({})
+    message: z.string().meta({
+      description: 'A sentence for people; clients branch on `code`, never on this.',
+      examples: ['The request is not valid.'],
+    }),
+    code: z.string().meta({
+      enum: ERROR_CODES,
+      description: 'The catalogued reason (src/http/errors.ts).',
+      examples: ['validation_failed'],
+    }),
+    details: z.looseObject({}).optional().meta({
+      description:
+        'validation_failed: `{ fieldErrors: { "<path>": [..] }, formErrors: [..] }`; weak_password: `{ feedback }`.',
+    }),
+    errorId: z
+      .string()
       .optional()
-      .meta({ description: 'validation_failed: `{ fieldErrors: { "<path>": [..] }, formErrors: [..] }`; weak_password: `{ feedback }`.' }),
-    errorId: z.string().optional().meta({ description: 'On 5xx: the id of the server log line of this failure.', format: 'uuid' }),
-    retryAfter: z.number().optional().meta({ description: 'On 429 (and some 503): whole seconds to wait; also in the Retry-After header.', type: 'integer', minimum: 0 }),
-    userCount: z.number().optional().meta({ description: 'role_has_users: how many users hold the role.', type: 'integer' }),
-    childRoleCount: z.number().optional().meta({ description: 'role_has_children: how many roles inherit from it.', type: 'integer' }),
+      .meta({ description: 'On 5xx: the id of the server log line of this failure.', format: 'uuid' }),
+    retryAfter: z.number().optional().meta({
+      description: 'On 429 (and some 503): whole seconds to wait; also in the Retry-After header.',
+      type: 'integer',
+      minimum: 0,
+    }),
+    userCount: z
+      .number()
+      .optional()
+      .meta({ description: 'role_has_users: how many users hold the role.', type: 'integer' }),
+    childRoleCount: z
+      .number()
+      .optional()
+      .meta({ description: 'role_has_children: how many roles inherit from it.', type: 'integer' }),
     enrollUrl: z.string().optional().meta({ description: 'mfa_enrollment_required: where to enrol a factor.' }),
-    allowedMethods: z.array(z.string()).optional().meta({ description: 'mfa_enrollment_required: the factors the policy allows.' }),
+    allowedMethods: z
+      .array(z.string())
+      .optional()
+      .meta({ description: 'mfa_enrollment_required: the factors the policy allows.' }),
   })
   .meta({
     id: 'Error',
     description: 'Every non-2xx answer: `{ error, message, code }` plus the fields its code names.',
-    examples: [{ error: 'Bad Request', message: 'The request is not valid.', code: 'validation_failed', details: { fieldErrors: { email: ['Invalid email address'] }, formErrors: [] } }],
+    examples: [
+      {
+        error: 'Bad Request',
+        message: 'The request is not valid.',
+        code: 'validation_failed',
+        details: { fieldErrors: { email: ['Invalid email address'] }, formErrors: [] },
+      },
+    ],
   });
 
 /** Error answers a route may give, for the OpenAPI document (bodies pass through unchanged). */
@@ -48,4 +78,5 @@ export const listQuery = z.strictObject({
   search: z.string().max(255).optional(),
 });
 
-export const page = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), nextCursor: z.string().nullable() });
+export const page = <T extends z.ZodType>(item: T) =>
+  z.object({ data: z.array(item), nextCursor: z.string().nullable() });

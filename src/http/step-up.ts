@@ -48,7 +48,9 @@ const STEP_UP_GUARD = Symbol.for('gatehouse.requireStepUp');
 
 /** Whether a route's hooks carry the step-up guard (app.ts checks the list against the routes). */
 export function carriesStepUp(hooks: unknown): boolean {
-  return [hooks].flat().some((h) => typeof h === 'function' && (h as unknown as Record<symbol, unknown>)[STEP_UP_GUARD] === true);
+  return [hooks]
+    .flat()
+    .some((h) => typeof h === 'function' && (h as unknown as Record<symbol, unknown>)[STEP_UP_GUARD] === true);
 }
 
 export const stepUpFresh = (deps: StepUpDeps, p: Principal) =>
@@ -65,7 +67,11 @@ export async function stepUpMethods(deps: StepUpDeps, p: Principal): Promise<Ste
            (u.mfa_method = 'sms' and u.phone_verified and u.phone_number is not null) as has_sms,
            exists (select 1 from passkeys k where k.user_id = u.id) as has_passkey
     from users u where u.id = ${p.userId}`);
-  const row = (result as unknown as { rows: { has_password: boolean; has_totp: boolean; has_sms: boolean; has_passkey: boolean }[] }).rows[0];
+  const row = (
+    result as unknown as {
+      rows: { has_password: boolean; has_totp: boolean; has_sms: boolean; has_passkey: boolean }[];
+    }
+  ).rows[0];
   if (!row) return ['reauthenticate'];
   const allowed = p.security.allowedMfaMethods;
   const factors: StepUpMethod[] = [];
@@ -93,8 +99,15 @@ export function requireStepUp(deps: StepUpDeps, opts: StepUpOptions = {}) {
     if (stepUpFresh(deps, p)) return;
     if (opts.when && !(await opts.when(req))) return;
     // A key proves no presence: a service account cannot take a risky action (issue keys, change roles, ...).
-    if (p.actorType === 'service_account') throw new AppError('service_account_not_allowed', 'This action needs a person’s recent proof of presence (step-up): a service account cannot take it.');
-    throw new AppError('step_up_required', undefined, { methods: await stepUpMethods(deps, p), maxAgeSeconds: deps.config.stepUpMaxAge });
+    if (p.actorType === 'service_account')
+      throw new AppError(
+        'service_account_not_allowed',
+        'This action needs a person’s recent proof of presence (step-up): a service account cannot take it.',
+      );
+    throw new AppError('step_up_required', undefined, {
+      methods: await stepUpMethods(deps, p),
+      maxAgeSeconds: deps.config.stepUpMaxAge,
+    });
   };
   return Object.assign(guard, { [STEP_UP_GUARD]: true });
 }
@@ -119,6 +132,8 @@ export function assertStepUpRoutes(registered: readonly { method: string; url: s
   const unlisted = [...guarded].filter((k) => !listed.has(k));
   const unguarded = [...listed].filter((k) => !guarded.has(k));
   if (unlisted.length || unguarded.length) {
-    throw new Error(`Step-up routes disagree with STEP_UP_ROUTES: unlisted ${unlisted.join(', ') || '-'}; unguarded ${unguarded.join(', ') || '-'}`);
+    throw new Error(
+      `Step-up routes disagree with STEP_UP_ROUTES: unlisted ${unlisted.join(', ') || '-'}; unguarded ${unguarded.join(', ') || '-'}`,
+    );
   }
 }

@@ -76,22 +76,30 @@ export class RedisStore implements SharedStore {
   }
 
   async hit(key: string, limit: number, windowMs: number, nowMs: number): Promise<WindowResult> {
-    const [ok, remaining, waitMs] = (await this.redis.eval(SLIDING_WINDOW_LUA, 1, this.prefix + 'rl:' + key, nowMs, windowMs, limit, `${nowMs}:${randomUUID()}`)) as [number, number, number];
+    const [ok, remaining, waitMs] = (await this.redis.eval(
+      SLIDING_WINDOW_LUA,
+      1,
+      `${this.prefix}rl:${key}`,
+      nowMs,
+      windowMs,
+      limit,
+      `${nowMs}:${randomUUID()}`,
+    )) as [number, number, number];
     return { allowed: ok === 1, remaining, retryAfter: ok === 1 ? 0 : ceilSeconds(waitMs) };
   }
 
   async count(key: string, windowMs: number, nowMs: number): Promise<number> {
-    return this.redis.zcount(this.prefix + 'rl:' + key, nowMs - windowMs + 1, '+inf');
+    return this.redis.zcount(`${this.prefix}rl:${key}`, nowMs - windowMs + 1, '+inf');
   }
 
   async reset(key: string): Promise<void> {
-    await this.redis.del(this.prefix + 'rl:' + key);
+    await this.redis.del(`${this.prefix}rl:${key}`);
   }
 
   /** The expiry is kept in the value, on the caller's clock like the database store; PX only cleans up. */
   async claim(key: string, ttlMs: number, nowMs: number): Promise<boolean> {
     const ttl = Math.max(1, Math.round(ttlMs));
-    return (await this.redis.eval(CLAIM_LUA, 1, this.prefix + 'kv:' + key, nowMs, nowMs + ttl, ttl)) === 1;
+    return (await this.redis.eval(CLAIM_LUA, 1, `${this.prefix}kv:${key}`, nowMs, nowMs + ttl, ttl)) === 1;
   }
 
   async ping(): Promise<void> {

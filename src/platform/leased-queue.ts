@@ -43,7 +43,11 @@ export async function claimDue<T extends LeasedTable>(db: Db, table: T, o: Claim
  * Exponential backoff: `baseMs`, doubled per attempt, capped at `capMs`. With `jitter` the delay is drawn from its
  * upper half (equal jitter), so receivers that failed together do not retry together.
  */
-export function backoffMs(attempts: number, o: { baseMs: number; capMs: number; jitter?: boolean }, random: () => number = Math.random): number {
+export function backoffMs(
+  attempts: number,
+  o: { baseMs: number; capMs: number; jitter?: boolean },
+  random: () => number = Math.random,
+): number {
   const full = Math.min(o.baseMs * 2 ** Math.max(0, attempts - 1), o.capMs);
   return o.jitter ? Math.round(full / 2 + random() * (full / 2)) : full;
 }
@@ -105,7 +109,8 @@ export class LeasedQueue<R> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     const inFlight = this.draining;
-    if (inFlight) await Promise.race([inFlight, new Promise((r) => setTimeout(r, this.o.stopGraceMs ?? 2_000).unref())]);
+    if (inFlight)
+      await Promise.race([inFlight, new Promise((r) => setTimeout(r, this.o.stopGraceMs ?? 2_000).unref())]);
   }
 
   /** Claims and handles batches until nothing is due (a handled row may make the next one due). */
@@ -129,10 +134,17 @@ export class LeasedQueue<R> {
       // else is a bug and is logged by name and message, and the next poll tries again.
       const outage = classifyOutage(err);
       if (outage) {
-        if (!this.storeDown) this.o.logger.error({ cause: outage.cause }, `${this.o.name}: the database is unreachable; work waits until it answers`);
+        if (!this.storeDown)
+          this.o.logger.error(
+            { cause: outage.cause },
+            `${this.o.name}: the database is unreachable; work waits until it answers`,
+          );
         this.storeDown = true;
       } else {
-        this.o.logger.error({ error: err instanceof Error ? err.name : typeof err, cause: driverReason(err) }, `${this.o.name}: a pass failed; the next poll tries again`);
+        this.o.logger.error(
+          { error: err instanceof Error ? err.name : typeof err, cause: driverReason(err) },
+          `${this.o.name}: a pass failed; the next poll tries again`,
+        );
       }
     }
   }

@@ -37,7 +37,14 @@ export class MailOutbox {
       logger,
       batch: 10,
       pollMs: 2_000,
-      claim: (limit) => claimDue(db, mailOutbox, { now: clock.now(), leaseMs, limit, where: isNull(mailOutbox.failedAt), orderBy: asc(mailOutbox.notBefore) }),
+      claim: (limit) =>
+        claimDue(db, mailOutbox, {
+          now: clock.now(),
+          leaseMs,
+          limit,
+          where: isNull(mailOutbox.failedAt),
+          orderBy: asc(mailOutbox.notBefore),
+        }),
       handle: (row) => this.deliver(row),
     });
   }
@@ -45,7 +52,12 @@ export class MailOutbox {
   /** Stores the message in the caller's transaction. Call kick() after the commit for a prompt send. */
   async enqueue(tx: Tx | Db, msg: MailMessage): Promise<void> {
     const now = this.clock.now();
-    await tx.insert(mailOutbox).values({ template: msg.template, sealed: this.box.seal(JSON.stringify(msg), AAD), notBefore: now, createdAt: now });
+    await tx.insert(mailOutbox).values({
+      template: msg.template,
+      sealed: this.box.seal(JSON.stringify(msg), AAD),
+      notBefore: now,
+      createdAt: now,
+    });
   }
 
   /** Sends what is due, soon. */
@@ -67,8 +79,14 @@ export class MailOutbox {
       msg = JSON.parse(this.box.open(row.sealed, AAD)) as MailMessage;
     } catch (err) {
       // Sealed with a key that is no longer configured: it can never be sent.
-      this.logger.error({ err, template: row.template, outboxId: row.id }, 'mail outbox: message cannot be opened; given up');
-      await this.db.update(mailOutbox).set({ failedAt: this.clock.now(), leasedUntil: null, lastError: 'cannot open the sealed message' }).where(eq(mailOutbox.id, row.id));
+      this.logger.error(
+        { err, template: row.template, outboxId: row.id },
+        'mail outbox: message cannot be opened; given up',
+      );
+      await this.db
+        .update(mailOutbox)
+        .set({ failedAt: this.clock.now(), leasedUntil: null, lastError: 'cannot open the sealed message' })
+        .where(eq(mailOutbox.id, row.id));
       this.metrics.mails.inc({ result: 'failed', template: row.template });
       return;
     }
@@ -78,10 +96,17 @@ export class MailOutbox {
       const last = row.attempts >= MAX_ATTEMPTS;
       const now = this.clock.now();
       const reason = err instanceof Error ? err.message.slice(0, 300) : 'send failed';
-      this.logger.error({ err, template: row.template, outboxId: row.id, attempt: row.attempts }, last ? 'mail delivery failed; given up' : 'mail delivery failed; will retry');
+      this.logger.error(
+        { err, template: row.template, outboxId: row.id, attempt: row.attempts },
+        last ? 'mail delivery failed; given up' : 'mail delivery failed; will retry',
+      );
       await this.db
         .update(mailOutbox)
-        .set(last ? { failedAt: now, leasedUntil: null, lastError: reason } : { notBefore: new Date(now.getTime() + retryDelayMs(row.attempts)), leasedUntil: null, lastError: reason })
+        .set(
+          last
+            ? { failedAt: now, leasedUntil: null, lastError: reason }
+            : { notBefore: new Date(now.getTime() + retryDelayMs(row.attempts)), leasedUntil: null, lastError: reason },
+        )
         .where(eq(mailOutbox.id, row.id));
       this.metrics.mails.inc({ result: last ? 'failed' : 'retry', template: row.template });
       return;

@@ -23,8 +23,13 @@ export function createMailer(opts: { smtpUrl?: string; from: string; logger: Log
       configured: false,
       async send(msg) {
         // The log is the mail channel in development; production logs only that a mail was dropped.
-        if (opts.isProduction) opts.logger.warn({ template: msg.template, to: msg.to }, 'mail not sent: SMTP_URL is not set');
-        else opts.logger.info({ mail: { to: msg.to, subject: msg.subject, text: msg.text } }, 'mail (development: no SMTP_URL, written to the log)');
+        if (opts.isProduction)
+          opts.logger.warn({ template: msg.template, to: msg.to }, 'mail not sent: SMTP_URL is not set');
+        else
+          opts.logger.info(
+            { mail: { to: msg.to, subject: msg.subject, text: msg.text } },
+            'mail (development: no SMTP_URL, written to the log)',
+          );
       },
       close() {},
     };
@@ -35,12 +40,23 @@ export function createMailer(opts: { smtpUrl?: string; from: string; logger: Log
   let transport: Promise<Transporter> | null = null;
   const open = () =>
     (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
-      nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }),
+      nodemailer.createTransport({
+        url: smtpUrl,
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 30_000,
+      }),
     ));
   return {
     configured: true,
     async send(msg) {
-      await (await open()).sendMail({ from: opts.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html });
+      await (await open()).sendMail({
+        from: opts.from,
+        to: msg.to,
+        subject: msg.subject,
+        text: msg.text,
+        html: msg.html,
+      });
       opts.logger.info({ template: msg.template, to: msg.to }, 'mail sent');
     },
     close: () => void transport?.then((t) => t.close()),

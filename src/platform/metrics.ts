@@ -54,7 +54,12 @@ export function createMetrics(): Metrics {
   });
   const m: Metrics = {
     registry,
-    requests: new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers }),
+    requests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests by route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    }),
     duration: new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request duration by route',
@@ -62,15 +67,58 @@ export function createMetrics(): Metrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     }),
-    signIns: new Counter({ name: 'gatehouse_sign_ins_total', help: 'Sign-ins by result (success, failure) and first-factor method', labelNames: ['result', 'method'], registers }),
-    mfaVerifications: new Counter({ name: 'gatehouse_mfa_verifications_total', help: 'Second-factor verifications at sign-in by result and method', labelNames: ['result', 'method'], registers }),
-    ssoLogins: new Counter({ name: 'gatehouse_sso_logins_total', help: 'Single sign-on logins by result', labelNames: ['result'], registers }),
-    lockouts: new Counter({ name: 'gatehouse_lockouts_total', help: 'Accounts locked after repeated wrong passwords', registers }),
-    refreshReuse: new Counter({ name: 'gatehouse_refresh_reuse_detected_total', help: 'Rotated refresh tokens presented again (the session is revoked)', registers }),
-    rateLimited: new Counter({ name: 'gatehouse_rate_limit_refusals_total', help: 'Requests refused by a rate limit, by limit', labelNames: ['limit'], registers }),
-    mails: new Counter({ name: 'gatehouse_mails_total', help: 'Mail delivery attempts from the outbox by result (sent, retry, failed) and template', labelNames: ['result', 'template'], registers }),
-    webhookDeliveries: new Counter({ name: 'gatehouse_webhook_deliveries_total', help: 'Audit webhook delivery attempts by result (delivered, retry, dead_lettered)', labelNames: ['result'], registers }),
-    auditWrites: new Counter({ name: 'gatehouse_audit_chain_writes_total', help: 'Audit records appended to a hash chain, by result', labelNames: ['result'], registers }),
+    signIns: new Counter({
+      name: 'gatehouse_sign_ins_total',
+      help: 'Sign-ins by result (success, failure) and first-factor method',
+      labelNames: ['result', 'method'],
+      registers,
+    }),
+    mfaVerifications: new Counter({
+      name: 'gatehouse_mfa_verifications_total',
+      help: 'Second-factor verifications at sign-in by result and method',
+      labelNames: ['result', 'method'],
+      registers,
+    }),
+    ssoLogins: new Counter({
+      name: 'gatehouse_sso_logins_total',
+      help: 'Single sign-on logins by result',
+      labelNames: ['result'],
+      registers,
+    }),
+    lockouts: new Counter({
+      name: 'gatehouse_lockouts_total',
+      help: 'Accounts locked after repeated wrong passwords',
+      registers,
+    }),
+    refreshReuse: new Counter({
+      name: 'gatehouse_refresh_reuse_detected_total',
+      help: 'Rotated refresh tokens presented again (the session is revoked)',
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: 'gatehouse_rate_limit_refusals_total',
+      help: 'Requests refused by a rate limit, by limit',
+      labelNames: ['limit'],
+      registers,
+    }),
+    mails: new Counter({
+      name: 'gatehouse_mails_total',
+      help: 'Mail delivery attempts from the outbox by result (sent, retry, failed) and template',
+      labelNames: ['result', 'template'],
+      registers,
+    }),
+    webhookDeliveries: new Counter({
+      name: 'gatehouse_webhook_deliveries_total',
+      help: 'Audit webhook delivery attempts by result (delivered, retry, dead_lettered)',
+      labelNames: ['result'],
+      registers,
+    }),
+    auditWrites: new Counter({
+      name: 'gatehouse_audit_chain_writes_total',
+      help: 'Audit records appended to a hash chain, by result',
+      labelNames: ['result'],
+      registers,
+    }),
     storeLatency: new Histogram({
       name: 'gatehouse_store_operation_seconds',
       help: 'Shared store (Redis or database) operation latency',

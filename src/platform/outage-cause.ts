@@ -4,7 +4,17 @@
 export type Dependency = 'database' | 'store';
 
 /** Socket-level failures: the server is not there (refused, reset, unreachable, timed out). */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+]);
 /**
  * PostgreSQL SQLSTATEs that mean "the server cannot serve now", not "this statement is wrong": class 08
  * (connection exception), 57P01-57P03 (shutting down, crashed, starting up), 53300 (too many connections).
@@ -21,7 +31,8 @@ export interface Outage {
 
 function chain(err: unknown): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
-  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) out.push(e as Record<string, unknown>);
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++)
+    out.push(e as Record<string, unknown>);
   return out;
 }
 
@@ -30,12 +41,29 @@ export function classifyOutage(err: unknown): Outage | null {
   const links = chain(err);
   const hit = links.find((e) => {
     const code = typeof e.code === 'string' ? e.code : '';
-    return NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code) || e.name === 'MaxRetriesPerRequestError' || (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message));
+    return (
+      NETWORK_CODES.has(code) ||
+      UNAVAILABLE_SQLSTATE.test(code) ||
+      e.name === 'MaxRetriesPerRequestError' ||
+      (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message))
+    );
   });
   if (!hit) return null;
-  const redis = links.some((e) => e.name === 'MaxRetriesPerRequestError' || 'command' in e || /redis|Connection is closed|Stream isn't writeable|max retries per request/i.test(String(e.message ?? '')));
+  const redis = links.some(
+    (e) =>
+      e.name === 'MaxRetriesPerRequestError' ||
+      'command' in e ||
+      /redis|Connection is closed|Stream isn't writeable|max retries per request/i.test(String(e.message ?? '')),
+  );
   // The driver's reason only: a DrizzleQueryError's own message carries the statement's parameters.
-  return { dependency: redis ? 'store' : 'database', cause: `${typeof hit.code === 'string' ? `${hit.code}: ` : ''}${String(hit.message ?? hit.name ?? 'unavailable')}`.slice(0, 300) };
+  return {
+    dependency: redis ? 'store' : 'database',
+    cause:
+      `${typeof hit.code === 'string' ? `${hit.code}: ` : ''}${String(hit.message ?? hit.name ?? 'unavailable')}`.slice(
+        0,
+        300,
+      ),
+  };
 }
 
 /** The innermost reason of any error, for a log line: a DrizzleQueryError's own message carries the parameters. */

@@ -19,8 +19,25 @@ export class OutboundRefusedError extends Error {}
  * as [::ffff:7f00:1], which a string prefix test misses).
  */
 const PRIVATE = new BlockList();
-for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['224.0.0.0', 3]] as const) PRIVATE.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net, bits, 'ipv6');
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['224.0.0.0', 3],
+] as const)
+  PRIVATE.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [
+  ['::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  PRIVATE.addSubnet(net, bits, 'ipv6');
 
 export function isPrivateAddress(ip: string): boolean {
   const family = isIP(ip);
@@ -34,14 +51,20 @@ export function isPrivateAddress(ip: string): boolean {
  */
 export async function assertPublicUrl(url: URL, what = 'The URL'): Promise<void> {
   if (url.protocol !== 'https:') throw new OutboundRefusedError(`${what} must use https.`);
-  if (!(await publicAddressesOf(url.hostname))) throw new OutboundRefusedError(`${what} resolves to a private address.`);
+  if (!(await publicAddressesOf(url.hostname)))
+    throw new OutboundRefusedError(`${what} resolves to a private address.`);
 }
 
 /**
  * fetch through the guard: the URL is checked first (https, public address) unless `allowInsecure`, and redirects
  * are refused (they would skip the check). Callers give their own timeout in `init.signal`.
  */
-export async function publicFetch(url: string | URL, init: RequestInit, allowInsecure: boolean, what?: string): Promise<Response> {
+export async function publicFetch(
+  url: string | URL,
+  init: RequestInit,
+  allowInsecure: boolean,
+  what?: string,
+): Promise<Response> {
   if (!allowInsecure) await assertPublicUrl(new URL(url), what);
   const guarded: RequestInit & { dispatcher?: Agent } = { ...init, redirect: 'error' };
   if (!allowInsecure) guarded.dispatcher = publicOnlyAgent();
@@ -65,11 +88,21 @@ async function publicAddressesOf(host: string, resolve: Resolve = systemResolve)
  */
 export function publicOnlyLookup(resolve: Resolve = systemResolve): LookupFunction {
   return (host, options, callback) => {
-    const reply = callback as unknown as (err: Error | null, address: string | LookupAddress[], family?: number) => void;
+    const reply = callback as unknown as (
+      err: Error | null,
+      address: string | LookupAddress[],
+      family?: number,
+    ) => void;
     publicAddressesOf(host, resolve).then(
       (addresses) => {
         if (!addresses) {
-          reply(Object.assign(new OutboundRefusedError('The host resolves to a private address.'), { code: 'EPRIVATEADDRESS' }), '', 0);
+          reply(
+            Object.assign(new OutboundRefusedError('The host resolves to a private address.'), {
+              code: 'EPRIVATEADDRESS',
+            }),
+            '',
+            0,
+          );
         } else if ((options as { all?: boolean }).all) reply(null, addresses);
         else reply(null, addresses[0]!.address, addresses[0]!.family);
       },

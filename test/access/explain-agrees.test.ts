@@ -8,7 +8,17 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
 import { createRoleChain } from '../support/access.js';
-import { addOrgMember, addPartnerMember, createDevice, createDeviceGroup, createSite, createUser, onboardingTenant, sessionFor, type OnboardingTenant } from '../support/fixtures.js';
+import {
+  addOrgMember,
+  addPartnerMember,
+  createDevice,
+  createDeviceGroup,
+  createSite,
+  createUser,
+  onboardingTenant,
+  sessionFor,
+  type OnboardingTenant,
+} from '../support/fixtures.js';
 import type { ApiClient } from '../support/client.js';
 import { ORG_VIEWER, PARTNER_VIEWER } from '../onboarding/helpers.js';
 
@@ -50,12 +60,48 @@ beforeAll(async () => {
   ];
   targets = [
     ...devices.flatMap((d, i): Target[] => [
-      { label: `device ${i + 1} read`, permission: 'devices:read', resourceType: 'device', resourceId: d.id, call: (api) => api.get(`/devices/${d.id}`) },
-      { label: `device ${i + 1} write`, permission: 'devices:write', resourceType: 'device', resourceId: d.id, call: (api) => api.patch(`/devices/${d.id}`, { name: `renamed ${i}` }) },
+      {
+        label: `device ${i + 1} read`,
+        permission: 'devices:read',
+        resourceType: 'device',
+        resourceId: d.id,
+        call: (api) => api.get(`/devices/${d.id}`),
+      },
+      {
+        label: `device ${i + 1} write`,
+        permission: 'devices:write',
+        resourceType: 'device',
+        resourceId: d.id,
+        call: (api) => api.patch(`/devices/${d.id}`, { name: `renamed ${i}` }),
+      },
     ]),
-    ...[s1, s2, s3].map((s, i): Target => ({ label: `site ${i + 1}`, permission: 'sites:read', resourceType: 'site', resourceId: s.id, call: (api) => api.get(`/orgs/sites/${s.id}`) })),
-    ...[g1, g2, g3].map((g, i): Target => ({ label: `group ${i + 1}`, permission: 'sites:read', resourceType: 'device_group', resourceId: g.id, call: (api) => api.get(`/device-groups/${g.id}`) })),
-    ...[o1, o2].map((o, i): Target => ({ label: `organisation ${i + 1}`, permission: 'organizations:read', resourceType: 'organization', resourceId: o.id, call: (api) => api.get(`/orgs/organizations/${o.id}`) })),
+    ...[s1, s2, s3].map(
+      (s, i): Target => ({
+        label: `site ${i + 1}`,
+        permission: 'sites:read',
+        resourceType: 'site',
+        resourceId: s.id,
+        call: (api) => api.get(`/orgs/sites/${s.id}`),
+      }),
+    ),
+    ...[g1, g2, g3].map(
+      (g, i): Target => ({
+        label: `group ${i + 1}`,
+        permission: 'sites:read',
+        resourceType: 'device_group',
+        resourceId: g.id,
+        call: (api) => api.get(`/device-groups/${g.id}`),
+      }),
+    ),
+    ...[o1, o2].map(
+      (o, i): Target => ({
+        label: `organisation ${i + 1}`,
+        permission: 'organizations:read',
+        resourceType: 'organization',
+        resourceId: o.id,
+        call: (api) => api.get(`/orgs/organizations/${o.id}`),
+      }),
+    ),
   ];
   for (const target of targets) allowedBy.set(target.label, new Set());
 });
@@ -82,16 +128,43 @@ type Member = typeof member extends fc.Arbitrary<infer M> ? M : never;
 
 async function materialise(m: Member) {
   const org = w.orgs[m.org]!;
-  const owner = m.kind === 'partner' ? { kind: 'partner' as const, partnerId: w.partner.id } : { kind: 'organization' as const, orgId: org.id };
+  const owner =
+    m.kind === 'partner'
+      ? { kind: 'partner' as const, partnerId: w.partner.id }
+      : { kind: 'organization' as const, orgId: org.id };
   const links = m.chain.map((l, i) => (i === 0 && m.star && m.kind === 'partner' ? { ...l, permissions: ['*:*'] } : l));
-  const { leaf } = await createRoleChain(t, owner, links, m.underSystemRole ? (m.kind === 'partner' ? PARTNER_VIEWER : ORG_VIEWER) : null);
+  const { leaf } = await createRoleChain(
+    t,
+    owner,
+    links,
+    m.underSystemRole ? (m.kind === 'partner' ? PARTNER_VIEWER : ORG_VIEWER) : null,
+  );
   const user = await createUser(t, { mfaEnabled: m.mfaEnabled });
   if (m.kind === 'partner') {
-    await addPartnerMember(t, { partnerId: w.partner.id, userId: user.id, roleId: leaf.id, orgAccess: m.orgAccess, orgIds: m.selectedOrgs.map((i) => w.orgs[i]!.id) });
+    await addPartnerMember(t, {
+      partnerId: w.partner.id,
+      userId: user.id,
+      roleId: leaf.id,
+      orgAccess: m.orgAccess,
+      orgIds: m.selectedOrgs.map((i) => w.orgs[i]!.id),
+    });
   } else {
-    await addOrgMember(t, { orgId: org.id, userId: user.id, roleId: leaf.id, siteIds: m.sites?.map((i) => siteIds[i]!) ?? null, deviceGroupIds: m.groups?.map((i) => groupIds[i]!) ?? null });
+    await addOrgMember(t, {
+      orgId: org.id,
+      userId: user.id,
+      roleId: leaf.id,
+      siteIds: m.sites?.map((i) => siteIds[i]!) ?? null,
+      deviceGroupIds: m.groups?.map((i) => groupIds[i]!) ?? null,
+    });
   }
-  const session = await sessionFor(t, user.id, m.kind === 'partner' ? { scope: 'partner', partnerId: w.partner.id, roleId: leaf.id } : { scope: 'organization', partnerId: w.partner.id, orgId: org.id, roleId: leaf.id }, true);
+  const session = await sessionFor(
+    t,
+    user.id,
+    m.kind === 'partner'
+      ? { scope: 'partner', partnerId: w.partner.id, roleId: leaf.id }
+      : { scope: 'organization', partnerId: w.partner.id, orgId: org.id, roleId: leaf.id },
+    true,
+  );
   if (m.disabled) await t.deps.db.execute(sql`update users set status = 'disabled' where id = ${user.id}`);
   return { user, api: t.client().withToken(session.accessToken) };
 }
@@ -103,14 +176,23 @@ describe('explain agrees with enforcement', () => {
         const { user, api } = await materialise(m);
         drawn.add(user.id);
         for (const target of targets) {
-          const ex = await w.admin.api.get('/access/explain', { query: { userId: user.id, permission: target.permission, resourceType: target.resourceType, resourceId: target.resourceId } });
+          const ex = await w.admin.api.get('/access/explain', {
+            query: {
+              userId: user.id,
+              permission: target.permission,
+              resourceType: target.resourceType,
+              resourceId: target.resourceId,
+            },
+          });
           // A member of the other organisation only has no membership bearing on the record: still an answer (denied).
           expect(ex.status, ex.text).toBe(200);
           const actual = await target.call(api);
           expect([200, 401, 403, 404, 428], actual.text).toContain(actual.status);
           const enforced = actual.status === 200;
           if (ex.body.allowed !== enforced) {
-            throw new Error(`${target.label}: explain says ${ex.body.allowed} (${ex.body.deniedBy}), the route answered ${actual.status} ${actual.text}\n${JSON.stringify(m)}\n${JSON.stringify(ex.body.reasons)}`);
+            throw new Error(
+              `${target.label}: explain says ${ex.body.allowed} (${ex.body.deniedBy}), the route answered ${actual.status} ${actual.text}\n${JSON.stringify(m)}\n${JSON.stringify(ex.body.reasons)}`,
+            );
           }
           if (enforced) allowedBy.get(target.label)!.add(user.id);
         }
@@ -125,7 +207,15 @@ describe('explain agrees with enforcement', () => {
       const listed = new Set<string>();
       let cursor: string | undefined;
       do {
-        const res = await w.admin.api.get('/access/who-can', { query: { permission: target.permission, resourceType: target.resourceType, resourceId: target.resourceId, limit: 200, cursor } });
+        const res = await w.admin.api.get('/access/who-can', {
+          query: {
+            permission: target.permission,
+            resourceType: target.resourceType,
+            resourceId: target.resourceId,
+            limit: 200,
+            cursor,
+          },
+        });
         expect(res.status, res.text).toBe(200);
         for (const row of res.body.data as { id: string }[]) if (drawn.has(row.id)) listed.add(row.id);
         cursor = res.body.nextCursor ?? undefined;

@@ -3,7 +3,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';
 import type { ApiClient } from '../support/client.js';
-import { addPartnerMember, auditRecords, createDevice, createOrg, createPartner, createSite, createUser, signedInOrgMember, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  addPartnerMember,
+  auditRecords,
+  createDevice,
+  createOrg,
+  createPartner,
+  createSite,
+  createUser,
+  signedInOrgMember,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { expectError, expectStatus, ORG_TECH, PARTNER_ADMIN, PARTNER_TECH } from '../onboarding/helpers.js';
 import { CSRF_COOKIE, PASSWORD } from '../auth/helpers.js';
 
@@ -50,9 +61,20 @@ describe('an allow-listed token replayed from another address is refused', () =>
 
   it('entries are validated and stored normalised (a bare address is one host)', async () => {
     const { admin } = await partnerWithAdmin();
-    expectError(await setPartnerList(admin, ['10.0.0.0/33'], OFFICE_IP, { confirmLockout: true }), 400, 'validation_failed');
-    expectError(await setPartnerList(admin, ['not-an-address'], OFFICE_IP, { confirmLockout: true }), 400, 'validation_failed');
-    const res = expectStatus(await setPartnerList(admin, ['203.0.113.7', '203.0.113.99/24', '2001:DB8:0:0::1/64'], OFFICE_IP), 200);
+    expectError(
+      await setPartnerList(admin, ['10.0.0.0/33'], OFFICE_IP, { confirmLockout: true }),
+      400,
+      'validation_failed',
+    );
+    expectError(
+      await setPartnerList(admin, ['not-an-address'], OFFICE_IP, { confirmLockout: true }),
+      400,
+      'validation_failed',
+    );
+    const res = expectStatus(
+      await setPartnerList(admin, ['203.0.113.7', '203.0.113.99/24', '2001:DB8:0:0::1/64'], OFFICE_IP),
+      200,
+    );
     expect(res.body.settings.security.ipAllowlist).toEqual(['203.0.113.7/32', '203.0.113.0/24', '2001:db8::/64']);
   });
 });
@@ -61,7 +83,9 @@ describe('saving a list that would lock out the saving admin is refused unless c
   it('409 ip_lockout, nothing saved; with confirmLockout: true it is saved and the admin is locked out', async () => {
     const { admin } = await partnerWithAdmin();
     expectError(await setPartnerList(admin, [OFFICE], HOME_IP), 409, 'ip_lockout');
-    expect((await admin.api.get('/orgs/partners/me', from(HOME_IP))).body.settings.security?.ipAllowlist ?? []).toEqual([]);
+    expect((await admin.api.get('/orgs/partners/me', from(HOME_IP))).body.settings.security?.ipAllowlist ?? []).toEqual(
+      [],
+    );
     expectStatus(await setPartnerList(admin, [OFFICE], HOME_IP, { confirmLockout: true }), 200);
     expectError(await admin.api.get('/orgs/partners/me', from(HOME_IP)), 403, 'ip_not_allowed');
   });
@@ -69,8 +93,23 @@ describe('saving a list that would lock out the saving admin is refused unless c
   it('the same on an organisation', async () => {
     const { partner, admin } = await partnerWithAdmin();
     const org = await createOrg(t, partner.id);
-    expectError(await admin.api.patch(`/orgs/organizations/${org.id}`, { settings: { security: { ipAllowlist: [OFFICE] } } }, from(HOME_IP)), 409, 'ip_lockout');
-    expectStatus(await admin.api.patch(`/orgs/organizations/${org.id}`, { settings: { security: { ipAllowlist: [OFFICE] } } }, from(OFFICE_IP)), 200);
+    expectError(
+      await admin.api.patch(
+        `/orgs/organizations/${org.id}`,
+        { settings: { security: { ipAllowlist: [OFFICE] } } },
+        from(HOME_IP),
+      ),
+      409,
+      'ip_lockout',
+    );
+    expectStatus(
+      await admin.api.patch(
+        `/orgs/organizations/${org.id}`,
+        { settings: { security: { ipAllowlist: [OFFICE] } } },
+        from(OFFICE_IP),
+      ),
+      200,
+    );
   });
 });
 
@@ -80,12 +119,26 @@ describe('sign-in and refresh are refused from outside the list', () => {
     const user = await createUser(t, { password: PASSWORD });
     await addPartnerMember(t, { partnerId: partner.id, userId: user.id, roleId: PARTNER_TECH });
     expectStatus(await setPartnerList(admin, [OFFICE], OFFICE_IP), 200);
-    expectError(await t.client().post('/auth/login', { email: user.email, password: PASSWORD }, from(HOME_IP)), 403, 'ip_not_allowed');
+    expectError(
+      await t.client().post('/auth/login', { email: user.email, password: PASSWORD }, from(HOME_IP)),
+      403,
+      'ip_not_allowed',
+    );
     const api = t.client();
-    const ok = expectStatus(await api.post('/auth/login', { email: user.email, password: PASSWORD }, from(OFFICE_IP)), 200);
+    const ok = expectStatus(
+      await api.post('/auth/login', { email: user.email, password: PASSWORD }, from(OFFICE_IP)),
+      200,
+    );
     expect(ok.body.accessToken).toEqual(expect.any(String));
     const csrf = api.cookies.get(CSRF_COOKIE)!;
-    expectError(await api.post('/auth/refresh', undefined, { token: null, headers: { 'x-service-csrf': csrf, 'x-forwarded-for': HOME_IP } }), 403, 'ip_not_allowed');
+    expectError(
+      await api.post('/auth/refresh', undefined, {
+        token: null,
+        headers: { 'x-service-csrf': csrf, 'x-forwarded-for': HOME_IP },
+      }),
+      403,
+      'ip_not_allowed',
+    );
   });
 });
 
@@ -103,7 +156,14 @@ describe("an organisation's list holds its members and partner members acting in
     deviceId = (await createDevice(t, org, (await createSite(t, org.id)).id)).id;
     member = await signedInOrgMember(t, org, { roleId: ORG_TECH });
     tech = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_TECH });
-    expectStatus(await admin.api.patch(`/orgs/organizations/${org.id}`, { settings: { security: { ipAllowlist: [OFFICE] } } }, from(OFFICE_IP)), 200);
+    expectStatus(
+      await admin.api.patch(
+        `/orgs/organizations/${org.id}`,
+        { settings: { security: { ipAllowlist: [OFFICE] } } },
+        from(OFFICE_IP),
+      ),
+      200,
+    );
   });
 
   it('its own member: every request from outside is 403 ip_not_allowed', async () => {
@@ -116,18 +176,33 @@ describe("an organisation's list holds its members and partner members acting in
     expectStatus(await tech.api.get(`/devices/${deviceId}`, from(OFFICE_IP)), 200);
     expectError(await tech.api.get(`/devices/${deviceId}`, from(HOME_IP)), 403, 'ip_not_allowed');
     expectError(await tech.api.get(`/orgs/organizations/${orgId}`, from(HOME_IP)), 403, 'ip_not_allowed');
-    const listed = async (api: ApiClient, ip: string) => (expectStatus(await api.get('/orgs/organizations', { query: { limit: 200 }, ...from(ip) }), 200).body.data as { id: string }[]).map((o) => o.id);
+    const listed = async (api: ApiClient, ip: string) =>
+      (
+        expectStatus(await api.get('/orgs/organizations', { query: { limit: 200 }, ...from(ip) }), 200).body.data as {
+          id: string;
+        }[]
+      ).map((o) => o.id);
     expect(await listed(tech.api, OFFICE_IP)).toContain(orgId);
     expect(await listed(tech.api, HOME_IP)).not.toContain(orgId);
-    expect((await tech.api.get('/devices', { query: { limit: 200 }, ...from(HOME_IP) })).body.data.map((d: { id: string }) => d.id)).not.toContain(deviceId);
+    expect(
+      (await tech.api.get('/devices', { query: { limit: 200 }, ...from(HOME_IP) })).body.data.map(
+        (d: { id: string }) => d.id,
+      ),
+    ).not.toContain(deviceId);
     expectStatus(await tech.api.get('/users/me', from(HOME_IP)), 200);
   });
 
   it('explain names the ip_allowlist step for the address asked about', async () => {
     const q = { userId: tech.user.id, permission: 'devices:read', resourceType: 'device', resourceId: deviceId };
-    const outside = expectStatus(await partnerAdmin.api.get('/access/explain', { query: { ...q, ip: HOME_IP }, ...from(OFFICE_IP) }), 200);
+    const outside = expectStatus(
+      await partnerAdmin.api.get('/access/explain', { query: { ...q, ip: HOME_IP }, ...from(OFFICE_IP) }),
+      200,
+    );
     expect(outside.body).toMatchObject({ allowed: false, deniedBy: 'ip_allowlist' });
-    const inside = expectStatus(await partnerAdmin.api.get('/access/explain', { query: { ...q, ip: OFFICE_IP }, ...from(OFFICE_IP) }), 200);
+    const inside = expectStatus(
+      await partnerAdmin.api.get('/access/explain', { query: { ...q, ip: OFFICE_IP }, ...from(OFFICE_IP) }),
+      200,
+    );
     expect(inside.body.allowed).toBe(true);
   });
 });
@@ -136,9 +211,24 @@ describe('the break-glass account is exempt from IP allow-lists, and each use is
   it('designated by the partner (a member only), it works from outside; access.break_glass is recorded', async () => {
     const { partner, admin } = await partnerWithAdmin();
     const outsider = await createUser(t);
-    expectError(await admin.api.patch('/orgs/partners/me', { settings: { security: { breakGlassUserId: outsider.id } } }, from(OFFICE_IP)), 400, 'validation_failed');
+    expectError(
+      await admin.api.patch(
+        '/orgs/partners/me',
+        { settings: { security: { breakGlassUserId: outsider.id } } },
+        from(OFFICE_IP),
+      ),
+      400,
+      'validation_failed',
+    );
     const glass = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN });
-    expectStatus(await admin.api.patch('/orgs/partners/me', { settings: { security: { breakGlassUserId: glass.user.id, ipAllowlist: [OFFICE] } } }, from(OFFICE_IP)), 200);
+    expectStatus(
+      await admin.api.patch(
+        '/orgs/partners/me',
+        { settings: { security: { breakGlassUserId: glass.user.id, ipAllowlist: [OFFICE] } } },
+        from(OFFICE_IP),
+      ),
+      200,
+    );
     expectError(await admin.api.get('/users/me', from(HOME_IP)), 403, 'ip_not_allowed');
     expectStatus(await glass.api.get('/users/me', from(HOME_IP)), 200);
     const records = (await auditRecords(t, 'access.break_glass')).filter((r) => r.actorUserId === glass.user.id);
@@ -146,6 +236,14 @@ describe('the break-glass account is exempt from IP allow-lists, and each use is
     expect(records[0]!.details).toMatchObject({ exempted: 'ip_allowlist', ip: HOME_IP });
     // An organisation cannot name one.
     const org = await createOrg(t, partner.id);
-    expectError(await admin.api.patch(`/orgs/organizations/${org.id}`, { settings: { security: { breakGlassUserId: glass.user.id } } }, from(OFFICE_IP)), 400, 'validation_failed');
+    expectError(
+      await admin.api.patch(
+        `/orgs/organizations/${org.id}`,
+        { settings: { security: { breakGlassUserId: glass.user.id } } },
+        from(OFFICE_IP),
+      ),
+      400,
+      'validation_failed',
+    );
   });
 });

@@ -7,7 +7,16 @@ import { partnerUsers } from '../../src/db/schema/index.js';
 import { markMembershipUsed } from '../../src/modules/auth/memberships.js';
 import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
-import { auditRecords, createDevice, createOrg, createPartner, createSite, sessionFor, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  auditRecords,
+  createDevice,
+  createOrg,
+  createPartner,
+  createSite,
+  sessionFor,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { clientWithRefreshToken, PASSWORD, refresh, signIn } from '../auth/helpers.js';
 import { expectError, expectStatus, PARTNER_ADMIN, PARTNER_TECH } from '../onboarding/helpers.js';
 
@@ -33,36 +42,75 @@ async function world(days: number | null) {
   const orgB = await createOrg(t, partner.id);
   const device = await createDevice(t, orgA, (await createSite(t, orgA.id)).id);
   const admin = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN });
-  const techAll = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_TECH, orgAccess: 'all', password: PASSWORD, mfaEnabled: false });
-  const techSel = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_TECH, orgAccess: 'selected', orgIds: [orgA.id] });
+  const techAll = await signedInPartnerMember(t, partner.id, {
+    roleId: PARTNER_TECH,
+    orgAccess: 'all',
+    password: PASSWORD,
+    mfaEnabled: false,
+  });
+  const techSel = await signedInPartnerMember(t, partner.id, {
+    roleId: PARTNER_TECH,
+    orgAccess: 'selected',
+    orgIds: [orgA.id],
+  });
   // The test clock may stand days ahead of the database's now() (earlier tests advanced it): they acted "now".
-  for (const m of [admin, techAll, techSel]) await markMembershipUsed(t.deps.db, m.user.id, { scope: 'partner', partnerId: partner.id, orgId: null, roleId: null }, t.clock.now());
-  if (days !== null) expectStatus(await admin.api.patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: days } } }), 200);
+  for (const m of [admin, techAll, techSel])
+    await markMembershipUsed(
+      t.deps.db,
+      m.user.id,
+      { scope: 'partner', partnerId: partner.id, orgId: null, roleId: null },
+      t.clock.now(),
+    );
+  if (days !== null)
+    expectStatus(
+      await admin.api.patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: days } } }),
+      200,
+    );
   return { partner, orgA, orgB, device, admin, techAll, techSel };
 }
 type World = Awaited<ReturnType<typeof world>>;
 
 async function membership(w: World, m: SignedInMember) {
-  const [row] = await t.deps.db.select().from(partnerUsers).where(and(eq(partnerUsers.partnerId, w.partner.id), eq(partnerUsers.userId, m.user.id)));
+  const [row] = await t.deps.db
+    .select()
+    .from(partnerUsers)
+    .where(and(eq(partnerUsers.partnerId, w.partner.id), eq(partnerUsers.userId, m.user.id)));
   return row!;
 }
 /** A new session in the member's partner membership (the clock moved past the old access token; a session is no use). */
 async function fresh(w: World, m: SignedInMember, on: TestApp | PeerApp = t) {
-  const [row] = await t.deps.db.select({ roleId: partnerUsers.roleId }).from(partnerUsers).where(and(eq(partnerUsers.partnerId, w.partner.id), eq(partnerUsers.userId, m.user.id)));
+  const [row] = await t.deps.db
+    .select({ roleId: partnerUsers.roleId })
+    .from(partnerUsers)
+    .where(and(eq(partnerUsers.partnerId, w.partner.id), eq(partnerUsers.userId, m.user.id)));
   const s = await sessionFor(t, m.user.id, { scope: 'partner', partnerId: w.partner.id, roleId: row!.roleId }, true);
   return on.client().withToken(s.accessToken);
 }
-const lapseMails = (m: SignedInMember) => mail.messages.filter((x) => x.to.includes(m.user.email.toLowerCase()) && /lapses on/.test(x.subject));
+const lapseMails = (m: SignedInMember) =>
+  mail.messages.filter((x) => x.to.includes(m.user.email.toLowerCase()) && /lapses on/.test(x.subject));
 const sweepBoth = () => Promise.all([t.deps.lapse.sweep(), peer.deps.lapse.sweep()]);
 
 describe('the setting', () => {
   it('is off unless set; 7..365 days; null switches it off again', async () => {
     const w = await world(null);
-    expect((await w.admin.api.get('/orgs/partners/me')).body.settings.security?.standingAccessLapseDays).toBeUndefined();
-    for (const bad of [6, 366, 30.5, '30']) expectError(await w.admin.api.patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: bad } } }), 400, 'validation_failed');
-    const on = expectStatus(await w.admin.api.patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: 30 } } }), 200);
+    expect(
+      (await w.admin.api.get('/orgs/partners/me')).body.settings.security?.standingAccessLapseDays,
+    ).toBeUndefined();
+    for (const bad of [6, 366, 30.5, '30'])
+      expectError(
+        await w.admin.api.patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: bad } } }),
+        400,
+        'validation_failed',
+      );
+    const on = expectStatus(
+      await w.admin.api.patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: 30 } } }),
+      200,
+    );
     expect(on.body.settings.security.standingAccessLapseDays).toBe(30);
-    const off = expectStatus(await w.admin.api.patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: null } } }), 200);
+    const off = expectStatus(
+      await w.admin.api.patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: null } } }),
+      200,
+    );
     expect(off.body.settings.security.standingAccessLapseDays ?? null).toBeNull();
   });
 
@@ -117,7 +165,10 @@ describe('warning and lapse', () => {
     expect((await membership(w, w.admin)).orgAccess).toBe('all');
     const audit = await auditRecords(t, 'access.lapse', w.techAll.user.id);
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ partnerId: w.partner.id, details: expect.objectContaining({ from: 'all', to: 'eligible', lapseDays: 30 }) });
+    expect(audit[0]).toMatchObject({
+      partnerId: w.partner.id,
+      details: expect.objectContaining({ from: 'all', to: 'eligible', lapseDays: 30 }),
+    });
     expect(await auditRecords(t, 'access.lapse', w.techSel.user.id)).toHaveLength(1);
     expect(lapseMails(w.techAll)).toHaveLength(1);
 
@@ -127,14 +178,26 @@ describe('warning and lapse', () => {
     expectError(await (await fresh(w, w.techAll, peer)).get(`/devices/${w.device.id}`), 404, 'not_found');
     expectError(await (await fresh(w, w.techSel)).get(`/devices/${w.device.id}`), 404, 'not_found');
     expectStatus(await (await fresh(w, w.admin)).get(`/devices/${w.device.id}`), 200);
-    expectStatus(await api.post('/access/requests', { orgId: w.orgA.id, durationMinutes: 30, reason: 'Lapsed, needs the file server' }), 201);
+    expectStatus(
+      await api.post('/access/requests', {
+        orgId: w.orgA.id,
+        durationMinutes: 30,
+        reason: 'Lapsed, needs the file server',
+      }),
+      201,
+    );
     expectStatus(await api.get(`/devices/${w.device.id}`), 200);
   });
 
   it('a member idle long before the setting was switched on is warned first and lapses no sooner than 7 days later', async () => {
     const w = await world(null);
     t.clock.advance(100 * DAY);
-    expectStatus(await (await fresh(w, w.admin)).patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: 30 } } }), 200);
+    expectStatus(
+      await (await fresh(w, w.admin)).patch('/orgs/partners/me', {
+        settings: { security: { standingAccessLapseDays: 30 } },
+      }),
+      200,
+    );
     await sweepBoth();
     expect(await membership(w, w.techAll)).toMatchObject({ orgAccess: 'all', lapseWarnedAt: expect.any(Date) });
     t.clock.advance(6 * DAY);
@@ -170,7 +233,12 @@ describe('use resets the clock', () => {
 
     // techAll signs in; techSel's client refreshes its session.
     await signIn(t, w.techAll.user.email);
-    const s = await sessionFor(t, w.techSel.user.id, { scope: 'partner', partnerId: w.partner.id, roleId: PARTNER_TECH }, true);
+    const s = await sessionFor(
+      t,
+      w.techSel.user.id,
+      { scope: 'partner', partnerId: w.partner.id, roleId: PARTNER_TECH },
+      true,
+    );
     expectStatus(await refresh(clientWithRefreshToken(t, s.refreshToken)), 200);
 
     t.clock.advance(8 * DAY);

@@ -9,7 +9,6 @@ import { createPartner } from '../support/fixtures.js';
 import { appendRecords, asTamperer } from './seed.js';
 import { runCli as runGatehouse } from '../cli/helpers.js';
 
-
 let t: TestApp;
 let partnerA: string;
 let partnerB: string;
@@ -18,7 +17,13 @@ let idsA: string[] = [];
 let database: Database | null = null;
 
 function runCli(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent', ENCRYPTION_KEY: t.env.ENCRYPTION_KEY! };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    ENCRYPTION_KEY: t.env.ENCRYPTION_KEY!,
+  };
   if (t.testDb.url) env.DATABASE_URL = t.testDb.url;
   else env.DATA_DIR = t.testDb.dataDir!;
   return runGatehouse(['audit', 'verify'], env);
@@ -40,7 +45,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   if (database && database !== t.testDb.database) await database.close();
-  if (t?.testDb.dataDir) await import('node:fs').then((fs) => fs.rmSync(t.testDb.dataDir!, { recursive: true, force: true }));
+  if (t?.testDb.dataDir)
+    await import('node:fs').then((fs) => fs.rmSync(t.testDb.dataDir!, { recursive: true, force: true }));
   else await t?.close();
 });
 
@@ -61,7 +67,9 @@ describe('npm run audit:verify', () => {
 
   it('exits 1 and names the first broken record of the tampered chain; the other chains still pass', async () => {
     const d = await db();
-    await asTamperer(d.db, (tx) => tx.execute(sql`update audit_logs set action = 'cli.forged' where id = ${idsA[1100]}`));
+    await asTamperer(d.db, (tx) =>
+      tx.execute(sql`update audit_logs set action = 'cli.forged' where id = ${idsA[1100]}`),
+    );
     if (t.testDb.dataDir) {
       await d.close();
       database = null;
@@ -73,14 +81,18 @@ describe('npm run audit:verify', () => {
     expect(res.stdout).toMatch(/^1 of \d+ chains broken/m);
   }, 180_000);
 
-  it.runIf(!process.env.DATABASE_URL)('refuses (exit 2) a PGlite directory another process holds, rather than opening it twice', async () => {
-    const held = await openPglite(t.testDb.dataDir!);
-    try {
-      const res = await runCli();
-      expect(res.code).toBe(2);
-      expect(res.stderr).toMatch(/held by a running Gatehouse server \(process \d+\)/);
-    } finally {
-      await held.close();
-    }
-  }, 180_000);
+  it.runIf(!process.env.DATABASE_URL)(
+    'refuses (exit 2) a PGlite directory another process holds, rather than opening it twice',
+    async () => {
+      const held = await openPglite(t.testDb.dataDir!);
+      try {
+        const res = await runCli();
+        expect(res.code).toBe(2);
+        expect(res.stderr).toMatch(/held by a running Gatehouse server \(process \d+\)/);
+      } finally {
+        await held.close();
+      }
+    },
+    180_000,
+  );
 });

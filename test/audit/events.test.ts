@@ -9,18 +9,49 @@ import type { AuditRecordJson } from '../../src/modules/audit/schemas.js';
 import { ORG_ADMIN_ROLE_ID, SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { ApiClient, type RequestOptions } from '../support/client.js';
-import { addOrgMember, createOrg, createPartner, createUser, sessionFor, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  addOrgMember,
+  createOrg,
+  createPartner,
+  createUser,
+  sessionFor,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { linkToken, startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import { createCredential } from '../support/webauthn.js';
 import { listAll, waitForRecord } from './helpers.js';
 
 const SPEC_6 = [
-  'user.invite', 'user.invite.resend', 'user.update', 'user.remove', 'user.role.assign', 'user.profile.update', 'user.login', 'user.logout',
-  'user.mfa_reset', 'role.create', 'role.update', 'role.delete', 'role.clone', 'auth.mfa.setup', 'auth.mfa.disable',
-  'auth.mfa.recovery_codes.rotate', 'auth.mfa.passkey.register', 'auth.mfa.passkey.delete', 'sso.provider.create', 'sso.provider.update',
+  'user.invite',
+  'user.invite.resend',
+  'user.update',
+  'user.remove',
+  'user.role.assign',
+  'user.profile.update',
+  'user.login',
+  'user.logout',
+  'user.mfa_reset',
+  'role.create',
+  'role.update',
+  'role.delete',
+  'role.clone',
+  'auth.mfa.setup',
+  'auth.mfa.disable',
+  'auth.mfa.recovery_codes.rotate',
+  'auth.mfa.passkey.register',
+  'auth.mfa.passkey.delete',
+  'sso.provider.create',
+  'sso.provider.update',
   'sso.provider.delete',
 ];
-const CONTRACT_8 = ['auth.login.failed', 'auth.refresh.reuse_detected', 'user.invite.accept', 'auth.password.reset', 'auth.password.change'];
+const CONTRACT_8 = [
+  'auth.login.failed',
+  'auth.refresh.reuse_detected',
+  'user.invite.accept',
+  'auth.password.reset',
+  'auth.password.change',
+];
 const [, , , , ORG_TECH, ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string);
 
 const UA = 'gatehouse-audit-walk/1.0';
@@ -107,23 +138,43 @@ afterAll(async () => {
   await mail?.close();
 });
 
-describe('an administrator\'s actions on an organisation carry the partner and that organisation', () => {
+describe("an administrator's actions on an organisation carry the partner and that organisation", () => {
   let invitedId: string;
   const invitedEmail = `walk-invitee-${randomBytes(4).toString('hex')}@example.test`;
   const q = () => ({ query: { orgId } });
 
   it('user.invite, user.invite.resend', async () => {
-    const inv = await adminApi.post('/users/invite', { email: invitedEmail, name: 'Walk Invitee', roleId: ORG_VIEWER, orgId });
+    const inv = await adminApi.post('/users/invite', {
+      email: invitedEmail,
+      name: 'Walk Invitee',
+      roleId: ORG_VIEWER,
+      orgId,
+    });
     ok(inv, 201);
     invitedId = inv.body.id;
-    await expectRecord('user.invite', { actorUserId: admin.user.id, partnerId, orgId, resourceType: 'user', resourceId: invitedId });
+    await expectRecord('user.invite', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: invitedId,
+    });
     await mail.waitFor(invitedEmail);
     ok(await adminApi.post('/users/resend-invite', { userId: invitedId, orgId }));
-    await expectRecord('user.invite.resend', { actorUserId: admin.user.id, partnerId, orgId, resourceType: 'user', resourceId: invitedId });
+    await expectRecord('user.invite.resend', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: invitedId,
+    });
   });
 
   it('user.invite.accept: the invitee is the actor, in the organisation it joined', async () => {
-    const m = await mail.waitFor(invitedEmail, (x) => mail.messages.filter((y) => y.to.includes(invitedEmail)).indexOf(x) === 1);
+    const m = await mail.waitFor(
+      invitedEmail,
+      (x) => mail.messages.filter((y) => y.to.includes(invitedEmail)).indexOf(x) === 1,
+    );
     const token = linkToken(m);
     const password = strongPassword();
     secrets.add(token).add(password);
@@ -131,52 +182,135 @@ describe('an administrator\'s actions on an organisation carry the partner and t
     const res = await invitee.post('/auth/accept-invite', { token, password });
     ok(res);
     keepTokens(res.body, invitee);
-    await expectRecord('user.invite.accept', { actorUserId: invitedId, partnerId, orgId, resourceType: 'user', resourceId: invitedId });
+    await expectRecord('user.invite.accept', {
+      actorUserId: invitedId,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: invitedId,
+    });
   });
 
   it('user.update, user.role.assign, user.mfa_reset, user.remove', async () => {
     ok(await adminApi.patch(`/users/${invitedId}`, { name: 'Walk Renamed' }, q()));
-    await expectRecord('user.update', { actorUserId: admin.user.id, partnerId, orgId, resourceType: 'user', resourceId: invitedId });
+    await expectRecord('user.update', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: invitedId,
+    });
     ok(await adminApi.post(`/users/${invitedId}/role`, { roleId: ORG_TECH }, q()));
-    await expectRecord('user.role.assign', { actorUserId: admin.user.id, partnerId, orgId, resourceType: 'user', resourceId: invitedId });
+    await expectRecord('user.role.assign', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: invitedId,
+    });
     ok(await adminApi.post(`/users/${invitedId}/mfa/reset`, undefined, q()));
-    await expectRecord('user.mfa_reset', { actorUserId: admin.user.id, partnerId, orgId, resourceType: 'user', resourceId: invitedId });
+    await expectRecord('user.mfa_reset', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: invitedId,
+    });
     ok(await adminApi.delete(`/users/${invitedId}`, q()));
-    await expectRecord('user.remove', { actorUserId: admin.user.id, partnerId, orgId, resourceType: 'user', resourceId: invitedId });
+    await expectRecord('user.remove', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: invitedId,
+    });
   });
 
   it('sso.provider.create, sso.provider.update, sso.provider.delete (the client secret is not recorded)', async () => {
     const clientSecret = `sso-secret-${randomBytes(12).toString('hex')}`;
     secrets.add(clientSecret);
-    const created = await adminApi.post('/sso/providers', { name: 'Walk IdP', issuer: 'http://127.0.0.1:9/walk', clientId: 'walk-client', clientSecret, orgId });
+    const created = await adminApi.post('/sso/providers', {
+      name: 'Walk IdP',
+      issuer: 'http://127.0.0.1:9/walk',
+      clientId: 'walk-client',
+      clientSecret,
+      orgId,
+    });
     ok(created, 201);
     const id = created.body.id as string;
-    await expectRecord('sso.provider.create', { actorUserId: admin.user.id, partnerId, orgId, resourceType: 'sso_provider', resourceId: id });
+    await expectRecord('sso.provider.create', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId,
+      resourceType: 'sso_provider',
+      resourceId: id,
+    });
     const newSecret = `sso-secret-${randomBytes(12).toString('hex')}`;
     secrets.add(newSecret);
     ok(await adminApi.patch(`/sso/providers/${id}`, { name: 'Walk IdP 2', clientSecret: newSecret }, q()));
-    await expectRecord('sso.provider.update', { actorUserId: admin.user.id, partnerId, orgId, resourceType: 'sso_provider', resourceId: id });
+    await expectRecord('sso.provider.update', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId,
+      resourceType: 'sso_provider',
+      resourceId: id,
+    });
     ok(await adminApi.delete(`/sso/providers/${id}`, q()));
-    await expectRecord('sso.provider.delete', { actorUserId: admin.user.id, partnerId, orgId, resourceType: 'sso_provider', resourceId: id });
+    await expectRecord('sso.provider.delete', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId,
+      resourceType: 'sso_provider',
+      resourceId: id,
+    });
   });
 });
 
-describe('an administrator\'s actions on the partner itself carry the partner and no organisation', () => {
+describe("an administrator's actions on the partner itself carry the partner and no organisation", () => {
   it('role.create, role.update, role.clone, role.delete', async () => {
-    const role = await adminApi.post('/roles', { name: `Walk role ${randomBytes(3).toString('hex')}`, permissions: [{ resource: 'devices', action: 'read' }] });
+    const role = await adminApi.post('/roles', {
+      name: `Walk role ${randomBytes(3).toString('hex')}`,
+      permissions: [{ resource: 'devices', action: 'read' }],
+    });
     ok(role, 201);
-    await expectRecord('role.create', { actorUserId: admin.user.id, partnerId, orgId: null, resourceType: 'role', resourceId: role.body.id });
+    await expectRecord('role.create', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId: null,
+      resourceType: 'role',
+      resourceId: role.body.id,
+    });
     ok(await adminApi.patch(`/roles/${role.body.id}`, { description: 'walked' }));
-    await expectRecord('role.update', { actorUserId: admin.user.id, partnerId, orgId: null, resourceType: 'role', resourceId: role.body.id });
-    const clone = await adminApi.post(`/roles/${role.body.id}/clone`, { name: `Walk clone ${randomBytes(3).toString('hex')}` });
+    await expectRecord('role.update', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId: null,
+      resourceType: 'role',
+      resourceId: role.body.id,
+    });
+    const clone = await adminApi.post(`/roles/${role.body.id}/clone`, {
+      name: `Walk clone ${randomBytes(3).toString('hex')}`,
+    });
     ok(clone, 201);
-    await expectRecord('role.clone', { actorUserId: admin.user.id, partnerId, orgId: null, resourceType: 'role', resourceId: clone.body.id });
+    await expectRecord('role.clone', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId: null,
+      resourceType: 'role',
+      resourceId: clone.body.id,
+    });
     ok(await adminApi.delete(`/roles/${clone.body.id}`));
-    await expectRecord('role.delete', { actorUserId: admin.user.id, partnerId, orgId: null, resourceType: 'role', resourceId: clone.body.id });
+    await expectRecord('role.delete', {
+      actorUserId: admin.user.id,
+      partnerId,
+      orgId: null,
+      resourceType: 'role',
+      resourceId: clone.body.id,
+    });
   });
 });
 
-describe('an organisation member\'s own sign-in, MFA and password events carry its membership\'s tenant', () => {
+describe("an organisation member's own sign-in, MFA and password events carry its membership's tenant", () => {
   let user: { id: string; email: string };
   let password = strongPassword();
   let api: WalkClient;
@@ -194,7 +328,14 @@ describe('an organisation member\'s own sign-in, MFA and password events carry i
     const wrong = `wrong-${randomBytes(6).toString('hex')}`;
     secrets.add(wrong);
     expect((await api.post('/auth/login', { email: user.email, password: wrong })).status).toBe(401);
-    await expectRecord('auth.login.failed', { actorUserId: user.id, partnerId, orgId, result: 'failure', resourceType: 'user', resourceId: user.id });
+    await expectRecord('auth.login.failed', {
+      actorUserId: user.id,
+      partnerId,
+      orgId,
+      result: 'failure',
+      resourceType: 'user',
+      resourceId: user.id,
+    });
     const res = await api.post('/auth/login', { email: user.email, password });
     ok(res);
     keepTokens(res.body, api);
@@ -203,7 +344,13 @@ describe('an organisation member\'s own sign-in, MFA and password events carry i
 
   it('user.profile.update', async () => {
     ok(await api.patch('/users/me', { name: 'Walk Member' }));
-    await expectRecord('user.profile.update', { actorUserId: user.id, partnerId, orgId, resourceType: 'user', resourceId: user.id });
+    await expectRecord('user.profile.update', {
+      actorUserId: user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: user.id,
+    });
   });
 
   it('auth.mfa.setup, auth.mfa.recovery_codes.rotate', async () => {
@@ -216,11 +363,23 @@ describe('an organisation member\'s own sign-in, MFA and password events carry i
     ok(enable);
     keepTokens(enable.body, api);
     for (const c of enable.body.recoveryCodes as string[]) secrets.add(c);
-    await expectRecord('auth.mfa.setup', { actorUserId: user.id, partnerId, orgId, resourceType: 'user', resourceId: user.id });
+    await expectRecord('auth.mfa.setup', {
+      actorUserId: user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: user.id,
+    });
     const rotated = await api.post('/auth/mfa/recovery-codes');
     ok(rotated);
     for (const c of rotated.body.recoveryCodes as string[]) secrets.add(c);
-    await expectRecord('auth.mfa.recovery_codes.rotate', { actorUserId: user.id, partnerId, orgId, resourceType: 'user', resourceId: user.id });
+    await expectRecord('auth.mfa.recovery_codes.rotate', {
+      actorUserId: user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: user.id,
+    });
   });
 
   it('auth.mfa.passkey.register, auth.mfa.passkey.delete (software authenticator)', async () => {
@@ -231,16 +390,34 @@ describe('an organisation member\'s own sign-in, MFA and password events carry i
     const verify = await api.post('/auth/passkeys/register/verify', { credential: response });
     ok(verify, 201);
     const passkeyId = verify.body.passkey.id as string;
-    await expectRecord('auth.mfa.passkey.register', { actorUserId: user.id, partnerId, orgId, resourceType: 'passkey', resourceId: passkeyId });
+    await expectRecord('auth.mfa.passkey.register', {
+      actorUserId: user.id,
+      partnerId,
+      orgId,
+      resourceType: 'passkey',
+      resourceId: passkeyId,
+    });
     ok(await api.request('DELETE', `/auth/passkeys/${passkeyId}`, { body: { currentPassword: password } }));
-    await expectRecord('auth.mfa.passkey.delete', { actorUserId: user.id, partnerId, orgId, resourceType: 'passkey', resourceId: passkeyId });
+    await expectRecord('auth.mfa.passkey.delete', {
+      actorUserId: user.id,
+      partnerId,
+      orgId,
+      resourceType: 'passkey',
+      resourceId: passkeyId,
+    });
   });
 
   it('auth.mfa.disable', async () => {
     const res = await api.post('/auth/mfa/disable', { currentPassword: password, code: totp(totpSecret) });
     ok(res);
     keepTokens(res.body, api);
-    await expectRecord('auth.mfa.disable', { actorUserId: user.id, partnerId, orgId, resourceType: 'user', resourceId: user.id });
+    await expectRecord('auth.mfa.disable', {
+      actorUserId: user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: user.id,
+    });
   });
 
   it('auth.password.change', async () => {
@@ -250,7 +427,13 @@ describe('an organisation member\'s own sign-in, MFA and password events carry i
     ok(res);
     password = next;
     keepTokens(res.body, api);
-    await expectRecord('auth.password.change', { actorUserId: user.id, partnerId, orgId, resourceType: 'user', resourceId: user.id });
+    await expectRecord('auth.password.change', {
+      actorUserId: user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: user.id,
+    });
   });
 
   it('auth.refresh.reuse_detected (result denied): a rotated-out refresh token presented again', async () => {
@@ -263,9 +446,17 @@ describe('an organisation member\'s own sign-in, MFA and password events carry i
     const replay = new WalkClient(t.baseUrl);
     replay.cookies.set('service_refresh_token', old);
     replay.cookies.set('service_csrf_token', 'walk-csrf-value-0123456789');
-    const res = await replay.post('/auth/refresh', undefined, { headers: { 'x-service-csrf': 'walk-csrf-value-0123456789' } });
+    const res = await replay.post('/auth/refresh', undefined, {
+      headers: { 'x-service-csrf': 'walk-csrf-value-0123456789' },
+    });
     expect(res.status, res.text).toBe(401);
-    await expectRecord('auth.refresh.reuse_detected', { actorUserId: user.id, partnerId, orgId, result: 'denied', resourceType: 'session' });
+    await expectRecord('auth.refresh.reuse_detected', {
+      actorUserId: user.id,
+      partnerId,
+      orgId,
+      result: 'denied',
+      resourceType: 'session',
+    });
   });
 
   it('auth.password.reset (through the mailed link)', async () => {
@@ -276,7 +467,13 @@ describe('an organisation member\'s own sign-in, MFA and password events carry i
     secrets.add(token).add(next);
     ok(await api.post('/auth/reset-password', { token, newPassword: next }));
     password = next;
-    await expectRecord('auth.password.reset', { actorUserId: user.id, partnerId, orgId, resourceType: 'user', resourceId: user.id });
+    await expectRecord('auth.password.reset', {
+      actorUserId: user.id,
+      partnerId,
+      orgId,
+      resourceType: 'user',
+      resourceId: user.id,
+    });
   });
 
   it('user.logout', async () => {
@@ -306,7 +503,9 @@ describe('the walk covers the whole catalogue of events', () => {
       const text = JSON.stringify({ ...row, hash: undefined, prevHash: undefined });
       for (const s of secrets) if (text.includes(s)) leaks.push(`${row.action} holds ${s.slice(0, 8)}…`);
       const details = JSON.stringify(row.details);
-      for (const c of codes) if (new RegExp(`(^|[^0-9A-Za-z])${c}([^0-9A-Za-z]|$)`).test(details)) leaks.push(`${row.action} holds code ${c}`);
+      for (const c of codes)
+        if (new RegExp(`(^|[^0-9A-Za-z])${c}([^0-9A-Za-z]|$)`).test(details))
+          leaks.push(`${row.action} holds code ${c}`);
     }
     expect(leaks).toEqual([]);
   });
@@ -316,13 +515,19 @@ describe('refusals that matter are recorded with result denied', () => {
   it('a refusal on an administrative route (forbidden_self_action, mfa_required): the actor, the partner, the route, the code', async () => {
     const self = await adminApi.post(`/users/${admin.user.id}/role`, { roleId: ORG_TECH });
     expect(self.body.code).toBe('forbidden_self_action');
-    const r1 = await waitForRecord(adminApi, { action: 'access.denied', actorUserId: admin.user.id, resourceId: admin.user.id });
+    const r1 = await waitForRecord(adminApi, {
+      action: 'access.denied',
+      actorUserId: admin.user.id,
+      resourceId: admin.user.id,
+    });
     expect(r1).toMatchObject({ result: 'denied', partnerId, orgId: null, resourceType: 'user', userAgent: UA });
     expect(r1.details).toEqual({ method: 'POST', route: '/api/v1/users/:id/role', errorCode: 'forbidden_self_action' });
 
     // A session that has not passed MFA may not reset another user's MFA (step-up); the refusal names the organisation.
     const noMfa = new WalkClient(t.baseUrl);
-    noMfa.token = (await sessionFor(t, admin.user.id, { scope: 'partner', partnerId, roleId: SYSTEM_ROLES[0].id }, false)).accessToken;
+    noMfa.token = (
+      await sessionFor(t, admin.user.id, { scope: 'partner', partnerId, roleId: SYSTEM_ROLES[0].id }, false)
+    ).accessToken;
     const victim = await createUser(t);
     await addOrgMember(t, { orgId, userId: victim.id });
     const res = await noMfa.post(`/users/${victim.id}/mfa/reset`, undefined, { query: { orgId } });
@@ -334,7 +539,7 @@ describe('refusals that matter are recorded with result denied', () => {
     expect(await listAll(adminApi, { action: 'user.mfa_reset', resourceId: victim.id })).toEqual([]);
   });
 
-  it('a refusal for want of full organisation access is recorded in the partner\'s trail', async () => {
+  it("a refusal for want of full organisation access is recorded in the partner's trail", async () => {
     const limited = await signedInPartnerMember(t, partnerId, { orgAccess: 'selected', orgIds: [orgId] });
     expect((await limited.api.get('/users')).body.code).toBe('full_org_access_required');
     const r = await waitForRecord(adminApi, { action: 'access.denied', actorUserId: limited.user.id });
@@ -342,8 +547,12 @@ describe('refusals that matter are recorded with result denied', () => {
     expect(r.details).toMatchObject({ method: 'GET', route: '/api/v1/users', errorCode: 'full_org_access_required' });
   });
 
-  it('X-Forwarded-For is ignored without TRUST_PROXY: the recorded IP is the peer\'s', async () => {
-    const res = await adminApi.patch('/users/me', { name: 'Spoofed' }, { headers: { 'x-forwarded-for': '203.0.113.66' } });
+  it("X-Forwarded-For is ignored without TRUST_PROXY: the recorded IP is the peer's", async () => {
+    const res = await adminApi.patch(
+      '/users/me',
+      { name: 'Spoofed' },
+      { headers: { 'x-forwarded-for': '203.0.113.66' } },
+    );
     ok(res);
     const rows = await listAll(adminApi, { action: 'user.profile.update', actorUserId: admin.user.id });
     expect(rows[0]!.ip).toBe('127.0.0.1');

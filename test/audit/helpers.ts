@@ -21,7 +21,12 @@ export async function listAll(api: ApiClient, query: Query = {}, limit = 200): P
 }
 
 /** Polls GET /audit-logs until a matching record appears (records written after the response, such as denials). */
-export async function waitForRecord(api: ApiClient, query: Query, match: (r: AuditRecordJson) => boolean = () => true, timeoutMs = 5000): Promise<AuditRecordJson> {
+export async function waitForRecord(
+  api: ApiClient,
+  query: Query,
+  match: (r: AuditRecordJson) => boolean = () => true,
+  timeoutMs = 5000,
+): Promise<AuditRecordJson> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = (await listAll(api, query)).find(match);
@@ -43,7 +48,12 @@ export async function download(t: TestApp, token: string, query: Query): Promise
   const url = new URL('/api/v1/audit-logs/export', t.baseUrl);
   for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
   const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-  return { status: res.status, contentType: res.headers.get('content-type') ?? '', disposition: res.headers.get('content-disposition') ?? '', text: await res.text() };
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type') ?? '',
+    disposition: res.headers.get('content-disposition') ?? '',
+    text: await res.text(),
+  };
 }
 
 /** JSON Lines → records. */

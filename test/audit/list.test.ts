@@ -83,11 +83,16 @@ describe('keyset pagination, newest first', () => {
   it('a page already read stays valid while new records arrive: the next page continues where it left off, no record twice', async () => {
     const other = await createPartner(t);
     const auditor = await signedInPartnerMember(t, other.id);
-    const older = await appendRecords(t.deps.db, other.id, 12, (i) => ({ action: 'arrive.old', at: new Date(T0 + i * 1000) }));
+    const older = await appendRecords(t.deps.db, other.id, 12, (i) => ({
+      action: 'arrive.old',
+      at: new Date(T0 + i * 1000),
+    }));
     const first = await auditor.api.get('/audit-logs', { query: { action: 'arrive.*', limit: 5 } });
     expect(ids(first.body.data)).toEqual([...older].reverse().slice(0, 5));
     const newer = await appendRecords(t.deps.db, other.id, 3, () => ({ action: 'arrive.new' }));
-    const second = await auditor.api.get('/audit-logs', { query: { action: 'arrive.*', limit: 5, cursor: first.body.nextCursor } });
+    const second = await auditor.api.get('/audit-logs', {
+      query: { action: 'arrive.*', limit: 5, cursor: first.body.nextCursor },
+    });
     expect(ids(second.body.data)).toEqual([...older].reverse().slice(5, 10));
     const fresh = await auditor.api.get('/audit-logs', { query: { action: 'arrive.*', limit: 5 } });
     expect(ids(fresh.body.data)).toEqual([...newer.reverse(), ...[...older].reverse().slice(0, 2)]);
@@ -116,16 +121,25 @@ describe('filters', () => {
     await expectFilter({ result: 'denied' }, (e) => e.result === 'denied');
     await expectFilter({ resourceType: 'widget', resourceId: 'w-3' }, (e) => e.resourceId === 'w-3');
     await expectFilter({ orgId }, (e) => e.orgId === orgId);
-    await expectFilter({ actorUserId: ACTOR_B, result: 'denied', resourceId: 'w-1' }, (e) => e.actorUserId === ACTOR_B && e.result === 'denied' && e.resourceId === 'w-1');
+    await expectFilter(
+      { actorUserId: ACTOR_B, result: 'denied', resourceId: 'w-1' },
+      (e) => e.actorUserId === ACTOR_B && e.result === 'denied' && e.resourceId === 'w-1',
+    );
   });
 
   it('time range: from inclusive, to exclusive (ISO-8601, any offset)', async () => {
     const at = (i: number) => seeded[i]!.at!;
-    await expectFilter({ from: at(5).toISOString(), to: at(10).toISOString() }, (e) => e.at! >= at(5) && e.at! < at(10));
+    await expectFilter(
+      { from: at(5).toISOString(), to: at(10).toISOString() },
+      (e) => e.at! >= at(5) && e.at! < at(10),
+    );
     await expectFilter({ from: at(20).toISOString() }, (e) => e.at! >= at(20));
     await expectFilter({ to: at(3).toISOString() }, (e) => e.at! < at(3));
     // 11:05+01:00 is 10:05Z: the same instant as record 5.
-    await expectFilter({ from: '2031-03-01T11:05:00+01:00', to: at(6).toISOString() }, (e) => e.at!.getTime() === at(5).getTime());
+    await expectFilter(
+      { from: '2031-03-01T11:05:00+01:00', to: at(6).toISOString() },
+      (e) => e.at!.getTime() === at(5).getTime(),
+    );
   });
 
   it('refuses malformed queries with 400 validation_failed', async () => {
@@ -144,7 +158,11 @@ describe('filters', () => {
     ];
     for (const query of bad) {
       const res = await admin.api.get('/audit-logs', { query });
-      expect({ query, status: res.status, code: res.body.code }).toEqual({ query, status: 400, code: 'validation_failed' });
+      expect({ query, status: res.status, code: res.body.code }).toEqual({
+        query,
+        status: 400,
+        code: 'validation_failed',
+      });
     }
   });
 });

@@ -8,7 +8,15 @@ import { DENIED_FLOOD_LIMIT } from '../../src/modules/audit/denied.js';
 import { verifyChain } from '../../src/modules/audit/verify.js';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { createOrg, createPartner, createUser, addPartnerMember, signedInOrgMember, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  createOrg,
+  createPartner,
+  createUser,
+  addPartnerMember,
+  signedInOrgMember,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { listAll, waitForRecord } from './helpers.js';
 
 const ORG_VIEWER = SYSTEM_ROLES[5].id;
@@ -28,7 +36,13 @@ describe('the client IP of a record honours TRUST_PROXY', () => {
   it('behind a trusted proxy, the address X-Forwarded-For names is recorded', async () => {
     const user = await createUser(t, { password: PASSWORD });
     await addPartnerMember(t, { partnerId, userId: user.id, roleId: SYSTEM_ROLES[2].id });
-    const res = await t.client().post('/auth/login', { email: user.email, password: PASSWORD }, { headers: { 'x-forwarded-for': '198.51.100.7', 'user-agent': 'proxied-client/2' } });
+    const res = await t
+      .client()
+      .post(
+        '/auth/login',
+        { email: user.email, password: PASSWORD },
+        { headers: { 'x-forwarded-for': '198.51.100.7', 'user-agent': 'proxied-client/2' } },
+      );
     expect(res.status, res.text).toBe(200);
     const [login] = await listAll(admin.api, { action: 'user.login', actorUserId: user.id });
     expect(login).toMatchObject({ ip: '198.51.100.7', userAgent: 'proxied-client/2', partnerId, orgId: null });
@@ -45,13 +59,29 @@ describe('details are stored as hashed, and never with a secret-named key', () =
           action: 'recording.test',
           partnerId,
           resourceId: 'nul\u0000here',
-          details: { when: new Date('2030-01-02T03:04:05.678Z'), nul: 'a\u0000b', lone: 'x\ud800y', pair: '😀', skipped: undefined, token: 't', nested: { clientSecret: 's', ok: 1 }, deep },
+          details: {
+            when: new Date('2030-01-02T03:04:05.678Z'),
+            nul: 'a\u0000b',
+            lone: 'x\ud800y',
+            pair: '😀',
+            skipped: undefined,
+            token: 't',
+            nested: { clientSecret: 's', ok: 1 },
+            deep,
+          },
         },
         { ip: '127.0.0.1', userAgent: 'ua\udc00' },
       ),
     );
     const [row] = await t.deps.db.select().from(auditLogs).where(eq(auditLogs.id, id));
-    expect(row!.details).toEqual({ when: '2030-01-02T03:04:05.678Z', nul: 'a\ufffdb', lone: 'x\ufffdy', pair: '😀', nested: { ok: 1 }, deep: { a: { b: { c: { d: { e: { f: '[too deep]' } } } } } } });
+    expect(row!.details).toEqual({
+      when: '2030-01-02T03:04:05.678Z',
+      nul: 'a\ufffdb',
+      lone: 'x\ufffdy',
+      pair: '😀',
+      nested: { ok: 1 },
+      deep: { a: { b: { c: { d: { e: { f: '[too deep]' } } } } } },
+    });
     expect(row!.resourceId).toBe('nul\ufffdhere');
     expect(row!.userAgent).toBe('ua\ufffd');
     expect(JSON.stringify(row)).not.toContain('deep-secret');
@@ -76,7 +106,8 @@ describe('refusals are audited, but one caller cannot flood the trail', () => {
     expect(new Set(answers)).toEqual(new Set([403]));
     await waitForRecord(admin.api, { action: 'access.denied', actorUserId: viewer.user.id }, () => true);
     const deadline = Date.now() + 5000;
-    while (!/denied attempt not audited/.test(t.logs()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    while (!/denied attempt not audited/.test(t.logs()) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 25));
     await new Promise((r) => setTimeout(r, 200));
     const recorded = await listAll(admin.api, { action: 'access.denied', actorUserId: viewer.user.id });
     expect(recorded).toHaveLength(DENIED_FLOOD_LIMIT);

@@ -7,18 +7,36 @@ import { auditLogs, organizations } from '../../src/db/schema/index.js';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import type { ApiClient } from '../support/client.js';
-import { createOrg, createPartner, createUser, sessionFor, signedInOrgMember, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  createOrg,
+  createPartner,
+  createUser,
+  sessionFor,
+  signedInOrgMember,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { download, jsonLines, listAll, waitForRecord } from './helpers.js';
 
 const [, PARTNER_TECH, , , , ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string);
 
 let t: TestApp;
 let P1: string, P2: string, O1: string, O2: string, O3: string, Q1: string;
-let p1All: SignedInMember, p1Selected: SignedInMember, p1None: SignedInMember, o1Admin: SignedInMember, p2All: SignedInMember;
+let p1All: SignedInMember,
+  p1Selected: SignedInMember,
+  p1None: SignedInMember,
+  o1Admin: SignedInMember,
+  p2All: SignedInMember;
 
 /** One record per tenant, told apart by details.tag; written by the real writer in its own transaction. */
 async function record(partnerId: string | null, orgId: string | null, tag: string) {
-  await t.deps.db.transaction((tx) => t.deps.audit.record(tx, { action: 'scope.test', partnerId, orgId, details: { tag } }, { ip: '127.0.0.1', userAgent: 'seed' }));
+  await t.deps.db.transaction((tx) =>
+    t.deps.audit.record(
+      tx,
+      { action: 'scope.test', partnerId, orgId, details: { tag } },
+      { ip: '127.0.0.1', userAgent: 'seed' },
+    ),
+  );
 }
 
 const tagsSeenBy = async (api: ApiClient, query: Record<string, string> = {}) =>
@@ -55,11 +73,11 @@ describe('GET /audit-logs shows each caller exactly its scope', () => {
     expect(await tagsSeenBy(p1Selected.api)).toEqual(['o1', 'o2', 'p1']);
   });
 
-  it('a partner caller with no organisation access: the partner\'s own events only', async () => {
+  it("a partner caller with no organisation access: the partner's own events only", async () => {
     expect(await tagsSeenBy(p1None.api)).toEqual(['p1']);
   });
 
-  it('an organisation caller: its organisation only (not the partner\'s own events, not a sibling organisation)', async () => {
+  it("an organisation caller: its organisation only (not the partner's own events, not a sibling organisation)", async () => {
     expect(await tagsSeenBy(o1Admin.api)).toEqual(['o1']);
   });
 
@@ -69,7 +87,7 @@ describe('GET /audit-logs shows each caller exactly its scope', () => {
     expect(await tagsSeenBy(o1Admin.api, { orgId: O1 })).toEqual(['o1']);
   });
 
-  it('an orgId outside the scope is 404: an unselected organisation, another partner\'s, a sibling, one that never existed', async () => {
+  it("an orgId outside the scope is 404: an unselected organisation, another partner's, a sibling, one that never existed", async () => {
     const cases: [ApiClient, string][] = [
       [p1Selected.api, O3],
       [p1None.api, O1],
@@ -112,8 +130,18 @@ describe('the audit routes are refused without their permission, and the refusal
       }
     }
     // The organisation viewer's refusal lands in its organisation's trail, where the organisation's auditor sees it.
-    const denied = await waitForRecord(o1Admin.api, { action: 'access.denied', actorUserId: viewer.user.id }, (r) => r.details.route === '/api/v1/audit-logs/export');
-    expect(denied).toMatchObject({ result: 'denied', actorEmail: viewer.user.email, partnerId: P1, orgId: O1, ip: '127.0.0.1' });
+    const denied = await waitForRecord(
+      o1Admin.api,
+      { action: 'access.denied', actorUserId: viewer.user.id },
+      (r) => r.details.route === '/api/v1/audit-logs/export',
+    );
+    expect(denied).toMatchObject({
+      result: 'denied',
+      actorEmail: viewer.user.email,
+      partnerId: P1,
+      orgId: O1,
+      ip: '127.0.0.1',
+    });
     expect(denied.details).toEqual({ method: 'GET', route: '/api/v1/audit-logs/export', errorCode: 'forbidden' });
     // The partner technician's is the partner's own event.
     const techDenied = await waitForRecord(p1All.api, { action: 'access.denied', actorUserId: tech.user.id });
@@ -123,23 +151,29 @@ describe('the audit routes are refused without their permission, and the refusal
 });
 
 describe('the export is scoped like the list', () => {
-  it('a partner caller with selected organisations exports the partner\'s and those organisations\' records only', async () => {
+  it("a partner caller with selected organisations exports the partner's and those organisations' records only", async () => {
     const res = await download(t, p1Selected.session.accessToken, { format: 'jsonl', action: 'scope.test' });
     expect(res.status).toBe(200);
-    expect(jsonLines(res.text).map((r) => r.details.tag).sort()).toEqual(['o1', 'o2', 'p1']);
+    expect(
+      jsonLines(res.text)
+        .map((r) => r.details.tag)
+        .sort(),
+    ).toEqual(['o1', 'o2', 'p1']);
   });
 
-  it('an organisation caller exports its organisation\'s records only', async () => {
+  it("an organisation caller exports its organisation's records only", async () => {
     const res = await download(t, o1Admin.session.accessToken, { format: 'jsonl', action: 'scope.test' });
     expect(jsonLines(res.text).map((r) => r.details.tag)).toEqual(['o1']);
   });
 });
 
-describe('GET /audit-logs/verify checks the caller\'s partner chain, and only a caller who sees the whole partner may run it', () => {
+describe("GET /audit-logs/verify checks the caller's partner chain, and only a caller who sees the whole partner may run it", () => {
   it('a partner caller with full access gets its own chain: every record of the partner, none of another', async () => {
     const res = await p2All.api.get('/audit-logs/verify');
     expect(res.status, res.text).toBe(200);
-    const [{ n }] = (await t.deps.db.select({ n: count() }).from(auditLogs).where(eq(auditLogs.partnerId, P2))) as [{ n: number }];
+    const [{ n }] = (await t.deps.db.select({ n: count() }).from(auditLogs).where(eq(auditLogs.partnerId, P2))) as [
+      { n: number },
+    ];
     expect(res.body).toEqual({ ok: true, checked: Number(n), firstBrokenId: null });
     expect(Number(n)).toBeGreaterThanOrEqual(2);
   });

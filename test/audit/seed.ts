@@ -9,7 +9,13 @@ import { chainLockKey, recordHash, type AuditContent } from '../../src/modules/a
 export type SeedEvent = Partial<Omit<AuditContent, 'id' | 'partnerId'>> & { action: string };
 
 /** Appends `count` records to the chain of `partnerId` (null: global); `make(i)` describes record i. Returns the ids in order. */
-export async function appendRecords(db: Db, partnerId: string | null, count: number, make: (i: number) => SeedEvent, batchSize = 1000): Promise<string[]> {
+export async function appendRecords(
+  db: Db,
+  partnerId: string | null,
+  count: number,
+  make: (i: number) => SeedEvent,
+  batchSize = 1000,
+): Promise<string[]> {
   const ids: string[] = [];
   await db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${chainLockKey(partnerId)}, 0))`);
@@ -62,7 +68,10 @@ export async function appendRecords(db: Db, partnerId: string | null, count: num
  * Runs statements as the attacker with database access the chain exists to catch: the append-only triggers are
  * switched off inside one transaction (the table owner may), so nobody else ever sees them off.
  */
-export async function asTamperer(db: Db, run: (tx: Parameters<Parameters<Db['transaction']>[0]>[0]) => Promise<unknown>): Promise<void> {
+export async function asTamperer(
+  db: Db,
+  run: (tx: Parameters<Parameters<Db['transaction']>[0]>[0]) => Promise<unknown>,
+): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.execute(sql`alter table audit_logs disable trigger audit_logs_no_update`);
     await tx.execute(sql`alter table audit_logs disable trigger audit_logs_no_delete`);

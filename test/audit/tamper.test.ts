@@ -7,7 +7,13 @@ import { auditLogs } from '../../src/db/schema/index.js';
 import { recordHash } from '../../src/modules/audit/chain.js';
 import { contentOf, verifyAllChains } from '../../src/modules/audit/verify.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { createOrg, createPartner, signedInOrgMember, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  createOrg,
+  createPartner,
+  signedInOrgMember,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { appendRecords, asTamperer } from './seed.js';
 
 let t: TestApp;
@@ -20,7 +26,10 @@ afterAll(async () => t?.close());
 async function partnerWithChain(n: number) {
   const partner = await createPartner(t);
   const auditor = await signedInPartnerMember(t, partner.id);
-  const ids = await appendRecords(t.deps.db, partner.id, n, (i) => ({ action: 'tamper.test', details: { i, amount: 100 } }));
+  const ids = await appendRecords(t.deps.db, partner.id, n, (i) => ({
+    action: 'tamper.test',
+    details: { i, amount: 100 },
+  }));
   return { partnerId: partner.id, auditor, ids };
 }
 
@@ -45,7 +54,9 @@ describe('the table is append-only: the database refuses changes from anyone who
   it('UPDATE, DELETE and TRUNCATE are refused (insufficient_privilege) and change nothing', async () => {
     const { ids } = await partnerWithChain(3);
     const run = (q: ReturnType<typeof sql>) => t.deps.db.transaction((tx) => tx.execute(q));
-    expect(await refusal(run(sql`update audit_logs set details = '{"i":1,"amount":1}'::jsonb where id = ${ids[1]}`))).toMatchObject({ code: '42501', message: expect.stringMatching(/append-only/) });
+    expect(
+      await refusal(run(sql`update audit_logs set details = '{"i":1,"amount":1}'::jsonb where id = ${ids[1]}`)),
+    ).toMatchObject({ code: '42501', message: expect.stringMatching(/append-only/) });
     expect(await refusal(run(sql`delete from audit_logs where id = ${ids[1]}`))).toMatchObject({ code: '42501' });
     expect(await refusal(run(sql`truncate audit_logs`))).toMatchObject({ code: '42501' });
     const [row] = await t.deps.db.select().from(auditLogs).where(eq(auditLogs.id, ids[1]!));
@@ -59,10 +70,12 @@ describe('GET /audit-logs/verify names the first broken record', () => {
     expect(await verify(auditor)).toEqual({ ok: true, checked: ids.length, firstBrokenId: null });
   });
 
-  it('one record\'s details altered in the database: that record is the first broken one; other chains stay intact', async () => {
+  it("one record's details altered in the database: that record is the first broken one; other chains stay intact", async () => {
     const victim = await partnerWithChain(7);
     const bystander = await partnerWithChain(4);
-    await asTamperer(t.deps.db, (tx) => tx.execute(sql`update audit_logs set details = '{"i":3,"amount":1}'::jsonb where id = ${victim.ids[3]}`));
+    await asTamperer(t.deps.db, (tx) =>
+      tx.execute(sql`update audit_logs set details = '{"i":3,"amount":1}'::jsonb where id = ${victim.ids[3]}`),
+    );
     const [row] = await t.deps.db.select().from(auditLogs).where(eq(auditLogs.id, victim.ids[3]!));
     expect(row!.details).toEqual({ i: 3, amount: 1 }); // the tamper really happened
     expect(await verify(victim.auditor)).toEqual({ ok: false, checked: 7, firstBrokenId: victim.ids[3] });
@@ -94,7 +107,9 @@ describe('GET /audit-logs/verify names the first broken record', () => {
 
   it('the triggers are back on after the tamper transaction', async () => {
     const { ids } = await partnerWithChain(1);
-    expect(await refusal(t.deps.db.transaction((tx) => tx.execute(sql`delete from audit_logs where id = ${ids[0]}`)))).toMatchObject({ code: '42501' });
+    expect(
+      await refusal(t.deps.db.transaction((tx) => tx.execute(sql`delete from audit_logs where id = ${ids[0]}`))),
+    ).toMatchObject({ code: '42501' });
   });
 });
 
@@ -104,7 +119,9 @@ describe('concurrent writers keep the chains intact', () => {
     const org = await createOrg(t, partner.id);
     const auditor = await signedInPartnerMember(t, partner.id);
     const members = await Promise.all(Array.from({ length: 6 }, () => signedInPartnerMember(t, partner.id)));
-    const orgMembers = await Promise.all(Array.from({ length: 6 }, () => signedInOrgMember(t, { id: org.id, partnerId: partner.id })));
+    const orgMembers = await Promise.all(
+      Array.from({ length: 6 }, () => signedInOrgMember(t, { id: org.id, partnerId: partner.id })),
+    );
     const other = await partnerWithChain(1);
     const before = (await verify(auditor)).checked;
     const writes = [...members, ...orgMembers].flatMap((m, i) => [

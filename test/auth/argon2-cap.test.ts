@@ -26,7 +26,9 @@ describe('argon2id concurrency is capped at the number of cores', () => {
   });
 
   it('a failing verification (malformed hash) releases its slot', async () => {
-    const results = await Promise.all(Array.from({ length: ARGON2_CONCURRENCY * 2 }, () => verifyPassword('not-a-hash', 'x')));
+    const results = await Promise.all(
+      Array.from({ length: ARGON2_CONCURRENCY * 2 }, () => verifyPassword('not-a-hash', 'x')),
+    );
     expect(results.every((r) => r === false)).toBe(true);
     expect(argon2Load()).toEqual({ running: 0, waiting: 0 });
   });

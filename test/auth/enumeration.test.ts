@@ -1,11 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ssoProviders, users } from '../../src/db/schema/index.js';
+import { ssoProviders } from '../../src/db/schema/index.js';
 import { hashPassword, verifyPassword } from '../../src/modules/auth/passwords.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { addPartnerMember, createPartner, createUser } from '../support/fixtures.js';
-import { linkToken, startMailCatcher, type MailCatcher } from '../support/smtp.js';
+import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import { auditOf, median, orgMember, PASSWORD, strongPassword } from './helpers.js';
 
 let t: TestApp;
@@ -22,7 +21,11 @@ afterAll(async () => {
 
 const login = (email: string, password: string) => t.client().post('/auth/login', { email, password });
 
-async function ssoProvider(partnerId: string, orgId: string | null, opts: { status?: 'active' | 'inactive' | 'testing'; enforceSso?: boolean } = {}) {
+async function ssoProvider(
+  partnerId: string,
+  orgId: string | null,
+  opts: { status?: 'active' | 'inactive' | 'testing'; enforceSso?: boolean } = {},
+) {
   await t.deps.db.insert(ssoProviders).values({
     partnerId,
     orgId,
@@ -58,7 +61,11 @@ describe('login failures look alike: unknown email, wrong password and disabled 
       expect(res.headers.get('content-type')).toBe(answers[0]!.headers.get('content-type'));
     }
     expect(new Set(answers.map((r) => r.text)).size).toBe(1);
-    expect(answers[0]!.body).toEqual({ error: 'Unauthorized', message: expect.any(String), code: 'invalid_credentials' });
+    expect(answers[0]!.body).toEqual({
+      error: 'Unauthorized',
+      message: expect.any(String),
+      code: 'invalid_credentials',
+    });
   });
 
   it('takes similar time: the medians of unknown email, wrong password and disabled user are within 3x', async () => {
@@ -112,7 +119,9 @@ describe('login failures look alike: unknown email, wrong password and disabled 
       without.push(await cpuOf(null));
     }
     const ratio = median(without) / median(withHash);
-    expect(ratio, `cpu ms: real=${median(withHash).toFixed(1)} dummy=${median(without).toFixed(1)}`).toBeGreaterThan(0.5);
+    expect(ratio, `cpu ms: real=${median(withHash).toFixed(1)} dummy=${median(without).toFixed(1)}`).toBeGreaterThan(
+      0.5,
+    );
     expect(ratio).toBeLessThan(2);
   });
 });
@@ -132,14 +141,20 @@ describe('an organisation that enforces SSO refuses password sign-in like any ot
     expect(forgot.body).toEqual({ success: true });
     await mailBarrier();
     expect(mail.countTo(member.user.email)).toBe(0);
-    const [failed] = (await auditOf(t, 'auth.login.failed', member.user.id)).filter((e) => (e.details as { reason?: string }).reason === 'sso_enforced');
+    const [failed] = (await auditOf(t, 'auth.login.failed', member.user.id)).filter(
+      (e) => (e.details as { reason?: string }).reason === 'sso_enforced',
+    );
     expect(failed).toMatchObject({ result: 'failure', orgId: member.org.id, partnerId: member.partner.id });
   });
 
-  it('a partner-owned enforcing provider covers the partner\'s own technicians', async () => {
+  it("a partner-owned enforcing provider covers the partner's own technicians", async () => {
     const partner = await createPartner(t);
     const user = await createUser(t, { password: PASSWORD });
-    await addPartnerMember(t, { partnerId: partner.id, userId: user.id, roleId: '00000000-0000-4000-8000-000000000002' });
+    await addPartnerMember(t, {
+      partnerId: partner.id,
+      userId: user.id,
+      roleId: '00000000-0000-4000-8000-000000000002',
+    });
     expect((await login(user.email, PASSWORD)).status).toBe(200);
     await ssoProvider(partner.id, null);
     const res = await login(user.email, PASSWORD);

@@ -31,7 +31,11 @@ export async function orgMember(
 }
 
 /** Signs in through POST /auth/login with a fresh cookie jar; the client carries the access token. */
-export async function signIn(t: TestApp, email: string, password = PASSWORD): Promise<ApiClient & { refreshToken: string }> {
+export async function signIn(
+  t: TestApp,
+  email: string,
+  password = PASSWORD,
+): Promise<ApiClient & { refreshToken: string }> {
   const api = t.client();
   const res = await api.post('/auth/login', { email, password });
   if (res.status !== 200) throw new Error(`login failed: ${res.status} ${res.text}`);
@@ -42,7 +46,10 @@ export async function signIn(t: TestApp, email: string, password = PASSWORD): Pr
 /** POST /auth/refresh the way the console does it: cookie plus the CSRF cookie's value in the header. */
 export async function refresh(api: ApiClient, headers: Record<string, string> = {}): Promise<ApiResponse> {
   const csrf = api.cookies.get(CSRF_COOKIE);
-  const res = await api.post('/auth/refresh', undefined, { token: null, headers: { ...(csrf ? { 'x-service-csrf': csrf } : {}), ...headers } });
+  const res = await api.post('/auth/refresh', undefined, {
+    token: null,
+    headers: { ...(csrf ? { 'x-service-csrf': csrf } : {}), ...headers },
+  });
   if (res.status === 200) api.token = res.body.accessToken;
   return res;
 }
@@ -61,7 +68,11 @@ export async function auditOf(t: TestApp, action: string, actorUserId?: string) 
   return t.deps.db
     .select()
     .from(auditLogs)
-    .where(actorUserId ? and(eq(auditLogs.action, action), eq(auditLogs.actorUserId, actorUserId)) : eq(auditLogs.action, action))
+    .where(
+      actorUserId
+        ? and(eq(auditLogs.action, action), eq(auditLogs.actorUserId, actorUserId))
+        : eq(auditLogs.action, action),
+    )
     .orderBy(auditLogs.seq);
 }
 

@@ -60,7 +60,17 @@ describe('accepting an invitation activates the user and signs them in', () => {
     const api = t.client();
     const res = await api.post('/auth/accept-invite', { token, password, name: 'Ivy Accepted' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ tokenType: 'Bearer', user: { id: user.id, name: 'Ivy Accepted', status: 'active', scope: 'organization', orgId: org.id, roleId: ORG_ADMIN_ROLE_ID } });
+    expect(res.body).toMatchObject({
+      tokenType: 'Bearer',
+      user: {
+        id: user.id,
+        name: 'Ivy Accepted',
+        status: 'active',
+        scope: 'organization',
+        orgId: org.id,
+        roleId: ORG_ADMIN_ROLE_ID,
+      },
+    });
     expect(api.cookies.get(REFRESH_COOKIE)).toBeTruthy();
     expect(api.cookies.get(CSRF_COOKIE)).toBeTruthy();
     expect(claimsOf(res.body.accessToken)).toMatchObject({ sub: user.id, orgId: org.id, partnerId: partner.id });
@@ -116,13 +126,19 @@ describe('an invitation link is single-use and lives seven days', () => {
   it('a resent invitation replaces the earlier link', async () => {
     const { token: first, user, ctx } = await invitedToOrg();
     const second = await t.deps.db.transaction((tx) => createInviteToken(tx, t.clock.now(), user.id, ctx, null));
-    expect((await t.client().post('/auth/accept-invite', { token: first, password: strongPassword() })).status).toBe(404);
-    expect((await t.client().post('/auth/accept-invite', { token: second, password: strongPassword() })).status).toBe(200);
+    expect((await t.client().post('/auth/accept-invite', { token: first, password: strongPassword() })).status).toBe(
+      404,
+    );
+    expect((await t.client().post('/auth/accept-invite', { token: second, password: strongPassword() })).status).toBe(
+      200,
+    );
   });
 
   it('refuses the link once the membership it grants was withdrawn', async () => {
     const { token, user, org } = await invitedToOrg();
-    await t.deps.db.delete(organizationUsers).where(and(eq(organizationUsers.userId, user.id), eq(organizationUsers.orgId, org.id)));
+    await t.deps.db
+      .delete(organizationUsers)
+      .where(and(eq(organizationUsers.userId, user.id), eq(organizationUsers.orgId, org.id)));
     const res = await t.client().post('/auth/accept-invite', { token, password: strongPassword() });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('invite_invalid');
@@ -139,10 +155,12 @@ describe('an invitation link is single-use and lives seven days', () => {
 });
 
 describe('two concurrent accepts of one invitation: exactly one succeeds', () => {
-  it('one 200 and one 404, one session, and the winner\'s password is the one set', async () => {
+  it("one 200 and one 404, one session, and the winner's password is the one set", async () => {
     const { token, user } = await invitedToOrg();
     const passwords = [strongPassword(), strongPassword()];
-    const results = await Promise.all(passwords.map((password) => t.client().post('/auth/accept-invite', { token, password })));
+    const results = await Promise.all(
+      passwords.map((password) => t.client().post('/auth/accept-invite', { token, password })),
+    );
     expect(statuses(results)).toEqual([200, 404]);
     const winner = passwords[results.findIndex((r) => r.status === 200)]!;
     const loser = passwords[results.findIndex((r) => r.status === 404)]!;

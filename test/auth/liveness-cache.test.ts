@@ -49,7 +49,11 @@ async function hiddenRename(userId: string, name: string) {
 async function orgTarget() {
   const admin = await partnerAdmin(t);
   const org = await createOrg(t, admin.partner.id);
-  const target = await signedInOrgMember(t, { id: org.id, partnerId: admin.partner.id }, { roleId: ORG_TECHNICIAN_ROLE_ID });
+  const target = await signedInOrgMember(
+    t,
+    { id: org.id, partnerId: admin.partner.id },
+    { roleId: ORG_TECHNICIAN_ROLE_ID },
+  );
   await warm(target.api);
   return { admin, org, target };
 }
@@ -77,7 +81,9 @@ describe('revocation is refused on the next request although the session row was
 
   it('a session ended by an administrator', async () => {
     const { admin, org, target } = await orgTarget();
-    const res = await admin.api.delete(`/users/${target.user.id}/sessions/${idsOf(target.api).sid}`, { query: { orgId: org.id } });
+    const res = await admin.api.delete(`/users/${target.user.id}/sessions/${idsOf(target.api).sid}`, {
+      query: { orgId: org.id },
+    });
     expect(res.status, res.text).toBe(200);
     expect((await target.api.get('/users/me')).status).toBe(401);
   });
@@ -124,7 +130,11 @@ describe('membership, role and restriction changes are reflected on the next req
 
   it('a role reassigned to a lesser one: never the old role again', async () => {
     const { admin, org, target } = await orgTarget();
-    const res = await admin.api.post(`/users/${target.user.id}/role`, { roleId: ORG_VIEWER_ROLE_ID }, { query: { orgId: org.id } });
+    const res = await admin.api.post(
+      `/users/${target.user.id}/role`,
+      { roleId: ORG_VIEWER_ROLE_ID },
+      { query: { orgId: org.id } },
+    );
     expect(res.status, res.text).toBe(200);
     const me = await target.api.get('/users/me');
     if (me.status === 200) expect(me.body.roleId).toBe(ORG_VIEWER_ROLE_ID);
@@ -134,11 +144,22 @@ describe('membership, role and restriction changes are reflected on the next req
   it("a role's permissions changed (authz epoch): the next request carries the new set", async () => {
     const admin = await partnerAdmin(t);
     const org = await createOrg(t, admin.partner.id);
-    const role = await admin.api.post('/roles', { name: 'Cached role', orgId: org.id, permissions: [{ resource: 'devices', action: 'read' }, { resource: 'sites', action: 'read' }] });
+    const role = await admin.api.post('/roles', {
+      name: 'Cached role',
+      orgId: org.id,
+      permissions: [
+        { resource: 'devices', action: 'read' },
+        { resource: 'sites', action: 'read' },
+      ],
+    });
     expect(role.status, role.text).toBe(201);
     const holder = await signedInOrgMember(t, { id: org.id, partnerId: admin.partner.id }, { roleId: role.body.id });
     await warm(holder.api);
-    const patch = await admin.api.patch(`/roles/${role.body.id}`, { permissions: [{ resource: 'devices', action: 'read' }] }, { query: { orgId: org.id } });
+    const patch = await admin.api.patch(
+      `/roles/${role.body.id}`,
+      { permissions: [{ resource: 'devices', action: 'read' }] },
+      { query: { orgId: org.id } },
+    );
     expect(patch.status, patch.text).toBe(200);
     expect((await holder.api.get('/users/me')).body.permissions).not.toContain('sites:read');
   });
@@ -149,11 +170,18 @@ describe('membership, role and restriction changes are reflected on the next req
     const [siteA, siteB] = [await createSite(t, org.id), await createSite(t, org.id)];
     await createDevice(t, org, siteA.id, { hostname: 'in-site-a' });
     await createDevice(t, org, siteB.id, { hostname: 'in-site-b' });
-    const m = await signedInOrgMember(t, { id: org.id, partnerId: admin.partner.id }, { roleId: ORG_TECHNICIAN_ROLE_ID, siteIds: [siteA.id] });
-    const hostnames = async () => ((await m.api.get('/devices')).body.data as { hostname: string }[]).map((d) => d.hostname);
+    const m = await signedInOrgMember(
+      t,
+      { id: org.id, partnerId: admin.partner.id },
+      { roleId: ORG_TECHNICIAN_ROLE_ID, siteIds: [siteA.id] },
+    );
+    const hostnames = async () =>
+      ((await m.api.get('/devices')).body.data as { hostname: string }[]).map((d) => d.hostname);
     expect(await hostnames()).toEqual(['in-site-a']);
     expect(cached(m.api)).toBe(true);
-    await t.deps.db.execute(sql`update organization_users set site_ids = array[${siteB.id}]::uuid[] where user_id = ${m.user.id}`);
+    await t.deps.db.execute(
+      sql`update organization_users set site_ids = array[${siteB.id}]::uuid[] where user_id = ${m.user.id}`,
+    );
     expect(await hostnames()).toEqual(['in-site-b']);
   });
 });
@@ -161,7 +189,9 @@ describe('membership, role and restriction changes are reflected on the next req
 describe("a tenant's policy change bites on the next request although the row was cached", () => {
   it("the organisation's IP allow-list no longer admits the caller's address", async () => {
     const { org, target } = await orgTarget();
-    await t.deps.db.execute(sql`update organizations set settings = ${JSON.stringify({ security: { ipAllowlist: ['203.0.113.0/24'] } })}::jsonb where id = ${org.id}`);
+    await t.deps.db.execute(
+      sql`update organizations set settings = ${JSON.stringify({ security: { ipAllowlist: ['203.0.113.0/24'] } })}::jsonb where id = ${org.id}`,
+    );
     const res = await target.api.get('/users/me');
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('ip_not_allowed');
@@ -187,17 +217,24 @@ describe('fail closed: with the change channel down the cache is dropped and eve
     await warm(api);
   });
 
-  it.skipIf(!process.env.DATABASE_URL)('PostgreSQL: the listening connection killed: the next request reads the database; after reconnecting, the cache starts empty', async () => {
-    const { user } = await orgMember(t);
-    const api = await signIn(t, user.email);
-    await warm(api);
-    await t.deps.db.execute(sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'gatehouse-liveness' and datname = current_database()`);
-    await hiddenRename(user.id, 'Seen While Reconnecting');
-    const me = await api.get('/users/me');
-    expect(me.status).toBe(200);
-    expect(me.body.name).toBe('Seen While Reconnecting');
-    await expect.poll(async () => (await api.get('/users/me'), cached(api)), { timeout: 10_000, interval: 200 }).toBe(true);
-  });
+  it.skipIf(!process.env.DATABASE_URL)(
+    'PostgreSQL: the listening connection killed: the next request reads the database; after reconnecting, the cache starts empty',
+    async () => {
+      const { user } = await orgMember(t);
+      const api = await signIn(t, user.email);
+      await warm(api);
+      await t.deps.db.execute(
+        sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'gatehouse-liveness' and datname = current_database()`,
+      );
+      await hiddenRename(user.id, 'Seen While Reconnecting');
+      const me = await api.get('/users/me');
+      expect(me.status).toBe(200);
+      expect(me.body.name).toBe('Seen While Reconnecting');
+      await expect
+        .poll(async () => (await api.get('/users/me'), cached(api)), { timeout: 10_000, interval: 200 })
+        .toBe(true);
+    },
+  );
 });
 
 describe('the cache never outlives what it was told, nor its bounds', () => {
@@ -221,7 +258,12 @@ describe('the cache never outlives what it was told, nor its bounds', () => {
 
   it("a user's announcement drops every session of that user; '*' and unknown payloads drop everything", () => {
     const c = detached();
-    for (const [sid, uid] of [['a', 'u1'], ['b', 'u1'], ['c', 'u2']] as const) c.set(c.ticket(), row(sid, uid));
+    for (const [sid, uid] of [
+      ['a', 'u1'],
+      ['b', 'u1'],
+      ['c', 'u2'],
+    ] as const)
+      c.set(c.ticket(), row(sid, uid));
     c.invalidate('u:u1');
     expect([c.peek('a', 'u1'), c.peek('b', 'u1')]).toEqual([null, null]);
     expect(c.peek('c', 'u2')).not.toBeNull();

@@ -13,16 +13,23 @@ let mail: MailCatcher;
 beforeAll(async () => {
   mail = await startMailCatcher();
   // The production defaults: 10 attempts per address + email per 15 minutes, 5 guessing addresses per account.
-  t = await startApp({ SMTP_URL: mail.url, TRUST_PROXY: 'true', RATE_LIMIT_LOGIN: '10/900', RATE_LIMIT_LOGIN_ACCOUNT: '5/900' });
+  t = await startApp({
+    SMTP_URL: mail.url,
+    TRUST_PROXY: 'true',
+    RATE_LIMIT_LOGIN: '10/900',
+    RATE_LIMIT_LOGIN_ACCOUNT: '5/900',
+  });
 });
 afterAll(async () => {
   await t?.close();
   await mail?.close();
 });
 
-const login = (email: string, password: string, ip: string) => t.client().post('/auth/login', { email, password }, { headers: { 'x-forwarded-for': ip } });
+const login = (email: string, password: string, ip: string) =>
+  t.client().post('/auth/login', { email, password }, { headers: { 'x-forwarded-for': ip } });
 const attackerIp = (i: number) => `203.0.113.${i + 1}`;
-const noticesTo = (email: string) => mail.messages.filter((m) => m.to.includes(email.toLowerCase()) && /guessing your password/i.test(m.subject));
+const noticesTo = (email: string) =>
+  mail.messages.filter((m) => m.to.includes(email.toLowerCase()) && /guessing your password/i.test(m.subject));
 
 /** Runs `tasks` with at most `width` in flight. */
 async function pool<T>(tasks: (() => Promise<T>)[], width: number): Promise<T[]> {
@@ -55,12 +62,15 @@ describe('failures from one address never affect sign-in from any other address'
 });
 
 describe('a distributed guess adds a step for new addresses and never holds the known ones', () => {
-  it('1,000 wrong passwords from 50 addresses, then the right password from the victim\'s usual address signs in', async () => {
+  it("1,000 wrong passwords from 50 addresses, then the right password from the victim's usual address signs in", async () => {
     const { user } = await orgMember(t);
     const home = '192.0.2.44';
     expect((await login(user.email, PASSWORD, home)).status).toBe(200); // the victim's usual address
 
-    const attempts = Array.from({ length: 1000 }, (_, i) => () => login(user.email, `guess-${i}-password`, attackerIp(i % 50)));
+    const attempts = Array.from(
+      { length: 1000 },
+      (_, i) => () => login(user.email, `guess-${i}-password`, attackerIp(i % 50)),
+    );
     const answers = await pool(attempts, 8);
     // Each address gets its 10 tries answered alike, then its own 429; nothing else.
     expect(answers.filter((r) => r.status === 401).length).toBe(500);
@@ -75,7 +85,9 @@ describe('a distributed guess adds a step for new addresses and never holds the 
     const fromNew = await login(user.email, PASSWORD, '198.51.100.200');
     expect(fromNew.status).toBe(401);
     expect(fromNew.body.code).toBe('invalid_credentials');
-    const reasons = (await auditOf(t, 'auth.login.failed', user.id)).map((e) => (e.details as { reason: string }).reason);
+    const reasons = (await auditOf(t, 'auth.login.failed', user.id)).map(
+      (e) => (e.details as { reason: string }).reason,
+    );
     expect(reasons.filter((r) => r === 'new_address_during_guessing')).toHaveLength(1);
 
     // The victim is mailed once, with a link that sets a new password; the new password ends the episode.
@@ -84,14 +96,17 @@ describe('a distributed guess adds a step for new addresses and never holds the 
     expect(noticesTo(user.email)).toHaveLength(1);
     expect(notice.text).toContain(`${t.deps.config.appUrl}/reset-password?token=`);
     const next = strongPassword();
-    expect((await t.client().post('/auth/reset-password', { token: linkToken(notice), newPassword: next })).status).toBe(200);
+    expect(
+      (await t.client().post('/auth/reset-password', { token: linkToken(notice), newPassword: next })).status,
+    ).toBe(200);
     expect((await login(user.email, next, '198.51.100.201')).status).toBe(200);
   }, 300_000);
 
   it('with a second factor enrolled, a new address gets the MFA challenge instead (the step is the second factor)', async () => {
     const { user } = await orgMember(t);
     await t.deps.db.update(users).set({ mfaEnabled: true, mfaMethod: 'totp' }).where(eq(users.id, user.id));
-    for (let i = 0; i < 6; i++) expect((await login(user.email, `guess-${i}-password`, `203.0.114.${i + 1}`)).status).toBe(401);
+    for (let i = 0; i < 6; i++)
+      expect((await login(user.email, `guess-${i}-password`, `203.0.114.${i + 1}`)).status).toBe(401);
     const fromNew = await login(user.email, PASSWORD, '198.51.100.202');
     expect(fromNew.status).toBe(200);
     expect(fromNew.body).toMatchObject({ mfaRequired: true });
@@ -99,7 +114,8 @@ describe('a distributed guess adds a step for new addresses and never holds the 
 
   it('wrong passwords from four addresses are not a distributed guess: a new address signs in directly', async () => {
     const { user } = await orgMember(t);
-    for (let i = 0; i < 4; i++) for (let j = 0; j < 10; j++) await login(user.email, `typo-${j}-password`, `203.0.115.${i + 1}`);
+    for (let i = 0; i < 4; i++)
+      for (let j = 0; j < 10; j++) await login(user.email, `typo-${j}-password`, `203.0.115.${i + 1}`);
     expect((await login(user.email, PASSWORD, '198.51.100.203')).status).toBe(200);
     expect(noticesTo(user.email)).toHaveLength(0);
   }, 120_000);

@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditLogs, users } from '../../src/db/schema/index.js';
+import { auditLogs } from '../../src/db/schema/index.js';
 import { ORG_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { addOrgMember, createOrg, createPartner, createUser } from '../support/fixtures.js';
-import { startMailCatcher, type MailCatcher, linkToken } from '../support/smtp.js';
+import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 
 let t: TestApp;
 let mail: MailCatcher;
@@ -22,7 +22,10 @@ afterAll(async () => {
 async function orgMember(opts: { status?: 'active' | 'invited' | 'disabled'; password?: string | null } = {}) {
   const partner = await createPartner(t);
   const org = await createOrg(t, partner.id);
-  const user = await createUser(t, { password: opts.password === null ? undefined : (opts.password ?? PASSWORD), status: opts.status });
+  const user = await createUser(t, {
+    password: opts.password === null ? undefined : (opts.password ?? PASSWORD),
+    status: opts.status,
+  });
   await addOrgMember(t, { orgId: org.id, userId: user.id, roleId: ORG_ADMIN_ROLE_ID });
   return { partner, org, user };
 }
@@ -33,7 +36,12 @@ describe('password login issues an access token and a refresh cookie', () => {
     const api = t.client();
     const res = await api.post('/auth/login', { email: user.email.toUpperCase(), password: PASSWORD });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ tokenType: 'Bearer', expiresIn: 900, mfaEnrollmentRequired: false, user: { id: user.id, scope: 'organization', orgId: org.id } });
+    expect(res.body).toMatchObject({
+      tokenType: 'Bearer',
+      expiresIn: 900,
+      mfaEnrollmentRequired: false,
+      user: { id: user.id, scope: 'organization', orgId: org.id },
+    });
     const cookies = res.headers.getSetCookie();
     const refresh = cookies.find((c) => c.startsWith('service_refresh_token='))!;
     expect(refresh).toMatch(/HttpOnly/i);
@@ -47,7 +55,11 @@ describe('password login issues an access token and a refresh cookie', () => {
     expect(me.status).toBe(200);
     const audit = await t.deps.db.select().from(auditLogs).where(eq(auditLogs.actorUserId, user.id));
     expect(audit.map((a) => a.action)).toContain('user.login');
-    expect(audit.find((a) => a.action === 'user.login')).toMatchObject({ orgId: org.id, result: 'success', details: { method: 'password', mfa: false } });
+    expect(audit.find((a) => a.action === 'user.login')).toMatchObject({
+      orgId: org.id,
+      result: 'success',
+      details: { method: 'password', mfa: false },
+    });
   });
 });
 

@@ -6,7 +6,16 @@ import { ORG_ADMIN_ROLE_ID, SYSTEM_ROLES } from '../../src/modules/roles/catalog
 import { startApp, type TestApp } from '../support/app.js';
 import { addOrgMember, createOrg, createPartner, createUser, sessionFor } from '../support/fixtures.js';
 import { linkToken, startMailCatcher, type CapturedMail, type MailCatcher } from '../support/smtp.js';
-import { auditOf, CSRF_COOKIE, orgMember, PASSWORD, refresh, REFRESH_COOKIE, signIn, strongPassword } from './helpers.js';
+import {
+  auditOf,
+  CSRF_COOKIE,
+  orgMember,
+  PASSWORD,
+  refresh,
+  REFRESH_COOKIE,
+  signIn,
+  strongPassword,
+} from './helpers.js';
 
 let t: TestApp;
 let quiet: TestApp;
@@ -17,7 +26,13 @@ beforeAll(async () => {
   mail = await startMailCatcher();
   [t, quiet] = await Promise.all([
     // The most talkative log level: whatever the app could ever log is in t.logs().
-    startApp({ SMTP_URL: mail.url, LOG_LEVEL: 'trace', RATE_LIMIT_LOGIN: '1000/900', RATE_LIMIT_FORGOT_PASSWORD: '1000/3600', ENABLE_REGISTRATION: 'true' }),
+    startApp({
+      SMTP_URL: mail.url,
+      LOG_LEVEL: 'trace',
+      RATE_LIMIT_LOGIN: '1000/900',
+      RATE_LIMIT_FORGOT_PASSWORD: '1000/3600',
+      ENABLE_REGISTRATION: 'true',
+    }),
     startApp({ RATE_LIMIT_FORGOT_PASSWORD: '1000/3600' }), // no SMTP_URL
   ]);
 });
@@ -37,7 +52,10 @@ function htmlOf(m: CapturedMail): string {
   const raw = body.join('\n\n').trim();
   if (/base64/i.test(head)) return Buffer.from(raw.replace(/\s+/g, ''), 'base64').toString('utf8');
   if (/quoted-printable/i.test(head))
-    return Buffer.from(raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1').toString('utf8');
+    return Buffer.from(
+      raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16))),
+      'latin1',
+    ).toString('utf8');
   return raw;
 }
 
@@ -57,9 +75,17 @@ describe('account mails go out over SMTP in plain text and HTML', () => {
     const org = await createOrg(t, partner.id, `Acme <b>Bold</b> ${Date.now()}`);
     const admin = await createUser(t, { password: PASSWORD, name: 'Ada Admin' });
     await addOrgMember(t, { orgId: org.id, userId: admin.id, roleId: ORG_ADMIN_ROLE_ID });
-    const session = await sessionFor(t, admin.id, { scope: 'organization', orgId: org.id, partnerId: partner.id, roleId: ORG_ADMIN_ROLE_ID });
+    const session = await sessionFor(t, admin.id, {
+      scope: 'organization',
+      orgId: org.id,
+      partnerId: partner.id,
+      roleId: ORG_ADMIN_ROLE_ID,
+    });
     const email = `invitee-${Date.now()}@example.test`;
-    const res = await t.client().withToken(session.accessToken).post('/users/invite', { email, name: 'Nina Newcomer', roleId: ORG_TECH });
+    const res = await t
+      .client()
+      .withToken(session.accessToken)
+      .post('/users/invite', { email, name: 'Nina Newcomer', roleId: ORG_TECH });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ email, status: 'invited', inviteEmailSent: true });
 
@@ -84,7 +110,6 @@ describe('account mails go out over SMTP in plain text and HTML', () => {
     const changed = await mail.waitFor(user.email, (m) => /password was changed/i.test(m.subject));
     expectBothParts(changed, `${t.deps.config.appUrl}/forgot-password`);
   });
-
 });
 
 describe('without SMTP_URL the mail goes to the log', () => {
@@ -104,7 +129,13 @@ describe('without SMTP_URL the mail goes to the log', () => {
     }
     expect(line!.mail!.subject).toMatch(/reset your password/i);
     const token = /[?&]token=([^\s&]+)/.exec(line!.mail!.text)![1]!;
-    expect((await quiet.client().post('/auth/reset-password', { token: decodeURIComponent(token), newPassword: strongPassword() })).status).toBe(200);
+    expect(
+      (
+        await quiet
+          .client()
+          .post('/auth/reset-password', { token: decodeURIComponent(token), newPassword: strongPassword() })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -143,12 +174,20 @@ describe('no password or token reaches the log or the audit trail', () => {
     const resetTo = strongPassword();
     secrets.push(resetToken, resetTo);
     await t.client().post('/auth/reset-password', { token: resetToken, newPassword: 'password1' }); // weak: refused
-    expect((await t.client().post('/auth/reset-password', { token: resetToken, newPassword: resetTo })).status).toBe(200);
+    expect((await t.client().post('/auth/reset-password', { token: resetToken, newPassword: resetTo })).status).toBe(
+      200,
+    );
 
     const invited = await createUser(t, { status: 'invited' });
     await addOrgMember(t, { orgId: org.id, userId: invited.id, roleId: ORG_TECH });
     const inviteToken = await t.deps.db.transaction((tx) =>
-      createInviteToken(tx, t.clock.now(), invited.id, { scope: 'organization', partnerId: partner.id, orgId: org.id, roleId: ORG_TECH }, null),
+      createInviteToken(
+        tx,
+        t.clock.now(),
+        invited.id,
+        { scope: 'organization', partnerId: partner.id, orgId: org.id, roleId: ORG_TECH },
+        null,
+      ),
     );
     const invitePassword = strongPassword();
     secrets.push(inviteToken, invitePassword);
@@ -158,7 +197,9 @@ describe('no password or token reaches the log or the audit trail', () => {
 
     const registerPassword = strongPassword();
     secrets.push(registerPassword);
-    const registered = await t.client().post('/auth/register', { email: `reg-${Date.now()}@example.test`, password: registerPassword, name: 'Reg' });
+    const registered = await t
+      .client()
+      .post('/auth/register', { email: `reg-${Date.now()}@example.test`, password: registerPassword, name: 'Reg' });
     expect(registered.status).toBe(201);
     secrets.push(registered.body.accessToken);
 
@@ -206,7 +247,10 @@ describe('every sign-in event is in the audit trail with actor, tenant and resul
 
     const expectations: [string, object][] = [
       ['user.login', { result: 'success', ...actor, ...tenant, userAgent: 'audit-probe/1.0', ip: expect.any(String) }],
-      ['auth.login.failed', { result: 'failure', ...actor, ...tenant, userAgent: 'audit-probe/1.0', details: { reason: 'wrong_password' } }],
+      [
+        'auth.login.failed',
+        { result: 'failure', ...actor, ...tenant, userAgent: 'audit-probe/1.0', details: { reason: 'wrong_password' } },
+      ],
       ['auth.refresh.reuse_detected', { result: 'denied', ...actor, ...tenant }],
       ['auth.password.change', { result: 'success', ...actor, ...tenant }],
       ['auth.password.reset', { result: 'success', ...actor, ...tenant }],
@@ -222,16 +266,36 @@ describe('every sign-in event is in the audit trail with actor, tenant and resul
     const ghost = `ghost-${Date.now()}@example.test`;
     await t.client().post('/auth/login', { email: ghost, password: 'whatever-it-is-1' });
     const [unknown] = await t.deps.db.select().from(auditLogs).where(eq(auditLogs.actorEmail, ghost));
-    expect(unknown).toMatchObject({ action: 'auth.login.failed', result: 'failure', actorUserId: null, partnerId: null, orgId: null, details: { reason: 'unknown_email' } });
+    expect(unknown).toMatchObject({
+      action: 'auth.login.failed',
+      result: 'failure',
+      actorUserId: null,
+      partnerId: null,
+      orgId: null,
+      details: { reason: 'unknown_email' },
+    });
 
     // user.invite.accept carries the tenant of the accepted membership.
     const invited = await createUser(t, { status: 'invited' });
     await addOrgMember(t, { orgId: org.id, userId: invited.id, roleId: ORG_TECH });
     const inviteToken = await t.deps.db.transaction((tx) =>
-      createInviteToken(tx, t.clock.now(), invited.id, { scope: 'organization', partnerId: partner.id, orgId: org.id, roleId: ORG_TECH }, null),
+      createInviteToken(
+        tx,
+        t.clock.now(),
+        invited.id,
+        { scope: 'organization', partnerId: partner.id, orgId: org.id, roleId: ORG_TECH },
+        null,
+      ),
     );
-    expect((await t.client().post('/auth/accept-invite', { token: inviteToken, password: strongPassword() })).status).toBe(200);
+    expect(
+      (await t.client().post('/auth/accept-invite', { token: inviteToken, password: strongPassword() })).status,
+    ).toBe(200);
     const [acceptEvent] = await auditOf(t, 'user.invite.accept', invited.id);
-    expect(acceptEvent).toMatchObject({ result: 'success', actorUserId: invited.id, actorEmail: invited.email, ...tenant });
+    expect(acceptEvent).toMatchObject({
+      result: 'success',
+      actorUserId: invited.id,
+      actorEmail: invited.email,
+      ...tenant,
+    });
   });
 });

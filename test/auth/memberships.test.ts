@@ -30,8 +30,26 @@ describe('a user lists their own memberships, and only theirs', () => {
     const res = await api.get('/auth/memberships');
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([
-      expect.objectContaining({ scope: 'partner', partnerId: partner.id, partnerName: 'Acme MSP', orgId: null, orgName: null, roleId: PARTNER_TECH, roleName: 'Partner Technician', current: true }),
-      expect.objectContaining({ scope: 'organization', partnerId: partner.id, partnerName: 'Acme MSP', orgId: org.id, orgName: 'Contoso Dental', roleId: ORG_ADMIN_ROLE_ID, roleName: 'Organization Admin', current: false }),
+      expect.objectContaining({
+        scope: 'partner',
+        partnerId: partner.id,
+        partnerName: 'Acme MSP',
+        orgId: null,
+        orgName: null,
+        roleId: PARTNER_TECH,
+        roleName: 'Partner Technician',
+        current: true,
+      }),
+      expect.objectContaining({
+        scope: 'organization',
+        partnerId: partner.id,
+        partnerName: 'Acme MSP',
+        orgId: org.id,
+        orgName: 'Contoso Dental',
+        roleId: ORG_ADMIN_ROLE_ID,
+        roleName: 'Organization Admin',
+        current: false,
+      }),
     ]);
 
     const switched = await api.post('/auth/switch-context', { orgId: org.id });

@@ -22,14 +22,19 @@ afterAll(async () => {
   await mail?.close();
 });
 
-async function signInWith(api: ApiClient, email: string, userAgent = 'Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0') {
+async function signInWith(
+  api: ApiClient,
+  email: string,
+  userAgent = 'Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0',
+) {
   const res = await api.post('/auth/login', { email, password: PASSWORD }, { headers: { 'user-agent': userAgent } });
   expect(res.status, res.text).toBe(200);
   api.token = res.body.accessToken;
   return res;
 }
 
-const newDeviceMails = (to: string) => mail.messages.filter((m) => m.to.includes(to) && m.subject === 'New sign-in to your account');
+const newDeviceMails = (to: string) =>
+  mail.messages.filter((m) => m.to.includes(to) && m.subject === 'New sign-in to your account');
 const settle = () => new Promise((r) => setTimeout(r, 300));
 
 describe('the device cookie: long-lived, HttpOnly, random, stored only as its hash', () => {
@@ -60,7 +65,11 @@ describe('a sign-in from a new device mails the user once; a known device does n
     await settle();
     expect(newDeviceMails(user.email)).toHaveLength(0);
     const stranger = t.client();
-    await signInWith(stranger, user.email, 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36');
+    await signInWith(
+      stranger,
+      user.email,
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
+    );
     const m = await mail.waitFor(user.email, (x) => x.subject === 'New sign-in to your account');
     expect(m.text).toContain('Chrome 120 on Windows 10');
     expect(m.text).toContain(`${t.deps.config.appUrl}/account/not-me?token=`);

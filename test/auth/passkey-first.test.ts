@@ -67,9 +67,17 @@ describe('passkey-first sign-in: the full ceremony', () => {
     expect(options.allowCredentials ?? []).toEqual([]);
     expect(options.userVerification).toBe('required');
     expect(options.rpId).toBe(new URL(t.deps.config.publicUrl).hostname);
-    const res = await api.post('/auth/passkey/login/verify', { credential: getAssertion(options, t.deps.config.appUrl, m.creds[0]!) });
+    const res = await api.post('/auth/passkey/login/verify', {
+      credential: getAssertion(options, t.deps.config.appUrl, m.creds[0]!),
+    });
     expect(res.status, res.text).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['accessToken', 'expiresIn', 'mfaEnrollmentRequired', 'tokenType', 'user']);
+    expect(Object.keys(res.body).sort()).toEqual([
+      'accessToken',
+      'expiresIn',
+      'mfaEnrollmentRequired',
+      'tokenType',
+      'user',
+    ]);
     expect(res.body.user.id).toBe(m.user.id);
     expect(claimsOf(res.body.accessToken)).toMatchObject({ sub: m.user.id, mfa: true });
     expect(api.cookies.get('service_refresh_token')).toBeTruthy();
@@ -83,7 +91,13 @@ describe('passkey-first sign-in: the full ceremony', () => {
   it('a credential stored without a resident key cannot answer an empty allow list (the authenticator refuses)', async () => {
     const m = await passkeyMember();
     const nonResident = { ...m.creds[0]!, discoverable: false };
-    expect(() => getAssertion({ challenge: 'x', rpId: new URL(t.deps.config.publicUrl).hostname, allowCredentials: [] } as never, t.deps.config.appUrl, nonResident)).toThrow(/NotAllowedError/);
+    expect(() =>
+      getAssertion(
+        { challenge: 'x', rpId: new URL(t.deps.config.publicUrl).hostname, allowCredentials: [] } as never,
+        t.deps.config.appUrl,
+        nonResident,
+      ),
+    ).toThrow(/NotAllowedError/);
   });
 });
 
@@ -92,13 +106,19 @@ describe('passkey-first sign-in: single-use challenges, counters, origin, user v
     const m = await passkeyMember();
     const first = await passkeySignIn(m.creds[0]!);
     expect(first.res.status).toBe(200);
-    expectError(await t.client().post('/auth/passkey/login/verify', { credential: first.assertion }), 400, 'invalid_challenge');
+    expectError(
+      await t.client().post('/auth/passkey/login/verify', { credential: first.assertion }),
+      400,
+      'invalid_challenge',
+    );
   });
 
   it('the same assertion sent twice at once: exactly one 200', async () => {
     const m = await passkeyMember();
     const assertion = getAssertion(await loginOptions(), t.deps.config.appUrl, m.creds[0]!);
-    const answers = await Promise.all([0, 1, 2].map(() => t.client().post('/auth/passkey/login/verify', { credential: assertion })));
+    const answers = await Promise.all(
+      [0, 1, 2].map(() => t.client().post('/auth/passkey/login/verify', { credential: assertion })),
+    );
     expect(statuses(answers)).toEqual([200, 400, 400]);
   });
 
@@ -106,7 +126,13 @@ describe('passkey-first sign-in: single-use challenges, counters, origin, user v
     const m = await passkeyMember();
     const options = await loginOptions();
     t.clock.advance(5 * 60_000 + 1000);
-    expectError(await t.client().post('/auth/passkey/login/verify', { credential: getAssertion(options, t.deps.config.appUrl, m.creds[0]!) }), 400, 'invalid_challenge');
+    expectError(
+      await t
+        .client()
+        .post('/auth/passkey/login/verify', { credential: getAssertion(options, t.deps.config.appUrl, m.creds[0]!) }),
+      400,
+      'invalid_challenge',
+    );
   });
 
   it('a clone reporting an old counter is refused; the real authenticator keeps working', async () => {
@@ -123,7 +149,11 @@ describe('passkey-first sign-in: single-use challenges, counters, origin, user v
     expectError((await passkeySignIn(m.creds[0]!, { flags: 0x01 })).res, 400, 'passkey_verification_failed');
     const options = await loginOptions();
     const foreign = getAssertion(options, 'http://localhost:1', m.creds[0]!);
-    expectError(await t.client().post('/auth/passkey/login/verify', { credential: foreign }), 400, 'passkey_verification_failed');
+    expectError(
+      await t.client().post('/auth/passkey/login/verify', { credential: foreign }),
+      400,
+      'passkey_verification_failed',
+    );
     const lying = await passkeySignIn(m.creds[0]!, { userHandleOverride: other.creds[0]!.userHandle });
     expectError(lying.res, 400, 'passkey_verification_failed');
   });
@@ -132,14 +162,24 @@ describe('passkey-first sign-in: single-use challenges, counters, origin, user v
     const m = await passkeyMember();
     await t.deps.db.update(users).set({ status: 'disabled' }).where(eq(users.id, m.user.id));
     expectError((await passkeySignIn(m.creds[0]!)).res, 401, 'invalid_credentials');
-    const failed = (await auditOf(t, 'auth.login.failed')).filter((a) => a.actorUserId === m.user.id).map((a) => a.details);
+    const failed = (await auditOf(t, 'auth.login.failed'))
+      .filter((a) => a.actorUserId === m.user.id)
+      .map((a) => a.details);
     expect(failed).toContainEqual({ method: 'passkey', reason: 'user_disabled' });
   });
 
   it('bad bodies are 400 validation_failed', async () => {
     expectError(await t.client().post('/auth/passkey/login/verify', {}), 400, 'validation_failed');
-    expectError(await t.client().post('/auth/passkey/login/verify', { credential: { id: 'x' } }), 400, 'validation_failed');
-    expectError(await t.client().post('/auth/passkey/login/verify', { credential: 'nope', email: 'a@b.c' }), 400, 'validation_failed');
+    expectError(
+      await t.client().post('/auth/passkey/login/verify', { credential: { id: 'x' } }),
+      400,
+      'validation_failed',
+    );
+    expectError(
+      await t.client().post('/auth/passkey/login/verify', { credential: 'nope', email: 'a@b.c' }),
+      400,
+      'validation_failed',
+    );
   });
 });
 
@@ -147,9 +187,15 @@ describe('passkey-first sign-in: the login rate limit applies per address', () =
   it('past RATE_LIMIT_LOGIN attempts from one address: 429 rate_limited with retryAfter', async () => {
     const limited = await startApp({ RATE_LIMIT_LOGIN: '3/900' });
     try {
-      const bogus = { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'AAAA', authenticatorData: 'AAAA', signature: 'AAAA' } };
+      const bogus = {
+        id: 'AAAA',
+        rawId: 'AAAA',
+        type: 'public-key',
+        response: { clientDataJSON: 'AAAA', authenticatorData: 'AAAA', signature: 'AAAA' },
+      };
       const answers = [];
-      for (let i = 0; i < 4; i++) answers.push(await limited.client().post('/auth/passkey/login/verify', { credential: bogus }));
+      for (let i = 0; i < 4; i++)
+        answers.push(await limited.client().post('/auth/passkey/login/verify', { credential: bogus }));
       expect(answers.map((r) => r.status)).toEqual([400, 400, 400, 429]);
       expect(answers[3]!.body.retryAfter).toBeGreaterThan(0);
     } finally {
@@ -161,12 +207,20 @@ describe('passkey-first sign-in: the login rate limit applies per address', () =
 describe('going passwordless: DELETE /auth/password', () => {
   it('with two passkeys and a passkey proof: the password is gone, password login answers invalid_credentials, passkeys still sign in', async () => {
     const m = await passkeyMember(2);
-    const res = await m.api.request('DELETE', '/auth/password', { body: { credential: await reauth(m.api, m.creds[1]!) } });
+    const res = await m.api.request('DELETE', '/auth/password', {
+      body: { credential: await reauth(m.api, m.creds[1]!) },
+    });
     expect(res.status, res.text).toBe(200);
     expect((await t.deps.db.select().from(users).where(eq(users.id, m.user.id)))[0]!.passwordHash).toBeNull();
-    expectError(await t.client().post('/auth/login', { email: m.email, password: PASSWORD }), 401, 'invalid_credentials');
+    expectError(
+      await t.client().post('/auth/login', { email: m.email, password: PASSWORD }),
+      401,
+      'invalid_credentials',
+    );
     expect((await passkeySignIn(m.creds[0]!)).res.status).toBe(200);
-    expect((await auditOf(t, 'auth.password.remove', m.user.id)).map((a) => a.details)).toEqual([{ method: 'passkey' }]);
+    expect((await auditOf(t, 'auth.password.remove', m.user.id)).map((a) => a.details)).toEqual([
+      { method: 'passkey' },
+    ]);
   });
 
   it('with a passkey and TOTP, a TOTP code proves presence', async () => {
@@ -178,19 +232,33 @@ describe('going passwordless: DELETE /auth/password', () => {
 
   it('refused with 403 last_sign_in_method when it would leave no way in: one passkey alone; a factor the organisation forbids does not count', async () => {
     const lone = await passkeyMember(1);
-    expectError(await lone.api.request('DELETE', '/auth/password', { body: { credential: await reauth(lone.api, lone.creds[0]!) } }), 403, 'last_sign_in_method');
+    expectError(
+      await lone.api.request('DELETE', '/auth/password', {
+        body: { credential: await reauth(lone.api, lone.creds[0]!) },
+      }),
+      403,
+      'last_sign_in_method',
+    );
     expect((await t.deps.db.select().from(users).where(eq(users.id, lone.user.id)))[0]!.passwordHash).not.toBeNull();
 
     const m = await passkeyMember(1);
     const { secret } = await enrolTotp(t, m.api);
     await setOrgSettings(t, m.orgId!, { security: { allowedMfaMethods: { totp: false } } });
-    expectError(await m.api.request('DELETE', '/auth/password', { body: { credential: await reauth(m.api, m.creds[0]!) } }), 403, 'last_sign_in_method');
+    expectError(
+      await m.api.request('DELETE', '/auth/password', { body: { credential: await reauth(m.api, m.creds[0]!) } }),
+      403,
+      'last_sign_in_method',
+    );
     void secret;
   });
 
   it('the password is not a proof here, a wrong code is refused, and bodies are validated', async () => {
     const m = await passkeyMember(2);
-    expectError(await m.api.request('DELETE', '/auth/password', { body: { password: PASSWORD } }), 400, 'validation_failed');
+    expectError(
+      await m.api.request('DELETE', '/auth/password', { body: { password: PASSWORD } }),
+      400,
+      'validation_failed',
+    );
     expectError(await m.api.request('DELETE', '/auth/password', { body: {} }), 400, 'validation_failed');
     expectError(await m.api.request('DELETE', '/auth/password', { body: { code: '000000' } }), 401, 'invalid_mfa_code');
   });
@@ -243,9 +311,15 @@ describe('phishing-resistant MFA (organisation setting and role flag): only pass
   it('role flag: holders without a passkey must enrol one (428); holders of other roles are unaffected', async () => {
     const m = await member(t);
     const api = await signIn(t, m.email);
-    const created = await api.post('/roles', { name: `Phish-proof ${randomBytes(3).toString('hex')}`, permissions: [{ resource: 'devices', action: 'read' }], phishingResistantOnly: true });
+    const created = await api.post('/roles', {
+      name: `Phish-proof ${randomBytes(3).toString('hex')}`,
+      permissions: [{ resource: 'devices', action: 'read' }],
+      phishingResistantOnly: true,
+    });
     expect(created.status, created.text).toBe(201);
-    expect((await t.deps.db.select().from(roles).where(eq(roles.id, created.body.id)))[0]!.phishingResistantOnly).toBe(true);
+    expect((await t.deps.db.select().from(roles).where(eq(roles.id, created.body.id)))[0]!.phishingResistantOnly).toBe(
+      true,
+    );
     const holder = await member(t, { partnerId: m.partnerId, orgId: m.orgId!, roleId: created.body.id });
     const held = await signIn(t, holder.email);
     const res = await held.get('/roles');

@@ -4,7 +4,17 @@ import { authFlows, sessions, users } from '../../src/db/schema/index.js';
 import { hashPassword, verifyPassword } from '../../src/modules/auth/passwords.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { linkToken, startMailCatcher, type MailCatcher } from '../support/smtp.js';
-import { auditOf, clientWithRefreshToken, orgMember, PASSWORD, refresh, REFRESH_COOKIE, signIn, statuses, strongPassword } from './helpers.js';
+import {
+  auditOf,
+  clientWithRefreshToken,
+  orgMember,
+  PASSWORD,
+  refresh,
+  REFRESH_COOKIE,
+  signIn,
+  statuses,
+  strongPassword,
+} from './helpers.js';
 
 let t: TestApp;
 let mail: MailCatcher;
@@ -81,8 +91,13 @@ describe('change-password ends every other session and keeps the caller signed i
     const { user } = await orgMember(t);
     const other = await signIn(t, user.email);
     const caller = await signIn(t, user.email);
-    expect((await caller.post('/auth/change-password', { currentPassword: PASSWORD, newPassword: strongPassword() })).status).toBe(200);
-    const [row] = await t.deps.db.select().from(sessions).where(eq(sessions.id, String(JSON.parse(Buffer.from(other.token!.split('.')[1]!, 'base64url').toString()).sid)));
+    expect(
+      (await caller.post('/auth/change-password', { currentPassword: PASSWORD, newPassword: strongPassword() })).status,
+    ).toBe(200);
+    const [row] = await t.deps.db
+      .select()
+      .from(sessions)
+      .where(eq(sessions.id, String(JSON.parse(Buffer.from(other.token!.split('.')[1]!, 'base64url').toString()).sid)));
     expect(row).toMatchObject({ revokeReason: 'password_change' });
     expect((await other.me()).status).toBe(401);
   });
@@ -93,9 +108,16 @@ describe('change-password refuses a wrong current password with 400 invalid_cred
     const { user } = await orgMember(t);
     const caller = await signIn(t, user.email);
     const other = await signIn(t, user.email);
-    const res = await caller.post('/auth/change-password', { currentPassword: 'not the password 77', newPassword: strongPassword() });
+    const res = await caller.post('/auth/change-password', {
+      currentPassword: 'not the password 77',
+      newPassword: strongPassword(),
+    });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 'invalid_credentials', error: expect.any(String), message: expect.any(String) });
+    expect(res.body).toMatchObject({
+      code: 'invalid_credentials',
+      error: expect.any(String),
+      message: expect.any(String),
+    });
     expect((await caller.me()).status).toBe(200);
     expect((await other.me()).status).toBe(200);
     expect(await loginStatus(user.email, PASSWORD)).toBe(200);
@@ -103,7 +125,7 @@ describe('change-password refuses a wrong current password with 400 invalid_cred
   });
 });
 
-describe('new passwords must be strong: 8..256 characters, zxcvbn score >= 3, not the email\'s local part', () => {
+describe("new passwords must be strong: 8..256 characters, zxcvbn score >= 3, not the email's local part", () => {
   it('refuses weak, too short, too long and email-containing passwords with 400 weak_password and feedback', async () => {
     const { user } = await orgMember(t, { email: `marguerite.lindqvist-${Date.now()}@example.test` });
     const caller = await signIn(t, user.email);
@@ -129,7 +151,10 @@ describe('new passwords must be strong: 8..256 characters, zxcvbn score >= 3, no
   it('accepts a strong password of 256 characters and refuses 257', async () => {
     const { user } = await orgMember(t);
     const caller = await signIn(t, user.email);
-    const long = `Gx7!${Array.from({ length: 80 }, (_, i) => (i * 7919 + 104729).toString(36)).join('-')}`.slice(0, 256);
+    const long = `Gx7!${Array.from({ length: 80 }, (_, i) => (i * 7919 + 104729).toString(36)).join('-')}`.slice(
+      0,
+      256,
+    );
     expect(long).toHaveLength(256);
     const tooLong = await caller.post('/auth/change-password', { currentPassword: PASSWORD, newPassword: `${long}z` });
     expect(tooLong.status).toBe(400);
@@ -145,7 +170,9 @@ describe('passwords are hashed with argon2id off the event loop', () => {
     const { user } = await orgMember(t);
     const caller = await signIn(t, user.email);
     const next = strongPassword();
-    expect((await caller.post('/auth/change-password', { currentPassword: PASSWORD, newPassword: next })).status).toBe(200);
+    expect((await caller.post('/auth/change-password', { currentPassword: PASSWORD, newPassword: next })).status).toBe(
+      200,
+    );
     const [row] = await t.deps.db.select({ h: users.passwordHash }).from(users).where(eq(users.id, user.id));
     expect(row!.h).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect(row!.h).not.toContain(next);
@@ -197,7 +224,10 @@ describe('forgot-password answers 200 whatever the email, and mails a link only 
     expect(m.raw).toMatch(/content-type: text\/plain/i);
     expect(token.length).toBeGreaterThanOrEqual(32);
     // Stored only as a hash.
-    const flows = await t.deps.db.select().from(authFlows).where(and(eq(authFlows.userId, user.id), eq(authFlows.kind, 'password_reset')));
+    const flows = await t.deps.db
+      .select()
+      .from(authFlows)
+      .where(and(eq(authFlows.userId, user.id), eq(authFlows.kind, 'password_reset')));
     expect(JSON.stringify(flows)).not.toContain(token);
   });
 });
@@ -230,7 +260,9 @@ describe('a reset link sets the password and ends every session', () => {
     const stale = await t.client().post('/auth/reset-password', { token: first, newPassword: strongPassword() });
     expect(stale.status).toBe(400);
     expect(stale.body.code).toBe('invalid_reset_token');
-    expect((await t.client().post('/auth/reset-password', { token: second, newPassword: strongPassword() })).status).toBe(200);
+    expect(
+      (await t.client().post('/auth/reset-password', { token: second, newPassword: strongPassword() })).status,
+    ).toBe(200);
   });
 });
 
@@ -255,10 +287,14 @@ describe('a reset link is single-use and lives one hour', () => {
     try {
       t.clock.advance(59 * 60 * 1000);
       moved += 59 * 60 * 1000;
-      expect((await t.client().post('/auth/reset-password', { token: earlyToken, newPassword: strongPassword() })).status).toBe(200);
+      expect(
+        (await t.client().post('/auth/reset-password', { token: earlyToken, newPassword: strongPassword() })).status,
+      ).toBe(200);
       t.clock.advance(HOUR - moved + 1000);
       moved = HOUR + 1000;
-      const expired = await t.client().post('/auth/reset-password', { token: lateToken, newPassword: strongPassword() });
+      const expired = await t
+        .client()
+        .post('/auth/reset-password', { token: lateToken, newPassword: strongPassword() });
       expect(expired.status).toBe(400);
       expect(expired.body.code).toBe('invalid_reset_token');
     } finally {
@@ -291,11 +327,13 @@ describe('a weak password does not burn the reset link', () => {
 });
 
 describe('two concurrent resets with one link: exactly one succeeds', () => {
-  it('one 200, one 400 invalid_reset_token, and the winner\'s password is the one that works', async () => {
+  it("one 200, one 400 invalid_reset_token, and the winner's password is the one that works", async () => {
     const { user } = await orgMember(t);
     const token = await requestResetLink(user.email);
     const passwords = [strongPassword(), strongPassword()];
-    const results = await Promise.all(passwords.map((newPassword) => t.client().post('/auth/reset-password', { token, newPassword })));
+    const results = await Promise.all(
+      passwords.map((newPassword) => t.client().post('/auth/reset-password', { token, newPassword })),
+    );
     expect(statuses(results)).toEqual([200, 400]);
     const loser = results.find((r) => r.status === 400)!;
     expect(loser.body.code).toBe('invalid_reset_token');

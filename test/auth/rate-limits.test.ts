@@ -95,7 +95,8 @@ describe('login over its limit answers 429 with retryAfter and Retry-After', () 
 
   it('is shared by every instance', async () => {
     const { user } = await orgMember(t);
-    const onPeer = (password = 'not the password 1') => peer.client().post('/auth/login', { email: user.email, password });
+    const onPeer = (password = 'not the password 1') =>
+      peer.client().post('/auth/login', { email: user.email, password });
     expect((await login(user.email)).status).toBe(401);
     expect((await onPeer()).status).toBe(401);
     expect((await login(user.email)).status).toBe(401);
@@ -119,7 +120,10 @@ describe('forgot-password over its limit still answers 200 and sends nothing', (
     expect(over.headers.get('retry-after')).toBeNull();
     await new Promise((r) => setTimeout(r, 300));
     expect(mail.countTo(second.user.email)).toBe(0);
-    const links = await t.deps.db.select().from(authFlows).where(and(eq(authFlows.userId, second.user.id), eq(authFlows.kind, 'password_reset')));
+    const links = await t.deps.db
+      .select()
+      .from(authFlows)
+      .where(and(eq(authFlows.userId, second.user.id), eq(authFlows.kind, 'password_reset')));
     expect(links).toHaveLength(0);
     expect(t.logs()).toMatch(/forgot-password over its limit/);
     // An hour later the window has passed.
@@ -134,10 +138,30 @@ describe('forgot-password over its limit still answers 200 and sends nothing', (
 describe('registration has its own limits per IP', () => {
   it('register answers 429 past RATE_LIMIT_REGISTER, register-partner past RATE_LIMIT_REGISTER_PARTNER', async () => {
     const email = () => `limit-${randomBytes(4).toString('hex')}@example.test`;
-    for (let i = 0; i < 2; i++) expect((await t.client().post('/auth/register', { email: email(), password: strongPassword(), name: 'R' })).status).toBe(201);
-    expectRateLimited(await t.client().post('/auth/register', { email: email(), password: strongPassword(), name: 'R' }), 3600);
-    expect((await t.client().post('/auth/register-partner', { companyName: 'Limit Co', email: email(), password: strongPassword(), name: 'P' })).status).toBe(201);
-    const limited = await t.client().post('/auth/register-partner', { companyName: 'Limit Co 2', email: email(), password: strongPassword(), name: 'P' });
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await t.client().post('/auth/register', { email: email(), password: strongPassword(), name: 'R' })).status,
+      ).toBe(201);
+    expectRateLimited(
+      await t.client().post('/auth/register', { email: email(), password: strongPassword(), name: 'R' }),
+      3600,
+    );
+    expect(
+      (
+        await t.client().post('/auth/register-partner', {
+          companyName: 'Limit Co',
+          email: email(),
+          password: strongPassword(),
+          name: 'P',
+        })
+      ).status,
+    ).toBe(201);
+    const limited = await t.client().post('/auth/register-partner', {
+      companyName: 'Limit Co 2',
+      email: email(),
+      password: strongPassword(),
+      name: 'P',
+    });
     expectRateLimited(limited, 3600);
     expect(limited.body.retryAfter).toBeGreaterThan(3500);
   });

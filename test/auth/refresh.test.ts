@@ -5,7 +5,17 @@ import { sessions } from '../../src/db/schema/index.js';
 import { ORG_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { markRotationDelivered, refresh as doRefresh } from '../../src/modules/auth/refresh-service.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { auditOf, claimsOf, clientWithRefreshToken, CSRF_COOKIE, orgMember, refresh, REFRESH_COOKIE, signIn, statuses } from './helpers.js';
+import {
+  auditOf,
+  claimsOf,
+  clientWithRefreshToken,
+  CSRF_COOKIE,
+  orgMember,
+  refresh,
+  REFRESH_COOKIE,
+  signIn,
+  statuses,
+} from './helpers.js';
 
 let t: TestApp;
 const DAY = 24 * 3600 * 1000;
@@ -35,7 +45,10 @@ describe('a refresh needs the refresh cookie and a matching CSRF header', () => 
     const noHeader = await api.post('/auth/refresh', undefined, { token: null });
     expect(noHeader.status).toBe(403);
     expect(noHeader.body).toMatchObject({ code: 'csrf_failed' });
-    const mismatch = await api.post('/auth/refresh', undefined, { token: null, headers: { 'x-service-csrf': 'x'.repeat(32) } });
+    const mismatch = await api.post('/auth/refresh', undefined, {
+      token: null,
+      headers: { 'x-service-csrf': 'x'.repeat(32) },
+    });
     expect(mismatch.status).toBe(403);
     expect(mismatch.body.code).toBe('csrf_failed');
     // A header alone proves nothing: it must equal a cookie the attacker's page cannot set.
@@ -82,15 +95,30 @@ describe('a refresh rotates the token pair', () => {
     const oldCsrf = api.cookies.get(CSRF_COOKIE);
     const res = await refresh(api);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ tokenType: 'Bearer', expiresIn: 900, user: { id: user.id, scope: 'organization', orgId: org.id } });
+    expect(res.body).toMatchObject({
+      tokenType: 'Bearer',
+      expiresIn: 900,
+      user: { id: user.id, scope: 'organization', orgId: org.id },
+    });
     expect(api.cookies.get(REFRESH_COOKIE)).toBeTruthy();
     expect(api.cookies.get(REFRESH_COOKIE)).not.toBe(oldRefresh);
     expect(api.cookies.get(CSRF_COOKIE)).not.toBe(oldCsrf);
     const after = claimsOf(res.body.accessToken);
-    expect(after).toMatchObject({ sub: user.id, sid: before.sid, scope: 'organization', orgId: org.id, partnerId: partner.id, roleId: ORG_ADMIN_ROLE_ID, mfa: false });
+    expect(after).toMatchObject({
+      sub: user.id,
+      sid: before.sid,
+      scope: 'organization',
+      orgId: org.id,
+      partnerId: partner.id,
+      roleId: ORG_ADMIN_ROLE_ID,
+      mfa: false,
+    });
     expect((await api.me()).status).toBe(200);
     // The session row now holds the new token's hash only.
-    const [row] = await t.deps.db.select().from(sessions).where(eq(sessions.id, String(before.sid)));
+    const [row] = await t.deps.db
+      .select()
+      .from(sessions)
+      .where(eq(sessions.id, String(before.sid)));
     expect(row!.revokedAt).toBeNull();
   });
 
@@ -116,7 +144,11 @@ describe('replaying a rotated refresh token revokes the whole session', () => {
 
     const attacker = await refresh(clientWithRefreshToken(t, stolen), { 'user-agent': 'thief/1.0' });
     expect(attacker.status).toBe(401);
-    expect(attacker.headers.getSetCookie().some((c) => c.startsWith(`${REFRESH_COOKIE}=`) && !/max-age=0|expires=thu, 01 jan 1970/i.test(c))).toBe(false);
+    expect(
+      attacker.headers
+        .getSetCookie()
+        .some((c) => c.startsWith(`${REFRESH_COOKIE}=`) && !/max-age=0|expires=thu, 01 jan 1970/i.test(c)),
+    ).toBe(false);
 
     // Next request of the legitimate client: both its credentials are dead.
     expect((await victim.me()).status).toBe(401);
@@ -129,10 +161,17 @@ describe('replaying a rotated refresh token revokes the whole session', () => {
 
     const events = await auditOf(t, 'auth.refresh.reuse_detected', user.id);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ result: 'denied', actorEmail: user.email, orgId: org.id, partnerId: partner.id, resourceType: 'session', resourceId: sid });
+    expect(events[0]).toMatchObject({
+      result: 'denied',
+      actorEmail: user.email,
+      orgId: org.id,
+      partnerId: partner.id,
+      resourceType: 'session',
+      resourceId: sid,
+    });
   });
 
-  it('leaves the user\'s other sessions alone', async () => {
+  it("leaves the user's other sessions alone", async () => {
     const { user } = await orgMember(t);
     const a = await signIn(t, user.email);
     const b = await signIn(t, user.email);
@@ -191,15 +230,20 @@ describe('two concurrent refreshes with one token: exactly one succeeds', () => 
     expect(issued.size).toBe(1);
   });
 
-  it('a twin that arrived before the winner\'s answer was ready loses the race without killing the session', async () => {
+  it("a twin that arrived before the winner's answer was ready loses the race without killing the session", async () => {
     // Driven through the service so both requests have certainly arrived before either answer exists (over HTTP
     // that ordering depends on scheduling). A late twin is indistinguishable from a replay and is treated as one.
     const { user } = await orgMember(t);
     const api = await signIn(t, user.email);
     const meta = { ip: '127.0.0.1', userAgent: 'vitest' };
-    const results = await Promise.allSettled([doRefresh(t.deps, api.refreshToken, meta), doRefresh(t.deps, api.refreshToken, meta)]);
+    const results = await Promise.allSettled([
+      doRefresh(t.deps, api.refreshToken, meta),
+      doRefresh(t.deps, api.refreshToken, meta),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
-    const won = results.find((r): r is PromiseFulfilledResult<Awaited<ReturnType<typeof doRefresh>>> => r.status === 'fulfilled')!.value;
+    const won = results.find(
+      (r): r is PromiseFulfilledResult<Awaited<ReturnType<typeof doRefresh>>> => r.status === 'fulfilled',
+    )!.value;
     await markRotationDelivered(t.deps, api.refreshToken);
     expect((await t.client().withToken(won.accessToken).me()).status).toBe(200);
     expect((await refresh(clientWithRefreshToken(t, won.refreshToken))).status).toBe(200);
@@ -216,10 +260,14 @@ describe('two concurrent refreshes with one token: exactly one succeeds', () => 
 async function concurrentRefreshes(refreshToken: string, n: number) {
   const { port } = new URL(t.baseUrl);
   const sockets = await Promise.all(
-    Array.from({ length: n }, () => new Promise<Socket>((resolve, reject) => {
-      const s = connect(Number(port), '127.0.0.1', () => resolve(s));
-      s.once('error', reject);
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Socket>((resolve, reject) => {
+          const s = connect(Number(port), '127.0.0.1', () => resolve(s));
+          s.once('error', reject);
+        }),
+    ),
   );
   const csrf = 'c'.repeat(32);
   const request = [
@@ -233,26 +281,40 @@ async function concurrentRefreshes(refreshToken: string, n: number) {
     '',
   ].join('\r\n');
   const answers = sockets.map(
-    (s) => new Promise<string>((resolve, reject) => {
-      let raw = '';
-      s.setEncoding('utf8');
-      s.on('data', (chunk: string) => (raw += chunk));
-      s.once('end', () => resolve(raw));
-      s.once('error', reject);
-    }),
+    (s) =>
+      new Promise<string>((resolve, reject) => {
+        let raw = '';
+        s.setEncoding('utf8');
+        s.on('data', (chunk: string) => (raw += chunk));
+        s.once('end', () => resolve(raw));
+        s.once('error', reject);
+      }),
   );
   for (const s of sockets) s.write(request);
   return (await Promise.all(answers)).map((raw) => {
     const [head, body] = raw.split('\r\n\r\n', 2) as [string, string];
     const refreshCookie = /^set-cookie: service_refresh_token=([^;]*)/im.exec(head)?.[1];
     const chunked = /^transfer-encoding: chunked/im.test(head);
-    const json = chunked ? body.split('\r\n').filter((_, i) => i % 2 === 1).join('') : body;
-    return { status: Number(head.split(' ')[1]), body: JSON.parse(json) as { accessToken?: string; code?: string }, refreshCookie };
+    const json = chunked
+      ? body
+          .split('\r\n')
+          .filter((_, i) => i % 2 === 1)
+          .join('')
+      : body;
+    return {
+      status: Number(head.split(' ')[1]),
+      body: JSON.parse(json) as { accessToken?: string; code?: string },
+      refreshCookie,
+    };
   });
 }
 
-describe('concurrent refreshes with one token on either database: one wins and the winner\'s session lives on', () => {
-  for (const [n, rounds] of [[2, 6], [10, 4], [50, 3]] as const) {
+describe("concurrent refreshes with one token on either database: one wins and the winner's session lives on", () => {
+  for (const [n, rounds] of [
+    [2, 6],
+    [10, 4],
+    [50, 3],
+  ] as const) {
     it(`${n} simultaneous refreshes, ${rounds} times: exactly one 200, the rest 401, the new pair works, no reuse revocation`, async () => {
       for (let round = 0; round < rounds; round++) {
         const { user } = await orgMember(t);
@@ -264,7 +326,10 @@ describe('concurrent refreshes with one token on either database: one wins and t
         expect(results.filter((r) => r.status === 401 && r.body.code === 'invalid_refresh_token')).toHaveLength(n - 1);
         const won = winners[0]!;
         expect(won.refreshCookie).toBeTruthy();
-        expect((await t.client().withToken(won.body.accessToken!).me()).status, `round ${round}: the new access token`).toBe(200);
+        expect(
+          (await t.client().withToken(won.body.accessToken!).me()).status,
+          `round ${round}: the new access token`,
+        ).toBe(200);
         const next = await refresh(clientWithRefreshToken(t, won.refreshCookie!));
         expect(next.status, `round ${round}: the new refresh token`).toBe(200);
         expect((await t.client().withToken(next.body.accessToken).me()).status).toBe(200);

@@ -6,12 +6,26 @@ import { sessions } from '../../src/db/schema/index.js';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';
 import type { ApiClient } from '../support/client.js';
-import { auditRecords, createOrg, createPartner, signedInOrgMember, signedInPartnerMember } from '../support/fixtures.js';
+import {
+  auditRecords,
+  createOrg,
+  createPartner,
+  signedInOrgMember,
+  signedInPartnerMember,
+} from '../support/fixtures.js';
 import { expectError } from '../mfa/helpers.js';
 import { orgMember, PASSWORD } from './helpers.js';
 
-const [, , , ORG_ADMIN, ORG_TECH, ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [string, string, string, string, string, string];
-const CHROME_LINUX = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const [, , , ORG_ADMIN, ORG_TECH, ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+const CHROME_LINUX =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const FIREFOX_WINDOWS = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:121.0) Gecko/20100101 Firefox/121.0';
 
 let t: TestApp;
@@ -34,9 +48,10 @@ async function signInAs(email: string, userAgent = CHROME_LINUX, base: ApiClient
   return api;
 }
 
-const sessionIdOf = (api: ApiClient) => JSON.parse(Buffer.from(api.token!.split('.')[1]!, 'base64url').toString()).sid as string;
+const sessionIdOf = (api: ApiClient) =>
+  JSON.parse(Buffer.from(api.token!.split('.')[1]!, 'base64url').toString()).sid as string;
 
-describe('GET /auth/sessions lists the caller\'s live sessions, parsed', () => {
+describe("GET /auth/sessions lists the caller's live sessions, parsed", () => {
   it('each sign-in with address, browser, OS, method, MFA and the calling one marked current; ended sessions drop out', async () => {
     const { user } = await orgMember(t);
     const a = await signInAs(user.email, CHROME_LINUX);
@@ -45,10 +60,33 @@ describe('GET /auth/sessions lists the caller\'s live sessions, parsed', () => {
     expect(list.status, list.text).toBe(200);
     expect(list.body.data).toHaveLength(2);
     const byId = new Map(list.body.data.map((s: { id: string }) => [s.id, s]));
-    expect(byId.get(sessionIdOf(a))).toMatchObject({ ip: '127.0.0.1', browser: 'Chrome 120', os: 'Linux', method: 'password', mfa: false, current: true });
-    expect(byId.get(sessionIdOf(b))).toMatchObject({ browser: 'Firefox 121', os: 'Windows 10', method: 'password', mfa: false, current: false });
+    expect(byId.get(sessionIdOf(a))).toMatchObject({
+      ip: '127.0.0.1',
+      browser: 'Chrome 120',
+      os: 'Linux',
+      method: 'password',
+      mfa: false,
+      current: true,
+    });
+    expect(byId.get(sessionIdOf(b))).toMatchObject({
+      browser: 'Firefox 121',
+      os: 'Windows 10',
+      method: 'password',
+      mfa: false,
+      current: false,
+    });
     for (const s of list.body.data) {
-      expect(Object.keys(s).sort()).toEqual(['browser', 'createdAt', 'current', 'id', 'ip', 'lastSeenAt', 'method', 'mfa', 'os']);
+      expect(Object.keys(s).sort()).toEqual([
+        'browser',
+        'createdAt',
+        'current',
+        'id',
+        'ip',
+        'lastSeenAt',
+        'method',
+        'mfa',
+        'os',
+      ]);
       expect(Date.parse(s.createdAt)).not.toBeNaN();
       expect(Date.parse(s.lastSeenAt)).not.toBeNaN();
     }
@@ -73,7 +111,7 @@ describe('a session ended from another session is refused on its next request, o
     expect(audit).toMatchObject({ actorUserId: user.id, details: { by: 'self', current: false } });
   });
 
-  it('another user\'s session id is 404 and that session lives on; a malformed id is 400', async () => {
+  it("another user's session id is 404 and that session lives on; a malformed id is 400", async () => {
     const one = await signInAs((await orgMember(t)).user.email);
     const other = await signInAs((await orgMember(t)).user.email);
     expectError(await one.delete(`/auth/sessions/${sessionIdOf(other)}`), 404, 'not_found');
@@ -98,7 +136,10 @@ describe('last seen is coalesced: at most one write per minute per session', () 
     const { user } = await orgMember(t);
     const api = await signInAs(user.email);
     const sid = sessionIdOf(api);
-    const lastSeen = async () => (await t.deps.db.select({ at: sessions.lastUsedAt }).from(sessions).where(eq(sessions.id, sid)))[0]!.at!.getTime();
+    const lastSeen = async () =>
+      (
+        await t.deps.db.select({ at: sessions.lastUsedAt }).from(sessions).where(eq(sessions.id, sid))
+      )[0]!.at!.getTime();
     const signedInAt = await lastSeen();
     for (let i = 0; i < 5; i++) {
       t.clock.advance(10_000);
@@ -107,7 +148,9 @@ describe('last seen is coalesced: at most one write per minute per session', () 
     expect(await lastSeen()).toBe(signedInAt);
     t.clock.advance(15_000);
     const before = t.clock.now().getTime();
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? peer.client().withToken(api.token) : api).get('/auth/me')));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? peer.client().withToken(api.token) : api).get('/auth/me')),
+    );
     expect(answers.map((r) => r.status)).toEqual(Array(8).fill(200));
     const moved = await lastSeen();
     expect(moved).toBeGreaterThanOrEqual(before);
@@ -120,8 +163,8 @@ describe('last seen is coalesced: at most one write per minute per session', () 
   });
 });
 
-describe('admins list and end a member\'s sessions (users:write, within the ceiling and the scope)', () => {
-  it('an org admin lists a member\'s sessions and ends one: refused on the peer at the next request, audited with the admin as actor', async () => {
+describe("admins list and end a member's sessions (users:write, within the ceiling and the scope)", () => {
+  it("an org admin lists a member's sessions and ends one: refused on the peer at the next request, audited with the admin as actor", async () => {
     const partner = await createPartner(t);
     const org = await createOrg(t, partner.id);
     const admin = await signedInOrgMember(t, org, { roleId: ORG_ADMIN });
@@ -136,41 +179,68 @@ describe('admins list and end a member\'s sessions (users:write, within the ceil
     expect(ended.status, ended.text).toBe(200);
     expectError(await peer.client().withToken(session.token).get('/auth/me'), 401, 'unauthenticated');
     const [audit] = await auditRecords(t, 'auth.session.revoke', sessionIdOf(session));
-    expect(audit).toMatchObject({ actorUserId: admin.user.id, orgId: org.id, details: { by: 'admin', userId: member.user.id } });
+    expect(audit).toMatchObject({
+      actorUserId: admin.user.id,
+      orgId: org.id,
+      details: { by: 'admin', userId: member.user.id },
+    });
     expectError(await admin.api.delete(`/users/${member.user.id}/sessions/${sessionIdOf(session)}`), 404, 'not_found');
   });
 
-  it('another tenant\'s member is 404; a session of the member in another tenant is neither listed nor ended', async () => {
+  it("another tenant's member is 404; a session of the member in another tenant is neither listed nor ended", async () => {
     const partner = await createPartner(t);
     const orgA = await createOrg(t, partner.id);
     const orgB = await createOrg(t, partner.id);
     const adminA = await signedInOrgMember(t, orgA, { roleId: ORG_ADMIN });
     const outsider = await signedInOrgMember(t, orgB, { roleId: ORG_TECH });
     expectError(await adminA.api.get(`/users/${outsider.user.id}/sessions`), 404, 'not_found');
-    expectError(await adminA.api.delete(`/users/${outsider.user.id}/sessions/${outsider.session.sessionId}`), 404, 'not_found');
+    expectError(
+      await adminA.api.delete(`/users/${outsider.user.id}/sessions/${outsider.session.sessionId}`),
+      404,
+      'not_found',
+    );
     // The same account, also a member of A: its session acting in B is not A's business.
     const { addOrgMember } = await import('../support/fixtures.js');
     await addOrgMember(t, { orgId: orgA.id, userId: outsider.user.id, roleId: ORG_VIEWER });
     const listed = await adminA.api.get(`/users/${outsider.user.id}/sessions`);
     expect(listed.status, listed.text).toBe(200);
     expect(listed.body.data.map((s: { id: string }) => s.id)).not.toContain(outsider.session.sessionId);
-    expectError(await adminA.api.delete(`/users/${outsider.user.id}/sessions/${outsider.session.sessionId}`), 404, 'not_found');
+    expectError(
+      await adminA.api.delete(`/users/${outsider.user.id}/sessions/${outsider.session.sessionId}`),
+      404,
+      'not_found',
+    );
     expect((await outsider.api.get('/auth/me')).status).toBe(200);
   });
 
-  it('without users:write: 403 forbidden; above the caller\'s ceiling: 403 permission_ceiling', async () => {
+  it("without users:write: 403 forbidden; above the caller's ceiling: 403 permission_ceiling", async () => {
     const partner = await createPartner(t);
     const org = await createOrg(t, partner.id);
     const viewer = await signedInOrgMember(t, org, { roleId: ORG_VIEWER });
     const member = await signedInOrgMember(t, org, { roleId: ORG_TECH });
     expectError(await viewer.api.get(`/users/${member.user.id}/sessions`), 403, 'forbidden');
-    expectError(await viewer.api.delete(`/users/${member.user.id}/sessions/${member.session.sessionId}`), 403, 'forbidden');
+    expectError(
+      await viewer.api.delete(`/users/${member.user.id}/sessions/${member.session.sessionId}`),
+      403,
+      'forbidden',
+    );
     const custom = await signedInPartnerMember(t, partner.id);
-    const role = await custom.api.post('/roles', { name: 'Session admin', permissions: [{ resource: 'users', action: 'write' }, { resource: 'users', action: 'read' }], orgId: org.id });
+    const role = await custom.api.post('/roles', {
+      name: 'Session admin',
+      permissions: [
+        { resource: 'users', action: 'write' },
+        { resource: 'users', action: 'read' },
+      ],
+      orgId: org.id,
+    });
     expect(role.status, role.text).toBe(201);
     const limited = await signedInOrgMember(t, org, { roleId: role.body.id });
     expectError(await limited.api.get(`/users/${member.user.id}/sessions`), 403, 'permission_ceiling');
-    expectError(await limited.api.delete(`/users/${member.user.id}/sessions/${member.session.sessionId}`), 403, 'permission_ceiling');
+    expectError(
+      await limited.api.delete(`/users/${member.user.id}/sessions/${member.session.sessionId}`),
+      403,
+      'permission_ceiling',
+    );
     expect((await member.api.get('/auth/me')).status).toBe(200);
   });
 });

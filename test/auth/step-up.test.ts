@@ -10,11 +10,23 @@ import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { callbackFor, startOidcProvider, type TestIdp } from '../support/oidc.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
-import { auditRecords, createOrg, createPartner, createSite, sessionFor, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  auditRecords,
+  createOrg,
+  createPartner,
+  createSite,
+  sessionFor,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { expectError } from '../mfa/helpers.js';
 import { CSRF_COOKIE } from './helpers.js';
 
-const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [string, string, string];
+const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [
+  string,
+  string,
+  string,
+];
 const PASSWORD = 'Glacier-7f3a9c-Saffron!';
 const MAX_AGE_MS = 600_000;
 const uniq = () => randomBytes(4).toString('hex');
@@ -61,51 +73,122 @@ const created = (res: ApiResponse) => {
   expect(res.status, res.text).toBeLessThan(300);
   return res.body.id as string;
 };
-const newRole = async (api: ApiClient) => created(await api.post('/roles', { name: `Role ${uniq()}`, permissions: [{ resource: 'devices', action: 'read' }] }));
-const newMember = async (roleId = PARTNER_TECH) => (await signedInPartnerMember(t, partnerId, { roleId, password: PASSWORD })).user.id;
-const newProvider = async (api: ApiClient) =>
-  created(await api.post('/sso/providers', providerBody()));
+const newRole = async (api: ApiClient) =>
+  created(await api.post('/roles', { name: `Role ${uniq()}`, permissions: [{ resource: 'devices', action: 'read' }] }));
+const newMember = async (roleId = PARTNER_TECH) =>
+  (await signedInPartnerMember(t, partnerId, { roleId, password: PASSWORD })).user.id;
+const newProvider = async (api: ApiClient) => created(await api.post('/sso/providers', providerBody()));
 /** A public address literal: passes the outbound guard without DNS; no event matches, so nothing is sent. */
 const webhookBody = () => ({ url: 'https://203.0.113.10/hook', events: ['nothing.'] });
 const newWebhook = async (api: ApiClient) => created(await api.post('/webhooks', webhookBody()));
-const newServiceAccount = async (api: ApiClient) => created(await api.post('/service-accounts', { name: `SA ${uniq()}`, roleId: PARTNER_VIEWER }));
-const providerBody = () => ({ name: `IdP ${uniq()}`, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret });
+const newServiceAccount = async (api: ApiClient) =>
+  created(await api.post('/service-accounts', { name: `SA ${uniq()}`, roleId: PARTNER_VIEWER }));
+const providerBody = () => ({
+  name: `IdP ${uniq()}`,
+  issuer: idp.issuer,
+  clientId: idp.clientId,
+  clientSecret: idp.clientSecret,
+});
 
 /** One case per listed route: prepares what the route needs (with a fresh session), then names the call. */
 const CASES: Record<string, Case> = {
-  'POST /api/v1/roles': async () => ({ method: 'POST', path: '/roles', body: { name: `Role ${uniq()}`, permissions: [{ resource: 'devices', action: 'read' }] } }),
-  'PATCH /api/v1/roles/:id': async (api) => ({ method: 'PATCH', path: `/roles/${await newRole(api)}`, body: { description: 'changed' } }),
+  'POST /api/v1/roles': async () => ({
+    method: 'POST',
+    path: '/roles',
+    body: { name: `Role ${uniq()}`, permissions: [{ resource: 'devices', action: 'read' }] },
+  }),
+  'PATCH /api/v1/roles/:id': async (api) => ({
+    method: 'PATCH',
+    path: `/roles/${await newRole(api)}`,
+    body: { description: 'changed' },
+  }),
   'DELETE /api/v1/roles/:id': async (api) => ({ method: 'DELETE', path: `/roles/${await newRole(api)}` }),
-  'POST /api/v1/roles/:id/clone': async () => ({ method: 'POST', path: `/roles/${PARTNER_VIEWER}/clone`, body: { name: `Clone ${uniq()}` } }),
-  'POST /api/v1/users/:id/role': async () => ({ method: 'POST', path: `/users/${await newMember()}/role`, body: { roleId: PARTNER_VIEWER } }),
-  'POST /api/v1/users/invite': async () => ({ method: 'POST', path: '/users/invite', body: { email: `admin-${uniq()}@example.test`, name: 'New Admin', roleId: PARTNER_ADMIN } }),
+  'POST /api/v1/roles/:id/clone': async () => ({
+    method: 'POST',
+    path: `/roles/${PARTNER_VIEWER}/clone`,
+    body: { name: `Clone ${uniq()}` },
+  }),
+  'POST /api/v1/users/:id/role': async () => ({
+    method: 'POST',
+    path: `/users/${await newMember()}/role`,
+    body: { roleId: PARTNER_VIEWER },
+  }),
+  'POST /api/v1/users/invite': async () => ({
+    method: 'POST',
+    path: '/users/invite',
+    body: { email: `admin-${uniq()}@example.test`, name: 'New Admin', roleId: PARTNER_ADMIN },
+  }),
   'POST /api/v1/users/:id/mfa/reset': async () => ({ method: 'POST', path: `/users/${await newMember()}/mfa/reset` }),
   'POST /api/v1/sso/providers': async () => ({ method: 'POST', path: '/sso/providers', body: providerBody() }),
-  'PATCH /api/v1/sso/providers/:id': async (api) => ({ method: 'PATCH', path: `/sso/providers/${await newProvider(api)}`, body: { name: `Renamed ${uniq()}` } }),
-  'DELETE /api/v1/sso/providers/:id': async (api) => ({ method: 'DELETE', path: `/sso/providers/${await newProvider(api)}` }),
-  'POST /api/v1/sso/providers/:id/status': async (api) => ({ method: 'POST', path: `/sso/providers/${await newProvider(api)}/status`, body: { status: 'inactive' } }),
-  'POST /api/v1/enrollment-keys': async () => ({ method: 'POST', path: '/enrollment-keys', body: { orgId, siteId, name: `Key ${uniq()}` } }),
-  'PATCH /api/v1/orgs/organizations/:id': async () => ({ method: 'PATCH', path: `/orgs/organizations/${orgId}`, body: { settings: { security: { requireMfa: false } } } }),
-  'PATCH /api/v1/orgs/partners/me': async () => ({ method: 'PATCH', path: '/orgs/partners/me', body: { settings: { security: { requireMfa: false } } } }),
+  'PATCH /api/v1/sso/providers/:id': async (api) => ({
+    method: 'PATCH',
+    path: `/sso/providers/${await newProvider(api)}`,
+    body: { name: `Renamed ${uniq()}` },
+  }),
+  'DELETE /api/v1/sso/providers/:id': async (api) => ({
+    method: 'DELETE',
+    path: `/sso/providers/${await newProvider(api)}`,
+  }),
+  'POST /api/v1/sso/providers/:id/status': async (api) => ({
+    method: 'POST',
+    path: `/sso/providers/${await newProvider(api)}/status`,
+    body: { status: 'inactive' },
+  }),
+  'POST /api/v1/enrollment-keys': async () => ({
+    method: 'POST',
+    path: '/enrollment-keys',
+    body: { orgId, siteId, name: `Key ${uniq()}` },
+  }),
+  'PATCH /api/v1/orgs/organizations/:id': async () => ({
+    method: 'PATCH',
+    path: `/orgs/organizations/${orgId}`,
+    body: { settings: { security: { requireMfa: false } } },
+  }),
+  'PATCH /api/v1/orgs/partners/me': async () => ({
+    method: 'PATCH',
+    path: '/orgs/partners/me',
+    body: { settings: { security: { requireMfa: false } } },
+  }),
   'POST /api/v1/webhooks': async () => ({ method: 'POST', path: '/webhooks', body: webhookBody() }),
-  'PATCH /api/v1/webhooks/:id': async (api) => ({ method: 'PATCH', path: `/webhooks/${await newWebhook(api)}`, body: { description: 'changed' } }),
+  'PATCH /api/v1/webhooks/:id': async (api) => ({
+    method: 'PATCH',
+    path: `/webhooks/${await newWebhook(api)}`,
+    body: { description: 'changed' },
+  }),
   'DELETE /api/v1/webhooks/:id': async (api) => ({ method: 'DELETE', path: `/webhooks/${await newWebhook(api)}` }),
-  'POST /api/v1/service-accounts/:id/keys': async (api) => ({ method: 'POST', path: `/service-accounts/${await newServiceAccount(api)}/keys`, body: { name: `Key ${uniq()}` } }),
-  'PATCH /api/v1/service-accounts/:id': async (api) => ({ method: 'PATCH', path: `/service-accounts/${await newServiceAccount(api)}`, body: { roleId: PARTNER_TECH } }),
-  'POST /api/v1/scim-tokens': async () => ({ method: 'POST', path: '/scim-tokens', body: { name: `IdP ${uniq()}`, defaultRoleId: PARTNER_VIEWER } }),
+  'POST /api/v1/service-accounts/:id/keys': async (api) => ({
+    method: 'POST',
+    path: `/service-accounts/${await newServiceAccount(api)}/keys`,
+    body: { name: `Key ${uniq()}` },
+  }),
+  'PATCH /api/v1/service-accounts/:id': async (api) => ({
+    method: 'PATCH',
+    path: `/service-accounts/${await newServiceAccount(api)}`,
+    body: { roleId: PARTNER_TECH },
+  }),
+  'POST /api/v1/scim-tokens': async () => ({
+    method: 'POST',
+    path: '/scim-tokens',
+    body: { name: `IdP ${uniq()}`, defaultRoleId: PARTNER_VIEWER },
+  }),
 };
 
 const send = (api: ApiClient, c: Call) => api.request(c.method, c.path, { body: c.body, query: c.query });
 
 describe('the risky-route list is complete and enforced', () => {
   it('every route carrying requireStepUp is listed, and every listed route carries it', () => {
-    const guarded = t.app.registeredRoutes.filter((r) => r.stepUp).map((r) => `${r.method} ${r.url}`).sort();
+    const guarded = t.app.registeredRoutes
+      .filter((r) => r.stepUp)
+      .map((r) => `${r.method} ${r.url}`)
+      .sort();
     expect(guarded).toEqual(STEP_UP_ROUTES.map((r) => `${r.method} ${r.url}`).sort());
   });
 
   it('the app refuses to start when a guarded route is missing from the list or a listed one is unguarded', () => {
     const listed = STEP_UP_ROUTES.map((r) => ({ method: r.method, url: r.url, stepUp: true }));
-    expect(() => assertStepUpRoutes([...listed, { method: 'POST', url: '/api/v1/new-risky-route', stepUp: true }])).toThrow(/unlisted POST \/api\/v1\/new-risky-route/);
+    expect(() =>
+      assertStepUpRoutes([...listed, { method: 'POST', url: '/api/v1/new-risky-route', stepUp: true }]),
+    ).toThrow(/unlisted POST \/api\/v1\/new-risky-route/);
     expect(() => assertStepUpRoutes(listed.slice(1))).toThrow(/unguarded POST \/api\/v1\/roles/);
     expect(() => assertStepUpRoutes(listed)).not.toThrow();
   });
@@ -144,17 +227,33 @@ describe('a fresh sign-in is a fresh proof; conditional routes are risky only wh
   it('inviting to a non-admin role, or changing an organisation without touching its settings, needs no step-up', async () => {
     const api = await freshAdmin();
     age();
-    const invite = await api.post('/users/invite', { email: `viewer-${uniq()}@example.test`, name: 'Viewer', roleId: PARTNER_VIEWER });
+    const invite = await api.post('/users/invite', {
+      email: `viewer-${uniq()}@example.test`,
+      name: 'Viewer',
+      roleId: PARTNER_VIEWER,
+    });
     expect(invite.status, invite.text).toBe(201);
     const rename = await api.patch(`/orgs/organizations/${orgId}`, { name: `Org ${uniq()}` });
     expect(rename.status, rename.text).toBe(200);
-    expectError(await api.post('/users/invite', { email: `tech-${uniq()}@example.test`, name: 'Admin-ish', roleId: PARTNER_ADMIN }), 403, 'step_up_required');
+    expectError(
+      await api.post('/users/invite', {
+        email: `tech-${uniq()}@example.test`,
+        name: 'Admin-ish',
+        roleId: PARTNER_ADMIN,
+      }),
+      403,
+      'step_up_required',
+    );
   });
 });
 
 describe('auth_time: carried in the access token, kept across refresh, renewed by step-up only', () => {
   it('sign-in sets auth_time; refresh keeps it; POST /auth/step-up renews it on the session row and in the token', async () => {
-    const m = await signedInPartnerMember(t, partnerId, { roleId: PARTNER_TECH, password: PASSWORD, mfaEnabled: false });
+    const m = await signedInPartnerMember(t, partnerId, {
+      roleId: PARTNER_TECH,
+      password: PASSWORD,
+      mfaEnabled: false,
+    });
     const api = t.client();
     const seconds = () => Math.floor(t.clock.now().getTime() / 1000);
     const before = seconds();
@@ -164,7 +263,9 @@ describe('auth_time: carried in the access token, kept across refresh, renewed b
     expect(first.auth_time).toBeGreaterThanOrEqual(before);
     expect(first.auth_time).toBeLessThanOrEqual(seconds());
     age();
-    const refreshed = await api.post('/auth/refresh', undefined, { headers: { 'x-service-csrf': api.cookies.get(CSRF_COOKIE)! } });
+    const refreshed = await api.post('/auth/refresh', undefined, {
+      headers: { 'x-service-csrf': api.cookies.get(CSRF_COOKIE)! },
+    });
     expect(refreshed.status, refreshed.text).toBe(200);
     expect((decodeJwt(refreshed.body.accessToken) as { auth_time?: number }).auth_time).toBe(first.auth_time);
     api.token = refreshed.body.accessToken;

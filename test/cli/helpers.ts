@@ -62,7 +62,8 @@ export async function cliDatabase(): Promise<CliDb> {
       }
     },
     drop: async () => {
-      if (testDb.dataDir) await import('node:fs').then((fs) => fs.rmSync(testDb.dataDir!, { recursive: true, force: true }));
+      if (testDb.dataDir)
+        await import('node:fs').then((fs) => fs.rmSync(testDb.dataDir!, { recursive: true, force: true }));
       else await testDb.drop();
     },
   };
@@ -70,7 +71,11 @@ export async function cliDatabase(): Promise<CliDb> {
 
 export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [compiledCli(), ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [compiledCli(), ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -94,5 +99,5 @@ export function runCli(args: string[], env: Record<string, string>, stdin?: stri
   });
 }
 
-export const rowsOf = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? (result as T[]));
+export const rowsOf = <T>(result: unknown): T[] => (result as { rows?: T[] }).rows ?? (result as T[]);
 export const STRONG = 'Harbour-lantern-7-quietly!';

@@ -39,7 +39,12 @@ const ids = (res: ApiResponse) => (res.body.data as { id: string }[]).map((r) =>
 describe('each kind is created with a body validated for that kind', () => {
   it('answers 201 with the item, partner-owned without orgId', async () => {
     for (const kind of Object.keys(BODIES) as Kind[]) {
-      const res = await a.admin.api.post('/config-items', { kind, name: `Default ${kind}`, description: 'from the old tool', body: BODIES[kind] });
+      const res = await a.admin.api.post('/config-items', {
+        kind,
+        name: `Default ${kind}`,
+        description: 'from the old tool',
+        body: BODIES[kind],
+      });
       expect(res.status, res.text).toBe(201);
       expect(res.body).toEqual({
         id: expect.any(String),
@@ -59,38 +64,92 @@ describe('each kind is created with a body validated for that kind', () => {
   });
 
   const cases: [string, Kind, Record<string, unknown>, string][] = [
-    ['an unknown time zone', 'maintenance_window', { ...BODIES.maintenance_window, timezone: 'Mars/Olympus_Mons' }, 'body.timezone'],
+    [
+      'an unknown time zone',
+      'maintenance_window',
+      { ...BODIES.maintenance_window, timezone: 'Mars/Olympus_Mons' },
+      'body.timezone',
+    ],
     ['a start of 24:00', 'maintenance_window', { ...BODIES.maintenance_window, start: '24:00' }, 'body.start'],
     ['a start without minutes', 'maintenance_window', { ...BODIES.maintenance_window, start: '9' }, 'body.start'],
-    ['a zero duration', 'maintenance_window', { ...BODIES.maintenance_window, durationMinutes: 0 }, 'body.durationMinutes'],
-    ['a duration over a day', 'maintenance_window', { ...BODIES.maintenance_window, durationMinutes: 1441 }, 'body.durationMinutes'],
+    [
+      'a zero duration',
+      'maintenance_window',
+      { ...BODIES.maintenance_window, durationMinutes: 0 },
+      'body.durationMinutes',
+    ],
+    [
+      'a duration over a day',
+      'maintenance_window',
+      { ...BODIES.maintenance_window, durationMinutes: 1441 },
+      'body.durationMinutes',
+    ],
     ['day 7', 'maintenance_window', { ...BODIES.maintenance_window, daysOfWeek: [7] }, 'body.daysOfWeek.0'],
     ['a repeated day', 'maintenance_window', { ...BODIES.maintenance_window, daysOfWeek: [1, 1] }, 'body.daysOfWeek'],
     ['no day', 'maintenance_window', { ...BODIES.maintenance_window, daysOfWeek: [] }, 'body.daysOfWeek'],
-    ['an unknown classification', 'patch_policy', { ...BODIES.patch_policy, autoApprove: ['urgent'] }, 'body.autoApprove.0'],
-    ['an unknown reboot behaviour', 'patch_policy', { ...BODIES.patch_policy, rebootBehavior: 'sometimes' }, 'body.rebootBehavior'],
+    [
+      'an unknown classification',
+      'patch_policy',
+      { ...BODIES.patch_policy, autoApprove: ['urgent'] },
+      'body.autoApprove.0',
+    ],
+    [
+      'an unknown reboot behaviour',
+      'patch_policy',
+      { ...BODIES.patch_policy, rebootBehavior: 'sometimes' },
+      'body.rebootBehavior',
+    ],
     ['366 deferral days', 'patch_policy', { ...BODIES.patch_policy, deferDays: 366 }, 'body.deferDays'],
     ['fractional deferral days', 'patch_policy', { ...BODIES.patch_policy, deferDays: 1.5 }, 'body.deferDays'],
     ['an unknown severity', 'alert_template', { ...BODIES.alert_template, severity: 'fatal' }, 'body.severity'],
     ['an empty condition', 'alert_template', { ...BODIES.alert_template, condition: ' ' }, 'body.condition'],
-    ['recipients that are not a list', 'alert_template', { ...BODIES.alert_template, notify: 'noc@example.test' }, 'body.notify'],
+    [
+      'recipients that are not a list',
+      'alert_template',
+      { ...BODIES.alert_template, notify: 'noc@example.test' },
+      'body.notify',
+    ],
     ['policy settings missing', 'policy', {}, 'body.settings'],
     ['a NUL in a policy setting', 'policy', { settings: { banner: 'a\u0000b' } }, 'body.settings'],
-    ['another kind\'s body', 'patch_policy', BODIES.maintenance_window, 'body'],
+    ["another kind's body", 'patch_policy', BODIES.maintenance_window, 'body'],
     ['an unknown body field', 'patch_policy', { ...BODIES.patch_policy, extra: 1 }, 'body.extra'],
   ];
   it.each(cases)('refuses %s (400 validation_failed naming the field)', async (_label, kind, body, field) => {
     const res = await a.admin.api.post('/config-items', { kind, name: 'Bad', body });
     refused(res, 400, 'validation_failed');
-    expect(Object.keys(res.body.details.fieldErrors).some((k) => k === field || k.startsWith(`${field}.`)), JSON.stringify(res.body.details)).toBe(true);
+    expect(
+      Object.keys(res.body.details.fieldErrors).some((k) => k === field || k.startsWith(`${field}.`)),
+      JSON.stringify(res.body.details),
+    ).toBe(true);
   });
 
   it('refuses an unknown kind, a missing name, a NUL in the name and unknown top-level fields', async () => {
-    refused(await a.admin.api.post('/config-items', { kind: 'backup_plan', name: 'x', body: {} }), 400, 'validation_failed');
+    refused(
+      await a.admin.api.post('/config-items', { kind: 'backup_plan', name: 'x', body: {} }),
+      400,
+      'validation_failed',
+    );
     refused(await a.admin.api.post('/config-items', { kind: 'policy', body: BODIES.policy }), 400, 'validation_failed');
-    refused(await a.admin.api.post('/config-items', { kind: 'policy', name: 'a\u0000b', body: BODIES.policy }), 400, 'validation_failed');
-    refused(await a.admin.api.post('/config-items', { kind: 'policy', name: 'x', body: BODIES.policy, partnerId: b.partner.id }), 400, 'validation_failed');
-    refused(await a.admin.api.request('POST', '/config-items', { rawBody: '{"kind":', contentType: 'application/json' }), 400, 'validation_failed');
+    refused(
+      await a.admin.api.post('/config-items', { kind: 'policy', name: 'a\u0000b', body: BODIES.policy }),
+      400,
+      'validation_failed',
+    );
+    refused(
+      await a.admin.api.post('/config-items', {
+        kind: 'policy',
+        name: 'x',
+        body: BODIES.policy,
+        partnerId: b.partner.id,
+      }),
+      400,
+      'validation_failed',
+    );
+    refused(
+      await a.admin.api.request('POST', '/config-items', { rawBody: '{"kind":', contentType: 'application/json' }),
+      400,
+      'validation_failed',
+    );
     refused(await a.admin.api.get('/config-items/not-a-uuid'), 400, 'validation_failed');
     refused(await a.admin.api.get('/config-items', { query: { kind: 'nope' } }), 400, 'validation_failed');
     refused(await a.admin.api.get('/config-items', { query: { cursor: 'garbage' } }), 400, 'validation_failed');
@@ -99,19 +158,34 @@ describe('each kind is created with a body validated for that kind', () => {
 
   it('a PATCH body must fit the kind of the item it changes', async () => {
     const item = await create(a.admin.api, 'patch_policy');
-    refused(await a.admin.api.patch(`/config-items/${item.id}`, { body: BODIES.maintenance_window }), 400, 'validation_failed');
-    refused(await a.admin.api.patch(`/config-items/${item.id}`, { body: { ...BODIES.patch_policy, deferDays: 400 } }), 400, 'validation_failed');
+    refused(
+      await a.admin.api.patch(`/config-items/${item.id}`, { body: BODIES.maintenance_window }),
+      400,
+      'validation_failed',
+    );
+    refused(
+      await a.admin.api.patch(`/config-items/${item.id}`, { body: { ...BODIES.patch_policy, deferDays: 400 } }),
+      400,
+      'validation_failed',
+    );
     refused(await a.admin.api.patch(`/config-items/${item.id}`, {}), 400, 'validation_failed');
     refused(await a.admin.api.patch(`/config-items/${item.id}`, { kind: 'policy' }), 400, 'validation_failed');
-    const ok = await a.admin.api.patch(`/config-items/${item.id}`, { name: 'Renamed', body: { ...BODIES.patch_policy, deferDays: 14 } });
+    const ok = await a.admin.api.patch(`/config-items/${item.id}`, {
+      name: 'Renamed',
+      body: { ...BODIES.patch_policy, deferDays: 14 },
+    });
     expect(ok.status, ok.text).toBe(200);
-    expect(ok.body).toMatchObject({ name: 'Renamed', kind: 'patch_policy', body: { deferDays: 14, rebootBehavior: 'if_required' } });
+    expect(ok.body).toMatchObject({
+      name: 'Renamed',
+      kind: 'patch_policy',
+      body: { deferDays: 14, rebootBehavior: 'if_required' },
+    });
     expect((await a.admin.api.get(`/config-items/${item.id}`)).body.body.deferDays).toBe(14);
   });
 });
 
 describe('partner-owned items are in force in every organisation of the partner', () => {
-  it('each organisation lists the partner-owned items beside its own, each with its source; never a sibling\'s', async () => {
+  it("each organisation lists the partner-owned items beside its own, each with its source; never a sibling's", async () => {
     const shared = await create(a.admin.api, 'maintenance_window');
     const own1 = await create(a.orgAdmins[0].api, 'maintenance_window');
     const own2 = await create(a.admin.api, 'maintenance_window', { orgId: a.orgs[1].id });
@@ -148,7 +222,9 @@ describe('partner-owned items are in force in every organisation of the partner'
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await a.orgAdmins[1].api.get('/config-items', { query: { kind: 'alert_template', limit: 2, cursor } });
+      const page = await a.orgAdmins[1].api.get('/config-items', {
+        query: { kind: 'alert_template', limit: 2, cursor },
+      });
       expect(page.status, page.text).toBe(200);
       seen.push(...ids(page));
       cursor = page.body.nextCursor ?? undefined;
@@ -161,8 +237,16 @@ describe('partner-owned items are in force in every organisation of the partner'
 describe('partner-owned items are changed only by partner users with orgAccess all', () => {
   it('a partner user with selected organisations cannot create, change or delete one (403 full_org_access_required)', async () => {
     const shared = await create(a.admin.api, 'policy');
-    refused(await a.selected.api.post('/config-items', { kind: 'policy', name: 'x', body: BODIES.policy }), 403, 'full_org_access_required');
-    refused(await a.selected.api.patch(`/config-items/${shared.id}`, { name: 'hijacked' }), 403, 'full_org_access_required');
+    refused(
+      await a.selected.api.post('/config-items', { kind: 'policy', name: 'x', body: BODIES.policy }),
+      403,
+      'full_org_access_required',
+    );
+    refused(
+      await a.selected.api.patch(`/config-items/${shared.id}`, { name: 'hijacked' }),
+      403,
+      'full_org_access_required',
+    );
     refused(await a.selected.api.delete(`/config-items/${shared.id}`), 403, 'full_org_access_required');
     // ...but manages the items of its organisation.
     const own = await create(a.selected.api, 'policy', { orgId: a.orgs[0].id });
@@ -172,7 +256,11 @@ describe('partner-owned items are changed only by partner users with orgAccess a
 
   it('an organisation admin sees it but cannot change or delete it (403 full_org_access_required)', async () => {
     const shared = await create(a.admin.api, 'patch_policy');
-    refused(await a.orgAdmins[0].api.patch(`/config-items/${shared.id}`, { name: 'hijacked' }), 403, 'full_org_access_required');
+    refused(
+      await a.orgAdmins[0].api.patch(`/config-items/${shared.id}`, { name: 'hijacked' }),
+      403,
+      'full_org_access_required',
+    );
     refused(await a.orgAdmins[0].api.delete(`/config-items/${shared.id}`), 403, 'full_org_access_required');
     expect((await a.orgAdmins[0].api.get(`/config-items/${shared.id}`)).body.name).toBe(shared.name);
     // An organisation caller's item without orgId belongs to its organisation, never to the partner.
@@ -188,7 +276,12 @@ describe('partner-owned items are changed only by partner users with orgAccess a
     refused(await a.admin.api.get(`/config-items/${shared.id}`), 404, 'not_found');
     for (const action of ['config_item.create', 'config_item.update', 'config_item.delete']) {
       const [rec] = await auditRecords(t, action, shared.id);
-      expect(rec, action).toMatchObject({ partnerId: a.partner.id, orgId: null, actorUserId: a.admin.user.id, resourceType: 'config_item' });
+      expect(rec, action).toMatchObject({
+        partnerId: a.partner.id,
+        orgId: null,
+        actorUserId: a.admin.user.id,
+        resourceType: 'config_item',
+      });
     }
     const own = await create(a.orgAdmins[0].api, 'policy');
     const [rec] = await auditRecords(t, 'config_item.create', own.id);
@@ -207,7 +300,11 @@ describe('tenant isolation', () => {
       refused(await b.orgAdmins[0].api.get(`/config-items/${id}`), 404, 'not_found');
     }
     refused(await b.admin.api.get('/config-items', { query: { orgId: a.orgs[0].id } }), 404, 'not_found');
-    refused(await b.admin.api.post('/config-items', { kind: 'policy', name: 'x', body: BODIES.policy, orgId: a.orgs[0].id }), 404, 'not_found');
+    refused(
+      await b.admin.api.post('/config-items', { kind: 'policy', name: 'x', body: BODIES.policy, orgId: a.orgs[0].id }),
+      404,
+      'not_found',
+    );
     for (const api of [b.admin.api, b.orgAdmins[0].api]) {
       const list = await api.get('/config-items', { query: { limit: 200 } });
       expect(list.status).toBe(200);
@@ -222,11 +319,29 @@ describe('tenant isolation', () => {
     refused(await a.orgAdmins[0].api.patch(`/config-items/${other.id}`, { name: 'x' }), 404, 'not_found');
     refused(await a.orgAdmins[0].api.delete(`/config-items/${other.id}`), 404, 'not_found');
     refused(await a.orgAdmins[0].api.get('/config-items', { query: { orgId: a.orgs[1].id } }), 404, 'not_found');
-    refused(await a.orgAdmins[0].api.post('/config-items', { kind: 'policy', name: 'x', body: BODIES.policy, orgId: a.orgs[1].id }), 404, 'not_found');
+    refused(
+      await a.orgAdmins[0].api.post('/config-items', {
+        kind: 'policy',
+        name: 'x',
+        body: BODIES.policy,
+        orgId: a.orgs[1].id,
+      }),
+      404,
+      'not_found',
+    );
     refused(await a.selected.api.get(`/config-items/${other.id}`), 404, 'not_found');
     refused(await a.selected.api.patch(`/config-items/${other.id}`, { name: 'x' }), 404, 'not_found');
     refused(await a.selected.api.get('/config-items', { query: { orgId: a.orgs[1].id } }), 404, 'not_found');
-    refused(await a.selected.api.post('/config-items', { kind: 'policy', name: 'x', body: BODIES.policy, orgId: a.orgs[1].id }), 404, 'not_found');
+    refused(
+      await a.selected.api.post('/config-items', {
+        kind: 'policy',
+        name: 'x',
+        body: BODIES.policy,
+        orgId: a.orgs[1].id,
+      }),
+      404,
+      'not_found',
+    );
     const list = await a.selected.api.get('/config-items', { query: { orgId: a.orgs[0].id, limit: 200 } });
     expect(ids(list)).not.toContain(other.id);
   });
@@ -239,7 +354,11 @@ describe('permissions: automations:read | write | delete', () => {
     refused(await a.viewer.api.get(`/config-items/${item.id}`), 403, 'forbidden');
     refused(await a.orgViewer.api.get('/config-items'), 403, 'forbidden');
     expect((await a.tech.api.get(`/config-items/${item.id}`)).status).toBe(200);
-    refused(await a.tech.api.post('/config-items', { kind: 'policy', name: 'x', body: BODIES.policy, orgId: a.orgs[0].id }), 403, 'forbidden');
+    refused(
+      await a.tech.api.post('/config-items', { kind: 'policy', name: 'x', body: BODIES.policy, orgId: a.orgs[0].id }),
+      403,
+      'forbidden',
+    );
     refused(await a.tech.api.patch(`/config-items/${item.id}`, { name: 'x' }), 403, 'forbidden');
     refused(await a.tech.api.delete(`/config-items/${item.id}`), 403, 'forbidden');
     // The permission is refused before the body is read (CONTRACT 10).

@@ -7,7 +7,14 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
 import { choose, dialog, giveSession, whoami } from '../support/console-session.js';
-import { createOrg, createPartner, sessionFor, signedInOrgMember, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  createOrg,
+  createPartner,
+  sessionFor,
+  signedInOrgMember,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { expectStatus, ORG_ADMIN, PARTNER_ADMIN, PARTNER_TECH } from '../onboarding/helpers.js';
 import { checkPage, ensureConsoleBuilt, launch, newTab, type Tab } from './browser.js';
 
@@ -27,8 +34,18 @@ beforeAll(async () => {
   partner = await createPartner(t, 'Northwind MSP');
   org = await createOrg(t, partner.id, 'Contoso Dental');
   other = await createOrg(t, partner.id, 'Fabrikam Clinic');
-  partnerAdmin = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN, email: 'ops@northwind.example', name: 'Olivia Ops' });
-  tech = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_TECH, orgAccess: 'eligible', orgIds: [org.id], email: 'tech@northwind.example', name: 'Tariq Tech' });
+  partnerAdmin = await signedInPartnerMember(t, partner.id, {
+    roleId: PARTNER_ADMIN,
+    email: 'ops@northwind.example',
+    name: 'Olivia Ops',
+  });
+  tech = await signedInPartnerMember(t, partner.id, {
+    roleId: PARTNER_TECH,
+    orgAccess: 'eligible',
+    orgIds: [org.id],
+    email: 'tech@northwind.example',
+    name: 'Tariq Tech',
+  });
   orgAdmin = await signedInOrgMember(t, org, { roleId: ORG_ADMIN, email: 'it@contoso.example', name: 'Cora Contoso' });
 });
 afterAll(async () => {
@@ -46,7 +63,10 @@ async function open(m: SignedInMember, context: Parameters<typeof sessionFor>[2]
 
 describe('journey: just-in-time access requested in the console and approved by the customer there', () => {
   it('the eligible member asks, the organisation admin approves, and the member then reaches the organisation', async () => {
-    expectStatus(await orgAdmin.api.patch(`/orgs/organizations/${org.id}`, { settings: { jitApproval: 'customer_admin' } }), 200);
+    expectStatus(
+      await orgAdmin.api.patch(`/orgs/organizations/${org.id}`, { settings: { jitApproval: 'customer_admin' } }),
+      200,
+    );
     expectStatus(await tech.api.get(`/orgs/organizations/${org.id}`), 404);
 
     const member = await open(tech, { scope: 'partner', partnerId: partner.id, roleId: PARTNER_TECH }, '/access');
@@ -69,7 +89,11 @@ describe('journey: just-in-time access requested in the console and approved by 
     await checkPage(member, 'access-requests-member-pending');
     expectStatus(await tech.api.get(`/orgs/organizations/${org.id}`), 404);
 
-    const customer = await open(orgAdmin, { scope: 'organization', partnerId: partner.id, orgId: org.id, roleId: ORG_ADMIN }, '/access/requests');
+    const customer = await open(
+      orgAdmin,
+      { scope: 'organization', partnerId: partner.id, orgId: org.id, roleId: ORG_ADMIN },
+      '/access/requests',
+    );
     const cp = customer.page;
     const row = cp.getByTestId('approvable-requests').getByRole('row', { name: /Restore the imaging server/ });
     await row.waitFor();
@@ -78,22 +102,44 @@ describe('journey: just-in-time access requested in the console and approved by 
     await checkPage(customer, 'access-requests-approver');
     await cp.getByRole('button', { name: 'Approve Restore the imaging server' }).click();
     await cp.getByText('No request waits for your approval.').waitFor();
-    await cp.getByTestId('access-grants').getByRole('row', { name: /Restore the imaging server/ }).waitFor();
+    await cp
+      .getByTestId('access-grants')
+      .getByRole('row', { name: /Restore the imaging server/ })
+      .waitFor();
     await checkPage(customer, 'access-requests-approved');
 
     expectStatus(await tech.api.get(`/orgs/organizations/${org.id}`), 200);
 
     // The customer's view: the grant in force, the policy as the API answers it.
     await cp.getByRole('tab', { name: 'Partner access' }).click();
-    await cp.getByTestId('org-grants').getByRole('row', { name: /Restore the imaging server/ }).waitFor();
+    await cp
+      .getByTestId('org-grants')
+      .getByRole('row', { name: /Restore the imaging server/ })
+      .waitFor();
     await expect.poll(() => cp.getByRole('radio', { name: 'Allowed' }).isChecked(), { timeout: 30_000 }).toBe(true);
-    await expect.poll(() => cp.getByRole('radio', { name: 'An admin of the organisation approves' }).isChecked(), { timeout: 30_000 }).toBe(true);
-    await cp.getByTestId('partner-access').getByRole('row', { name: /ops@northwind\.example/ }).waitFor();
+    await expect
+      .poll(() => cp.getByRole('radio', { name: 'An admin of the organisation approves' }).isChecked(), {
+        timeout: 30_000,
+      })
+      .toBe(true);
+    await cp
+      .getByTestId('partner-access')
+      .getByRole('row', { name: /ops@northwind\.example/ })
+      .waitFor();
     await checkPage(customer, 'access-customer-view');
 
     // The member sees the approval in the console too.
     await mp.reload();
-    await expect.poll(() => mp.getByTestId('own-requests').getByRole('row', { name: /Restore the imaging server/ }).textContent(), { timeout: 30_000 }).toContain('Approved');
+    await expect
+      .poll(
+        () =>
+          mp
+            .getByTestId('own-requests')
+            .getByRole('row', { name: /Restore the imaging server/ })
+            .textContent(),
+        { timeout: 30_000 },
+      )
+      .toContain('Approved');
     await member.context.close();
     await customer.context.close();
   });
@@ -101,7 +147,11 @@ describe('journey: just-in-time access requested in the console and approved by 
 
 describe('journey: why can X not do Y on Z', () => {
   it('a Partner Admin asks about a member eligible for another organisation only: denied at organisation access', async () => {
-    const tab = await open(partnerAdmin, { scope: 'partner', partnerId: partner.id, roleId: PARTNER_ADMIN }, '/access/explain');
+    const tab = await open(
+      partnerAdmin,
+      { scope: 'partner', partnerId: partner.id, roleId: PARTNER_ADMIN },
+      '/access/explain',
+    );
     const { page } = tab;
     await page.getByRole('button', { name: 'Explain' }).waitFor();
     await checkPage(tab, 'access-explain-empty');
@@ -118,7 +168,12 @@ describe('journey: why can X not do Y on Z', () => {
     expect(await step.textContent()).toContain('Eligible for just-in-time access to other organisations only.');
 
     // The same question through the API answers the same.
-    const api = expectStatus(await partnerAdmin.api.get('/access/explain', { query: { userId: tech.user.id, permission: 'devices:read', resourceType: 'organization', resourceId: other.id } }), 200);
+    const api = expectStatus(
+      await partnerAdmin.api.get('/access/explain', {
+        query: { userId: tech.user.id, permission: 'devices:read', resourceType: 'organization', resourceId: other.id },
+      }),
+      200,
+    );
     expect(api.body).toMatchObject({ allowed: false, deniedBy: 'organization_access' });
     await checkPage(tab, 'access-explain-denied');
     await tab.context.close();

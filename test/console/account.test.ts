@@ -73,7 +73,16 @@ describe('switch context between memberships', () => {
     // A reload keeps the new context (the refresh token was rotated with it).
     await page.reload();
     await myAccount(tab);
-    await expect.poll(() => page.getByTestId('memberships').getByRole('row', { name: new RegExp(org.name) }).textContent(), { timeout: 30_000 }).toContain('Current');
+    await expect
+      .poll(
+        () =>
+          page
+            .getByTestId('memberships')
+            .getByRole('row', { name: new RegExp(org.name) })
+            .textContent(),
+        { timeout: 30_000 },
+      )
+      .toContain('Current');
     await tab.context.close();
   });
 });
@@ -96,7 +105,9 @@ describe('text-message codes with phone verification', () => {
 
     await typeCode(page, '000000');
     await page.getByRole('button', { name: 'Verify the phone' }).click();
-    await expect.poll(() => page.getByRole('alert').first().textContent(), { timeout: 30_000 }).toContain('That code is not valid');
+    await expect
+      .poll(() => page.getByRole('alert').first().textContent(), { timeout: 30_000 })
+      .toContain('That code is not valid');
 
     await typeCode(page, /\b(\d{6})\b/.exec(text.body)![1]!);
     await page.getByRole('button', { name: 'Verify the phone' }).click();
@@ -127,7 +138,10 @@ describe('journey: the session list, and signing another session out', () => {
 
     // The newest other session is the "third" tab's; sign out the second-newest (the "phone" tab's).
     const others = table.locator('tbody tr').filter({ hasNotText: 'This browser' });
-    await others.nth(1).getByRole('button', { name: /^End session: (?!this browser)/ }).click();
+    await others
+      .nth(1)
+      .getByRole('button', { name: /^End session: (?!this browser)/ })
+      .click();
     await (await dialog(page, 'End that session?')).getByRole('button', { name: 'End session' }).click();
     await expect.poll(() => table.locator('tbody tr').count(), { timeout: 30_000 }).toBe(2);
 
@@ -154,7 +168,14 @@ describe('passkey autofill on the sign-in page', () => {
     const cdp = await tab.context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
     });
     await passwordStep(page, t, user.email, PASSWORD);
     await whoami(page, user.email);

@@ -22,7 +22,10 @@ function nextTotp() {
 async function post(path: string, body: unknown, token?: string) {
   const res = await fetch(`${t.baseUrl}/api/v1${path}`, {
     method: 'POST',
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const json = (await res.json()) as Record<string, any>;
@@ -77,7 +80,14 @@ describe('journey: passkey registration and passkey sign-in (CDP virtual authent
     const cdp = await tab.context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
     });
     await signInWithTotp(tab);
     await page.getByRole('link', { name: 'My account' }).click();

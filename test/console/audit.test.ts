@@ -8,7 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARTNER_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { appendRecords, asTamperer } from '../audit/seed.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { createOrg, createPartner, sessionFor, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  createOrg,
+  createPartner,
+  sessionFor,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { checkPage, ensureConsoleBuilt, launch, newTab, openSignedIn, type Tab } from './browser.js';
 
 let t: TestApp;
@@ -35,7 +41,10 @@ beforeAll(async () => {
     details: { i },
   }));
   // Two events written by the API itself, with the admin as their actor.
-  const role = await admin.api.post('/roles', { name: 'Auditors', permissions: [{ resource: 'audit', action: 'read' }] });
+  const role = await admin.api.post('/roles', {
+    name: 'Auditors',
+    permissions: [{ resource: 'audit', action: 'read' }],
+  });
   expect(role.status, role.text).toBe(201);
   const clone = await admin.api.post(`/roles/${role.body.id}/clone`, { name: 'Auditors (copy)' });
   expect(clone.status, clone.text).toBe(201);
@@ -45,9 +54,14 @@ afterAll(async () => {
   await t?.close();
 });
 
-const adminSession = async () => (await sessionFor(t, admin.user.id, { scope: 'partner', partnerId, roleId: PARTNER_ADMIN_ROLE_ID }, true)).refreshToken;
+const adminSession = async () =>
+  (await sessionFor(t, admin.user.id, { scope: 'partner', partnerId, roleId: PARTNER_ADMIN_ROLE_ID }, true))
+    .refreshToken;
 const rows = (page: Page) => page.getByTestId('audit-table').locator('tbody tr');
-const actions = async (page: Page) => (await rows(page).all()).length ? Promise.all((await rows(page).all()).map(async (r) => (await r.getByRole('cell').nth(1).textContent())!.trim())) : [];
+const actions = async (page: Page) =>
+  (await rows(page).all()).length
+    ? Promise.all((await rows(page).all()).map(async (r) => (await r.getByRole('cell').nth(1).textContent())!.trim()))
+    : [];
 
 async function pick(page: Page, label: string, option: string) {
   await page.getByRole('combobox', { name: label }).click();
@@ -68,7 +82,8 @@ describe('journey: audit filter and export', () => {
     const { page } = tab;
     const exportRequests: { url: string; authorization?: string }[] = [];
     page.on('request', (r) => {
-      if (r.url().includes('/audit-logs/export')) exportRequests.push({ url: r.url(), authorization: r.headers().authorization });
+      if (r.url().includes('/audit-logs/export'))
+        exportRequests.push({ url: r.url(), authorization: r.headers().authorization });
     });
 
     // Newest first, 50 a page; the second page holds the rest.
@@ -85,7 +100,10 @@ describe('journey: audit filter and export', () => {
     expect(await page.getByText('Page 1').count()).toBe(1);
 
     // A record's details, and narrowing to its actor from there.
-    await rows(page).nth(1).getByRole('button', { name: /^Details of role\.create/ }).click();
+    await rows(page)
+      .nth(1)
+      .getByRole('button', { name: /^Details of role\.create/ })
+      .click();
     const drawer = page.getByRole('dialog', { name: 'Audit record' });
     await drawer.getByTestId('audit-details').waitFor();
     expect(await drawer.getByTestId('audit-details').textContent()).toContain('"name": "Auditors"');
@@ -93,7 +111,9 @@ describe('journey: audit filter and export', () => {
     await checkPage(tab, 'audit-details');
     await drawer.getByRole('button', { name: 'Only this actor' }).click();
     await drawer.waitFor({ state: 'detached' });
-    await expect.poll(() => page.getByRole('combobox', { name: 'Actor' }).inputValue(), { timeout: 30_000 }).toBe('auditor@example.test');
+    await expect
+      .poll(() => page.getByRole('combobox', { name: 'Actor' }).inputValue(), { timeout: 30_000 })
+      .toBe('auditor@example.test');
     await expect.poll(() => actions(page), { timeout: 30_000 }).toEqual(['role.clone', 'role.create']);
 
     // Export what is shown.
@@ -105,7 +125,10 @@ describe('journey: audit filter and export', () => {
     expect(lines.slice(1).map((l) => l.split(',')[2])).toEqual(['role.clone', 'role.create']);
     const jsonl = await download(page, 'Export JSON Lines');
     expect(jsonl.name).toMatch(/\.jsonl$/);
-    const records = jsonl.text.trim().split('\n').map((l) => JSON.parse(l) as { action: string; actorEmail: string });
+    const records = jsonl.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { action: string; actorEmail: string });
     expect(records.map((r) => [r.action, r.actorEmail])).toEqual([
       ['role.clone', 'auditor@example.test'],
       ['role.create', 'auditor@example.test'],
@@ -147,7 +170,9 @@ describe('the chain verification result', () => {
     expect(await result.textContent()).toMatch(/\d+ records checked: none was changed/);
     await checkPage(tab, 'audit-verified');
 
-    await asTamperer(t.deps.db, (tx) => tx.execute(sql`update audit_logs set details = '{"i":1000}'::jsonb where id = ${seeded[5]}`));
+    await asTamperer(t.deps.db, (tx) =>
+      tx.execute(sql`update audit_logs set details = '{"i":1000}'::jsonb where id = ${seeded[5]}`),
+    );
     await page.getByRole('button', { name: 'Verify the chain' }).click();
     await result.getByText('The audit chain is broken').waitFor({ timeout: 30_000 });
     expect(await result.textContent()).toContain(`Record ${seeded[5]} no longer matches`);

@@ -26,18 +26,35 @@ function newest(dir: string): number {
 
 export function consoleIsStale(): boolean {
   if (!existsSync(dist)) return true;
-  const sources = Math.max(newest(join(repo, 'web/src')), newest(join(repo, 'web/public')), statSync(join(repo, 'web/index.html')).mtimeMs, statSync(join(repo, 'web/vite.config.ts')).mtimeMs);
+  const sources = Math.max(
+    newest(join(repo, 'web/src')),
+    newest(join(repo, 'web/public')),
+    statSync(join(repo, 'web/index.html')).mtimeMs,
+    statSync(join(repo, 'web/vite.config.ts')).mtimeMs,
+  );
   return sources > statSync(dist).mtimeMs;
 }
 
 /** Builds web/dist when it is missing or older than web/ (once, whatever number of test files ask at once). */
 export function ensureConsoleBuilt() {
   if (!consoleIsStale()) return;
-  execFileSync('flock', ['/tmp/gatehouse-web-build.lock', 'sh', '-c', `npx vite build --config web/vite.config.ts --logLevel warn`], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+  execFileSync(
+    'flock',
+    ['/tmp/gatehouse-web-build.lock', 'sh', '-c', `npx vite build --config web/vite.config.ts --logLevel warn`],
+    { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 },
+  );
 }
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 export async function launch(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
@@ -68,8 +85,22 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 export async function expectAccessible(page: Page, label: string) {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (ctx: unknown, o: unknown) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: unknown }[] }[] }> } }).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }));
+    const r = await (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: unknown,
+            o: unknown,
+          ) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: unknown }[] }[] }>;
+        };
+      }
+    ).axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)),
+    }));
   });
   const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(serious, `axe on ${label}`).toEqual([]);
@@ -88,7 +119,9 @@ export async function shot(page: Page, name: string) {
  * a half-transparent element as they are at that instant. Keyframe animations (loaders) do not count.
  */
 export async function settle(page: Page) {
-  await page.waitForFunction(() => document.getAnimations().every((a) => !(a instanceof CSSTransition)), null, { timeout: 10_000 });
+  await page.waitForFunction(() => document.getAnimations().every((a) => !(a instanceof CSSTransition)), null, {
+    timeout: 10_000,
+  });
 }
 
 /** Every visit of a page: wait for it to settle, check accessibility, no CSP refusal, take a screenshot. */
@@ -96,7 +129,11 @@ export async function checkPage(tab: Tab, name: string) {
   // Lazy pages: wait until the page's heading is up and no loader is left.
   await tab.page.locator('h1').first().waitFor({ timeout: 60_000 });
   await tab.page.waitForLoadState('networkidle');
-  await tab.page.locator('[aria-busy="true"]').first().waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
+  await tab.page
+    .locator('[aria-busy="true"]')
+    .first()
+    .waitFor({ state: 'detached', timeout: 30_000 })
+    .catch(() => undefined);
   await settle(tab.page);
   await shot(tab.page, name);
   await expectAccessible(tab.page, name);

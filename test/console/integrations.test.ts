@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { choose, dialog, giveSession, whoami } from '../support/console-session.js';
-import { createOrg, createPartner, sessionFor, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  createOrg,
+  createPartner,
+  sessionFor,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { checkPage, ensureConsoleBuilt, launch, newTab, type Tab } from './browser.js';
 
@@ -28,8 +34,16 @@ beforeAll(async () => {
   receiver = await startReceiver();
   partner = await createPartner(t, 'Northwind MSP');
   org = await createOrg(t, partner.id, 'Contoso Dental');
-  admin = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN, password: PASSWORD, email: 'ops@northwind.example' });
-  viewer = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_VIEWER, password: PASSWORD, email: 'viewer@northwind.example' });
+  admin = await signedInPartnerMember(t, partner.id, {
+    roleId: PARTNER_ADMIN,
+    password: PASSWORD,
+    email: 'ops@northwind.example',
+  });
+  viewer = await signedInPartnerMember(t, partner.id, {
+    roleId: PARTNER_VIEWER,
+    password: PASSWORD,
+    email: 'viewer@northwind.example',
+  });
 });
 afterAll(async () => {
   await browser?.close();
@@ -103,7 +117,13 @@ describe('journey: a service account and its key, issued after a step-up, call t
     await listed.getByRole('button', { name: 'Revoke Rotation 2026-11' }).click();
     const confirm = await dialog(page, /Revoke “Rotation 2026-11”/);
     await confirm.getByRole('button', { name: 'Revoke' }).click();
-    await expect.poll(async () => (await dialog(page, /Keys of “PSA sync”/)).getByRole('row', { name: /Rotation 2026-11/ }).textContent(), { timeout: 30_000 }).toContain('Revoked');
+    await expect
+      .poll(
+        async () =>
+          (await dialog(page, /Keys of “PSA sync”/)).getByRole('row', { name: /Rotation 2026-11/ }).textContent(),
+        { timeout: 30_000 },
+      )
+      .toContain('Revoked');
     expect((await asKey('/api/v1/orgs/organizations')).status).toBe(401);
     await page.keyboard.press('Escape');
 
@@ -142,7 +162,16 @@ describe('journey: a webhook created in the console and pinged', () => {
 
     const row = page.getByRole('row', { name: /\/siem/ });
     await row.waitFor();
-    const [hook] = (await t.client().withToken((await sessionFor(t, admin.user.id, { scope: 'partner', partnerId: partner.id, roleId: PARTNER_ADMIN }, true)).accessToken).get('/webhooks', { query: { orgId: org.id } })).body.data as { id: string; orgId: string }[];
+    const [hook] = (
+      await t
+        .client()
+        .withToken(
+          (
+            await sessionFor(t, admin.user.id, { scope: 'partner', partnerId: partner.id, roleId: PARTNER_ADMIN }, true)
+          ).accessToken,
+        )
+        .get('/webhooks', { query: { orgId: org.id } })
+    ).body.data as { id: string; orgId: string }[];
     expect(hook!.orgId).toBe(org.id);
     receiver.secrets.set(hook!.id, secret);
 
@@ -151,7 +180,9 @@ describe('journey: a webhook created in the console and pinged', () => {
     const pingReceived = got.find((x) => x.body?.type === 'webhook.ping')!;
     expect(pingReceived.path).toBe('/siem');
     expect(pingReceived.verified).toBe(true);
-    await expect.poll(() => page.getByTestId('ping-result').textContent(), { timeout: 30_000 }).toContain('The receiver answered 204');
+    await expect
+      .poll(() => page.getByTestId('ping-result').textContent(), { timeout: 30_000 })
+      .toContain('The receiver answered 204');
     await checkPage(tab, 'integrations-webhooks');
 
     await page.getByRole('button', { name: `Deliveries of ${receiver.url}/siem` }).click();

@@ -22,7 +22,13 @@ beforeAll(async () => {
   ensureConsoleBuilt();
   mail = await startMailCatcher();
   sms = await startSmsSink();
-  t = await startApp({ ENABLE_REGISTRATION: 'true', SMTP_URL: mail.url, MAIL_FROM: 'gatehouse@example.test', RATE_LIMIT_LOGIN: '1000/900', ...sms.env() });
+  t = await startApp({
+    ENABLE_REGISTRATION: 'true',
+    SMTP_URL: mail.url,
+    MAIL_FROM: 'gatehouse@example.test',
+    RATE_LIMIT_LOGIN: '1000/900',
+    ...sms.env(),
+  });
   browser = await launch();
 });
 afterAll(async () => {

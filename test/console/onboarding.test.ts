@@ -8,7 +8,17 @@ import { contacts } from '../../src/db/schema/index.js';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { choose, dialog, giveSession, whoami } from '../support/console-session.js';
-import { createContact, createDevice, createOrg, createPartner, createSite, sessionFor, signedInOrgMember, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  createContact,
+  createDevice,
+  createOrg,
+  createPartner,
+  createSite,
+  sessionFor,
+  signedInOrgMember,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { checkPage, ensureConsoleBuilt, launch, newTab, type Tab } from './browser.js';
 
 let t: TestApp;
@@ -28,7 +38,11 @@ beforeAll(async () => {
   partner = await createPartner(t, 'Northwind MSP');
   org = await createOrg(t, partner.id, 'Contoso Dental');
   site = await createSite(t, org.id, 'Main office');
-  admin = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN, password: PASSWORD, email: 'ops@northwind.example' });
+  admin = await signedInPartnerMember(t, partner.id, {
+    roleId: PARTNER_ADMIN,
+    password: PASSWORD,
+    email: 'ops@northwind.example',
+  });
 });
 afterAll(async () => {
   await browser?.close();
@@ -36,7 +50,11 @@ afterAll(async () => {
 });
 
 /** A tab signed in as the member, opened on a console path. */
-async function open(m: SignedInMember, path: string, context: { scope: 'partner' | 'organization'; partnerId: string; orgId?: string; roleId: string }): Promise<Tab> {
+async function open(
+  m: SignedInMember,
+  path: string,
+  context: { scope: 'partner' | 'organization'; partnerId: string; orgId?: string; roleId: string },
+): Promise<Tab> {
   const tab = await newTab(browser);
   const s = await sessionFor(t, m.user.id, context, true);
   await giveSession(tab.context, t, s);
@@ -51,7 +69,11 @@ async function upload(page: Page, name: string, text: string) {
 }
 
 async function agentEnroll(key: string, hostname: string) {
-  const res = await fetch(`${t.baseUrl}/api/v1/agents/enroll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ enrollmentKey: key, hostname, osType: 'windows' }) });
+  const res = await fetch(`${t.baseUrl}/api/v1/agents/enroll`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ enrollmentKey: key, hostname, osType: 'windows' }),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
@@ -113,7 +135,9 @@ describe('journey: an enrollment key created in the console (after a step-up) an
     await d.getByRole('button', { name: 'Create key' }).click();
     const proof = await dialog(page, 'Confirm it is you');
     await proof.getByRole('button', { name: 'Cancel' }).click();
-    await expect.poll(() => d.getByRole('alert').textContent(), { timeout: 30_000 }).toContain('Confirm it is you first');
+    await expect
+      .poll(() => d.getByRole('alert').textContent(), { timeout: 30_000 })
+      .toContain('Confirm it is you first');
     await tab.context.close();
   });
 });
@@ -124,7 +148,12 @@ describe('journey: contacts import with a held-back match', () => {
     const tab = await asAdmin('/onboarding/contacts');
     const { page } = tab;
     await checkPage(tab, 'onboarding-contacts-upload');
-    const csv = ['externalId,firstName,lastName,email', 'crm-100,Jane,Doe,Jane.Doe@contoso.example', 'crm-101,Bob,Smith,bob@contoso.example', 'crm-102,,,'].join('\n');
+    const csv = [
+      'externalId,firstName,lastName,email',
+      'crm-100,Jane,Doe,Jane.Doe@contoso.example',
+      'crm-101,Bob,Smith,bob@contoso.example',
+      'crm-102,,,',
+    ].join('\n');
     await upload(page, 'contacts.csv', csv);
     await page.getByRole('button', { name: 'Check the file (dry run)' }).click();
 
@@ -178,8 +207,16 @@ describe('custom fields: define one, then import its values (mapping, preview, c
     await page.getByText('1 row written, 1 skipped').waitFor();
 
     // A fresh session: the test clock has moved past the first one's access token.
-    const fresh = await sessionFor(t, admin.user.id, { scope: 'partner', partnerId: partner.id, roleId: PARTNER_ADMIN }, true);
-    const values = await t.client().withToken(fresh.accessToken).get('/custom-fields/values', { query: { entityType: 'device', entityId: device.id } });
+    const fresh = await sessionFor(
+      t,
+      admin.user.id,
+      { scope: 'partner', partnerId: partner.id, roleId: PARTNER_ADMIN },
+      true,
+    );
+    const values = await t
+      .client()
+      .withToken(fresh.accessToken)
+      .get('/custom-fields/values', { query: { entityType: 'device', entityId: device.id } });
     expect(values.body.data).toEqual([{ key: 'asset_tag', value: 'AT-0001' }]);
     await tab.context.close();
   });
@@ -194,7 +231,9 @@ describe('scripts: create, edit, delete', () => {
     await page.getByRole('button', { name: 'New script' }).click();
     const d = await dialog(page, 'New script');
     await d.getByLabel(/^Name/).fill('Clear print queue');
-    await d.getByLabel(/^Script/).fill('Stop-Service Spooler\nRemove-Item C:\\Windows\\System32\\spool\\PRINTERS\\*\nStart-Service Spooler');
+    await d
+      .getByLabel(/^Script/)
+      .fill('Stop-Service Spooler\nRemove-Item C:\\Windows\\System32\\spool\\PRINTERS\\*\nStart-Service Spooler');
     await checkPage(tab, 'onboarding-script-editor');
     await d.getByRole('button', { name: 'Create script' }).click();
     const row = page.getByRole('row', { name: /Clear print queue/ });
@@ -203,7 +242,9 @@ describe('scripts: create, edit, delete', () => {
 
     await page.getByRole('button', { name: 'Edit Clear print queue' }).click();
     const e = await dialog(page, /Edit “Clear print queue”/);
-    await expect.poll(() => e.getByLabel(/^Script/).inputValue(), { timeout: 30_000 }).toContain('Stop-Service Spooler');
+    await expect
+      .poll(() => e.getByLabel(/^Script/).inputValue(), { timeout: 30_000 })
+      .toContain('Stop-Service Spooler');
     await e.getByLabel(/^Description/).fill('Unsticks jobs');
     await e.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Unsticks jobs').waitFor();
@@ -216,15 +257,25 @@ describe('scripts: create, edit, delete', () => {
   });
 
   it('a partner member limited to some organisations is refused a partner-library script, in words', async () => {
-    const limited = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN, orgAccess: 'selected', orgIds: [org.id] });
-    const tab = await open(limited, '/onboarding/scripts', { scope: 'partner', partnerId: partner.id, roleId: PARTNER_ADMIN });
+    const limited = await signedInPartnerMember(t, partner.id, {
+      roleId: PARTNER_ADMIN,
+      orgAccess: 'selected',
+      orgIds: [org.id],
+    });
+    const tab = await open(limited, '/onboarding/scripts', {
+      scope: 'partner',
+      partnerId: partner.id,
+      roleId: PARTNER_ADMIN,
+    });
     const { page } = tab;
     await page.getByRole('button', { name: 'New script' }).click();
     const d = await dialog(page, 'New script');
     await d.getByLabel(/^Name/).fill('Partner-wide');
     await d.getByLabel(/^Script/).fill('echo hi');
     await d.getByRole('button', { name: 'Create script' }).click();
-    await expect.poll(() => d.getByRole('alert').textContent(), { timeout: 30_000 }).toContain('access to all of the partner’s organisations');
+    await expect
+      .poll(() => d.getByRole('alert').textContent(), { timeout: 30_000 })
+      .toContain('access to all of the partner’s organisations');
     await tab.context.close();
   });
 });
@@ -262,7 +313,12 @@ describe('partner-wide configuration', () => {
 describe('onboarding under the permission ceiling', () => {
   it('an organisation viewer reads keys, scripts and configuration but is offered no change', async () => {
     const viewer = await signedInOrgMember(t, org, { roleId: ORG_VIEWER });
-    const tab = await open(viewer, '/onboarding', { scope: 'organization', partnerId: partner.id, orgId: org.id, roleId: ORG_VIEWER });
+    const tab = await open(viewer, '/onboarding', {
+      scope: 'organization',
+      partnerId: partner.id,
+      orgId: org.id,
+      roleId: ORG_VIEWER,
+    });
     const { page } = tab;
     await page.getByRole('tab', { name: 'Enrollment keys' }).waitFor();
     expect(await page.getByRole('tab', { name: 'Contacts import' }).count()).toBe(0);

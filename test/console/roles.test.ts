@@ -26,10 +26,15 @@ afterAll(async () => {
 });
 
 /** A new session of the admin per tab (a refresh token is single-use: the console rotates it on start). */
-const adminSession = async () => (await sessionFor(t, admin.user.id, { scope: 'partner', partnerId, roleId: PARTNER_ADMIN_ROLE_ID }, true)).refreshToken;
+const adminSession = async () =>
+  (await sessionFor(t, admin.user.id, { scope: 'partner', partnerId, roleId: PARTNER_ADMIN_ROLE_ID }, true))
+    .refreshToken;
 
 async function rowOf(page: Page, name: string) {
-  const row = page.getByTestId('roles-table').locator('tbody tr').filter({ has: page.locator('td:first-child').getByText(name, { exact: true }) });
+  const row = page
+    .getByTestId('roles-table')
+    .locator('tbody tr')
+    .filter({ has: page.locator('td:first-child').getByText(name, { exact: true }) });
   await row.waitFor();
   return row;
 }
@@ -96,7 +101,11 @@ describe('journey: role builder with inheritance', () => {
         }),
       ),
     );
-    expect(rows).toEqual({ 'devices:read': 'Inherited from Helpdesk base', 'scripts:read': 'Inherited from Helpdesk base', 'scripts:execute': 'Own' });
+    expect(rows).toEqual({
+      'devices:read': 'Inherited from Helpdesk base',
+      'scripts:read': 'Inherited from Helpdesk base',
+      'scripts:execute': 'Own',
+    });
     await checkPage(tab, 'roles-effective');
     await eff.getByRole('button', { name: 'Close' }).click();
 
@@ -104,7 +113,11 @@ describe('journey: role builder with inheritance', () => {
     const roles = await admin.api.get('/roles');
     const childId = roles.body.data.find((r: { name: string }) => r.name === 'Helpdesk senior').id;
     const api = await admin.api.get(`/roles/${childId}/effective-permissions`);
-    expect(api.body.permissions.filter((p: { inherited: boolean }) => p.inherited).map((p: { sourceRoleName: string }) => p.sourceRoleName)).toEqual(['Helpdesk base', 'Helpdesk base']);
+    expect(
+      api.body.permissions
+        .filter((p: { inherited: boolean }) => p.inherited)
+        .map((p: { sourceRoleName: string }) => p.sourceRoleName),
+    ).toEqual(['Helpdesk base', 'Helpdesk base']);
     await tab.context.close();
   });
 
@@ -117,20 +130,26 @@ describe('journey: role builder with inheritance', () => {
     await action(page, 'Helpdesk base', 'Delete');
     let d = page.getByRole('dialog', { name: 'Delete the role Helpdesk base?' });
     await d.getByRole('button', { name: 'Delete' }).click();
-    await expect.poll(() => d.getByRole('alert').textContent(), { timeout: 30_000 }).toBe('Other roles inherit from this one. Change their parent first.');
+    await expect
+      .poll(() => d.getByRole('alert').textContent(), { timeout: 30_000 })
+      .toBe('Other roles inherit from this one. Change their parent first.');
     await checkPage(tab, 'roles-delete-refused');
     await d.getByRole('button', { name: 'Cancel' }).click();
 
     // An edit of the parent reaches the child: a permission added to Helpdesk base is inherited by Helpdesk senior.
     await action(page, 'Helpdesk base', 'Edit');
     d = page.getByRole('dialog', { name: 'Edit role Helpdesk base' });
-    await expect.poll(() => d.getByRole('checkbox', { name: 'View scripts' }).isChecked(), { timeout: 30_000 }).toBe(true);
+    await expect
+      .poll(() => d.getByRole('checkbox', { name: 'View scripts' }).isChecked(), { timeout: 30_000 })
+      .toBe(true);
     await d.getByRole('checkbox', { name: 'Acknowledge alerts' }).check();
     await d.getByRole('button', { name: 'Save role' }).click();
     await d.waitFor({ state: 'detached' });
     await action(page, 'Helpdesk senior', 'Effective permissions');
     const eff = page.getByRole('dialog', { name: 'Effective permissions of Helpdesk senior' });
-    await eff.getByRole('row', { name: /^alerts:acknowledge .*Inherited from Helpdesk base$/ }).waitFor({ timeout: 30_000 });
+    await eff
+      .getByRole('row', { name: /^alerts:acknowledge .*Inherited from Helpdesk base$/ })
+      .waitFor({ timeout: 30_000 });
     await eff.getByRole('button', { name: 'Close' }).click();
     await settle(page);
 
@@ -152,14 +171,22 @@ describe('journey: role builder with inheritance', () => {
     d = page.getByRole('dialog', { name: 'Delete the role Helpdesk senior (night)?' });
     await d.getByRole('button', { name: 'Delete' }).click();
     await d.waitFor({ state: 'detached' });
-    await expect.poll(() => page.getByText('Helpdesk senior (night)', { exact: true }).count(), { timeout: 30_000 }).toBe(0);
+    await expect
+      .poll(() => page.getByText('Helpdesk senior (night)', { exact: true }).count(), { timeout: 30_000 })
+      .toBe(0);
     await tab.context.close();
   });
 });
 
 describe('the role builder stays under the permission ceiling', () => {
   it('a role manager without devices:execute or users:delete sees them withheld', async () => {
-    const created = await admin.api.post('/roles', { name: 'Role manager', permissions: ['users:read', 'users:write', 'devices:read'].map((k) => ({ resource: k.split(':')[0], action: k.split(':')[1] })) });
+    const created = await admin.api.post('/roles', {
+      name: 'Role manager',
+      permissions: ['users:read', 'users:write', 'devices:read'].map((k) => ({
+        resource: k.split(':')[0],
+        action: k.split(':')[1],
+      })),
+    });
     expect(created.status, created.text).toBe(201);
     const manager = await signedInPartnerMember(t, partnerId, { roleId: created.body.id });
     const tab = await newTab(browser);
@@ -188,7 +215,9 @@ describe('the role builder stays under the permission ceiling', () => {
     await d.getByLabel('Parent role').click();
     await page.getByRole('option', { name: 'Helpdesk senior', exact: true }).click();
     await d.getByRole('button', { name: 'Create role' }).click();
-    await expect.poll(() => d.getByRole('alert').textContent(), { timeout: 30_000 }).toMatch(/^You cannot grant permissions you do not hold yourself\. Not yours to give: .*scripts:execute/);
+    await expect
+      .poll(() => d.getByRole('alert').textContent(), { timeout: 30_000 })
+      .toMatch(/^You cannot grant permissions you do not hold yourself\. Not yours to give: .*scripts:execute/);
     await tab.context.close();
   });
 });

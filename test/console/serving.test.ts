@@ -44,8 +44,16 @@ describe('the console is served at / under a strict Content-Security-Policy', ()
   });
 
   it('client routes (the links Gatehouse mails) answer the same shell to a browser navigation', async () => {
-    for (const path of ['/login?error=sso_failed', '/reset-password?token=abc', '/accept-invite?token=abc', '/users', '/setup?token=x']) {
-      const res = await get(path, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+    for (const path of [
+      '/login?error=sso_failed',
+      '/reset-password?token=abc',
+      '/accept-invite?token=abc',
+      '/users',
+      '/setup?token=x',
+    ]) {
+      const res = await get(path, {
+        headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+      });
       expect(res.status, path).toBe(200);
       expect(await res.text(), path).toContain('<div id="root">');
     }

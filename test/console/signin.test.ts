@@ -99,7 +99,10 @@ describe('the access token lives in memory only', () => {
     for (const entry of [...storage.local, ...storage.session]) expect(entry).not.toMatch(jwt);
     expect(storage.local.filter((e) => /token|refresh|access/i.test(e))).toEqual([]);
     expect(storage.session).toEqual([]);
-    const readable = storage.cookies.split(/;\s*/).filter(Boolean).map((c) => c.split('=')[0]);
+    const readable = storage.cookies
+      .split(/;\s*/)
+      .filter(Boolean)
+      .map((c) => c.split('=')[0]);
     expect(readable).toEqual(['service_csrf_token']);
     // The refresh cookie exists, but only the server can read it.
     const all = await tab.context.cookies();
@@ -135,7 +138,9 @@ describe('journey: sign in with a recovery code', () => {
     await signIn(tab, account.email, PASSWORD);
     await typeCode(page, '000000');
     await page.getByRole('button', { name: 'Verify' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 30_000 }).toContain('That code is not valid');
+    await expect
+      .poll(() => page.getByRole('alert').textContent(), { timeout: 30_000 })
+      .toContain('That code is not valid');
     await checkPage(tab, 'login-wrong-code');
     await tab.context.close();
   });

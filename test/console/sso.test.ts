@@ -6,7 +6,13 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARTNER_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { createOrg, createPartner, sessionFor, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  createOrg,
+  createPartner,
+  sessionFor,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { callbackFor, startOidcProvider, type TestIdp } from '../support/oidc.js';
 import { samlUser, startSamlIdp, type TestSamlIdp } from '../support/saml-idp.js';
 import { checkPage, ensureConsoleBuilt, launch, newTab, openSignedIn, settle, type Tab } from './browser.js';
@@ -38,7 +44,8 @@ afterAll(async () => {
 });
 
 /** A new session of the admin (signing out ends every session of the account, the fixture's too). */
-const adminSession = () => sessionFor(t, admin.id, { scope: 'partner', partnerId, roleId: PARTNER_ADMIN_ROLE_ID }, true);
+const adminSession = () =>
+  sessionFor(t, admin.id, { scope: 'partner', partnerId, roleId: PARTNER_ADMIN_ROLE_ID }, true);
 const adminApi = async () => t.client().withToken((await adminSession()).accessToken);
 
 async function openSso(): Promise<Tab> {
@@ -62,7 +69,13 @@ async function action(page: Page, provider: string, item: string) {
   await settle(page);
 }
 
-const cell = (page: Page, provider: string, n: number) => page.getByTestId('sso-table').locator('tbody tr').filter({ has: page.locator('td:first-child', { hasText: provider }) }).getByRole('cell').nth(n);
+const cell = (page: Page, provider: string, n: number) =>
+  page
+    .getByTestId('sso-table')
+    .locator('tbody tr')
+    .filter({ has: page.locator('td:first-child', { hasText: provider }) })
+    .getByRole('cell')
+    .nth(n);
 
 describe('journey: SSO sign-in through the OpenID Provider', () => {
   it('creates a provider from a preset, tests discovery, turns it on, and a new user signs in with it from the sign-in page', async () => {
@@ -123,9 +136,13 @@ describe('journey: SSO sign-in through the OpenID Provider', () => {
 
     // The account was provisioned with the provider's default role in Contoso Dental.
     const api = await adminApi();
-    const org = (await api.get('/orgs/organizations')).body.data.find((o: { name: string }) => o.name === 'Contoso Dental');
+    const org = (await api.get('/orgs/organizations')).body.data.find(
+      (o: { name: string }) => o.name === 'Contoso Dental',
+    );
     const members = await api.get('/users', { query: { orgId: org.id } });
-    expect(members.body.data.map((u: { email: string; roleName: string }) => [u.email, u.roleName])).toEqual([[email, 'Organization Technician']]);
+    expect(members.body.data.map((u: { email: string; roleName: string }) => [u.email, u.roleName])).toEqual([
+      [email, 'Organization Technician'],
+    ]);
     await tab.context.close();
   });
 });
@@ -168,7 +185,7 @@ describe('enforce SSO through an untested provider', () => {
   });
 });
 
-describe('journey: a SAML provider from the IdP\'s metadata', () => {
+describe("journey: a SAML provider from the IdP's metadata", () => {
   it('is created from its metadata URL, its test names the signing certificate, and a new user signs in through it', async () => {
     const tab = await openSso();
     const { page } = tab;

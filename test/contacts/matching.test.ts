@@ -15,12 +15,24 @@ function prng(seed: number) {
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
   };
 }
-const person = (i: number, first: string, last: string): ContactFields => ({ externalId: `e-${i}`, previousId: null, firstName: first, lastName: last, email: null, phone: null, title: null, siteId: null });
+const person = (i: number, first: string, last: string): ContactFields => ({
+  externalId: `e-${i}`,
+  previousId: null,
+  firstName: first,
+  lastName: last,
+  email: null,
+  phone: null,
+  title: null,
+  siteId: null,
+});
 
 describe('the contact index finds the fuzzy match a full scan finds', () => {
   it('same last name, first name within two edits: the best score of a brute-force scan (buckets below the cap)', () => {
     const rand = prng(7);
-    const name = () => Array.from({ length: 2 + Math.floor(rand() * 2) }, () => SYLLABLES[Math.floor(rand() * SYLLABLES.length)]).join('');
+    const name = () =>
+      Array.from({ length: 2 + Math.floor(rand() * 2) }, () => SYLLABLES[Math.floor(rand() * SYLLABLES.length)]).join(
+        '',
+      );
     const index = new ContactIndex();
     const stored: { first: string; last: string }[] = [];
     for (let i = 0; i < 400; i++) {
@@ -56,7 +68,9 @@ describe('the contact index finds the fuzzy match a full scan finds', () => {
   it('an update moves the keys: the old externalId, email and name stop matching, the new ones match', () => {
     const index = new ContactIndex();
     const at = index.add('id-1', { ...person(1, 'Ada', 'Lovelace'), email: 'ada@x.example', previousId: 'old-1' });
-    expect(index.holds(at, { ...person(1, 'Ada', 'Lovelace'), email: 'ada@x.example', previousId: 'old-1' })).toBe(true);
+    expect(index.holds(at, { ...person(1, 'Ada', 'Lovelace'), email: 'ada@x.example', previousId: 'old-1' })).toBe(
+      true,
+    );
     expect(index.holds(at, { ...person(1, 'Ada', 'Lovelace'), email: 'ada@x.example', previousId: null })).toBe(false);
     index.update(at, { ...person(2, 'Grace', 'Hopper'), email: 'grace@x.example', previousId: 'old-2' });
     expect(index.exact('e-1', null)).toBe(-1);
@@ -64,7 +78,10 @@ describe('the contact index finds the fuzzy match a full scan finds', () => {
     expect(index.exact('e-2', null)).toBe(at);
     expect(index.exact(null, 'old-2')).toBe(at);
     expect(index.fuzzy({ email: 'ada@x.example', firstName: null, lastName: null })).toBeNull();
-    expect(index.fuzzy({ email: 'Grace@X.example', firstName: null, lastName: null })).toMatchObject({ at, reason: 'email' });
+    expect(index.fuzzy({ email: 'Grace@X.example', firstName: null, lastName: null })).toMatchObject({
+      at,
+      reason: 'email',
+    });
     expect(index.fuzzy({ email: null, firstName: 'Ada', lastName: 'Lovelace' })).toBeNull();
     expect(index.fuzzy({ email: null, firstName: 'Gracie', lastName: 'Hopper' })).toMatchObject({ at, reason: 'name' });
   });
@@ -72,9 +89,18 @@ describe('the contact index finds the fuzzy match a full scan finds', () => {
 
 describe('the row check', () => {
   it('gives each column its message, and both row-level ones when a row has no key and no name', () => {
-    expect(checkRow({ externalId: 'a', firstName: 'Ann' })).toMatchObject({ values: { externalId: 'a', firstName: 'Ann', email: null } });
-    expect(checkRow({ email: 'bad', phone: 'x'.repeat(40) }).errors).toEqual(['email: not an email address', 'phone: at most 32 characters', 'externalId: externalId or previousId is required']);
-    expect(checkRow({ externalId: 'a\u0000', title: 'ok' }).errors).toEqual(['externalId: contains a NUL character', 'firstName: a name or an email is required']);
+    expect(checkRow({ externalId: 'a', firstName: 'Ann' })).toMatchObject({
+      values: { externalId: 'a', firstName: 'Ann', email: null },
+    });
+    expect(checkRow({ email: 'bad', phone: 'x'.repeat(40) }).errors).toEqual([
+      'email: not an email address',
+      'phone: at most 32 characters',
+      'externalId: externalId or previousId is required',
+    ]);
+    expect(checkRow({ externalId: 'a\u0000', title: 'ok' }).errors).toEqual([
+      'externalId: contains a NUL character',
+      'firstName: a name or an email is required',
+    ]);
   });
 });
 
@@ -91,9 +117,17 @@ describe('the streamed report', () => {
       let text = '';
       for await (const part of report.json(chunk)) text += part;
       const rows = Array.from({ length: report.length }, (_, i) => report.row(i));
-      expect(JSON.parse(text)).toEqual({ summary: { created: 1, updated: 0, unchanged: 1, heldBack: 1, failed: 1 }, rows });
+      expect(JSON.parse(text)).toEqual({
+        summary: { created: 1, updated: 0, unchanged: 1, heldBack: 1, failed: 1 },
+        rows,
+      });
       expect(text).toBe(JSON.stringify({ summary: report.summary, rows }));
     }
-    expect(report.row(1)).toEqual({ line: 3, externalId: 'e-"2"', status: 'held_back', match: { contactId: '00000000-0000-4000-8000-000000000001', reason: 'name', score: 0.67 } });
+    expect(report.row(1)).toEqual({
+      line: 3,
+      externalId: 'e-"2"',
+      status: 'held_back',
+      match: { contactId: '00000000-0000-4000-8000-000000000001', reason: 'name', score: 0.67 },
+    });
   });
 });

@@ -3,7 +3,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
-import { auditRecords, createContact, createDevice, createDeviceGroup, createSite, onboardingTenant, signedInOrgMember, type OnboardingTenant } from '../support/fixtures.js';
+import {
+  auditRecords,
+  createContact,
+  createDevice,
+  createDeviceGroup,
+  createSite,
+  onboardingTenant,
+  signedInOrgMember,
+  type OnboardingTenant,
+} from '../support/fixtures.js';
 
 let t: TestApp;
 let a: OnboardingTenant;
@@ -41,8 +50,20 @@ beforeAll(async () => {
     { key: 'vip', type: 'boolean', entityType: 'contact' },
   ];
   for (const d of defs) expect((await a.admin.api.post('/custom-fields', { name: d.key, ...d })).status).toBe(201);
-  expect((await b.admin.api.post('/custom-fields', { key: 'asset_tag', name: 'B tag', type: 'text', entityType: 'device' })).status).toBe(201);
-  expect((await a.orgAdmins[1].api.post('/custom-fields', { key: 'org1_only', name: 'Only org 1', type: 'text', entityType: 'device' })).status).toBe(201);
+  expect(
+    (await b.admin.api.post('/custom-fields', { key: 'asset_tag', name: 'B tag', type: 'text', entityType: 'device' }))
+      .status,
+  ).toBe(201);
+  expect(
+    (
+      await a.orgAdmins[1].api.post('/custom-fields', {
+        key: 'org1_only',
+        name: 'Only org 1',
+        type: 'text',
+        entityType: 'device',
+      })
+    ).status,
+  ).toBe(201);
 });
 afterAll(async () => t?.close());
 
@@ -50,16 +71,23 @@ const refused = (res: ApiResponse, status: number, code: string) => {
   expect(res.status, res.text).toBe(status);
   expect(res.body).toMatchObject({ code, error: expect.any(String), message: expect.any(String) });
 };
-const put = (api: ApiClient, entityType: string, entityId: string, values: Record<string, unknown>) => api.put('/custom-fields/values', { entityType, entityId, values });
-const get = (api: ApiClient, entityType: string, entityId: string) => api.get('/custom-fields/values', { query: { entityType, entityId } });
-const asMap = (res: ApiResponse) => Object.fromEntries((res.body.data as { key: string; value: unknown }[]).map((v) => [v.key, v.value]));
+const put = (api: ApiClient, entityType: string, entityId: string, values: Record<string, unknown>) =>
+  api.put('/custom-fields/values', { entityType, entityId, values });
+const get = (api: ApiClient, entityType: string, entityId: string) =>
+  api.get('/custom-fields/values', { query: { entityType, entityId } });
+const asMap = (res: ApiResponse) =>
+  Object.fromEntries((res.body.data as { key: string; value: unknown }[]).map((v) => [v.key, v.value]));
 
 describe('values are JSON of their type', () => {
   it('stores and answers a number, a boolean, a "YYYY-MM-DD" date, a string and a select option as such', async () => {
     const values = { asset_tag: 'A-0042', ram_gb: 15.5, managed: false, warranty_end: '2028-02-29', tier: 'gold' };
     const res = await put(a.admin.api, 'device', dev1.id, values);
     expect(res.status, res.text).toBe(200);
-    expect(res.body.data).toEqual(Object.entries(values).map(([key, value]) => ({ key, value })).sort((x, y) => x.key.localeCompare(y.key)));
+    expect(res.body.data).toEqual(
+      Object.entries(values)
+        .map(([key, value]) => ({ key, value }))
+        .sort((x, y) => x.key.localeCompare(y.key)),
+    );
     const read = await get(a.orgAdmins[0].api, 'device', dev1.id);
     expect(read.status, read.text).toBe(200);
     expect(asMap(read)).toEqual(values);
@@ -107,26 +135,62 @@ describe('values are JSON of their type', () => {
     }
     refused(await put(a.admin.api, 'device', dev2.id, {}), 400, 'validation_failed');
     refused(await put(a.admin.api, 'device', dev2.id, { 'Bad Key': 1 }), 400, 'validation_failed');
-    refused(await a.admin.api.put('/custom-fields/values', { entityType: 'device', entityId: dev2.id, values: { ram_gb: 1 }, extra: 1 }), 400, 'validation_failed');
-    refused(await a.admin.api.put('/custom-fields/values', { entityType: 'ticket', entityId: dev2.id, values: { ram_gb: 1 } }), 400, 'validation_failed');
-    refused(await a.admin.api.get('/custom-fields/values', { query: { entityType: 'device', entityId: 'nope' } }), 400, 'validation_failed');
-    refused(await a.admin.api.get('/custom-fields/values', { query: { entityType: 'device' } }), 400, 'validation_failed');
+    refused(
+      await a.admin.api.put('/custom-fields/values', {
+        entityType: 'device',
+        entityId: dev2.id,
+        values: { ram_gb: 1 },
+        extra: 1,
+      }),
+      400,
+      'validation_failed',
+    );
+    refused(
+      await a.admin.api.put('/custom-fields/values', {
+        entityType: 'ticket',
+        entityId: dev2.id,
+        values: { ram_gb: 1 },
+      }),
+      400,
+      'validation_failed',
+    );
+    refused(
+      await a.admin.api.get('/custom-fields/values', { query: { entityType: 'device', entityId: 'nope' } }),
+      400,
+      'validation_failed',
+    );
+    refused(
+      await a.admin.api.get('/custom-fields/values', { query: { entityType: 'device' } }),
+      400,
+      'validation_failed',
+    );
     expect(asMap(await get(a.admin.api, 'device', dev2.id))).toEqual({ ram_gb: 8 });
   });
 
-  it('sites, organisations and contacts carry their own fields; an organisation\'s own field applies to its entities only', async () => {
+  it("sites, organisations and contacts carry their own fields; an organisation's own field applies to its entities only", async () => {
     expect(asMap(await put(a.orgAdmins[0].api, 'site', site1.id, { rack_count: 4 }))).toEqual({ rack_count: 4 });
-    expect(asMap(await put(a.orgAdmins[0].api, 'organization', a.orgs[0].id, { contract: 'MSA-7' }))).toEqual({ contract: 'MSA-7' });
+    expect(asMap(await put(a.orgAdmins[0].api, 'organization', a.orgs[0].id, { contract: 'MSA-7' }))).toEqual({
+      contract: 'MSA-7',
+    });
     expect(asMap(await put(a.orgAdmins[0].api, 'contact', contact0.id, { vip: true }))).toEqual({ vip: true });
     const dev3 = await createDevice(t, a.orgs[1], (await createSite(t, a.orgs[1].id)).id);
-    expect(asMap(await put(a.orgAdmins[1].api, 'device', dev3.id, { org1_only: 'yes', ram_gb: 2 }))).toEqual({ org1_only: 'yes', ram_gb: 2 });
+    expect(asMap(await put(a.orgAdmins[1].api, 'device', dev3.id, { org1_only: 'yes', ram_gb: 2 }))).toEqual({
+      org1_only: 'yes',
+      ram_gb: 2,
+    });
   });
 
   it('a change is audited with the entity and the keys, in its organisation', async () => {
     await put(a.orgAdmins[0].api, 'site', site2.id, { rack_count: 9 });
     const recs = await auditRecords(t, 'custom_field.values.update', site2.id);
     expect(recs).toHaveLength(1);
-    expect(recs[0]).toMatchObject({ partnerId: a.partner.id, orgId: a.orgs[0].id, resourceType: 'site', actorUserId: a.orgAdmins[0].user.id, details: { fields: ['rack_count'], cleared: [] } });
+    expect(recs[0]).toMatchObject({
+      partnerId: a.partner.id,
+      orgId: a.orgs[0].id,
+      resourceType: 'site',
+      actorUserId: a.orgAdmins[0].user.id,
+      details: { fields: ['rack_count'], cleared: [] },
+    });
   });
 });
 
@@ -159,7 +223,12 @@ describe('the entity must be visible to the caller', () => {
   });
 
   it("another partner's entities are 404, and its field keys do not apply here", async () => {
-    for (const [type, id] of [['device', dev1.id], ['site', site1.id], ['organization', a.orgs[0].id], ['contact', contact0.id]] as const) {
+    for (const [type, id] of [
+      ['device', dev1.id],
+      ['site', site1.id],
+      ['organization', a.orgs[0].id],
+      ['contact', contact0.id],
+    ] as const) {
       refused(await get(b.admin.api, type, id), 404, 'not_found');
       refused(await put(b.admin.api, type, id, { asset_tag: 'stolen' }), 404, 'not_found');
     }
@@ -183,15 +252,27 @@ describe("permissions: the entity's read permission to read, its write permissio
     refused(await put(a.tech.api, 'contact', contact0.id, { vip: true }), 403, 'forbidden');
     expect((await get(a.tech.api, 'contact', contact0.id)).status).toBe(200);
     // The refusal comes before the rest of the input is validated (CONTRACT 10).
-    refused(await a.tech.api.put('/custom-fields/values', { entityType: 'site', entityId: 'not-a-uuid', values: 'nope' }), 403, 'forbidden');
+    refused(
+      await a.tech.api.put('/custom-fields/values', { entityType: 'site', entityId: 'not-a-uuid', values: 'nope' }),
+      403,
+      'forbidden',
+    );
   });
 
   it('a role without devices:read cannot read device values', async () => {
-    const role = await a.admin.api.post('/roles', { name: 'Sites only', permissions: [{ resource: 'sites', action: 'read' }], orgId: a.orgs[0].id });
+    const role = await a.admin.api.post('/roles', {
+      name: 'Sites only',
+      permissions: [{ resource: 'sites', action: 'read' }],
+      orgId: a.orgs[0].id,
+    });
     expect(role.status, role.text).toBe(201);
     const member = await signedInOrgMember(t, a.orgs[0], { roleId: role.body.id });
     refused(await get(member.api, 'device', dev1.id), 403, 'forbidden');
     expect((await get(member.api, 'site', site1.id)).status).toBe(200);
-    refused(await t.client().get('/custom-fields/values', { query: { entityType: 'device', entityId: dev1.id } }), 401, 'unauthenticated');
+    refused(
+      await t.client().get('/custom-fields/values', { query: { entityType: 'device', entityId: dev1.id } }),
+      401,
+      'unauthenticated',
+    );
   });
 });

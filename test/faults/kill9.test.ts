@@ -85,20 +85,33 @@ async function waiterHasWritten(table: string): Promise<boolean> {
 }
 
 const csvOf = (n: number, tag: string) =>
-  ['externalId,firstName,lastName,email', ...Array.from({ length: n }, (_, i) => `${tag}-${i},${tag}First${i},${tag}Last${i % 997},${tag}${i}@kill.example`)].join('\n');
+  [
+    'externalId,firstName,lastName,email',
+    ...Array.from({ length: n }, (_, i) => `${tag}-${i},${tag}First${i},${tag}Last${i % 997},${tag}${i}@kill.example`),
+  ].join('\n');
 
 describe.skipIf(!onPostgres)('kill -9 during work loses nothing committed and leaves no partial rows', () => {
-  it('a contacts import killed mid-transaction: the earlier import is intact, none of the killed one\'s rows exist', async () => {
+  it("a contacts import killed mid-transaction: the earlier import is intact, none of the killed one's rows exist", async () => {
     const partner = await createPartner(t);
     const org = await createOrg(t, partner.id);
     const admin = await signedInOrgMember(t, org);
     const child = await spawnService();
     try {
       const api = new ApiClient(child.origin).withToken(admin.session.accessToken);
-      const first = await api.request('POST', '/contacts/import', { rawBody: csvOf(25, 'kept'), contentType: 'text/csv', query: { orgId: org.id } });
+      const first = await api.request('POST', '/contacts/import', {
+        rawBody: csvOf(25, 'kept'),
+        contentType: 'text/csv',
+        query: { orgId: org.id },
+      });
       expect(first.status, first.text).toBe(200);
 
-      const big = api.request('POST', '/contacts/import', { rawBody: csvOf(20_000, 'killed'), contentType: 'text/csv', query: { orgId: org.id } }).catch((err: Error) => err);
+      const big = api
+        .request('POST', '/contacts/import', {
+          rawBody: csvOf(20_000, 'killed'),
+          contentType: 'text/csv',
+          query: { orgId: org.id },
+        })
+        .catch((err: Error) => err);
       expect(await transactionOpenFor(100), 'the import held a transaction open').toBe(true);
       await kill9(child);
       expect(await big).toBeInstanceOf(Error); // the connection died with the process: no answer
@@ -106,7 +119,10 @@ describe.skipIf(!onPostgres)('kill -9 during work loses nothing committed and le
       await kill9(child);
     }
     // The server rolled the killed import back: what was committed before is all there is.
-    const rows = await t.deps.db.select({ externalId: contacts.externalId }).from(contacts).where(eq(contacts.orgId, org.id));
+    const rows = await t.deps.db
+      .select({ externalId: contacts.externalId })
+      .from(contacts)
+      .where(eq(contacts.orgId, org.id));
     expect(rows).toHaveLength(25);
     expect(rows.every((r) => r.externalId!.startsWith('kept-'))).toBe(true);
 
@@ -114,7 +130,11 @@ describe.skipIf(!onPostgres)('kill -9 during work loses nothing committed and le
     const again = await spawnService();
     try {
       const api = new ApiClient(again.origin).withToken(admin.session.accessToken);
-      const res = await api.request('POST', '/contacts/import', { rawBody: csvOf(10, 'after'), contentType: 'text/csv', query: { orgId: org.id } });
+      const res = await api.request('POST', '/contacts/import', {
+        rawBody: csvOf(10, 'after'),
+        contentType: 'text/csv',
+        query: { orgId: org.id },
+      });
       expect(res.status, res.text).toBe(200);
     } finally {
       await kill9(again);
@@ -128,12 +148,17 @@ describe.skipIf(!onPostgres)('kill -9 inside an invitation acceptance, an enrolm
     const org = await createOrg(t, (await createPartner(t)).id);
     const admin = await signedInOrgMember(t, org);
     const to = `killed-${Date.now()}@example.test`;
-    expect((await admin.api.post('/users/invite', { email: to, name: 'Kill Nine', roleId: ORG_VIEWER, orgId: org.id })).status).toBe(201);
+    expect(
+      (await admin.api.post('/users/invite', { email: to, name: 'Kill Nine', roleId: ORG_VIEWER, orgId: org.id }))
+        .status,
+    ).toBe(201);
     const token = linkToken(await mail.waitFor(to));
     const child = await spawnService();
     const release = await holdWrites('sessions');
     try {
-      const accepting = new ApiClient(child.origin).post('/auth/accept-invite', { token, password: PASSWORD }).catch((err: Error) => err);
+      const accepting = new ApiClient(child.origin)
+        .post('/auth/accept-invite', { token, password: PASSWORD })
+        .catch((err: Error) => err);
       expect(await someoneWaitsOnALock(), 'the acceptance waits inside its transaction').toBe(true);
       expect(await waiterHasWritten('users'), 'it has already activated the account').toBe(true);
       await kill9(child);
@@ -158,7 +183,9 @@ describe.skipIf(!onPostgres)('kill -9 inside an invitation acceptance, an enrolm
     const child = await spawnService();
     const release = await holdWrites('devices');
     try {
-      const enrolling = new ApiClient(child.origin).post('/agents/enroll', { enrollmentKey: key.key, hostname: 'pc-killed', osType: 'windows' }).catch((err: Error) => err);
+      const enrolling = new ApiClient(child.origin)
+        .post('/agents/enroll', { enrollmentKey: key.key, hostname: 'pc-killed', osType: 'windows' })
+        .catch((err: Error) => err);
       expect(await someoneWaitsOnALock(), 'the enrolment waits inside its transaction').toBe(true);
       expect(await waiterHasWritten('enrollment_keys'), 'it has already counted the key').toBe(true);
       await kill9(child);
@@ -170,7 +197,9 @@ describe.skipIf(!onPostgres)('kill -9 inside an invitation acceptance, an enrolm
     const [row] = await t.deps.db.select().from(enrollmentKeys).where(eq(enrollmentKeys.id, key.id));
     expect(row!.usageCount).toBe(0);
     expect(await t.deps.db.select().from(devices).where(eq(devices.orgId, org.id))).toHaveLength(0);
-    const again = await t.client().post('/agents/enroll', { enrollmentKey: key.key, hostname: 'pc-after', osType: 'windows' });
+    const again = await t
+      .client()
+      .post('/agents/enroll', { enrollmentKey: key.key, hostname: 'pc-after', osType: 'windows' });
     expect(again.status, again.text).toBe(201);
   }, 180_000);
 
@@ -196,10 +225,14 @@ describe.skipIf(!onPostgres)('kill -9 inside an invitation acceptance, an enrolm
     const next = await spawnService();
     try {
       const m = await mail.waitFor(user.email, (x) => /reset/i.test(x.subject), 30_000);
-      const reset = await new ApiClient(next.origin).post('/auth/reset-password', { token: linkToken(m), newPassword: 'Another-8d2b4e-Marigold!' });
+      const reset = await new ApiClient(next.origin).post('/auth/reset-password', {
+        token: linkToken(m),
+        newPassword: 'Another-8d2b4e-Marigold!',
+      });
       expect(reset.status, reset.text).toBe(200);
       const deadline = Date.now() + 10_000;
-      while ((await t.deps.db.select().from(mailOutbox)).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while ((await t.deps.db.select().from(mailOutbox)).length > 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
       expect(await t.deps.db.select().from(mailOutbox)).toHaveLength(0);
     } finally {
       await kill9(next);

@@ -13,7 +13,14 @@ import { buildDeps, type Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { freePort, type TestApp } from '../support/app.js';
 import { addOrgMember, createOrg, createPartner, createUser } from '../support/fixtures.js';
-import { haveThrowawayPostgres, haveThrowawayRedis, startThrowawayPostgres, startThrowawayRedis, type ThrowawayPostgres, type ThrowawayRedis } from '../support/throwaway.js';
+import {
+  haveThrowawayPostgres,
+  haveThrowawayRedis,
+  startThrowawayPostgres,
+  startThrowawayRedis,
+  type ThrowawayPostgres,
+  type ThrowawayRedis,
+} from '../support/throwaway.js';
 
 const PASSWORD = 'correct horse battery staple 42';
 const runs = haveThrowawayPostgres() && haveThrowawayRedis() && !process.env.DATABASE_URL;
@@ -50,7 +57,9 @@ beforeAll(async () => {
   const sink = new Writable({ write: (chunk, _e, cb) => ((logText += chunk.toString()), cb()) });
   database = await openPostgres(pg.url, 10);
   await database.migrate();
-  deps = await buildDeps(config, database, createLogger(config.logLevel, sink), { storePrefix: `fault:${randomBytes(4).toString('hex')}:` });
+  deps = await buildDeps(config, database, createLogger(config.logLevel, sink), {
+    storePrefix: `fault:${randomBytes(4).toString('hex')}:`,
+  });
   app = await createApp(deps);
   await app.listen({ port, host: '127.0.0.1' });
   base = `http://127.0.0.1:${port}`;
@@ -60,7 +69,11 @@ beforeAll(async () => {
   const user = await createUser(t, { password: PASSWORD });
   await addOrgMember(t, { orgId: org.id, userId: user.id });
   email = user.email;
-  const res = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD }) });
+  const res = await fetch(`${base}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
   token = ((await res.json()) as { accessToken: string }).accessToken;
 }, 180_000);
 
@@ -70,7 +83,12 @@ afterAll(async () => {
   const step = async (name: string, work: () => unknown) => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), 15_000)));
-    const done = await Promise.race([Promise.resolve().then(work).then(() => 'done' as const), late]).catch(() => 'done' as const);
+    const done = await Promise.race([
+      Promise.resolve()
+        .then(work)
+        .then(() => 'done' as const),
+      late,
+    ]).catch(() => 'done' as const);
     clearTimeout(timer);
     if (done === 'late') console.warn(`outage test teardown: ${name} did not finish within 15 s; going on`);
   };
@@ -93,13 +111,24 @@ interface Answer {
 /** The requests of the load: a protected read, a failed sign-in (database + shared store), readiness. */
 const requests: [string, () => Promise<Response>][] = [
   ['me', () => fetch(`${base}/api/v1/auth/me`, { headers: { authorization: `Bearer ${token}` } })],
-  ['login', () => fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'not the password' }) })],
+  [
+    'login',
+    () =>
+      fetch(`${base}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password: 'not the password' }),
+      }),
+  ],
   ['readyz', () => fetch(`${base}/readyz`)],
 ];
 const normal: Record<string, number> = { me: 200, login: 401, readyz: 200 };
 
 /** `workers` loops of requests until `fault` has run and `settleMs` more have passed; bounded by `maxMs`. */
-async function underLoad(fault: () => Promise<void>, opts = { workers: 6, settleMs: 1500, maxMs: 60_000 }): Promise<Answer[]> {
+async function underLoad(
+  fault: () => Promise<void>,
+  opts = { workers: 6, settleMs: 1500, maxMs: 60_000 },
+): Promise<Answer[]> {
   const answers: Answer[] = [];
   let stop = false;
   const deadline = Date.now() + opts.maxMs;
@@ -127,7 +156,9 @@ async function underLoad(fault: () => Promise<void>, opts = { workers: 6, settle
 async function recovered(): Promise<void> {
   const until = Date.now() + 30_000;
   for (;;) {
-    const ready = await fetch(`${base}/readyz`).then((r) => r.status).catch(() => 0);
+    const ready = await fetch(`${base}/readyz`)
+      .then((r) => r.status)
+      .catch(() => 0);
     if (ready === 200) break;
     if (Date.now() > until) throw new Error('no recovery within 30 s');
     await new Promise((r) => setTimeout(r, 200));

@@ -21,7 +21,10 @@ afterAll(async () => {
 
 function run(script: string, env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env } });
+    const child = spawn('bash', ['-c', script], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -39,7 +42,7 @@ describe('docs/api.md', () => {
     const script = ['set -euo pipefail', ...blocks.map((b, i) => `echo "== block ${i + 1}"\n${b}`)].join('\n');
     const { code, out, err } = await run(script, { GH: `${t.baseUrl}/api/v1`, SETUP_TOKEN: setupToken });
     expect(code, `${out}\n${err}`).toBe(0);
-    expect(out).toContain('== block ' + blocks.length);
+    expect(out).toContain(`== block ${blocks.length}`);
     // What the page says each step answers.
     expect(out).toMatch(/"name": "Acme MSP"/);
     expect(out).toMatch(/"mfaEnrollmentRequired": true/);

@@ -40,7 +40,10 @@ describe('a malformed JSON body is 400 validation_failed with a form error', () 
   });
 
   it('prototype-pollution keys are refused as unreadable, not processed', async () => {
-    for (const raw of ['{"__proto__": {"isAdmin": true}, "name": "x"}', '{"constructor": {"prototype": {"isAdmin": true}}, "name": "x"}']) {
+    for (const raw of [
+      '{"__proto__": {"isAdmin": true}, "name": "x"}',
+      '{"constructor": {"prototype": {"isAdmin": true}}, "name": "x"}',
+    ]) {
       const res = await admin.request('PATCH', '/users/me', { rawBody: raw, contentType: 'application/json' });
       expectEnvelope(res, 400, 'validation_failed');
     }
@@ -60,7 +63,10 @@ describe('an unsupported content type is 415 unsupported_media_type', () => {
   });
 
   it('application/json with a charset parameter is accepted (control)', async () => {
-    const res = await admin.request('PATCH', '/users/me', { rawBody: JSON.stringify({ name: 'Ada' }), contentType: 'application/json; charset=utf-8' });
+    const res = await admin.request('PATCH', '/users/me', {
+      rawBody: JSON.stringify({ name: 'Ada' }),
+      contentType: 'application/json; charset=utf-8',
+    });
     expect(res.status, res.text).toBe(200);
   });
 });
@@ -74,7 +80,10 @@ describe('a body over the limit is 413 payload_too_large', () => {
 
   it("the app's configured limit (default 1 MiB) is enforced", async () => {
     const limit = t.deps.config.bodyLimit;
-    const res = await admin.request('PATCH', '/users/me', { rawBody: jsonOfSize(limit + 1), contentType: 'application/json' });
+    const res = await admin.request('PATCH', '/users/me', {
+      rawBody: jsonOfSize(limit + 1),
+      contentType: 'application/json',
+    });
     expectEnvelope(res, 413, 'payload_too_large');
   });
 
@@ -89,10 +98,16 @@ describe('a body over the limit is 413 payload_too_large', () => {
 
     it('2049 bytes are refused, 2048 bytes are read (and then validated)', async () => {
       expect(small.deps.config.bodyLimit).toBe(2048);
-      const over = await api.request('PATCH', '/users/me', { rawBody: jsonOfSize(2049), contentType: 'application/json' });
+      const over = await api.request('PATCH', '/users/me', {
+        rawBody: jsonOfSize(2049),
+        contentType: 'application/json',
+      });
       expectEnvelope(over, 413, 'payload_too_large');
       // At the limit the body is parsed; the 300-char name then fails validation (max 255), proving it was read.
-      const at = await api.request('PATCH', '/users/me', { rawBody: jsonOfSize(2048), contentType: 'application/json' });
+      const at = await api.request('PATCH', '/users/me', {
+        rawBody: jsonOfSize(2048),
+        contentType: 'application/json',
+      });
       expectEnvelope(at, 400, 'validation_failed');
       expect(at.body.details.fieldErrors.name).toEqual(expect.arrayContaining([expect.any(String)]));
     });
@@ -117,7 +132,11 @@ describe('a body over the limit is 413 payload_too_large', () => {
       } as RequestInit & { duplex: 'half' });
       const text = await res.text();
       expect(res.status, text).toBe(413);
-      expect(JSON.parse(text)).toMatchObject({ code: 'payload_too_large', error: expect.any(String), message: expect.any(String) });
+      expect(JSON.parse(text)).toMatchObject({
+        code: 'payload_too_large',
+        error: expect.any(String),
+        message: expect.any(String),
+      });
       expect(res.headers.get('cache-control')).toBe('no-store');
     });
   });
@@ -133,7 +152,9 @@ describe('an unknown route is 404 not_found', () => {
     ['GET', '/api/v2/users/me'],
     ['GET', '/api/v1'],
   ])('%s %s', async (method, path) => {
-    const res = await t.client().request(method, `${t.baseUrl}${path}`, method === 'GET' || method === 'DELETE' ? {} : { body: { name: 'x' } });
+    const res = await t
+      .client()
+      .request(method, `${t.baseUrl}${path}`, method === 'GET' || method === 'DELETE' ? {} : { body: { name: 'x' } });
     expectEnvelope(res, 404, 'not_found');
   });
 
@@ -142,7 +163,9 @@ describe('an unknown route is 404 not_found', () => {
     ['DELETE', '/api/v1/auth/me', 'GET, HEAD'],
     ['PUT', '/api/v1/users/me', 'GET'],
   ])('%s %s is 405 method_not_allowed with Allow', async (method, path, allows) => {
-    const res = await t.client().request(method, `${t.baseUrl}${path}`, method === 'DELETE' ? {} : { body: { name: 'x' } });
+    const res = await t
+      .client()
+      .request(method, `${t.baseUrl}${path}`, method === 'DELETE' ? {} : { body: { name: 'x' } });
     expectEnvelope(res, 405, 'method_not_allowed');
     expect(res.headers.get('allow')).toContain(allows);
   });
@@ -179,7 +202,10 @@ describe('a body that fails validation is 400 validation_failed naming the field
 
   it('an unknown field named like an Object.prototype member is named too (no crash in the error mapping)', async () => {
     for (const key of ['toString', 'constructor', 'hasOwnProperty', 'valueOf', '__defineGetter__']) {
-      const res = await admin.request('PATCH', '/users/me', { rawBody: `{"name":"Ada",${JSON.stringify(key)}:1}`, contentType: 'application/json' });
+      const res = await admin.request('PATCH', '/users/me', {
+        rawBody: `{"name":"Ada",${JSON.stringify(key)}:1}`,
+        contentType: 'application/json',
+      });
       expectEnvelope(res, 400, 'validation_failed');
       expect(Object.keys(res.body.details.fieldErrors), key).toEqual([key]);
       expect(res.body.details.fieldErrors[key]).toEqual([expect.any(String)]);
@@ -222,7 +248,10 @@ describe('a route that takes no body refuses one (unknown fields, CONTRACT secti
   it('POST /auth/mfa/setup with a field is 400 validation_failed naming it; with {} or nothing it proceeds', async () => {
     const withField = await admin.post('/auth/mfa/setup', { isAdmin: true });
     expect(withField.status).toBe(400);
-    expect(withField.body).toMatchObject({ code: 'validation_failed', details: { fieldErrors: { isAdmin: ['Unrecognized key'] } } });
+    expect(withField.body).toMatchObject({
+      code: 'validation_failed',
+      details: { fieldErrors: { isAdmin: ['Unrecognized key'] } },
+    });
     const asArray = await admin.post('/auth/mfa/setup', [1]);
     expect(asArray.body.code).toBe('validation_failed');
     expect((await admin.post('/auth/mfa/setup', {})).status).not.toBe(400);
@@ -230,7 +259,11 @@ describe('a route that takes no body refuses one (unknown fields, CONTRACT secti
 
   it('an empty body labelled application/json counts as no body there; where a body is required it is 400', async () => {
     const post = (path: string) =>
-      fetch(`${t.baseUrl}/api/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin.token}` }, body: '' });
+      fetch(`${t.baseUrl}/api/v1${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${admin.token}` },
+        body: '',
+      });
     const noBody = await post('/auth/mfa/setup');
     expect(noBody.status).not.toBe(400);
     const needsBody = await post('/auth/mfa/enable');
@@ -266,14 +299,25 @@ describe('an unexpected exception is 500 internal_error with an errorId that is 
       .logs()
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { errorId?: string; level?: number; reqId?: string; err?: { stack?: string; message?: string } })
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            errorId?: string;
+            level?: number;
+            reqId?: string;
+            err?: { stack?: string; message?: string };
+          },
+      )
       .find((l) => l.errorId === errorId);
     expect(line, 'a log line carries the errorId').toBeDefined();
     expect(line!.level).toBeGreaterThanOrEqual(50);
     expect(line!.err?.stack).toMatch(/\n\s+at /);
     expect(line!.reqId).toBe(res.headers.get('x-request-id'));
     // The failed query's bound values (here the session and user ids; elsewhere password hashes) stay out of the log.
-    const raw = broken.logs().split('\n').find((l) => l.includes(errorId))!;
+    const raw = broken
+      .logs()
+      .split('\n')
+      .find((l) => l.includes(errorId))!;
     expect(raw).not.toContain(session.sessionId);
     expect(raw).not.toContain(user.id);
     expect(line!.err).not.toHaveProperty('params');
@@ -296,7 +340,14 @@ describe('every error answer is JSON, not cacheable, and carries x-request-id', 
       [noScopeApi.permissionCatalog(), 403, 'tenant_context_required'],
       [t.client().get('/nowhere'), 404, 'not_found'],
       [t.client().get(`${t.baseUrl}/nowhere`), 404, 'not_found'],
-      [admin.request('PATCH', '/users/me', { rawBody: `{"name":"${'a'.repeat(t.deps.config.bodyLimit)}"}`, contentType: 'application/json' }), 413, 'payload_too_large'],
+      [
+        admin.request('PATCH', '/users/me', {
+          rawBody: `{"name":"${'a'.repeat(t.deps.config.bodyLimit)}"}`,
+          contentType: 'application/json',
+        }),
+        413,
+        'payload_too_large',
+      ],
       [admin.request('PATCH', '/users/me', { rawBody: 'x', contentType: 'text/plain' }), 415, 'unsupported_media_type'],
       [pendingMfa.permissionCatalog(), 428, 'mfa_enrollment_required'],
     ];
@@ -315,12 +366,24 @@ describe('order of refusals (CONTRACT section 10)', () => {
   it('no token and an invalid body: 401, not 400', async () => {
     const anon = t.client();
     expectEnvelope(await anon.patch('/users/me', { isAdmin: true }), 401, 'unauthenticated');
-    expectEnvelope(await anon.request('PATCH', '/users/me', { rawBody: '{not json', contentType: 'application/json' }), 401, 'unauthenticated');
-    expectEnvelope(await anon.request('PATCH', '/users/me', { rawBody: '<x/>', contentType: 'application/xml' }), 401, 'unauthenticated');
+    expectEnvelope(
+      await anon.request('PATCH', '/users/me', { rawBody: '{not json', contentType: 'application/json' }),
+      401,
+      'unauthenticated',
+    );
+    expectEnvelope(
+      await anon.request('PATCH', '/users/me', { rawBody: '<x/>', contentType: 'application/xml' }),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('a garbage token and an invalid body: 401, not 400', async () => {
-    expectEnvelope(await t.client().withToken('garbage.token.here').patch('/users/me', { name: 7 }), 401, 'unauthenticated');
+    expectEnvelope(
+      await t.client().withToken('garbage.token.here').patch('/users/me', { name: 7 }),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('a valid token without tenant context: 403 tenant_context_required before any permission check', async () => {

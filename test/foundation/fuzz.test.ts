@@ -6,7 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/http/errors.js';
 import { PARTNER_ADMIN_ROLE_ID, SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { addOrgMember, addPartnerMember, createOrg, createPartner, createUser, partnerAdmin, sessionFor } from '../support/fixtures.js';
+import {
+  addOrgMember,
+  addPartnerMember,
+  createOrg,
+  createPartner,
+  createUser,
+  partnerAdmin,
+  sessionFor,
+} from '../support/fixtures.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
 /** Routes fuzzed at once: the app answers while the next request is built. */
@@ -29,7 +37,10 @@ interface Operation {
 }
 interface OpenApiDoc {
   openapi: string;
-  paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }>>;
+  paths: Record<
+    string,
+    Record<string, { parameters?: Parameter[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }>
+  >;
   components?: { schemas?: Record<string, JsonSchema> };
 }
 
@@ -72,8 +83,24 @@ const resolve = (s: JsonSchema | undefined): JsonSchema | undefined => {
 
 const junkStrings = fc.constantFrom(
   ...['', ' ', '\u0000', 'a\u0000b', '0', '-1', '1e309', 'NaN', 'null', 'undefined', 'true', '[]', '{}'],
-  ...['__proto__', 'constructor', 'prototype', "' OR 1=1 --", '"; DROP TABLE users; --', '../../etc/passwd', '%', '%00'],
-  ...['${7*7}', '<script>alert(1)</script>', '\ud83d\ude00', '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff'],
+  ...[
+    '__proto__',
+    'constructor',
+    'prototype',
+    "' OR 1=1 --",
+    '"; DROP TABLE users; --',
+    '../../etc/passwd',
+    '%',
+    '%00',
+  ],
+  ...[
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, literal on purpose
+    '${7*7}',
+    '<script>alert(1)</script>',
+    '\ud83d\ude00',
+    '00000000-0000-0000-0000-000000000000',
+    'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  ],
   ...['x'.repeat(300), '9'.repeat(40)],
 );
 const anyString = fc.oneof(junkStrings, fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }));
@@ -99,9 +126,17 @@ function fromType(ids: Ids, s: JsonSchema, type: string, depth: number): fc.Arbi
   switch (type) {
     case 'string': {
       if (s.format === 'uuid') return ids.length ? fc.oneof(fc.uuid(), fc.constantFrom(...ids)) : fc.uuid();
-      if (s.format === 'email') return fc.oneof(fc.stringMatching(/^[a-z0-9]{1,12}$/).map((l) => `${l}@example.test`), fc.emailAddress());
-      if (s.format === 'date-time') return fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) }).map((d) => d.toISOString());
-      if (s.format === 'date') return fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) }).map((d) => d.toISOString().slice(0, 10));
+      if (s.format === 'email')
+        return fc.oneof(
+          fc.stringMatching(/^[a-z0-9]{1,12}$/).map((l) => `${l}@example.test`),
+          fc.emailAddress(),
+        );
+      if (s.format === 'date-time')
+        return fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) }).map((d) => d.toISOString());
+      if (s.format === 'date')
+        return fc
+          .date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) })
+          .map((d) => d.toISOString().slice(0, 10));
       if (s.format === 'uri') return fc.webUrl();
       if (typeof s.pattern === 'string') {
         try {
@@ -116,19 +151,28 @@ function fromType(ids: Ids, s: JsonSchema, type: string, depth: number): fc.Arbi
     case 'integer':
       return fc.integer({ min: Math.max(s.minimum ?? -1e6, -1e6), max: Math.min(s.maximum ?? 1e6, 1e6) });
     case 'number':
-      return fc.double({ noNaN: true, noDefaultInfinity: true, min: Math.max(s.minimum ?? -1e6, -1e6), max: Math.min(s.maximum ?? 1e6, 1e6) });
+      return fc.double({
+        noNaN: true,
+        noDefaultInfinity: true,
+        min: Math.max(s.minimum ?? -1e6, -1e6),
+        max: Math.min(s.maximum ?? 1e6, 1e6),
+      });
     case 'boolean':
       return fc.boolean();
     case 'null':
       return fc.constant(null);
     case 'array': {
       const minLength = Math.min(s.minItems ?? 0, 3);
-      return fc.array(fromSchema(ids, s.items, depth + 1), { minLength, maxLength: Math.max(minLength, Math.min(s.maxItems ?? 4, 4)) });
+      return fc.array(fromSchema(ids, s.items, depth + 1), {
+        minLength,
+        maxLength: Math.max(minLength, Math.min(s.maxItems ?? 4, 4)),
+      });
     }
     case 'object': {
       const props = (s.properties ?? {}) as Record<string, JsonSchema>;
       const names = Object.keys(props);
-      if (!names.length) return fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 });
+      if (!names.length)
+        return fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 });
       const model = Object.fromEntries(names.map((n) => [n, fromSchema(ids, props[n], depth + 1)]));
       return fc.record(model, { requiredKeys: ((s.required ?? []) as string[]).filter((r) => names.includes(r)) });
     }
@@ -138,9 +182,9 @@ function fromType(ids: Ids, s: JsonSchema, type: string, depth: number): fc.Arbi
 }
 
 const deepArray = fc.integer({ min: 500, max: 60_000 }).map((n) => '['.repeat(n) + ']'.repeat(n));
-const deepObject = fc.integer({ min: 500, max: 40_000 }).map((n) => '{"a":'.repeat(n) + '1' + '}'.repeat(n));
+const deepObject = fc.integer({ min: 500, max: 40_000 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`);
 /** Deep nesting as text: building it as a value would overflow the stack of whoever walks it first. */
-const deepText = (n: number) => '[{"a":'.repeat(n) + '"x"' + '}]'.repeat(n);
+const deepText = (n: number) => `${'[{"a":'.repeat(n)}"x"${'}]'.repeat(n)}`;
 const pollution = fc.constantFrom(
   '{"__proto__":{"isAdmin":true}}',
   '{"constructor":{"prototype":{"isAdmin":true}}}',
@@ -163,14 +207,20 @@ const wrongType = fc.oneof(
 function mutated(ids: Ids, schema: JsonSchema | undefined): fc.Arbitrary<unknown> {
   const s = resolve(schema);
   const names = Object.keys((s?.properties ?? {}) as object);
-  const base = fromSchema(ids, schema).map((v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...(v as object) } : {}));
-  const key = names.length ? fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 8 })) : fc.string({ maxLength: 8 });
+  const base = fromSchema(ids, schema).map((v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? { ...(v as object) } : {},
+  );
+  const key = names.length
+    ? fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 8 }))
+    : fc.string({ maxLength: 8 });
   return fc.oneof(
     fc.tuple(base, key, wrongType).map(([b, k, v]) => Object.assign(b as Record<string, unknown>, { [k]: v })),
-    fc.tuple(base, fc.constantFrom('__proto__', 'constructor', 'prototype', 'isAdmin', 'partnerId', 'id')).map(([b, k]) => {
-      Object.defineProperty(b, k, { value: { polluted: true, prototype: { polluted: true } }, enumerable: true });
-      return b;
-    }),
+    fc
+      .tuple(base, fc.constantFrom('__proto__', 'constructor', 'prototype', 'isAdmin', 'partnerId', 'id'))
+      .map(([b, k]) => {
+        Object.defineProperty(b, k, { value: { polluted: true, prototype: { polluted: true } }, enumerable: true });
+        return b;
+      }),
     fc.tuple(base, key).map(([b, k]) => {
       delete (b as Record<string, unknown>)[k];
       return b;
@@ -182,12 +232,14 @@ function mutated(ids: Ids, schema: JsonSchema | undefined): fc.Arbitrary<unknown
 function deepInField(ids: Ids, schema: JsonSchema | undefined): fc.Arbitrary<string> {
   const names = Object.keys((resolve(schema)?.properties ?? {}) as object);
   if (!names.length) return fc.integer({ min: 100, max: 20_000 }).map((n) => `{"a":${deepText(n)}}`);
-  return fc.tuple(fromSchema(ids, schema), fc.constantFrom(...names), fc.integer({ min: 100, max: 20_000 })).map(([v, name, n]) => {
-    const rest = v && typeof v === 'object' && !Array.isArray(v) ? { ...(v as object) } : {};
-    delete (rest as Record<string, unknown>)[name];
-    const head = JSON.stringify(rest).slice(0, -1);
-    return `${head}${head.length > 1 ? ',' : ''}${JSON.stringify(name)}:${deepText(n)}}`;
-  });
+  return fc
+    .tuple(fromSchema(ids, schema), fc.constantFrom(...names), fc.integer({ min: 100, max: 20_000 }))
+    .map(([v, name, n]) => {
+      const rest = v && typeof v === 'object' && !Array.isArray(v) ? { ...(v as object) } : {};
+      delete (rest as Record<string, unknown>)[name];
+      const head = JSON.stringify(rest).slice(0, -1);
+      return `${head}${head.length > 1 ? ',' : ''}${JSON.stringify(name)}:${deepText(n)}}`;
+    });
 }
 
 interface Body {
@@ -210,7 +262,14 @@ function bodyArb(ids: Ids, op: Operation): fc.Arbitrary<Body> {
       weight: 1,
       arbitrary: fc.record({
         raw: fc.oneof(fc.constant('{}'), anyString),
-        contentType: fc.constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16', 'application/jsonx', 'multipart/form-data'),
+        contentType: fc.constantFrom(
+          'text/plain',
+          'application/xml',
+          'application/x-www-form-urlencoded',
+          'application/json; charset=utf-16',
+          'application/jsonx',
+          'multipart/form-data',
+        ),
       }),
     },
     { weight: 1, arbitrary: fc.constant({}) },
@@ -230,22 +289,54 @@ function pathArb(ids: Ids, op: Operation): fc.Arbitrary<string> {
   if (!names.length) return fc.constant(op.path);
   const declared = new Map(op.parameters.filter((p) => p.in === 'path').map((p) => [p.name, p.schema]));
   const value = (name: string) =>
-    fc.oneof(fc.constantFrom(...ids, '00000000-0000-0000-0000-000000000000'), fc.uuid(), fromSchema(ids, declared.get(name) ?? { type: 'string' }).map(String), anyString);
-  return fc.tuple(...names.map(value)).map((values) => names.reduce((p, n, i) => p.replace(`{${n}}`, encodeSegment(String(values[i]))), op.path));
+    fc.oneof(
+      fc.constantFrom(...ids, '00000000-0000-0000-0000-000000000000'),
+      fc.uuid(),
+      fromSchema(ids, declared.get(name) ?? { type: 'string' }).map(String),
+      anyString,
+    );
+  return fc
+    .tuple(...names.map(value))
+    .map((values) => names.reduce((p, n, i) => p.replace(`{${n}}`, encodeSegment(String(values[i]))), op.path));
 }
 
 function queryArb(ids: Ids, op: Operation): fc.Arbitrary<[string, string][]> {
   const declared = op.parameters.filter((p) => p.in === 'query');
-  const valid = fc.tuple(...declared.map((p) => fc.option(fromSchema(ids, p.schema).map((v) => [p.name, String(v)] as [string, string]), { nil: undefined }))).map((pairs) =>
-    pairs.filter((p): p is [string, string] => p !== undefined),
-  );
+  const valid = fc
+    .tuple(
+      ...declared.map((p) =>
+        fc.option(
+          fromSchema(ids, p.schema).map((v) => [p.name, String(v)] as [string, string]),
+          { nil: undefined },
+        ),
+      ),
+    )
+    .map((pairs) => pairs.filter((p): p is [string, string] => p !== undefined));
   const names = fc.oneof(
-    fc.constantFrom(...declared.map((p) => p.name), 'limit', 'cursor', 'search', 'orgId', 'partnerId', '__proto__', 'constructor', 'toString'),
+    fc.constantFrom(
+      ...declared.map((p) => p.name),
+      'limit',
+      'cursor',
+      'search',
+      'orgId',
+      'partnerId',
+      '__proto__',
+      'constructor',
+      'toString',
+    ),
     fc.string({ maxLength: 8 }),
   );
-  const values = fc.oneof(anyString, fc.integer().map(String), fc.constantFrom('0', '201', '-5', '1.5', 'abc', '1e3', ...ids));
+  const values = fc.oneof(
+    anyString,
+    fc.integer().map(String),
+    fc.constantFrom('0', '201', '-5', '1.5', 'abc', '1e3', ...ids),
+  );
   const junk = fc.array(fc.tuple(names, values), { maxLength: 5 });
-  return fc.oneof({ weight: 3, arbitrary: valid }, { weight: 1, arbitrary: junk }, { weight: 1, arbitrary: fc.tuple(valid, junk).map(([a, b]) => [...a, ...b]) });
+  return fc.oneof(
+    { weight: 3, arbitrary: valid },
+    { weight: 1, arbitrary: junk },
+    { weight: 1, arbitrary: fc.tuple(valid, junk).map(([a, b]) => [...a, ...b]) },
+  );
 }
 
 // ---------------------------------------------------------------- the request and the property
@@ -279,26 +370,41 @@ function checkAnswer(req: Sent, res: { status: number; headers: Headers; text: s
   }
   if (res.status < 400) return;
   // SCIM (RFC 7644) answers its errors as application/scim+json, with the envelope's fields alongside.
-  if (!/^application\/(scim\+)?json\b/.test(res.headers.get('content-type') ?? '')) throw new Error(`error answer is not JSON: ${where}`);
+  if (!/^application\/(scim\+)?json\b/.test(res.headers.get('content-type') ?? ''))
+    throw new Error(`error answer is not JSON: ${where}`);
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(res.text) as Record<string, unknown>;
   } catch {
     throw new Error(`error answer does not parse: ${where}`);
   }
-  if (typeof body.error !== 'string' || typeof body.message !== 'string' || typeof body.code !== 'string') throw new Error(`not the error envelope: ${where}`);
+  if (typeof body.error !== 'string' || typeof body.message !== 'string' || typeof body.code !== 'string')
+    throw new Error(`not the error envelope: ${where}`);
   if (!(body.code in ERROR_CATALOG)) throw new Error(`code ${body.code} is not in the catalogue: ${where}`);
-  if (ERROR_CATALOG[body.code as keyof typeof ERROR_CATALOG].status !== res.status && body.code !== 'invalid_credentials') throw new Error(`status does not match the code: ${where}`);
+  if (
+    ERROR_CATALOG[body.code as keyof typeof ERROR_CATALOG].status !== res.status &&
+    body.code !== 'invalid_credentials'
+  )
+    throw new Error(`status does not match the code: ${where}`);
   if (body.code === 'validation_failed') {
     const d = body.details as { fieldErrors?: unknown; formErrors?: unknown } | undefined;
-    if (!d || typeof d.fieldErrors !== 'object' || !Array.isArray(d.formErrors)) throw new Error(`validation_failed without details: ${where}`);
+    if (!d || typeof d.fieldErrors !== 'object' || !Array.isArray(d.formErrors))
+      throw new Error(`validation_failed without details: ${where}`);
   }
   if (/\n\s+at |node_modules|\.ts:\d+/.test(res.text)) throw new Error(`a stack trace on the wire: ${where}`);
 }
 
 const stats: Record<string, { n: number; ms: number; sample: string }> = {};
 afterAll(() => {
-  if (process.env.FUZZ_STATS) console.table(Object.fromEntries(Object.entries(stats).map(([k, v]) => [k, { n: v.n, avgMs: Math.round(v.ms / v.n), sample: process.env.FUZZ_STATS === 'samples' ? v.sample : '' }])));
+  if (process.env.FUZZ_STATS)
+    console.table(
+      Object.fromEntries(
+        Object.entries(stats).map(([k, v]) => [
+          k,
+          { n: v.n, avgMs: Math.round(v.ms / v.n), sample: process.env.FUZZ_STATS === 'samples' ? v.sample : '' },
+        ]),
+      ),
+    );
 });
 
 type Identity = 'anon' | 'admin';
@@ -315,7 +421,14 @@ async function adminWithTenant() {
   return {
     ids: [admin.partner.id, admin.user.id, org.id, colleague.id, orgUser.id],
     async token() {
-      token ??= (await sessionFor(t, admin.user.id, { scope: 'partner', partnerId: admin.partner.id, roleId: PARTNER_ADMIN_ROLE_ID }, true)).accessToken;
+      token ??= (
+        await sessionFor(
+          t,
+          admin.user.id,
+          { scope: 'partner', partnerId: admin.partner.id, roleId: PARTNER_ADMIN_ROLE_ID },
+          true,
+        )
+      ).accessToken;
       return token;
     },
     drop() {
@@ -335,22 +448,27 @@ async function fuzzOperation(op: Operation, admin: Admin | null, numRuns: number
   const identity: Identity = admin ? 'admin' : 'anon';
   const ids = [...(admin?.ids ?? []), ...foreignIds];
   const statuses = new Set<number>();
-  const property = fc.asyncProperty(pathArb(ids, op), queryArb(ids, op), bodyArb(ids, op), async (path, query, body) => {
-    const url = new URL(path, t.baseUrl);
-    for (const [k, v] of query) url.searchParams.append(k, v);
-    const req: Sent = { method: op.method, url: url.toString(), body, token: admin ? await admin.token() : null };
-    const started = performance.now();
-    const res = await sendOnce(req);
-    statuses.add(res.status);
-    if (process.env.FUZZ_STATS) {
-      const k = `${op.method} ${op.path} ${identity} ${res.status}`;
-      const e = (stats[k] ??= { n: 0, ms: 0, sample: clip(`${describeReq(req)} → ${res.text}`, 300) });
-      e.n++;
-      e.ms += performance.now() - started;
-    }
-    if (res.status === 401 || res.status === 428) admin?.drop();
-    checkAnswer(req, res);
-  });
+  const property = fc.asyncProperty(
+    pathArb(ids, op),
+    queryArb(ids, op),
+    bodyArb(ids, op),
+    async (path, query, body) => {
+      const url = new URL(path, t.baseUrl);
+      for (const [k, v] of query) url.searchParams.append(k, v);
+      const req: Sent = { method: op.method, url: url.toString(), body, token: admin ? await admin.token() : null };
+      const started = performance.now();
+      const res = await sendOnce(req);
+      statuses.add(res.status);
+      if (process.env.FUZZ_STATS) {
+        const k = `${op.method} ${op.path} ${identity} ${res.status}`;
+        const e = (stats[k] ??= { n: 0, ms: 0, sample: clip(`${describeReq(req)} → ${res.text}`, 300) });
+        e.n++;
+        e.ms += performance.now() - started;
+      }
+      if (res.status === 401 || res.status === 428) admin?.drop();
+      checkAnswer(req, res);
+    },
+  );
   const details = await fc.check(property, { numRuns, seed: SEED });
   const failure = details.failed
     ? `${op.method} ${op.path} (${identity}) [seed ${details.seed}, path ${details.counterexamplePath}]: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`
@@ -386,29 +504,41 @@ describe('every route of /openapi.json survives random and malformed input', () 
     const req: Sent = { method: 'GET', url: `${t.baseUrl}/x`, body: {}, token: null };
     const h = (ct: string) => new Headers({ 'content-type': ct });
     expect(() => checkAnswer(req, { status: 500, headers: h('application/json'), text: '{}' })).toThrow(/server error/);
-    expect(() => checkAnswer(req, { status: 400, headers: h('application/json'), text: '{"error":"x","message":"y"}' })).toThrow(/envelope/);
-    expect(() => checkAnswer(req, { status: 400, headers: h('application/json'), text: '{"error":"x","message":"y","code":"FST_ERR_BAD_URL"}' })).toThrow(/catalogue/);
+    expect(() =>
+      checkAnswer(req, { status: 400, headers: h('application/json'), text: '{"error":"x","message":"y"}' }),
+    ).toThrow(/envelope/);
+    expect(() =>
+      checkAnswer(req, {
+        status: 400,
+        headers: h('application/json'),
+        text: '{"error":"x","message":"y","code":"FST_ERR_BAD_URL"}',
+      }),
+    ).toThrow(/catalogue/);
     expect(() => checkAnswer(req, { status: 404, headers: h('text/html'), text: '<h1>' })).toThrow(/not JSON/);
-    expect(() => checkAnswer(req, { status: 404, headers: h('application/json'), text: '{"error":"x","message":"y","code":"not_found"}' })).not.toThrow();
+    expect(() =>
+      checkAnswer(req, {
+        status: 404,
+        headers: h('application/json'),
+        text: '{"error":"x","message":"y","code":"not_found"}',
+      }),
+    ).not.toThrow();
   });
 
-  it(
-    'no answer is a 5xx, and every refusal is the error envelope (anonymous and partner admin with MFA)',
-    { timeout: 240_000 },
-    async () => {
-      const queue = [...operations];
-      const results: Awaited<ReturnType<typeof fuzzRoute>>[] = [];
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          for (let op = queue.shift(); op; op = queue.shift()) results.push(await fuzzRoute(op));
-        }),
-      );
-      const failures = results.flatMap((r) => r.failures);
-      const requests = results.reduce((n, r) => n + r.runs, 0);
-      const expected = results.reduce((n, r) => n + r.expected, 0);
-      expect(results).toHaveLength(operations.length);
-      expect(failures).toEqual([]);
-      expect(requests).toBe(expected);
-    },
-  );
+  it('no answer is a 5xx, and every refusal is the error envelope (anonymous and partner admin with MFA)', {
+    timeout: 240_000,
+  }, async () => {
+    const queue = [...operations];
+    const results: Awaited<ReturnType<typeof fuzzRoute>>[] = [];
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let op = queue.shift(); op; op = queue.shift()) results.push(await fuzzRoute(op));
+      }),
+    );
+    const failures = results.flatMap((r) => r.failures);
+    const requests = results.reduce((n, r) => n + r.runs, 0);
+    const expected = results.reduce((n, r) => n + r.expected, 0);
+    expect(results).toHaveLength(operations.length);
+    expect(failures).toEqual([]);
+    expect(requests).toBe(expected);
+  });
 });

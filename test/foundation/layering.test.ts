@@ -12,12 +12,15 @@ let dir: string;
 /** A tiny tree with one file per layer and nothing wrong; each case adds one file that breaks one rule. */
 const CLEAN: Record<string, string> = {
   'src/db/schema/index.ts': 'export const t = 1;\n',
-  'src/db/tenant-scope.ts': "import { eq } from 'drizzle-orm';\nimport { t } from './schema/index.js';\nexport const f = () => [eq, t];\n",
+  'src/db/tenant-scope.ts':
+    "import { eq } from 'drizzle-orm';\nimport { t } from './schema/index.js';\nexport const f = () => [eq, t];\n",
   'src/platform/clock.ts': 'export const now = () => 0;\n',
   'src/http/guards.ts': "import { now } from '../platform/clock.js';\nexport const g = now;\n",
   'src/modules/a/index.ts': "export { find } from './repo.js';\n",
-  'src/modules/a/repo.ts': "import { eq } from 'drizzle-orm';\nimport { t } from '../../db/schema/index.js';\nexport const find = () => [eq, t];\n",
-  'src/modules/b/service.ts': "import { find } from '../a/index.js';\nimport { g } from '../../http/guards.js';\nexport const s = () => [find, g];\n",
+  'src/modules/a/repo.ts':
+    "import { eq } from 'drizzle-orm';\nimport { t } from '../../db/schema/index.js';\nexport const find = () => [eq, t];\n",
+  'src/modules/b/service.ts':
+    "import { find } from '../a/index.js';\nimport { g } from '../../http/guards.js';\nexport const s = () => [find, g];\n",
 };
 
 function lint(extra: Record<string, string> = {}) {
@@ -35,7 +38,13 @@ beforeAll(() => {
   copyFileSync(join(ROOT, '.dependency-cruiser.cjs'), join(dir, '.dependency-cruiser.cjs'));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true }, include: ['src'] }));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true },
+      include: ['src'],
+    }),
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -47,13 +56,34 @@ describe('the layering check', { timeout: 120_000 }, () => {
   });
 
   it.each([
-    ['http-not-to-modules', { 'src/http/meta.ts': "import { find } from '../modules/a/index.js';\nexport const m = find;\n" }],
+    [
+      'http-not-to-modules',
+      { 'src/http/meta.ts': "import { find } from '../modules/a/index.js';\nexport const m = find;\n" },
+    ],
     ['db-platform-not-up', { 'src/platform/mail.ts': "import { g } from '../http/guards.js';\nexport const m = g;\n" }],
-    ['db-platform-not-up', { 'src/db/connect.ts': "import { find } from '../modules/a/index.js';\nexport const c = find;\n" }],
-    ['module-internals', { 'src/modules/c/service.ts': "import { find } from '../a/repo.js';\nexport const c = find;\n" }],
-    ['sql-only-in-db-and-repos', { 'src/modules/c/service.ts': "import { sql } from 'drizzle-orm';\nexport const c = sql;\n" }],
-    ['sql-only-in-db-and-repos', { 'src/http/step-up.ts': "import { t } from '../db/schema/index.js';\nexport const c = t;\n" }],
-    ['no-module-cycles', { 'src/modules/a/uses-b.ts': "import type { s } from '../b/index.js';\nexport type S = typeof s;\n", 'src/modules/b/index.ts': "export { s } from './service.js';\n" }],
+    [
+      'db-platform-not-up',
+      { 'src/db/connect.ts': "import { find } from '../modules/a/index.js';\nexport const c = find;\n" },
+    ],
+    [
+      'module-internals',
+      { 'src/modules/c/service.ts': "import { find } from '../a/repo.js';\nexport const c = find;\n" },
+    ],
+    [
+      'sql-only-in-db-and-repos',
+      { 'src/modules/c/service.ts': "import { sql } from 'drizzle-orm';\nexport const c = sql;\n" },
+    ],
+    [
+      'sql-only-in-db-and-repos',
+      { 'src/http/step-up.ts': "import { t } from '../db/schema/index.js';\nexport const c = t;\n" },
+    ],
+    [
+      'no-module-cycles',
+      {
+        'src/modules/a/uses-b.ts': "import type { s } from '../b/index.js';\nexport type S = typeof s;\n",
+        'src/modules/b/index.ts': "export { s } from './service.js';\n",
+      },
+    ],
   ])('fails on %s', (rule, extra) => {
     const r = lint(extra);
     expect(r.out).toContain(`${rule}:`);
@@ -65,7 +95,10 @@ describe('the layering check', { timeout: 120_000 }, () => {
     lint(bad);
     execFileSync(process.execPath, [SCRIPT, '--write-baseline'], { cwd: dir });
     expect(lint(bad).status).toBe(0);
-    const r = lint({ ...bad, 'src/http/guards2.ts': "import { find } from '../modules/a/index.js';\nexport const g2 = find;\n" });
+    const r = lint({
+      ...bad,
+      'src/http/guards2.ts': "import { find } from '../modules/a/index.js';\nexport const g2 = find;\n",
+    });
     expect(r.out).toContain('src/http/guards2.ts');
     expect(r.status).toBe(1);
     // Pruning drops what was fixed and never adds the new one.

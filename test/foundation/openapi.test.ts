@@ -42,7 +42,10 @@ const documented = () =>
 
 /** Only the interactive reference's own files and the document itself stay out of the document. */
 const undocumentedByDesign = (url: string) =>
-  url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/') || (CONSOLE_ROUTE_URLS as readonly string[]).includes(url);
+  url === '/openapi.json' ||
+  url === '/docs' ||
+  url.startsWith('/docs/') ||
+  (CONSOLE_ROUTE_URLS as readonly string[]).includes(url);
 
 describe('/openapi.json is an OpenAPI 3.1 document of every registered route', () => {
   it('is OpenAPI 3.1 with a title and version', () => {
@@ -55,18 +58,28 @@ describe('/openapi.json is an OpenAPI 3.1 document of every registered route', (
     const registered = t.app.registeredRoutes;
     expect(registered.length).toBeGreaterThan(0);
     expect(registered).toContainEqual(expect.objectContaining({ method: 'GET', url: '/api/v1/auth/me' }));
-    const expected = [...new Set(registered.filter((r) => !undocumentedByDesign(r.url)).map((r) => `${r.method} ${normalise(r.url)}`))].sort();
+    const expected = [
+      ...new Set(registered.filter((r) => !undocumentedByDesign(r.url)).map((r) => `${r.method} ${normalise(r.url)}`)),
+    ].sort();
     const listed = [...new Set(documented())].sort();
     // Both directions: a hidden route is missing from the document; a documented one that does not exist is a lie.
-    expect(expected.filter((r) => !listed.includes(r)), 'registered but not in /openapi.json').toEqual([]);
-    expect(listed.filter((r) => !expected.includes(r)), 'in /openapi.json but not registered').toEqual([]);
+    expect(
+      expected.filter((r) => !listed.includes(r)),
+      'registered but not in /openapi.json',
+    ).toEqual([]);
+    expect(
+      listed.filter((r) => !expected.includes(r)),
+      'in /openapi.json but not registered',
+    ).toEqual([]);
     expect(listed).toContain('GET /api/v1/auth/me');
   });
 
   it('the exclusions are only the reference UI and the document (no other route escapes the comparison)', () => {
     const excluded = t.app.registeredRoutes.filter((r) => undocumentedByDesign(r.url)).map((r) => r.url);
     expect(excluded).toContain('/openapi.json');
-    for (const url of excluded) if (!(CONSOLE_ROUTE_URLS as readonly string[]).includes(url)) expect(url).toMatch(/^\/(openapi\.json|docs(\/.*)?)$/);
+    for (const url of excluded)
+      if (!(CONSOLE_ROUTE_URLS as readonly string[]).includes(url))
+        expect(url).toMatch(/^\/(openapi\.json|docs(\/.*)?)$/);
   });
 
   // A redirect endpoint (SSO login and callback) documents its 3xx instead: it has no body to describe.
@@ -137,11 +150,14 @@ describe('every operation is documented as a product (operationId, summary, desc
     const ids = new Map<string, string>();
     const problems: string[] = [];
     for (const { key, op } of operations()) {
-      if (typeof op.operationId !== 'string' || !/^[a-z][A-Za-z0-9]*$/.test(op.operationId)) problems.push(`${key}: operationId ${op.operationId}`);
-      else if (ids.has(op.operationId)) problems.push(`${key}: operationId ${op.operationId} also on ${ids.get(op.operationId)}`);
+      if (typeof op.operationId !== 'string' || !/^[a-z][A-Za-z0-9]*$/.test(op.operationId))
+        problems.push(`${key}: operationId ${op.operationId}`);
+      else if (ids.has(op.operationId))
+        problems.push(`${key}: operationId ${op.operationId} also on ${ids.get(op.operationId)}`);
       else ids.set(op.operationId, key);
       if (!op.summary?.trim()) problems.push(`${key}: no summary`);
-      if (!op.description?.trim() || op.description.trim() === op.summary?.trim()) problems.push(`${key}: no description beyond the summary`);
+      if (!op.description?.trim() || op.description.trim() === op.summary?.trim())
+        problems.push(`${key}: no description beyond the summary`);
       if (!Array.isArray(op.tags) || !op.tags.length) problems.push(`${key}: no tag`);
     }
     expect(problems).toEqual([]);
@@ -192,7 +208,16 @@ describe('error answers are declared from the route guards, with one envelope wh
 
 describe('security, content types and document metadata', () => {
   it('probes and public routes declare security: []; a protected route inherits the bearer scheme', () => {
-    for (const [m, p] of [['get', '/healthz'], ['get', '/readyz'], ['get', '/metrics'], ['post', '/api/v1/auth/login'], ['post', '/api/v1/auth/register'], ['post', '/api/v1/auth/refresh'], ['get', '/api/v1/sso/callback'], ['get', '/api/v1/.well-known/jwks.json']] as const) {
+    for (const [m, p] of [
+      ['get', '/healthz'],
+      ['get', '/readyz'],
+      ['get', '/metrics'],
+      ['post', '/api/v1/auth/login'],
+      ['post', '/api/v1/auth/register'],
+      ['post', '/api/v1/auth/refresh'],
+      ['get', '/api/v1/sso/callback'],
+      ['get', '/api/v1/.well-known/jwks.json'],
+    ] as const) {
       expect(op(m, p)?.security, `${m} ${p}`).toEqual([]);
     }
     expect(op('get', '/api/v1/users').security).toBeUndefined();
@@ -223,7 +248,13 @@ describe('request schemas carry the constraints the server enforces', () => {
   };
 
   it('"nothing to change" PATCH bodies say minProperties: 1', () => {
-    for (const p of ['/api/v1/orgs/organizations/{id}', '/api/v1/users/{id}', '/api/v1/roles/{id}', '/api/v1/contacts/{id}', '/api/v1/users/me']) {
+    for (const p of [
+      '/api/v1/orgs/organizations/{id}',
+      '/api/v1/users/{id}',
+      '/api/v1/roles/{id}',
+      '/api/v1/contacts/{id}',
+      '/api/v1/users/me',
+    ]) {
       expect(bodyOf('patch', p).minProperties, p).toBe(1);
     }
     expect(bodyOf('post', '/api/v1/auth/switch-context').minProperties).toBe(1);

@@ -1,11 +1,28 @@
 import { and, eq } from 'drizzle-orm';
 import { SignJWT, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { organizationUsers, organizations, partners, rolePermissions, roles, sessions, users, permissions } from '../../src/db/schema/index.js';
+import {
+  organizationUsers,
+  organizations,
+  partners,
+  rolePermissions,
+  roles,
+  sessions,
+  users,
+  permissions,
+} from '../../src/db/schema/index.js';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID, SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { bumpAuthzEpoch } from '../../src/modules/roles/resolver.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { addOrgMember, addPartnerMember, createOrg, createPartner, createUser, partnerAdmin, sessionFor } from '../support/fixtures.js';
+import {
+  addOrgMember,
+  addPartnerMember,
+  createOrg,
+  createPartner,
+  createUser,
+  partnerAdmin,
+  sessionFor,
+} from '../support/fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -15,9 +32,12 @@ afterAll(async () => t?.close());
 
 const ORG_VIEWER = SYSTEM_ROLES[5].id;
 
-async function orgUser(opts: { roleId?: string; mfaEnabled?: boolean; orgSettings?: object; partnerSettings?: object } = {}) {
+async function orgUser(
+  opts: { roleId?: string; mfaEnabled?: boolean; orgSettings?: object; partnerSettings?: object } = {},
+) {
   const partner = await createPartner(t);
-  if (opts.partnerSettings) await t.deps.db.update(partners).set({ settings: opts.partnerSettings }).where(eq(partners.id, partner.id));
+  if (opts.partnerSettings)
+    await t.deps.db.update(partners).set({ settings: opts.partnerSettings }).where(eq(partners.id, partner.id));
   const org = await createOrg(t, partner.id, undefined, opts.orgSettings ?? {});
   const user = await createUser(t, { mfaEnabled: opts.mfaEnabled });
   const roleId = opts.roleId ?? ORG_ADMIN_ROLE_ID;
@@ -111,7 +131,10 @@ describe('tenant context and permissions', () => {
     expect((await api.me()).status).toBe(200);
     const res = await api.permissionCatalog();
     expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ code: 'tenant_context_required', message: 'Partner or organization context required.' });
+    expect(res.body).toMatchObject({
+      code: 'tenant_context_required',
+      message: 'Partner or organization context required.',
+    });
   });
 
   it('a role without users:read gets 403 forbidden; an admin gets the catalogue', async () => {
@@ -128,10 +151,34 @@ describe('tenant context and permissions', () => {
   it('permissions are inherited through the parent chain, and a change is seen on the next request', async () => {
     const { partner, org, user, api } = await orgUser({ roleId: ORG_VIEWER });
     // grandparent grants users:read; child and parent grant nothing of it
-    const [grand] = await t.deps.db.insert(roles).values({ scope: 'organization', appliesTo: 'organization', orgId: org.id, partnerId: partner.id, name: 'grand' }).returning();
-    const [parent] = await t.deps.db.insert(roles).values({ scope: 'organization', appliesTo: 'organization', orgId: org.id, name: 'parent', parentRoleId: grand!.id }).returning();
-    const [child] = await t.deps.db.insert(roles).values({ scope: 'organization', appliesTo: 'organization', orgId: org.id, name: 'child', parentRoleId: parent!.id }).returning();
-    const [usersRead] = await t.deps.db.select().from(permissions).where(and(eq(permissions.resource, 'users'), eq(permissions.action, 'read')));
+    const [grand] = await t.deps.db
+      .insert(roles)
+      .values({ scope: 'organization', appliesTo: 'organization', orgId: org.id, partnerId: partner.id, name: 'grand' })
+      .returning();
+    const [parent] = await t.deps.db
+      .insert(roles)
+      .values({
+        scope: 'organization',
+        appliesTo: 'organization',
+        orgId: org.id,
+        name: 'parent',
+        parentRoleId: grand!.id,
+      })
+      .returning();
+    const [child] = await t.deps.db
+      .insert(roles)
+      .values({
+        scope: 'organization',
+        appliesTo: 'organization',
+        orgId: org.id,
+        name: 'child',
+        parentRoleId: parent!.id,
+      })
+      .returning();
+    const [usersRead] = await t.deps.db
+      .select()
+      .from(permissions)
+      .where(and(eq(permissions.resource, 'users'), eq(permissions.action, 'read')));
     await t.deps.db.update(organizationUsers).set({ roleId: child!.id }).where(eq(organizationUsers.userId, user.id));
     expect((await api.permissionCatalog()).status).toBe(403);
     await t.deps.db.transaction(async (tx) => {
@@ -153,20 +200,29 @@ describe('Force MFA holds the account at 428 until a factor is enrolled', () => 
     const api = t.client().withToken(s.accessToken);
     const res = await api.permissionCatalog();
     expect(res.status).toBe(428);
-    expect(res.body).toMatchObject({ code: 'mfa_enrollment_required', enrollUrl: expect.any(String), allowedMethods: ['totp', 'sms', 'passkey'] });
+    expect(res.body).toMatchObject({
+      code: 'mfa_enrollment_required',
+      enrollUrl: expect.any(String),
+      allowedMethods: ['totp', 'sms', 'passkey'],
+    });
     expect((await api.me()).status).toBe(200);
     expect((await api.usersMe()).status).toBe(200);
   });
 
   it("an organisation's requireMfa holds its users and offers only the allowed methods", async () => {
-    const { api } = await orgUser({ orgSettings: { security: { requireMfa: true, allowedMfaMethods: { sms: false } } } });
+    const { api } = await orgUser({
+      orgSettings: { security: { requireMfa: true, allowedMfaMethods: { sms: false } } },
+    });
     const res = await api.permissionCatalog();
     expect(res.status).toBe(428);
     expect(res.body.allowedMethods).toEqual(['totp', 'passkey']);
   });
 
   it("the partner's requireMfa applies to every organisation of the partner (strictest wins)", async () => {
-    const { api } = await orgUser({ partnerSettings: { security: { requireMfa: true } }, orgSettings: { security: { requireMfa: false } } });
+    const { api } = await orgUser({
+      partnerSettings: { security: { requireMfa: true } },
+      orgSettings: { security: { requireMfa: false } },
+    });
     expect((await api.permissionCatalog()).status).toBe(428);
   });
 
@@ -185,12 +241,30 @@ describe('Force MFA holds the account at 428 until a factor is enrolled', () => 
 describe('own profile', () => {
   it('GET /users/me and /auth/me return the profile with permissions and never a secret field', async () => {
     const { api, user } = await partnerAdmin(t);
-    await t.deps.db.update(users).set({ mfaSecret: 'SEALED-SECRET', passwordHash: '$argon2id$fake', phoneNumber: '+14155550123', phoneVerified: true, mfaRecoveryCodes: ['h1'] }).where(eq(users.id, user.id));
+    await t.deps.db
+      .update(users)
+      .set({
+        mfaSecret: 'SEALED-SECRET',
+        passwordHash: '$argon2id$fake',
+        phoneNumber: '+14155550123',
+        phoneVerified: true,
+        mfaRecoveryCodes: ['h1'],
+      })
+      .where(eq(users.id, user.id));
     for (const res of [await api.me(), await api.usersMe()]) {
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ id: user.id, email: user.email, scope: 'partner', phoneLast4: '0123', phoneVerified: true, permissions: ['*:*'] });
+      expect(res.body).toMatchObject({
+        id: user.id,
+        email: user.email,
+        scope: 'partner',
+        phoneLast4: '0123',
+        phoneVerified: true,
+        permissions: ['*:*'],
+      });
       expect(res.text).not.toMatch(/SEALED-SECRET|argon2|h1"|14155550123/);
-      expect(Object.keys(res.body)).not.toEqual(expect.arrayContaining(['passwordHash', 'mfaSecret', 'mfaRecoveryCodes', 'phoneNumber']));
+      expect(Object.keys(res.body)).not.toEqual(
+        expect.arrayContaining(['passwordHash', 'mfaSecret', 'mfaRecoveryCodes', 'phoneNumber']),
+      );
     }
   });
 
@@ -201,12 +275,24 @@ describe('own profile', () => {
     expect(res.body).toMatchObject({ name: 'Ada Lovelace', avatarUrl: 'https://cdn.example.test/a.png' });
     const rows = await t.deps.db.query.auditLogs.findMany({ where: (a, { eq: e }) => e(a.actorUserId, user.id) });
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ action: 'user.profile.update', result: 'success', partnerId: partner.id, resourceId: user.id, ip: '127.0.0.1' });
+    expect(rows[0]).toMatchObject({
+      action: 'user.profile.update',
+      result: 'success',
+      partnerId: partner.id,
+      resourceId: user.id,
+      ip: '127.0.0.1',
+    });
   });
 
   it('PATCH /users/me refuses unknown fields, javascript: avatars and empty bodies without writing', async () => {
     const { api, user } = await partnerAdmin(t);
-    for (const body of [{ name: 'x', isAdmin: true }, { avatarUrl: 'javascript:alert(1)' }, {}, { name: '' }, { name: 'x'.repeat(256) }]) {
+    for (const body of [
+      { name: 'x', isAdmin: true },
+      { avatarUrl: 'javascript:alert(1)' },
+      {},
+      { name: '' },
+      { name: 'x'.repeat(256) },
+    ]) {
       const res = await api.patch('/users/me', body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.code).toBe('validation_failed');

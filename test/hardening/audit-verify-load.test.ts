@@ -27,10 +27,15 @@ async function seed(partnerId: string) {
 }
 
 describe('audit verification and export of 20,000 records do not stall the service', () => {
-  it('/healthz stays responsive (p95 < 500 ms, none ≥ 2 s) during GET /audit-logs/verify and a JSON Lines export', { timeout: 180_000 }, async () => {
+  it('/healthz stays responsive (p95 < 500 ms, none ≥ 2 s) during GET /audit-logs/verify and a JSON Lines export', {
+    timeout: 180_000,
+  }, async () => {
     const { api, partner } = await partnerAdmin(t);
     await seed(partner.id);
-    const verify = await whilePolling(t.baseUrl, async () => expectStatus(await api.get('/audit-logs/verify'), 200).body as { ok: boolean; checked: number });
+    const verify = await whilePolling(
+      t.baseUrl,
+      async () => expectStatus(await api.get('/audit-logs/verify'), 200).body as { ok: boolean; checked: number },
+    );
     expect(verify.result.checked).toBeGreaterThanOrEqual(RECORDS);
     expect(verify.result.ok).toBe(false);
     expectResponsive(verify.latency, 'verify');

@@ -28,21 +28,38 @@ const firstName = (i: number) => {
   return s[0]!.toUpperCase() + s.slice(1);
 };
 const hostileFile = (rows: number, prefix: string) =>
-  [HEADER, ...Array.from({ length: rows }, (_, i) => `${prefix}-${i},,${firstName(i)},Smith,${prefix}${i}@mail.example,,,`)].join('\n');
+  [
+    HEADER,
+    ...Array.from({ length: rows }, (_, i) => `${prefix}-${i},,${firstName(i)},Smith,${prefix}${i}@mail.example,,,`),
+  ].join('\n');
 
 async function tenant() {
   const { api, partner } = await partnerAdmin(t);
   const org = await createOrg(t, partner.id);
   const importCsv = async (csv: string, query: Record<string, string> = {}) =>
-    expectStatus(await api.request('POST', '/contacts/import', { rawBody: csv, contentType: 'text/csv', query: { orgId: org.id, ...query } }), 200).body as {
+    expectStatus(
+      await api.request('POST', '/contacts/import', {
+        rawBody: csv,
+        contentType: 'text/csv',
+        query: { orgId: org.id, ...query },
+      }),
+      200,
+    ).body as {
       summary: { created: number; updated: number; unchanged: number; heldBack: number; failed: number };
-      rows: { line: number; externalId: string; status: string; match?: { contactId: string; reason: string; score: number } }[];
+      rows: {
+        line: number;
+        externalId: string;
+        status: string;
+        match?: { contactId: string; reason: string; score: number };
+      }[];
     };
   return { api, org, importCsv };
 }
 
 describe('a contacts import of 20,000 rows with one last name does not stall the service', () => {
-  it('/healthz stays responsive (p95 < 500 ms, none ≥ 2 s) throughout the import, and every row is imported', { timeout: 120_000 }, async () => {
+  it('/healthz stays responsive (p95 < 500 ms, none ≥ 2 s) throughout the import, and every row is imported', {
+    timeout: 120_000,
+  }, async () => {
     const { org, importCsv } = await tenant();
     const { result, latency } = await whilePolling(t.baseUrl, () => importCsv(hostileFile(20_000, 'h')));
     expect(result.summary.created + result.summary.heldBack).toBe(20_000);
@@ -52,7 +69,9 @@ describe('a contacts import of 20,000 rows with one last name does not stall the
     expect(await t.deps.db.$count(contacts, eq(contacts.orgId, org.id))).toBe(result.summary.created);
   });
 
-  it('/healthz stays responsive (p95 < 500 ms, none ≥ 2 s) while the same file is re-imported over 20,000 existing contacts (dry run too)', { timeout: 120_000 }, async () => {
+  it('/healthz stays responsive (p95 < 500 ms, none ≥ 2 s) while the same file is re-imported over 20,000 existing contacts (dry run too)', {
+    timeout: 120_000,
+  }, async () => {
     const { importCsv } = await tenant();
     const file = hostileFile(20_000, 'r');
     const first = await importCsv(file);
@@ -67,13 +86,27 @@ describe('a contacts import of 20,000 rows with one last name does not stall the
 });
 
 describe('the indexed matcher still finds fuzzy name matches in a crowd of one last name', () => {
-  it('a one-letter variant of a first name among 5,000 Smiths is held back against its twin; an exact name scores 1', { timeout: 60_000 }, async () => {
+  it('a one-letter variant of a first name among 5,000 Smiths is held back against its twin; an exact name scores 1', {
+    timeout: 60_000,
+  }, async () => {
     const { importCsv } = await tenant();
     const crowd = hostileFile(5_000, 'c');
-    const first = await importCsv(crowd + '\nt-1,,Jonathan,Smith,jonathan@corp.example,,,\nt-2,,Geoffrey,Smith,geoffrey@corp.example,,,');
+    const first = await importCsv(
+      `${crowd}\nt-1,,Jonathan,Smith,jonathan@corp.example,,,\nt-2,,Geoffrey,Smith,geoffrey@corp.example,,,`,
+    );
     const jonathan = first.rows.find((r) => r.externalId === 't-1')!;
-    const res = await importCsv([HEADER, 'v-1,,Jonathon,Smith,other1@corp.example,,,', 'v-2,,Geoffrey,SMITH,other2@corp.example,,,', 'v-3,,Jeffrey,Smith,other3@corp.example,,,'].join('\n'));
-    expect(res.rows[0]).toMatchObject({ status: 'held_back', match: { contactId: (jonathan as { contactId?: string }).contactId, reason: 'name' } });
+    const res = await importCsv(
+      [
+        HEADER,
+        'v-1,,Jonathon,Smith,other1@corp.example,,,',
+        'v-2,,Geoffrey,SMITH,other2@corp.example,,,',
+        'v-3,,Jeffrey,Smith,other3@corp.example,,,',
+      ].join('\n'),
+    );
+    expect(res.rows[0]).toMatchObject({
+      status: 'held_back',
+      match: { contactId: (jonathan as { contactId?: string }).contactId, reason: 'name' },
+    });
     expect(res.rows[0]!.match!.score).toBeGreaterThanOrEqual(0.6);
     expect(res.rows[1]).toMatchObject({ status: 'held_back', match: { reason: 'name', score: 1 } });
     expect(res.rows[2]).toMatchObject({ status: 'held_back', match: { reason: 'name' } });

@@ -35,7 +35,12 @@ function parse(raw: Buffer): RawAnswer | null {
  * Writes `head` then each body piece (waiting for drain), and resolves with the first complete answer, even when
  * the server answers and closes before the whole body was written (as it should for a body over the limit).
  */
-export function rawExchange(baseUrl: string, head: string | Buffer, body: Iterable<Buffer | string> = [], timeoutMs = 30_000): Promise<RawAnswer> {
+export function rawExchange(
+  baseUrl: string,
+  head: string | Buffer,
+  body: Iterable<Buffer | string> = [],
+  timeoutMs = 30_000,
+): Promise<RawAnswer> {
   const { port, hostname } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     let got = Buffer.alloc(0);

@@ -30,14 +30,18 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const reset = (api: ApiClient, userId: string, orgId?: string) => api.post(`/users/${userId}/mfa/reset`, undefined, orgId ? { query: { orgId } } : {});
+const reset = (api: ApiClient, userId: string, orgId?: string) =>
+  api.post(`/users/${userId}/mfa/reset`, undefined, orgId ? { query: { orgId } } : {});
 
 /** An organisation with an admin (TOTP, signed in with it) and a member holding TOTP, a passkey and a phone. */
 async function orgWithTarget(opts: { orgSettings?: object } = {}) {
   const admin = await totpMember(t, { orgSettings: opts.orgSettings });
   const target = await totpMember(t, { partnerId: admin.partnerId, orgId: admin.orgId! });
   await registerPasskey(t, target.api);
-  await t.deps.db.update(users).set({ phoneNumber: '+12025550155', phoneVerified: true }).where(eq(users.id, target.user.id));
+  await t.deps.db
+    .update(users)
+    .set({ phoneNumber: '+12025550155', phoneVerified: true })
+    .where(eq(users.id, target.user.id));
   return { admin, target };
 }
 
@@ -62,8 +66,14 @@ describe('a reset clears every factor and ends every session of the user', () =>
 
     expectError(await target.api.me(), 401, 'unauthenticated');
     const csrf = target.api.cookies.get(CSRF_COOKIE)!;
-    expect((await target.api.post('/auth/refresh', undefined, { token: null, headers: { 'x-service-csrf': csrf } })).status).toBe(401);
-    expectError(await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: target.recoveryCodes[0] }), 401, 'invalid_temp_token');
+    expect(
+      (await target.api.post('/auth/refresh', undefined, { token: null, headers: { 'x-service-csrf': csrf } })).status,
+    ).toBe(401);
+    expectError(
+      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: target.recoveryCodes[0] }),
+      401,
+      'invalid_temp_token',
+    );
 
     const audit = await auditOf(t, 'user.mfa_reset', target.user.id);
     expect(audit).toHaveLength(1);
@@ -80,7 +90,10 @@ describe('a reset clears every factor and ends every session of the user', () =>
   it('the audit names the cleared method: sms', async () => {
     const admin = await totpMember(t);
     const target = await member(t, { partnerId: admin.partnerId, orgId: admin.orgId! });
-    await t.deps.db.update(users).set({ phoneNumber: '+12025550156', phoneVerified: true, mfaEnabled: true, mfaMethod: 'sms' }).where(eq(users.id, target.user.id));
+    await t.deps.db
+      .update(users)
+      .set({ phoneNumber: '+12025550156', phoneVerified: true, mfaEnabled: true, mfaMethod: 'sms' })
+      .where(eq(users.id, target.user.id));
     expect((await reset(admin.api, target.user.id)).status).toBe(200);
     expect((await auditOf(t, 'user.mfa_reset', target.user.id))[0]!.details).toMatchObject({ clearedMethod: 'sms' });
   });
@@ -90,7 +103,9 @@ describe('a reset clears every factor and ends every session of the user', () =>
     const target = await member(t, { partnerId: admin.partnerId, orgId: admin.orgId! });
     await registerPasskey(t, await signIn(t, target.email));
     expect((await reset(admin.api, target.user.id)).status).toBe(200);
-    expect((await auditOf(t, 'user.mfa_reset', target.user.id))[0]!.details).toMatchObject({ clearedMethod: 'passkey' });
+    expect((await auditOf(t, 'user.mfa_reset', target.user.id))[0]!.details).toMatchObject({
+      clearedMethod: 'passkey',
+    });
     expect(await t.deps.db.select().from(passkeys).where(eq(passkeys.userId, target.user.id))).toHaveLength(0);
   });
 });
@@ -106,7 +121,7 @@ describe('fresh enrolment is forced at the next login when a policy requires MFA
     expectError(await api.get(PROTECTED_ROUTE), 428, 'mfa_enrollment_required');
   });
 
-  it("the role enforces MFA (Partner Admin resets another Partner Admin)", async () => {
+  it('the role enforces MFA (Partner Admin resets another Partner Admin)', async () => {
     const admin = await totpMember(t, { kind: 'partner' });
     const target = await totpMember(t, { kind: 'partner', partnerId: admin.partnerId });
     expect((await reset(admin.api, target.user.id)).status).toBe(200);
@@ -125,7 +140,12 @@ describe('fresh enrolment is forced at the next login when a policy requires MFA
 describe('who may reset', () => {
   it('403 mfa_required when the acting session has not passed MFA (even though the account has MFA)', async () => {
     const { admin, target } = await orgWithTarget();
-    const s = await sessionFor(t, admin.user.id, { scope: 'organization', partnerId: admin.partnerId, orgId: admin.orgId, roleId: ORG_ADMIN_ROLE_ID }, false);
+    const s = await sessionFor(
+      t,
+      admin.user.id,
+      { scope: 'organization', partnerId: admin.partnerId, orgId: admin.orgId, roleId: ORG_ADMIN_ROLE_ID },
+      false,
+    );
     expectError(await reset(t.client().withToken(s.accessToken), target.user.id), 403, 'mfa_required');
     expect((await userRow(t, target.user.id)).mfaEnabled).toBe(true);
   });
@@ -148,7 +168,7 @@ describe('who may reset', () => {
     expectError(await reset(viewer.api, target.user.id), 403, 'forbidden');
   });
 
-  it("404 for a user of another organisation or partner, or an unknown id; 400 for a malformed id", async () => {
+  it('404 for a user of another organisation or partner, or an unknown id; 400 for a malformed id', async () => {
     const admin = await totpMember(t);
     const stranger = await totpMember(t);
     const sibling = await totpMember(t, { partnerId: admin.partnerId }); // another org of the same partner
@@ -163,7 +183,11 @@ describe('who may reset', () => {
 
   it('an organisation admin cannot reach a partner-level user', async () => {
     const admin = await totpMember(t);
-    const partnerUser = await totpMember(t, { kind: 'partner', partnerId: admin.partnerId, roleId: PARTNER_ADMIN_ROLE_ID });
+    const partnerUser = await totpMember(t, {
+      kind: 'partner',
+      partnerId: admin.partnerId,
+      roleId: PARTNER_ADMIN_ROLE_ID,
+    });
     expectError(await reset(admin.api, partnerUser.user.id), 404, 'not_found');
   });
 });

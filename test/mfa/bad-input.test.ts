@@ -16,33 +16,56 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64url');
-const clientData = (type: string, challengeValue: unknown) => b64(JSON.stringify({ type, challenge: challengeValue, origin, crossOrigin: false }));
+const clientData = (type: string, challengeValue: unknown) =>
+  b64(JSON.stringify({ type, challenge: challengeValue, origin, crossOrigin: false }));
 
 /** A 4xx whose code is in the catalogue with that status, in the error envelope. */
 function expectCatalogued4xx(res: ApiResponse, label: string) {
   expect(res.status, `${label}: ${res.text}`).toBeGreaterThanOrEqual(400);
   expect(res.status, `${label}: ${res.text}`).toBeLessThan(500);
-  expect(res.body, label).toMatchObject({ error: expect.any(String), message: expect.any(String), code: expect.any(String) });
+  expect(res.body, label).toMatchObject({
+    error: expect.any(String),
+    message: expect.any(String),
+    code: expect.any(String),
+  });
   const entry = (ERROR_CATALOG as Record<string, { status: number }>)[res.body.code!];
   expect(entry, `${label}: ${res.body.code} is not catalogued`).toBeDefined();
   if (res.body.code !== 'invalid_credentials') expect(entry!.status, label).toBe(res.status);
 }
 
-const BAD_CODES: unknown[] = ['', '12345', '1234567', '12a456', 'abcdef', '12 456', '１２３４５６', 123456, null, ['123456'], { code: '123456' }, 'x'.repeat(300)];
+const BAD_CODES: unknown[] = [
+  '',
+  '12345',
+  '1234567',
+  '12a456',
+  'abcdef',
+  '12 456',
+  '１２３４５６',
+  123456,
+  null,
+  ['123456'],
+  { code: '123456' },
+  'x'.repeat(300),
+];
 
 describe('wrong code formats: 400 validation_failed', () => {
-  it.each(BAD_CODES.map((c) => [JSON.stringify(c).slice(0, 30), c]))('code %s on verify (login and setup), enable, disable, phone confirm', async (_label, code) => {
-    const m = await totpMember(t);
-    const { api: c, body } = await challenge(t, m.email);
-    expectError(await c.post('/auth/mfa/verify', { tempToken: body.tempToken, code }), 400, 'validation_failed');
-    expectError(await m.api.post('/auth/mfa/verify', { code }), 400, 'validation_failed');
-    expectError(await m.api.post('/auth/mfa/enable', { code }), 400, 'validation_failed');
-    expectError(await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code }), 400, 'validation_failed');
-    expectError(await m.api.post('/auth/phone/confirm', { code }), 400, 'validation_failed');
-    // None of these spent the tempToken or counted as a wrong guess.
-    t.clock.advance(30_000);
-    expect((await c.post('/auth/mfa/verify', { tempToken: body.tempToken, code: totpCode(t, m.secret) })).status).toBe(200);
-  });
+  it.each(BAD_CODES.map((c) => [JSON.stringify(c).slice(0, 30), c]))(
+    'code %s on verify (login and setup), enable, disable, phone confirm',
+    async (_label, code) => {
+      const m = await totpMember(t);
+      const { api: c, body } = await challenge(t, m.email);
+      expectError(await c.post('/auth/mfa/verify', { tempToken: body.tempToken, code }), 400, 'validation_failed');
+      expectError(await m.api.post('/auth/mfa/verify', { code }), 400, 'validation_failed');
+      expectError(await m.api.post('/auth/mfa/enable', { code }), 400, 'validation_failed');
+      expectError(await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code }), 400, 'validation_failed');
+      expectError(await m.api.post('/auth/phone/confirm', { code }), 400, 'validation_failed');
+      // None of these spent the tempToken or counted as a wrong guess.
+      t.clock.advance(30_000);
+      expect(
+        (await c.post('/auth/mfa/verify', { tempToken: body.tempToken, code: totpCode(t, m.secret) })).status,
+      ).toBe(200);
+    },
+  );
 
   it('a recovery code is not a 6-digit code where only 6 digits are taken (enable, phone confirm)', async () => {
     const m = await totpMember(t);
@@ -64,20 +87,38 @@ describe('tempTokens: missing, malformed, unknown, expired or of another flow', 
     ['/auth/mfa/passkey/options', (tempToken) => ({ tempToken })],
   ];
 
-  it.each(PUBLIC_ROUTES)('%s: malformed → 400 validation_failed; unknown → 401 invalid_temp_token', async (path, bodyOf) => {
-    const api = t.client();
-    for (const bad of ['short', 'x'.repeat(513), 12345678901234567890, null, { a: 1 }]) expectError(await api.post(path, bodyOf(bad)), 400, 'validation_failed');
-    const missing = bodyOf(undefined) as Record<string, unknown>;
-    delete missing.tempToken;
-    if (path !== '/auth/mfa/verify') expectError(await api.post(path, missing), 400, 'validation_failed');
-    expectError(await api.post(path, bodyOf('A'.repeat(43))), 401, 'invalid_temp_token');
-  });
+  it.each(PUBLIC_ROUTES)(
+    '%s: malformed → 400 validation_failed; unknown → 401 invalid_temp_token',
+    async (path, bodyOf) => {
+      const api = t.client();
+      for (const bad of ['short', 'x'.repeat(513), 1e19, null, { a: 1 }])
+        expectError(await api.post(path, bodyOf(bad)), 400, 'validation_failed');
+      const missing = bodyOf(undefined) as Record<string, unknown>;
+      delete missing.tempToken;
+      if (path !== '/auth/mfa/verify') expectError(await api.post(path, missing), 400, 'validation_failed');
+      expectError(await api.post(path, bodyOf('A'.repeat(43))), 401, 'invalid_temp_token');
+    },
+  );
 
   it('the passkey verify route too', async () => {
     const api = t.client();
-    const credential = { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'AA', authenticatorData: 'AA', signature: 'AA' }, clientExtensionResults: {} };
-    expectError(await api.post('/auth/mfa/passkey/verify', { tempToken: 'short', credential }), 400, 'validation_failed');
-    expectError(await api.post('/auth/mfa/passkey/verify', { tempToken: 'A'.repeat(43), credential }), 401, 'invalid_temp_token');
+    const credential = {
+      id: 'AAAA',
+      rawId: 'AAAA',
+      type: 'public-key',
+      response: { clientDataJSON: 'AA', authenticatorData: 'AA', signature: 'AA' },
+      clientExtensionResults: {},
+    };
+    expectError(
+      await api.post('/auth/mfa/passkey/verify', { tempToken: 'short', credential }),
+      400,
+      'validation_failed',
+    );
+    expectError(
+      await api.post('/auth/mfa/passkey/verify', { tempToken: 'A'.repeat(43), credential }),
+      401,
+      'invalid_temp_token',
+    );
   });
 
   it('the token of another flow (a WebAuthn challenge, a refresh token) is not a tempToken', async () => {
@@ -85,16 +126,28 @@ describe('tempTokens: missing, malformed, unknown, expired or of another flow', 
     const api = await signIn(t, m.email);
     const opts = await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'K' });
     // Registration challenges are stored as flows under "reg:<challenge>": still not a login challenge.
-    expectError(await t.client().post('/auth/mfa/passkey/options', { tempToken: `reg:${opts.body.options.challenge}` }), 401, 'invalid_temp_token');
+    expectError(
+      await t.client().post('/auth/mfa/passkey/options', { tempToken: `reg:${opts.body.options.challenge}` }),
+      401,
+      'invalid_temp_token',
+    );
     const refreshToken = api.cookies.get('service_refresh_token')!;
-    expectError(await t.client().post('/auth/mfa/verify', { tempToken: refreshToken, code: '123456' }), 401, 'invalid_temp_token');
+    expectError(
+      await t.client().post('/auth/mfa/verify', { tempToken: refreshToken, code: '123456' }),
+      401,
+      'invalid_temp_token',
+    );
   });
 
   it('an expired tempToken: 401 invalid_temp_token on every route', async () => {
     const m = await totpMember(t);
     const { api, body } = await challenge(t, m.email);
     t.clock.advance(5 * 60_000 + 1000);
-    expectError(await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: totpCode(t, m.secret) }), 401, 'invalid_temp_token');
+    expectError(
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: totpCode(t, m.secret) }),
+      401,
+      'invalid_temp_token',
+    );
     expectError(await api.post('/auth/mfa/sms/send', { tempToken: body.tempToken }), 401, 'invalid_temp_token');
     expectError(await api.post('/auth/mfa/passkey/options', { tempToken: body.tempToken }), 401, 'invalid_temp_token');
   });
@@ -104,7 +157,11 @@ describe('tempTokens: missing, malformed, unknown, expired or of another flow', 
     const b = await totpMember(t);
     const { api, body } = await challenge(t, b.email);
     t.clock.advance(30_000);
-    expectError(await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: totpCode(t, a.secret) }), 401, 'invalid_mfa_code');
+    expectError(
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: totpCode(t, a.secret) }),
+      401,
+      'invalid_mfa_code',
+    );
   });
 });
 
@@ -129,7 +186,11 @@ describe('malformed WebAuthn credentials', () => {
       expectError(res, 400, 'validation_failed');
       void label;
     }
-    expectError(await api.post('/auth/passkeys/register/verify', { credential: response, extra: 1 }), 400, 'validation_failed');
+    expectError(
+      await api.post('/auth/passkeys/register/verify', { credential: response, extra: 1 }),
+      400,
+      'validation_failed',
+    );
     // Schema errors consumed nothing: the genuine response still registers.
     expect((await api.post('/auth/passkeys/register/verify', { credential: response })).status).toBe(201);
   });
@@ -144,16 +205,35 @@ describe('malformed WebAuthn credentials', () => {
       return { api, r: createCredential(o.body.options, origin).response };
     };
     const cases: [string, (r: Awaited<ReturnType<typeof fresh>>['r']) => unknown, string][] = [
-      ['clientDataJSON not JSON', (r) => ({ ...r, response: { ...r.response, clientDataJSON: b64('not json') } }), 'invalid_challenge'],
-      ['challenge not a string', (r) => ({ ...r, response: { ...r.response, clientDataJSON: clientData('webauthn.create', 42) } }), 'invalid_challenge'],
-      ['challenge never issued', (r) => ({ ...r, response: { ...r.response, clientDataJSON: clientData('webauthn.create', 'never-issued') } }), 'invalid_challenge'],
-      ['attestationObject not CBOR', (r) => ({ ...r, response: { ...r.response, attestationObject: b64('garbage') } }), 'passkey_verification_failed'],
+      [
+        'clientDataJSON not JSON',
+        (r) => ({ ...r, response: { ...r.response, clientDataJSON: b64('not json') } }),
+        'invalid_challenge',
+      ],
+      [
+        'challenge not a string',
+        (r) => ({ ...r, response: { ...r.response, clientDataJSON: clientData('webauthn.create', 42) } }),
+        'invalid_challenge',
+      ],
+      [
+        'challenge never issued',
+        (r) => ({ ...r, response: { ...r.response, clientDataJSON: clientData('webauthn.create', 'never-issued') } }),
+        'invalid_challenge',
+      ],
+      [
+        'attestationObject not CBOR',
+        (r) => ({ ...r, response: { ...r.response, attestationObject: b64('garbage') } }),
+        'passkey_verification_failed',
+      ],
       ['id differs from rawId', (r) => ({ ...r, id: b64('another id') }), 'passkey_verification_failed'],
       [
         'clientData of an assertion',
         (r) => {
           const cdj = JSON.parse(Buffer.from(r.response.clientDataJSON, 'base64url').toString());
-          return { ...r, response: { ...r.response, clientDataJSON: b64(JSON.stringify({ ...cdj, type: 'webauthn.get' })) } };
+          return {
+            ...r,
+            response: { ...r.response, clientDataJSON: b64(JSON.stringify({ ...cdj, type: 'webauthn.get' })) },
+          };
         },
         'passkey_verification_failed',
       ],
@@ -176,27 +256,82 @@ describe('malformed WebAuthn credentials', () => {
       return getAssertion(o.body.options, origin, credential);
     };
     const good = await assertionFor();
-    for (const bad of [undefined, 'x', {}, { ...good, type: 'nope' }, { ...good, response: { clientDataJSON: good.response.clientDataJSON } }, { ...good, rawId: '***' }]) {
-      expectError(await c.post('/auth/mfa/passkey/verify', bad === undefined ? { tempToken: body.tempToken } : { tempToken: body.tempToken, credential: bad }), 400, 'validation_failed');
+    for (const bad of [
+      undefined,
+      'x',
+      {},
+      { ...good, type: 'nope' },
+      { ...good, response: { clientDataJSON: good.response.clientDataJSON } },
+      { ...good, rawId: '***' },
+    ]) {
+      expectError(
+        await c.post(
+          '/auth/mfa/passkey/verify',
+          bad === undefined ? { tempToken: body.tempToken } : { tempToken: body.tempToken, credential: bad },
+        ),
+        400,
+        'validation_failed',
+      );
     }
-    expectError(await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: { ...good, response: { ...good.response, clientDataJSON: b64('{') } } }), 400, 'invalid_challenge');
+    expectError(
+      await c.post('/auth/mfa/passkey/verify', {
+        tempToken: body.tempToken,
+        credential: { ...good, response: { ...good.response, clientDataJSON: b64('{') } },
+      }),
+      400,
+      'invalid_challenge',
+    );
     let a = await assertionFor();
-    expectError(await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: { ...a, response: { ...a.response, authenticatorData: b64('short') } } }), 400, 'passkey_verification_failed');
+    expectError(
+      await c.post('/auth/mfa/passkey/verify', {
+        tempToken: body.tempToken,
+        credential: { ...a, response: { ...a.response, authenticatorData: b64('short') } },
+      }),
+      400,
+      'passkey_verification_failed',
+    );
     a = await assertionFor();
-    expectError(await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: { ...a, response: { ...a.response, signature: '' } } }), 400, 'passkey_verification_failed');
+    expectError(
+      await c.post('/auth/mfa/passkey/verify', {
+        tempToken: body.tempToken,
+        credential: { ...a, response: { ...a.response, signature: '' } },
+      }),
+      400,
+      'passkey_verification_failed',
+    );
     a = await assertionFor();
-    expectError(await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: { ...a, id: b64('unknown credential'), rawId: b64('unknown credential') } }), 400, 'passkey_verification_failed');
+    expectError(
+      await c.post('/auth/mfa/passkey/verify', {
+        tempToken: body.tempToken,
+        credential: { ...a, id: b64('unknown credential'), rawId: b64('unknown credential') },
+      }),
+      400,
+      'passkey_verification_failed',
+    );
     a = await assertionFor();
     const cdj = JSON.parse(Buffer.from(a.response.clientDataJSON, 'base64url').toString());
-    expectError(await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: { ...a, response: { ...a.response, clientDataJSON: b64(JSON.stringify({ ...cdj, type: 'webauthn.create' })) } } }), 400, 'passkey_verification_failed');
+    expectError(
+      await c.post('/auth/mfa/passkey/verify', {
+        tempToken: body.tempToken,
+        credential: {
+          ...a,
+          response: { ...a.response, clientDataJSON: b64(JSON.stringify({ ...cdj, type: 'webauthn.create' })) },
+        },
+      }),
+      400,
+      'passkey_verification_failed',
+    );
     // The tempToken is still live.
-    const ok = await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: await assertionFor() });
+    const ok = await c.post('/auth/mfa/passkey/verify', {
+      tempToken: body.tempToken,
+      credential: await assertionFor(),
+    });
     expect(ok.status, ok.text).toBe(200);
   });
 });
 
 describe('foreign and malformed passkey ids', () => {
-  it('PATCH and DELETE: another user\'s id or an unknown id → 404 not_found; a malformed id → 400', async () => {
+  it("PATCH and DELETE: another user's id or an unknown id → 404 not_found; a malformed id → 400", async () => {
     const owner = await member(t);
     const other = await member(t);
     const ownerApi = await signIn(t, owner.email);
@@ -204,14 +339,29 @@ describe('foreign and malformed passkey ids', () => {
     const { passkey } = await registerPasskey(t, ownerApi);
     for (const id of [passkey.id, '00000000-0000-4000-8000-000000000000']) {
       expectError(await otherApi.patch(`/auth/passkeys/${id}`, { name: 'Mine now' }), 404, 'not_found');
-      expectError(await otherApi.delete(`/auth/passkeys/${id}`, { body: { currentPassword: PASSWORD } }), 404, 'not_found');
+      expectError(
+        await otherApi.delete(`/auth/passkeys/${id}`, { body: { currentPassword: PASSWORD } }),
+        404,
+        'not_found',
+      );
     }
     for (const id of ['123', 'not-a-uuid', `${passkey.id}x`, '%00']) {
       expectCatalogued4xx(await otherApi.patch(`/auth/passkeys/${id}`, { name: 'X' }), `PATCH ${id}`);
-      expectCatalogued4xx(await otherApi.delete(`/auth/passkeys/${id}`, { body: { currentPassword: PASSWORD } }), `DELETE ${id}`);
+      expectCatalogued4xx(
+        await otherApi.delete(`/auth/passkeys/${id}`, { body: { currentPassword: PASSWORD } }),
+        `DELETE ${id}`,
+      );
     }
-    expectError(await ownerApi.patch(`/auth/passkeys/${passkey.id}`, { name: 'X', extra: true }), 400, 'validation_failed');
-    expectError(await ownerApi.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD, extra: true } }), 400, 'validation_failed');
+    expectError(
+      await ownerApi.patch(`/auth/passkeys/${passkey.id}`, { name: 'X', extra: true }),
+      400,
+      'validation_failed',
+    );
+    expectError(
+      await ownerApi.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD, extra: true } }),
+      400,
+      'validation_failed',
+    );
     expect((await ownerApi.get('/auth/passkeys')).body.data).toHaveLength(1);
   });
 });
@@ -240,7 +390,11 @@ describe('no route of the issue answers hostile bodies with a 5xx', () => {
     { label: 'JSON null', rawBody: 'null', contentType: 'application/json' },
     { label: 'JSON array', rawBody: '[1,2,3]', contentType: 'application/json' },
     { label: 'JSON string', rawBody: '"123456"', contentType: 'application/json' },
-    { label: 'unknown fields', rawBody: '{"__proto__":{"admin":true},"constructor":{"prototype":{}}}', contentType: 'application/json' },
+    {
+      label: 'unknown fields',
+      rawBody: '{"__proto__":{"admin":true},"constructor":{"prototype":{}}}',
+      contentType: 'application/json',
+    },
     { label: 'deep nesting', rawBody: `${'{"a":'.repeat(500)}1${'}'.repeat(500)}`, contentType: 'application/json' },
     { label: 'form body', rawBody: 'code=123456', contentType: 'application/x-www-form-urlencoded' },
     { label: 'text body', rawBody: '123456', contentType: 'text/plain' },

@@ -30,20 +30,32 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const refresh = (api: ApiClient) =>
-  api.post('/auth/refresh', undefined, { token: null, headers: { 'x-service-csrf': api.cookies.get(CSRF_COOKIE) ?? '' } });
+  api.post('/auth/refresh', undefined, {
+    token: null,
+    headers: { 'x-service-csrf': api.cookies.get(CSRF_COOKIE) ?? '' },
+  });
 
 describe('POST /auth/mfa/disable clears every factor and replaces the calling session', () => {
   it('password + current TOTP code: 200 with fresh tokens (mfa: false) and a new refresh cookie; factors cleared', async () => {
     const m = await totpMember(t);
     await registerPasskey(t, m.api);
-    await t.deps.db.update(users).set({ phoneNumber: '+12025550142', phoneVerified: true }).where(eq(users.id, m.user.id));
+    await t.deps.db
+      .update(users)
+      .set({ phoneNumber: '+12025550142', phoneVerified: true })
+      .where(eq(users.id, m.user.id));
     const otherSession = await signInWithTotp(t, m.email, m.secret);
     const oldRefresh = m.api.cookies.get(REFRESH_COOKIE)!;
     const oldSid = claimsOf(m.api.token!).sid;
 
     const res = await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) });
     expect(res.status, res.text).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['accessToken', 'expiresIn', 'mfaEnrollmentRequired', 'tokenType', 'user']);
+    expect(Object.keys(res.body).sort()).toEqual([
+      'accessToken',
+      'expiresIn',
+      'mfaEnrollmentRequired',
+      'tokenType',
+      'user',
+    ]);
     expect(claimsOf(res.body.accessToken).mfa).toBe(false);
     expect(claimsOf(res.body.accessToken).sid).toBe(oldSid); // the same session, replaced in place
     expect(res.body.user).toMatchObject({ mfaEnabled: false, mfaMethod: null, phoneVerified: false, phoneLast4: null });
@@ -52,7 +64,14 @@ describe('POST /auth/mfa/disable clears every factor and replaces the calling se
     expect(newRefresh).not.toBe(oldRefresh);
 
     const row = await userRow(t, m.user.id);
-    expect(row).toMatchObject({ mfaSecret: null, mfaEnabled: false, mfaMethod: null, mfaRecoveryCodes: null, phoneNumber: null, phoneVerified: false });
+    expect(row).toMatchObject({
+      mfaSecret: null,
+      mfaEnabled: false,
+      mfaMethod: null,
+      mfaRecoveryCodes: null,
+      phoneNumber: null,
+      phoneVerified: false,
+    });
     expect(await t.deps.db.select().from(passkeys).where(eq(passkeys.userId, m.user.id))).toHaveLength(0);
 
     // Every other session is gone; the caller's continues with the new credentials only.
@@ -82,8 +101,14 @@ describe('POST /auth/mfa/disable clears every factor and replaces the calling se
   it('a pending sign-in challenge dies with the factors', async () => {
     const m = await totpMember(t);
     const pending = await challenge(t, m.email);
-    expect((await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) })).status).toBe(200);
-    expectError(await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: m.recoveryCodes[0] }), 401, 'invalid_temp_token');
+    expect(
+      (await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) })).status,
+    ).toBe(200);
+    expectError(
+      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: m.recoveryCodes[0] }),
+      401,
+      'invalid_temp_token',
+    );
   });
 
   it('a wrong password: 400 invalid_credentials; a wrong code: 401 invalid_mfa_code; nothing changes', async () => {
@@ -91,18 +116,45 @@ describe('POST /auth/mfa/disable clears every factor and replaces the calling se
     // The code of the sign-in's own time step has been used: it is not "current" any more.
     const usedStep = (await userRow(t, m.user.id)).mfaLastTotpStep!;
     const usedCode = totpFor(m.secret).generate({ timestamp: usedStep * 30_000 });
-    expectError(await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: usedCode }), 401, 'invalid_mfa_code');
-    expectError(await m.api.post('/auth/mfa/disable', { currentPassword: 'not my password at all', code: freshTotp(t, m.secret) }), 400, 'invalid_credentials');
+    expectError(
+      await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: usedCode }),
+      401,
+      'invalid_mfa_code',
+    );
+    expectError(
+      await m.api.post('/auth/mfa/disable', {
+        currentPassword: 'not my password at all',
+        code: freshTotp(t, m.secret),
+      }),
+      400,
+      'invalid_credentials',
+    );
     const code = freshTotp(t, m.secret);
-    expectError(await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: code === '000000' ? '111111' : '000000' }), 401, 'invalid_mfa_code');
+    expectError(
+      await m.api.post('/auth/mfa/disable', {
+        currentPassword: PASSWORD,
+        code: code === '000000' ? '111111' : '000000',
+      }),
+      401,
+      'invalid_mfa_code',
+    );
     // An unknown recovery code.
-    expectError(await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: m.recoveryCodes[0]!.replace(/./g, 'z') }), 401, 'invalid_mfa_code');
+    expectError(
+      await m.api.post('/auth/mfa/disable', {
+        currentPassword: PASSWORD,
+        code: m.recoveryCodes[0]!.replace(/./g, 'z'),
+      }),
+      401,
+      'invalid_mfa_code',
+    );
     expect((await userRow(t, m.user.id)).mfaEnabled).toBe(true);
   });
 
   it('without MFA there is nothing to disable: 409 conflict', async () => {
     const m = await totpMember(t);
-    expect((await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) })).status).toBe(200);
+    expect(
+      (await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) })).status,
+    ).toBe(200);
     const fresh = await signIn(t, m.email);
     expectError(await fresh.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: '123456' }), 409, 'conflict');
   });
@@ -122,13 +174,24 @@ describe('428 session_binding_required: no refresh cookie bound to the calling s
     const other = await signInWithTotp(t, m.email, m.secret);
     const mixed = t.client().withToken(m.api.token);
     mixed.cookies.set(REFRESH_COOKIE, other.cookies.get(REFRESH_COOKIE)!);
-    expectError(await mixed.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) }), 428, 'session_binding_required');
+    expectError(
+      await mixed.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) }),
+      428,
+      'session_binding_required',
+    );
   });
 
   it('a revoked session cookie does not count either (the session is dead: 401)', async () => {
     const m = await totpMember(t);
-    await t.deps.db.update(sessions).set({ revokedAt: new Date() }).where(eq(sessions.id, claimsOf(m.api.token!).sid!));
-    expectError(await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) }), 401, 'unauthenticated');
+    await t.deps.db
+      .update(sessions)
+      .set({ revokedAt: new Date() })
+      .where(eq(sessions.id, claimsOf(m.api.token!).sid!));
+    expectError(
+      await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) }),
+      401,
+      'unauthenticated',
+    );
   });
 });
 
@@ -144,11 +207,19 @@ describe('403 org_requires_mfa when a policy requires MFA', () => {
 
   it("the partner's requireMfa, for a user of one of its organisations", async () => {
     const m = await totpMember(t, { partnerSettings: { security: { requireMfa: true } }, roleId: ORG_ADMIN_ROLE_ID });
-    expectError(await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) }), 403, 'org_requires_mfa');
+    expectError(
+      await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) }),
+      403,
+      'org_requires_mfa',
+    );
   });
 
   it("the role's Force MFA (Partner Admin)", async () => {
     const m = await totpMember(t, { kind: 'partner', roleId: SYSTEM_ROLES[0].id });
-    expectError(await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) }), 403, 'org_requires_mfa');
+    expectError(
+      await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) }),
+      403,
+      'org_requires_mfa',
+    );
   });
 });

@@ -19,9 +19,18 @@ async function withFactors(userId: string) {
   const secret = newTotpSecret();
   await t.deps.db
     .update(users)
-    .set({ mfaSecret: sealTotp(t.deps.box, userId, secret), mfaEnabled: true, mfaMethod: 'totp', mfaRecoveryCodes: ['a'.repeat(64)], phoneNumber: '+12025550199', phoneVerified: true })
+    .set({
+      mfaSecret: sealTotp(t.deps.box, userId, secret),
+      mfaEnabled: true,
+      mfaMethod: 'totp',
+      mfaRecoveryCodes: ['a'.repeat(64)],
+      phoneNumber: '+12025550199',
+      phoneVerified: true,
+    })
     .where(eq(users.id, userId));
-  await t.deps.db.insert(passkeys).values({ userId, name: 'Key', credentialId: `cred-${userId}`, publicKey: 'AAAA', counter: 3 });
+  await t.deps.db
+    .insert(passkeys)
+    .values({ userId, name: 'Key', credentialId: `cred-${userId}`, publicKey: 'AAAA', counter: 3 });
 }
 
 const MFA_ROUTES: [string, string, unknown?][] = [
@@ -87,7 +96,14 @@ describe('the admin MFA reset still works', () => {
     const adminApi = await signIn(t, admin.email);
     const res = await adminApi.post(`/users/${target.user.id}/mfa/reset`);
     expect(res.status, res.text).toBe(200);
-    expect(await userRow(t, target.user.id)).toMatchObject({ mfaSecret: null, mfaEnabled: false, mfaMethod: null, mfaRecoveryCodes: null, phoneNumber: null, phoneVerified: false });
+    expect(await userRow(t, target.user.id)).toMatchObject({
+      mfaSecret: null,
+      mfaEnabled: false,
+      mfaMethod: null,
+      mfaRecoveryCodes: null,
+      phoneNumber: null,
+      phoneVerified: false,
+    });
     expect(await t.deps.db.select().from(passkeys).where(eq(passkeys.userId, target.user.id))).toHaveLength(0);
     expectError(await targetApi.me(), 401, 'unauthenticated');
     expect((await auditOf(t, 'user.mfa_reset', target.user.id))[0]!.details).toMatchObject({ clearedMethod: 'totp' });

@@ -6,7 +6,16 @@ import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import type { ApiClient } from '../support/client.js';
 import { createOrg, addOrgMember, createUser } from '../support/fixtures.js';
-import { enrolTotp, expectError, member, PASSWORD, PROTECTED_ROUTE, registerPasskey, setOrgSettings, signIn } from './helpers.js';
+import {
+  enrolTotp,
+  expectError,
+  member,
+  PASSWORD,
+  PROTECTED_ROUTE,
+  registerPasskey,
+  setOrgSettings,
+  signIn,
+} from './helpers.js';
 
 const PARTNER_TECHNICIAN = SYSTEM_ROLES[1].id;
 
@@ -26,7 +35,10 @@ async function expectHeld(api: ApiClient, allowed = ['totp', 'sms', 'passkey']) 
 
 /** The SMS body of the log provider (SMS_PROVIDER=log, non-production) for a number. */
 function loggedSmsCode(phone: string): string {
-  const lines = t.logs().split('\n').filter((l) => l.includes(phone) && l.includes('"sms"'));
+  const lines = t
+    .logs()
+    .split('\n')
+    .filter((l) => l.includes(phone) && l.includes('"sms"'));
   const m = /code is (\d{6})/.exec(lines.at(-1) ?? '');
   if (!m) throw new Error(`no SMS to ${phone} in the log`);
   return m[1]!;
@@ -43,7 +55,11 @@ describe("the role's Force MFA", () => {
     await expectHeld(api);
     // 428 comes before the permission check: a route the role may not even use still says 428.
     expectError(await api.get('/users'), 428, 'mfa_enrollment_required');
-    expectError(await api.post('/auth/change-password', { currentPassword: PASSWORD, newPassword: 'Glacier-7f3a9-Saffron!' }), 428, 'mfa_enrollment_required');
+    expectError(
+      await api.post('/auth/change-password', { currentPassword: PASSWORD, newPassword: 'Glacier-7f3a9-Saffron!' }),
+      428,
+      'mfa_enrollment_required',
+    );
   });
 
   it('the enrolment routes and the own profile stay reachable while held', async () => {
@@ -54,10 +70,16 @@ describe("the role's Force MFA", () => {
     expect((await api.post('/auth/mfa/setup')).status).toBe(200);
     expect((await api.post('/auth/phone/verify', { phoneNumber: '+12025550177' })).status).toBe(200);
     expect((await api.get('/auth/passkeys')).status).toBe(200);
-    expect((await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'Key' })).status).toBe(200);
+    expect((await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'Key' })).status).toBe(
+      200,
+    );
     // Not an enrolment route: turning MFA off or rotating codes needs a factor first.
     expectError(await api.post('/auth/mfa/recovery-codes'), 428, 'mfa_enrollment_required');
-    expectError(await api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: '123456' }), 428, 'mfa_enrollment_required');
+    expectError(
+      await api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: '123456' }),
+      428,
+      'mfa_enrollment_required',
+    );
     expect((await api.post('/auth/logout')).status).toBe(200);
   });
 
@@ -130,7 +152,10 @@ describe("the organisation's and the partner's requireMfa", () => {
   });
 
   it("the partner's method restrictions apply to its organisations (the strictest wins)", async () => {
-    const m = await member(t, { partnerSettings: { security: { allowedMfaMethods: { passkey: false } } }, orgSettings: { security: { requireMfa: true, allowedMfaMethods: { sms: false } } } });
+    const m = await member(t, {
+      partnerSettings: { security: { allowedMfaMethods: { passkey: false } } },
+      orgSettings: { security: { requireMfa: true, allowedMfaMethods: { sms: false } } },
+    });
     await expectHeld(await signIn(t, m.email), ['totp']);
   });
 

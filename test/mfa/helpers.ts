@@ -16,7 +16,8 @@ export const PASSWORD = 'correct horse battery staple 42';
 export const REFRESH_COOKIE = 'service_refresh_token';
 export const CSRF_COOKIE = 'service_csrf_token';
 
-export const claimsOf = (accessToken: string) => decodeJwt(accessToken) as { mfa?: boolean; sid?: string; sub?: string };
+export const claimsOf = (accessToken: string) =>
+  decodeJwt(accessToken) as { mfa?: boolean; sid?: string; sub?: string };
 
 /** The statuses of concurrent answers, sorted: order of arrival says nothing. */
 export const statuses = (responses: ApiResponse[]) => responses.map((r) => r.status).sort((a, b) => a - b);
@@ -44,7 +45,14 @@ export interface Member {
  */
 export async function member(
   t: TestApp,
-  opts: { kind?: 'org' | 'partner'; roleId?: string; orgSettings?: object; partnerSettings?: object; partnerId?: string; orgId?: string } = {},
+  opts: {
+    kind?: 'org' | 'partner';
+    roleId?: string;
+    orgSettings?: object;
+    partnerSettings?: object;
+    partnerId?: string;
+    orgId?: string;
+  } = {},
 ): Promise<Member> {
   const email = `mfa-${randomBytes(5).toString('hex')}@example.test`;
   const user = await createUser(t, { email, password: PASSWORD });
@@ -52,7 +60,8 @@ export async function member(
   if (!partnerId) {
     const partner = await createPartner(t);
     partnerId = partner.id;
-    if (opts.partnerSettings) await t.deps.db.update(partners).set({ settings: opts.partnerSettings }).where(eq(partners.id, partner.id));
+    if (opts.partnerSettings)
+      await t.deps.db.update(partners).set({ settings: opts.partnerSettings }).where(eq(partners.id, partner.id));
   }
   if (opts.kind === 'partner') {
     await addPartnerMember(t, { partnerId, userId: user.id, roleId: opts.roleId ?? PARTNER_ADMIN_ROLE_ID });
@@ -80,12 +89,23 @@ export async function signIn(t: TestApp, email: string, password = PASSWORD): Pr
 export async function challenge(t: TestApp, email: string, password = PASSWORD) {
   const api = t.client();
   const res = await api.post('/auth/login', { email, password });
-  if (res.status !== 200 || !res.body.tempToken) throw new Error(`login did not ask for MFA: ${res.status} ${res.text}`);
-  return { api, body: res.body as { mfaRequired: true; mfaMethod: string; tempToken: string; passkeyAvailable?: true; phoneLast4?: string } };
+  if (res.status !== 200 || !res.body.tempToken)
+    throw new Error(`login did not ask for MFA: ${res.status} ${res.text}`);
+  return {
+    api,
+    body: res.body as {
+      mfaRequired: true;
+      mfaMethod: string;
+      tempToken: string;
+      passkeyAvailable?: true;
+      phoneLast4?: string;
+    },
+  };
 }
 
 /** The code of the authenticator app at the app's clock, `steps` periods away. */
-export const totpCode = (t: TestApp, secret: string, steps = 0) => totpFor(secret).generate({ timestamp: t.clock.now().getTime() + steps * 30_000 });
+export const totpCode = (t: TestApp, secret: string, steps = 0) =>
+  totpFor(secret).generate({ timestamp: t.clock.now().getTime() + steps * 30_000 });
 
 /** A code for a time step no earlier request has used: moves the clock to the next period first. */
 export function freshTotp(t: TestApp, secret: string) {
@@ -100,11 +120,21 @@ export async function enrolTotp(t: TestApp, api: ApiClient) {
   const enable = await api.post('/auth/mfa/enable', { code: totpCode(t, setup.body.secret) });
   expect(enable.status, enable.text).toBe(200);
   api.token = enable.body.accessToken;
-  return { secret: setup.body.secret as string, recoveryCodes: enable.body.recoveryCodes as string[], setup: setup.body, enable: enable.body };
+  return {
+    secret: setup.body.secret as string,
+    recoveryCodes: enable.body.recoveryCodes as string[],
+    setup: setup.body,
+    enable: enable.body,
+  };
 }
 
 /** Signs in with password and a fresh TOTP code; the client carries tokens and cookies. */
-export async function signInWithTotp(t: TestApp, email: string, secret: string, password = PASSWORD): Promise<ApiClient> {
+export async function signInWithTotp(
+  t: TestApp,
+  email: string,
+  secret: string,
+  password = PASSWORD,
+): Promise<ApiClient> {
   const { api, body } = await challenge(t, email, password);
   const res = await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, secret) });
   if (res.status !== 200) throw new Error(`MFA verify failed: ${res.status} ${res.text}`);
@@ -128,21 +158,39 @@ export async function registerPasskey(t: TestApp, api: ApiClient, name = 'Laptop
   const { response, credential } = createCredential(opts.body.options, t.deps.config.appUrl);
   const verify = await api.post('/auth/passkeys/register/verify', { credential: response });
   expect(verify.status, verify.text).toBe(201);
-  return { credential, passkey: verify.body.passkey as { id: string; name: string }, options: opts.body.options, response };
+  return {
+    credential,
+    passkey: verify.body.passkey as { id: string; name: string },
+    options: opts.body.options,
+    response,
+  };
 }
 
 /** Login options for a tempToken and an assertion from the credential. */
-export async function passkeyAssertion(t: TestApp, api: ApiClient, tempToken: string, credential: SoftCredential, opts: Parameters<typeof getAssertion>[3] = {}) {
+export async function passkeyAssertion(
+  t: TestApp,
+  api: ApiClient,
+  tempToken: string,
+  credential: SoftCredential,
+  opts: Parameters<typeof getAssertion>[3] = {},
+) {
   const res = await api.post('/auth/mfa/passkey/options', { tempToken });
   expect(res.status, res.text).toBe(200);
-  return { options: res.body.options, assertion: getAssertion(res.body.options, t.deps.config.appUrl, credential, opts) };
+  return {
+    options: res.body.options,
+    assertion: getAssertion(res.body.options, t.deps.config.appUrl, credential, opts),
+  };
 }
 
 export async function auditOf(t: TestApp, action: string, resourceId?: string) {
   return t.deps.db
     .select()
     .from(auditLogs)
-    .where(resourceId ? and(eq(auditLogs.action, action), eq(auditLogs.resourceId, resourceId)) : eq(auditLogs.action, action))
+    .where(
+      resourceId
+        ? and(eq(auditLogs.action, action), eq(auditLogs.resourceId, resourceId))
+        : eq(auditLogs.action, action),
+    )
     .orderBy(auditLogs.seq);
 }
 

@@ -52,7 +52,10 @@ describe('the challenge answer', () => {
     const m = await totpMember(t);
     expect(claimsOf(m.api.token!).mfa).toBe(true);
     const csrf = m.api.cookies.get(CSRF_COOKIE)!;
-    const refreshed = await m.api.post('/auth/refresh', undefined, { token: null, headers: { 'x-service-csrf': csrf } });
+    const refreshed = await m.api.post('/auth/refresh', undefined, {
+      token: null,
+      headers: { 'x-service-csrf': csrf },
+    });
     expect(refreshed.status, refreshed.text).toBe(200);
     expect(claimsOf(refreshed.body.accessToken).mfa).toBe(true);
   });
@@ -62,10 +65,22 @@ describe('a refused second factor at sign-in is on the audit trail', () => {
   it('a wrong code records auth.login.failed for the user, in its tenant, with step second_factor', async () => {
     const m = await totpMember(t);
     const { api, body } = await challenge(t, m.email);
-    expectError(await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: wrongCode(totpCode(t, m.secret)) }), 401, 'invalid_mfa_code');
-    const rows = (await auditOf(t, 'auth.login.failed', m.user.id)).filter((r) => (r.details as { step?: string }).step === 'second_factor');
+    expectError(
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: wrongCode(totpCode(t, m.secret)) }),
+      401,
+      'invalid_mfa_code',
+    );
+    const rows = (await auditOf(t, 'auth.login.failed', m.user.id)).filter(
+      (r) => (r.details as { step?: string }).step === 'second_factor',
+    );
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ result: 'failure', actorUserId: m.user.id, partnerId: m.partnerId, orgId: m.orgId, details: { method: 'code', reason: 'invalid_code' } });
+    expect(rows[0]).toMatchObject({
+      result: 'failure',
+      actorUserId: m.user.id,
+      partnerId: m.partnerId,
+      orgId: m.orgId,
+      details: { method: 'code', reason: 'invalid_code' },
+    });
   });
 });
 
@@ -83,7 +98,11 @@ describe('a tempToken lives 5 minutes', () => {
     await registerPasskey(t, m.api);
     const { api, body } = await challenge(t, m.email);
     t.clock.advance(5 * 60_000 + 1000);
-    expectError(await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: totpCode(t, m.secret) }), 401, 'invalid_temp_token');
+    expectError(
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: totpCode(t, m.secret) }),
+      401,
+      'invalid_temp_token',
+    );
     expectError(await api.post('/auth/mfa/sms/send', { tempToken: body.tempToken }), 401, 'invalid_temp_token');
     expectError(await api.post('/auth/mfa/passkey/options', { tempToken: body.tempToken }), 401, 'invalid_temp_token');
   });
@@ -93,8 +112,14 @@ describe('a tempToken is useless after success', () => {
   it('a second verify after a successful one: 401 invalid_temp_token', async () => {
     const m = await totpMember(t);
     const { api, body } = await challenge(t, m.email);
-    expect((await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, m.secret) })).status).toBe(200);
-    expectError(await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: m.recoveryCodes[0] }), 401, 'invalid_temp_token');
+    expect(
+      (await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, m.secret) })).status,
+    ).toBe(200);
+    expectError(
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: m.recoveryCodes[0] }),
+      401,
+      'invalid_temp_token',
+    );
     expectError(await api.post('/auth/mfa/passkey/options', { tempToken: body.tempToken }), 401, 'invalid_temp_token');
   });
 
@@ -102,7 +127,9 @@ describe('a tempToken is useless after success', () => {
     const m = await totpMember(t);
     const { api, body } = await challenge(t, m.email);
     const code = freshTotp(t, m.secret);
-    const results = await Promise.all([1, 2, 3].map(() => api.post('/auth/mfa/verify', { tempToken: body.tempToken, code })));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => api.post('/auth/mfa/verify', { tempToken: body.tempToken, code })),
+    );
     expect(statuses(results).filter((s) => s === 200)).toHaveLength(1);
     for (const r of results.filter((x) => x.status !== 200)) expect([401]).toContain(r.status);
   });
@@ -138,7 +165,11 @@ describe('a tempToken dies when the credentials change meanwhile', () => {
     const pending = await challenge(t, m.email);
     const changed = await m.api.post('/auth/change-password', { currentPassword: PASSWORD, newPassword: NEW_PASSWORD });
     expect(changed.status, changed.text).toBe(200);
-    expectError(await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: freshTotp(t, m.secret) }), 401, 'invalid_temp_token');
+    expectError(
+      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: freshTotp(t, m.secret) }),
+      401,
+      'invalid_temp_token',
+    );
   });
 
   it('the password is reset by link: 401 invalid_temp_token', async () => {
@@ -148,7 +179,11 @@ describe('a tempToken dies when the credentials change meanwhile', () => {
     const token = linkToken(await mail.waitFor(m.email, (x) => /reset-password\?token=/.test(x.text)));
     const reset = await t.client().post('/auth/reset-password', { token, newPassword: NEW_PASSWORD });
     expect(reset.status, reset.text).toBe(200);
-    expectError(await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: m.recoveryCodes[0] }), 401, 'invalid_temp_token');
+    expectError(
+      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: m.recoveryCodes[0] }),
+      401,
+      'invalid_temp_token',
+    );
   });
 
   it('MFA is disabled and enabled again in another session: the old tempToken stays dead', async () => {
@@ -161,7 +196,10 @@ describe('a tempToken dies when the credentials change meanwhile', () => {
     const enabled = await m.api.post('/auth/mfa/enable', { code: totpCode(t, setup.body.secret) });
     expect(enabled.status, enabled.text).toBe(200);
     expectError(
-      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: freshTotp(t, setup.body.secret) }),
+      await pending.api.post('/auth/mfa/verify', {
+        tempToken: pending.body.tempToken,
+        code: freshTotp(t, setup.body.secret),
+      }),
       401,
       'invalid_temp_token',
     );
@@ -171,14 +209,20 @@ describe('a tempToken dies when the credentials change meanwhile', () => {
     const m = await totpMember(t);
     const pending = await challenge(t, m.email);
     await t.deps.db.update(users).set({ status: 'disabled' }).where(eq(users.id, m.user.id));
-    expectError(await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: freshTotp(t, m.secret) }), 401, 'invalid_temp_token');
+    expectError(
+      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: freshTotp(t, m.secret) }),
+      401,
+      'invalid_temp_token',
+    );
   });
 
   it('a tempToken issued after the change works', async () => {
     const m = await totpMember(t);
     await m.api.post('/auth/change-password', { currentPassword: PASSWORD, newPassword: NEW_PASSWORD });
     const { api, body } = await challenge(t, m.email, NEW_PASSWORD);
-    expect((await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, m.secret) })).status).toBe(200);
+    expect(
+      (await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, m.secret) })).status,
+    ).toBe(200);
   });
 });
 
@@ -187,15 +231,28 @@ describe('wrong codes', () => {
     const m = await totpMember(t);
     const { api, body } = await challenge(t, m.email);
     const good = freshTotp(t, m.secret);
-    for (let i = 0; i < 5; i++) expectError(await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: wrongCode(good) }), 401, 'invalid_mfa_code');
-    expectError(await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: good }), 401, 'invalid_temp_token');
+    for (let i = 0; i < 5; i++)
+      expectError(
+        await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: wrongCode(good) }),
+        401,
+        'invalid_mfa_code',
+      );
+    expectError(
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: good }),
+      401,
+      'invalid_temp_token',
+    );
   });
 
   it("another account's code does not open this account", async () => {
     const a = await totpMember(t);
     const b = await totpMember(t);
     const { api, body } = await challenge(t, a.email);
-    expectError(await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, b.secret) }), 401, 'invalid_mfa_code');
+    expectError(
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, b.secret) }),
+      401,
+      'invalid_mfa_code',
+    );
   });
 });
 
@@ -213,22 +270,34 @@ describe('MFA verification is limited per user, separately from login', () => {
       const c = await challenge(t, m.email);
       tempToken = c.body.tempToken;
       for (let i = 0; i < 4 && spent < limit; i++, spent++) {
-        expectError(await c.api.post('/auth/mfa/verify', { tempToken, code: wrongCode(good()) }), 401, 'invalid_mfa_code');
+        expectError(
+          await c.api.post('/auth/mfa/verify', { tempToken, code: wrongCode(good()) }),
+          401,
+          'invalid_mfa_code',
+        );
       }
     }
     const fresh = await challenge(t, m.email); // login is not limited by the MFA budget
-    const limited = await fresh.api.post('/auth/mfa/verify', { tempToken: fresh.body.tempToken, code: freshTotp(t, m.secret) });
+    const limited = await fresh.api.post('/auth/mfa/verify', {
+      tempToken: fresh.body.tempToken,
+      code: freshTotp(t, m.secret),
+    });
     expectError(limited, 429, 'rate_limited');
     expect(limited.body.retryAfter).toBeGreaterThan(0);
     expect(limited.body.retryAfter).toBeLessThanOrEqual(windowSeconds);
     expect(limited.headers.get('retry-after')).toBe(String(limited.body.retryAfter));
     // Another user is not affected.
     const o = await challenge(t, other.email);
-    expect((await o.api.post('/auth/mfa/verify', { tempToken: o.body.tempToken, code: freshTotp(t, other.secret) })).status).toBe(200);
+    expect(
+      (await o.api.post('/auth/mfa/verify', { tempToken: o.body.tempToken, code: freshTotp(t, other.secret) })).status,
+    ).toBe(200);
     // After the window, a new challenge goes through.
     t.clock.advance(windowSeconds * 1000 + 1000);
     const later = await challenge(t, m.email);
-    const ok = await later.api.post('/auth/mfa/verify', { tempToken: later.body.tempToken, code: freshTotp(t, m.secret) });
+    const ok = await later.api.post('/auth/mfa/verify', {
+      tempToken: later.body.tempToken,
+      code: freshTotp(t, m.secret),
+    });
     expect(ok.status, ok.text).toBe(200);
   });
 });

@@ -4,7 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';
 import type { ApiClient } from '../support/client.js';
 import { createCredential, getAssertion } from '../support/webauthn.js';
-import { expectError, freshTotp, member, PASSWORD, registerPasskey, signIn, statuses, totpCode, totpMember, userRow } from './helpers.js';
+import {
+  expectError,
+  freshTotp,
+  member,
+  PASSWORD,
+  registerPasskey,
+  signIn,
+  statuses,
+  totpCode,
+  totpMember,
+  userRow,
+} from './helpers.js';
 
 let t: TestApp;
 let peer: PeerApp;
@@ -37,7 +48,11 @@ describe('pending sign-ins and challenges are shared', () => {
     const tempToken = await loginOn(t.client(), m.email);
     const ok = await peer.client().post('/auth/mfa/verify', { tempToken, code: freshTotp(t, m.secret) });
     expect(ok.status, ok.text).toBe(200);
-    expectError(await t.client().post('/auth/mfa/verify', { tempToken, code: m.recoveryCodes[0] }), 401, 'invalid_temp_token');
+    expectError(
+      await t.client().post('/auth/mfa/verify', { tempToken, code: m.recoveryCodes[0] }),
+      401,
+      'invalid_temp_token',
+    );
   });
 
   it('a TOTP step used on one instance is refused on the other', async () => {
@@ -54,7 +69,10 @@ describe('pending sign-ins and challenges are shared', () => {
     const a = await loginOn(t.client(), m.email);
     const b = await loginOn(peer.client(), m.email);
     const code = m.recoveryCodes[4];
-    const results = await Promise.all([t.client().post('/auth/mfa/verify', { tempToken: a, code }), peer.client().post('/auth/mfa/verify', { tempToken: b, code })]);
+    const results = await Promise.all([
+      t.client().post('/auth/mfa/verify', { tempToken: a, code }),
+      peer.client().post('/auth/mfa/verify', { tempToken: b, code }),
+    ]);
     expect(statuses(results)).toEqual([200, 401]);
     expect((await userRow(t, m.user.id)).mfaRecoveryCodes).toHaveLength(9);
   });
@@ -64,7 +82,10 @@ describe('pending sign-ins and challenges are shared', () => {
     const api = await signIn(t, m.email);
     const opts = await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'Cross' });
     const { response } = createCredential(opts.body.options, t.deps.config.appUrl);
-    const results = await Promise.all([onPeer(api).post('/auth/passkeys/register/verify', { credential: response }), api.post('/auth/passkeys/register/verify', { credential: response })]);
+    const results = await Promise.all([
+      onPeer(api).post('/auth/passkeys/register/verify', { credential: response }),
+      api.post('/auth/passkeys/register/verify', { credential: response }),
+    ]);
     expect(statuses(results)).toEqual([201, 400]);
   });
 
@@ -93,25 +114,35 @@ describe('limits and revocations hold across instances', () => {
     while (spent < limit) {
       const client = i++ % 2 ? peer.client() : t.client();
       const tempToken = await loginOn(client, m.email);
-      for (let k = 0; k < 4 && spent < limit; k++, spent++) expectError(await client.post('/auth/mfa/verify', { tempToken, code: wrong() }), 401, 'invalid_mfa_code');
+      for (let k = 0; k < 4 && spent < limit; k++, spent++)
+        expectError(await client.post('/auth/mfa/verify', { tempToken, code: wrong() }), 401, 'invalid_mfa_code');
     }
     for (const client of [t.client(), peer.client()]) {
       const tempToken = await loginOn(client, m.email);
-      expectError(await client.post('/auth/mfa/verify', { tempToken, code: totpCode(t, m.secret, 1) }), 429, 'rate_limited');
+      expectError(
+        await client.post('/auth/mfa/verify', { tempToken, code: totpCode(t, m.secret, 1) }),
+        429,
+        'rate_limited',
+      );
     }
   });
 
   it('disabling MFA on one instance ends the other sessions on the other instance at once', async () => {
     const m = await totpMember(t);
-    const elsewhere = onPeer(await (async () => {
-      const c = t.client();
-      const tempToken = await loginOn(c, m.email);
-      const res = await c.post('/auth/mfa/verify', { tempToken, code: freshTotp(t, m.secret) });
-      c.token = res.body.accessToken;
-      return c;
-    })());
+    const elsewhere = onPeer(
+      await (async () => {
+        const c = t.client();
+        const tempToken = await loginOn(c, m.email);
+        const res = await c.post('/auth/mfa/verify', { tempToken, code: freshTotp(t, m.secret) });
+        c.token = res.body.accessToken;
+        return c;
+      })(),
+    );
     expect((await elsewhere.me()).status).toBe(200);
-    const disabled = await onPeer(m.api).post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) });
+    const disabled = await onPeer(m.api).post('/auth/mfa/disable', {
+      currentPassword: PASSWORD,
+      code: freshTotp(t, m.secret),
+    });
     expect(disabled.status, disabled.text).toBe(200);
     expectError(await elsewhere.me(), 401, 'unauthenticated');
   });

@@ -49,7 +49,11 @@ describe('registration options re-check the password', () => {
   it('a wrong current password: 400 invalid_credentials, and no challenge is issued', async () => {
     const m = await member(t);
     const api = await signIn(t, m.email);
-    expectError(await api.post('/auth/passkeys/register/options', { currentPassword: 'not the password at all', name: 'X' }), 400, 'invalid_credentials');
+    expectError(
+      await api.post('/auth/passkeys/register/options', { currentPassword: 'not the password at all', name: 'X' }),
+      400,
+      'invalid_credentials',
+    );
   });
 
   it('the re-check has its own rate limit, separate from login: 429 with retryAfter while login still works', async () => {
@@ -57,7 +61,11 @@ describe('registration options re-check the password', () => {
     const api = await signIn(t, m.email);
     const { limit } = t.deps.config.rateLimits.passwordRecheck;
     for (let i = 0; i < limit; i++) {
-      expectError(await api.post('/auth/passkeys/register/options', { currentPassword: `wrong password ${i}`, name: 'X' }), 400, 'invalid_credentials');
+      expectError(
+        await api.post('/auth/passkeys/register/options', { currentPassword: `wrong password ${i}`, name: 'X' }),
+        400,
+        'invalid_credentials',
+      );
     }
     const limited = await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'X' });
     expectError(limited, 429, 'rate_limited');
@@ -70,7 +78,11 @@ describe('registration options re-check the password', () => {
   it('an organisation that does not allow passkeys: 403 mfa_method_not_allowed', async () => {
     const m = await member(t, { orgSettings: { security: { allowedMfaMethods: { passkey: false } } } });
     const api = await signIn(t, m.email);
-    expectError(await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'X' }), 403, 'mfa_method_not_allowed');
+    expectError(
+      await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'X' }),
+      403,
+      'mfa_method_not_allowed',
+    );
   });
 });
 
@@ -131,7 +143,10 @@ describe('the whole ceremony with a software authenticator', () => {
     expect((await api.me()).status).toBe(200);
     const { api: second, body } = await challenge(t, m.email);
     const { assertion } = await passkeyAssertion(t, second, body.tempToken, credential);
-    const signedIn = await second.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion });
+    const signedIn = await second.post('/auth/mfa/passkey/verify', {
+      tempToken: body.tempToken,
+      credential: assertion,
+    });
     second.token = signedIn.body.accessToken;
     await registerPasskey(t, api, 'Second');
     expect((await second.me()).status).toBe(200);
@@ -154,7 +169,17 @@ describe('the whole ceremony with a software authenticator', () => {
     // Attestation "none" carries no signature: the same attestation object under the new challenge.
     const replay = {
       ...first.response,
-      response: { ...first.response.response, clientDataJSON: b64(JSON.stringify({ type: 'webauthn.create', challenge: opts.body.options.challenge, origin, crossOrigin: false })) },
+      response: {
+        ...first.response.response,
+        clientDataJSON: b64(
+          JSON.stringify({
+            type: 'webauthn.create',
+            challenge: opts.body.options.challenge,
+            origin,
+            crossOrigin: false,
+          }),
+        ),
+      },
     };
     expectError(await api.post('/auth/passkeys/register/verify', { credential: replay }), 409, 'conflict');
     expect(await t.deps.db.select().from(passkeys).where(eq(passkeys.userId, m.user.id))).toHaveLength(1);
@@ -174,7 +199,9 @@ describe('registration challenges live 5 minutes and are single-use', () => {
     const api = await signIn(t, m.email);
     const opts = await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'Race' });
     const { response } = createCredential(opts.body.options, origin);
-    const results = await Promise.all([1, 2, 3].map(() => api.post('/auth/passkeys/register/verify', { credential: response })));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => api.post('/auth/passkeys/register/verify', { credential: response })),
+    );
     expect(statuses(results)).toEqual([201, 400, 400]);
     for (const r of results.filter((x) => x.status === 400)) expect(r.body.code).toBe('invalid_challenge');
     expect(await t.deps.db.select().from(passkeys).where(eq(passkeys.userId, m.user.id))).toHaveLength(1);
@@ -216,14 +243,21 @@ describe('registration challenges live 5 minutes and are single-use', () => {
     const opts = await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'Phished' });
     const port = new URL(origin).port;
     const { response } = createCredential(opts.body.options, `http://localhost:${Number(port) + 1}`);
-    expectError(await api.post('/auth/passkeys/register/verify', { credential: response }), 400, 'passkey_verification_failed');
+    expectError(
+      await api.post('/auth/passkeys/register/verify', { credential: response }),
+      400,
+      'passkey_verification_failed',
+    );
   });
 
   it('a credential scoped to another RP id is refused', async () => {
     const m = await member(t);
     const api = await signIn(t, m.email);
     const opts = await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'Evil' });
-    const { response } = createCredential({ ...opts.body.options, rp: { id: 'evil.test', name: 'Evil' } }, 'http://login.evil.test');
+    const { response } = createCredential(
+      { ...opts.body.options, rp: { id: 'evil.test', name: 'Evil' } },
+      'http://login.evil.test',
+    );
     const res = await api.post('/auth/passkeys/register/verify', { credential: response });
     expectError(res, 400, 'passkey_verification_failed');
   });
@@ -241,16 +275,25 @@ describe('sign-in challenges are single-use and bound to their tempToken', () =>
     const m = await enrolled();
     const first = await challenge(t, m.email);
     const { assertion } = await passkeyAssertion(t, first.api, first.body.tempToken, m.credential);
-    expect((await first.api.post('/auth/mfa/passkey/verify', { tempToken: first.body.tempToken, credential: assertion })).status).toBe(200);
+    expect(
+      (await first.api.post('/auth/mfa/passkey/verify', { tempToken: first.body.tempToken, credential: assertion }))
+        .status,
+    ).toBe(200);
     const second = await challenge(t, m.email);
-    expectError(await second.api.post('/auth/mfa/passkey/verify', { tempToken: second.body.tempToken, credential: assertion }), 400, 'invalid_challenge');
+    expectError(
+      await second.api.post('/auth/mfa/passkey/verify', { tempToken: second.body.tempToken, credential: assertion }),
+      400,
+      'invalid_challenge',
+    );
   });
 
   it('the same assertion sent twice at once: exactly one 200', async () => {
     const m = await enrolled();
     const { api, body } = await challenge(t, m.email);
     const { assertion } = await passkeyAssertion(t, api, body.tempToken, m.credential);
-    const results = await Promise.all([1, 2, 3].map(() => api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion })));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion })),
+    );
     expect(statuses(results)).toEqual([200, 400, 400]);
     for (const r of results.filter((x) => x.status !== 200)) expect(r.body.code).toBe('invalid_challenge');
   });
@@ -260,15 +303,25 @@ describe('sign-in challenges are single-use and bound to their tempToken', () =>
     const a = await challenge(t, m.email);
     const b = await challenge(t, m.email);
     const { assertion } = await passkeyAssertion(t, a.api, a.body.tempToken, m.credential);
-    expectError(await b.api.post('/auth/mfa/passkey/verify', { tempToken: b.body.tempToken, credential: assertion }), 400, 'invalid_challenge');
+    expectError(
+      await b.api.post('/auth/mfa/passkey/verify', { tempToken: b.body.tempToken, credential: assertion }),
+      400,
+      'invalid_challenge',
+    );
   });
 
   it('a passkey of another account is refused: 400 passkey_verification_failed', async () => {
     const victim = await enrolled();
     const attacker = await enrolled();
     const { api, body } = await challenge(t, victim.email);
-    const { assertion } = await passkeyAssertion(t, api, body.tempToken, attacker.credential, { ignoreAllowList: true });
-    expectError(await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion }), 400, 'passkey_verification_failed');
+    const { assertion } = await passkeyAssertion(t, api, body.tempToken, attacker.credential, {
+      ignoreAllowList: true,
+    });
+    expectError(
+      await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion }),
+      400,
+      'passkey_verification_failed',
+    );
   });
 
   it('a forged signature is refused: 400 passkey_verification_failed', async () => {
@@ -278,24 +331,46 @@ describe('sign-in challenges are single-use and bound to their tempToken', () =>
     const sig = Buffer.from(assertion.response.signature, 'base64url');
     sig.writeUInt8(sig.readUInt8(sig.length - 1) ^ 0x01, sig.length - 1);
     const forged = { ...assertion, response: { ...assertion.response, signature: sig.toString('base64url') } };
-    expectError(await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: forged }), 400, 'passkey_verification_failed');
+    expectError(
+      await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: forged }),
+      400,
+      'passkey_verification_failed',
+    );
   });
 
   it('an assertion for another origin or without user presence is refused', async () => {
     const m = await enrolled();
     const { api, body } = await challenge(t, m.email);
     const o1 = await api.post('/auth/mfa/passkey/options', { tempToken: body.tempToken });
-    const wrongOrigin = getAssertion(o1.body.options, `http://localhost:${Number(new URL(origin).port) + 1}`, m.credential);
-    expectError(await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: wrongOrigin }), 400, 'passkey_verification_failed');
+    const wrongOrigin = getAssertion(
+      o1.body.options,
+      `http://localhost:${Number(new URL(origin).port) + 1}`,
+      m.credential,
+    );
+    expectError(
+      await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: wrongOrigin }),
+      400,
+      'passkey_verification_failed',
+    );
     const o2 = await api.post('/auth/mfa/passkey/options', { tempToken: body.tempToken });
     const noPresence = getAssertion(o2.body.options, origin, m.credential, { flags: 0 });
-    expectError(await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: noPresence }), 400, 'passkey_verification_failed');
+    expectError(
+      await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: noPresence }),
+      400,
+      'passkey_verification_failed',
+    );
     const o3 = await api.post('/auth/mfa/passkey/options', { tempToken: body.tempToken });
     const otherRp = getAssertion(o3.body.options, origin, m.credential, { rpIdOverride: 'evil.test' });
-    expectError(await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: otherRp }), 400, 'passkey_verification_failed');
+    expectError(
+      await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: otherRp }),
+      400,
+      'passkey_verification_failed',
+    );
     // None of these spent the tempToken: the real assertion still works.
     const { assertion } = await passkeyAssertion(t, api, body.tempToken, m.credential);
-    expect((await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion })).status).toBe(200);
+    expect(
+      (await api.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion })).status,
+    ).toBe(200);
   });
 
   it('passkey options for an account without a passkey: 400 invalid_challenge', async () => {
@@ -317,17 +392,29 @@ describe('a signature counter that goes backwards is refused (cloned authenticat
     for (let i = 0; i < 2; i++) {
       const { api: c, body } = await challenge(t, m.email);
       const { assertion } = await passkeyAssertion(t, c, body.tempToken, credential);
-      expect((await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion })).status).toBe(200);
+      expect(
+        (await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion })).status,
+      ).toBe(200);
     }
     const { api: c, body } = await challenge(t, m.email);
     const { assertion: cloned } = await passkeyAssertion(t, c, body.tempToken, clone); // reports 1, stored is 2
-    expectError(await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: cloned }), 400, 'passkey_verification_failed');
+    expectError(
+      await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: cloned }),
+      400,
+      'passkey_verification_failed',
+    );
     const { assertion: equal } = await passkeyAssertion(t, c, body.tempToken, credential, { signCount: 2 }); // not greater
-    expectError(await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: equal }), 400, 'passkey_verification_failed');
+    expectError(
+      await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: equal }),
+      400,
+      'passkey_verification_failed',
+    );
     const [stored] = await t.deps.db.select().from(passkeys).where(eq(passkeys.id, passkey.id));
     expect(stored!.counter).toBe(2);
     const { assertion } = await passkeyAssertion(t, c, body.tempToken, credential, { signCount: 3 });
-    expect((await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion })).status).toBe(200);
+    expect(
+      (await c.post('/auth/mfa/passkey/verify', { tempToken: body.tempToken, credential: assertion })).status,
+    ).toBe(200);
   });
 
   it('the real authenticator and its clone racing with the same counter: exactly one signs in', async () => {
@@ -370,7 +457,11 @@ describe('list, rename and delete your own passkeys', () => {
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.passkey).toMatchObject({ id: passkey.id, name: 'New name' });
     expectError(await apiB.patch(`/auth/passkeys/${passkey.id}`, { name: 'Stolen' }), 404, 'not_found');
-    expectError(await apiA.patch('/auth/passkeys/00000000-0000-4000-8000-00000000abcd', { name: 'X' }), 404, 'not_found');
+    expectError(
+      await apiA.patch('/auth/passkeys/00000000-0000-4000-8000-00000000abcd', { name: 'X' }),
+      404,
+      'not_found',
+    );
     expectError(await apiA.patch('/auth/passkeys/not-a-uuid', { name: 'X' }), 400, 'validation_failed');
     expectError(await apiA.patch(`/auth/passkeys/${passkey.id}`, { name: '' }), 400, 'validation_failed');
     expectError(await apiA.patch(`/auth/passkeys/${passkey.id}`, { name: 'x'.repeat(101) }), 400, 'validation_failed');
@@ -384,8 +475,16 @@ describe('list, rename and delete your own passkeys', () => {
     const apiA = await signIn(t, a.email);
     const apiB = await signIn(t, b.email);
     const { passkey } = await registerPasskey(t, apiA);
-    expectError(await apiA.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: 'wrong password here' } }), 400, 'invalid_credentials');
-    expectError(await apiB.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } }), 404, 'not_found');
+    expectError(
+      await apiA.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: 'wrong password here' } }),
+      400,
+      'invalid_credentials',
+    );
+    expectError(
+      await apiB.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } }),
+      404,
+      'not_found',
+    );
     expectError(await apiA.delete(`/auth/passkeys/${passkey.id}`), 400, 'validation_failed');
     const ok = await apiA.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } });
     expect(ok.status, ok.text).toBe(200);
@@ -393,14 +492,22 @@ describe('list, rename and delete your own passkeys', () => {
     expect(await t.deps.db.select().from(passkeys).where(eq(passkeys.userId, a.user.id))).toHaveLength(0);
     expect(await auditOf(t, 'auth.mfa.passkey.delete', passkey.id)).toHaveLength(1);
     expect(await userRow(t, a.user.id)).toMatchObject({ mfaEnabled: false, mfaMethod: null });
-    expectError(await apiA.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } }), 404, 'not_found');
+    expectError(
+      await apiA.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } }),
+      404,
+      'not_found',
+    );
   });
 
   it('deleting the last factor under Force MFA (role): 403 last_factor_required and the passkey stays', async () => {
     const m = await member(t, { kind: 'partner' }); // Partner Admin: forceMfa
     const api = await signIn(t, m.email);
     const { passkey } = await registerPasskey(t, api);
-    expectError(await api.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } }), 403, 'last_factor_required');
+    expectError(
+      await api.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } }),
+      403,
+      'last_factor_required',
+    );
     expect(await t.deps.db.select().from(passkeys).where(eq(passkeys.userId, m.user.id))).toHaveLength(1);
     expect(await userRow(t, m.user.id)).toMatchObject({ mfaEnabled: true, mfaMethod: 'passkey' });
     expect(await auditOf(t, 'auth.mfa.passkey.delete', passkey.id)).toHaveLength(0);
@@ -410,7 +517,11 @@ describe('list, rename and delete your own passkeys', () => {
     const m = await member(t, { orgSettings: { security: { requireMfa: true } } });
     const api = await signIn(t, m.email);
     const { passkey } = await registerPasskey(t, api);
-    expectError(await api.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } }), 403, 'last_factor_required');
+    expectError(
+      await api.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } }),
+      403,
+      'last_factor_required',
+    );
   });
 
   it('under Force MFA a passkey can go when another factor remains', async () => {
@@ -442,9 +553,19 @@ describe('list, rename and delete your own passkeys', () => {
     const first = await registerPasskey(t, api, 'One');
     const pending = await challenge(t, m.email);
     await registerPasskey(t, api, 'Two');
-    expectError(await pending.api.post('/auth/mfa/passkey/options', { tempToken: pending.body.tempToken }), 401, 'invalid_temp_token');
+    expectError(
+      await pending.api.post('/auth/mfa/passkey/options', { tempToken: pending.body.tempToken }),
+      401,
+      'invalid_temp_token',
+    );
     const pending2 = await challenge(t, m.email);
-    expect((await api.delete(`/auth/passkeys/${first.passkey.id}`, { body: { currentPassword: PASSWORD } })).status).toBe(200);
-    expectError(await pending2.api.post('/auth/mfa/passkey/options', { tempToken: pending2.body.tempToken }), 401, 'invalid_temp_token');
+    expect(
+      (await api.delete(`/auth/passkeys/${first.passkey.id}`, { body: { currentPassword: PASSWORD } })).status,
+    ).toBe(200);
+    expectError(
+      await pending2.api.post('/auth/mfa/passkey/options', { tempToken: pending2.body.tempToken }),
+      401,
+      'invalid_temp_token',
+    );
   });
 });

@@ -40,7 +40,11 @@ describe('a recovery code completes a sign-in once', () => {
     expect(claimsOf(ok.body.accessToken).mfa).toBe(true);
     expect((await userRow(t, m.user.id)).mfaRecoveryCodes).toHaveLength(9);
     const second = await challenge(t, m.email);
-    expectError(await second.api.post('/auth/mfa/verify', { tempToken: second.body.tempToken, code }), 401, 'invalid_mfa_code');
+    expectError(
+      await second.api.post('/auth/mfa/verify', { tempToken: second.body.tempToken, code }),
+      401,
+      'invalid_mfa_code',
+    );
     const logins = (await auditOf(t, 'user.login')).filter((r) => r.actorUserId === m.user.id);
     expect(logins.at(-1)!.details).toMatchObject({ method: 'password+recovery_code' });
   });
@@ -57,14 +61,20 @@ describe('a recovery code completes a sign-in once', () => {
     const a = await totpMember(t);
     const b = await totpMember(t);
     const { api, body } = await challenge(t, a.email);
-    expectError(await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: b.recoveryCodes[0] }), 401, 'invalid_mfa_code');
+    expectError(
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: b.recoveryCodes[0] }),
+      401,
+      'invalid_mfa_code',
+    );
   });
 
   it('two sign-ins racing with the same recovery code: exactly one 200', async () => {
     const m = await totpMember(t);
     const code = m.recoveryCodes[5]!;
     const challenges = await Promise.all([challenge(t, m.email), challenge(t, m.email), challenge(t, m.email)]);
-    const results = await Promise.all(challenges.map((c) => c.api.post('/auth/mfa/verify', { tempToken: c.body.tempToken, code })));
+    const results = await Promise.all(
+      challenges.map((c) => c.api.post('/auth/mfa/verify', { tempToken: c.body.tempToken, code })),
+    );
     expect(statuses(results)).toEqual([200, 401, 401]);
     for (const r of results.filter((x) => x.status === 401)) expect(r.body.code).toBe('invalid_mfa_code');
     expect((await userRow(t, m.user.id)).mfaRecoveryCodes).toHaveLength(9);
@@ -97,7 +107,11 @@ describe('POST /auth/mfa/recovery-codes replaces every code at once', () => {
     expect([...stored].sort()).toEqual(fresh.map(hashRecoveryCode).sort());
 
     const old = await challenge(t, m.email);
-    expectError(await old.api.post('/auth/mfa/verify', { tempToken: old.body.tempToken, code: m.recoveryCodes[9] }), 401, 'invalid_mfa_code');
+    expectError(
+      await old.api.post('/auth/mfa/verify', { tempToken: old.body.tempToken, code: m.recoveryCodes[9] }),
+      401,
+      'invalid_mfa_code',
+    );
     const ok = await old.api.post('/auth/mfa/verify', { tempToken: old.body.tempToken, code: fresh[9] });
     expect(ok.status, ok.text).toBe(200);
 
@@ -119,13 +133,23 @@ describe('POST /auth/mfa/recovery-codes replaces every code at once', () => {
   it('needs a session that passed MFA: 403 mfa_required', async () => {
     const m = await totpMember(t);
     // A session of the same account that did not pass a second factor.
-    const s = await sessionFor(t, m.user.id, { scope: 'organization', partnerId: m.partnerId, orgId: m.orgId, roleId: ORG_ADMIN_ROLE_ID }, false);
+    const s = await sessionFor(
+      t,
+      m.user.id,
+      { scope: 'organization', partnerId: m.partnerId, orgId: m.orgId, roleId: ORG_ADMIN_ROLE_ID },
+      false,
+    );
     expectError(await t.client().withToken(s.accessToken).post('/auth/mfa/recovery-codes'), 403, 'mfa_required');
   });
 
   it('without MFA enabled there is nothing to rotate: 409 conflict', async () => {
     const m = await member(t);
-    const s = await sessionFor(t, m.user.id, { scope: 'organization', partnerId: m.partnerId, orgId: m.orgId, roleId: ORG_ADMIN_ROLE_ID }, true);
+    const s = await sessionFor(
+      t,
+      m.user.id,
+      { scope: 'organization', partnerId: m.partnerId, orgId: m.orgId, roleId: ORG_ADMIN_ROLE_ID },
+      true,
+    );
     expectError(await t.client().withToken(s.accessToken).post('/auth/mfa/recovery-codes'), 409, 'conflict');
   });
 

@@ -44,6 +44,9 @@ it('a Partner Admin held by Force MFA enrols TOTP, then signs in with password +
   const ok = await second.post('/auth/mfa/verify', { tempToken: challenge.body.tempToken, code: fresh });
   expect(ok.status, JSON.stringify(ok.body)).toBe(200);
   expect(decodeJwt(ok.body.accessToken).mfa).toBe(true);
-  const again = await second.post('/auth/mfa/verify', { tempToken: challenge.body.tempToken, code: setup.body.recoveryCodes[0] });
+  const again = await second.post('/auth/mfa/verify', {
+    tempToken: challenge.body.tempToken,
+    code: setup.body.recoveryCodes[0],
+  });
   expect(again.body.code).toBe('invalid_temp_token');
 });

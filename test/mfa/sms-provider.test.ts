@@ -27,7 +27,12 @@ describe('SMS_PROVIDER=twilio', () => {
     const log = capture();
     await createSmsSender(config, log.logger).send('+12025550111', 'Your code is 424242');
     const msg = await sink.waitFor('+12025550111');
-    expect(msg).toMatchObject({ to: '+12025550111', from: sink.from, body: 'Your code is 424242', accountSid: sink.accountSid });
+    expect(msg).toMatchObject({
+      to: '+12025550111',
+      from: sink.from,
+      body: 'Your code is 424242',
+      accountSid: sink.accountSid,
+    });
     expect(log.text()).not.toContain('424242');
     expect(log.text()).not.toContain('+12025550111');
   });
@@ -35,7 +40,9 @@ describe('SMS_PROVIDER=twilio', () => {
   it('a refusal by the provider (wrong credentials) is an error, and neither the token nor the text is in it', async () => {
     const config = loadConfig({ ...baseEnv, ...sink.env({ TWILIO_AUTH_TOKEN: 'not-the-token-0123456789' }) });
     const refusedBefore = sink.refused.length;
-    const err = await createSmsSender(config, capture().logger).send('+12025550112', 'Your code is 515151').catch((e: Error) => e);
+    const err = await createSmsSender(config, capture().logger)
+      .send('+12025550112', 'Your code is 515151')
+      .catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toMatch(/401/);
     expect((err as Error).message).not.toContain('not-the-token');
@@ -45,7 +52,9 @@ describe('SMS_PROVIDER=twilio', () => {
   });
 
   it('TWILIO_* are all required with SMS_PROVIDER=twilio', () => {
-    expect(() => loadConfig({ ...baseEnv, SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: 'AC1' })).toThrow(/TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM/);
+    expect(() => loadConfig({ ...baseEnv, SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: 'AC1' })).toThrow(
+      /TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM/,
+    );
   });
 });
 

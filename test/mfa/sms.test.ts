@@ -61,13 +61,21 @@ describe('the Twilio-compatible sink speaks the Messages API', () => {
     const anon = await fetch(url, { method: 'POST', body: form });
     expect(anon.status).toBe(401);
     const auth = `Basic ${Buffer.from(`${sink.accountSid}:${sink.authToken}`).toString('base64')}`;
-    const wrongSid = await fetch(`${sink.url}/2010-04-01/Accounts/ACother/Messages.json`, { method: 'POST', headers: { authorization: auth }, body: form });
+    const wrongSid = await fetch(`${sink.url}/2010-04-01/Accounts/ACother/Messages.json`, {
+      method: 'POST',
+      headers: { authorization: auth },
+      body: form,
+    });
     expect(wrongSid.status).toBe(401);
     const ok = await fetch(url, { method: 'POST', headers: { authorization: auth }, body: form });
     expect(ok.status).toBe(201);
     expect(await ok.json()).toMatchObject({ sid: expect.stringMatching(/^SM/), to: '+12025550100', status: 'queued' });
     expect(sink.lastCode('+12025550100')).toBe('123456');
-    const noBody = await fetch(url, { method: 'POST', headers: { authorization: auth }, body: new URLSearchParams({ To: '+12025550100', From: sink.from }) });
+    const noBody = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: auth },
+      body: new URLSearchParams({ To: '+12025550100', From: sink.from }),
+    });
     expect(noBody.status).toBe(400);
   });
 });
@@ -125,11 +133,19 @@ describe('phone verification and confirmation', () => {
     expect(msg.body).toMatch(/\b\d{6}\b/);
     expect(sink.refused.length).toBe(refusedBefore);
 
-    expectError(await api.post('/auth/phone/confirm', { code: sink.lastCode(phone) === '000000' ? '111111' : '000000' }), 401, 'invalid_mfa_code');
+    expectError(
+      await api.post('/auth/phone/confirm', { code: sink.lastCode(phone) === '000000' ? '111111' : '000000' }),
+      401,
+      'invalid_mfa_code',
+    );
     const ok = await api.post('/auth/phone/confirm', { code: sink.lastCode(phone) });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body).toEqual({ success: true, phoneVerified: true, phoneLast4: phone.slice(-4) });
-    expect((await api.me()).body).toMatchObject({ phoneVerified: true, phoneLast4: phone.slice(-4), mfaEnabled: false });
+    expect((await api.me()).body).toMatchObject({
+      phoneVerified: true,
+      phoneLast4: phone.slice(-4),
+      mfaEnabled: false,
+    });
     expect((await userRow(t, m.user.id)).phoneNumber).toBe(phone);
     // The code is single-use.
     expectError(await api.post('/auth/phone/confirm', { code: sink.lastCode(phone) }), 401, 'invalid_mfa_code');
@@ -148,7 +164,8 @@ describe('phone verification and confirmation', () => {
     await api.post('/auth/phone/verify', { phoneNumber: phone });
     const code = sink.lastCode(phone);
     const wrong = code === '999999' ? '888888' : '999999';
-    for (let i = 0; i < 5; i++) expectError(await api.post('/auth/phone/confirm', { code: wrong }), 401, 'invalid_mfa_code');
+    for (let i = 0; i < 5; i++)
+      expectError(await api.post('/auth/phone/confirm', { code: wrong }), 401, 'invalid_mfa_code');
     expectError(await api.post('/auth/phone/confirm', { code }), 401, 'invalid_mfa_code');
     expect((await userRow(t, m.user.id)).phoneVerified).toBe(false);
   });
@@ -262,7 +279,11 @@ describe('the SMS factor', () => {
     expect(logins.at(-1)!.details).toMatchObject({ method: 'password+sms', mfa: true });
     // The same code does not open a second sign-in.
     const again = await challenge(t, m.email);
-    expectError(await again.api.post('/auth/mfa/verify', { tempToken: again.body.tempToken, code }), 401, 'invalid_mfa_code');
+    expectError(
+      await again.api.post('/auth/mfa/verify', { tempToken: again.body.tempToken, code }),
+      401,
+      'invalid_mfa_code',
+    );
   });
 
   it('a code sent for one tempToken does not complete another', async () => {
@@ -271,7 +292,11 @@ describe('the SMS factor', () => {
     const b = await challenge(t, m.email);
     await a.api.post('/auth/mfa/sms/send', { tempToken: a.body.tempToken });
     const codeA = sink.lastCode(m.phone);
-    expectError(await b.api.post('/auth/mfa/verify', { tempToken: b.body.tempToken, code: codeA }), 401, 'invalid_mfa_code');
+    expectError(
+      await b.api.post('/auth/mfa/verify', { tempToken: b.body.tempToken, code: codeA }),
+      401,
+      'invalid_mfa_code',
+    );
     expect((await a.api.post('/auth/mfa/verify', { tempToken: a.body.tempToken, code: codeA })).status).toBe(200);
   });
 
@@ -291,7 +316,9 @@ describe('the SMS factor', () => {
     expect((await api.post('/auth/mfa/sms/enable')).status).toBe(200);
     const { api: c, body } = await challenge(t, m.email);
     expect(body.mfaMethod).toBe('sms');
-    expect((await c.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, secret) })).status).toBe(200);
+    expect((await c.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, secret) })).status).toBe(
+      200,
+    );
   });
 
   it('deleting an unrelated passkey keeps SMS as the primary method', async () => {
@@ -303,7 +330,9 @@ describe('the SMS factor', () => {
     api.token = enable.body.accessToken;
     const { passkey } = await registerPasskey(t, api);
     expect((await userRow(t, m.user.id)).mfaMethod).toBe('sms');
-    expect((await api.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } })).status).toBe(200);
+    expect((await api.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD } })).status).toBe(
+      200,
+    );
     expect(await userRow(t, m.user.id)).toMatchObject({ mfaEnabled: true, mfaMethod: 'sms' });
     const { body } = await challenge(t, m.email);
     expect(body.mfaMethod).toBe('sms');
@@ -316,7 +345,8 @@ describe('SMS limits: per phone, per user, per tempToken', () => {
     const m = await smsMember();
     const { limit } = t.deps.config.rateLimits.smsSend;
     const { api, body } = await challenge(t, m.email);
-    for (let i = 0; i < limit; i++) expect((await api.post('/auth/mfa/sms/send', { tempToken: body.tempToken })).status).toBe(200);
+    for (let i = 0; i < limit; i++)
+      expect((await api.post('/auth/mfa/sms/send', { tempToken: body.tempToken })).status).toBe(200);
     const sent = sink.countTo(m.phone);
     const limited = await api.post('/auth/mfa/sms/send', { tempToken: body.tempToken });
     expectError(limited, 429, 'rate_limited');
@@ -358,7 +388,8 @@ describe('SMS limits: per phone, per user, per tempToken', () => {
     const m = await member(t);
     const api = await signIn(t, m.email);
     const { limit } = t.deps.config.rateLimits.phoneVerify;
-    for (let i = 0; i < limit; i++) expect((await api.post('/auth/phone/verify', { phoneNumber: newPhone() })).status).toBe(200);
+    for (let i = 0; i < limit; i++)
+      expect((await api.post('/auth/phone/verify', { phoneNumber: newPhone() })).status).toBe(200);
     const phone = newPhone();
     expectError(await api.post('/auth/phone/verify', { phoneNumber: phone }), 429, 'rate_limited');
     expect(sink.countTo(phone)).toBe(0);
@@ -369,7 +400,12 @@ describe('step-up by SMS (a risky route after STEP_UP_MAX_AGE)', () => {
   const stale = () => t.clock.advance(t.deps.config.stepUpMaxAge * 1000 + 1_000);
   // Inviting an administrator is a risky route (STEP_UP_ROUTES); the member is an Organization Admin.
   const inviteAdmin = (m: { api: ApiClient; orgId: string | null }) =>
-    m.api.post('/users/invite', { email: `admin-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.test`, name: 'New Admin', roleId: '00000000-0000-4000-8000-000000000004', orgId: m.orgId });
+    m.api.post('/users/invite', {
+      email: `admin-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.test`,
+      name: 'New Admin',
+      roleId: '00000000-0000-4000-8000-000000000004',
+      orgId: m.orgId,
+    });
 
   it('step_up_required lists sms; a code sent to the phone renews auth_time and the risky route passes; the code works once', async () => {
     const m = await smsMember();
@@ -388,7 +424,9 @@ describe('step-up by SMS (a risky route after STEP_UP_MAX_AGE)', () => {
     const again = await inviteAdmin(m);
     expect(again.status, again.text).toBe(201);
     expect((await m.api.post('/auth/step-up', { code })).body.code).toBe('invalid_mfa_code');
-    expect(await auditOf(t, 'auth.step_up')).toEqual(expect.arrayContaining([expect.objectContaining({ details: { method: 'sms' } })]));
+    expect(await auditOf(t, 'auth.step_up')).toEqual(
+      expect.arrayContaining([expect.objectContaining({ details: { method: 'sms' } })]),
+    );
   });
 
   it('a wrong code is 401 invalid_mfa_code (CONTRACT section 4); five wrong codes void the sent one', async () => {
@@ -396,7 +434,8 @@ describe('step-up by SMS (a risky route after STEP_UP_MAX_AGE)', () => {
     expect((await m.api.post('/auth/step-up/sms')).status).toBe(200);
     const code = sink.lastCode(m.phone)!;
     const wrong = code === '000000' ? '111111' : '000000';
-    for (let i = 0; i < 5; i++) expectError(await m.api.post('/auth/step-up', { code: wrong }), 401, 'invalid_mfa_code');
+    for (let i = 0; i < 5; i++)
+      expectError(await m.api.post('/auth/step-up', { code: wrong }), 401, 'invalid_mfa_code');
     expectError(await m.api.post('/auth/step-up', { code }), 401, 'invalid_mfa_code');
   });
 

@@ -15,7 +15,6 @@ import {
   freshTotp,
   member,
   signIn,
-  signInWithTotp,
   statuses,
   totpCode,
   totpMember,
@@ -23,7 +22,8 @@ import {
 } from './helpers.js';
 
 // RFC 6238 appendix B, SHA-1 rows: the seed is the ASCII string "12345678901234567890".
-const RFC_SEED_BASE32 = new Secret({ buffer: new TextEncoder().encode('12345678901234567890').buffer as ArrayBuffer }).base32;
+const RFC_SEED_BASE32 = new Secret({ buffer: new TextEncoder().encode('12345678901234567890').buffer as ArrayBuffer })
+  .base32;
 const RFC_SHA1_VECTORS: [number, string][] = [
   [59, '94287082'],
   [1111111109, '07081804'],
@@ -51,7 +51,12 @@ describe('TOTP codes follow RFC 6238 (SHA-1, 6 digits, 30 s)', () => {
     expect(totp.period).toBe(30);
     expect(totp.generate({ timestamp: seconds * 1000 })).toBe(eight.slice(-6));
     // The same key with 8 digits gives the RFC's full value: the HOTP truncation is the RFC's.
-    const eightDigit = new TOTP({ algorithm: 'SHA1', digits: 8, period: 30, secret: Secret.fromBase32(RFC_SEED_BASE32) });
+    const eightDigit = new TOTP({
+      algorithm: 'SHA1',
+      digits: 8,
+      period: 30,
+      secret: Secret.fromBase32(RFC_SEED_BASE32),
+    });
     expect(eightDigit.generate({ timestamp: seconds * 1000 })).toBe(eight);
   });
 
@@ -171,7 +176,8 @@ describe('TOTP setup through HTTP', () => {
     const second = await api.post('/auth/mfa/setup');
     expect(second.body.secret).not.toBe(first.body.secret);
     const firstCode = totpCode(t, first.body.secret);
-    if (firstCode !== totpCode(t, second.body.secret)) expectError(await api.post('/auth/mfa/enable', { code: firstCode }), 401, 'invalid_mfa_code');
+    if (firstCode !== totpCode(t, second.body.secret))
+      expectError(await api.post('/auth/mfa/enable', { code: firstCode }), 401, 'invalid_mfa_code');
     const ok = await api.post('/auth/mfa/enable', { code: totpCode(t, second.body.secret) });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.recoveryCodes).toEqual(second.body.recoveryCodes);
@@ -207,7 +213,11 @@ describe('a TOTP code is accepted once per time step', () => {
     const m = await totpMember(t);
     const previous = totpCode(t, m.secret, -1); // within drift, but older than the step just used
     const { api, body } = await challenge(t, m.email);
-    expectError(await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: previous }), 401, 'invalid_mfa_code');
+    expectError(
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: previous }),
+      401,
+      'invalid_mfa_code',
+    );
     const next = await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, m.secret) });
     expect(next.status, next.text).toBe(200);
   });
@@ -257,7 +267,10 @@ describe('the TOTP secret is sealed at rest and never shown again', () => {
     const m = await member(t);
     const api = await signIn(t, m.email);
     const setup = await api.post('/auth/mfa/setup');
-    const flows = await t.deps.db.select().from(authFlows).where(and(eq(authFlows.userId, m.user.id), eq(authFlows.kind, 'mfa_setup')));
+    const flows = await t.deps.db
+      .select()
+      .from(authFlows)
+      .where(and(eq(authFlows.userId, m.user.id), eq(authFlows.kind, 'mfa_setup')));
     expect(flows).toHaveLength(1);
     const stored = JSON.stringify(flows[0]!.data);
     expect(stored).not.toContain(setup.body.secret);

@@ -23,7 +23,15 @@ interface Expected {
 async function expectEvent(action: string, resourceId: string, e: Expected) {
   const rows = await auditRecords(t, action, resourceId);
   expect(rows, `${action} ${resourceId}`).toHaveLength(1);
-  expect(rows[0], action).toMatchObject({ action, result: 'success', resourceId, resourceType: e.resourceType, partnerId: e.partnerId, orgId: e.orgId, actorUserId: e.actorUserId });
+  expect(rows[0], action).toMatchObject({
+    action,
+    result: 'success',
+    resourceId,
+    resourceType: e.resourceType,
+    partnerId: e.partnerId,
+    orgId: e.orgId,
+    actorUserId: e.actorUserId,
+  });
   return rows[0]!;
 }
 
@@ -33,10 +41,23 @@ describe('organisations, sites and device groups', () => {
     const by = { partnerId: partner.id, actorUserId: user.id };
     const org = expectStatus(await api.post('/orgs/organizations', { name: 'Audited' }), 201).body;
     await expectEvent('organization.create', org.id, { ...by, orgId: org.id, resourceType: 'organization' });
-    expectStatus(await api.patch(`/orgs/organizations/${org.id}`, { name: 'Audited Ltd', settings: { security: { requireMfa: true } } }), 200);
-    const upd = await expectEvent('organization.update', org.id, { ...by, orgId: org.id, resourceType: 'organization' });
+    expectStatus(
+      await api.patch(`/orgs/organizations/${org.id}`, {
+        name: 'Audited Ltd',
+        settings: { security: { requireMfa: true } },
+      }),
+      200,
+    );
+    const upd = await expectEvent('organization.update', org.id, {
+      ...by,
+      orgId: org.id,
+      resourceType: 'organization',
+    });
     expect(upd.details).toMatchObject({ changed: ['name', 'settings'] });
-    expectStatus(await api.patch('/orgs/partners/me', { settings: { security: { allowedMfaMethods: { sms: false } } } }), 200);
+    expectStatus(
+      await api.patch('/orgs/partners/me', { settings: { security: { allowedMfaMethods: { sms: false } } } }),
+      200,
+    );
     await expectEvent('partner.update', partner.id, { ...by, orgId: null, resourceType: 'partner' });
 
     const site = expectStatus(await api.post('/orgs/sites', { orgId: org.id, name: 'HQ' }), 201).body;
@@ -44,7 +65,10 @@ describe('organisations, sites and device groups', () => {
     expectStatus(await api.patch(`/orgs/sites/${site.id}`, { timezone: 'Europe/London' }), 200);
     await expectEvent('site.update', site.id, { ...by, orgId: org.id, resourceType: 'site' });
 
-    const group = expectStatus(await api.post('/device-groups', { orgId: org.id, siteId: site.id, name: 'G' }), 201).body;
+    const group = expectStatus(
+      await api.post('/device-groups', { orgId: org.id, siteId: site.id, name: 'G' }),
+      201,
+    ).body;
     await expectEvent('device_group.create', group.id, { ...by, orgId: org.id, resourceType: 'device_group' });
     expectStatus(await api.patch(`/device-groups/${group.id}`, { name: 'G2' }), 200);
     await expectEvent('device_group.update', group.id, { ...by, orgId: org.id, resourceType: 'device_group' });
@@ -92,7 +116,12 @@ describe('devices, keys and enrolment', () => {
     const created = await expectEvent('enrollment_key.create', key.id, { ...by, resourceType: 'enrollment_key' });
     expect(JSON.stringify(created)).not.toContain(key.key);
     const device = expectStatus(await enroll(t, { enrollmentKey: key.key, hostname: 'audited-pc' }), 201).body;
-    const enrolled = await expectEvent('agent.enroll', device.deviceId, { partnerId: partner.id, orgId: org.id, actorUserId: null, resourceType: 'device' });
+    const enrolled = await expectEvent('agent.enroll', device.deviceId, {
+      partnerId: partner.id,
+      orgId: org.id,
+      actorUserId: null,
+      resourceType: 'device',
+    });
     expect(enrolled.details).toMatchObject({ hostname: 'audited-pc', enrollmentKeyId: key.id, siteId: site.id });
     expect(JSON.stringify(enrolled)).not.toContain(device.agentToken);
     // Refused enrolments record no agent.enroll.
@@ -116,11 +145,17 @@ describe('contacts', () => {
     const by = { partnerId: partner.id, orgId: org.id, actorUserId: user.id };
     const csv = 'externalId,firstName,email\nc-1,Ann,ann@corp.example\nc-2,Bob,bob@corp.example';
     expectStatus(await api.post('/contacts/import', { orgId: org.id, csv, dryRun: true }), 200);
-    expectError(await api.post('/contacts/import', { orgId: org.id, csv: 'externalId,colour\nc-1,red' }), 400, 'invalid_csv');
+    expectError(
+      await api.post('/contacts/import', { orgId: org.id, csv: 'externalId,colour\nc-1,red' }),
+      400,
+      'invalid_csv',
+    );
     expect(await auditRecords(t, 'contact.import', org.id)).toHaveLength(0);
     const res = expectStatus(await api.post('/contacts/import', { orgId: org.id, csv }), 200).body;
     const imported = await expectEvent('contact.import', org.id, { ...by, resourceType: 'organization' });
-    expect(imported.details).toMatchObject({ summary: { created: 2, updated: 0, unchanged: 0, heldBack: 0, failed: 0 } });
+    expect(imported.details).toMatchObject({
+      summary: { created: 2, updated: 0, unchanged: 0, heldBack: 0, failed: 0 },
+    });
     const ann = res.rows[0].contactId as string;
     expectStatus(await api.patch(`/contacts/${ann}`, { title: 'CFO' }), 200);
     await expectEvent('contact.update', ann, { ...by, resourceType: 'contact' });

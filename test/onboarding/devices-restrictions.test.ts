@@ -5,7 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
 import type { ApiClient } from '../support/client.js';
-import { createDevice, createDeviceGroup, createOrg, createSite, partnerAdmin, signedInOrgMember } from '../support/fixtures.js';
+import {
+  createDevice,
+  createDeviceGroup,
+  createOrg,
+  createSite,
+  partnerAdmin,
+  signedInOrgMember,
+} from '../support/fixtures.js';
 import { enrolledDevice, expectError, expectStatus, idsOf, ORG_ADMIN } from './helpers.js';
 
 let t: TestApp;
@@ -32,7 +39,8 @@ async function world() {
     b1: await createDevice(t, org, B.id, { hostname: 'b1', groupIds: [GB.id] }),
     b2: await createDevice(t, org, B.id, { hostname: 'b2', groupIds: [GO.id] }),
   };
-  const member = (siteIds: string[] | null, deviceGroupIds: string[] | null) => signedInOrgMember(t, org, { roleId: ORG_ADMIN, siteIds, deviceGroupIds });
+  const member = (siteIds: string[] | null, deviceGroupIds: string[] | null) =>
+    signedInOrgMember(t, org, { roleId: ORG_ADMIN, siteIds, deviceGroupIds });
   return {
     admin,
     org,
@@ -67,13 +75,27 @@ describe('devices are created only by agent enrolment', () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     const site = await createSite(t, org.id);
-    const created = await api.post('/devices', { orgId: org.id, siteId: site.id, hostname: 'manual', osType: 'windows' });
+    const created = await api.post('/devices', {
+      orgId: org.id,
+      siteId: site.id,
+      hostname: 'manual',
+      osType: 'windows',
+    });
     expect(created.status).toBe(405);
     expect(created.headers.get?.('allow') ?? '').not.toContain('POST');
     expect(idsOf(await api.get('/devices', { query: { orgId: org.id } }))).toEqual([]);
     const enrolled = await enrolledDevice(t, api, org.id, site.id, 'agent-made');
     const list = expectStatus(await api.get('/devices', { query: { orgId: org.id } }), 200);
-    expect(list.body.data).toEqual([expect.objectContaining({ id: enrolled.deviceId, orgId: org.id, siteId: site.id, hostname: 'agent-made', osType: 'windows', deviceGroupIds: [] })]);
+    expect(list.body.data).toEqual([
+      expect.objectContaining({
+        id: enrolled.deviceId,
+        orgId: org.id,
+        siteId: site.id,
+        hostname: 'agent-made',
+        osType: 'windows',
+        deviceGroupIds: [],
+      }),
+    ]);
     expect(list.body.data[0]).not.toHaveProperty('agentTokenHash');
     expect(JSON.stringify(list.body)).not.toContain(enrolled.agentToken);
   });
@@ -86,8 +108,12 @@ describe('a site- or group-restricted organisation user sees only the devices in
       expect(await hostnames(m.api), name).toEqual(VISIBLE[name]);
       expect(await hostnames(m.api, { orgId: w.org.id }), name).toEqual(VISIBLE[name]);
       // Filters narrow inside the restriction, never widen it.
-      expect(await hostnames(m.api, { siteId: w.sites.B.id }), name).toEqual(VISIBLE[name].filter((h) => h.startsWith('b')));
-      expect(await hostnames(m.api, { deviceGroupId: w.groups.GB.id }), name).toEqual(VISIBLE[name].filter((h) => ['a3', 'b1'].includes(h)));
+      expect(await hostnames(m.api, { siteId: w.sites.B.id }), name).toEqual(
+        VISIBLE[name].filter((h) => h.startsWith('b')),
+      );
+      expect(await hostnames(m.api, { deviceGroupId: w.groups.GB.id }), name).toEqual(
+        VISIBLE[name].filter((h) => ['a3', 'b1'].includes(h)),
+      );
       expect(await hostnames(m.api, { search: 'b' }), name).toEqual(VISIBLE[name].filter((h) => h.startsWith('b')));
       // Paging walks the same set.
       const paged: string[] = [];
@@ -127,9 +153,20 @@ describe('a site- or group-restricted organisation user sees only the devices in
     const renamed = expectStatus(await siteA.api.patch(`/devices/${w.d.a2.id}`, { name: 'Reception PC' }), 200);
     expect(renamed.body).toMatchObject({ id: w.d.a2.id, displayName: 'Reception PC', siteId: w.sites.A.id });
     expectError(await siteA.api.patch(`/devices/${w.d.a2.id}`, { siteId: w.sites.B.id }), 400, 'validation_failed');
-    expectError(await siteA.api.patch(`/devices/${w.d.a2.id}`, { deviceGroupIds: [w.groups.GB.id] }), 400, 'validation_failed');
-    expectError(await groupsGaGo.api.patch(`/devices/${w.d.a1.id}`, { deviceGroupIds: [w.groups.GB.id] }), 400, 'validation_failed');
-    expect(expectStatus(await w.admin.get(`/devices/${w.d.a2.id}`), 200).body).toMatchObject({ siteId: w.sites.A.id, deviceGroupIds: [] });
+    expectError(
+      await siteA.api.patch(`/devices/${w.d.a2.id}`, { deviceGroupIds: [w.groups.GB.id] }),
+      400,
+      'validation_failed',
+    );
+    expectError(
+      await groupsGaGo.api.patch(`/devices/${w.d.a1.id}`, { deviceGroupIds: [w.groups.GB.id] }),
+      400,
+      'validation_failed',
+    );
+    expect(expectStatus(await w.admin.get(`/devices/${w.d.a2.id}`), 200).body).toMatchObject({
+      siteId: w.sites.A.id,
+      deviceGroupIds: [],
+    });
     expectStatus(await siteA.api.patch(`/devices/${w.d.a2.id}`, { deviceGroupIds: [w.groups.GA.id] }), 200);
     expect(expectStatus(await w.admin.get(`/devices/${w.d.a2.id}`), 200).body.deviceGroupIds).toEqual([w.groups.GA.id]);
     expect(expectStatus(await siteA.api.delete(`/devices/${w.d.a1.id}`), 200).body).toEqual({ success: true });
@@ -139,7 +176,10 @@ describe('a site- or group-restricted organisation user sees only the devices in
   it("setting a device's groups leaves its memberships in groups the user cannot see", async () => {
     const w = await world();
     // a3 is in GO (visible to groupsGaGo) and GB (hidden from it).
-    const res = expectStatus(await w.users.groupsGaGo.api.patch(`/devices/${w.d.a3.id}`, { deviceGroupIds: [w.groups.GA.id] }), 200);
+    const res = expectStatus(
+      await w.users.groupsGaGo.api.patch(`/devices/${w.d.a3.id}`, { deviceGroupIds: [w.groups.GA.id] }),
+      200,
+    );
     expect(res.body.deviceGroupIds).toContain(w.groups.GA.id);
     const after = expectStatus(await w.admin.get(`/devices/${w.d.a3.id}`), 200);
     expect(after.body.deviceGroupIds).toEqual([w.groups.GA.id, w.groups.GB.id].sort());
@@ -152,12 +192,26 @@ describe('a site- or group-restricted organisation user sees only the devices in
   it('POST /device-groups/:id/devices refuses a device outside the restriction and adds nothing', async () => {
     const w = await world();
     const { siteA, groupsGaGo } = w.users;
-    const refused = await siteA.api.post(`/device-groups/${w.groups.GA.id}/devices`, { deviceIds: [w.d.a2.id, w.d.b1.id] });
+    const refused = await siteA.api.post(`/device-groups/${w.groups.GA.id}/devices`, {
+      deviceIds: [w.d.a2.id, w.d.b1.id],
+    });
     expectError(refused, 400, 'validation_failed');
-    expectError(await groupsGaGo.api.post(`/device-groups/${w.groups.GA.id}/devices`, { deviceIds: [w.d.a2.id] }), 400, 'validation_failed');
+    expectError(
+      await groupsGaGo.api.post(`/device-groups/${w.groups.GA.id}/devices`, { deviceIds: [w.d.a2.id] }),
+      400,
+      'validation_failed',
+    );
     // A hidden group is not found at all.
-    expectError(await siteA.api.post(`/device-groups/${w.groups.GB.id}/devices`, { deviceIds: [w.d.a2.id] }), 404, 'not_found');
-    expectError(await groupsGaGo.api.post(`/device-groups/${w.groups.GB.id}/devices`, { deviceIds: [w.d.a1.id] }), 404, 'not_found');
+    expectError(
+      await siteA.api.post(`/device-groups/${w.groups.GB.id}/devices`, { deviceIds: [w.d.a2.id] }),
+      404,
+      'not_found',
+    );
+    expectError(
+      await groupsGaGo.api.post(`/device-groups/${w.groups.GB.id}/devices`, { deviceIds: [w.d.a1.id] }),
+      404,
+      'not_found',
+    );
     expect(expectStatus(await w.admin.get(`/devices/${w.d.a2.id}`), 200).body.deviceGroupIds).toEqual([]);
     expect(expectStatus(await w.admin.get(`/device-groups/${w.groups.GA.id}`), 200).body.deviceCount).toBe(1);
     expectStatus(await siteA.api.post(`/device-groups/${w.groups.GA.id}/devices`, { deviceIds: [w.d.a2.id] }), 200);
@@ -167,7 +221,14 @@ describe('a site- or group-restricted organisation user sees only the devices in
   it('device groups and their device counts include only what the user may see', async () => {
     const w = await world();
     const counts = async (api: ApiClient) =>
-      Object.fromEntries((expectStatus(await api.get('/device-groups', { query: { orgId: w.org.id } }), 200).body.data as { name: string; deviceCount: number }[]).map((g) => [g.name, g.deviceCount]));
+      Object.fromEntries(
+        (
+          expectStatus(await api.get('/device-groups', { query: { orgId: w.org.id } }), 200).body.data as {
+            name: string;
+            deviceCount: number;
+          }[]
+        ).map((g) => [g.name, g.deviceCount]),
+      );
     expect(await counts(w.users.all.api)).toEqual({ GA: 1, GB: 2, GO: 2 });
     // Site A: GO holds a3 (site A) and b2 (site B); only a3 counts. GB is pinned to site B: not listed.
     expect(await counts(w.users.siteA.api)).toEqual({ GA: 1, GO: 1 });
@@ -182,11 +243,28 @@ describe('a site- or group-restricted organisation user sees only the devices in
   it("a site-restricted user's enrollment keys must be pinned to its sites, and it lists only those", async () => {
     const w = await world();
     const { siteA } = w.users;
-    const adminKey = expectStatus(await w.admin.post('/enrollment-keys', { orgId: w.org.id, siteId: w.sites.B.id, name: 'B wave' }), 201).body;
-    const unpinned = expectStatus(await w.admin.post('/enrollment-keys', { orgId: w.org.id, name: 'unpinned' }), 201).body;
-    expectError(await siteA.api.post('/enrollment-keys', { orgId: w.org.id, name: 'no site' }), 400, 'validation_failed');
-    expectError(await siteA.api.post('/enrollment-keys', { orgId: w.org.id, siteId: w.sites.B.id, name: 'site B' }), 400, 'validation_failed');
-    const own = expectStatus(await siteA.api.post('/enrollment-keys', { orgId: w.org.id, siteId: w.sites.A.id, name: 'site A' }), 201).body;
+    const adminKey = expectStatus(
+      await w.admin.post('/enrollment-keys', { orgId: w.org.id, siteId: w.sites.B.id, name: 'B wave' }),
+      201,
+    ).body;
+    const unpinned = expectStatus(
+      await w.admin.post('/enrollment-keys', { orgId: w.org.id, name: 'unpinned' }),
+      201,
+    ).body;
+    expectError(
+      await siteA.api.post('/enrollment-keys', { orgId: w.org.id, name: 'no site' }),
+      400,
+      'validation_failed',
+    );
+    expectError(
+      await siteA.api.post('/enrollment-keys', { orgId: w.org.id, siteId: w.sites.B.id, name: 'site B' }),
+      400,
+      'validation_failed',
+    );
+    const own = expectStatus(
+      await siteA.api.post('/enrollment-keys', { orgId: w.org.id, siteId: w.sites.A.id, name: 'site A' }),
+      201,
+    ).body;
     expect(idsOf(await siteA.api.get('/enrollment-keys'))).toEqual([own.id]);
     expectError(await siteA.api.get(`/enrollment-keys/${adminKey.id}`), 404, 'not_found');
     expectError(await siteA.api.get(`/enrollment-keys/${unpinned.id}`), 404, 'not_found');

@@ -30,7 +30,17 @@ describe('enrollment keys', () => {
     const before = t.clock.now().getTime();
     const key = await createKey(api, { orgId: org.id, name: 'defaults' });
     const after = t.clock.now().getTime();
-    expect(key).toEqual({ id: expect.any(String), orgId: org.id, siteId: null, name: 'defaults', maxUsage: 1, usageCount: 0, expiresAt: expect.any(String), createdAt: expect.any(String), key: expect.stringMatching(/^\S{20,}$/) });
+    expect(key).toEqual({
+      id: expect.any(String),
+      orgId: org.id,
+      siteId: null,
+      name: 'defaults',
+      maxUsage: 1,
+      usageCount: 0,
+      expiresAt: expect.any(String),
+      createdAt: expect.any(String),
+      key: expect.stringMatching(/^\S{20,}$/),
+    });
     const expires = Date.parse(key.expiresAt);
     expect(expires).toBeGreaterThanOrEqual(before + HOUR - 1);
     expect(expires).toBeLessThanOrEqual(after + HOUR + 1);
@@ -53,7 +63,9 @@ describe('enrollment keys', () => {
     // No column of any table carries the plaintext (the audit record of the creation included).
     const tables = ['enrollment_keys', 'audit_logs', 'devices'];
     for (const table of tables) {
-      const res = (await t.deps.db.execute(sql.raw(`select count(*)::int as n from ${table} t where t::text like '%${key.key.replace(/'/g, "''")}%'`))) as unknown as { rows: { n: number }[] };
+      const res = (await t.deps.db.execute(
+        sql.raw(`select count(*)::int as n from ${table} t where t::text like '%${key.key.replace(/'/g, "''")}%'`),
+      )) as unknown as { rows: { n: number }[] };
       expect(Number(res.rows[0]!.n), table).toBe(0);
     }
     // The stored hash is not itself a usable key.
@@ -68,10 +80,30 @@ describe('enrollment keys', () => {
     expect(key).toMatchObject({ siteId: site.id, maxUsage: 36, usageCount: 0, expiresAt });
     const otherOrg = await createOrg(t, partner.id);
     const foreignSite = await createSite(t, otherOrg.id);
-    expectError(await api.post('/enrollment-keys', { orgId: org.id, siteId: foreignSite.id, name: 'x' }), 400, 'validation_failed');
-    expectError(await api.post('/enrollment-keys', { orgId: org.id, name: 'x', maxUsage: 0 }), 400, 'validation_failed');
-    expectError(await api.post('/enrollment-keys', { orgId: org.id, name: 'x', expiresAt: new Date(t.clock.now().getTime() - 1000).toISOString() }), 400, 'validation_failed');
-    expectError(await api.post('/enrollment-keys', { orgId: org.id, name: 'x', key: 'my-own-key-1234' }), 400, 'validation_failed');
+    expectError(
+      await api.post('/enrollment-keys', { orgId: org.id, siteId: foreignSite.id, name: 'x' }),
+      400,
+      'validation_failed',
+    );
+    expectError(
+      await api.post('/enrollment-keys', { orgId: org.id, name: 'x', maxUsage: 0 }),
+      400,
+      'validation_failed',
+    );
+    expectError(
+      await api.post('/enrollment-keys', {
+        orgId: org.id,
+        name: 'x',
+        expiresAt: new Date(t.clock.now().getTime() - 1000).toISOString(),
+      }),
+      400,
+      'validation_failed',
+    );
+    expectError(
+      await api.post('/enrollment-keys', { orgId: org.id, name: 'x', key: 'my-own-key-1234' }),
+      400,
+      'validation_failed',
+    );
     expectError(await api.post('/enrollment-keys', { name: 'x' }), 400, 'validation_failed');
   });
 
@@ -91,10 +123,33 @@ describe('POST /agents/enroll', () => {
     const { api, org, site } = await tenant();
     const other = await createSite(t, org.id, 'Branch');
     const key = await createKey(api, { orgId: org.id, siteId: site.id, maxUsage: 2 });
-    const res = expectStatus(await enroll(t, { enrollmentKey: key.key, hostname: 'NW-HQ-001', osType: 'windows', osVersion: '11 23H2', agentVersion: '2.4.0' }), 201);
-    expect(res.body).toEqual({ deviceId: expect.any(String), agentToken: expect.any(String), orgId: org.id, siteId: site.id });
+    const res = expectStatus(
+      await enroll(t, {
+        enrollmentKey: key.key,
+        hostname: 'NW-HQ-001',
+        osType: 'windows',
+        osVersion: '11 23H2',
+        agentVersion: '2.4.0',
+      }),
+      201,
+    );
+    expect(res.body).toEqual({
+      deviceId: expect.any(String),
+      agentToken: expect.any(String),
+      orgId: org.id,
+      siteId: site.id,
+    });
     const device = expectStatus(await api.get(`/devices/${res.body.deviceId}`), 200);
-    expect(device.body).toMatchObject({ id: res.body.deviceId, orgId: org.id, siteId: site.id, hostname: 'NW-HQ-001', osType: 'windows', osVersion: '11 23H2', agentVersion: '2.4.0', inventory: null });
+    expect(device.body).toMatchObject({
+      id: res.body.deviceId,
+      orgId: org.id,
+      siteId: site.id,
+      hostname: 'NW-HQ-001',
+      osType: 'windows',
+      osVersion: '11 23H2',
+      agentVersion: '2.4.0',
+      inventory: null,
+    });
     // The key's site wins over a site named in the body.
     const second = expectStatus(await enroll(t, { enrollmentKey: key.key, siteId: other.id }), 201);
     expect(second.body.siteId).toBe(site.id);
@@ -111,7 +166,9 @@ describe('POST /agents/enroll', () => {
     const ok = expectStatus(await enroll(t, { enrollmentKey: key.key, siteId: site.id }), 201);
     expect(ok.body).toMatchObject({ orgId: org.id, siteId: site.id });
     expect(expectStatus(await api.get(`/enrollment-keys/${key.id}`), 200).body.usageCount).toBe(1);
-    expect((await t.deps.db.select().from(devices).where(eq(devices.orgId, org.id))).map((d) => d.siteId)).toEqual([site.id]);
+    expect((await t.deps.db.select().from(devices).where(eq(devices.orgId, org.id))).map((d) => d.siteId)).toEqual([
+      site.id,
+    ]);
   });
 
   it('an unknown key is enrollment_key_invalid; a used-up key enrollment_key_exhausted (401)', async () => {
@@ -124,16 +181,28 @@ describe('POST /agents/enroll', () => {
     expectStatus(await enroll(t, { enrollmentKey: two.key }), 201);
     expectStatus(await enroll(t, { enrollmentKey: two.key }), 201);
     expectError(await enroll(t, { enrollmentKey: two.key }), 401, 'enrollment_key_exhausted');
-    expect(expectStatus(await api.get(`/enrollment-keys/${two.id}`), 200).body).toMatchObject({ maxUsage: 2, usageCount: 2 });
-    expect((await t.deps.db.select().from(devices).where(eq(devices.orgId, org.id)))).toHaveLength(3);
-    expectError(await t.client().post('/agents/enroll', { enrollmentKey: two.key, hostname: 'x', osType: 'amiga' }), 400, 'validation_failed');
+    expect(expectStatus(await api.get(`/enrollment-keys/${two.id}`), 200).body).toMatchObject({
+      maxUsage: 2,
+      usageCount: 2,
+    });
+    expect(await t.deps.db.select().from(devices).where(eq(devices.orgId, org.id))).toHaveLength(3);
+    expectError(
+      await t.client().post('/agents/enroll', { enrollmentKey: two.key, hostname: 'x', osType: 'amiga' }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('an expired key is enrollment_key_expired (401); a key given a longer life still works', async () => {
     const { api, org, site } = await tenant();
     const short = await createKey(api, { orgId: org.id, siteId: site.id, maxUsage: 5 });
     const usedUp = await createKey(api, { orgId: org.id, siteId: site.id });
-    const long = await createKey(api, { orgId: org.id, siteId: site.id, maxUsage: 5, expiresAt: new Date(t.clock.now().getTime() + 3 * HOUR).toISOString() });
+    const long = await createKey(api, {
+      orgId: org.id,
+      siteId: site.id,
+      maxUsage: 5,
+      expiresAt: new Date(t.clock.now().getTime() + 3 * HOUR).toISOString(),
+    });
     expectStatus(await enroll(t, { enrollmentKey: usedUp.key }), 201);
     t.clock.advance(59 * 60 * 1000);
     expectStatus(await enroll(t, { enrollmentKey: short.key }), 201);
@@ -148,7 +217,11 @@ describe('POST /agents/enroll', () => {
   it('maxUsage holds under concurrency: 50 simultaneous enrolments against maxUsage 5 create exactly 5 devices', async () => {
     const { api, org, site } = await tenant();
     const key = await createKey(api, { orgId: org.id, siteId: site.id, maxUsage: 5, name: 'race' });
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => enroll(t, { enrollmentKey: key.key, hostname: `race-${String(i).padStart(2, '0')}` })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        enroll(t, { enrollmentKey: key.key, hostname: `race-${String(i).padStart(2, '0')}` }),
+      ),
+    );
     const created = results.filter((r) => r.status === 201);
     expect(created).toHaveLength(5);
     for (const r of results.filter((x) => x.status !== 201)) expectError(r, 401, 'enrollment_key_exhausted');
@@ -169,17 +242,41 @@ describe('POST /agents/inventory', () => {
       '/agents/inventory',
       {
         hardware: { cpu: 'Intel i5', ramGb: 16, tpm: true },
-        software: [{ name: 'Chrome', version: '120' }, { name: 'Office', version: '2021' }],
-        patches: [{ id: 'KB500001', status: 'missing', severity: 'critical' }, { id: 'KB500002', status: 'installed' }],
+        software: [
+          { name: 'Chrome', version: '120' },
+          { name: 'Office', version: '2021' },
+        ],
+        patches: [
+          { id: 'KB500001', status: 'missing', severity: 'critical' },
+          { id: 'KB500002', status: 'installed' },
+        ],
       },
       { token: agent.agentToken },
     );
     expect(expectStatus(first, 200).body).toEqual({ success: true, deviceId: agent.deviceId, software: 2, patches: 2 });
     const one = expectStatus(await api.get(`/devices/${agent.deviceId}`), 200).body;
-    expect(one.inventory).toMatchObject({ hardware: { cpu: 'Intel i5', ramGb: 16, tpm: true }, software: [{ name: 'Chrome', version: '120' }, { name: 'Office', version: '2021' }], patches: [{ id: 'KB500001', status: 'missing', severity: 'critical' }, { id: 'KB500002', status: 'installed' }] });
+    expect(one.inventory).toMatchObject({
+      hardware: { cpu: 'Intel i5', ramGb: 16, tpm: true },
+      software: [
+        { name: 'Chrome', version: '120' },
+        { name: 'Office', version: '2021' },
+      ],
+      patches: [
+        { id: 'KB500001', status: 'missing', severity: 'critical' },
+        { id: 'KB500002', status: 'installed' },
+      ],
+    });
 
     t.clock.advance(60_000);
-    const second = await t.client().post('/agents/inventory', { hardware: { cpu: 'Intel i7' }, software: [{ name: 'Firefox', version: '121' }], patches: [{ id: 'KB500001', status: 'installed' }] }, { token: agent.agentToken });
+    const second = await t.client().post(
+      '/agents/inventory',
+      {
+        hardware: { cpu: 'Intel i7' },
+        software: [{ name: 'Firefox', version: '121' }],
+        patches: [{ id: 'KB500001', status: 'installed' }],
+      },
+      { token: agent.agentToken },
+    );
     expectStatus(second, 200);
     const two = expectStatus(await api.get(`/devices/${agent.deviceId}`), 200).body;
     expect(two.inventory.hardware).toEqual({ cpu: 'Intel i7' });
@@ -188,8 +285,17 @@ describe('POST /agents/inventory', () => {
     expect(Date.parse(two.inventory.reportedAt)).toBeGreaterThan(Date.parse(one.inventory.reportedAt));
     expect(Date.parse(two.lastSeenAt)).toBeGreaterThan(Date.parse(one.lastSeenAt));
     // An empty report empties the state; another device's state is untouched.
-    expectStatus(await t.client().post('/agents/inventory', { hardware: {}, software: [], patches: [] }, { token: agent.agentToken }), 200);
-    expect(expectStatus(await api.get(`/devices/${agent.deviceId}`), 200).body.inventory).toMatchObject({ hardware: {}, software: [], patches: [] });
+    expectStatus(
+      await t
+        .client()
+        .post('/agents/inventory', { hardware: {}, software: [], patches: [] }, { token: agent.agentToken }),
+      200,
+    );
+    expect(expectStatus(await api.get(`/devices/${agent.deviceId}`), 200).body.inventory).toMatchObject({
+      hardware: {},
+      software: [],
+      patches: [],
+    });
     expect(expectStatus(await api.get(`/devices/${bystander.deviceId}`), 200).body.inventory).toBeNull();
   });
 
@@ -197,13 +303,25 @@ describe('POST /agents/inventory', () => {
     const { api, org, site } = await tenant();
     const agent = await enrolledDevice(t, api, org.id, site.id);
     const body = { hardware: { cpu: 'x' }, software: [], patches: [] };
-    expectError(await t.client().post('/agents/inventory', body, { token: `${agent.agentToken}x` }), 401, 'invalid_agent_token');
-    expectError(await t.client().post('/agents/inventory', body, { token: 'ghat_not-a-real-token' }), 401, 'invalid_agent_token');
+    expectError(
+      await t.client().post('/agents/inventory', body, { token: `${agent.agentToken}x` }),
+      401,
+      'invalid_agent_token',
+    );
+    expectError(
+      await t.client().post('/agents/inventory', body, { token: 'ghat_not-a-real-token' }),
+      401,
+      'invalid_agent_token',
+    );
     expectError(await t.client().post('/agents/inventory', body), 401, 'invalid_agent_token');
     expectError(await api.post('/agents/inventory', body), 401, 'invalid_agent_token'); // a user's access token is not an agent token
     expect(expectStatus(await api.get(`/devices/${agent.deviceId}`), 200).body.inventory).toBeNull();
     // Once the device is deleted its token is dead.
     expectStatus(await api.delete(`/devices/${agent.deviceId}`), 200);
-    expectError(await t.client().post('/agents/inventory', body, { token: agent.agentToken }), 401, 'invalid_agent_token');
+    expectError(
+      await t.client().post('/agents/inventory', body, { token: agent.agentToken }),
+      401,
+      'invalid_agent_token',
+    );
   });
 });

@@ -28,19 +28,42 @@ it('onboard() builds the Northwind customer through the public API', async () =>
 
   // What the example left behind, read back through the API as its admin.
   const api = t.client().withToken(result.accessToken);
-  const sites = expectStatus(await api.get('/orgs/sites', { query: { orgId: result.orgId } }), 200).body.data as { id: string; name: string; timezone: string }[];
-  expect(sites.map((s) => [s.name, s.timezone])).toEqual([['Northwind HQ', 'Europe/London'], ['Northwind Leeds', 'Europe/London'], ['Northwind Warehouse', 'Europe/Dublin']]);
+  const sites = expectStatus(await api.get('/orgs/sites', { query: { orgId: result.orgId } }), 200).body.data as {
+    id: string;
+    name: string;
+    timezone: string;
+  }[];
+  expect(sites.map((s) => [s.name, s.timezone])).toEqual([
+    ['Northwind HQ', 'Europe/London'],
+    ['Northwind Leeds', 'Europe/London'],
+    ['Northwind Warehouse', 'Europe/Dublin'],
+  ]);
   const hq = sites.find((s) => s.name === 'Northwind HQ')!;
-  const devices = expectStatus(await api.get('/devices', { query: { orgId: result.orgId } }), 200).body.data as { id: string; hostname: string; siteId: string; deviceGroupIds: string[] }[];
+  const devices = expectStatus(await api.get('/devices', { query: { orgId: result.orgId } }), 200).body.data as {
+    id: string;
+    hostname: string;
+    siteId: string;
+    deviceGroupIds: string[];
+  }[];
   expect(devices.map((d) => d.hostname)).toEqual(['NW-HQ-001', 'NW-HQ-002', 'NW-LDS-001']);
   expect(devices.every((d) => d.siteId === hq.id)).toBe(true);
   expect(devices.filter((d) => d.deviceGroupIds.length === 1)).toHaveLength(2);
   const key = expectStatus(await api.get(`/enrollment-keys/${result.keyId}`), 200).body;
   expect(key).toMatchObject({ siteId: hq.id, maxUsage: 4, usageCount: 3 });
-  const contacts = expectStatus(await api.get('/contacts', { query: { orgId: result.orgId } }), 200).body.data as { externalId: string; siteId: string | null }[];
+  const contacts = expectStatus(await api.get('/contacts', { query: { orgId: result.orgId } }), 200).body.data as {
+    externalId: string;
+    siteId: string | null;
+  }[];
   expect(contacts.map((c) => c.externalId).sort()).toEqual(['nw-001', 'nw-002', 'nw-003', 'nw-004', 'nw-005']);
   expect(contacts.filter((c) => c.siteId === null).map((c) => c.externalId)).toEqual(['nw-005']);
   const first = devices.find((d) => d.hostname === 'NW-HQ-001')!;
-  const values = expectStatus(await api.get('/custom-fields/values', { query: { entityType: 'device', entityId: first.id } }), 200).body.data as { key: string; value: unknown }[];
-  expect(Object.fromEntries(values.map((v) => [v.key, v.value]))).toEqual({ asset_tag: 'AT-1001', warranty_end: '2027-03-31', critical: true });
+  const values = expectStatus(
+    await api.get('/custom-fields/values', { query: { entityType: 'device', entityId: first.id } }),
+    200,
+  ).body.data as { key: string; value: unknown }[];
+  expect(Object.fromEntries(values.map((v) => [v.key, v.value]))).toEqual({
+    asset_tag: 'AT-1001',
+    warranty_end: '2027-03-31',
+    critical: true,
+  });
 });

@@ -6,7 +6,9 @@ import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import type { TestApp } from '../support/app.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
 
-export const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, ORG_TECH, ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [string, string, string, string, string, string];
+export const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, ORG_TECH, ORG_VIEWER] = SYSTEM_ROLES.map(
+  (r) => r.id as string,
+) as [string, string, string, string, string, string];
 
 /** A non-2xx answer in the contract's envelope, with the status the catalogue gives its code. */
 export function expectError(res: ApiResponse, status: number, code: string) {
@@ -24,19 +26,45 @@ export function expectStatus<T extends ApiResponse>(res: T, status: number): T {
 }
 
 /** Ids of a list answer's rows. */
-export const idsOf = (res: ApiResponse) => (expectStatus(res, 200).body.data as { id: string }[]).map((r) => r.id).sort();
+export const idsOf = (res: ApiResponse) =>
+  (expectStatus(res, 200).body.data as { id: string }[]).map((r) => r.id).sort();
 
 /** A key through POST /enrollment-keys (201 expected). */
-export async function createKey(api: ApiClient, body: { orgId: string; siteId?: string | null; name?: string; maxUsage?: number; expiresAt?: string }) {
+export async function createKey(
+  api: ApiClient,
+  body: { orgId: string; siteId?: string | null; name?: string; maxUsage?: number; expiresAt?: string },
+) {
   const res = await api.post('/enrollment-keys', { name: 'wave', ...body });
   expectStatus(res, 201);
-  return res.body as { id: string; orgId: string; siteId: string | null; name: string; maxUsage: number; usageCount: number; expiresAt: string; createdAt: string; key: string };
+  return res.body as {
+    id: string;
+    orgId: string;
+    siteId: string | null;
+    name: string;
+    maxUsage: number;
+    usageCount: number;
+    expiresAt: string;
+    createdAt: string;
+    key: string;
+  };
 }
 
 /** POST /agents/enroll as an agent (no bearer token). */
-export function enroll(t: TestApp, body: { enrollmentKey: string; hostname?: string; osType?: string; siteId?: string; osVersion?: string; agentVersion?: string }) {
+export function enroll(
+  t: TestApp,
+  body: {
+    enrollmentKey: string;
+    hostname?: string;
+    osType?: string;
+    siteId?: string;
+    osVersion?: string;
+    agentVersion?: string;
+  },
+) {
   const given = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
-  return t.client().post('/agents/enroll', { hostname: `pc-${Math.random().toString(36).slice(2, 8)}`, osType: 'windows', ...given });
+  return t
+    .client()
+    .post('/agents/enroll', { hostname: `pc-${Math.random().toString(36).slice(2, 8)}`, osType: 'windows', ...given });
 }
 
 /** A device enrolled through the agent API with a fresh single-use key pinned to the site. */
@@ -51,7 +79,9 @@ export async function enrolledDevice(t: TestApp, api: ApiClient, orgId: string, 
 export async function enrolTotp(t: TestApp, api: ApiClient) {
   const setup = await api.post('/auth/mfa/setup');
   expectStatus(setup, 200);
-  const enable = await api.post('/auth/mfa/enable', { code: totpFor(setup.body.secret).generate({ timestamp: t.clock.now().getTime() }) });
+  const enable = await api.post('/auth/mfa/enable', {
+    code: totpFor(setup.body.secret).generate({ timestamp: t.clock.now().getTime() }),
+  });
   expectStatus(enable, 200);
   api.token = enable.body.accessToken;
   return setup.body.secret as string;

@@ -15,12 +15,19 @@ it('builds a customer tree and enrols exactly maxUsage devices under 50 concurre
   expect(org.body.slug).toBe('contoso-ltd');
   const site = await api.post('/orgs/sites', { orgId: org.body.id, name: 'London HQ', timezone: 'Europe/London' });
   expect(site.status, JSON.stringify(site.body)).toBe(201);
-  const key = await api.post('/enrollment-keys', { orgId: org.body.id, siteId: site.body.id, name: 'wave 1', maxUsage: 5 });
+  const key = await api.post('/enrollment-keys', {
+    orgId: org.body.id,
+    siteId: site.body.id,
+    name: 'wave 1',
+    maxUsage: 5,
+  });
   expect(key.status, JSON.stringify(key.body)).toBe(201);
   expect(key.body.key).toMatch(/^ghek_/);
   const agents = t.client();
   const results = await Promise.all(
-    Array.from({ length: 50 }, (_, i) => agents.post('/agents/enroll', { enrollmentKey: key.body.key, hostname: `pc-${i}`, osType: 'windows' })),
+    Array.from({ length: 50 }, (_, i) =>
+      agents.post('/agents/enroll', { enrollmentKey: key.body.key, hostname: `pc-${i}`, osType: 'windows' }),
+    ),
   );
   const statuses = results.map((r) => r.status);
   expect(statuses.filter((s) => s === 201)).toHaveLength(5);
@@ -29,7 +36,15 @@ it('builds a customer tree and enrols exactly maxUsage devices under 50 concurre
   expect(devices.body.data).toHaveLength(5);
   expect(devices.body.data.every((d: { siteId: string }) => d.siteId === site.body.id)).toBe(true);
   const enrolled = results.find((r) => r.status === 201)!;
-  const inv = await agents.post('/agents/inventory', { hardware: { cpu: 'x' }, software: [{ name: 'Chrome', version: '1' }], patches: [{ id: 'KB1', status: 'missing' }] }, { token: enrolled.body.agentToken });
+  const inv = await agents.post(
+    '/agents/inventory',
+    {
+      hardware: { cpu: 'x' },
+      software: [{ name: 'Chrome', version: '1' }],
+      patches: [{ id: 'KB1', status: 'missing' }],
+    },
+    { token: enrolled.body.agentToken },
+  );
   expect(inv.status, JSON.stringify(inv.body)).toBe(200);
   const detail = await api.get(`/devices/${enrolled.body.deviceId}`);
   expect(detail.body.inventory.software).toEqual([{ name: 'Chrome', version: '1' }]);
@@ -52,12 +67,27 @@ it('imports contacts idempotently, holds back fuzzy matches, reports bad rows, a
   const first = await api.post('/contacts/import', { orgId: org.body.id, csv });
   expect(first.status, JSON.stringify(first.body)).toBe(200);
   expect(first.body.summary).toEqual({ created: 2, updated: 0, unchanged: 0, heldBack: 1, failed: 2 });
-  expect(first.body.rows.find((r: { externalId: string }) => r.externalId === 'c-3')).toMatchObject({ line: 4, status: 'failed' });
-  expect(first.body.rows.find((r: { externalId: string }) => r.externalId === 'c-4')).toMatchObject({ status: 'held_back', match: { reason: 'name' } });
-  const again = await api.request('POST', '/contacts/import', { rawBody: csv, contentType: 'text/csv', query: { orgId: org.body.id } });
+  expect(first.body.rows.find((r: { externalId: string }) => r.externalId === 'c-3')).toMatchObject({
+    line: 4,
+    status: 'failed',
+  });
+  expect(first.body.rows.find((r: { externalId: string }) => r.externalId === 'c-4')).toMatchObject({
+    status: 'held_back',
+    match: { reason: 'name' },
+  });
+  const again = await api.request('POST', '/contacts/import', {
+    rawBody: csv,
+    contentType: 'text/csv',
+    query: { orgId: org.body.id },
+  });
   expect(again.status, JSON.stringify(again.body)).toBe(200);
   expect(again.body.summary).toEqual({ created: 0, updated: 0, unchanged: 2, heldBack: 1, failed: 2 });
-  const acked = await api.post('/contacts/import', { orgId: org.body.id, csv, acknowledge: [{ externalId: 'c-4', action: 'create' }], dryRun: true });
+  const acked = await api.post('/contacts/import', {
+    orgId: org.body.id,
+    csv,
+    acknowledge: [{ externalId: 'c-4', action: 'create' }],
+    dryRun: true,
+  });
   expect(acked.body.summary.created).toBe(1);
   const list = await api.get('/contacts', { query: { orgId: org.body.id } });
   expect(list.body.data).toHaveLength(2);

@@ -107,17 +107,23 @@ describe('each wrong variable stops the start with a message naming it', () => {
     expect(err.message).toMatch(/^\s+- PORT: /m);
   });
 
-  it.each(['not a url', 'localhost:3000', 'ftp://id.example.com', 'http://', 'javascript:alert(1)'])('PUBLIC_URL=%s', (value) => {
-    const err = refusal({ PUBLIC_URL: value });
-    expect(namedIn(err)).toEqual(['PUBLIC_URL']);
-    expect(err.message).toContain('PUBLIC_URL: ');
-  });
+  it.each(['not a url', 'localhost:3000', 'ftp://id.example.com', 'http://', 'javascript:alert(1)'])(
+    'PUBLIC_URL=%s',
+    (value) => {
+      const err = refusal({ PUBLIC_URL: value });
+      expect(namedIn(err)).toEqual(['PUBLIC_URL']);
+      expect(err.message).toContain('PUBLIC_URL: ');
+    },
+  );
 
-  it.each(['mysql://u@h/db', 'localhost:5432/gatehouse', 'http://db.internal/gatehouse'])('DATABASE_URL=%s', (value) => {
-    const err = refusal({ DATABASE_URL: value });
-    expect(namedIn(err)).toEqual(['DATABASE_URL']);
-    expect(err.message).toContain('DATABASE_URL: ');
-  });
+  it.each(['mysql://u@h/db', 'localhost:5432/gatehouse', 'http://db.internal/gatehouse'])(
+    'DATABASE_URL=%s',
+    (value) => {
+      const err = refusal({ DATABASE_URL: value });
+      expect(namedIn(err)).toEqual(['DATABASE_URL']);
+      expect(err.message).toContain('DATABASE_URL: ');
+    },
+  );
 
   it.each([
     ['16 bytes, base64', randomBytes(16).toString('base64')],
@@ -189,10 +195,16 @@ describe('production refuses what is only fit for development', () => {
   });
 
   it('insecure SSO issuers and a placeholder Twilio token', () => {
-    expect(namedIn(refusal({ ...PRODUCTION, SSO_ALLOW_INSECURE_ISSUERS: 'true' }))).toEqual(['SSO_ALLOW_INSECURE_ISSUERS']);
+    expect(namedIn(refusal({ ...PRODUCTION, SSO_ALLOW_INSECURE_ISSUERS: 'true' }))).toEqual([
+      'SSO_ALLOW_INSECURE_ISSUERS',
+    ]);
     const twilio = { SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: 'AC123', TWILIO_FROM: '+15550100' };
-    expect(namedIn(refusal({ ...PRODUCTION, ...twilio, TWILIO_AUTH_TOKEN: 'changeme' }))).toEqual(['TWILIO_AUTH_TOKEN']);
-    expect(loadConfig({ ...PRODUCTION, ...twilio, TWILIO_AUTH_TOKEN: randomBytes(16).toString('hex') }).sms.provider).toBe('twilio');
+    expect(namedIn(refusal({ ...PRODUCTION, ...twilio, TWILIO_AUTH_TOKEN: 'changeme' }))).toEqual([
+      'TWILIO_AUTH_TOKEN',
+    ]);
+    expect(
+      loadConfig({ ...PRODUCTION, ...twilio, TWILIO_AUTH_TOKEN: randomBytes(16).toString('hex') }).sms.provider,
+    ).toBe('twilio');
   });
 
   it('the same placeholder values are allowed in development', () => {

@@ -68,32 +68,39 @@ describe('an email is unique whatever its case', () => {
 describe('field sizes of spec section 8 are enforced by the database', () => {
   it('user email: 255 characters fit, 256 do not', async () => {
     await run(sql`insert into users (email, name) values (${emailOf(255)}, 'Max email')`);
-    expect(await refused(run(sql`insert into users (email, name) values (${emailOf(256)}, 'Long email')`))).toMatchObject({ code: TOO_LONG });
+    expect(
+      await refused(run(sql`insert into users (email, name) values (${emailOf(256)}, 'Long email')`)),
+    ).toMatchObject({ code: TOO_LONG });
   });
 
   it('user name: 255 characters fit, 256 do not', async () => {
     await run(sql`insert into users (email, name) values (${emailOf(40)}, ${'n'.repeat(255)})`);
-    expect(await refused(run(sql`insert into users (email, name) values (${emailOf(40)}, ${'n'.repeat(256)})`))).toMatchObject({ code: TOO_LONG });
+    expect(
+      await refused(run(sql`insert into users (email, name) values (${emailOf(40)}, ${'n'.repeat(256)})`)),
+    ).toMatchObject({ code: TOO_LONG });
   });
 
   it('role name: 100 characters fit, 101 do not', async () => {
     const partner = await createPartner(t);
     const insert = (name: string) =>
-      run(sql`insert into roles (partner_id, scope, applies_to, name) values (${partner.id}, 'partner', 'partner', ${name})`);
+      run(
+        sql`insert into roles (partner_id, scope, applies_to, name) values (${partner.id}, 'partner', 'partner', ${name})`,
+      );
     await insert('r'.repeat(100));
     expect(await refused(insert('r'.repeat(101)))).toMatchObject({ code: TOO_LONG });
   });
 
   it('permission resource: 100 characters fit, 101 do not; action: 50 fit, 51 do not', async () => {
     const resource = `zz${hex()}`;
-    const insert = (res: string, act: string) => run(sql`insert into permissions (resource, action) values (${res}, ${act})`);
+    const insert = (res: string, act: string) =>
+      run(sql`insert into permissions (resource, action) values (${res}, ${act})`);
     try {
       await insert(resource.padEnd(100, 'r'), 'read');
       await insert(resource, 'a'.repeat(50));
       expect(await refused(insert(resource.padEnd(101, 'r'), 'read'))).toMatchObject({ code: TOO_LONG });
       expect(await refused(insert(resource, 'a'.repeat(51)))).toMatchObject({ code: TOO_LONG });
     } finally {
-      await run(sql`delete from permissions where resource like ${resource + '%'}`);
+      await run(sql`delete from permissions where resource like ${`${resource}%`}`);
     }
   });
 
@@ -111,18 +118,27 @@ describe('field sizes of spec section 8 are enforced by the database', () => {
 
 describe('enumerations are checked by the database', () => {
   it("a user status 'bogus' is refused", async () => {
-    expect(await refused(run(sql`insert into users (email, name, status) values (${emailOf(30)}, 'Bogus', 'bogus')`))).toMatchObject({
+    expect(
+      await refused(run(sql`insert into users (email, name, status) values (${emailOf(30)}, 'Bogus', 'bogus')`)),
+    ).toMatchObject({
       code: BAD_ENUM,
     });
     const user = await createUser(t);
-    expect(await refused(run(sql`update users set status = 'bogus' where id = ${user.id}`))).toMatchObject({ code: BAD_ENUM });
-    expect(await refused(run(sql`update users set mfa_method = 'email' where id = ${user.id}`))).toMatchObject({ code: BAD_ENUM });
-    for (const status of ['active', 'invited', 'disabled']) await run(sql`update users set status = ${status} where id = ${user.id}`);
+    expect(await refused(run(sql`update users set status = 'bogus' where id = ${user.id}`))).toMatchObject({
+      code: BAD_ENUM,
+    });
+    expect(await refused(run(sql`update users set mfa_method = 'email' where id = ${user.id}`))).toMatchObject({
+      code: BAD_ENUM,
+    });
+    for (const status of ['active', 'invited', 'disabled'])
+      await run(sql`update users set status = ${status} where id = ${user.id}`);
   });
 
   it("a role scope 'global' is refused", async () => {
     expect(
-      await refused(run(sql`insert into roles (scope, applies_to, name, is_system) values ('global', 'partner', 'Global', true)`)),
+      await refused(
+        run(sql`insert into roles (scope, applies_to, name, is_system) values ('global', 'partner', 'Global', true)`),
+      ),
     ).toMatchObject({ code: BAD_ENUM });
   });
 });
@@ -147,15 +163,24 @@ describe('a role belongs to exactly the owner its scope names (roles_scope_owner
 
   it.each([
     ['a system role owned by a partner', { scope: 'system', appliesTo: 'partner', partner: true, isSystem: true }],
-    ['a system role owned by an organisation', { scope: 'system', appliesTo: 'organization', org: true, isSystem: true }],
+    [
+      'a system role owned by an organisation',
+      { scope: 'system', appliesTo: 'organization', org: true, isSystem: true },
+    ],
     ['a system-scope role not flagged system', { scope: 'system', appliesTo: 'partner', isSystem: false }],
     ['a partner role without a partner', { scope: 'partner', appliesTo: 'partner' }],
     ['a partner role owned by an organisation', { scope: 'partner', appliesTo: 'partner', partner: true, org: true }],
     ['a partner role for organisation memberships', { scope: 'partner', appliesTo: 'organization', partner: true }],
     ['a partner role flagged system', { scope: 'partner', appliesTo: 'partner', partner: true, isSystem: true }],
-    ['an organisation role without an organisation', { scope: 'organization', appliesTo: 'organization', partner: true }],
+    [
+      'an organisation role without an organisation',
+      { scope: 'organization', appliesTo: 'organization', partner: true },
+    ],
     ['an organisation role for partner memberships', { scope: 'organization', appliesTo: 'partner', org: true }],
-    ['an organisation role flagged system', { scope: 'organization', appliesTo: 'organization', org: true, isSystem: true }],
+    [
+      'an organisation role flagged system',
+      { scope: 'organization', appliesTo: 'organization', org: true, isSystem: true },
+    ],
   ])('refuses %s', async (_what, role) => {
     expect(await refused(insertRole(role))).toMatchObject({ code: CHECK, constraint: 'roles_scope_owner' });
   });
@@ -178,11 +203,17 @@ describe('tenant deletion: a partner with organisations is kept, an organisation
     const org = await createOrg(t, partner.id);
     const other = await createOrg(t, partner.id);
     const user = await createUser(t);
-    const [s1] = await rows<{ id: string }>(sql`insert into sites (org_id, name) values (${org.id}, 'HQ') returning id`);
+    const [s1] = await rows<{ id: string }>(
+      sql`insert into sites (org_id, name) values (${org.id}, 'HQ') returning id`,
+    );
     await run(sql`insert into sites (org_id, name) values (${org.id}, 'Branch'), (${other.id}, 'HQ')`);
-    await run(sql`insert into devices (org_id, site_id, hostname, os_type, agent_token_hash) values (${org.id}, ${s1!.id}, 'pc-1', 'windows', ${hex() + hex()})`);
+    await run(
+      sql`insert into devices (org_id, site_id, hostname, os_type, agent_token_hash) values (${org.id}, ${s1!.id}, 'pc-1', 'windows', ${hex() + hex()})`,
+    );
     await run(sql`insert into device_groups (org_id, site_id, name) values (${org.id}, ${s1!.id}, 'Servers')`);
-    await run(sql`insert into organization_users (org_id, user_id, role_id) values (${org.id}, ${user.id}, ${SYSTEM_ROLES[3].id})`);
+    await run(
+      sql`insert into organization_users (org_id, user_id, role_id) values (${org.id}, ${user.id}, ${SYSTEM_ROLES[3].id})`,
+    );
 
     await run(sql`delete from organizations where id = ${org.id}`);
 
@@ -200,8 +231,12 @@ describe('tenant deletion: a partner with organisations is kept, an organisation
   it('a site that still holds devices cannot be deleted on its own', async () => {
     const partner = await createPartner(t);
     const org = await createOrg(t, partner.id);
-    const [site] = await rows<{ id: string }>(sql`insert into sites (org_id, name) values (${org.id}, 'HQ') returning id`);
-    await run(sql`insert into devices (org_id, site_id, hostname, os_type, agent_token_hash) values (${org.id}, ${site!.id}, 'pc-1', 'linux', ${hex() + hex()})`);
+    const [site] = await rows<{ id: string }>(
+      sql`insert into sites (org_id, name) values (${org.id}, 'HQ') returning id`,
+    );
+    await run(
+      sql`insert into devices (org_id, site_id, hostname, os_type, agent_token_hash) values (${org.id}, ${site!.id}, 'pc-1', 'linux', ${hex() + hex()})`,
+    );
     expect(await refused(run(sql`delete from sites where id = ${site!.id}`))).toMatchObject({
       code: FOREIGN_KEY,
       constraint: 'devices_site_id_sites_id_fk',
@@ -214,7 +249,11 @@ describe('the audit trail is append-only in the database', () => {
   let hash: string;
   beforeAll(async () => {
     id = await t.deps.db.transaction((tx) =>
-      t.deps.audit.record(tx, { action: 'platform.test', resourceType: 'test', resourceId: 'r1', details: { n: 1 } }, { ip: '127.0.0.1', userAgent: 'vitest' }),
+      t.deps.audit.record(
+        tx,
+        { action: 'platform.test', resourceType: 'test', resourceId: 'r1', details: { n: 1 } },
+        { ip: '127.0.0.1', userAgent: 'vitest' },
+      ),
     );
     hash = (await rows<{ hash: string }>(sql`select hash from audit_logs where id = ${id}`))[0]!.hash;
   });
@@ -222,7 +261,9 @@ describe('the audit trail is append-only in the database', () => {
   it('an INSERT through audit.record(tx, ...) works and chains to the previous record', async () => {
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
     const next = await t.deps.db.transaction((tx) => t.deps.audit.record(tx, { action: 'platform.test.second' }, null));
-    const [row] = await rows<{ prev_hash: string; action: string }>(sql`select prev_hash, action from audit_logs where id = ${next}`);
+    const [row] = await rows<{ prev_hash: string; action: string }>(
+      sql`select prev_hash, action from audit_logs where id = ${next}`,
+    );
     expect(row).toEqual({ prev_hash: hash, action: 'platform.test.second' });
   });
 
@@ -231,7 +272,9 @@ describe('the audit trail is append-only in the database', () => {
       code: INSUFFICIENT_PRIVILEGE,
       message: expect.stringMatching(/append-only \(UPDATE refused\)/),
     });
-    expect(await refused(run(sql`update audit_logs set details = '{}'::jsonb`))).toMatchObject({ code: INSUFFICIENT_PRIVILEGE });
+    expect(await refused(run(sql`update audit_logs set details = '{}'::jsonb`))).toMatchObject({
+      code: INSUFFICIENT_PRIVILEGE,
+    });
   });
 
   it('DELETE is refused by the trigger', async () => {
@@ -249,7 +292,9 @@ describe('the audit trail is append-only in the database', () => {
   });
 
   it('the record is unchanged after the attempts', async () => {
-    const [row] = await rows<{ action: string; hash: string; details: unknown }>(sql`select action, hash, details from audit_logs where id = ${id}`);
+    const [row] = await rows<{ action: string; hash: string; details: unknown }>(
+      sql`select action, hash, details from audit_logs where id = ${id}`,
+    );
     expect(row).toEqual({ action: 'platform.test', hash, details: { n: 1 } });
   });
 });
@@ -262,25 +307,41 @@ describe('the seeded catalogue is exactly src/modules/roles/catalog.ts', () => {
       sql`select resource, action, description from permissions where resource not like 'zz%'`,
     );
     const expected = [...CATALOG_ENTRIES, { resource: '*', action: '*', description: 'Full administrative access' }];
-    const byKey = (a: { resource: string; action: string }, b: { resource: string; action: string }) => key(a).localeCompare(key(b));
+    const byKey = (a: { resource: string; action: string }, b: { resource: string; action: string }) =>
+      key(a).localeCompare(key(b));
     expect([...seeded].sort(byKey)).toEqual(expected.map((e) => ({ ...e })).sort(byKey));
   });
 
   it('system roles: exactly SYSTEM_ROLES, each with exactly its permissions', async () => {
-    const seededRoles = await rows<{ id: string; name: string; scope: string; applies_to: string; force_mfa: boolean; description: string }>(
-      sql`select id, name, scope, applies_to, force_mfa, description from roles where is_system order by id`,
-    );
+    const seededRoles = await rows<{
+      id: string;
+      name: string;
+      scope: string;
+      applies_to: string;
+      force_mfa: boolean;
+      description: string;
+    }>(sql`select id, name, scope, applies_to, force_mfa, description from roles where is_system order by id`);
     expect(seededRoles).toEqual(
       [...SYSTEM_ROLES]
         .sort((a, b) => a.id.localeCompare(b.id))
-        .map((r) => ({ id: r.id, name: r.name, scope: 'system', applies_to: r.appliesTo, force_mfa: r.forceMfa, description: r.description })),
+        .map((r) => ({
+          id: r.id,
+          name: r.name,
+          scope: 'system',
+          applies_to: r.appliesTo,
+          force_mfa: r.forceMfa,
+          description: r.description,
+        })),
     );
     const grants = await rows<{ role_id: string; resource: string; action: string }>(
       sql`select rp.role_id, p.resource, p.action from role_permissions rp join permissions p on p.id = rp.permission_id
           join roles r on r.id = rp.role_id where r.is_system`,
     );
     for (const role of SYSTEM_ROLES) {
-      const held = grants.filter((g) => g.role_id === role.id).map(key).sort();
+      const held = grants
+        .filter((g) => g.role_id === role.id)
+        .map(key)
+        .sort();
       expect(held, role.name).toEqual([...role.permissions].sort());
     }
     expect(grants).toHaveLength(SYSTEM_ROLES.reduce((n, r) => n + r.permissions.length, 0));

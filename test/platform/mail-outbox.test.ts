@@ -1,6 +1,3 @@
-// Mail goes through a transactional outbox: written with the change that calls for it, sealed at rest, retried with
-// backoff while the mail server refuses, taken over by another instance when the one sending it died.
-import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mailOutbox } from '../../src/db/schema/index.js';
 import { retryDelayMs } from '../../src/platform/mail-outbox.js';
@@ -44,7 +41,9 @@ describe('mail is written with the change that calls for it and sent after the c
     const m = await mail.waitFor(user.email, isReset);
     expect(linkToken(m)).toMatch(/.{16,}/);
     await until('the sent row to be deleted', async () => (await outbox()).length === 0);
-    expect(await (await fetch(`${t.baseUrl}/metrics`)).text()).toMatch(/gatehouse_mails_total\{result="sent",template="password_reset"\} [1-9]/);
+    expect(await (await fetch(`${t.baseUrl}/metrics`)).text()).toMatch(
+      /gatehouse_mails_total\{result="sent",template="password_reset"\} [1-9]/,
+    );
   });
 
   it('at rest the message is sealed: neither the link token nor the address is readable in the row', async () => {
@@ -68,7 +67,9 @@ describe('a refusing mail server delays the mail, it does not lose it', () => {
     const { user } = await orgMember(t);
     mail.mode = 'refuse';
     expect((await t.client().post('/auth/forgot-password', { email: user.email })).status).toBe(200);
-    const row = await until('the first failed attempt', async () => (await outbox()).find((r) => r.attempts === 1 && r.lastError));
+    const row = await until('the first failed attempt', async () =>
+      (await outbox()).find((r) => r.attempts === 1 && r.lastError),
+    );
     expect(row.lastError).toMatch(/451|try again/i);
     expect(row.leasedUntil).toBeNull();
     expect(row.notBefore.getTime()).toBeGreaterThan(t.clock.now().getTime() + retryDelayMs(1) - 1_000);
@@ -90,7 +91,9 @@ describe('a refusing mail server delays the mail, it does not lose it', () => {
     mail.mode = 'refuse';
     expect((await t.client().post('/auth/forgot-password', { email: user.email })).status).toBe(200);
     for (let attempt = 1; attempt <= 8; attempt++) {
-      await until(`attempt ${attempt}`, async () => (await outbox()).find((r) => r.attempts === attempt && r.leasedUntil === null));
+      await until(`attempt ${attempt}`, async () =>
+        (await outbox()).find((r) => r.attempts === attempt && r.leasedUntil === null),
+      );
       t.clock.advance(retryDelayMs(attempt) + 1);
       t.deps.outbox.kick();
     }
@@ -113,7 +116,13 @@ describe('an instance that died while sending does not lose the mail', () => {
     const { user } = await orgMember(t);
     // As if an instance had claimed the mail and then died: the row is leased for 30 s.
     await t.deps.db.transaction(async (tx) => {
-      await t.deps.outbox.enqueue(tx, { to: user.email, subject: 'Reset your password', text: 'https://x/reset-password?token=abcdefghijklmnopqrstuvwxyz', html: '<p>x</p>', template: 'password_reset' });
+      await t.deps.outbox.enqueue(tx, {
+        to: user.email,
+        subject: 'Reset your password',
+        text: 'https://x/reset-password?token=abcdefghijklmnopqrstuvwxyz',
+        html: '<p>x</p>',
+        template: 'password_reset',
+      });
     });
     await t.deps.db.update(mailOutbox).set({ leasedUntil: new Date(t.clock.now().getTime() + 30_000), attempts: 1 });
     const peer = await startPeer(t);
@@ -138,7 +147,13 @@ describe('an instance that died while sending does not lose the mail', () => {
     const { user } = await orgMember(t);
     await expect(
       t.deps.db.transaction(async (tx) => {
-        await t.deps.outbox.enqueue(tx, { to: user.email, subject: 'Reset your password', text: 'x', html: 'x', template: 'password_reset' });
+        await t.deps.outbox.enqueue(tx, {
+          to: user.email,
+          subject: 'Reset your password',
+          text: 'x',
+          html: 'x',
+          template: 'password_reset',
+        });
         throw new Error('the change failed');
       }),
     ).rejects.toThrow('the change failed');

@@ -23,10 +23,18 @@ describe('/metrics after sign-ins and refusals', () => {
     await addPartnerMember(t, { partnerId: partner.id, userId: user.id });
     const before = await scrape();
     const c = t.client();
-    expect((await c.post('/auth/login', { email: 'metrics@example.test', password: 'Correct-horse-battery-9' })).status).toBe(200);
-    expect((await c.post('/auth/login', { email: 'metrics@example.test', password: 'wrong-password' })).status).toBe(401);
-    expect((await c.post('/auth/login', { email: 'metrics@example.test', password: 'wrong-password' })).status).toBe(401);
-    expect((await c.post('/auth/login', { email: 'metrics@example.test', password: 'wrong-password' })).status).toBe(429);
+    expect(
+      (await c.post('/auth/login', { email: 'metrics@example.test', password: 'Correct-horse-battery-9' })).status,
+    ).toBe(200);
+    expect((await c.post('/auth/login', { email: 'metrics@example.test', password: 'wrong-password' })).status).toBe(
+      401,
+    );
+    expect((await c.post('/auth/login', { email: 'metrics@example.test', password: 'wrong-password' })).status).toBe(
+      401,
+    );
+    expect((await c.post('/auth/login', { email: 'metrics@example.test', password: 'wrong-password' })).status).toBe(
+      429,
+    );
     const after = await scrape();
     const delta = (series: string) => value(after, series) - value(before, series);
     expect(delta('gatehouse_sign_ins_total{result="success",method="password"}')).toBe(1);
@@ -49,6 +57,7 @@ describe('/metrics after sign-ins and refusals', () => {
     ])
       expect(text).toContain(`# TYPE ${name}`);
     expect(text).toMatch(/gatehouse_store_operation_seconds_count\{op="hit",store="(redis|database)"\} [1-9]/);
-    if (t.deps.database.kind === 'postgres') expect(text).toMatch(/gatehouse_db_pool_connections\{state="in_use"\} \d+/);
+    if (t.deps.database.kind === 'postgres')
+      expect(text).toMatch(/gatehouse_db_pool_connections\{state="in_use"\} \d+/);
   });
 });

@@ -26,7 +26,8 @@ afterAll(async () => {
 
 const lookupOnce = (resolve: Resolve, host: string) =>
   new Promise<{ err: (Error & { code?: string }) | null; address: string | LookupAddress[] }>((done) =>
-    publicOnlyLookup(resolve)(host, {}, ((err: Error | null, address: string | LookupAddress[]) => done({ err, address })) as never),
+    publicOnlyLookup(resolve)(host, {}, ((err: Error | null, address: string | LookupAddress[]) =>
+      done({ err, address })) as never),
   );
 
 describe('the outbound guard re-checks the address at connect time', () => {
@@ -41,7 +42,10 @@ describe('the outbound guard re-checks the address at connect time', () => {
   });
 
   it('any private answer among several refuses the name (an attacker cannot hide loopback behind a public record)', async () => {
-    const mixed: Resolve = async () => [{ address: '93.184.215.14', family: 4 }, { address: '::ffff:7f00:1', family: 6 }];
+    const mixed: Resolve = async () => [
+      { address: '93.184.215.14', family: 4 },
+      { address: '::ffff:7f00:1', family: 6 },
+    ];
     expect((await lookupOnce(mixed, 'mixed.example')).err?.code).toBe('EPRIVATEADDRESS');
     const metadata: Resolve = async () => [{ address: '169.254.169.254', family: 4 }];
     expect((await lookupOnce(metadata, 'metadata.example')).err?.code).toBe('EPRIVATEADDRESS');
@@ -50,7 +54,9 @@ describe('the outbound guard re-checks the address at connect time', () => {
   it('a request through the guarded agent never opens a connection to a private address', async () => {
     const toLoopback: Resolve = async () => [{ address: '127.0.0.1', family: 4 }];
     const before = connections;
-    const err = await fetch(`http://rebind.example:${port}/`, { dispatcher: publicOnlyAgent(toLoopback) } as RequestInit).then(
+    const err = await fetch(`http://rebind.example:${port}/`, {
+      dispatcher: publicOnlyAgent(toLoopback),
+    } as RequestInit).then(
       () => null,
       (e: unknown) => e,
     );

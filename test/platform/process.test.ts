@@ -33,7 +33,9 @@ class ServiceProcess {
     readonly port: number,
     env: Record<string, string>,
   ) {
-    const base = Object.fromEntries(['PATH', 'HOME', 'TMPDIR', 'LANG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+    const base = Object.fromEntries(
+      ['PATH', 'HOME', 'TMPDIR', 'LANG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])),
+    );
     this.child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
       env: { ...base, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ...env },
@@ -42,7 +44,9 @@ class ServiceProcess {
     this.child.stdout!.on('data', (d: Buffer) => (this.stdout += d.toString()));
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
     // 'close' fires after the output streams are drained, so the last log lines are in stdout/stderr.
-    this.exited = new Promise((resolve) => this.child.once('close', (code, signal) => resolve((this.exit = { code, signal }))));
+    this.exited = new Promise((resolve) =>
+      this.child.once('close', (code, signal) => resolve((this.exit = { code, signal }))),
+    );
     running.add(this);
     void this.exited.then(() => running.delete(this));
   }
@@ -60,7 +64,8 @@ class ServiceProcess {
   async waitForLog(pattern: RegExp, timeoutMs = 100_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!pattern.test(this.stdout)) {
-      if (!this.alive) throw new Error(`process exited (${JSON.stringify(this.exit)}) before logging ${pattern}\n${this.output()}`);
+      if (!this.alive)
+        throw new Error(`process exited (${JSON.stringify(this.exit)}) before logging ${pattern}\n${this.output()}`);
       if (Date.now() > deadline) throw new Error(`no ${pattern} within ${timeoutMs} ms\n${this.output()}`);
       await sleep(25);
     }
@@ -124,7 +129,10 @@ describe('the service process on the embedded database', () => {
     await first.ready();
     console.info(`first start on a fresh directory: ${Date.now() - t0} ms`);
 
-    expect(await readyz(first)).toEqual({ status: 200, body: { status: 'ready', database: 'pglite', store: 'database' } });
+    expect(await readyz(first)).toEqual({
+      status: 200,
+      body: { status: 'ready', database: 'pglite', store: 'database' },
+    });
     // The signing key lives in a migrated table: its presence shows the schema was built by this process.
     kid = await signingKid(first);
     expect(readFileSync(lockFile(), 'utf8').trim()).toBe(String(first.child.pid));
@@ -224,11 +232,15 @@ describe('the service process on the embedded database', () => {
   }, 120_000);
 
   it('the directory left behind holds every migration and opens in-process', async () => {
-    const journal = JSON.parse(readFileSync(join(MIGRATIONS_DIR, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
+    const journal = JSON.parse(readFileSync(join(MIGRATIONS_DIR, 'meta', '_journal.json'), 'utf8')) as {
+      entries: unknown[];
+    };
     const db = await openPglite(dataDir);
     const rows = async (q: ReturnType<typeof sql>) => ((await db.db.execute(q)) as unknown as { rows: unknown[] }).rows;
     try {
-      expect(await rows(sql`select count(*)::int as n from drizzle.__drizzle_migrations`)).toEqual([{ n: journal.entries.length }]);
+      expect(await rows(sql`select count(*)::int as n from drizzle.__drizzle_migrations`)).toEqual([
+        { n: journal.entries.length },
+      ]);
       expect(await rows(sql`select kid from signing_keys`)).toEqual([{ kid }]);
     } finally {
       await db.close();

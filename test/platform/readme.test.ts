@@ -22,7 +22,9 @@ describe('README.md', () => {
   });
 
   it('links only to files in the repository', () => {
-    const targets = [...readme.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!).filter((t) => !/^https?:\/\//.test(t) && !t.startsWith('#'));
+    const targets = [...readme.matchAll(/\]\(([^)]+)\)/g)]
+      .map((m) => m[1]!)
+      .filter((t) => !/^https?:\/\//.test(t) && !t.startsWith('#'));
     for (const t of targets) expect(existsSync(join(ROOT, t.split('#')[0]!)), t).toBe(true);
     expect(readme).not.toContain('../shared');
   });

@@ -68,7 +68,15 @@ describe.each(['database', 'redis'] as const)('the %s store', (kind) => {
     it('concurrent hits on different keys do not count against each other', async () => {
       const keys = [key(), key(), key()];
       const now = Date.now();
-      const results = await Promise.all(keys.flatMap((k) => Array.from({ length: 8 }, () => store().hit(k, 5, 60_000, now).then((r) => ({ k, r })))));
+      const results = await Promise.all(
+        keys.flatMap((k) =>
+          Array.from({ length: 8 }, () =>
+            store()
+              .hit(k, 5, 60_000, now)
+              .then((r) => ({ k, r })),
+          ),
+        ),
+      );
       for (const k of keys) expect(results.filter((x) => x.k === k && x.r.allowed)).toHaveLength(5);
     });
   });
@@ -145,7 +153,10 @@ describe.each(['database', 'redis'] as const)('the %s store', (kind) => {
 
     it('different keys are independent', async () => {
       const now = Date.now();
-      expect(await Promise.all([store().claim(key(), 5_000, now), store().claim(key(), 5_000, now)])).toEqual([true, true]);
+      expect(await Promise.all([store().claim(key(), 5_000, now), store().claim(key(), 5_000, now)])).toEqual([
+        true,
+        true,
+      ]);
     });
   });
 });
@@ -187,7 +198,12 @@ describe.each(['database', 'redis'] as const)('RateLimits.enforce over the %s st
     // First hit at 0 s, now 1.5 s: it leaves the 60 s window in 58.5 s, rounded up to whole seconds.
     expect(appErr.extra.retryAfter).toBe(59);
     expect(Number.isInteger(appErr.extra.retryAfter)).toBe(true);
-    expect(appErr.toBody()).toMatchObject({ code: 'rate_limited', retryAfter: 59, error: expect.any(String), message: expect.any(String) });
+    expect(appErr.toBody()).toMatchObject({
+      code: 'rate_limited',
+      retryAfter: 59,
+      error: expect.any(String),
+      message: expect.any(String),
+    });
 
     // Limits are per name: the same key under another limit is untouched.
     await expect(rl.enforce('mfaVerify', who)).resolves.toBeUndefined();

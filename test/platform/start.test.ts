@@ -26,7 +26,13 @@ function dataDir(): string {
 function start(cmd: string[], env: Record<string, string>) {
   const child = spawn(cmd[0]!, cmd.slice(1), {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -63,22 +69,43 @@ describe('npm start on an empty database', () => {
   it('prints one setup link, a start line naming the URLs, one line per request (none for probes); SIGTERM to npm stops it', async () => {
     const port = await freePort();
     const dir = dataDir();
-    const s = start(['npm', 'start', '--silent'], { PORT: String(port), DATA_DIR: dir, PUBLIC_URL: `http://localhost:${port}`, APP_URL: `http://localhost:${port}` });
+    const s = start(['npm', 'start', '--silent'], {
+      PORT: String(port),
+      DATA_DIR: dir,
+      PUBLIC_URL: `http://localhost:${port}`,
+      APP_URL: `http://localhost:${port}`,
+    });
     await s.waitFor(/First run: .*\/setup\?token=/);
     const setupLines = s.out.stdout.split('\n').filter((l) => l.includes('/setup?token='));
     expect(setupLines).toHaveLength(1);
-    expect(setupLines[0]).toMatch(new RegExp(`^First run: create the first partner and administrator at http://localhost:${port}/setup\\?token=[\\w-]{40,} \\(single use, valid 1 hour`));
+    expect(setupLines[0]).toMatch(
+      new RegExp(
+        `^First run: create the first partner and administrator at http://localhost:${port}/setup\\?token=[\\w-]{40,} \\(single use, valid 1 hour`,
+      ),
+    );
     const ready = logLines(s.out.stdout).find((l) => l.msg === 'gatehouse ready')!;
-    expect(ready).toMatchObject({ api: `http://localhost:${port}/api/v1`, docs: `http://localhost:${port}/docs`, console: `http://localhost:${port}/` });
+    expect(ready).toMatchObject({
+      api: `http://localhost:${port}/api/v1`,
+      docs: `http://localhost:${port}/docs`,
+      console: `http://localhost:${port}/`,
+    });
 
     const base = `http://127.0.0.1:${port}`;
     for (const p of ['/healthz', '/readyz', '/metrics']) expect((await fetch(base + p)).status).toBe(200);
-    const status = await fetch(`${base}/api/v1/setup/status?token=abc123secret`, { headers: { 'x-request-id': 'start-test-1' } });
+    const status = await fetch(`${base}/api/v1/setup/status?token=abc123secret`, {
+      headers: { 'x-request-id': 'start-test-1' },
+    });
     expect(await status.json()).toEqual({ needed: true });
     await sleep(300);
     const requests = logLines(s.out.stdout).filter((l) => l.msg === 'request');
     expect(requests).toHaveLength(1);
-    expect(requests[0]).toMatchObject({ level: 30, reqId: 'start-test-1', method: 'GET', status: 200, url: '/api/v1/setup/status?token=[REDACTED]' });
+    expect(requests[0]).toMatchObject({
+      level: 30,
+      reqId: 'start-test-1',
+      method: 'GET',
+      status: 200,
+      url: '/api/v1/setup/status?token=[REDACTED]',
+    });
     expect(typeof requests[0]!.ms).toBe('number');
     expect(s.out.stdout).not.toContain('abc123secret');
 
@@ -100,13 +127,17 @@ describe('npm start on an empty database', () => {
 describe('a start that fails says why in one line, naming the variable to change', () => {
   it('a port in use names PORT', async () => {
     const blocker = createServer();
-    const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)));
+    const port = await new Promise<number>((resolve) =>
+      blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)),
+    );
     try {
       const s = start(['node', 'dist/main.js'], { PORT: String(port), DATA_DIR: dataDir() });
       expect(await s.exited).toBe(1);
       const lines = s.out.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toBe(`gatehouse: cannot start: 127.0.0.1:${port} is already in use by another process; set PORT to a free port (or stop the other process).`);
+      expect(lines[0]).toBe(
+        `gatehouse: cannot start: 127.0.0.1:${port} is already in use by another process; set PORT to a free port (or stop the other process).`,
+      );
     } finally {
       blocker.close();
     }
@@ -120,7 +151,9 @@ describe('a start that fails says why in one line, naming the variable to change
       expect(await s.exited).toBe(1);
       const lines = s.out.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^gatehouse: cannot start: Data directory .* is in use by process \d+.*set DATA_DIR to another directory\.$/);
+      expect(lines[0]).toMatch(
+        /^gatehouse: cannot start: Data directory .* is in use by process \d+.*set DATA_DIR to another directory\.$/,
+      );
     } finally {
       await held.close();
     }
@@ -128,10 +161,15 @@ describe('a start that fails says why in one line, naming the variable to change
 
   it('an unreachable PostgreSQL names DATABASE_URL without its password', async () => {
     const port = await freePort();
-    const s = start(['node', 'dist/main.js'], { PORT: String(await freePort()), DATABASE_URL: `postgres://app:hunter2pw@127.0.0.1:${port}/gh` });
+    const s = start(['node', 'dist/main.js'], {
+      PORT: String(await freePort()),
+      DATABASE_URL: `postgres://app:hunter2pw@127.0.0.1:${port}/gh`,
+    });
     expect(await s.exited).toBe(1);
     const lines = s.out.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toBe(`gatehouse: cannot start: PostgreSQL at postgres://127.0.0.1:${port}/gh is unreachable (ECONNREFUSED); check DATABASE_URL and that the server runs.`);
+    expect(lines[0]).toBe(
+      `gatehouse: cannot start: PostgreSQL at postgres://127.0.0.1:${port}/gh is unreachable (ECONNREFUSED); check DATABASE_URL and that the server runs.`,
+    );
   }, 120_000);
 });

@@ -6,7 +6,14 @@ import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.
 import type { ApiClient } from '../support/client.js';
 import { createOrg, partnerAdmin, signedInOrgMember } from '../support/fixtures.js';
 
-const [PARTNER_ADMIN, PARTNER_TECH, , ORG_ADMIN, , ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [string, string, string, string, string, string];
+const [PARTNER_ADMIN, PARTNER_TECH, , ORG_ADMIN, , ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 const perm = (k: string) => {
   const [resource, action] = k.split(':');
   return { resource: resource!, action: action! };
@@ -27,7 +34,12 @@ afterAll(async () => {
 async function chain(api: ApiClient, orgId: string, n: number, prefix: string, top: string[] = []) {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const r = await api.post('/roles', { name: `${prefix} ${i + 1}`, permissions: i === 0 ? top.map(perm) : [], parentRoleId: ids.at(-1) ?? null, orgId });
+    const r = await api.post('/roles', {
+      name: `${prefix} ${i + 1}`,
+      permissions: i === 0 ? top.map(perm) : [],
+      parentRoleId: ids.at(-1) ?? null,
+      orgId,
+    });
     expect(r.status, `${prefix} ${i + 1}: ${r.text}`).toBe(201);
     ids.push(r.body.id);
   }
@@ -52,7 +64,10 @@ describe('circular inheritance is refused (400 circular_inheritance)', () => {
     ]) {
       const r = await api.patch(`/roles/${id}`, { parentRoleId: parent }, q);
       expect(r.status, r.text).toBe(400);
-      expect(r.body).toMatchObject({ code: 'circular_inheritance', message: 'Cannot set parent role: would create circular inheritance.' });
+      expect(r.body).toMatchObject({
+        code: 'circular_inheritance',
+        message: 'Cannot set parent role: would create circular inheritance.',
+      });
     }
     expect((await api.get(`/roles/${a}`, q)).body.parentRoleId).toBeNull();
     expect((await api.get(`/roles/${c}`, q)).body.parentRoleId).toBe(b);
@@ -62,9 +77,15 @@ describe('circular inheritance is refused (400 circular_inheritance)', () => {
     const { api, org, q } = await orgWithAdmin();
     const x = await api.post('/roles', { name: 'X', permissions: [], orgId: org.id });
     const y = await api.post('/roles', { name: 'Y', permissions: [], orgId: org.id });
-    const rs = await Promise.all([api.patch(`/roles/${x.body.id}`, { parentRoleId: y.body.id }, q), api.patch(`/roles/${y.body.id}`, { parentRoleId: x.body.id }, q)]);
+    const rs = await Promise.all([
+      api.patch(`/roles/${x.body.id}`, { parentRoleId: y.body.id }, q),
+      api.patch(`/roles/${y.body.id}`, { parentRoleId: x.body.id }, q),
+    ]);
     expect(rs.map((r) => r.status).sort()).toEqual([200, 400]);
-    const parents = [(await api.get(`/roles/${x.body.id}`, q)).body.parentRoleId, (await api.get(`/roles/${y.body.id}`, q)).body.parentRoleId];
+    const parents = [
+      (await api.get(`/roles/${x.body.id}`, q)).body.parentRoleId,
+      (await api.get(`/roles/${y.body.id}`, q)).body.parentRoleId,
+    ];
     expect(parents.filter(Boolean)).toHaveLength(1);
   });
 });
@@ -77,8 +98,15 @@ describe('inheritance is at most 16 levels deep', () => {
     expect(eff.status).toBe(200);
     expect(eff.body.inheritanceChain).toHaveLength(16);
     expect(eff.body.inheritanceChain.map((c: { id: string }) => c.id)).toEqual([...ids].reverse());
-    expect(eff.body.permissions).toEqual([{ resource: 'alerts', action: 'read', inherited: true, sourceRoleId: ids[0], sourceRoleName: 'Deep 1' }]);
-    const tooDeep = await api.post('/roles', { name: 'Deep 17', permissions: [], parentRoleId: ids[15], orgId: org.id });
+    expect(eff.body.permissions).toEqual([
+      { resource: 'alerts', action: 'read', inherited: true, sourceRoleId: ids[0], sourceRoleName: 'Deep 1' },
+    ]);
+    const tooDeep = await api.post('/roles', {
+      name: 'Deep 17',
+      permissions: [],
+      parentRoleId: ids[15],
+      orgId: org.id,
+    });
     expect(tooDeep.status).toBe(400);
     expect(tooDeep.body.code).toBe('inheritance_too_deep');
   });
@@ -106,19 +134,32 @@ describe('a parent must be a role of the same scope and membership kind', () => 
     const partnerRole = await api.post('/roles', { name: 'Partner level', permissions: [] });
     const stranger = await partnerAdmin(t);
     const foreign = await stranger.api.post('/roles', { name: 'Foreign', permissions: [] });
-    for (const parentRoleId of [inOther.body.id, partnerRole.body.id, foreign.body.id, PARTNER_TECH, '00000000-0000-4000-8000-00000000f00d']) {
+    for (const parentRoleId of [
+      inOther.body.id,
+      partnerRole.body.id,
+      foreign.body.id,
+      PARTNER_TECH,
+      '00000000-0000-4000-8000-00000000f00d',
+    ]) {
       const r = await api.post('/roles', { name: 'Orphan', permissions: [], parentRoleId, orgId: org.id });
       expect(r.status, parentRoleId).toBe(400);
       expect(r.body.code).toBe('validation_failed');
       expect(r.body.details.fieldErrors.parentRoleId).toBeDefined();
     }
-    expect((await api.post('/roles', { name: 'Partner child', permissions: [], parentRoleId: ORG_VIEWER })).status).toBe(400);
+    expect(
+      (await api.post('/roles', { name: 'Partner child', permissions: [], parentRoleId: ORG_VIEWER })).status,
+    ).toBe(400);
     expect((await api.get('/roles', { query: { orgId: org.id, search: 'Orphan' } })).body.data).toHaveLength(0);
   });
 
   it('a system role of the same kind may be a parent, but never one holding *:* (a custom role never holds *:*)', async () => {
     const { api, org, q } = await orgWithAdmin();
-    const fromViewer = await api.post('/roles', { name: 'Viewer plus', permissions: [perm('scripts:execute')], parentRoleId: ORG_VIEWER, orgId: org.id });
+    const fromViewer = await api.post('/roles', {
+      name: 'Viewer plus',
+      permissions: [perm('scripts:execute')],
+      parentRoleId: ORG_VIEWER,
+      orgId: org.id,
+    });
     expect(fromViewer.status, fromViewer.text).toBe(201);
     expect((await api.get(`/roles/${fromViewer.body.id}/effective-permissions`, q)).body.permissions).toContainEqual({
       resource: 'devices',
@@ -138,10 +179,28 @@ describe('a parent must be a role of the same scope and membership kind', () => 
 describe('effective permissions distinguish direct from inherited and name the source role', () => {
   it('each permission once, from the nearest role that grants it, with the chain from the role up', async () => {
     const { api, org, q } = await orgWithAdmin();
-    const root = await api.post('/roles', { name: 'Root', permissions: [perm('devices:read'), perm('alerts:read')], orgId: org.id });
-    const mid = await api.post('/roles', { name: 'Mid', permissions: [perm('scripts:read'), perm('alerts:read')], parentRoleId: root.body.id, orgId: org.id });
-    const leaf = await api.post('/roles', { name: 'Leaf', permissions: [perm('scripts:execute')], parentRoleId: mid.body.id, orgId: org.id });
-    expect(leaf.body).toMatchObject({ parentRoleId: mid.body.id, parentRoleName: 'Mid', permissions: [perm('scripts:execute')] });
+    const root = await api.post('/roles', {
+      name: 'Root',
+      permissions: [perm('devices:read'), perm('alerts:read')],
+      orgId: org.id,
+    });
+    const mid = await api.post('/roles', {
+      name: 'Mid',
+      permissions: [perm('scripts:read'), perm('alerts:read')],
+      parentRoleId: root.body.id,
+      orgId: org.id,
+    });
+    const leaf = await api.post('/roles', {
+      name: 'Leaf',
+      permissions: [perm('scripts:execute')],
+      parentRoleId: mid.body.id,
+      orgId: org.id,
+    });
+    expect(leaf.body).toMatchObject({
+      parentRoleId: mid.body.id,
+      parentRoleName: 'Mid',
+      permissions: [perm('scripts:execute')],
+    });
     const eff = await api.get(`/roles/${leaf.body.id}/effective-permissions`, q);
     expect(eff.status).toBe(200);
     expect(eff.body.roleId).toBe(leaf.body.id);
@@ -163,7 +222,7 @@ describe('effective permissions distinguish direct from inherited and name the s
 });
 
 describe('a role change is seen by the very next request, on every instance', () => {
-  it('adding a permission to an ancestor grants it to a descendant\'s holder at once, here and on a second instance; removing it takes it away', async () => {
+  it("adding a permission to an ancestor grants it to a descendant's holder at once, here and on a second instance; removing it takes it away", async () => {
     const { api, org, q } = await orgWithAdmin();
     const ids = await chain(api, org.id, 4, 'Cache', ['devices:read']);
     const holder = await signedInOrgMember(t, org, { roleId: ids[3] });
@@ -183,10 +242,15 @@ describe('a role change is seen by the very next request, on every instance', ()
     expect((await onPeer.permissionCatalog()).status).toBe(403);
   });
 
-  it('cutting the chain (a new parent, or none) changes the holder\'s permissions at once on both instances', async () => {
+  it("cutting the chain (a new parent, or none) changes the holder's permissions at once on both instances", async () => {
     const { api, org, q } = await orgWithAdmin();
     const granting = await api.post('/roles', { name: 'Granting', permissions: [perm('users:read')], orgId: org.id });
-    const child = await api.post('/roles', { name: 'Child', permissions: [], parentRoleId: granting.body.id, orgId: org.id });
+    const child = await api.post('/roles', {
+      name: 'Child',
+      permissions: [],
+      parentRoleId: granting.body.id,
+      orgId: org.id,
+    });
     const holder = await signedInOrgMember(t, org, { roleId: child.body.id });
     const onPeer = peer.client().withToken(holder.session.accessToken);
     expect((await onPeer.permissionCatalog()).status).toBe(200);
@@ -208,7 +272,7 @@ describe('a role change is seen by the very next request, on every instance', ()
     expect((await holder.api.permissionCatalog()).status).toBe(200);
   });
 
-  it('Force MFA switched on at an ancestor holds a descendant\'s holder without MFA at 428 from the next request', async () => {
+  it("Force MFA switched on at an ancestor holds a descendant's holder without MFA at 428 from the next request", async () => {
     const { api, org, q } = await orgWithAdmin();
     const top = await api.post('/roles', { name: 'Top', permissions: [perm('users:read')], orgId: org.id });
     const leaf = await api.post('/roles', { name: 'Leaf', permissions: [], parentRoleId: top.body.id, orgId: org.id });

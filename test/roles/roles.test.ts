@@ -3,9 +3,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG_ENTRIES, SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { auditRecords, createOrg, partnerAdmin, signedInOrgMember, signedInPartnerMember } from '../support/fixtures.js';
+import {
+  auditRecords,
+  createOrg,
+  partnerAdmin,
+  signedInOrgMember,
+  signedInPartnerMember,
+} from '../support/fixtures.js';
 
-const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, ORG_TECH, ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [string, string, string, string, string, string];
+const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, ORG_TECH, ORG_VIEWER] = SYSTEM_ROLES.map(
+  (r) => r.id as string,
+) as [string, string, string, string, string, string];
 type Role = { id: string; name: string; userCount: number; scope: string; isSystem: boolean };
 const perm = (k: string) => {
   const [resource, action] = k.split(':');
@@ -19,28 +27,68 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-describe('custom roles are scoped to the caller\'s partner or organisation', () => {
+describe("custom roles are scoped to the caller's partner or organisation", () => {
   it('a partner role lives in the partner list only; an organisation role (orgId) in that organisation only', async () => {
     const { api, partner } = await partnerAdmin(t);
     const orgA = await createOrg(t, partner.id);
     const orgB = await createOrg(t, partner.id);
-    const pRole = await api.post('/roles', { name: 'Partner Helpdesk', description: 'first line', permissions: [perm('devices:read')] });
+    const pRole = await api.post('/roles', {
+      name: 'Partner Helpdesk',
+      description: 'first line',
+      permissions: [perm('devices:read')],
+    });
     expect(pRole.status, pRole.text).toBe(201);
-    expect(pRole.body).toMatchObject({ name: 'Partner Helpdesk', description: 'first line', scope: 'partner', isSystem: false, parentRoleId: null, parentRoleName: null, forceMfa: false, userCount: 0 });
+    expect(pRole.body).toMatchObject({
+      name: 'Partner Helpdesk',
+      description: 'first line',
+      scope: 'partner',
+      isSystem: false,
+      parentRoleId: null,
+      parentRoleName: null,
+      forceMfa: false,
+      userCount: 0,
+    });
     expect(Object.keys(pRole.body).sort()).toEqual(
-      ['createdAt', 'description', 'forceMfa', 'id', 'isSystem', 'name', 'parentRoleId', 'parentRoleName', 'permissions', 'scope', 'updatedAt', 'userCount'].sort(),
+      [
+        'createdAt',
+        'description',
+        'forceMfa',
+        'id',
+        'isSystem',
+        'name',
+        'parentRoleId',
+        'parentRoleName',
+        'permissions',
+        'scope',
+        'updatedAt',
+        'userCount',
+      ].sort(),
     );
-    const oRole = await api.post('/roles', { name: 'Org Helpdesk', permissions: [perm('devices:read')], orgId: orgA.id });
+    const oRole = await api.post('/roles', {
+      name: 'Org Helpdesk',
+      permissions: [perm('devices:read')],
+      orgId: orgA.id,
+    });
     expect(oRole.body.scope).toBe('organization');
 
     const partnerList = (await api.get('/roles')).body.data as Role[];
     expect(byName(partnerList, 'Partner Helpdesk')).toBeDefined();
     expect(byName(partnerList, 'Org Helpdesk')).toBeUndefined();
-    expect(partnerList.filter((r) => r.isSystem).map((r) => r.name).sort()).toEqual(['Partner Admin', 'Partner Technician', 'Partner Viewer']);
+    expect(
+      partnerList
+        .filter((r) => r.isSystem)
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(['Partner Admin', 'Partner Technician', 'Partner Viewer']);
     const listA = (await api.get('/roles', { query: { orgId: orgA.id } })).body.data as Role[];
     expect(byName(listA, 'Org Helpdesk')).toBeDefined();
     expect(byName(listA, 'Partner Helpdesk')).toBeUndefined();
-    expect(listA.filter((r) => r.isSystem).map((r) => r.name).sort()).toEqual(['Organization Admin', 'Organization Technician', 'Organization Viewer']);
+    expect(
+      listA
+        .filter((r) => r.isSystem)
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(['Organization Admin', 'Organization Technician', 'Organization Viewer']);
     expect(byName((await api.get('/roles', { query: { orgId: orgB.id } })).body.data, 'Org Helpdesk')).toBeUndefined();
 
     // An organisation's role asked for without its ?orgId= (or with another) is 404; a partner role inside an organisation too.
@@ -76,7 +124,13 @@ describe('custom roles are scoped to the caller\'s partner or organisation', () 
 
   it('bad bodies: missing or over-long name, unknown fields → 400 validation_failed', async () => {
     const { api } = await partnerAdmin(t);
-    for (const body of [{ permissions: [] }, { name: 'x'.repeat(101), permissions: [] }, { name: '   ', permissions: [] }, { name: 'A', permissions: [], isSystem: true }, { name: 'A', permissions: [{ resource: 'devices' }] }]) {
+    for (const body of [
+      { permissions: [] },
+      { name: 'x'.repeat(101), permissions: [] },
+      { name: '   ', permissions: [] },
+      { name: 'A', permissions: [], isSystem: true },
+      { name: 'A', permissions: [{ resource: 'devices' }] },
+    ]) {
       const r = await api.post('/roles', body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.code).toBe('validation_failed');
@@ -100,10 +154,18 @@ describe('catalogue aliases view, create and update are stored canonical (read, 
     });
     expect(r.status, r.text).toBe(201);
     expect(r.body.permissions).toEqual([perm('devices:read'), perm('devices:write'), perm('scripts:execute')]);
-    const u = await api.patch(`/roles/${r.body.id}`, { permissions: [{ resource: 'alerts', action: 'view' }, { resource: 'reports', action: 'update' }] });
+    const u = await api.patch(`/roles/${r.body.id}`, {
+      permissions: [
+        { resource: 'alerts', action: 'view' },
+        { resource: 'reports', action: 'update' },
+      ],
+    });
     expect(u.status, u.text).toBe(200);
     expect(u.body.permissions).toEqual([perm('alerts:read'), perm('reports:write')]);
-    expect((await api.get(`/roles/${r.body.id}`)).body.permissions).toEqual([perm('alerts:read'), perm('reports:write')]);
+    expect((await api.get(`/roles/${r.body.id}`)).body.permissions).toEqual([
+      perm('alerts:read'),
+      perm('reports:write'),
+    ]);
   });
 });
 
@@ -116,7 +178,7 @@ describe('*:* and permissions outside the catalogue are refused (400)', () => {
       expect(r.body.code).toBe('unknown_permission');
       expect(r.body.details.fieldErrors['permissions.0']).toBeDefined();
     }
-    expect(((await api.get('/roles', { query: { search: 'Wild' } })).body.data as Role[])).toHaveLength(0);
+    expect((await api.get('/roles', { query: { search: 'Wild' } })).body.data as Role[]).toHaveLength(0);
     const role = await api.post('/roles', { name: 'Tame', permissions: [] });
     const up = await api.patch(`/roles/${role.body.id}`, { permissions: [perm('*:*')] });
     expect(up.status).toBe(400);
@@ -127,11 +189,22 @@ describe('*:* and permissions outside the catalogue are refused (400)', () => {
     const { api } = await partnerAdmin(t);
     const r = await api.post('/roles', {
       name: 'Unknown',
-      permissions: [perm('devices:read'), perm('spaceships:read'), perm('devices:fly'), perm('remote:read'), perm('DEVICES:read')],
+      permissions: [
+        perm('devices:read'),
+        perm('spaceships:read'),
+        perm('devices:fly'),
+        perm('remote:read'),
+        perm('DEVICES:read'),
+      ],
     });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('unknown_permission');
-    expect(Object.keys(r.body.details.fieldErrors).sort()).toEqual(['permissions.1', 'permissions.2', 'permissions.3', 'permissions.4']);
+    expect(Object.keys(r.body.details.fieldErrors).sort()).toEqual([
+      'permissions.1',
+      'permissions.2',
+      'permissions.3',
+      'permissions.4',
+    ]);
   });
 });
 
@@ -148,15 +221,23 @@ describe('system roles are immutable (403 system_role_immutable)', () => {
       expect(d.body.code).toBe('system_role_immutable');
     }
     for (const id of [ORG_ADMIN, ORG_TECH, ORG_VIEWER]) {
-      expect((await api.patch(`/roles/${id}`, { forceMfa: true }, { query: { orgId: org.id } })).body.code).toBe('system_role_immutable');
+      expect((await api.patch(`/roles/${id}`, { forceMfa: true }, { query: { orgId: org.id } })).body.code).toBe(
+        'system_role_immutable',
+      );
       expect((await api.delete(`/roles/${id}`, { query: { orgId: org.id } })).body.code).toBe('system_role_immutable');
     }
     const orgAdmin = await signedInOrgMember(t, org, { roleId: ORG_ADMIN });
-    expect((await orgAdmin.api.patch(`/roles/${ORG_VIEWER}`, { permissions: [perm('devices:write')] })).body.code).toBe('system_role_immutable');
+    expect((await orgAdmin.api.patch(`/roles/${ORG_VIEWER}`, { permissions: [perm('devices:write')] })).body.code).toBe(
+      'system_role_immutable',
+    );
     const viewer = await api.get(`/roles/${PARTNER_VIEWER}`);
     expect(viewer.body).toMatchObject({ name: 'Partner Viewer', isSystem: true, scope: 'system' });
     expect(viewer.body.permissions).toHaveLength(7);
-    expect((await api.get(`/roles/${PARTNER_ADMIN}`)).body).toMatchObject({ name: 'Partner Admin', forceMfa: true, permissions: [perm('*:*')] });
+    expect((await api.get(`/roles/${PARTNER_ADMIN}`)).body).toMatchObject({
+      name: 'Partner Admin',
+      forceMfa: true,
+      permissions: [perm('*:*')],
+    });
   });
 });
 
@@ -166,8 +247,18 @@ describe('a role in use cannot be deleted: 400 with the count of what blocks it'
     const org = await createOrg(t, partner.id);
     const parent = await api.post('/roles', { name: 'Parent', permissions: [perm('devices:read')], orgId: org.id });
     const used = await api.post('/roles', { name: 'Used', permissions: [], orgId: org.id });
-    const c1 = await api.post('/roles', { name: 'Child 1', permissions: [], parentRoleId: parent.body.id, orgId: org.id });
-    const c2 = await api.post('/roles', { name: 'Child 2', permissions: [], parentRoleId: parent.body.id, orgId: org.id });
+    const c1 = await api.post('/roles', {
+      name: 'Child 1',
+      permissions: [],
+      parentRoleId: parent.body.id,
+      orgId: org.id,
+    });
+    const c2 = await api.post('/roles', {
+      name: 'Child 2',
+      permissions: [],
+      parentRoleId: parent.body.id,
+      orgId: org.id,
+    });
     const m1 = await signedInOrgMember(t, org, { roleId: used.body.id });
     const m2 = await signedInOrgMember(t, org, { roleId: used.body.id });
 
@@ -180,14 +271,20 @@ describe('a role in use cannot be deleted: 400 with the count of what blocks it'
     expect(hasChildren.body).toMatchObject({ code: 'role_has_children', childRoleCount: 2 });
 
     await api.post(`/users/${m1.user.id}/role`, { roleId: ORG_VIEWER }, q);
-    expect((await api.delete(`/roles/${used.body.id}`, q)).body).toMatchObject({ code: 'role_has_users', userCount: 1 });
+    expect((await api.delete(`/roles/${used.body.id}`, q)).body).toMatchObject({
+      code: 'role_has_users',
+      userCount: 1,
+    });
     await api.delete(`/users/${m2.user.id}`, q);
     const gone = await api.delete(`/roles/${used.body.id}`, q);
     expect(gone.status, gone.text).toBe(200);
     expect((await api.get(`/roles/${used.body.id}`, q)).status).toBe(404);
 
     await api.delete(`/roles/${c1.body.id}`, q);
-    expect((await api.delete(`/roles/${parent.body.id}`, q)).body).toMatchObject({ code: 'role_has_children', childRoleCount: 1 });
+    expect((await api.delete(`/roles/${parent.body.id}`, q)).body).toMatchObject({
+      code: 'role_has_children',
+      childRoleCount: 1,
+    });
     await api.patch(`/roles/${c2.body.id}`, { parentRoleId: null }, q);
     expect((await api.delete(`/roles/${parent.body.id}`, q)).status).toBe(200);
 
@@ -202,7 +299,13 @@ describe('clone copies a role (system roles too) into a new custom role of the c
     const catalog = await api.get('/permissions/catalog');
     const c = await api.post(`/roles/${PARTNER_ADMIN}/clone`, { name: 'Admin, explicitly' });
     expect(c.status, c.text).toBe(201);
-    expect(c.body).toMatchObject({ name: 'Admin, explicitly', isSystem: false, scope: 'partner', parentRoleId: null, userCount: 0 });
+    expect(c.body).toMatchObject({
+      name: 'Admin, explicitly',
+      isSystem: false,
+      scope: 'partner',
+      parentRoleId: null,
+      userCount: 0,
+    });
     const keys = (ps: { resource: string; action: string }[]) => ps.map((p) => `${p.resource}:${p.action}`).sort();
     expect(keys(c.body.permissions)).toEqual(keys(catalog.body.permissions));
     expect(keys(c.body.permissions)).toEqual(keys(CATALOG_ENTRIES));
@@ -217,15 +320,24 @@ describe('clone copies a role (system roles too) into a new custom role of the c
     const c = await api.post(`/roles/${ORG_TECH}/clone`, { name: 'Tech copy', orgId: org.id });
     expect(c.status, c.text).toBe(201);
     expect(c.body.scope).toBe('organization');
-    expect(c.body.permissions).toEqual((await api.get(`/roles/${ORG_TECH}`, { query: { orgId: org.id } })).body.permissions);
+    expect(c.body.permissions).toEqual(
+      (await api.get(`/roles/${ORG_TECH}`, { query: { orgId: org.id } })).body.permissions,
+    );
 
     const base = await api.post('/roles', { name: 'Base', permissions: [perm('alerts:read')], orgId: org.id });
-    const child = await api.post('/roles', { name: 'Child', permissions: [perm('devices:read')], parentRoleId: base.body.id, orgId: org.id });
+    const child = await api.post('/roles', {
+      name: 'Child',
+      permissions: [perm('devices:read')],
+      parentRoleId: base.body.id,
+      orgId: org.id,
+    });
     const flat = await api.post(`/roles/${child.body.id}/clone`, { name: 'Child flat', orgId: org.id });
     expect(flat.body).toMatchObject({ parentRoleId: null });
     expect(flat.body.permissions).toEqual([perm('alerts:read'), perm('devices:read')]);
     // A taken name is 409; a role not visible in the target scope is 404.
-    expect((await api.post(`/roles/${child.body.id}/clone`, { name: 'Base', orgId: org.id })).body.code).toBe('name_taken');
+    expect((await api.post(`/roles/${child.body.id}/clone`, { name: 'Base', orgId: org.id })).body.code).toBe(
+      'name_taken',
+    );
     expect((await api.post(`/roles/${child.body.id}/clone`, { name: 'Elsewhere' })).status).toBe(404);
   });
 });
@@ -246,7 +358,7 @@ describe('GET /roles/:id/users lists the members of the scope holding the role',
   });
 });
 
-describe('user counts of system roles never include other tenants\' members', () => {
+describe("user counts of system roles never include other tenants' members", () => {
   it('GET /roles, GET /users/roles, GET /roles/:id and /roles/:id/users count this scope only', async () => {
     const mine = await partnerAdmin(t);
     const myOrg = await createOrg(t, mine.partner.id);
@@ -267,7 +379,9 @@ describe('user counts of system roles never include other tenants\' members', ()
     }
     expect((await mine.api.get(`/roles/${PARTNER_ADMIN}`)).body.userCount).toBe(1);
     expect((await mine.api.get(`/roles/${ORG_VIEWER}`, { query: { orgId: myOrg.id } })).body.userCount).toBe(1);
-    expect((await mine.api.get(`/roles/${ORG_VIEWER}/users`, { query: { orgId: myOrg.id } })).body.data).toHaveLength(1);
+    expect((await mine.api.get(`/roles/${ORG_VIEWER}/users`, { query: { orgId: myOrg.id } })).body.data).toHaveLength(
+      1,
+    );
     const orgAdmin = await signedInOrgMember(t, myOrg, { roleId: ORG_ADMIN });
     expect(byName((await orgAdmin.api.get('/roles')).body.data, 'Organization Viewer')!.userCount).toBe(1);
   });
@@ -280,7 +394,9 @@ describe('the permission catalogue', () => {
     expect(c.status).toBe(200);
     expect(c.body.aliases).toEqual({ view: 'read', create: 'write', update: 'write' });
     expect(c.body.permissions).toHaveLength(CATALOG_ENTRIES.length);
-    expect(c.body.permissions).toContainEqual(expect.objectContaining({ resource: 'users', action: 'invite', description: expect.any(String) }));
+    expect(c.body.permissions).toContainEqual(
+      expect.objectContaining({ resource: 'users', action: 'invite', description: expect.any(String) }),
+    );
     expect(c.body.permissions.some((p: { resource: string }) => p.resource === '*')).toBe(false);
     const avail = await api.get('/roles/permissions/available');
     expect(avail.status).toBe(200);

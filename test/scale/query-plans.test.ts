@@ -8,7 +8,19 @@ import { startApp, type TestApp } from '../support/app.js';
 import { createPartner, partnerAdmin } from '../support/fixtures.js';
 
 /** Tables that grow with tenants: a sequential scan of one of them is a query that slows down as customers grow. */
-const LARGE = ['users', 'sessions', 'partner_users', 'organization_users', 'organizations', 'sites', 'devices', 'device_groups', 'audit_logs', 'contacts', 'passkeys'];
+const LARGE = [
+  'users',
+  'sessions',
+  'partner_users',
+  'organization_users',
+  'organizations',
+  'sites',
+  'devices',
+  'device_groups',
+  'audit_logs',
+  'contacts',
+  'passkeys',
+];
 // device_group_members is read by `device_id in (<the page's device ids>)`; at this test's size (~10k rows) the planner
 // rightly reads the table instead; at scale its primary key (device_id, group_id) serves it: asserted below.
 
@@ -24,32 +36,51 @@ interface PlanNode {
   'Relation Name'?: string;
   Plans?: PlanNode[];
 }
-const seqScans = (n: PlanNode): string[] => [...(n['Node Type'] === 'Seq Scan' && n['Relation Name'] ? [n['Relation Name']] : []), ...(n.Plans ?? []).flatMap(seqScans)];
+const seqScans = (n: PlanNode): string[] => [
+  ...(n['Node Type'] === 'Seq Scan' && n['Relation Name'] ? [n['Relation Name']] : []),
+  ...(n.Plans ?? []).flatMap(seqScans),
+];
 
-async function seed(partnerId: string, orgs: number, techs: number, members: number, devices: number, audit: number, tag: string) {
+async function seed(
+  partnerId: string,
+  orgs: number,
+  techs: number,
+  members: number,
+  devices: number,
+  audit: number,
+  tag: string,
+) {
   const db = t.deps.db;
   const [partnerTech, orgTech] = [SYSTEM_ROLES[1].id, SYSTEM_ROLES[4].id];
-  await db.execute(sql`insert into organizations (partner_id, name, slug) select ${partnerId}, ${tag} || ' customer ' || g, ${tag} || '-customer-' || g from generate_series(1, ${orgs}::int) g`);
-  await db.execute(sql`insert into sites (org_id, name) select id, 'Main' from organizations where partner_id = ${partnerId}`);
-  await db.execute(sql`insert into users (email, name) select ${tag} || '-u' || g || '@plans.example', 'U ' || g from generate_series(1, ${techs + members}::int) g`);
+  await db.execute(
+    sql`insert into organizations (partner_id, name, slug) select ${partnerId}, ${tag} || ' customer ' || g, ${tag} || '-customer-' || g from generate_series(1, ${orgs}::int) g`,
+  );
+  await db.execute(
+    sql`insert into sites (org_id, name) select id, 'Main' from organizations where partner_id = ${partnerId}`,
+  );
+  await db.execute(
+    sql`insert into users (email, name) select ${tag} || '-u' || g || '@plans.example', 'U ' || g from generate_series(1, ${techs + members}::int) g`,
+  );
   await db.execute(sql`
-    with u as (select id, row_number() over (order by id) as g from users where email like ${tag + '-u%'})
+    with u as (select id, row_number() over (order by id) as g from users where email like ${`${tag}-u%`})
     insert into partner_users (partner_id, user_id, role_id, org_access) select ${partnerId}, id, ${partnerTech}, 'all' from u where g <= ${techs}`);
   await db.execute(sql`
     with o as (select id, row_number() over (order by id) - 1 as i from organizations where partner_id = ${partnerId}),
-         u as (select id, row_number() over (order by id) as g from users where email like ${tag + '-u%'})
+         u as (select id, row_number() over (order by id) as g from users where email like ${`${tag}-u%`})
     insert into organization_users (org_id, user_id, role_id) select o.id, u.id, ${orgTech} from u join o on o.i = u.g % ${orgs} where u.g > ${techs}`);
   await db.execute(sql`
     with o as (select o.id, s.id as site_id, row_number() over (order by o.id) - 1 as i from organizations o join sites s on s.org_id = o.id where o.partner_id = ${partnerId})
     insert into devices (org_id, site_id, hostname, os_type, agent_token_hash)
     select o.id, o.site_id, ${tag} || '-host-' || g, 'linux', md5(${tag} || g) from generate_series(1, ${devices}::int) g join o on o.i = g % ${orgs}`);
   await db.execute(sql`
-    insert into sessions (user_id, token_hash, expires_at, absolute_expires_at) select id, md5(id::text), now() + interval '7 days', now() + interval '30 days' from users where email like ${tag + '-u%'}`);
+    insert into sessions (user_id, token_hash, expires_at, absolute_expires_at) select id, md5(id::text), now() + interval '7 days', now() + interval '30 days' from users where email like ${`${tag}-u%`}`);
   await db.execute(sql`
-    insert into passkeys (user_id, name, credential_id, public_key) select id, 'Key', md5('cred' || id::text), 'pk' from users where email like ${tag + '-u%'} and right(id::text, 1) in ('0', '1')`);
-  await db.execute(sql`insert into device_groups (org_id, name) select id, 'Servers' from organizations where partner_id = ${partnerId}`);
+    insert into passkeys (user_id, name, credential_id, public_key) select id, 'Key', md5('cred' || id::text), 'pk' from users where email like ${`${tag}-u%`} and right(id::text, 1) in ('0', '1')`);
+  await db.execute(
+    sql`insert into device_groups (org_id, name) select id, 'Servers' from organizations where partner_id = ${partnerId}`,
+  );
   await db.execute(sql`
-    insert into device_group_members (device_id, group_id) select d.id, g.id from devices d join device_groups g on g.org_id = d.org_id where d.hostname like ${tag + '-host-%'} and right(d.id::text, 1) < '8'`);
+    insert into device_group_members (device_id, group_id) select d.id, g.id from devices d join device_groups g on g.org_id = d.org_id where d.hostname like ${`${tag}-host-%`} and right(d.id::text, 1) < '8'`);
   await db.execute(sql`
     with o as (select id, row_number() over (order by id) - 1 as i from organizations where partner_id = ${partnerId})
     insert into audit_logs (at, action, result, partner_id, org_id, hash)
@@ -72,17 +103,26 @@ beforeAll(async () => {
     if (capturing) {
       const text = typeof q === 'string' ? q : (q as { text: string }).text;
       // drizzle passes { text, rowMode, types } and the values beside it; a named statement carries them inside.
-      captured.push({ text, values: typeof q === 'string' ? (values as unknown[] | undefined) : ((q as { values?: unknown[] }).values ?? (values as unknown[] | undefined)), kind: 'query' });
+      captured.push({
+        text,
+        values:
+          typeof q === 'string'
+            ? (values as unknown[] | undefined)
+            : ((q as { values?: unknown[] }).values ?? (values as unknown[] | undefined)),
+        kind: 'query',
+      });
     }
     return query(q, values, ...rest);
   };
-  if (exec) client.exec = (q: unknown, ...rest: unknown[]) => {
-    if (capturing) captured.push({ text: q as string, values: undefined, kind: 'exec' });
-    return exec(q, ...rest);
-  };
+  if (exec)
+    client.exec = (q: unknown, ...rest: unknown[]) => {
+      if (capturing) captured.push({ text: q as string, values: undefined, kind: 'exec' });
+      return exec(q, ...rest);
+    };
   explain = async (c) => {
     const text = `explain (format json) ${c.text}`;
-    if (c.kind === 'exec') return ((await exec!(text)) as { rows: Record<string, unknown>[] }[])[0]!.rows[0]!['QUERY PLAN'];
+    if (c.kind === 'exec')
+      return ((await exec!(text)) as { rows: Record<string, unknown>[] }[])[0]!.rows[0]!['QUERY PLAN'];
     // EXPLAIN takes no bind parameters: each $n becomes its value as a literal (the values the app bound).
     const withValues = text.replace(/\$(\d+)\b/g, (_m, n: string) => literal((c.values ?? [])[Number(n) - 1]));
     const r = (await query(withValues)) as { rows: Record<string, unknown>[] };
@@ -95,7 +135,12 @@ function literal(v: unknown): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'number' || typeof v === 'bigint') return String(v);
   if (typeof v === 'boolean') return v ? 'true' : 'false';
-  const s = v instanceof Date ? v.toISOString() : Array.isArray(v) ? `{${v.map((x) => `"${String(x)}"`).join(',')}}` : String(v);
+  const s =
+    v instanceof Date
+      ? v.toISOString()
+      : Array.isArray(v)
+        ? `{${v.map((x) => `"${String(x)}"`).join(',')}}`
+        : String(v);
   return `'${s.replace(/'/g, "''")}'`;
 }
 
@@ -113,14 +158,20 @@ async function plansOf(path: string, query: Record<string, string> = {}) {
     let plan = (await explain(c)) as unknown;
     if (typeof plan === 'string') plan = JSON.parse(plan);
     const root = (plan as { Plan: PlanNode }[])[0]!.Plan;
-    out.push({ text: c.text.replace(/\s+/g, ' ').slice(0, 160), seq: seqScans(root).filter((r) => LARGE.includes(r)), root, full: c.text });
+    out.push({
+      text: c.text.replace(/\s+/g, ' ').slice(0, 160),
+      seq: seqScans(root).filter((r) => LARGE.includes(r)),
+      root,
+      full: c.text,
+    });
   }
   return { body: res.body, plans: out };
 }
 
 const nodeTypes = (n: PlanNode): string[] => [n['Node Type'], ...(n.Plans ?? []).flatMap(nodeTypes)];
 
-const noLargeSeqScan = (plans: { text: string; seq: string[] }[]) => expect(plans.filter((p) => p.seq.length > 0)).toEqual([]);
+const noLargeSeqScan = (plans: { text: string; seq: string[] }[]) =>
+  expect(plans.filter((p) => p.seq.length > 0)).toEqual([]);
 
 describe('hot queries on a large tenant use indexes, never a sequential scan of a large table', () => {
   it('the per-request session check (the prepared liveness statement) behind GET /users/me', async () => {
@@ -132,7 +183,10 @@ describe('hot queries on a large tenant use indexes, never a sequential scan of 
   it('GET /orgs/organizations: first page and the page after a deep cursor', async () => {
     const first = await plansOf('/orgs/organizations', { limit: '20' });
     noLargeSeqScan(first.plans);
-    const deep = await plansOf('/orgs/organizations', { limit: '20', cursor: await deepCursor('/orgs/organizations', 2) });
+    const deep = await plansOf('/orgs/organizations', {
+      limit: '20',
+      cursor: await deepCursor('/orgs/organizations', 2),
+    });
     noLargeSeqScan(deep.plans);
   });
 
@@ -181,10 +235,17 @@ describe('hot queries on a large tenant use indexes, never a sequential scan of 
   });
 
   it('the sort key follows the e-mail: a changed address moves the member in the list', async () => {
-    const first = (await admin.api.get('/users', { query: { limit: '1' } })).body.data[0] as { id: string; email: string };
-    await t.deps.db.execute(sql`update users set email = ${'zzzz-moved-' + first.id + '@plans.example'} where id = ${first.id}`);
+    const first = (await admin.api.get('/users', { query: { limit: '1' } })).body.data[0] as {
+      id: string;
+      email: string;
+    };
+    await t.deps.db.execute(
+      sql`update users set email = ${`zzzz-moved-${first.id}@plans.example`} where id = ${first.id}`,
+    );
     const r = await t.deps.db.execute(sql`select email_key from partner_users where user_id = ${first.id}`);
-    expect((r as unknown as { rows: { email_key: string }[] }).rows[0]!.email_key).toBe(`zzzz-moved-${first.id}@plans.example`);
+    expect((r as unknown as { rows: { email_key: string }[] }).rows[0]!.email_key).toBe(
+      `zzzz-moved-${first.id}@plans.example`,
+    );
     const after = (await admin.api.get('/users', { query: { limit: '1' } })).body.data[0] as { id: string };
     expect(after.id).not.toBe(first.id);
   });
@@ -199,7 +260,9 @@ describe('hot queries on a large tenant use indexes, never a sequential scan of 
     // The app runs it in a transaction with bitmap scans off (src/modules/audit/repo.ts); the same here.
     const plan = await t.deps.db.transaction(async (tx) => {
       await tx.execute(sql`set local enable_bitmapscan = off`);
-      const r = await tx.execute(sql`explain (format json) select * from audit_logs where partner_id = ${admin.partner.id} and seq < 15000 order by seq desc limit 51`);
+      const r = await tx.execute(
+        sql`explain (format json) select * from audit_logs where partner_id = ${admin.partner.id} and seq < 15000 order by seq desc limit 51`,
+      );
       return (r as unknown as { rows: Record<string, unknown>[] }).rows[0]!['QUERY PLAN'];
     });
     const root = ((typeof plan === 'string' ? JSON.parse(plan) : plan) as { Plan: PlanNode }[])[0]!.Plan;

@@ -11,7 +11,10 @@ const doc = readFileSync(new URL('../../docs/scaling.md', import.meta.url), 'utf
 function listOf(name: string): string[] {
   const m = new RegExp(`<!-- tables:${name} -->([\\s\\S]*?)<!-- /tables -->`).exec(doc);
   if (!m) throw new Error(`docs/scaling.md has no tables:${name} list`);
-  return m[1]!.split('\n').map((l) => l.replace(/^\s*-\s*/, '').trim()).filter(Boolean);
+  return m[1]!
+    .split('\n')
+    .map((l) => l.replace(/^\s*-\s*/, '').trim())
+    .filter(Boolean);
 }
 
 let t: TestApp;
@@ -47,7 +50,15 @@ describe('every tenant table carries partner_id, or docs/scaling.md says which d
 
   it('the tenant tables listed without partner_id lack it, and each reaches its partner through org_id or its parent row', () => {
     expect(without.filter((tb) => columns.get(tb)?.has('partner_id'))).toEqual([]);
-    const parentKey = ['org_id', 'device_id', 'entity_id', 'definition_id', 'service_account_id', 'key_id', 'webhook_id'];
+    const parentKey = [
+      'org_id',
+      'device_id',
+      'entity_id',
+      'definition_id',
+      'service_account_id',
+      'key_id',
+      'webhook_id',
+    ];
     expect(without.filter((tb) => !parentKey.some((k) => columns.get(tb)?.has(k)))).toEqual([]);
   });
 });

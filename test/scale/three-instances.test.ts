@@ -75,9 +75,17 @@ describe('revocation reaches every instance on the next request (each with its t
   it('a user disabled on one instance is refused on all three at once', async () => {
     const admin = await partnerAdmin(t);
     const org = await createOrg(t, admin.partner.id);
-    const target = await signedInOrgMember(t, { id: org.id, partnerId: admin.partner.id }, { roleId: ORG_TECHNICIAN_ROLE_ID });
+    const target = await signedInOrgMember(
+      t,
+      { id: org.id, partnerId: admin.partner.id },
+      { roleId: ORG_TECHNICIAN_ROLE_ID },
+    );
     expect(await meEverywhere(target.api)).toEqual([200, 200, 200]);
-    const res = await on(c, admin.api).patch(`/users/${target.user.id}`, { status: 'disabled' }, { query: { orgId: org.id } });
+    const res = await on(c, admin.api).patch(
+      `/users/${target.user.id}`,
+      { status: 'disabled' },
+      { query: { orgId: org.id } },
+    );
     expect(res.status, res.text).toBe(200);
     expect(await meEverywhere(target.api)).toEqual([401, 401, 401]);
   });
@@ -85,7 +93,11 @@ describe('revocation reaches every instance on the next request (each with its t
   it('a membership removed on one instance is refused on all three at once', async () => {
     const admin = await partnerAdmin(t);
     const org = await createOrg(t, admin.partner.id);
-    const target = await signedInOrgMember(t, { id: org.id, partnerId: admin.partner.id }, { roleId: ORG_TECHNICIAN_ROLE_ID });
+    const target = await signedInOrgMember(
+      t,
+      { id: org.id, partnerId: admin.partner.id },
+      { roleId: ORG_TECHNICIAN_ROLE_ID },
+    );
     expect(await meEverywhere(target.api)).toEqual([200, 200, 200]);
     const res = await on(b, admin.api).delete(`/users/${target.user.id}`, { query: { orgId: org.id } });
     expect(res.status, res.text).toBe(200);
@@ -116,17 +128,27 @@ describe('single-use codes are single-use across three instances', () => {
     const m = await totpMember(t);
     const code = freshTotp(t, m.secret);
     const temps: string[] = [];
-    for (const app of all) temps.push((await app.client().post('/auth/login', { email: m.email, password: PASSWORD })).body.tempToken as string);
-    const results = await Promise.all(all.map((app, i) => app.client().post('/auth/mfa/verify', { tempToken: temps[i], code })));
+    for (const app of all)
+      temps.push(
+        (await app.client().post('/auth/login', { email: m.email, password: PASSWORD })).body.tempToken as string,
+      );
+    const results = await Promise.all(
+      all.map((app, i) => app.client().post('/auth/mfa/verify', { tempToken: temps[i], code })),
+    );
     expect(statuses(results)).toEqual([200, 401, 401]);
   });
 
   it('one recovery code raced on three instances: exactly one 200', async () => {
     const m = await totpMember(t);
     const temps: string[] = [];
-    for (const app of all) temps.push((await app.client().post('/auth/login', { email: m.email, password: PASSWORD })).body.tempToken as string);
+    for (const app of all)
+      temps.push(
+        (await app.client().post('/auth/login', { email: m.email, password: PASSWORD })).body.tempToken as string,
+      );
     const code = m.recoveryCodes[2];
-    const results = await Promise.all(all.map((app, i) => app.client().post('/auth/mfa/verify', { tempToken: temps[i], code })));
+    const results = await Promise.all(
+      all.map((app, i) => app.client().post('/auth/mfa/verify', { tempToken: temps[i], code })),
+    );
     expect(statuses(results)).toEqual([200, 401, 401]);
   });
 
@@ -136,13 +158,19 @@ describe('single-use codes are single-use across three instances', () => {
     const opts = await api.post('/auth/passkeys/register/options', { currentPassword: PASSWORD, name: 'Three' });
     expect(opts.status, opts.text).toBe(200);
     const { response } = createCredential(opts.body.options, t.deps.config.appUrl);
-    const results = await Promise.all(all.map((app) => on(app, api).post('/auth/passkeys/register/verify', { credential: response })));
+    const results = await Promise.all(
+      all.map((app) => on(app, api).post('/auth/passkeys/register/verify', { credential: response })),
+    );
     expect(statuses(results)).toEqual([201, 400, 400]);
   });
 
   it('an SSO state issued on one instance completes on another, once; its exchange code yields tokens once across three', async () => {
     const s = await orgWithProvider(t, idp, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
-    const started = await runSsoLogin(t, s.org.id, { idp, user: idpUser(`user@${s.domain}`), stopBeforeCallback: true });
+    const started = await runSsoLogin(t, s.org.id, {
+      idp,
+      user: idpUser(`user@${s.domain}`),
+      stopBeforeCallback: true,
+    });
     const callback = new URL(started.callbackUrl!);
     const onB = await browserGet(new URL(`${callback.pathname}${callback.search}`, b.baseUrl), started.jar);
     expect(onB.status).toBe(302);
@@ -160,11 +188,23 @@ describe('role changes and caches propagate to every instance on the next reques
   it('a permission removed from a custom role on one instance is gone on all three (role cache keyed by the authz epoch)', async () => {
     const admin = await partnerAdmin(t);
     const org = await createOrg(t, admin.partner.id);
-    const role = await admin.api.post('/roles', { name: 'Three-instance role', orgId: org.id, permissions: [{ resource: 'devices', action: 'read' }, { resource: 'sites', action: 'read' }] });
+    const role = await admin.api.post('/roles', {
+      name: 'Three-instance role',
+      orgId: org.id,
+      permissions: [
+        { resource: 'devices', action: 'read' },
+        { resource: 'sites', action: 'read' },
+      ],
+    });
     expect(role.status, role.text).toBe(201);
     const holder = await signedInOrgMember(t, { id: org.id, partnerId: admin.partner.id }, { roleId: role.body.id });
-    for (const app of all) expect((await on(app, holder.api).get('/users/me')).body.permissions).toContain('sites:read');
-    const patch = await on(c, admin.api).patch(`/roles/${role.body.id}`, { permissions: [{ resource: 'devices', action: 'read' }] }, { query: { orgId: org.id } });
+    for (const app of all)
+      expect((await on(app, holder.api).get('/users/me')).body.permissions).toContain('sites:read');
+    const patch = await on(c, admin.api).patch(
+      `/roles/${role.body.id}`,
+      { permissions: [{ resource: 'devices', action: 'read' }] },
+      { query: { orgId: org.id } },
+    );
     expect(patch.status, patch.text).toBe(200);
     for (const app of all) {
       const me = await on(app, holder.api).get('/users/me');
@@ -176,9 +216,17 @@ describe('role changes and caches propagate to every instance on the next reques
   it('a role reassigned on one instance: the old token is refused on all three (its membership changed)', async () => {
     const admin = await partnerAdmin(t);
     const org = await createOrg(t, admin.partner.id);
-    const target = await signedInOrgMember(t, { id: org.id, partnerId: admin.partner.id }, { roleId: ORG_ADMIN_ROLE_ID });
+    const target = await signedInOrgMember(
+      t,
+      { id: org.id, partnerId: admin.partner.id },
+      { roleId: ORG_ADMIN_ROLE_ID },
+    );
     for (const app of all) expect((await on(app, target.api).get('/users/me')).body.roleId).toBe(ORG_ADMIN_ROLE_ID);
-    const res = await on(b, admin.api).post(`/users/${target.user.id}/role`, { roleId: ORG_TECHNICIAN_ROLE_ID }, { query: { orgId: org.id } });
+    const res = await on(b, admin.api).post(
+      `/users/${target.user.id}/role`,
+      { roleId: ORG_TECHNICIAN_ROLE_ID },
+      { query: { orgId: org.id } },
+    );
     expect(res.status, res.text).toBe(200);
     for (const app of all) {
       const me = await on(app, target.api).get('/users/me');
@@ -209,7 +257,11 @@ describe('each instance caches the liveness row; a change made through another i
   it('a session ended by an administrator on one instance: refused on all three although each had the row cached', async () => {
     const admin = await partnerAdmin(t);
     const org = await createOrg(t, admin.partner.id);
-    const target = await signedInOrgMember(t, { id: org.id, partnerId: admin.partner.id }, { roleId: ORG_TECHNICIAN_ROLE_ID });
+    const target = await signedInOrgMember(
+      t,
+      { id: org.id, partnerId: admin.partner.id },
+      { roleId: ORG_TECHNICIAN_ROLE_ID },
+    );
     expect(await meEverywhere(target.api)).toEqual([200, 200, 200]);
     expect(cachedEverywhere(target.api)).toEqual([true, true, true]);
     const { sid } = decodeJwt(target.api.token!) as { sid: string };

@@ -22,7 +22,10 @@ const refused = (res: ApiResponse, status: number, code: string) => {
 const fieldError = (res: ApiResponse, field: string) => {
   refused(res, 400, 'validation_failed');
   const keys = Object.keys(res.body.details.fieldErrors);
-  expect(keys.some((k) => k === field || k.startsWith(`${field}.`)), `${field} in ${JSON.stringify(res.body.details)}`).toBe(true);
+  expect(
+    keys.some((k) => k === field || k.startsWith(`${field}.`)),
+    `${field} in ${JSON.stringify(res.body.details)}`,
+  ).toBe(true);
 };
 
 const PARAMS = [
@@ -48,7 +51,15 @@ const ids = (res: ApiResponse) => (res.body.data as { id: string }[]).map((r) =>
 
 describe('creating a script', () => {
   it('an organisation script: 201 with its content, parameters and exit-code mapping', async () => {
-    const res = await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, description: 'weekly', parameters: PARAMS, exitCodeSeverityMapping: { '0': 'info', '1': 'warning', '-1': 'critical' } }));
+    const res = await a.admin.api.post(
+      '/scripts',
+      scriptBody({
+        orgId: a.orgs[0].id,
+        description: 'weekly',
+        parameters: PARAMS,
+        exitCodeSeverityMapping: { '0': 'info', '1': 'warning', '-1': 'critical' },
+      }),
+    );
     expect(res.status, res.text).toBe(201);
     expect(res.body).toEqual({
       id: expect.any(String),
@@ -72,28 +83,49 @@ describe('creating a script', () => {
   it('a partner script has no orgId; an organisation script must name its organisation', async () => {
     const shared = await create(a.admin.api, { availability: 'partner', language: 'bash', content: 'echo hi' });
     expect(shared).toMatchObject({ orgId: null, availability: 'partner', source: 'partner' });
-    fieldError(await a.admin.api.post('/scripts', scriptBody({ availability: 'partner', orgId: a.orgs[0].id })), 'orgId');
+    fieldError(
+      await a.admin.api.post('/scripts', scriptBody({ availability: 'partner', orgId: a.orgs[0].id })),
+      'orgId',
+    );
     fieldError(await a.admin.api.post('/scripts', scriptBody({ availability: 'organization' })), 'orgId');
     fieldError(await a.orgAdmins[0].api.post('/scripts', scriptBody({ availability: 'organization' })), 'orgId');
-    fieldError(await a.admin.api.post('/scripts', scriptBody({ availability: 'everyone', orgId: a.orgs[0].id })), 'availability');
+    fieldError(
+      await a.admin.api.post('/scripts', scriptBody({ availability: 'everyone', orgId: a.orgs[0].id })),
+      'availability',
+    );
     expect(await create(a.orgAdmins[0].api, { orgId: a.orgs[0].id })).toMatchObject({ orgId: a.orgs[0].id });
   });
 
   it('every language of spec 2.11 is accepted and nothing else', async () => {
-    for (const language of ['powershell', 'cmd', 'bash', 'python']) await create(a.orgAdmins[0].api, { orgId: a.orgs[0].id, language });
-    fieldError(await a.orgAdmins[0].api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, language: 'perl' })), 'language');
+    for (const language of ['powershell', 'cmd', 'bash', 'python'])
+      await create(a.orgAdmins[0].api, { orgId: a.orgs[0].id, language });
+    fieldError(
+      await a.orgAdmins[0].api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, language: 'perl' })),
+      'language',
+    );
   });
 
   const badParams: [string, unknown, string][] = [
     ['a name that is not an identifier', [{ name: '1st', type: 'string' }], 'parameters.0.name'],
     ['a name with a dash', [{ name: 'my-param', type: 'string' }], 'parameters.0.name'],
-    ['two parameters of one name (case-insensitive)', [{ name: 'Path', type: 'string' }, { name: 'path', type: 'string' }], 'parameters.1.name'],
+    [
+      'two parameters of one name (case-insensitive)',
+      [
+        { name: 'Path', type: 'string' },
+        { name: 'path', type: 'string' },
+      ],
+      'parameters.1.name',
+    ],
     ['51 parameters', Array.from({ length: 51 }, (_, i) => ({ name: `p${i}`, type: 'string' })), 'parameters'],
     ['an unknown type', [{ name: 'x', type: 'date' }], 'parameters.0.type'],
     ['a number default given as a string', [{ name: 'x', type: 'number', default: '5' }], 'parameters.0.default'],
     ['a boolean default given as a string', [{ name: 'x', type: 'boolean', default: 'true' }], 'parameters.0.default'],
     ['a string default given as a number', [{ name: 'x', type: 'string', default: 5 }], 'parameters.0.default'],
-    ['a select default outside its options', [{ name: 'x', type: 'select', options: ['a', 'b'], default: 'c' }], 'parameters.0.default'],
+    [
+      'a select default outside its options',
+      [{ name: 'x', type: 'select', options: ['a', 'b'], default: 'c' }],
+      'parameters.0.default',
+    ],
     ['a select without options', [{ name: 'x', type: 'select' }], 'parameters.0.options'],
     ['a select with repeated options', [{ name: 'x', type: 'select', options: ['a', 'a'] }], 'parameters.0.options'],
     ['options on a string parameter', [{ name: 'x', type: 'string', options: ['a'] }], 'parameters.0.options'],
@@ -109,25 +141,50 @@ describe('creating a script', () => {
     const ok = await create(a.admin.api, { orgId: a.orgs[0].id, exitCodeSeverityMapping: edges });
     expect((await a.admin.api.get(`/scripts/${ok.id}`)).body.exitCodeSeverityMapping).toEqual(edges);
     for (const code of ['2147483648', '-2147483649', '01', '-0', '1.5', '1e3', 'abc', '', ' 1']) {
-      const res = await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, exitCodeSeverityMapping: { [code]: 'error' } }));
+      const res = await a.admin.api.post(
+        '/scripts',
+        scriptBody({ orgId: a.orgs[0].id, exitCodeSeverityMapping: { [code]: 'error' } }),
+      );
       refused(res, 400, 'validation_failed');
     }
-    fieldError(await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, exitCodeSeverityMapping: { '1': 'fatal' } })), 'exitCodeSeverityMapping');
+    fieldError(
+      await a.admin.api.post(
+        '/scripts',
+        scriptBody({ orgId: a.orgs[0].id, exitCodeSeverityMapping: { '1': 'fatal' } }),
+      ),
+      'exitCodeSeverityMapping',
+    );
   });
 
   it('content is 1..1 MiB of UTF-8 without NUL; a larger request body is 413', async () => {
     const max = await create(a.admin.api, { orgId: a.orgs[0].id, content: 'x'.repeat(1024 * 1024) });
     expect((await a.admin.api.get(`/scripts/${max.id}`)).body.content).toHaveLength(1024 * 1024);
-    fieldError(await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, content: 'x'.repeat(1024 * 1024 + 1) })), 'content');
+    fieldError(
+      await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, content: 'x'.repeat(1024 * 1024 + 1) })),
+      'content',
+    );
     // 600,000 characters but 1,200,000 bytes: the limit is on bytes, as the database check is.
-    fieldError(await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, content: 'é'.repeat(600_000) })), 'content');
+    fieldError(
+      await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, content: 'é'.repeat(600_000) })),
+      'content',
+    );
     fieldError(await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, content: '' })), 'content');
-    fieldError(await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, content: 'echo \u0000' })), 'content');
-    refused(await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, content: 'x'.repeat(9 * 1024 * 1024) })), 413, 'payload_too_large');
+    fieldError(
+      await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, content: 'echo \u0000' })),
+      'content',
+    );
+    refused(
+      await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, content: 'x'.repeat(9 * 1024 * 1024) })),
+      413,
+      'payload_too_large',
+    );
   });
 
   it('refuses unknown fields, a NUL in the name, a non-uuid id and bad list queries', async () => {
-    fieldError(await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, partnerId: b.partner.id })), 'partnerId');
+    fieldError(
+      await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, partnerId: b.partner.id })),
+      'partnerId',
+    );
     fieldError(await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, name: 'a\u0000b' })), 'name');
     refused(await a.admin.api.get('/scripts/123'), 400, 'validation_failed');
     refused(await a.admin.api.get('/scripts', { query: { limit: 0 } }), 400, 'validation_failed');
@@ -137,7 +194,7 @@ describe('creating a script', () => {
 });
 
 describe("the partner's scripts are visible in every organisation of the partner", () => {
-  it('GET /scripts?orgId= lists the partner scripts and the organisation\'s own, each with its source, without content', async () => {
+  it("GET /scripts?orgId= lists the partner scripts and the organisation's own, each with its source, without content", async () => {
     const shared = await create(a.admin.api, { availability: 'partner', name: 'Shared library script' });
     const own0 = await create(a.orgAdmins[0].api, { orgId: a.orgs[0].id });
     const own1 = await create(a.orgAdmins[1].api, { orgId: a.orgs[1].id });
@@ -164,14 +221,29 @@ describe("the partner's scripts are visible in every organisation of the partner
   it('only partner users with orgAccess all create, change or delete a partner script (403 full_org_access_required)', async () => {
     const shared = await create(a.admin.api, { availability: 'partner' });
     for (const caller of [a.selected, a.orgAdmins[0]]) {
-      refused(await caller.api.post('/scripts', scriptBody({ availability: 'partner' })), 403, 'full_org_access_required');
-      refused(await caller.api.patch(`/scripts/${shared.id}`, { content: 'rm -rf /' }), 403, 'full_org_access_required');
+      refused(
+        await caller.api.post('/scripts', scriptBody({ availability: 'partner' })),
+        403,
+        'full_org_access_required',
+      );
+      refused(
+        await caller.api.patch(`/scripts/${shared.id}`, { content: 'rm -rf /' }),
+        403,
+        'full_org_access_required',
+      );
       refused(await caller.api.delete(`/scripts/${shared.id}`), 403, 'full_org_access_required');
     }
     expect((await a.admin.api.get(`/scripts/${shared.id}`)).body.content).toBe('Remove-Item -Recurse $Path\\*.tmp');
-    const changed = await a.admin.api.patch(`/scripts/${shared.id}`, { content: 'Get-Date', parameters: [{ name: 'when', type: 'string' }] });
+    const changed = await a.admin.api.patch(`/scripts/${shared.id}`, {
+      content: 'Get-Date',
+      parameters: [{ name: 'when', type: 'string' }],
+    });
     expect(changed.status, changed.text).toBe(200);
-    expect(changed.body).toMatchObject({ content: 'Get-Date', parameters: [{ name: 'when', type: 'string' }], availability: 'partner' });
+    expect(changed.body).toMatchObject({
+      content: 'Get-Date',
+      parameters: [{ name: 'when', type: 'string' }],
+      availability: 'partner',
+    });
     expect((await a.admin.api.delete(`/scripts/${shared.id}`)).status).toBe(200);
     refused(await a.orgAdmins[0].api.get(`/scripts/${shared.id}`), 404, 'not_found');
   });
@@ -181,10 +253,23 @@ describe("the partner's scripts are visible in every organisation of the partner
     fieldError(await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, { availability: 'partner' }), 'availability');
     fieldError(await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, { orgId: a.orgs[1].id }), 'orgId');
     refused(await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, {}), 400, 'validation_failed');
-    fieldError(await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, { parameters: [{ name: 'x', type: 'number', default: 'no' }] }), 'parameters.0.default');
-    const ok = await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, { exitCodeSeverityMapping: { '2': 'error' }, description: null });
+    fieldError(
+      await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, {
+        parameters: [{ name: 'x', type: 'number', default: 'no' }],
+      }),
+      'parameters.0.default',
+    );
+    const ok = await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, {
+      exitCodeSeverityMapping: { '2': 'error' },
+      description: null,
+    });
     expect(ok.status, ok.text).toBe(200);
-    expect(ok.body).toMatchObject({ exitCodeSeverityMapping: { '2': 'error' }, description: null, orgId: a.orgs[0].id, availability: 'organization' });
+    expect(ok.body).toMatchObject({
+      exitCodeSeverityMapping: { '2': 'error' },
+      description: null,
+      orgId: a.orgs[0].id,
+      availability: 'organization',
+    });
   });
 
   it('create, update and delete are audited with the owning tenant', async () => {
@@ -194,7 +279,12 @@ describe("the partner's scripts are visible in every organisation of the partner
     for (const action of ['script.create', 'script.update', 'script.delete']) {
       const recs = await auditRecords(t, action, own.id);
       expect(recs, action).toHaveLength(1);
-      expect(recs[0]).toMatchObject({ partnerId: a.partner.id, orgId: a.orgs[0].id, resourceType: 'script', actorUserId: a.orgAdmins[0].user.id });
+      expect(recs[0]).toMatchObject({
+        partnerId: a.partner.id,
+        orgId: a.orgs[0].id,
+        resourceType: 'script',
+        actorUserId: a.orgAdmins[0].user.id,
+      });
     }
   });
 });
@@ -240,7 +330,13 @@ describe('permissions: scripts:read | write | delete', () => {
     refused(await a.viewer.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id })), 403, 'forbidden');
     refused(await a.tech.api.patch(`/scripts/${own.id}`, { name: 'x' }), 403, 'forbidden');
     refused(await a.tech.api.delete(`/scripts/${own.id}`), 403, 'forbidden');
-    const role = await a.admin.api.post('/roles', { name: 'Script writer', permissions: [{ resource: 'scripts', action: 'read' }, { resource: 'scripts', action: 'write' }] });
+    const role = await a.admin.api.post('/roles', {
+      name: 'Script writer',
+      permissions: [
+        { resource: 'scripts', action: 'read' },
+        { resource: 'scripts', action: 'write' },
+      ],
+    });
     expect(role.status, role.text).toBe(201);
     const writer = await signedInPartnerMember(t, a.partner.id, { roleId: role.body.id });
     expect((await writer.api.patch(`/scripts/${own.id}`, { name: 'by writer' })).status).toBe(200);

@@ -19,10 +19,19 @@ afterAll(async () => t?.close());
 
 const FORM = 'application/x-www-form-urlencoded';
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 function tokenRequest(fields: Record<string, string>, headers: Record<string, string> = {}, base = t.baseUrl) {
-  return t.client().fresh().request('POST', new URL('/api/v1/oauth/token', base).toString(), { rawBody: form(fields), contentType: FORM, headers, token: null });
+  return t
+    .client()
+    .fresh()
+    .request('POST', new URL('/api/v1/oauth/token', base).toString(), {
+      rawBody: form(fields),
+      contentType: FORM,
+      headers,
+      token: null,
+    });
 }
 
 /** An OAuth error: the envelope with `error` = the OAuth code and an `error_description`. */
@@ -35,7 +44,10 @@ function expectOauthError(res: Awaited<ReturnType<typeof tokenRequest>>, status:
 
 describe('client_credentials with client_secret_basic and client_secret_post', () => {
   it('client_secret_basic: 200 { access_token, token_type, expires_in }, not cached', async () => {
-    const res = await tokenRequest({ grant_type: 'client_credentials' }, { authorization: basic(sa.account.clientId, sa.key.key) });
+    const res = await tokenRequest(
+      { grant_type: 'client_credentials' },
+      { authorization: basic(sa.account.clientId, sa.key.key) },
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 900 });
     expect(res.headers.get('cache-control')).toBe('no-store');
@@ -43,17 +55,37 @@ describe('client_credentials with client_secret_basic and client_secret_post', (
   });
 
   it('client_secret_post: the same, with client_id and client_secret in the form', async () => {
-    const res = await tokenRequest({ grant_type: 'client_credentials', client_id: sa.account.clientId, client_secret: sa.key.key, scope: 'ignored' });
+    const res = await tokenRequest({
+      grant_type: 'client_credentials',
+      client_id: sa.account.clientId,
+      client_secret: sa.key.key,
+      scope: 'ignored',
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body.token_type).toBe('Bearer');
   });
 
   it('the token has the sign-in form (CONTRACT 2) with sub = the service account, and acts in its scope', async () => {
-    const res = await tokenRequest({ grant_type: 'client_credentials', client_id: sa.account.clientId, client_secret: sa.key.key });
+    const res = await tokenRequest({
+      grant_type: 'client_credentials',
+      client_id: sa.account.clientId,
+      client_secret: sa.key.key,
+    });
     const token = res.body.access_token as string;
     expect(decodeProtectedHeader(token)).toMatchObject({ alg: 'EdDSA', typ: 'at+jwt', kid: expect.any(String) });
     const claims = decodeJwt(token);
-    expect(claims).toMatchObject({ sub: sa.account.id, sid: sa.key.id, client_id: sa.account.clientId, scope: 'organization', partnerId: w.partner.id, orgId: w.orgs[0].id, roleId: ORG_VIEWER, mfa: false, iss: t.baseUrl, aud: 'gatehouse-api' });
+    expect(claims).toMatchObject({
+      sub: sa.account.id,
+      sid: sa.key.id,
+      client_id: sa.account.clientId,
+      scope: 'organization',
+      partnerId: w.partner.id,
+      orgId: w.orgs[0].id,
+      roleId: ORG_VIEWER,
+      mfa: false,
+      iss: t.baseUrl,
+      aud: 'gatehouse-api',
+    });
     expect(claims.exp! - claims.iat!).toBe(900);
     const api = t.client().withToken(token);
     const orgs = await api.get('/orgs/organizations');
@@ -68,25 +100,66 @@ describe('OAuth errors (RFC 6749 5.2) in the envelope', () => {
   it('a wrong secret or a key of another account is 401 invalid_client (Basic: with WWW-Authenticate)', async () => {
     const other = await serviceAccountWithKey(w.admin.api, { roleId: PARTNER_VIEWER });
     const wrong = `${sa.key.key.slice(0, -1)}${sa.key.key.endsWith('A') ? 'B' : 'A'}`;
-    const res = await tokenRequest({ grant_type: 'client_credentials' }, { authorization: basic(sa.account.clientId, wrong) });
+    const res = await tokenRequest(
+      { grant_type: 'client_credentials' },
+      { authorization: basic(sa.account.clientId, wrong) },
+    );
     expectOauthError(res, 401, 'invalid_client');
     expect(res.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
-    expectOauthError(await tokenRequest({ grant_type: 'client_credentials', client_id: sa.account.clientId, client_secret: other.key.key }), 401, 'invalid_client');
-    expectOauthError(await tokenRequest({ grant_type: 'client_credentials', client_id: 'sa_unknown', client_secret: sa.key.key }), 401, 'invalid_client');
+    expectOauthError(
+      await tokenRequest({
+        grant_type: 'client_credentials',
+        client_id: sa.account.clientId,
+        client_secret: other.key.key,
+      }),
+      401,
+      'invalid_client',
+    );
+    expectOauthError(
+      await tokenRequest({ grant_type: 'client_credentials', client_id: 'sa_unknown', client_secret: sa.key.key }),
+      401,
+      'invalid_client',
+    );
     expectOauthError(await tokenRequest({ grant_type: 'client_credentials' }), 401, 'invalid_client');
-    expectOauthError(await tokenRequest({ grant_type: 'client_credentials' }, { authorization: 'Basic !!!' }), 401, 'invalid_client');
+    expectOauthError(
+      await tokenRequest({ grant_type: 'client_credentials' }, { authorization: 'Basic !!!' }),
+      401,
+      'invalid_client',
+    );
   });
 
   it('another grant type is 400 unsupported_grant_type; a missing one, a repeated field or two methods 400 invalid_request', async () => {
-    expectOauthError(await tokenRequest({ grant_type: 'password', username: 'a', password: 'b' }), 400, 'unsupported_grant_type');
-    expectOauthError(await tokenRequest({ client_id: sa.account.clientId, client_secret: sa.key.key }), 400, 'invalid_request');
-    const repeated = await t.client().request('POST', '/oauth/token', { rawBody: 'grant_type=client_credentials&grant_type=client_credentials', contentType: FORM });
+    expectOauthError(
+      await tokenRequest({ grant_type: 'password', username: 'a', password: 'b' }),
+      400,
+      'unsupported_grant_type',
+    );
+    expectOauthError(
+      await tokenRequest({ client_id: sa.account.clientId, client_secret: sa.key.key }),
+      400,
+      'invalid_request',
+    );
+    const repeated = await t.client().request('POST', '/oauth/token', {
+      rawBody: 'grant_type=client_credentials&grant_type=client_credentials',
+      contentType: FORM,
+    });
     expectOauthError(repeated, 400, 'invalid_request');
-    expectOauthError(await tokenRequest({ grant_type: 'client_credentials', client_id: sa.account.clientId, client_secret: sa.key.key }, { authorization: basic(sa.account.clientId, sa.key.key) }), 400, 'invalid_request');
+    expectOauthError(
+      await tokenRequest(
+        { grant_type: 'client_credentials', client_id: sa.account.clientId, client_secret: sa.key.key },
+        { authorization: basic(sa.account.clientId, sa.key.key) },
+      ),
+      400,
+      'invalid_request',
+    );
   });
 
   it('a JSON body is 415 (the endpoint takes forms only)', async () => {
-    const res = await t.client().post('/oauth/token', { grant_type: 'client_credentials', client_id: sa.account.clientId, client_secret: sa.key.key });
+    const res = await t.client().post('/oauth/token', {
+      grant_type: 'client_credentials',
+      client_id: sa.account.clientId,
+      client_secret: sa.key.key,
+    });
     expectError(res, 415, 'unsupported_media_type');
   });
 });
@@ -96,26 +169,51 @@ describe('a token obtained with a key dies with the key, on every instance', () 
     const own = await serviceAccountWithKey(w.admin.api, { roleId: PARTNER_VIEWER });
     const peer = await startPeer(t);
     try {
-      const token = (await tokenRequest({ grant_type: 'client_credentials', client_id: own.account.clientId, client_secret: own.key.key })).body.access_token as string;
+      const token = (
+        await tokenRequest({
+          grant_type: 'client_credentials',
+          client_id: own.account.clientId,
+          client_secret: own.key.key,
+        })
+      ).body.access_token as string;
       const onPeer = peer.client().withToken(token);
       expect((await onPeer.get('/orgs/organizations')).status).toBe(200);
       expect((await w.admin.api.delete(`/service-accounts/${own.account.id}/keys/${own.key.id}`)).status).toBe(200);
       expectError(await onPeer.get('/orgs/organizations'), 401, 'unauthenticated');
       expectError(await t.client().withToken(token).get('/orgs/organizations'), 401, 'unauthenticated');
-      expectOauthError(await tokenRequest({ grant_type: 'client_credentials', client_id: own.account.clientId, client_secret: own.key.key }), 401, 'invalid_client');
+      expectOauthError(
+        await tokenRequest({
+          grant_type: 'client_credentials',
+          client_id: own.account.clientId,
+          client_secret: own.key.key,
+        }),
+        401,
+        'invalid_client',
+      );
     } finally {
       await peer.close();
     }
   });
 
   it("the key's allow-list applies to the token request and to every use of the token", async () => {
-    const fenced = await serviceAccountWithKey(w.admin.api, { roleId: PARTNER_VIEWER, keyOptions: { allowedCidrs: ['10.0.0.0/8'] } });
-    const fields = { grant_type: 'client_credentials', client_id: fenced.account.clientId, client_secret: fenced.key.key };
+    const fenced = await serviceAccountWithKey(w.admin.api, {
+      roleId: PARTNER_VIEWER,
+      keyOptions: { allowedCidrs: ['10.0.0.0/8'] },
+    });
+    const fields = {
+      grant_type: 'client_credentials',
+      client_id: fenced.account.clientId,
+      client_secret: fenced.key.key,
+    };
     expectOauthError(await tokenRequest(fields, { 'x-forwarded-for': '192.0.2.1' }), 401, 'invalid_client');
     const ok = await tokenRequest(fields, { 'x-forwarded-for': '10.0.0.7' });
     expect(ok.status, ok.text).toBe(200);
     const api = t.client().withToken(ok.body.access_token);
     expect((await api.get('/orgs/organizations', { headers: { 'x-forwarded-for': '10.2.3.4' } })).status).toBe(200);
-    expectError(await api.get('/orgs/organizations', { headers: { 'x-forwarded-for': '192.0.2.1' } }), 403, 'ip_not_allowed');
+    expectError(
+      await api.get('/orgs/organizations', { headers: { 'x-forwarded-for': '192.0.2.1' } }),
+      403,
+      'ip_not_allowed',
+    );
   });
 });

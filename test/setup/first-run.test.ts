@@ -30,10 +30,13 @@ describe('the setup link', () => {
     expect((await t.client().get('/setup/status')).body).toEqual({ needed: true });
     const link = await newLink();
     expect(link).toMatch(new RegExp(`^${t.deps.config.appUrl}/setup\\?token=[A-Za-z0-9_-]{40,}$`));
-    const rows = await t.deps.db.execute(sql`select token_hash, expires_at, created_at from auth_flows where kind = 'first_run_setup'`);
+    const rows = await t.deps.db.execute(
+      sql`select token_hash, expires_at, created_at from auth_flows where kind = 'first_run_setup'`,
+    );
     const stored = JSON.stringify(rows);
     expect(stored).not.toContain(tokenOf(link));
-    const first = ((rows as unknown as { rows?: { expires_at: string; created_at: string }[] }).rows ?? (rows as unknown as { expires_at: string; created_at: string }[]))[0]!;
+    const first = ((rows as unknown as { rows?: { expires_at: string; created_at: string }[] }).rows ??
+      (rows as unknown as { expires_at: string; created_at: string }[]))[0]!;
     expect(new Date(first.expires_at).getTime() - t.deps.clock.now().getTime()).toBeLessThanOrEqual(SETUP_TTL_MS);
   });
 
@@ -62,8 +65,10 @@ describe('the setup link', () => {
   it('closes once a partner exists: status says so, every other link is refused (409 setup_completed), no new link is issued', async () => {
     expect((await t.client().get('/setup/status')).body).toEqual({ needed: false });
     expect(await issueSetupLink(t.deps)).toBeNull();
-    const rows = (await t.deps.db.execute(sql`select count(*)::int as n from auth_flows where kind = 'first_run_setup' and consumed_at is null`)) as unknown as { rows?: { n: number }[] };
-    expect(((rows.rows ?? (rows as unknown as { n: number }[]))[0]!.n)).toBeGreaterThan(0); // links issued before setup
+    const rows = (await t.deps.db.execute(
+      sql`select count(*)::int as n from auth_flows where kind = 'first_run_setup' and consumed_at is null`,
+    )) as unknown as { rows?: { n: number }[] };
+    expect((rows.rows ?? (rows as unknown as { n: number }[]))[0]!.n).toBeGreaterThan(0); // links issued before setup
     const res = await t.client().post('/setup', body('y'.repeat(43)));
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('setup_completed');
@@ -82,7 +87,10 @@ describe('setup is single-use under concurrency', () => {
       const statuses = (await Promise.all(attempts)).map((r) => r.status);
       expect(statuses.filter((s) => s === 201)).toHaveLength(1);
       // The losers are refused (409 setup_completed, 401 spent link); a 503 is a pool connect timeout on a loaded machine.
-      expect(statuses.filter((s) => s !== 201).every((s) => s === 409 || s === 401 || s === 503), String(statuses)).toBe(true);
+      expect(
+        statuses.filter((s) => s !== 201).every((s) => s === 409 || s === 401 || s === 503),
+        String(statuses),
+      ).toBe(true);
       const [{ n }] = (await fresh.deps.db.select({ n: sql<number>`count(*)::int` }).from(partners)) as [{ n: number }];
       expect(n).toBe(1);
     } finally {
@@ -93,7 +101,9 @@ describe('setup is single-use under concurrency', () => {
 
 describe('registration stays off by default', () => {
   it('answers 404 not_found naming ENABLE_REGISTRATION', async () => {
-    const res = await t.client().post('/auth/register-partner', { companyName: 'X', email: 'x@reg.test', password: strongPassword(), name: 'X' });
+    const res = await t
+      .client()
+      .post('/auth/register-partner', { companyName: 'X', email: 'x@reg.test', password: strongPassword(), name: 'X' });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');
     expect(res.body.message).toContain('ENABLE_REGISTRATION');

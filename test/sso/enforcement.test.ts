@@ -6,7 +6,17 @@ import { startApp, type TestApp } from '../support/app.js';
 import { addOrgMember, addPartnerMember, createOrg, createPartner, createUser } from '../support/fixtures.js';
 import { callbackFor, runSsoLogin, startOidcProvider, type TestIdp } from '../support/oidc.js';
 import { linkToken, startMailCatcher, type MailCatcher } from '../support/smtp.js';
-import { createActiveProvider, exchange, freshDomain, idpUser, orgWithProvider, PARTNER_TECHNICIAN_ROLE_ID, setStatus, tenant, uniq } from './helpers.js';
+import {
+  createActiveProvider,
+  exchange,
+  freshDomain,
+  idpUser,
+  orgWithProvider,
+  PARTNER_TECHNICIAN_ROLE_ID,
+  setStatus,
+  tenant,
+  uniq,
+} from './helpers.js';
 
 let t: TestApp;
 let idp: TestIdp;
@@ -15,7 +25,12 @@ const PASSWORD = 'correct horse battery staple 42';
 
 beforeAll(async () => {
   mail = await startMailCatcher();
-  t = await startApp({ SSO_ALLOW_INSECURE_ISSUERS: 'true', SMTP_URL: mail.url, RATE_LIMIT_LOGIN: '1000/900', RATE_LIMIT_FORGOT_PASSWORD: '1000/3600' });
+  t = await startApp({
+    SSO_ALLOW_INSECURE_ISSUERS: 'true',
+    SMTP_URL: mail.url,
+    RATE_LIMIT_LOGIN: '1000/900',
+    RATE_LIMIT_FORGOT_PASSWORD: '1000/3600',
+  });
   idp = await startOidcProvider({ redirectUris: [callbackFor(t.baseUrl)] });
 });
 afterAll(async () => {
@@ -44,7 +59,9 @@ describe('enforced SSO blocks password login and password reset for the organisa
     await addOrgMember(t, { orgId: s.org.id, userId: member.id });
     // The member's account is already linked to a subject at the IdP.
     const subject = `sub-${uniq()}`;
-    await t.deps.db.insert(ssoIdentities).values({ providerId: s.provider.id, userId: member.id, subject, email: member.email });
+    await t.deps.db
+      .insert(ssoIdentities)
+      .values({ providerId: s.provider.id, userId: member.id, subject, email: member.email });
 
     expect((await passwordLogin(member.email)).status).toBe(200);
     const link = await (async () => {
@@ -52,7 +69,11 @@ describe('enforced SSO blocks password login and password reset for the organisa
       return linkToken(await mail.waitFor(member.email, isResetMail));
     })();
 
-    const on = await s.api.patch(`/sso/providers/${s.provider.id}`, { enforceSSO: true }, { query: { orgId: s.org.id } });
+    const on = await s.api.patch(
+      `/sso/providers/${s.provider.id}`,
+      { enforceSSO: true },
+      { query: { orgId: s.org.id } },
+    );
     expect(on.status).toBe(200);
     expect(on.body.enforceSSO).toBe(true);
 
@@ -64,7 +85,9 @@ describe('enforced SSO blocks password login and password reset for the organisa
     expect(refused.headers.getSetCookie()).toEqual([]);
 
     // Reset: a link issued before enforcement no longer works, and no new link is mailed.
-    const reset = await t.client().post('/auth/reset-password', { token: link, newPassword: `Glacier-${uniq()}-Saffron!` });
+    const reset = await t
+      .client()
+      .post('/auth/reset-password', { token: link, newPassword: `Glacier-${uniq()}-Saffron!` });
     expect(reset.status).toBe(400);
     expect(reset.body.code).toBe('invalid_reset_token');
     const before = mail.countTo(member.email);
@@ -91,7 +114,10 @@ describe('enforced SSO blocks password login and password reset for the organisa
     expect((await passwordLogin(member.email)).status).toBe(200);
     expect((await setStatus(s.api, s.provider.id, 'active', s.org.id)).status).toBe(200);
     expect((await passwordLogin(member.email)).status).toBe(401);
-    expect((await s.api.patch(`/sso/providers/${s.provider.id}`, { enforceSSO: false }, { query: { orgId: s.org.id } })).status).toBe(200);
+    expect(
+      (await s.api.patch(`/sso/providers/${s.provider.id}`, { enforceSSO: false }, { query: { orgId: s.org.id } }))
+        .status,
+    ).toBe(200);
     expect((await passwordLogin(member.email)).status).toBe(200);
   });
 
@@ -120,7 +146,14 @@ describe('GET /sso/check/:orgId (public)', () => {
     const s = await orgWithProvider(t, idp, { name: 'Contoso Entra', enforceSSO: true });
     const res = await t.client().get(`/sso/check/${s.org.id}`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ssoEnabled: true, providerName: 'Contoso Entra', type: 'oidc', enforceSSO: true, loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${s.org.id}`, passwordSignIn: 'partner_admins_only' });
+    expect(res.body).toEqual({
+      ssoEnabled: true,
+      providerName: 'Contoso Entra',
+      type: 'oidc',
+      enforceSSO: true,
+      loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${s.org.id}`,
+      passwordSignIn: 'partner_admins_only',
+    });
     expect(res.text).not.toContain(idp.clientId);
     expect(res.text).not.toContain(idp.issuer);
   });
@@ -145,7 +178,14 @@ describe('POST /auth/sso-discovery answers from the email’s domain only', () =
     const unknown = await t.client().post('/auth/sso-discovery', { email: `nobody-${uniq()}@${s.domain}` });
     const shouting = await t.client().post('/auth/sso-discovery', { email: `KNOWN@${s.domain.toUpperCase()}` });
     expect(known.status).toBe(200);
-    expect(known.body).toEqual({ ssoEnabled: true, orgId: s.org.id, providerName: 'Domain IdP', type: 'oidc', enforceSSO: false, loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${s.org.id}` });
+    expect(known.body).toEqual({
+      ssoEnabled: true,
+      orgId: s.org.id,
+      providerName: 'Domain IdP',
+      type: 'oidc',
+      enforceSSO: false,
+      loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${s.org.id}`,
+    });
     expect(unknown.text).toBe(known.text);
     expect(shouting.text).toBe(known.text);
   });
@@ -156,7 +196,9 @@ describe('POST /auth/sso-discovery answers from the email’s domain only', () =
       expect((await t.client().post('/auth/sso-discovery', { email })).body, email).toEqual({ ssoEnabled: false });
     }
     await setStatus(s.api, s.provider.id, 'inactive', s.org.id);
-    expect((await t.client().post('/auth/sso-discovery', { email: `a@${s.domain}` })).body).toEqual({ ssoEnabled: false });
+    expect((await t.client().post('/auth/sso-discovery', { email: `a@${s.domain}` })).body).toEqual({
+      ssoEnabled: false,
+    });
   });
 
   it('names the partner’s login URL for a partner-owned provider, without an orgId', async () => {
@@ -164,7 +206,10 @@ describe('POST /auth/sso-discovery answers from the email’s domain only', () =
     const domain = freshDomain();
     await createActiveProvider(tn.api, idp, null, { allowedDomains: domain });
     const res = await t.client().post('/auth/sso-discovery', { email: `tech@${domain}` });
-    expect(res.body).toMatchObject({ ssoEnabled: true, loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${tn.partner.id}` });
+    expect(res.body).toMatchObject({
+      ssoEnabled: true,
+      loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${tn.partner.id}`,
+    });
     expect(res.body.orgId).toBeUndefined();
   });
 

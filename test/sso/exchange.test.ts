@@ -40,7 +40,12 @@ describe('an exchange code is single-use', () => {
 
   it('gives tokens to exactly one of several concurrent exchanges, across both instances', async () => {
     const { code } = await freshCode();
-    const answers = await Promise.all([exchange(t, code), exchange(peer, code), exchange(t, code), exchange(peer, code)]);
+    const answers = await Promise.all([
+      exchange(t, code),
+      exchange(peer, code),
+      exchange(t, code),
+      exchange(peer, code),
+    ]);
     expect(answers.map((a) => a.status).sort()).toEqual([200, 401, 401, 401]);
   });
 

@@ -61,7 +61,10 @@ describe('a forged ID token ends the flow with error=id_token_invalid and signs 
       expect(r.ssoCode).toBeNull();
       expect(await accounts(who.email)).toHaveLength(0);
       const failed = await t.deps.db.select().from(auditLogs).where(eq(auditLogs.action, 'auth.login.failed'));
-      expect(failed.at(-1)).toMatchObject({ resourceId: org.provider.id, details: { method: 'sso', reason: 'id_token_invalid' } });
+      expect(failed.at(-1)).toMatchObject({
+        resourceId: org.provider.id,
+        details: { method: 'sso', reason: 'id_token_invalid' },
+      });
       if (mode === 'wrong_key') expect(decodeProtectedHeader(idToken).kid).toBeTruthy();
     });
   }

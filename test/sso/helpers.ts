@@ -14,7 +14,13 @@ export const uniq = () => randomBytes(4).toString('hex');
 /** A fresh email domain per test, so discovery and allowedDomains never see another test's providers. */
 export const freshDomain = () => `corp-${uniq()}.example.com`;
 
-export const idpUser = (email: string, extra: Partial<IdpUser> = {}): IdpUser => ({ sub: `sub-${randomUUID()}`, email, email_verified: true, name: 'Federated User', ...extra });
+export const idpUser = (email: string, extra: Partial<IdpUser> = {}): IdpUser => ({
+  sub: `sub-${randomUUID()}`,
+  email,
+  email_verified: true,
+  name: 'Federated User',
+  ...extra,
+});
 
 export interface IdpClient {
   issuer: string;
@@ -39,7 +45,12 @@ export async function tenant(t: TestApp) {
 }
 
 /** POST /sso/providers then /status active, both through the API; orgId null = partner-owned. */
-export async function createActiveProvider(api: ApiClient, idp: IdpClient, orgId: string | null, settings: ProviderSettings = {}) {
+export async function createActiveProvider(
+  api: ApiClient,
+  idp: IdpClient,
+  orgId: string | null,
+  settings: ProviderSettings = {},
+) {
   const created = await api.post('/sso/providers', {
     name: settings.name ?? `IdP ${uniq()}`,
     issuer: idp.issuer,
@@ -58,8 +69,12 @@ export async function createActiveProvider(api: ApiClient, idp: IdpClient, orgId
   return activated.body as { id: string; orgId: string | null; partnerId: string; name: string; status: string };
 }
 
-export const setStatus = (api: ApiClient, id: string, status: 'active' | 'inactive' | 'testing', orgId: string | null) =>
-  api.post(`/sso/providers/${id}/status`, { status }, { query: { orgId: orgId ?? undefined } });
+export const setStatus = (
+  api: ApiClient,
+  id: string,
+  status: 'active' | 'inactive' | 'testing',
+  orgId: string | null,
+) => api.post(`/sso/providers/${id}/status`, { status }, { query: { orgId: orgId ?? undefined } });
 
 /** An organisation with an active provider at the given IdP. */
 export async function orgWithProvider(t: TestApp, idp: IdpClient, settings: ProviderSettings = {}) {
@@ -82,7 +97,12 @@ export function linkFlowOf(location: string | null): string | null {
 }
 
 /** A SAML provider created from the IdP's metadata (inline, or by URL), then activated, both through the API. */
-export async function createActiveSamlProvider(api: ApiClient, idp: { metadataXml: string; metadataUrl: string }, orgId: string | null, settings: ProviderSettings & { byUrl?: boolean; trustIdpMfa?: boolean } = {}) {
+export async function createActiveSamlProvider(
+  api: ApiClient,
+  idp: { metadataXml: string; metadataUrl: string },
+  orgId: string | null,
+  settings: ProviderSettings & { byUrl?: boolean; trustIdpMfa?: boolean } = {},
+) {
   const created = await api.post('/sso/providers', {
     type: 'saml',
     name: settings.name ?? `SAML IdP ${uniq()}`,
@@ -97,11 +117,24 @@ export async function createActiveSamlProvider(api: ApiClient, idp: { metadataXm
   expect(created.status, created.text).toBe(201);
   const activated = await setStatus(api, created.body.id, 'active', orgId);
   expect(activated.status, activated.text).toBe(200);
-  return activated.body as { id: string; orgId: string | null; partnerId: string; name: string; status: string; entityId: string; acsUrl: string; spMetadataUrl: string };
+  return activated.body as {
+    id: string;
+    orgId: string | null;
+    partnerId: string;
+    name: string;
+    status: string;
+    entityId: string;
+    acsUrl: string;
+    spMetadataUrl: string;
+  };
 }
 
 /** An organisation with an active SAML provider at the given IdP. */
-export async function orgWithSamlProvider(t: TestApp, idp: { metadataXml: string; metadataUrl: string }, settings: ProviderSettings & { byUrl?: boolean; trustIdpMfa?: boolean } = {}) {
+export async function orgWithSamlProvider(
+  t: TestApp,
+  idp: { metadataXml: string; metadataUrl: string },
+  settings: ProviderSettings & { byUrl?: boolean; trustIdpMfa?: boolean } = {},
+) {
   const tn = await tenant(t);
   const domain = freshDomain();
   const provider = await createActiveSamlProvider(tn.api, idp, tn.org.id, { allowedDomains: domain, ...settings });

@@ -24,7 +24,11 @@ afterAll(async () => {
 });
 
 const links = (userId: string) => t.deps.db.select().from(ssoIdentities).where(eq(ssoIdentities.userId, userId));
-const audits = (action: string, userId: string) => t.deps.db.select().from(auditLogs).where(and(eq(auditLogs.action, action), eq(auditLogs.actorUserId, userId)));
+const audits = (action: string, userId: string) =>
+  t.deps.db
+    .select()
+    .from(auditLogs)
+    .where(and(eq(auditLogs.action, action), eq(auditLogs.actorUserId, userId)));
 
 /** An organisation with a provider, and a member who also belongs to a second organisation (so no automatic link). */
 async function memberOfTwo() {
@@ -37,7 +41,7 @@ async function memberOfTwo() {
 }
 
 describe('an account with access beyond the provider proves itself once on the link page', () => {
-  it('leads the callback to ${APP_URL}/sso/link?flow= and links only after the password; the flow is single-use', async () => {
+  it('leads the callback to APP_URL/sso/link?flow= and links only after the password; the flow is single-use', async () => {
     const s = await memberOfTwo();
     const who = idpUser(s.member.email);
     const r = await runSsoLogin(t, s.org.id, { idp, user: who });
@@ -57,8 +61,12 @@ describe('an account with access beyond the provider proves itself once on the l
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.user.id).toBe(s.member.id);
     expect(decodeJwt(ok.body.accessToken)).toMatchObject({ scope: 'organization', orgId: s.org.id });
-    expect(await links(s.member.id)).toEqual([expect.objectContaining({ providerId: s.provider.id, subject: who.sub })]);
-    expect(await audits('sso.identity.link', s.member.id)).toEqual([expect.objectContaining({ details: expect.objectContaining({ how: 'confirmed' }) })]);
+    expect(await links(s.member.id)).toEqual([
+      expect.objectContaining({ providerId: s.provider.id, subject: who.sub }),
+    ]);
+    expect(await audits('sso.identity.link', s.member.id)).toEqual([
+      expect.objectContaining({ details: expect.objectContaining({ how: 'confirmed' }) }),
+    ]);
 
     const again = await t.client().post('/sso/link', { flow, password: PASSWORD });
     expect([again.status, again.body.code]).toEqual([400, 'sso_link_invalid']);
@@ -78,7 +86,8 @@ describe('an account with access beyond the provider proves itself once on the l
   it('five wrong passwords end the flow', async () => {
     const s = await memberOfTwo();
     const flow = linkFlowOf((await runSsoLogin(t, s.org.id, { idp, user: idpUser(s.member.email) })).location);
-    for (let i = 0; i < 5; i++) expect((await t.client().post('/sso/link', { flow, password: `wrong ${i} password` })).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await t.client().post('/sso/link', { flow, password: `wrong ${i} password` })).status).toBe(401);
     const late = await t.client().post('/sso/link', { flow, password: PASSWORD });
     expect([late.status, late.body.code]).toEqual([400, 'sso_link_invalid']);
   });
@@ -151,7 +160,10 @@ describe('enforceSSO can never lock the organisation out', () => {
 describe('users see and remove their own links; the last way in cannot be removed', () => {
   it('lists, unlinks with audit, and refuses to unlink the only sign-in method', async () => {
     const s = await orgWithProvider(t, idp, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
-    const res = await exchange(t, (await runSsoLogin(t, s.org.id, { idp, user: idpUser(`only.sso.${Date.now()}@${s.domain}`) })).ssoCode!);
+    const res = await exchange(
+      t,
+      (await runSsoLogin(t, s.org.id, { idp, user: idpUser(`only.sso.${Date.now()}@${s.domain}`) })).ssoCode!,
+    );
     const api = t.client().withToken(res.body.accessToken);
     const mine = await api.get('/auth/identities');
     expect(mine.status, mine.text).toBe(200);
@@ -172,7 +184,10 @@ describe('users see and remove their own links; the last way in cannot be remove
 
   it("another user's identity is 404", async () => {
     const s = await orgWithProvider(t, idp, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
-    const a = await exchange(t, (await runSsoLogin(t, s.org.id, { idp, user: idpUser(`a.${Date.now()}@${s.domain}`) })).ssoCode!);
+    const a = await exchange(
+      t,
+      (await runSsoLogin(t, s.org.id, { idp, user: idpUser(`a.${Date.now()}@${s.domain}`) })).ssoCode!,
+    );
     const [linkOfA] = await links(a.body.user.id);
     const res = await s.api.delete(`/auth/identities/${linkOfA!.id}`);
     expect([res.status, res.body.code]).toEqual([404, 'not_found']);

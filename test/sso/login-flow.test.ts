@@ -3,11 +3,36 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditLogs, organizationUsers, partnerUsers, ssoIdentities, ssoSessions, users } from '../../src/db/schema/index.js';
+import {
+  auditLogs,
+  organizationUsers,
+  partnerUsers,
+  ssoIdentities,
+  ssoSessions,
+  users,
+} from '../../src/db/schema/index.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { accountOf, addOrgMember, createOrg, createUser } from '../support/fixtures.js';
-import { BINDING_COOKIE, callbackFor, replayCallback, runSsoLogin, startOidcProvider, type TestIdp } from '../support/oidc.js';
-import { createActiveProvider, exchange, freshDomain, idpUser, linkFlowOf, orgWithProvider, ORG_TECHNICIAN_ROLE_ID, PARTNER_TECHNICIAN_ROLE_ID, setStatus, tenant } from './helpers.js';
+import {
+  BINDING_COOKIE,
+  callbackFor,
+  replayCallback,
+  runSsoLogin,
+  startOidcProvider,
+  type TestIdp,
+} from '../support/oidc.js';
+import {
+  createActiveProvider,
+  exchange,
+  freshDomain,
+  idpUser,
+  linkFlowOf,
+  orgWithProvider,
+  ORG_TECHNICIAN_ROLE_ID,
+  PARTNER_TECHNICIAN_ROLE_ID,
+  setStatus,
+  tenant,
+} from './helpers.js';
 
 let t: TestApp;
 let idp: TestIdp;
@@ -27,13 +52,23 @@ afterAll(async () => {
 const autoProvisioned = () => orgWithProvider(t, idp, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
 
 async function audit(action: string, actorUserId: string) {
-  return t.deps.db.select().from(auditLogs).where(and(eq(auditLogs.action, action), eq(auditLogs.actorUserId, actorUserId))).orderBy(auditLogs.seq);
+  return t.deps.db
+    .select()
+    .from(auditLogs)
+    .where(and(eq(auditLogs.action, action), eq(auditLogs.actorUserId, actorUserId)))
+    .orderBy(auditLogs.seq);
 }
 async function failures(providerId: string) {
-  return t.deps.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'auth.login.failed'), eq(auditLogs.resourceId, providerId))).orderBy(auditLogs.seq);
+  return t.deps.db
+    .select()
+    .from(auditLogs)
+    .where(and(eq(auditLogs.action, 'auth.login.failed'), eq(auditLogs.resourceId, providerId)))
+    .orderBy(auditLogs.seq);
 }
-const usersWithEmail = async (email: string) => t.deps.db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
-const identitiesOf = async (userId: string) => t.deps.db.select().from(ssoIdentities).where(eq(ssoIdentities.userId, userId));
+const usersWithEmail = async (email: string) =>
+  t.deps.db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
+const identitiesOf = async (userId: string) =>
+  t.deps.db.select().from(ssoIdentities).where(eq(ssoIdentities.userId, userId));
 
 describe('first SSO login with auto-provisioning creates the account, its membership and its link', () => {
   it('runs the whole redirect chain, lands on the requested path with #ssoCode, and the code yields tokens for the new user', async () => {
@@ -58,8 +93,21 @@ describe('first SSO login with auto-provisioning creates the account, its member
 
     const res = await exchange(t, r.ssoCode!);
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ tokenType: 'Bearer', user: { email: who.email, name: 'New User', orgId: s.org.id, roleId: ORG_TECHNICIAN_ROLE_ID, scope: 'organization' } });
-    expect(decodeJwt(res.body.accessToken)).toMatchObject({ orgId: s.org.id, roleId: ORG_TECHNICIAN_ROLE_ID, mfa: false });
+    expect(res.body).toMatchObject({
+      tokenType: 'Bearer',
+      user: {
+        email: who.email,
+        name: 'New User',
+        orgId: s.org.id,
+        roleId: ORG_TECHNICIAN_ROLE_ID,
+        scope: 'organization',
+      },
+    });
+    expect(decodeJwt(res.body.accessToken)).toMatchObject({
+      orgId: s.org.id,
+      roleId: ORG_TECHNICIAN_ROLE_ID,
+      mfa: false,
+    });
     expect(res.headers.getSetCookie().some((c) => c.startsWith('service_refresh_token='))).toBe(true);
     const me = await t.client().withToken(res.body.accessToken).me();
     expect(me.status).toBe(200);
@@ -77,7 +125,12 @@ describe('first SSO login with auto-provisioning creates the account, its member
     expect(provisioned).toHaveLength(1);
     const logins = await audit('user.login', u!.id);
     expect(logins).toHaveLength(1);
-    expect(logins[0]).toMatchObject({ result: 'success', orgId: s.org.id, partnerId: s.partner.id, details: { method: 'sso', mfa: false } });
+    expect(logins[0]).toMatchObject({
+      result: 'success',
+      orgId: s.org.id,
+      partnerId: s.partner.id,
+      details: { method: 'sso', mfa: false },
+    });
   });
 
   it('never writes the exchange code, the state or the IdP code to the log', async () => {
@@ -112,7 +165,10 @@ describe('two flows of one new user finishing together', () => {
       const who = idpUser(`race.${i}@${s.domain}`);
       const a = await runSsoLogin(t, s.org.id, { idp, user: who, stopBeforeCallback: true });
       const b = await runSsoLogin(t, s.org.id, { idp, user: who, stopBeforeCallback: true });
-      const [ra, rb] = await Promise.all([replayCallback(a.callbackUrl!, a.jar), replayCallback(b.callbackUrl!, b.jar)]);
+      const [ra, rb] = await Promise.all([
+        replayCallback(a.callbackUrl!, a.jar),
+        replayCallback(b.callbackUrl!, b.jar),
+      ]);
       const [ea, eb] = await Promise.all([exchange(t, ra.ssoCode!), exchange(t, rb.ssoCode!)]);
       expect([ea.status, eb.status]).toEqual([200, 200]);
       expect(ea.body.user.id).toBe(eb.body.user.id);
@@ -139,7 +195,10 @@ describe('a returning user signs in through the existing link', () => {
     expect(links).toHaveLength(1);
     expect(links[0]!.email).toBe(`renamed@${s.domain}`);
     expect(await audit('user.sso.provision', a.body.user.id)).toHaveLength(1);
-    expect((await audit('user.login', a.body.user.id)).map((e) => (e.details as { method: string }).method)).toEqual(['sso', 'sso']);
+    expect((await audit('user.login', a.body.user.id)).map((e) => (e.details as { method: string }).method)).toEqual([
+      'sso',
+      'sso',
+    ]);
   });
 
   it('refuses a linked account that has been disabled', async () => {
@@ -157,17 +216,32 @@ describe('links are bound to the issuer', () => {
   it('changing the issuer removes the links: the same subject at the new IdP is not the old account', async () => {
     const s = await autoProvisioned();
     const sub = `shared-sub-${crypto.randomUUID()}`;
-    const old = await exchange(t, (await runSsoLogin(t, s.org.id, { idp, user: idpUser(`old.person@${s.domain}`, { sub }) })).ssoCode!);
+    const old = await exchange(
+      t,
+      (await runSsoLogin(t, s.org.id, { idp, user: idpUser(`old.person@${s.domain}`, { sub }) })).ssoCode!,
+    );
     expect(old.status).toBe(200);
     const q = { query: { orgId: s.org.id } };
-    const moved = await s.api.patch(`/sso/providers/${s.provider.id}`, { issuer: otherIdp.issuer, clientId: otherIdp.clientId, clientSecret: otherIdp.clientSecret }, q);
+    const moved = await s.api.patch(
+      `/sso/providers/${s.provider.id}`,
+      { issuer: otherIdp.issuer, clientId: otherIdp.clientId, clientSecret: otherIdp.clientSecret },
+      q,
+    );
     expect(moved.status, moved.text).toBe(200);
     expect(await identitiesOf(old.body.user.id)).toHaveLength(0);
     // The newest update of this provider (set-up may have updated it too): ordered, never the driver's row order.
-    const [rec] = await t.deps.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'sso.provider.update'), eq(auditLogs.resourceId, s.provider.id))).orderBy(desc(auditLogs.seq)).limit(1);
+    const [rec] = await t.deps.db
+      .select()
+      .from(auditLogs)
+      .where(and(eq(auditLogs.action, 'sso.provider.update'), eq(auditLogs.resourceId, s.provider.id)))
+      .orderBy(desc(auditLogs.seq))
+      .limit(1);
     expect(rec!.details).toMatchObject({ identitiesUnlinked: 1 });
 
-    const other = await exchange(t, (await runSsoLogin(t, s.org.id, { idp: otherIdp, user: idpUser(`new.person@${s.domain}`, { sub }) })).ssoCode!);
+    const other = await exchange(
+      t,
+      (await runSsoLogin(t, s.org.id, { idp: otherIdp, user: idpUser(`new.person@${s.domain}`, { sub }) })).ssoCode!,
+    );
     expect(other.status).toBe(200);
     expect(other.body.user.id).not.toBe(old.body.user.id);
     expect(other.body.user.email).toBe(`new.person@${s.domain}`);
@@ -182,7 +256,11 @@ describe('auto-provisioning off', () => {
     expect(r.location).toBe(`${t.deps.config.appUrl}/login?error=user_not_found`);
     expect(await usersWithEmail(who.email)).toHaveLength(0);
     const failed = await failures(s.provider.id);
-    expect(failed.at(-1)).toMatchObject({ result: 'failure', orgId: s.org.id, details: { method: 'sso', reason: 'user_not_found' } });
+    expect(failed.at(-1)).toMatchObject({
+      result: 'failure',
+      orgId: s.org.id,
+      details: { method: 'sso', reason: 'user_not_found' },
+    });
   });
 });
 
@@ -266,13 +344,18 @@ describe('identity resolution by verified email among the organisation members',
     expect(res.status, res.text).toBe(200);
     expect(res.body.user).toMatchObject({ id: member.id, roleId: ORG_TECHNICIAN_ROLE_ID, status: 'active' });
     expect((await accountOf(t, member.id))!.status).toBe('active');
-    expect(await identitiesOf(member.id)).toEqual([expect.objectContaining({ providerId: s.provider.id, subject: who.sub })]);
+    expect(await identitiesOf(member.id)).toEqual([
+      expect.objectContaining({ providerId: s.provider.id, subject: who.sub }),
+    ]);
     expect(await usersWithEmail(member.email)).toHaveLength(1);
   });
 
   it('links a member who has a password at once when every membership lies in the organisation (issue 13), and audits it', async () => {
     const s = await orgWithProvider(t, idp, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
-    const member = await createUser(t, { email: `has.password@${s.domain}`, password: 'correct horse battery staple 42' });
+    const member = await createUser(t, {
+      email: `has.password@${s.domain}`,
+      password: 'correct horse battery staple 42',
+    });
     await addOrgMember(t, { orgId: s.org.id, userId: member.id });
     const who = idpUser(member.email);
     const r = await runSsoLogin(t, s.org.id, { idp, user: who });
@@ -280,13 +363,20 @@ describe('identity resolution by verified email among the organisation members',
     const res = await exchange(t, r.ssoCode!);
     expect(res.status, res.text).toBe(200);
     expect(res.body.user.id).toBe(member.id);
-    expect(await identitiesOf(member.id)).toEqual([expect.objectContaining({ providerId: s.provider.id, subject: who.sub })]);
+    expect(await identitiesOf(member.id)).toEqual([
+      expect.objectContaining({ providerId: s.provider.id, subject: who.sub }),
+    ]);
     expect(await usersWithEmail(member.email)).toHaveLength(1);
-    const audit = await t.deps.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'sso.identity.link'), eq(auditLogs.actorUserId, member.id)));
-    expect(audit).toEqual([expect.objectContaining({ orgId: s.org.id, details: expect.objectContaining({ how: 'automatic' }) })]);
+    const audit = await t.deps.db
+      .select()
+      .from(auditLogs)
+      .where(and(eq(auditLogs.action, 'sso.identity.link'), eq(auditLogs.actorUserId, member.id)));
+    expect(audit).toEqual([
+      expect.objectContaining({ orgId: s.org.id, details: expect.objectContaining({ how: 'automatic' }) }),
+    ]);
   });
 
-  it("sends a member of another organisation too to the link page, and links nothing until the account confirms", async () => {
+  it('sends a member of another organisation too to the link page, and links nothing until the account confirms', async () => {
     // The same person is a member of two organisations; each organisation has its own IdP.
     const first = await orgWithProvider(t, idp, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
     const secondOrg = await createOrg(t, first.partner.id);
@@ -306,7 +396,9 @@ describe('identity resolution by verified email among the organisation members',
     const s = await orgWithProvider(t, idp, { autoProvision: false });
     const member = await createUser(t, { email: `dual.role@${s.domain}`, status: 'invited' });
     await addOrgMember(t, { orgId: s.org.id, userId: member.id, roleId: ORG_TECHNICIAN_ROLE_ID });
-    await t.deps.db.insert(partnerUsers).values({ partnerId: s.partner.id, userId: member.id, roleId: PARTNER_TECHNICIAN_ROLE_ID, orgAccess: 'all' });
+    await t.deps.db
+      .insert(partnerUsers)
+      .values({ partnerId: s.partner.id, userId: member.id, roleId: PARTNER_TECHNICIAN_ROLE_ID, orgAccess: 'all' });
     const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(member.email) });
     expect(linkFlowOf(r.location)).toBeTruthy();
     expect(await identitiesOf(member.id)).toHaveLength(0);
@@ -329,7 +421,12 @@ describe('identity resolution by verified email among the organisation members',
     await addOrgMember(t, { orgId: elsewhere.id, userId: outsider.id });
     const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(outsider.email) });
     expect(r.error).toBe('no_org_access');
-    expect(await t.deps.db.select().from(organizationUsers).where(and(eq(organizationUsers.userId, outsider.id), eq(organizationUsers.orgId, s.org.id)))).toHaveLength(0);
+    expect(
+      await t.deps.db
+        .select()
+        .from(organizationUsers)
+        .where(and(eq(organizationUsers.userId, outsider.id), eq(organizationUsers.orgId, s.org.id))),
+    ).toHaveLength(0);
     expect(await identitiesOf(outsider.id)).toHaveLength(0);
   });
 
@@ -363,7 +460,8 @@ describe('a provider that is not active cannot be used', () => {
     const r = await runSsoLogin(t, s.org.id, {
       idp,
       user: who,
-      beforeCallback: async () => expect((await setStatus(s.api, s.provider.id, 'inactive', s.org.id)).status).toBe(200),
+      beforeCallback: async () =>
+        expect((await setStatus(s.api, s.provider.id, 'inactive', s.org.id)).status).toBe(200),
     });
     expect(r.error).toBe('provider_not_found');
     expect(await usersWithEmail(who.email)).toHaveLength(0);
@@ -385,7 +483,10 @@ describe('a provider that is not active cannot be used', () => {
     const r = await runSsoLogin(t, s.org.id, {
       idp,
       user: who,
-      beforeCallback: async () => expect((await s.api.delete(`/sso/providers/${s.provider.id}`, { query: { orgId: s.org.id } })).status).toBe(200),
+      beforeCallback: async () =>
+        expect((await s.api.delete(`/sso/providers/${s.provider.id}`, { query: { orgId: s.org.id } })).status).toBe(
+          200,
+        ),
     });
     expect(r.error).toBe('provider_not_found');
     expect(await usersWithEmail(who.email)).toHaveLength(0);
@@ -406,14 +507,22 @@ describe('an SSO session lives 10 minutes', () => {
   it('answers error=session_expired when the browser comes back after more than 10 minutes', async () => {
     const s = await autoProvisioned();
     const who = idpUser(`slow@${s.domain}`);
-    const r = await runSsoLogin(t, s.org.id, { idp, user: who, beforeCallback: () => t.clock.advance(10 * 60 * 1000 + 1000) });
+    const r = await runSsoLogin(t, s.org.id, {
+      idp,
+      user: who,
+      beforeCallback: () => t.clock.advance(10 * 60 * 1000 + 1000),
+    });
     expect(r.location).toBe(`${t.deps.config.appUrl}/login?error=session_expired`);
     expect(await usersWithEmail(who.email)).toHaveLength(0);
   });
 
   it('still completes after 9 minutes', async () => {
     const s = await autoProvisioned();
-    const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(`patient@${s.domain}`), beforeCallback: () => t.clock.advance(9 * 60 * 1000) });
+    const r = await runSsoLogin(t, s.org.id, {
+      idp,
+      user: idpUser(`patient@${s.domain}`),
+      beforeCallback: () => t.clock.advance(9 * 60 * 1000),
+    });
     expect(r.ssoCode).toBeTruthy();
   });
 });
@@ -434,7 +543,9 @@ describe('the state is single-use and bound to the browser that started the flow
     const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(`bound@${s.domain}`), stopBeforeCallback: true });
     // A victim lured to the attacker's callback URL: no binding cookie, or another flow's cookie.
     expect((await replayCallback(r.callbackUrl!, new Map())).error).toBe('invalid_state');
-    expect((await replayCallback(r.callbackUrl!, new Map([[BINDING_COOKIE, 'x'.repeat(43)]]))).error).toBe('invalid_state');
+    expect((await replayCallback(r.callbackUrl!, new Map([[BINDING_COOKIE, 'x'.repeat(43)]]))).error).toBe(
+      'invalid_state',
+    );
     const rightful = await replayCallback(r.callbackUrl!, r.jar);
     expect(rightful.error).toBeNull();
     expect(rightful.ssoCode).toBeTruthy();
@@ -443,7 +554,10 @@ describe('the state is single-use and bound to the browser that started the flow
   it('refuses an unknown or missing state', async () => {
     const none = await replayCallback(`${t.baseUrl}/api/v1/sso/callback?code=abc`, new Map());
     expect(none.error).toBe('invalid_state');
-    const unknown = await replayCallback(`${t.baseUrl}/api/v1/sso/callback?code=abc&state=nope`, new Map([[BINDING_COOKIE, 'whatever']]));
+    const unknown = await replayCallback(
+      `${t.baseUrl}/api/v1/sso/callback?code=abc&state=nope`,
+      new Map([[BINDING_COOKIE, 'whatever']]),
+    );
     expect(unknown.error).toBe('invalid_state');
   });
 
@@ -452,13 +566,19 @@ describe('the state is single-use and bound to the browser that started the flow
     idp.denyNext('access_denied');
     expect((await runSsoLogin(t, s.org.id, { idp, user: idpUser(`denied@${s.domain}`) })).error).toBe('access_denied');
     idp.denyNext('temporarily_unavailable');
-    expect((await runSsoLogin(t, s.org.id, { idp, user: idpUser(`unavailable@${s.domain}`) })).error).toBe('sso_failed');
+    expect((await runSsoLogin(t, s.org.id, { idp, user: idpUser(`unavailable@${s.domain}`) })).error).toBe(
+      'sso_failed',
+    );
   });
 
   it('ends in error=token_exchange_failed when the IdP refuses the code exchange (wrong client secret)', async () => {
     const tn = await tenant(t);
     const domain = freshDomain();
-    await createActiveProvider(tn.api, { ...idp, clientSecret: 'not-the-secret' }, tn.org.id, { allowedDomains: domain, autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
+    await createActiveProvider(tn.api, { ...idp, clientSecret: 'not-the-secret' }, tn.org.id, {
+      allowedDomains: domain,
+      autoProvision: true,
+      defaultRoleId: ORG_TECHNICIAN_ROLE_ID,
+    });
     const r = await runSsoLogin(t, tn.org.id, { idp, user: idpUser(`bad.secret@${domain}`) });
     expect(r.error).toBe('token_exchange_failed');
   });
@@ -492,7 +612,11 @@ describe('the post-login redirect is a relative path only', () => {
   it('keeps /dashboard and turns absolute, protocol-relative and backslash URLs into /', async () => {
     const s = await autoProvisioned();
     for (const [asked, landed] of cases) {
-      const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(`redirect.${cases.findIndex((c) => c[0] === asked)}@${s.domain}`), redirect: asked });
+      const r = await runSsoLogin(t, s.org.id, {
+        idp,
+        user: idpUser(`redirect.${cases.findIndex((c) => c[0] === asked)}@${s.domain}`),
+        redirect: asked,
+      });
       expect(r.path, JSON.stringify(asked)).toBe(landed);
       expect(new URL(r.location!).origin).toBe(new URL(t.deps.config.appUrl).origin);
     }
@@ -517,13 +641,22 @@ describe("a partner-owned provider signs in the partner's technicians", () => {
   it('provisions a partner member with the default partner role, via /sso/login/:partnerId', async () => {
     const tn = await tenant(t);
     const domain = freshDomain();
-    const provider = await createActiveProvider(tn.api, idp, null, { allowedDomains: domain, autoProvision: true, defaultRoleId: PARTNER_TECHNICIAN_ROLE_ID });
+    const provider = await createActiveProvider(tn.api, idp, null, {
+      allowedDomains: domain,
+      autoProvision: true,
+      defaultRoleId: PARTNER_TECHNICIAN_ROLE_ID,
+    });
     expect(provider).toMatchObject({ orgId: null, partnerId: tn.partner.id });
     const r = await runSsoLogin(t, tn.partner.id, { idp, user: idpUser(`tech@${domain}`) });
     expect(r.error).toBeNull();
     const res = await exchange(t, r.ssoCode!);
     expect(res.status, res.text).toBe(200);
-    expect(res.body.user).toMatchObject({ scope: 'partner', partnerId: tn.partner.id, orgId: null, roleId: PARTNER_TECHNICIAN_ROLE_ID });
+    expect(res.body.user).toMatchObject({
+      scope: 'partner',
+      partnerId: tn.partner.id,
+      orgId: null,
+      roleId: PARTNER_TECHNICIAN_ROLE_ID,
+    });
     const [m] = await t.deps.db.select().from(partnerUsers).where(eq(partnerUsers.userId, res.body.user.id));
     expect(m).toMatchObject({ partnerId: tn.partner.id, roleId: PARTNER_TECHNICIAN_ROLE_ID });
     const [login] = await audit('user.login', res.body.user.id);

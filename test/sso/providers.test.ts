@@ -9,7 +9,17 @@ import { startApp, type TestApp } from '../support/app.js';
 import type { ApiResponse } from '../support/client.js';
 import { accountOf, auditRecords, createOrg, partnerAdmin, signedInOrgMember } from '../support/fixtures.js';
 import { callbackFor, runSsoLogin, startOidcProvider, type TestIdp } from '../support/oidc.js';
-import { createActiveProvider, exchange, freshDomain, idpUser, ORG_TECHNICIAN_ROLE_ID, PARTNER_TECHNICIAN_ROLE_ID, setStatus, tenant, uniq } from './helpers.js';
+import {
+  createActiveProvider,
+  exchange,
+  freshDomain,
+  idpUser,
+  ORG_TECHNICIAN_ROLE_ID,
+  PARTNER_TECHNICIAN_ROLE_ID,
+  setStatus,
+  tenant,
+  uniq,
+} from './helpers.js';
 
 let t: TestApp; // SSO_ALLOW_INSECURE_ISSUERS=true: the loopback IdP is usable
 let secure: TestApp; // the production posture: http and private issuers refused
@@ -26,17 +36,58 @@ afterAll(async () => {
   await idp?.close();
 });
 
-const PROVIDER_FIELDS = ['allowedDomains', 'autoProvision', 'clientId', 'createdAt', 'defaultRoleId', 'enforceSSO', 'hasClientSecret', 'id', 'issuer', 'lastTestedAt', 'name', 'orgId', 'partnerId', 'scopes', 'status', 'trustIdpMfa', 'type', 'updatedAt'];
+const PROVIDER_FIELDS = [
+  'allowedDomains',
+  'autoProvision',
+  'clientId',
+  'createdAt',
+  'defaultRoleId',
+  'enforceSSO',
+  'hasClientSecret',
+  'id',
+  'issuer',
+  'lastTestedAt',
+  'name',
+  'orgId',
+  'partnerId',
+  'scopes',
+  'status',
+  'trustIdpMfa',
+  'type',
+  'updatedAt',
+];
 
-const body = (over: Record<string, unknown> = {}) => ({ name: `Corp IdP ${uniq()}`, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, ...over });
+const body = (over: Record<string, unknown> = {}) => ({
+  name: `Corp IdP ${uniq()}`,
+  issuer: idp.issuer,
+  clientId: idp.clientId,
+  clientSecret: idp.clientSecret,
+  ...over,
+});
 
 describe('provider CRUD through the API', () => {
   it('creates a provider that starts inactive, reads, lists, updates and deletes it, each change audited', async () => {
     const tn = await tenant(t);
-    const created = await tn.api.post('/sso/providers', body({ orgId: tn.org.id, allowedDomains: ' Example.COM, Corp.Example.org ', preset: 'okta' }));
+    const created = await tn.api.post(
+      '/sso/providers',
+      body({ orgId: tn.org.id, allowedDomains: ' Example.COM, Corp.Example.org ', preset: 'okta' }),
+    );
     expect(created.status, created.text).toBe(201);
     expect(Object.keys(created.body).sort()).toEqual(PROVIDER_FIELDS);
-    expect(created.body).toMatchObject({ orgId: tn.org.id, partnerId: tn.partner.id, type: 'oidc', status: 'inactive', issuer: idp.issuer, clientId: idp.clientId, hasClientSecret: true, scopes: 'openid email profile', autoProvision: false, defaultRoleId: null, allowedDomains: 'example.com,corp.example.org', enforceSSO: false });
+    expect(created.body).toMatchObject({
+      orgId: tn.org.id,
+      partnerId: tn.partner.id,
+      type: 'oidc',
+      status: 'inactive',
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+      hasClientSecret: true,
+      scopes: 'openid email profile',
+      autoProvision: false,
+      defaultRoleId: null,
+      allowedDomains: 'example.com,corp.example.org',
+      enforceSSO: false,
+    });
     const id = created.body.id as string;
 
     const one = await tn.api.get(`/sso/providers/${id}`, { query: { orgId: tn.org.id } });
@@ -48,9 +99,27 @@ describe('provider CRUD through the API', () => {
     // The partner-owned list (no orgId) is another scope.
     expect((await tn.api.get('/sso/providers')).body.data).toEqual([]);
 
-    const patched = await tn.api.patch(`/sso/providers/${id}`, { name: 'Renamed', autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID, allowedDomains: 'EXAMPLE.com', enforceSSO: true }, { query: { orgId: tn.org.id } });
+    const patched = await tn.api.patch(
+      `/sso/providers/${id}`,
+      {
+        name: 'Renamed',
+        autoProvision: true,
+        defaultRoleId: ORG_TECHNICIAN_ROLE_ID,
+        allowedDomains: 'EXAMPLE.com',
+        enforceSSO: true,
+      },
+      { query: { orgId: tn.org.id } },
+    );
     expect(patched.status, patched.text).toBe(200);
-    expect(patched.body).toMatchObject({ name: 'Renamed', autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID, allowedDomains: 'example.com', enforceSSO: true, status: 'inactive', hasClientSecret: true });
+    expect(patched.body).toMatchObject({
+      name: 'Renamed',
+      autoProvision: true,
+      defaultRoleId: ORG_TECHNICIAN_ROLE_ID,
+      allowedDomains: 'example.com',
+      enforceSSO: true,
+      status: 'inactive',
+      hasClientSecret: true,
+    });
 
     const deleted = await tn.api.delete(`/sso/providers/${id}`, { query: { orgId: tn.org.id } });
     expect(deleted.status).toBe(200);
@@ -59,7 +128,13 @@ describe('provider CRUD through the API', () => {
 
     for (const action of ['sso.provider.create', 'sso.provider.update', 'sso.provider.delete']) {
       const [rec] = await auditRecords(t, action, id);
-      expect(rec, action).toMatchObject({ result: 'success', actorUserId: tn.user.id, partnerId: tn.partner.id, orgId: tn.org.id, resourceType: 'sso_provider' });
+      expect(rec, action).toMatchObject({
+        result: 'success',
+        actorUserId: tn.user.id,
+        partnerId: tn.partner.id,
+        orgId: tn.org.id,
+        resourceType: 'sso_provider',
+      });
     }
   });
 
@@ -74,7 +149,10 @@ describe('provider CRUD through the API', () => {
 
   it('creates a partner-owned provider when a partner caller names no organisation', async () => {
     const tn = await tenant(t);
-    const created = await tn.api.post('/sso/providers', body({ autoProvision: true, defaultRoleId: PARTNER_TECHNICIAN_ROLE_ID }));
+    const created = await tn.api.post(
+      '/sso/providers',
+      body({ autoProvision: true, defaultRoleId: PARTNER_TECHNICIAN_ROLE_ID }),
+    );
     expect(created.status, created.text).toBe(201);
     expect(created.body).toMatchObject({ orgId: null, partnerId: tn.partner.id, status: 'inactive' });
     expect((await tn.api.get('/sso/providers')).body.data.map((p: { id: string }) => p.id)).toEqual([created.body.id]);
@@ -114,7 +192,11 @@ describe('the client secret is stored encrypted and never returned or logged', (
     expect(audits.length).toBeGreaterThanOrEqual(3);
     expect(JSON.stringify(audits)).not.toContain(secret);
     expect(JSON.stringify(audits)).not.toContain(rotated);
-    expect(audits.find((a) => a.action === 'sso.provider.update' && (a.details as { clientAuthChanged?: boolean }).clientAuthChanged)).toBeTruthy();
+    expect(
+      audits.find(
+        (a) => a.action === 'sso.provider.update' && (a.details as { clientAuthChanged?: boolean }).clientAuthChanged,
+      ),
+    ).toBeTruthy();
 
     const logs = t.logs();
     expect(logs).not.toContain(secret);
@@ -124,7 +206,11 @@ describe('the client secret is stored encrypted and never returned or logged', (
   it('reports hasClientSecret false once the secret is cleared', async () => {
     const tn = await tenant(t);
     const created = await tn.api.post('/sso/providers', body({ orgId: tn.org.id }));
-    const cleared = await tn.api.patch(`/sso/providers/${created.body.id}`, { clientSecret: null }, { query: { orgId: tn.org.id } });
+    const cleared = await tn.api.patch(
+      `/sso/providers/${created.body.id}`,
+      { clientSecret: null },
+      { query: { orgId: tn.org.id } },
+    );
     expect(cleared.status).toBe(200);
     expect(cleared.body.hasClientSecret).toBe(false);
   });
@@ -182,12 +268,19 @@ describe('provider administration needs settings:read / settings:write', () => {
     expect(tooHigh.status).toBe(403);
     expect(tooHigh.body.code).toBe('permission_ceiling');
     // A role within the caller's permissions is fine.
-    const modest = await tn.api.post('/roles', { name: `Settings reader ${uniq()}`, permissions: [{ resource: 'settings', action: 'read' }], orgId: tn.org.id });
+    const modest = await tn.api.post('/roles', {
+      name: `Settings reader ${uniq()}`,
+      permissions: [{ resource: 'settings', action: 'read' }],
+      orgId: tn.org.id,
+    });
     const ok = await api.post('/sso/providers', body({ autoProvision: true, defaultRoleId: modest.body.id }));
     expect(ok.status, ok.text).toBe(201);
 
     // An auto-provisioning provider an admin set up: the lesser member may rename it, not widen it.
-    const admins = await tn.api.post('/sso/providers', body({ orgId: tn.org.id, autoProvision: true, defaultRoleId: ORG_ADMIN_ROLE_ID }));
+    const admins = await tn.api.post(
+      '/sso/providers',
+      body({ orgId: tn.org.id, autoProvision: true, defaultRoleId: ORG_ADMIN_ROLE_ID }),
+    );
     expect(admins.status).toBe(201);
     const id = admins.body.id as string;
     expect((await api.patch(`/sso/providers/${id}`, { name: 'Renamed by a lesser admin' })).status).toBe(200);
@@ -200,7 +293,10 @@ describe('provider administration needs settings:read / settings:write', () => {
       expect(res.status, res.text).toBe(403);
       expect(res.body.code).toBe('permission_ceiling');
     }
-    expect((await tn.api.get(`/sso/providers/${id}`, { query: { orgId: tn.org.id } })).body).toMatchObject({ status: 'inactive', issuer: idp.issuer });
+    expect((await tn.api.get(`/sso/providers/${id}`, { query: { orgId: tn.org.id } })).body).toMatchObject({
+      status: 'inactive',
+      issuer: idp.issuer,
+    });
   });
 
   it("answers 404 for another tenant's provider", async () => {
@@ -240,7 +336,11 @@ describe('provider validation', () => {
     expect(on.status).toBe(400);
     expect(on.body.code).toBe('default_role_required');
 
-    const ok = await tn.api.patch(`/sso/providers/${plain.body.id}`, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID }, q);
+    const ok = await tn.api.patch(
+      `/sso/providers/${plain.body.id}`,
+      { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID },
+      q,
+    );
     expect(ok.status).toBe(200);
     const dropRole = await tn.api.patch(`/sso/providers/${plain.body.id}`, { defaultRoleId: null }, q);
     expect(dropRole.status).toBe(400);
@@ -249,14 +349,23 @@ describe('provider validation', () => {
 
   it('refuses a default role from outside the provider’s scope', async () => {
     const tn = await tenant(t);
-    const res = await tn.api.post('/sso/providers', body({ orgId: tn.org.id, autoProvision: true, defaultRoleId: PARTNER_TECHNICIAN_ROLE_ID }));
+    const res = await tn.api.post(
+      '/sso/providers',
+      body({ orgId: tn.org.id, autoProvision: true, defaultRoleId: PARTNER_TECHNICIAN_ROLE_ID }),
+    );
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('validation_failed');
   });
 
   it('answers 400 validation_failed for unknown fields, a missing name, bad domains and scopes without openid', async () => {
     const tn = await tenant(t);
-    for (const bad of [body({ orgId: tn.org.id, clientSecretPlain: 'x' }), body({ orgId: tn.org.id, name: '' }), body({ orgId: tn.org.id, allowedDomains: 'not a domain!' }), body({ orgId: tn.org.id, scopes: 'email profile' }), body({ orgId: tn.org.id, issuer: 'ftp://idp.example.com' })]) {
+    for (const bad of [
+      body({ orgId: tn.org.id, clientSecretPlain: 'x' }),
+      body({ orgId: tn.org.id, name: '' }),
+      body({ orgId: tn.org.id, allowedDomains: 'not a domain!' }),
+      body({ orgId: tn.org.id, scopes: 'email profile' }),
+      body({ orgId: tn.org.id, issuer: 'ftp://idp.example.com' }),
+    ]) {
       const res = await tn.api.post('/sso/providers', bad);
       expect(res.status, JSON.stringify(bad)).toBe(400);
       expect(res.body.code).toBe('validation_failed');
@@ -299,7 +408,16 @@ describe('issuers over http or on private addresses are refused unless SSO_ALLOW
   it('refuses them on update too', async () => {
     const tn = await tenant(secure);
     // A provider stored directly (no public IdP in the test environment), then pointed at private addresses.
-    const [row] = await secure.deps.db.insert(ssoProviders).values({ partnerId: tn.partner.id, orgId: tn.org.id, name: 'Stored', issuer: 'https://idp.example.com', clientId: 'c' }).returning();
+    const [row] = await secure.deps.db
+      .insert(ssoProviders)
+      .values({
+        partnerId: tn.partner.id,
+        orgId: tn.org.id,
+        name: 'Stored',
+        issuer: 'https://idp.example.com',
+        clientId: 'c',
+      })
+      .returning();
     for (const issuer of ['http://idp.example.com', 'https://10.0.0.1', 'https://[::ffff:127.0.0.1]']) {
       const res = await tn.api.patch(`/sso/providers/${row!.id}`, { issuer }, { query: { orgId: tn.org.id } });
       expect(res.status, issuer).toBe(400);
@@ -311,7 +429,15 @@ describe('issuers over http or on private addresses are refused unless SSO_ALLOW
     const tn = await tenant(secure);
     const [row] = await secure.deps.db
       .insert(ssoProviders)
-      .values({ partnerId: tn.partner.id, orgId: tn.org.id, name: 'Smuggled', issuer: idp.issuer, clientId: idp.clientId, clientSecret: secure.deps.box.seal(idp.clientSecret, 'sso-client-secret'), status: 'active' })
+      .values({
+        partnerId: tn.partner.id,
+        orgId: tn.org.id,
+        name: 'Smuggled',
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: secure.deps.box.seal(idp.clientSecret, 'sso-client-secret'),
+        status: 'active',
+      })
       .returning();
     const r = await runSsoLogin(secure, tn.org.id);
     expect(r.error).toBe('provider_unavailable');
@@ -342,7 +468,9 @@ describe('provider status', () => {
     const bad = await tn.api.post(`/sso/providers/${id}/status`, { status: 'enabled' }, q);
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('validation_failed');
-    const statusAudits = (await auditRecords(t, 'sso.provider.update', id)).map((a) => (a.details as { status?: string }).status);
+    const statusAudits = (await auditRecords(t, 'sso.provider.update', id)).map(
+      (a) => (a.details as { status?: string }).status,
+    );
     expect(statusAudits).toEqual(['testing', 'active', 'inactive', 'active']);
   });
 
@@ -362,7 +490,13 @@ describe('POST /sso/providers/:id/test tries OpenID discovery', () => {
     const created = await tn.api.post('/sso/providers', body({ orgId: tn.org.id }));
     const res = await tn.api.post(`/sso/providers/${created.body.id}/test`, undefined, { query: { orgId: tn.org.id } });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ok: true, issuer: idp.issuer, authorizationEndpoint: `${idp.issuer}/auth`, tokenEndpoint: `${idp.issuer}/token`, jwksUri: `${idp.issuer}/jwks` });
+    expect(res.body).toEqual({
+      ok: true,
+      issuer: idp.issuer,
+      authorizationEndpoint: `${idp.issuer}/auth`,
+      tokenEndpoint: `${idp.issuer}/token`,
+      jwksUri: `${idp.issuer}/jwks`,
+    });
   });
 
   it('answers 200 { ok: false, error } when discovery fails', async () => {
@@ -382,19 +516,37 @@ describe('GET /sso/presets', () => {
     const res = await api.get('/sso/presets');
     expect(res.status).toBe(200);
     const names = res.body.data.map((p: { name: string }) => p.name);
-    for (const expected of [/Entra ID/, /Okta/, /Google Workspace/, /Auth0/, /Keycloak/, /Generic/i]) expect(names.some((n: string) => expected.test(n)), String(expected)).toBe(true);
+    for (const expected of [/Entra ID/, /Okta/, /Google Workspace/, /Auth0/, /Keycloak/, /Generic/i])
+      expect(
+        names.some((n: string) => expected.test(n)),
+        String(expected),
+      ).toBe(true);
     for (const p of res.body.data) {
-      expect(p).toMatchObject({ id: expect.any(String), type: 'oidc', issuerTemplate: expect.stringMatching(/^https:\/\//), scopes: expect.stringMatching(/\bopenid\b/) });
+      expect(p).toMatchObject({
+        id: expect.any(String),
+        type: 'oidc',
+        issuerTemplate: expect.stringMatching(/^https:\/\//),
+        scopes: expect.stringMatching(/\bopenid\b/),
+      });
     }
-    expect(res.body.data.map((p: { id: string }) => p.id)).toEqual(expect.arrayContaining(['entra', 'okta', 'google', 'auth0', 'keycloak', 'generic']));
+    expect(res.body.data.map((p: { id: string }) => p.id)).toEqual(
+      expect.arrayContaining(['entra', 'okta', 'google', 'auth0', 'keycloak', 'generic']),
+    );
   });
 
   it('covers JumpCloud, OneLogin and PingOne too, each with the redirect URI to register, the e-mail and name claims and a setup note', async () => {
     const { api } = await partnerAdmin(t);
     const res = await api.get('/sso/presets');
-    expect(res.body.data.map((p: { id: string }) => p.id)).toEqual(expect.arrayContaining(['jumpcloud', 'onelogin', 'pingone']));
+    expect(res.body.data.map((p: { id: string }) => p.id)).toEqual(
+      expect.arrayContaining(['jumpcloud', 'onelogin', 'pingone']),
+    );
     for (const p of res.body.data) {
-      expect(p).toMatchObject({ redirectUri: `${t.deps.config.publicUrl}/api/v1/sso/callback`, emailClaim: 'email', nameClaim: 'name', notes: expect.stringMatching(/\S{3}/) });
+      expect(p).toMatchObject({
+        redirectUri: `${t.deps.config.publicUrl}/api/v1/sso/callback`,
+        emailClaim: 'email',
+        nameClaim: 'name',
+        notes: expect.stringMatching(/\S{3}/),
+      });
     }
   });
 
@@ -411,16 +563,24 @@ describe('deleting a provider deletes the identities linked to it', () => {
   it('removes the links (the accounts survive), and a later login with that subject does not find the old link', async () => {
     const tn = await tenant(t);
     const domain = freshDomain();
-    const provider = await createActiveProvider(tn.api, idp, tn.org.id, { allowedDomains: domain, autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
+    const provider = await createActiveProvider(tn.api, idp, tn.org.id, {
+      allowedDomains: domain,
+      autoProvision: true,
+      defaultRoleId: ORG_TECHNICIAN_ROLE_ID,
+    });
     const who = idpUser(`linked@${domain}`);
     const signed = await exchange(t, (await runSsoLogin(t, tn.org.id, { idp, user: who })).ssoCode!);
     expect(signed.status).toBe(200);
     const userId = signed.body.user.id as string;
-    expect(await t.deps.db.select().from(ssoIdentities).where(eq(ssoIdentities.providerId, provider.id))).toHaveLength(1);
+    expect(await t.deps.db.select().from(ssoIdentities).where(eq(ssoIdentities.providerId, provider.id))).toHaveLength(
+      1,
+    );
 
     const res = await tn.api.delete(`/sso/providers/${provider.id}`, { query: { orgId: tn.org.id } });
     expect(res.status).toBe(200);
-    expect(await t.deps.db.select().from(ssoIdentities).where(eq(ssoIdentities.providerId, provider.id))).toHaveLength(0);
+    expect(await t.deps.db.select().from(ssoIdentities).where(eq(ssoIdentities.providerId, provider.id))).toHaveLength(
+      0,
+    );
     expect(await t.deps.db.select().from(ssoIdentities).where(eq(ssoIdentities.userId, userId))).toHaveLength(0);
     expect(await accountOf(t, userId)).not.toBeNull();
     const [rec] = await auditRecords(t, 'sso.provider.delete', provider.id);
@@ -432,12 +592,24 @@ describe('deleting a provider deletes the identities linked to it', () => {
     const tn = await tenant(t);
     const other = await createOrg(t, tn.partner.id);
     const domain = freshDomain();
-    const keep = await createActiveProvider(tn.api, idp, other.id, { allowedDomains: domain, autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
-    const drop = await createActiveProvider(tn.api, idp, tn.org.id, { allowedDomains: domain, autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
+    const keep = await createActiveProvider(tn.api, idp, other.id, {
+      allowedDomains: domain,
+      autoProvision: true,
+      defaultRoleId: ORG_TECHNICIAN_ROLE_ID,
+    });
+    const drop = await createActiveProvider(tn.api, idp, tn.org.id, {
+      allowedDomains: domain,
+      autoProvision: true,
+      defaultRoleId: ORG_TECHNICIAN_ROLE_ID,
+    });
     expect((await runSsoLogin(t, other.id, { idp, user: idpUser(`keep@${domain}`) })).ssoCode).toBeTruthy();
     expect((await runSsoLogin(t, tn.org.id, { idp, user: idpUser(`drop@${domain}`) })).ssoCode).toBeTruthy();
     expect((await tn.api.delete(`/sso/providers/${drop.id}`, { query: { orgId: tn.org.id } })).status).toBe(200);
-    expect(await t.deps.db.select().from(ssoIdentities).where(and(eq(ssoIdentities.providerId, keep.id)))).toHaveLength(1);
+    expect(
+      await t.deps.db
+        .select()
+        .from(ssoIdentities)
+        .where(and(eq(ssoIdentities.providerId, keep.id))),
+    ).toHaveLength(1);
   });
 });
-

@@ -31,9 +31,19 @@ afterAll(async () => {
   await idp?.close();
 });
 
-const accounts = async (email: string) => t.deps.db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
+const accounts = async (email: string) =>
+  t.deps.db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
 const failures = (reason: string) =>
-  t.deps.db.select().from(auditLogs).where(and(eq(auditLogs.action, 'auth.login.failed'), eq(auditLogs.resourceId, s.provider.id), sql`${auditLogs.details} ->> 'reason' = ${reason}`));
+  t.deps.db
+    .select()
+    .from(auditLogs)
+    .where(
+      and(
+        eq(auditLogs.action, 'auth.login.failed'),
+        eq(auditLogs.resourceId, s.provider.id),
+        sql`${auditLogs.details} ->> 'reason' = ${reason}`,
+      ),
+    );
 
 /** A fresh person at the IdP; the sign-in is expected to fail with `code`, and no account may appear. */
 async function refused(code: string, prepare: () => void = () => {}) {
@@ -59,7 +69,8 @@ function forged(assertion: Element, victim: string, id?: string): Element {
   removeSignatures(copy);
   if (id) copy.setAttribute('ID', id);
   copy.getElementsByTagNameNS(SAML, 'NameID')[0]!.textContent = `victim-${victim}`;
-  for (const v of Array.from(copy.getElementsByTagNameNS(SAML, 'AttributeValue'))) if (v.textContent?.includes('@')) v.textContent = victim;
+  for (const v of Array.from(copy.getElementsByTagNameNS(SAML, 'AttributeValue')))
+    if (v.textContent?.includes('@')) v.textContent = victim;
   return copy;
 }
 
@@ -75,7 +86,13 @@ describe('the IdP is honest: the chain signs in (control for every refusal below
 describe('an unsigned response and assertion are refused', () => {
   it('answers saml_response_invalid when every signature is removed', async () => {
     await refused('saml_response_invalid', () => {
-      idp.next = { tamper: (xml) => { const d = dom(xml); removeSignatures(d); return text(d); } };
+      idp.next = {
+        tamper: (xml) => {
+          const d = dom(xml);
+          removeSignatures(d);
+          return text(d);
+        },
+      };
     });
     expect((await failures('saml_response_invalid')).length).toBeGreaterThan(0);
   });
@@ -179,7 +196,9 @@ describe('a replayed assertion is refused on any instance (single use in the sha
     const response = form.samlResponse!;
     const answers = await Promise.all([postToAcs(t.baseUrl, response), postToAcs(peer.baseUrl, response)]);
     expect(answers.map((a) => a.status).sort()).toEqual([302, 303]);
-    expect(answers.find((a) => a.status === 302)!.location).toBe(`${t.deps.config.appUrl}/login?error=assertion_replayed`);
+    expect(answers.find((a) => a.status === 302)!.location).toBe(
+      `${t.deps.config.appUrl}/login?error=assertion_replayed`,
+    );
   });
 });
 
@@ -199,13 +218,21 @@ describe('a response to a request we never sent is refused', () => {
 describe('XML with a DOCTYPE or an external entity is refused before any parser sees it', () => {
   it('answers saml_response_invalid for a signed response behind a DOCTYPE with an external entity', async () => {
     await refused('saml_response_invalid', () => {
-      idp.next = { tamper: (xml) => `<!DOCTYPE samlp:Response [<!ENTITY xxe SYSTEM "file:///etc/hostname">]>${xml.replace(/(<saml:NameID[^>]*>)[^<]*/, '$1&xxe;')}` };
+      idp.next = {
+        tamper: (xml) =>
+          `<!DOCTYPE samlp:Response [<!ENTITY xxe SYSTEM "file:///etc/hostname">]>${xml.replace(/(<saml:NameID[^>]*>)[^<]*/, '$1&xxe;')}`,
+      };
     });
   });
 
   it('refuses IdP metadata with a DOCTYPE (400 validation_failed), inline or fetched', async () => {
     const tn = await tenant(t);
-    const res = await tn.api.post('/sso/providers', { type: 'saml', name: 'doctype', orgId: tn.org.id, metadataXml: `<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>${idp.metadataXml}` });
+    const res = await tn.api.post('/sso/providers', {
+      type: 'saml',
+      name: 'doctype',
+      orgId: tn.org.id,
+      metadataXml: `<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>${idp.metadataXml}`,
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('validation_failed');
     expect(res.text).toMatch(/DOCTYPE/);

@@ -23,8 +23,13 @@ afterAll(async () => {
   await idp?.close();
 });
 
-const usersWithEmail = async (email: string) => t.deps.db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
-const audit = (action: string, userId: string) => t.deps.db.select().from(auditLogs).where(and(eq(auditLogs.action, action), eq(auditLogs.actorUserId, userId)));
+const usersWithEmail = async (email: string) =>
+  t.deps.db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
+const audit = (action: string, userId: string) =>
+  t.deps.db
+    .select()
+    .from(auditLogs)
+    .where(and(eq(auditLogs.action, action), eq(auditLogs.actorUserId, userId)));
 
 describe('SP-initiated SAML sign-in with auto-provisioning', () => {
   it('runs the chain through the IdP, lands on the requested path with #ssoCode, and the code yields tokens for the new account', async () => {
@@ -36,7 +41,16 @@ describe('SP-initiated SAML sign-in with auto-provisioning', () => {
 
     const res = await exchange(t, r.ssoCode!);
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ tokenType: 'Bearer', user: { email: idp.user.email, name: 'New User', orgId: s.org.id, roleId: ORG_TECHNICIAN_ROLE_ID, scope: 'organization' } });
+    expect(res.body).toMatchObject({
+      tokenType: 'Bearer',
+      user: {
+        email: idp.user.email,
+        name: 'New User',
+        orgId: s.org.id,
+        roleId: ORG_TECHNICIAN_ROLE_ID,
+        scope: 'organization',
+      },
+    });
     expect(decodeJwt(res.body.accessToken)).toMatchObject({ orgId: s.org.id, mfa: false });
     // The code is single-use.
     expect((await exchange(t, r.ssoCode!)).status).toBe(401);
@@ -57,7 +71,7 @@ describe('SP-initiated SAML sign-in with auto-provisioning', () => {
 });
 
 describe('an existing member signs in through the SAML provider (the same linking rule as OIDC)', () => {
-  it('a password member whose memberships all lie in the provider\'s organisation is linked at once and audited', async () => {
+  it("a password member whose memberships all lie in the provider's organisation is linked at once and audited", async () => {
     const s = await orgWithSamlProvider(t, idp);
     const member = await createUser(t, { email: `member@${s.domain}`, password: 'a long and strong password 1!' });
     await addOrgMember(t, { orgId: s.org.id, userId: member.id, roleId: ORG_TECHNICIAN_ROLE_ID });
@@ -69,10 +83,12 @@ describe('an existing member signs in through the SAML provider (the same linkin
     expect(res.body.user).toMatchObject({ id: member.id, orgId: s.org.id });
     const links = await t.deps.db.select().from(ssoIdentities).where(eq(ssoIdentities.userId, member.id));
     expect(links).toEqual([expect.objectContaining({ providerId: s.provider.id, subject: idp.user.nameId })]);
-    expect(await audit('sso.identity.link', member.id)).toEqual([expect.objectContaining({ details: expect.objectContaining({ how: 'automatic' }) })]);
+    expect(await audit('sso.identity.link', member.id)).toEqual([
+      expect.objectContaining({ details: expect.objectContaining({ how: 'automatic' }) }),
+    ]);
   });
 
-  it('a member who also belongs elsewhere is sent to the console\'s link page, as with OIDC', async () => {
+  it("a member who also belongs elsewhere is sent to the console's link page, as with OIDC", async () => {
     const s = await orgWithSamlProvider(t, idp);
     const other = await orgWithSamlProvider(t, idp);
     const member = await createUser(t, { email: `twice@${s.domain}`, password: 'a long and strong password 1!' });
@@ -100,8 +116,14 @@ describe('an existing member signs in through the SAML provider (the same linkin
 describe('trustIdpMfa with SAML: an AuthnContextClassRef naming a second factor', () => {
   it('yields mfa:true when on, and mfa:false when off', async () => {
     for (const trust of [true, false]) {
-      const s = await orgWithSamlProvider(t, idp, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID, trustIdpMfa: trust });
-      idp.user = samlUser(`mfa-${trust}@${s.domain}`, { authnContext: 'http://schemas.microsoft.com/claims/multipleauthn' });
+      const s = await orgWithSamlProvider(t, idp, {
+        autoProvision: true,
+        defaultRoleId: ORG_TECHNICIAN_ROLE_ID,
+        trustIdpMfa: trust,
+      });
+      idp.user = samlUser(`mfa-${trust}@${s.domain}`, {
+        authnContext: 'http://schemas.microsoft.com/claims/multipleauthn',
+      });
       const r = await runSamlLogin(t, s.org.id);
       const res = await exchange(t, r.ssoCode!);
       expect(decodeJwt(res.body.accessToken).mfa).toBe(trust);
@@ -136,14 +158,23 @@ describe('SAML provider administration', () => {
     expect(xml).toContain(`entityID="${t.deps.config.publicUrl}/api/v1/sso/saml/${s.provider.id}/metadata"`);
     expect(xml).toMatch(/WantAssertionsSigned="true"/);
     expect(xml).toContain(`Location="${t.deps.config.publicUrl}/api/v1/sso/saml/acs"`);
-    expect((await fetch(`${t.baseUrl}/api/v1/sso/saml/00000000-0000-4000-8000-00000000dead/metadata`)).status).toBe(404);
+    expect((await fetch(`${t.baseUrl}/api/v1/sso/saml/00000000-0000-4000-8000-00000000dead/metadata`)).status).toBe(
+      404,
+    );
   });
 
-  it('POST /test fetches and reads the metadata and reports each certificate\'s expiry; an IdP whose only certificate expired fails it', async () => {
+  it("POST /test fetches and reads the metadata and reports each certificate's expiry; an IdP whose only certificate expired fails it", async () => {
     const s = await orgWithSamlProvider(t, idp, { byUrl: true });
     const ok = await s.api.post(`/sso/providers/${s.provider.id}/test`, {});
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ ok: true, type: 'saml', issuer: idp.entityId, certificates: [{ expired: false, notAfter: expect.any(String), fingerprintSha256: expect.stringMatching(/^[0-9A-F:]+$/) }] });
+    expect(ok.body).toMatchObject({
+      ok: true,
+      type: 'saml',
+      issuer: idp.entityId,
+      certificates: [
+        { expired: false, notAfter: expect.any(String), fingerprintSha256: expect.stringMatching(/^[0-9A-F:]+$/) },
+      ],
+    });
     expect(new Date(ok.body.certificates[0].notAfter).getTime()).toBeGreaterThan(Date.now());
 
     const stale = await startSamlIdp({ certNotAfter: new Date(Date.now() - 86_400_000) });
@@ -156,12 +187,23 @@ describe('SAML provider administration', () => {
     }
   });
 
-  it('refuses SAML metadata that is not an IdP\'s, both metadata sources at once, and OIDC settings on a SAML provider', async () => {
+  it("refuses SAML metadata that is not an IdP's, both metadata sources at once, and OIDC settings on a SAML provider", async () => {
     const s = await orgWithSamlProvider(t, idp);
-    const notIdp = await s.api.post('/sso/providers', { type: 'saml', name: 'x', orgId: s.org.id, metadataXml: '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="x"/>' });
+    const notIdp = await s.api.post('/sso/providers', {
+      type: 'saml',
+      name: 'x',
+      orgId: s.org.id,
+      metadataXml: '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="x"/>',
+    });
     expect(notIdp.status).toBe(400);
     expect(notIdp.body.code).toBe('validation_failed');
-    const both = await s.api.post('/sso/providers', { type: 'saml', name: 'x', orgId: s.org.id, metadataXml: idp.metadataXml, metadataUrl: idp.metadataUrl });
+    const both = await s.api.post('/sso/providers', {
+      type: 'saml',
+      name: 'x',
+      orgId: s.org.id,
+      metadataXml: idp.metadataXml,
+      metadataUrl: idp.metadataUrl,
+    });
     expect(both.status).toBe(400);
     const foreign = await s.api.patch(`/sso/providers/${s.provider.id}`, { clientId: 'abc' });
     expect(foreign.status).toBe(400);
@@ -171,7 +213,11 @@ describe('SAML provider administration', () => {
   it('GET /sso/check names the SAML provider and its login URL', async () => {
     const s = await orgWithSamlProvider(t, idp);
     const res = await t.client().get(`/sso/check/${s.org.id}`);
-    expect(res.body).toMatchObject({ ssoEnabled: true, type: 'saml', loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${s.org.id}` });
+    expect(res.body).toMatchObject({
+      ssoEnabled: true,
+      type: 'saml',
+      loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${s.org.id}`,
+    });
   });
 });
 

@@ -27,16 +27,20 @@ async function signIn(trustIdpMfa: boolean | undefined, amr: string[]) {
     expect(patched.body.trustIdpMfa).toBe(trustIdpMfa);
   }
   idp.amr = amr;
-  const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(`u-${Math.random().toString(36).slice(2, 8)}@${s.domain}`) });
+  const r = await runSsoLogin(t, s.org.id, {
+    idp,
+    user: idpUser(`u-${Math.random().toString(36).slice(2, 8)}@${s.domain}`),
+  });
   expect(r.error).toBeNull();
   const res = await exchange(t, r.ssoCode!);
   expect(res.status, res.text).toBe(200);
   return { claims: decodeJwt(res.body.accessToken), s };
 }
 
-describe('trustIdpMfa: the IdP\'s second factor counts only when the provider trusts it', () => {
+describe("trustIdpMfa: the IdP's second factor counts only when the provider trusts it", () => {
   it('amr with a second factor (otp, hwk, mfa) and trustIdpMfa on → mfa:true', async () => {
-    for (const amr of [['pwd', 'otp'], ['hwk'], ['mfa']]) expect((await signIn(true, amr)).claims.mfa, amr.join()).toBe(true);
+    for (const amr of [['pwd', 'otp'], ['hwk'], ['mfa']])
+      expect((await signIn(true, amr)).claims.mfa, amr.join()).toBe(true);
   });
 
   it('the same amr with trustIdpMfa off (the default) → mfa:false, as before the setting existed', async () => {

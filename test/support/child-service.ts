@@ -15,7 +15,15 @@ export async function spawnService(t: TestApp, env: Record<string, string> = {})
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: process.cwd(),
     // The same PUBLIC_URL as the in-process app: tokens it signs name that issuer.
-    env: { ...process.env, ...t.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', NODE_ENV: 'test', ...env },
+    env: {
+      ...process.env,
+      ...t.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'test',
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -23,7 +31,9 @@ export async function spawnService(t: TestApp, env: Record<string, string> = {})
   const until = Date.now() + 60_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`service exited (${proc.exitCode}): ${stderr}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200).catch(() => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`)
+      .then((r) => r.status === 200)
+      .catch(() => false);
     if (ok) return { proc, origin };
     if (Date.now() > until) throw new Error(`service did not become ready: ${stderr}`);
     await new Promise((r) => setTimeout(r, 200));

@@ -55,12 +55,16 @@ export class ApiClient {
   }
 
   async request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
-    const url = new URL(path.startsWith('/api/') || !path.startsWith('/') || path.startsWith('/healthz') ? path : `/api/v1${path}`, this.baseUrl);
+    const url = new URL(
+      path.startsWith('/api/') || !path.startsWith('/') || path.startsWith('/healthz') ? path : `/api/v1${path}`,
+      this.baseUrl,
+    );
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { ...opts.headers };
     const token = opts.token === undefined ? this.token : opts.token;
     if (token) headers.authorization = `Bearer ${token}`;
-    if (this.cookies.size && !headers.cookie) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (this.cookies.size && !headers.cookie)
+      headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     let body: string | Buffer | undefined;
     if (opts.rawBody !== undefined) {
       body = opts.rawBody;
@@ -69,7 +73,7 @@ export class ApiClient {
       body = JSON.stringify(opts.body);
       headers['content-type'] = opts.contentType ?? 'application/json';
     }
-    const res = await fetch(url, { method, headers, body: body as BodyInit | undefined, redirect: "manual" });
+    const res = await fetch(url, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
     for (const c of res.headers.getSetCookie()) {
       const [pair] = c.split(';');
       const i = pair!.indexOf('=');
@@ -81,7 +85,8 @@ export class ApiClient {
     const text = await res.text();
     let parsed: unknown = text;
     // application/json and application/*+json are parsed; JSON Lines (application/x-ndjson, application/jsonl) stay text.
-    if (/^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(res.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
+    if (/^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(res.headers.get('content-type') ?? '') && text)
+      parsed = JSON.parse(text);
     return { status: res.status, body: parsed as T & ErrorFields, headers: res.headers, text };
   }
 
@@ -109,6 +114,9 @@ export class ApiClient {
     return this.get<UserProfile>('/users/me');
   }
   permissionCatalog() {
-    return this.get<{ permissions: { resource: string; action: string; description: string }[]; aliases: Record<string, string> }>('/permissions/catalog');
+    return this.get<{
+      permissions: { resource: string; action: string; description: string }[];
+      aliases: Record<string, string>;
+    }>('/permissions/catalog');
   }
 }

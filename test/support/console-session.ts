@@ -9,11 +9,31 @@ import type { TestApp } from './app.js';
 import type { SignedIn } from './fixtures.js';
 
 /** Puts the session's refresh cookie (HttpOnly, /api/v1/auth) and a CSRF cookie in the context; a page load restores it. */
-export async function giveSession(context: BrowserContext, t: Pick<TestApp, 'baseUrl'>, session: Pick<SignedIn, 'refreshToken'>) {
+export async function giveSession(
+  context: BrowserContext,
+  t: Pick<TestApp, 'baseUrl'>,
+  session: Pick<SignedIn, 'refreshToken'>,
+) {
   const domain = new URL(t.baseUrl).hostname;
   await context.addCookies([
-    { name: 'service_refresh_token', value: session.refreshToken, domain, path: '/api/v1/auth', httpOnly: true, sameSite: 'Lax', secure: false },
-    { name: 'service_csrf_token', value: randomBytes(24).toString('base64url'), domain, path: '/', httpOnly: false, sameSite: 'Lax', secure: false },
+    {
+      name: 'service_refresh_token',
+      value: session.refreshToken,
+      domain,
+      path: '/api/v1/auth',
+      httpOnly: true,
+      sameSite: 'Lax',
+      secure: false,
+    },
+    {
+      name: 'service_csrf_token',
+      value: randomBytes(24).toString('base64url'),
+      domain,
+      path: '/',
+      httpOnly: false,
+      sameSite: 'Lax',
+      secure: false,
+    },
   ]);
 }
 
@@ -37,7 +57,14 @@ export async function whoami(page: Page, email: string) {
 /** Waits until no finite CSS transition or animation runs (a dialog fading in would fail axe's contrast check). */
 export async function settled(page: Page) {
   // Endless ones (a loading spinner) never settle and are left out.
-  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().endTime === Infinity), undefined, { timeout: 10_000 });
+  await page.waitForFunction(
+    () =>
+      document
+        .getAnimations()
+        .every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().endTime === Infinity),
+    undefined,
+    { timeout: 10_000 },
+  );
 }
 
 export async function dialog(page: Page, title: string | RegExp) {
@@ -48,8 +75,17 @@ export async function dialog(page: Page, title: string | RegExp) {
 }
 
 /** A Mantine Select or MultiSelect: open it by its label and pick the option (a MultiSelect's box covers its input). */
-export async function choose(page: Page, scope: Page | ReturnType<Page['locator']>, label: string | RegExp, option: string | RegExp) {
-  await scope.getByRole('combobox', { name: label }).or(scope.getByRole('textbox', { name: label })).first().click({ force: true });
+export async function choose(
+  page: Page,
+  scope: Page | ReturnType<Page['locator']>,
+  label: string | RegExp,
+  option: string | RegExp,
+) {
+  await scope
+    .getByRole('combobox', { name: label })
+    .or(scope.getByRole('textbox', { name: label }))
+    .first()
+    .click({ force: true });
   await page.getByRole('option', { name: option }).click();
 }
 

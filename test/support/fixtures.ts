@@ -3,7 +3,16 @@
 import { randomBytes } from 'node:crypto';
 import { hash } from '@node-rs/argon2';
 import { and, asc, eq } from 'drizzle-orm';
-import { auditLogs, deviceGroups, organizationUsers, organizations, partnerUsers, partners, sites, users } from '../../src/db/schema/index.js';
+import {
+  auditLogs,
+  deviceGroups,
+  organizationUsers,
+  organizations,
+  partnerUsers,
+  partners,
+  sites,
+  users,
+} from '../../src/db/schema/index.js';
 import { createSession } from '../../src/modules/auth/sessions.js';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import type { TestApp } from './app.js';
@@ -14,7 +23,13 @@ const suffix = () => randomBytes(4).toString('hex');
 export async function createPartner(t: TestApp, name = `Partner ${suffix()}`) {
   const [row] = await t.deps.db
     .insert(partners)
-    .values({ name, slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') })
+    .values({
+      name,
+      slug: name
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, ''),
+    })
     .returning();
   return row!;
 }
@@ -22,12 +37,29 @@ export async function createPartner(t: TestApp, name = `Partner ${suffix()}`) {
 export async function createOrg(t: TestApp, partnerId: string, name = `Org ${suffix()}`, settings: object = {}) {
   const [row] = await t.deps.db
     .insert(organizations)
-    .values({ partnerId, name, slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''), settings })
+    .values({
+      partnerId,
+      name,
+      slug: name
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, ''),
+      settings,
+    })
     .returning();
   return row!;
 }
 
-export async function createUser(t: TestApp, opts: { email?: string; name?: string; password?: string; status?: 'active' | 'invited' | 'disabled'; mfaEnabled?: boolean } = {}) {
+export async function createUser(
+  t: TestApp,
+  opts: {
+    email?: string;
+    name?: string;
+    password?: string;
+    status?: 'active' | 'invited' | 'disabled';
+    mfaEnabled?: boolean;
+  } = {},
+) {
   const [row] = await t.deps.db
     .insert(users)
     .values({
@@ -44,19 +76,40 @@ export async function createUser(t: TestApp, opts: { email?: string; name?: stri
 
 export async function addPartnerMember(
   t: TestApp,
-  m: { partnerId: string; userId: string; roleId?: string; orgAccess?: 'all' | 'selected' | 'none' | 'eligible'; orgIds?: string[] },
+  m: {
+    partnerId: string;
+    userId: string;
+    roleId?: string;
+    orgAccess?: 'all' | 'selected' | 'none' | 'eligible';
+    orgIds?: string[];
+  },
 ) {
   const [row] = await t.deps.db
     .insert(partnerUsers)
-    .values({ partnerId: m.partnerId, userId: m.userId, roleId: m.roleId ?? PARTNER_ADMIN_ROLE_ID, orgAccess: m.orgAccess ?? 'all', orgIds: m.orgIds ?? [] })
+    .values({
+      partnerId: m.partnerId,
+      userId: m.userId,
+      roleId: m.roleId ?? PARTNER_ADMIN_ROLE_ID,
+      orgAccess: m.orgAccess ?? 'all',
+      orgIds: m.orgIds ?? [],
+    })
     .returning();
   return row!;
 }
 
-export async function addOrgMember(t: TestApp, m: { orgId: string; userId: string; roleId?: string; siteIds?: string[] | null; deviceGroupIds?: string[] | null }) {
+export async function addOrgMember(
+  t: TestApp,
+  m: { orgId: string; userId: string; roleId?: string; siteIds?: string[] | null; deviceGroupIds?: string[] | null },
+) {
   const [row] = await t.deps.db
     .insert(organizationUsers)
-    .values({ orgId: m.orgId, userId: m.userId, roleId: m.roleId ?? ORG_ADMIN_ROLE_ID, siteIds: m.siteIds ?? null, deviceGroupIds: m.deviceGroupIds ?? null })
+    .values({
+      orgId: m.orgId,
+      userId: m.userId,
+      roleId: m.roleId ?? ORG_ADMIN_ROLE_ID,
+      siteIds: m.siteIds ?? null,
+      deviceGroupIds: m.deviceGroupIds ?? null,
+    })
     .returning();
   return row!;
 }
@@ -71,12 +124,22 @@ export interface SignedIn {
 export async function sessionFor(
   t: TestApp,
   userId: string,
-  context: { scope: 'partner' | 'organization' | null; partnerId?: string | null; orgId?: string | null; roleId?: string | null },
+  context: {
+    scope: 'partner' | 'organization' | null;
+    partnerId?: string | null;
+    orgId?: string | null;
+    roleId?: string | null;
+  },
   mfa = false,
 ): Promise<SignedIn> {
   return createSession(t.deps, t.deps.db, {
     userId,
-    context: { scope: context.scope, partnerId: context.partnerId ?? null, orgId: context.orgId ?? null, roleId: context.roleId ?? null },
+    context: {
+      scope: context.scope,
+      partnerId: context.partnerId ?? null,
+      orgId: context.orgId ?? null,
+      roleId: context.roleId ?? null,
+    },
     mfa,
     ip: '127.0.0.1',
     userAgent: 'vitest',
@@ -88,7 +151,12 @@ export async function partnerAdmin(t: TestApp, opts: { mfaEnabled?: boolean } = 
   const partner = await createPartner(t);
   const user = await createUser(t, { mfaEnabled: opts.mfaEnabled });
   await addPartnerMember(t, { partnerId: partner.id, userId: user.id });
-  const session = await sessionFor(t, user.id, { scope: 'partner', partnerId: partner.id, roleId: PARTNER_ADMIN_ROLE_ID }, true);
+  const session = await sessionFor(
+    t,
+    user.id,
+    { scope: 'partner', partnerId: partner.id, roleId: PARTNER_ADMIN_ROLE_ID },
+    true,
+  );
   return { partner, user, session, api: t.client().withToken(session.accessToken) };
 }
 
@@ -121,11 +189,30 @@ export interface SignedInMember {
 export async function signedInPartnerMember(
   t: TestApp,
   partnerId: string,
-  opts: { roleId?: string; orgAccess?: 'all' | 'selected' | 'none' | 'eligible'; orgIds?: string[]; email?: string; name?: string; password?: string; mfaEnabled?: boolean } = {},
+  opts: {
+    roleId?: string;
+    orgAccess?: 'all' | 'selected' | 'none' | 'eligible';
+    orgIds?: string[];
+    email?: string;
+    name?: string;
+    password?: string;
+    mfaEnabled?: boolean;
+  } = {},
 ): Promise<SignedInMember> {
-  const user = await createUser(t, { email: opts.email, name: opts.name, password: opts.password, mfaEnabled: opts.mfaEnabled ?? true });
+  const user = await createUser(t, {
+    email: opts.email,
+    name: opts.name,
+    password: opts.password,
+    mfaEnabled: opts.mfaEnabled ?? true,
+  });
   const roleId = opts.roleId ?? PARTNER_ADMIN_ROLE_ID;
-  await addPartnerMember(t, { partnerId, userId: user.id, roleId, orgAccess: opts.orgAccess ?? 'all', orgIds: opts.orgIds ?? [] });
+  await addPartnerMember(t, {
+    partnerId,
+    userId: user.id,
+    roleId,
+    orgAccess: opts.orgAccess ?? 'all',
+    orgIds: opts.orgIds ?? [],
+  });
   const session = await sessionFor(t, user.id, { scope: 'partner', partnerId, roleId }, true);
   return { user, session, api: t.client().withToken(session.accessToken) };
 }
@@ -134,12 +221,36 @@ export async function signedInPartnerMember(
 export async function signedInOrgMember(
   t: TestApp,
   org: { id: string; partnerId: string },
-  opts: { roleId?: string; siteIds?: string[] | null; deviceGroupIds?: string[] | null; email?: string; name?: string; password?: string; mfaEnabled?: boolean } = {},
+  opts: {
+    roleId?: string;
+    siteIds?: string[] | null;
+    deviceGroupIds?: string[] | null;
+    email?: string;
+    name?: string;
+    password?: string;
+    mfaEnabled?: boolean;
+  } = {},
 ): Promise<SignedInMember> {
-  const user = await createUser(t, { email: opts.email, name: opts.name, password: opts.password, mfaEnabled: opts.mfaEnabled ?? true });
+  const user = await createUser(t, {
+    email: opts.email,
+    name: opts.name,
+    password: opts.password,
+    mfaEnabled: opts.mfaEnabled ?? true,
+  });
   const roleId = opts.roleId ?? ORG_ADMIN_ROLE_ID;
-  await addOrgMember(t, { orgId: org.id, userId: user.id, roleId, siteIds: opts.siteIds ?? null, deviceGroupIds: opts.deviceGroupIds ?? null });
-  const session = await sessionFor(t, user.id, { scope: 'organization', partnerId: org.partnerId, orgId: org.id, roleId }, true);
+  await addOrgMember(t, {
+    orgId: org.id,
+    userId: user.id,
+    roleId,
+    siteIds: opts.siteIds ?? null,
+    deviceGroupIds: opts.deviceGroupIds ?? null,
+  });
+  const session = await sessionFor(
+    t,
+    user.id,
+    { scope: 'organization', partnerId: org.partnerId, orgId: org.id, roleId },
+    true,
+  );
   return { user, session, api: t.client().withToken(session.accessToken) };
 }
 
@@ -148,7 +259,11 @@ export async function auditRecords(t: TestApp, action: string, resourceId?: stri
   return t.deps.db
     .select()
     .from(auditLogs)
-    .where(resourceId ? and(eq(auditLogs.action, action), eq(auditLogs.resourceId, resourceId)) : eq(auditLogs.action, action))
+    .where(
+      resourceId
+        ? and(eq(auditLogs.action, action), eq(auditLogs.resourceId, resourceId))
+        : eq(auditLogs.action, action),
+    )
     .orderBy(asc(auditLogs.seq));
 }
 
@@ -161,21 +276,47 @@ export async function accountOf(t: TestApp, userId: string) {
 // ---------------------------------------------------------------------------------------------
 // Helpers for the custom-field, script and configuration-item tests: devices and contacts as enrolment and the
 // contacts import would leave them (the routes under test run through HTTP).
-import { contacts as contactRows, deviceGroupMembers as groupMemberRows, devices as deviceRows } from '../../src/db/schema/index.js';
+import {
+  contacts as contactRows,
+  deviceGroupMembers as groupMemberRows,
+  devices as deviceRows,
+} from '../../src/db/schema/index.js';
 
-export async function createDevice(t: TestApp, org: { id: string }, siteId: string, opts: { hostname?: string; groupIds?: string[] } = {}) {
+export async function createDevice(
+  t: TestApp,
+  org: { id: string },
+  siteId: string,
+  opts: { hostname?: string; groupIds?: string[] } = {},
+) {
   const [row] = await t.deps.db
     .insert(deviceRows)
-    .values({ orgId: org.id, siteId, hostname: opts.hostname ?? `pc-${suffix()}`, osType: 'windows', agentTokenHash: randomBytes(32).toString('hex') })
+    .values({
+      orgId: org.id,
+      siteId,
+      hostname: opts.hostname ?? `pc-${suffix()}`,
+      osType: 'windows',
+      agentTokenHash: randomBytes(32).toString('hex'),
+    })
     .returning();
-  if (opts.groupIds?.length) await t.deps.db.insert(groupMemberRows).values(opts.groupIds.map((groupId) => ({ deviceId: row!.id, groupId })));
+  if (opts.groupIds?.length)
+    await t.deps.db.insert(groupMemberRows).values(opts.groupIds.map((groupId) => ({ deviceId: row!.id, groupId })));
   return row!;
 }
 
-export async function createContact(t: TestApp, orgId: string, fields: { externalId?: string | null; email?: string | null; firstName?: string; siteId?: string | null } = {}) {
+export async function createContact(
+  t: TestApp,
+  orgId: string,
+  fields: { externalId?: string | null; email?: string | null; firstName?: string; siteId?: string | null } = {},
+) {
   const [row] = await t.deps.db
     .insert(contactRows)
-    .values({ orgId, externalId: fields.externalId === undefined ? `ext-${suffix()}` : fields.externalId, email: fields.email ?? null, firstName: fields.firstName ?? 'Test', siteId: fields.siteId ?? null })
+    .values({
+      orgId,
+      externalId: fields.externalId === undefined ? `ext-${suffix()}` : fields.externalId,
+      email: fields.email ?? null,
+      firstName: fields.firstName ?? 'Test',
+      siteId: fields.siteId ?? null,
+    })
     .returning();
   return row!;
 }
@@ -184,7 +325,15 @@ export async function createContact(t: TestApp, orgId: string, fields: { externa
 export async function createDevices(t: TestApp, org: { id: string }, siteId: string, hostnames: string[]) {
   return t.deps.db
     .insert(deviceRows)
-    .values(hostnames.map((hostname) => ({ orgId: org.id, siteId, hostname, osType: 'windows', agentTokenHash: randomBytes(32).toString('hex') })))
+    .values(
+      hostnames.map((hostname) => ({
+        orgId: org.id,
+        siteId,
+        hostname,
+        osType: 'windows',
+        agentTokenHash: randomBytes(32).toString('hex'),
+      })),
+    )
     .returning();
 }
 
@@ -208,17 +357,29 @@ export interface OnboardingTenant {
 
 /** A partner with two organisations and members of each kind the onboarding tests need. */
 export async function onboardingTenant(t: TestApp): Promise<OnboardingTenant> {
-  const [partnerAdminRole, partnerTech, partnerViewer, orgAdminRole, , orgViewerRole] = ROLES_FOR_WORLD.map((r) => r.id as string);
+  const [partnerAdminRole, partnerTech, partnerViewer, orgAdminRole, , orgViewerRole] = ROLES_FOR_WORLD.map(
+    (r) => r.id as string,
+  );
   const partner = await createPartner(t);
-  const orgs: [typeof organizations.$inferSelect, typeof organizations.$inferSelect] = [await createOrg(t, partner.id), await createOrg(t, partner.id)];
+  const orgs: [typeof organizations.$inferSelect, typeof organizations.$inferSelect] = [
+    await createOrg(t, partner.id),
+    await createOrg(t, partner.id),
+  ];
   return {
     partner,
     orgs,
     admin: await signedInPartnerMember(t, partner.id, { roleId: partnerAdminRole }),
-    selected: await signedInPartnerMember(t, partner.id, { roleId: partnerAdminRole, orgAccess: 'selected', orgIds: [orgs[0].id] }),
+    selected: await signedInPartnerMember(t, partner.id, {
+      roleId: partnerAdminRole,
+      orgAccess: 'selected',
+      orgIds: [orgs[0].id],
+    }),
     tech: await signedInPartnerMember(t, partner.id, { roleId: partnerTech }),
     viewer: await signedInPartnerMember(t, partner.id, { roleId: partnerViewer }),
-    orgAdmins: [await signedInOrgMember(t, orgs[0], { roleId: orgAdminRole }), await signedInOrgMember(t, orgs[1], { roleId: orgAdminRole })],
+    orgAdmins: [
+      await signedInOrgMember(t, orgs[0], { roleId: orgAdminRole }),
+      await signedInOrgMember(t, orgs[1], { roleId: orgAdminRole }),
+    ],
     orgViewer: await signedInOrgMember(t, orgs[0], { roleId: orgViewerRole }),
   };
 }

@@ -34,7 +34,10 @@ export function pollHealthz(baseUrl: string, everyMs = 5) {
 }
 
 /** Runs `work` while polling /healthz; the first few polls warm the connection up and are not counted. */
-export async function whilePolling<T>(baseUrl: string, work: () => Promise<T>): Promise<{ result: T; latency: Latency }> {
+export async function whilePolling<T>(
+  baseUrl: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; latency: Latency }> {
   for (let i = 0; i < 3; i++) await (await fetch(`${baseUrl}/healthz`)).text();
   const poll = pollHealthz(baseUrl);
   try {

@@ -23,7 +23,9 @@ export const callbackFor = (appBaseUrl: string) => `${appBaseUrl}${CALLBACK_PATH
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; origin: string }> {
+async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; origin: string }> {
   const server = createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -66,11 +68,21 @@ export interface TestIdp {
   close(): Promise<void>;
 }
 
-export async function startOidcProvider(opts: { redirectUris: string[]; clientId?: string; clientSecret?: string; user?: IdpUser }): Promise<TestIdp> {
+export async function startOidcProvider(opts: {
+  redirectUris: string[];
+  clientId?: string;
+  clientSecret?: string;
+  user?: IdpUser;
+}): Promise<TestIdp> {
   const clientId = opts.clientId ?? `gatehouse-${randomBytes(4).toString('hex')}`;
   const clientSecret = opts.clientSecret ?? randomBytes(24).toString('base64url');
   const accounts = new Map<string, IdpUser>();
-  let current: IdpUser = opts.user ?? { sub: `sub-${randomUUID()}`, email: 'someone@example.com', email_verified: true, name: 'Someone' };
+  let current: IdpUser = opts.user ?? {
+    sub: `sub-${randomUUID()}`,
+    email: 'someone@example.com',
+    email_verified: true,
+    name: 'Someone',
+  };
   accounts.set(current.sub, current);
   let deny: string | null = null;
   let amr: string[] = [];
@@ -96,16 +108,39 @@ export async function startOidcProvider(opts: { redirectUris: string[]; clientId
     if (deny) {
       const error = deny;
       deny = null;
-      return p.interactionFinished(req, res, { error, error_description: 'denied by the test' }, { mergeWithLastSubmission: false });
+      return p.interactionFinished(
+        req,
+        res,
+        { error, error_description: 'denied by the test' },
+        { mergeWithLastSubmission: false },
+      );
     }
-    if (prompt === 'login') return p.interactionFinished(req, res, { login: { accountId: current.sub, ...(amr.length ? { amr } : {}) } }, { mergeWithLastSubmission: false });
+    if (prompt === 'login')
+      return p.interactionFinished(
+        req,
+        res,
+        { login: { accountId: current.sub, ...(amr.length ? { amr } : {}) } },
+        { mergeWithLastSubmission: false },
+      );
     if (prompt === 'consent') {
-      const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
-      const grant = (details.grantId ? await p.Grant.find(details.grantId) : undefined) ?? new p.Grant({ accountId: details.session?.accountId, clientId: String(details.params.client_id) });
+      const missing = details.prompt.details as {
+        missingOIDCScope?: string[];
+        missingOIDCClaims?: string[];
+        missingResourceScopes?: Record<string, string[]>;
+      };
+      const grant =
+        (details.grantId ? await p.Grant.find(details.grantId) : undefined) ??
+        new p.Grant({ accountId: details.session?.accountId, clientId: String(details.params.client_id) });
       if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
       if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
-      for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '));
-      return p.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+      for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+        grant.addResourceScope(resource, scopes.join(' '));
+      return p.interactionFinished(
+        req,
+        res,
+        { consent: { grantId: await grant.save() } },
+        { mergeWithLastSubmission: true },
+      );
     }
     throw new Error(`unexpected prompt ${prompt}`);
   }
@@ -168,7 +203,14 @@ export async function startOidcProvider(opts: { redirectUris: string[]; clientId
 // ---------------------------------------------------------------------------------------------------------
 // A hand-rolled provider that can forge its ID token.
 
-export type ForgeryMode = 'honest' | 'wrong_key' | 'wrong_audience' | 'wrong_nonce' | 'wrong_issuer' | 'expired' | 'unsigned';
+export type ForgeryMode =
+  | 'honest'
+  | 'wrong_key'
+  | 'wrong_audience'
+  | 'wrong_nonce'
+  | 'wrong_issuer'
+  | 'expired'
+  | 'unsigned';
 
 export interface ForgingIdp {
   issuer: string;
@@ -194,10 +236,18 @@ export async function startForgingIdp(opts: { redirectUris: string[]; user?: Idp
 
   const state: { mode: ForgeryMode; user: IdpUser } = {
     mode: 'honest',
-    user: opts.user ?? { sub: `sub-${randomUUID()}`, email: 'someone@example.com', email_verified: true, name: 'Someone' },
+    user: opts.user ?? {
+      sub: `sub-${randomUUID()}`,
+      email: 'someone@example.com',
+      email_verified: true,
+      name: 'Someone',
+    },
   };
 
-  const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
+  const json = (res: ServerResponse, status: number, body: unknown) =>
+    res
+      .writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+      .end(JSON.stringify(body));
 
   async function idToken(issuer: string, nonce: string | null): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
@@ -207,9 +257,12 @@ export async function startForgingIdp(opts: { redirectUris: string[]; user?: Idp
       aud: state.mode === 'wrong_audience' ? 'some-other-client' : clientId,
       iat: state.mode === 'expired' ? now - 3600 : now,
       exp: state.mode === 'expired' ? now - 1800 : now + 300,
-      ...(nonce !== null ? { nonce: state.mode === 'wrong_nonce' ? randomBytes(16).toString('base64url') : nonce } : {}),
+      ...(nonce !== null
+        ? { nonce: state.mode === 'wrong_nonce' ? randomBytes(16).toString('base64url') : nonce }
+        : {}),
     };
-    if (state.mode === 'unsigned') return `${b64url(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}.`;
+    if (state.mode === 'unsigned')
+      return `${b64url(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}.`;
     const key = state.mode === 'wrong_key' ? attacker.privateKey : published.privateKey;
     return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' }).sign(key);
   }
@@ -243,10 +296,17 @@ export async function startForgingIdp(opts: { redirectUris: string[]; user?: Idp
       if (req.method === 'GET' && url.pathname === '/authorize') {
         const q = url.searchParams;
         const redirectUri = q.get('redirect_uri') ?? '';
-        if (q.get('client_id') !== clientId || !opts.redirectUris.includes(redirectUri)) return json(res, 400, { error: 'invalid_request' });
-        if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge')) return json(res, 400, { error: 'invalid_request' });
+        if (q.get('client_id') !== clientId || !opts.redirectUris.includes(redirectUri))
+          return json(res, 400, { error: 'invalid_request' });
+        if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge'))
+          return json(res, 400, { error: 'invalid_request' });
         const code = randomBytes(24).toString('base64url');
-        codes.set(code, { nonce: q.get('nonce'), challenge: q.get('code_challenge')!, redirectUri, scope: q.get('scope') ?? '' });
+        codes.set(code, {
+          nonce: q.get('nonce'),
+          challenge: q.get('code_challenge')!,
+          redirectUri,
+          scope: q.get('scope') ?? '',
+        });
         const back = new URL(redirectUri);
         back.searchParams.set('code', code);
         if (q.get('state') !== null) back.searchParams.set('state', q.get('state')!);
@@ -256,15 +316,24 @@ export async function startForgingIdp(opts: { redirectUris: string[]; user?: Idp
         const f = await readForm(req);
         const grant = codes.get(f.get('code') ?? '');
         codes.delete(f.get('code') ?? '');
-        if (f.get('client_id') !== clientId || f.get('client_secret') !== clientSecret) return json(res, 401, { error: 'invalid_client' });
-        if (f.get('grant_type') !== 'authorization_code' || !grant || f.get('redirect_uri') !== grant.redirectUri) return json(res, 400, { error: 'invalid_grant' });
+        if (f.get('client_id') !== clientId || f.get('client_secret') !== clientSecret)
+          return json(res, 401, { error: 'invalid_client' });
+        if (f.get('grant_type') !== 'authorization_code' || !grant || f.get('redirect_uri') !== grant.redirectUri)
+          return json(res, 400, { error: 'invalid_grant' });
         const verifier = f.get('code_verifier') ?? '';
-        if (b64url(createHash('sha256').update(verifier).digest()) !== grant.challenge) return json(res, 400, { error: 'invalid_grant', error_description: 'PKCE' });
+        if (b64url(createHash('sha256').update(verifier).digest()) !== grant.challenge)
+          return json(res, 400, { error: 'invalid_grant', error_description: 'PKCE' });
         const accessToken = randomBytes(24).toString('base64url');
         accessTokens.add(accessToken);
         const token = await idToken(issuer, grant.nonce);
         issuedIdTokens.push(token);
-        return json(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 300, scope: grant.scope, id_token: token });
+        return json(res, 200, {
+          access_token: accessToken,
+          token_type: 'Bearer',
+          expires_in: 300,
+          scope: grant.scope,
+          id_token: token,
+        });
       }
       if (url.pathname === '/userinfo') {
         const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -316,7 +385,10 @@ function absorbCookies(jar: CookieJar, res: Response) {
 const cookieHeader = (jar: CookieJar) => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
 
 /** One browser step: GET with the jar, no redirect following. */
-export async function browserGet(url: string | URL, jar: CookieJar): Promise<{ status: number; location: string | null; text: string; headers: Headers }> {
+export async function browserGet(
+  url: string | URL,
+  jar: CookieJar,
+): Promise<{ status: number; location: string | null; text: string; headers: Headers }> {
   const res = await fetch(url, { redirect: 'manual', headers: jar.size ? { cookie: cookieHeader(jar) } : {} });
   absorbCookies(jar, res);
   const raw = res.headers.get('location');
@@ -371,7 +443,11 @@ export function parseFinalLocation(location: string): Pick<SsoLoginResult, 'ssoC
  * Drives the whole redirect chain headless. `app` is the instance the browser starts on; the IdP sends the
  * browser back to the registered redirect URI (PUBLIC_URL/api/v1/sso/callback).
  */
-export async function runSsoLogin(app: { baseUrl: string }, ownerId: string, opts: SsoLoginOptions = {}): Promise<SsoLoginResult> {
+export async function runSsoLogin(
+  app: { baseUrl: string },
+  ownerId: string,
+  opts: SsoLoginOptions = {},
+): Promise<SsoLoginResult> {
   if (opts.user && opts.idp) {
     if ('setUser' in opts.idp) opts.idp.setUser(opts.user);
     else opts.idp.user = opts.user;
@@ -394,7 +470,8 @@ export async function runSsoLogin(app: { baseUrl: string }, ownerId: string, opt
   visited.push(start.href);
   const first = await browserGet(start, jar);
   const binding = jar.get(BINDING_COOKIE) ?? null;
-  if (first.status !== 302 || !first.location) throw new Error(`/sso/login answered ${first.status}: ${first.text.slice(0, 500)}`);
+  if (first.status !== 302 || !first.location)
+    throw new Error(`/sso/login answered ${first.status}: ${first.text.slice(0, 500)}`);
   if (new URL(first.location).origin === appOrigin) return done(first.location, null); // refused before the IdP
 
   let next = first.location;
@@ -406,7 +483,8 @@ export async function runSsoLogin(app: { baseUrl: string }, ownerId: string, opt
       await opts.beforeCallback?.(u, jar);
       visited.push(next);
       const cb = await browserGet(u, jar);
-      if (cb.status !== 302 || !cb.location) throw new Error(`callback answered ${cb.status}: ${cb.text.slice(0, 500)}`);
+      if (cb.status !== 302 || !cb.location)
+        throw new Error(`callback answered ${cb.status}: ${cb.text.slice(0, 500)}`);
       return done(cb.location, next);
     }
     if (u.origin === appOrigin) throw new Error(`unexpected app URL in the chain: ${next}`);
@@ -422,6 +500,14 @@ export async function runSsoLogin(app: { baseUrl: string }, ownerId: string, opt
 /** Replays a callback URL in a browser holding the given cookies. */
 export async function replayCallback(callbackUrl: string, jar: CookieJar): Promise<SsoLoginResult> {
   const res = await browserGet(callbackUrl, jar);
-  if (res.status !== 302 || !res.location) throw new Error(`callback answered ${res.status}: ${res.text.slice(0, 500)}`);
-  return { location: res.location, ...parseFinalLocation(res.location), callbackUrl, binding: jar.get(BINDING_COOKIE) ?? null, jar, visited: [callbackUrl] };
+  if (res.status !== 302 || !res.location)
+    throw new Error(`callback answered ${res.status}: ${res.text.slice(0, 500)}`);
+  return {
+    location: res.location,
+    ...parseFinalLocation(res.location),
+    callbackUrl,
+    binding: jar.get(BINDING_COOKIE) ?? null,
+    jar,
+    visited: [callbackUrl],
+  };
 }

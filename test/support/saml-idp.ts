@@ -54,7 +54,13 @@ export interface TestSamlIdp {
   close(): Promise<void>;
 }
 
-async function keyPair(cn: string, validFor = { notBeforeDate: new Date(Date.now() - 86_400_000), notAfterDate: new Date(Date.now() + 365 * 86_400_000) }) {
+async function keyPair(
+  cn: string,
+  validFor = {
+    notBeforeDate: new Date(Date.now() - 86_400_000),
+    notAfterDate: new Date(Date.now() + 365 * 86_400_000),
+  },
+) {
   const pems = await generate([{ name: 'commonName', value: cn }], { keySize: 2048, algorithm: 'sha256', ...validFor });
   return { privateKey: pems.private, cert: pems.cert };
 }
@@ -62,9 +68,17 @@ async function keyPair(cn: string, validFor = { notBeforeDate: new Date(Date.now
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export async function startSamlIdp(opts: { user?: SamlIdpUser; certNotAfter?: Date } = {}): Promise<TestSamlIdp> {
-  const own = await keyPair('Test SAML IdP', opts.certNotAfter ? { notBeforeDate: new Date(Date.now() - 2 * 365 * 86_400_000), notAfterDate: opts.certNotAfter } : undefined);
+  const own = await keyPair(
+    'Test SAML IdP',
+    opts.certNotAfter
+      ? { notBeforeDate: new Date(Date.now() - 2 * 365 * 86_400_000), notAfterDate: opts.certNotAfter }
+      : undefined,
+  );
   const attacker = await keyPair('Test SAML IdP');
-  const state: { user: SamlIdpUser; next: ResponseOverrides } = { user: opts.user ?? { nameId: `id-${randomUUID()}`, email: 'someone@example.com', name: 'Someone' }, next: {} };
+  const state: { user: SamlIdpUser; next: ResponseOverrides } = {
+    user: opts.user ?? { nameId: `id-${randomUUID()}`, email: 'someone@example.com', name: 'Someone' },
+    next: {},
+  };
   const posted: string[] = [];
   const spCache = new Map<string, ReturnType<typeof samlify.ServiceProvider>>();
 
@@ -93,7 +107,10 @@ export async function startSamlIdp(opts: { user?: SamlIdpUser; certNotAfter?: Da
   async function answer(url: URL, res: ServerResponse) {
     const query = Object.fromEntries(url.searchParams);
     // samlify reads the request itself; its Issuer is read first, to find the SP's metadata.
-    const issuer = /<(?:saml2?:)?Issuer[^>]*>([^<]+)</.exec(inflateRawSync(Buffer.from(query.SAMLRequest ?? '', 'base64')).toString('utf8'))?.[1] ?? '';
+    const issuer =
+      /<(?:saml2?:)?Issuer[^>]*>([^<]+)</.exec(
+        inflateRawSync(Buffer.from(query.SAMLRequest ?? '', 'base64')).toString('utf8'),
+      )?.[1] ?? '';
     const sp = await spFor(issuer);
     const honest = entity(own);
     const info = await honest.parseLoginRequest(sp, 'redirect', { query, octetString: '' } as never);
@@ -109,7 +126,10 @@ export async function startSamlIdp(opts: { user?: SamlIdpUser; certNotAfter?: Da
     const attributes = [
       ...(user.email ? [['email', user.email]] : []),
       ...(user.name ? [['name', user.name]] : []),
-    ].map(([n, v]) => `<saml:Attribute Name="${esc(n!)}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic"><saml:AttributeValue xsi:type="xs:string">${esc(v!)}</saml:AttributeValue></saml:Attribute>`);
+    ].map(
+      ([n, v]) =>
+        `<saml:Attribute Name="${esc(n!)}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic"><saml:AttributeValue xsi:type="xs:string">${esc(v!)}</saml:AttributeValue></saml:Attribute>`,
+    );
     const authn = `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="_s${randomBytes(8).toString('hex')}"><saml:AuthnContext><saml:AuthnContextClassRef>${esc(user.authnContext ?? 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport')}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`;
     const out = await signer.createLoginResponse(sp, info as never, 'post', {}, (template: string) => {
       const id = `_r${randomBytes(16).toString('hex')}`;
@@ -129,7 +149,12 @@ export async function startSamlIdp(opts: { user?: SamlIdpUser; certNotAfter?: Da
         NameID: user.nameId,
         InResponseTo: next.inResponseTo === undefined ? requestId : next.inResponseTo,
       };
-      const context = samlify.SamlLib.replaceTagsByValue(template, values).replace('{AuthnStatement}', authn).replace('{AttributeStatement}', attributes.length ? `<saml:AttributeStatement>${attributes.join('')}</saml:AttributeStatement>` : '');
+      const context = samlify.SamlLib.replaceTagsByValue(template, values)
+        .replace('{AuthnStatement}', authn)
+        .replace(
+          '{AttributeStatement}',
+          attributes.length ? `<saml:AttributeStatement>${attributes.join('')}</saml:AttributeStatement>` : '',
+        );
       return { id, context };
     });
     let xml = Buffer.from(out.context, 'base64').toString('utf8');
@@ -149,7 +174,11 @@ export async function startSamlIdp(opts: { user?: SamlIdpUser; certNotAfter?: Da
       }
       if (req.method === 'GET' && url.pathname === '/sso') return answer(url, res);
       res.writeHead(404).end();
-    })().catch((err: Error) => (res.headersSent ? res.destroy(err) : res.writeHead(500, { 'content-type': 'text/plain' }).end(`idp failed: ${err.stack}`)));
+    })().catch((err: Error) =>
+      res.headersSent
+        ? res.destroy(err)
+        : res.writeHead(500, { 'content-type': 'text/plain' }).end(`idp failed: ${err.stack}`),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -185,8 +214,12 @@ export async function startSamlIdp(opts: { user?: SamlIdpUser; certNotAfter?: Da
   };
 }
 
-
-export const samlUser = (email: string, extra: Partial<SamlIdpUser> = {}): SamlIdpUser => ({ nameId: `id-${randomUUID()}`, email, name: 'Federated User', ...extra });
+export const samlUser = (email: string, extra: Partial<SamlIdpUser> = {}): SamlIdpUser => ({
+  nameId: `id-${randomUUID()}`,
+  email,
+  name: 'Federated User',
+  ...extra,
+});
 export { EMAIL_FORMAT };
 
 export interface SamlLoginResult {
@@ -201,16 +234,28 @@ export interface SamlLoginResult {
 }
 
 /** POSTs a SAMLResponse to an instance's ACS as the IdP's form would (no cookie: a cross-site POST). */
-export async function postToAcs(baseUrl: string, samlResponse: string, relayState?: string): Promise<{ status: number; location: string | null }> {
+export async function postToAcs(
+  baseUrl: string,
+  samlResponse: string,
+  relayState?: string,
+): Promise<{ status: number; location: string | null }> {
   const body = new URLSearchParams({ SAMLResponse: samlResponse, ...(relayState ? { RelayState: relayState } : {}) });
-  const res = await fetch(new URL('/api/v1/sso/saml/acs', baseUrl), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+  const res = await fetch(new URL('/api/v1/sso/saml/acs', baseUrl), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+  });
   await res.text();
   const raw = res.headers.get('location');
   return { status: res.status, location: raw === null ? null : new URL(raw, baseUrl).href };
 }
 
 /** Follows the ACS's answer in the browser (the 303 to the return hop carries the binding cookie), to the final Location. */
-export async function followAcs(acs: { status: number; location: string | null }, jar: CookieJar): Promise<Omit<SamlLoginResult, 'samlResponse'>> {
+export async function followAcs(
+  acs: { status: number; location: string | null },
+  jar: CookieJar,
+): Promise<Omit<SamlLoginResult, 'samlResponse'>> {
   let location = acs.location;
   if (acs.status === 303 && location) {
     const back = await browserGet(location, jar);
@@ -225,13 +270,19 @@ export async function followAcs(acs: { status: number; location: string | null }
  * the ACS of `acsBase` (default the instance the browser started on) → 303 → GET /sso/saml/return → final Location.
  * `stopBeforeAcs` ends at the IdP's form (the SAMLResponse is returned, never posted).
  */
-export async function runSamlLogin(app: { baseUrl: string }, ownerId: string, opts: { redirect?: string; jar?: CookieJar; acsBase?: string; stopBeforeAcs?: boolean } = {}): Promise<SamlLoginResult> {
+export async function runSamlLogin(
+  app: { baseUrl: string },
+  ownerId: string,
+  opts: { redirect?: string; jar?: CookieJar; acsBase?: string; stopBeforeAcs?: boolean } = {},
+): Promise<SamlLoginResult> {
   const jar: CookieJar = opts.jar ?? new Map();
   const start = new URL(`/api/v1/sso/login/${ownerId}`, app.baseUrl);
   if (opts.redirect !== undefined) start.searchParams.set('redirect', opts.redirect);
   const first = await browserGet(start, jar);
-  if (first.status !== 302 || !first.location) throw new Error(`/sso/login answered ${first.status}: ${first.text.slice(0, 300)}`);
-  if (new URL(first.location).origin === new URL(app.baseUrl).origin) return { location: first.location, ...parseFinalLocation(first.location), samlResponse: null, jar };
+  if (first.status !== 302 || !first.location)
+    throw new Error(`/sso/login answered ${first.status}: ${first.text.slice(0, 300)}`);
+  if (new URL(first.location).origin === new URL(app.baseUrl).origin)
+    return { location: first.location, ...parseFinalLocation(first.location), samlResponse: null, jar };
   const page = await browserGet(first.location, new Map());
   if (page.status !== 200) throw new Error(`the IdP answered ${page.status}: ${page.text.slice(0, 300)}`);
   const action = /<form method="post" action="([^"]+)"/.exec(page.text)?.[1]?.replace(/&amp;/g, '&');

@@ -30,16 +30,25 @@ function stringArb(ctx: SchemaContext, s: JsonSchema): fc.Arbitrary<string> {
   let base: fc.Arbitrary<string> | null = null;
   switch (s.format) {
     case 'uuid':
-      base = ctx.ids.length ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ctx.ids) }, { weight: 1, arbitrary: fc.uuid({ version: 4 }) }) : fc.uuid({ version: 4 });
+      base = ctx.ids.length
+        ? fc.oneof(
+            { weight: 3, arbitrary: fc.constantFrom(...ctx.ids) },
+            { weight: 1, arbitrary: fc.uuid({ version: 4 }) },
+          )
+        : fc.uuid({ version: 4 });
       break;
     case 'email':
       base = fc.stringMatching(/^[a-z][a-z0-9]{0,11}$/).map((l) => `${l}@example.org`);
       break;
     case 'date-time':
-      base = fc.date({ noInvalidDate: true, min: new Date('2000-01-01'), max: new Date('2090-01-01') }).map((d) => d.toISOString());
+      base = fc
+        .date({ noInvalidDate: true, min: new Date('2000-01-01'), max: new Date('2090-01-01') })
+        .map((d) => d.toISOString());
       break;
     case 'date':
-      base = fc.date({ noInvalidDate: true, min: new Date('2000-01-01'), max: new Date('2090-01-01') }).map((d) => d.toISOString().slice(0, 10));
+      base = fc
+        .date({ noInvalidDate: true, min: new Date('2000-01-01'), max: new Date('2090-01-01') })
+        .map((d) => d.toISOString().slice(0, 10));
       break;
     case 'uri':
       base = fc.webUrl({ validSchemes: ['https'] });
@@ -83,16 +92,30 @@ export function validValue(ctx: SchemaContext, schema: JsonSchema | undefined, d
   if (Array.isArray(s.enum) && s.enum.length) return fc.constantFrom(...(s.enum as unknown[]));
   const alternatives = (s.anyOf ?? s.oneOf) as JsonSchema[] | undefined;
   // "Exactly one of these fields": an object whose oneOf alternatives only name required keys.
-  if (alternatives?.length && s.properties && alternatives.every((a) => Array.isArray(a.required) && Object.keys(a).length === 1)) {
+  if (
+    alternatives?.length &&
+    s.properties &&
+    alternatives.every((a) => Array.isArray(a.required) && Object.keys(a).length === 1)
+  ) {
     return fc.constantFrom(...alternatives).chain((alt) => {
-      const excluded = alternatives.flatMap((a) => a.required as string[]).filter((k) => !(alt.required as string[]).includes(k));
-      const properties = Object.fromEntries(Object.entries(s.properties as JsonSchema).filter(([k]) => !excluded.includes(k)));
+      const excluded = alternatives
+        .flatMap((a) => a.required as string[])
+        .filter((k) => !(alt.required as string[]).includes(k));
+      const properties = Object.fromEntries(
+        Object.entries(s.properties as JsonSchema).filter(([k]) => !excluded.includes(k)),
+      );
       const { oneOf: _o, anyOf: _a, ...rest } = s;
-      return ofType(ctx, { ...rest, properties, required: [...((s.required as string[]) ?? []), ...(alt.required as string[])] }, 'object', depth);
+      return ofType(
+        ctx,
+        { ...rest, properties, required: [...((s.required as string[]) ?? []), ...(alt.required as string[])] },
+        'object',
+        depth,
+      );
     });
   }
   if (alternatives?.length) return fc.oneof(...alternatives.map((a) => validValue(ctx, a, depth + 1)));
-  if (Array.isArray(s.allOf) && s.allOf.length) return validValue(ctx, Object.assign({}, ...s.allOf.map((a: JsonSchema) => resolveRef(ctx, a))), depth + 1);
+  if (Array.isArray(s.allOf) && s.allOf.length)
+    return validValue(ctx, Object.assign({}, ...s.allOf.map((a: JsonSchema) => resolveRef(ctx, a))), depth + 1);
   const types = typesOf(s);
   if (!types.length) return fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean());
   return fc.oneof(...types.map((type) => ofType(ctx, s, type, depth)));
@@ -120,7 +143,9 @@ function ofType(ctx: SchemaContext, s: JsonSchema, type: string, depth: number):
       const minLength = Math.min(s.minItems ?? 0, 4);
       const maxLength = Math.max(minLength, Math.min(s.maxItems ?? 3, 3));
       const items = validValue(ctx, s.items, depth + 1);
-      return s.uniqueItems ? fc.uniqueArray(items, { minLength, maxLength, selector: (v) => JSON.stringify(v) }) : fc.array(items, { minLength, maxLength });
+      return s.uniqueItems
+        ? fc.uniqueArray(items, { minLength, maxLength, selector: (v) => JSON.stringify(v) })
+        : fc.array(items, { minLength, maxLength });
     }
     case 'object': {
       const props = (s.properties ?? {}) as Record<string, JsonSchema>;
@@ -130,12 +155,19 @@ function ofType(ctx: SchemaContext, s: JsonSchema, type: string, depth: number):
       const maxProperties = s.maxProperties ?? Infinity;
       if (!names.length) {
         if (s.additionalProperties === false) return fc.constant({});
-        const value = s.additionalProperties && typeof s.additionalProperties === 'object' ? validValue(ctx, s.additionalProperties, depth + 1) : fc.string({ maxLength: 8 });
-        const key = s.propertyNames ? (validValue(ctx, s.propertyNames, depth + 1) as fc.Arbitrary<string>) : fc.stringMatching(/^[a-z][a-zA-Z0-9]{0,10}$/);
+        const value =
+          s.additionalProperties && typeof s.additionalProperties === 'object'
+            ? validValue(ctx, s.additionalProperties, depth + 1)
+            : fc.string({ maxLength: 8 });
+        const key = s.propertyNames
+          ? (validValue(ctx, s.propertyNames, depth + 1) as fc.Arbitrary<string>)
+          : fc.stringMatching(/^[a-z][a-zA-Z0-9]{0,10}$/);
         return fc.dictionary(key, value, { minKeys: Math.min(minProperties, 3), maxKeys: Math.max(minProperties, 3) });
       }
       const model = Object.fromEntries(names.map((n) => [n, validValue(ctx, props[n], depth + 1)]));
-      return fc.record(model, { requiredKeys: required }).filter((v) => Object.keys(v).length >= minProperties && Object.keys(v).length <= maxProperties);
+      return fc
+        .record(model, { requiredKeys: required })
+        .filter((v) => Object.keys(v).length >= minProperties && Object.keys(v).length <= maxProperties);
     }
     default:
       return fc.constant(null);
@@ -164,15 +196,26 @@ export function invalidObject(ctx: SchemaContext, schema: JsonSchema | undefined
   const props = (s?.properties ?? {}) as Record<string, JsonSchema>;
   const names = Object.keys(props);
   const required = ((s?.required ?? []) as string[]).filter((r) => names.includes(r));
-  const base = validValue(ctx, schema).map((v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...(v as object) } : {})) as fc.Arbitrary<Record<string, unknown>>;
+  const base = validValue(ctx, schema).map((v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? { ...(v as object) } : {},
+  ) as fc.Arbitrary<Record<string, unknown>>;
   const options: fc.Arbitrary<unknown>[] = [
     wrongTypeFor(ctx, schema), // the whole body of the wrong type
   ];
   if (s?.additionalProperties === false) options.push(base.map((b) => ({ ...b, unknownFieldForTheWalk: 1 })));
   if (required.length) options.push(fc.tuple(base, fc.constantFrom(...required)).map(([b, k]) => (delete b[k], b)));
   // A wrong type only where every alternative of the field refuses it.
-  const typed = names.filter((n) => typesOf(resolveRef(ctx, props[n]) ?? {}).length > 0 && !(resolveRef(ctx, props[n])?.anyOf || resolveRef(ctx, props[n])?.oneOf));
-  if (typed.length) options.push(fc.constantFrom(...typed).chain((k) => fc.tuple(base, wrongTypeFor(ctx, props[k])).map(([b, v]) => ({ ...b, [k]: v }))));
+  const typed = names.filter(
+    (n) =>
+      typesOf(resolveRef(ctx, props[n]) ?? {}).length > 0 &&
+      !(resolveRef(ctx, props[n])?.anyOf || resolveRef(ctx, props[n])?.oneOf),
+  );
+  if (typed.length)
+    options.push(
+      fc
+        .constantFrom(...typed)
+        .chain((k) => fc.tuple(base, wrongTypeFor(ctx, props[k])).map(([b, v]) => ({ ...b, [k]: v }))),
+    );
   return fc.oneof(...options);
 }
 
@@ -191,6 +234,7 @@ export function invalidScalar(ctx: SchemaContext, schema: JsonSchema | undefined
   if (types.includes('boolean')) return fc.constant('maybe');
   if (s.format === 'uuid') return fc.constantFrom('not-a-uuid', '1234', 'zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz');
   if (typeof s.maxLength === 'number' && s.maxLength < 4000) return fc.constant('x'.repeat(s.maxLength + 1));
-  if (typeof s.pattern === 'string' && s.pattern !== '^[^\\u0000]*$') return fc.constant('!!not matching!!').filter((v) => !safeRegExp(s.pattern)?.test(v));
+  if (typeof s.pattern === 'string' && s.pattern !== '^[^\\u0000]*$')
+    return fc.constant('!!not matching!!').filter((v) => !safeRegExp(s.pattern)?.test(v));
   return fc.constant('a\u0000b');
 }

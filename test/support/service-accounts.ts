@@ -18,20 +18,35 @@ export interface ServiceAccountWithKey {
 
 let n = 0;
 
-export async function createServiceAccount(api: ApiClient, body: { roleId: string; orgId?: string; name?: string; description?: string }) {
+export async function createServiceAccount(
+  api: ApiClient,
+  body: { roleId: string; orgId?: string; name?: string; description?: string },
+) {
   const res = await api.post('/service-accounts', { name: `Integration ${++n}-${Date.now().toString(36)}`, ...body });
   expect(res.status, res.text).toBe(201);
   return res.body as ServiceAccountWithKey['account'];
 }
 
-export async function issueKey(api: ApiClient, accountId: string, body: { name?: string; expiresAt?: string; allowedCidrs?: string[] } = {}, query?: Record<string, string>) {
-  const res = await api.post(`/service-accounts/${accountId}/keys`, { name: `key ${++n}`, ...body }, query ? { query } : undefined);
+export async function issueKey(
+  api: ApiClient,
+  accountId: string,
+  body: { name?: string; expiresAt?: string; allowedCidrs?: string[] } = {},
+  query?: Record<string, string>,
+) {
+  const res = await api.post(
+    `/service-accounts/${accountId}/keys`,
+    { name: `key ${++n}`, ...body },
+    query ? { query } : undefined,
+  );
   expect(res.status, res.text).toBe(201);
   return res.body as IssuedKey & Record<string, unknown>;
 }
 
 /** A service account holding `roleId` (in the organisation `orgId`, or the caller's own scope) with one key. */
-export async function serviceAccountWithKey(admin: ApiClient, body: { roleId: string; orgId?: string; keyOptions?: { expiresAt?: string; allowedCidrs?: string[] } }): Promise<ServiceAccountWithKey> {
+export async function serviceAccountWithKey(
+  admin: ApiClient,
+  body: { roleId: string; orgId?: string; keyOptions?: { expiresAt?: string; allowedCidrs?: string[] } },
+): Promise<ServiceAccountWithKey> {
   const account = await createServiceAccount(admin, { roleId: body.roleId, orgId: body.orgId });
   const key = await issueKey(admin, account.id, body.keyOptions);
   return { account, key, api: admin.withToken(key.key) };

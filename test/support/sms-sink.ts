@@ -55,7 +55,9 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export const codeIn = (body: string): string | null => /\b(\d{6})\b/.exec(body)?.[1] ?? null;
 
-export async function startSmsSink(opts: { accountSid?: string; authToken?: string; from?: string } = {}): Promise<SmsSink> {
+export async function startSmsSink(
+  opts: { accountSid?: string; authToken?: string; from?: string } = {},
+): Promise<SmsSink> {
   const accountSid = opts.accountSid ?? `AC${randomBytes(16).toString('hex')}`;
   const authToken = opts.authToken ?? randomBytes(16).toString('hex');
   const from = opts.from ?? '+15005550006';
@@ -73,12 +75,14 @@ export async function startSmsSink(opts: { accountSid?: string; authToken?: stri
     const m = PATH.exec(path);
     if (req.method !== 'POST' || !m) return refuse(404, 20404, 'The requested resource was not found');
     const body = await readBody(req);
-    if (req.headers.authorization !== expectedAuth || decodeURIComponent(m[1]!) !== accountSid) return refuse(401, 20003, 'Authenticate');
+    if (req.headers.authorization !== expectedAuth || decodeURIComponent(m[1]!) !== accountSid)
+      return refuse(401, 20003, 'Authenticate');
     if (failures && failures.left > 0) {
       failures.left -= 1;
       return refuse(failures.status, 20500, 'Internal Server Error');
     }
-    if (!(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) return refuse(400, 21601, 'Unsupported content type');
+    if (!(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded'))
+      return refuse(400, 21601, 'Unsupported content type');
     const form = new URLSearchParams(body);
     const to = form.get('To');
     const sender = form.get('From');
@@ -86,7 +90,14 @@ export async function startSmsSink(opts: { accountSid?: string; authToken?: stri
     if (!to || !/^\+[1-9]\d{6,14}$/.test(to)) return refuse(400, 21211, "The 'To' number is not a valid phone number.");
     if (!sender) return refuse(400, 21603, "A 'From' phone number is required.");
     if (!text) return refuse(400, 21602, 'Message body is required.');
-    const msg: SmsMessage = { sid: `SM${randomBytes(16).toString('hex')}`, accountSid, to, from: sender, body: text, at: new Date() };
+    const msg: SmsMessage = {
+      sid: `SM${randomBytes(16).toString('hex')}`,
+      accountSid,
+      to,
+      from: sender,
+      body: text,
+      at: new Date(),
+    };
     messages.push(msg);
     const now = msg.at.toUTCString();
     res.writeHead(201, { 'content-type': 'application/json' });
@@ -136,7 +147,8 @@ export async function startSmsSink(opts: { accountSid?: string; authToken?: stri
       for (;;) {
         const found = to_(to).filter(predicate).at(-1);
         if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no SMS to ${to} within ${timeoutMs} ms (have: ${messages.map((m) => m.to).join(', ')})`);
+        if (Date.now() > deadline)
+          throw new Error(`no SMS to ${to} within ${timeoutMs} ms (have: ${messages.map((m) => m.to).join(', ')})`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },

@@ -63,12 +63,18 @@ export async function startMailCatcher(): Promise<MailCatcher> {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        if (state.mode === 'refuse') return callback(Object.assign(new Error('try again later'), { responseCode: 451 }));
+        if (state.mode === 'refuse')
+          return callback(Object.assign(new Error('try again later'), { responseCode: 451 }));
         if (state.mode === 'stall') {
           state.stalled++;
           return;
         }
-        messages.push(parseMail(Buffer.concat(chunks).toString('utf8'), session.envelope.rcptTo.map((r) => r.address.toLowerCase())));
+        messages.push(
+          parseMail(
+            Buffer.concat(chunks).toString('utf8'),
+            session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+          ),
+        );
         callback();
       });
     },
@@ -84,7 +90,10 @@ export async function startMailCatcher(): Promise<MailCatcher> {
       for (;;) {
         const found = messages.filter((m) => matches(m, to) && predicate(m)).at(-1);
         if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no mail to ${to} within ${timeoutMs} ms (have: ${messages.map((m) => `${m.to}:${m.subject}`).join(', ')})`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no mail to ${to} within ${timeoutMs} ms (have: ${messages.map((m) => `${m.to}:${m.subject}`).join(', ')})`,
+          );
         await new Promise((r) => setTimeout(r, 20));
       }
     },

@@ -14,7 +14,12 @@ export interface StatementLog {
 
 /** The first line of a statement; a PGlite EXECUTE loses its arguments (literal values: a token hash, an address). */
 const firstLine = (text: unknown) =>
-  String(text ?? '').trim().split('\n')[0]!.replace(/\s+/g, ' ').replace(/^(execute \w+) \(.*$/i, '$1 (…)').slice(0, 160);
+  String(text ?? '')
+    .trim()
+    .split('\n')[0]!
+    .replace(/\s+/g, ' ')
+    .replace(/^(execute \w+) \(.*$/i, '$1 (…)')
+    .slice(0, 160);
 
 function describeQuery(arg: unknown): string {
   if (typeof arg === 'string') return firstLine(arg);
@@ -47,16 +52,26 @@ export function countStatements(database: Database): StatementLog {
     const q = (target as unknown as PGlite).query.bind(target);
     const e = (target as unknown as PGlite).exec.bind(target);
     return Object.assign(Object.create(target) as T, {
-      query: (text: string, ...rest: unknown[]) => (seen.push(firstLine(text)), (q as (...a: unknown[]) => unknown)(text, ...rest)),
-      exec: (text: string, ...rest: unknown[]) => (seen.push(firstLine(text)), (e as (...a: unknown[]) => unknown)(text, ...rest)),
+      query: (text: string, ...rest: unknown[]) => (
+        seen.push(firstLine(text)), (q as (...a: unknown[]) => unknown)(text, ...rest)
+      ),
+      exec: (text: string, ...rest: unknown[]) => (
+        seen.push(firstLine(text)), (e as (...a: unknown[]) => unknown)(text, ...rest)
+      ),
     });
   };
   Object.assign(client, {
-    query: (text: string, ...rest: unknown[]) => (seen.push(firstLine(text)), (query as (...a: unknown[]) => unknown).call(client, text, ...rest)),
-    exec: (text: string, ...rest: unknown[]) => (seen.push(firstLine(text)), (exec as (...a: unknown[]) => unknown).call(client, text, ...rest)),
+    query: (text: string, ...rest: unknown[]) => (
+      seen.push(firstLine(text)), (query as (...a: unknown[]) => unknown).call(client, text, ...rest)
+    ),
+    exec: (text: string, ...rest: unknown[]) => (
+      seen.push(firstLine(text)), (exec as (...a: unknown[]) => unknown).call(client, text, ...rest)
+    ),
     transaction: (fn: (tx: object) => Promise<unknown>) => {
       seen.push('BEGIN');
-      return (transaction as (f: (tx: object) => Promise<unknown>) => Promise<unknown>).call(client, (tx) => fn(wrapped(tx))).finally(() => seen.push('COMMIT'));
+      return (transaction as (f: (tx: object) => Promise<unknown>) => Promise<unknown>)
+        .call(client, (tx) => fn(wrapped(tx)))
+        .finally(() => seen.push('COMMIT'));
     },
   });
   return { ...log, restore: () => void Object.assign(client, { query, exec, transaction }) };

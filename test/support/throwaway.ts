@@ -14,7 +14,9 @@ export const haveThrowawayRedis = () => Boolean(REDIS_SERVER);
 /** initdb refuses to run as root: as root, run the server as the `postgres` system user. */
 function runAs(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('postgres:'));
   if (!line) throw new Error('running as root and there is no postgres user to run a throwaway cluster as');
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
@@ -48,7 +50,11 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
     stop: (mode = 'fast') => run('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']),
     start,
     destroy: () => {
-      spawnSync(join(PG_BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], { ...user, cwd: dir, timeout: 30_000 });
+      spawnSync(join(PG_BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], {
+        ...user,
+        cwd: dir,
+        timeout: 30_000,
+      });
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -66,7 +72,11 @@ export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
   const dir = mkdtempSync('/tmp/gh-throwaway-redis-');
   let child: ChildProcess | null = null;
   const start = async () => {
-    const c = spawn(REDIS_SERVER!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const c = spawn(
+      REDIS_SERVER!,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     child = c;
     await new Promise<void>((resolve, reject) => {
       let out = '';

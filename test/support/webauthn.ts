@@ -62,7 +62,8 @@ export interface AssertionOptions {
 /** The browser's rule: the RP id must be the origin's host or a registrable suffix of it. */
 function assertRpIdFitsOrigin(rpId: string, origin: string) {
   const host = new URL(origin).hostname;
-  if (host !== rpId && !host.endsWith(`.${rpId}`)) throw new Error(`SecurityError: RP id ${rpId} does not fit origin ${origin}`);
+  if (host !== rpId && !host.endsWith(`.${rpId}`))
+    throw new Error(`SecurityError: RP id ${rpId} does not fit origin ${origin}`);
   if (/^\d+\.\d+\.\d+\.\d+$/.test(host)) throw new Error(`SecurityError: ${host} is an invalid domain`);
 }
 
@@ -98,7 +99,8 @@ export function createCredential(
 ): { response: RegistrationResponseJSON; credential: SoftCredential } {
   const rpId = options.rp.id ?? new URL(origin).hostname;
   assertRpIdFitsOrigin(rpId, origin);
-  if (!options.pubKeyCredParams.some((p) => p.alg === COSE_ALG_ES256)) throw new Error('NotSupportedError: the RP does not accept ES256');
+  if (!options.pubKeyCredParams.some((p) => p.alg === COSE_ALG_ES256))
+    throw new Error('NotSupportedError: the RP does not accept ES256');
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const rawId = randomBytes(32);
   const signCount = opts.signCount ?? 0;
@@ -122,7 +124,16 @@ export function createCredential(
   );
   const cdj = clientData('webauthn.create', options.challenge, origin);
   const discoverable = opts.discoverable ?? options.authenticatorSelection?.residentKey !== 'discouraged';
-  const credential: SoftCredential = { id: b64url(rawId), rawId, rpId, userHandle: options.user.id, privateKey, publicKey, signCount, discoverable };
+  const credential: SoftCredential = {
+    id: b64url(rawId),
+    rawId,
+    rpId,
+    userHandle: options.user.id,
+    privateKey,
+    publicKey,
+    signCount,
+    discoverable,
+  };
   const transports = opts.transports ?? ['internal'];
   return {
     credential,
@@ -150,12 +161,18 @@ export function getAssertion(
   if (!opts.ignoreAllowList && allowed.length > 0 && !allowed.some((c) => c.id === credential.id)) {
     throw new Error('NotAllowedError: the credential is not in allowCredentials');
   }
-  if (!opts.ignoreAllowList && credential.rpId !== rpId) throw new Error('NotAllowedError: the credential belongs to another RP');
+  if (!opts.ignoreAllowList && credential.rpId !== rpId)
+    throw new Error('NotAllowedError: the credential belongs to another RP');
   // An empty allow list (passkey-first sign-in, autofill) can only be answered by a resident key.
-  if (!opts.ignoreAllowList && allowed.length === 0 && !credential.discoverable) throw new Error('NotAllowedError: no discoverable credential for this RP');
+  if (!opts.ignoreAllowList && allowed.length === 0 && !credential.discoverable)
+    throw new Error('NotAllowedError: no discoverable credential for this RP');
   const signCount = opts.signCount ?? credential.signCount + 1;
   credential.signCount = Math.max(credential.signCount, signCount);
-  const authData = Buffer.concat([sha256(opts.rpIdOverride ?? rpId), Buffer.from([opts.flags ?? FLAG_UP | FLAG_UV]), u32(signCount)]);
+  const authData = Buffer.concat([
+    sha256(opts.rpIdOverride ?? rpId),
+    Buffer.from([opts.flags ?? FLAG_UP | FLAG_UV]),
+    u32(signCount),
+  ]);
   const cdj = clientData('webauthn.get', options.challenge, origin);
   const signature = sign('sha256', Buffer.concat([authData, sha256(cdj)]), credential.privateKey);
   return {

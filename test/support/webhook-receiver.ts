@@ -70,7 +70,11 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         let verifyError: string | null = secret ? null : 'no secret registered';
         if (secret) {
           try {
-            new Webhook(secret).verify(raw, { 'webhook-id': h['webhook-id']!, 'webhook-timestamp': h['webhook-timestamp']!, 'webhook-signature': h['webhook-signature']! });
+            new Webhook(secret).verify(raw, {
+              'webhook-id': h['webhook-id']!,
+              'webhook-timestamp': h['webhook-timestamp']!,
+              'webhook-signature': h['webhook-signature']!,
+            });
           } catch (err) {
             verifyError = (err as Error).message;
           }
@@ -85,7 +89,16 @@ export async function startReceiver(port = 0): Promise<Receiver> {
           res.writeHead(503).end('busy');
           return;
         }
-        rcv.received.push({ path: req.url ?? '/', webhookId: h['webhook-id'] ?? '', timestamp: h['webhook-timestamp'] ?? '', signature: h['webhook-signature'] ?? '', raw, body, verified: verifyError === null, verifyError });
+        rcv.received.push({
+          path: req.url ?? '/',
+          webhookId: h['webhook-id'] ?? '',
+          timestamp: h['webhook-timestamp'] ?? '',
+          signature: h['webhook-signature'] ?? '',
+          raw,
+          body,
+          verified: verifyError === null,
+          verifyError,
+        });
         res.writeHead(204).end();
       });
       server.once('error', reject);

@@ -30,7 +30,13 @@ const withOrg = <T extends object>(ids: RouteIds, body: T) => (ids.orgId ? { ...
 
 export const USER_ROUTES: RouteCase[] = [
   { method: 'GET', url: '/users', target: 'none', orgIn: 'query', call: (api, ids) => api.get('/users', q(ids)) },
-  { method: 'GET', url: '/users/roles', target: 'none', orgIn: 'query', call: (api, ids) => api.get('/users/roles', q(ids)) },
+  {
+    method: 'GET',
+    url: '/users/roles',
+    target: 'none',
+    orgIn: 'query',
+    call: (api, ids) => api.get('/users/roles', q(ids)),
+  },
   {
     method: 'POST',
     url: '/users/invite',
@@ -38,23 +44,101 @@ export const USER_ROUTES: RouteCase[] = [
     orgIn: 'body',
     call: (api, ids) => api.post('/users/invite', withOrg(ids, { email: fresh(), name: 'Probe', roleId: ids.roleId })),
   },
-  { method: 'POST', url: '/users/resend-invite', target: 'user', orgIn: 'body', call: (api, ids) => api.post('/users/resend-invite', withOrg(ids, { userId: ids.userId })) },
-  { method: 'GET', url: '/users/:id', target: 'user', orgIn: 'query', call: (api, ids) => api.get(`/users/${ids.userId}`, q(ids)) },
-  { method: 'PATCH', url: '/users/:id', target: 'user', orgIn: 'query', call: (api, ids) => api.patch(`/users/${ids.userId}`, { name: 'Probed' }, q(ids)) },
-  { method: 'DELETE', url: '/users/:id', target: 'user', orgIn: 'query', call: (api, ids) => api.delete(`/users/${ids.userId}`, q(ids)) },
-  { method: 'POST', url: '/users/:id/role', target: 'user', orgIn: 'query', call: (api, ids) => api.post(`/users/${ids.userId}/role`, { roleId: ids.roleId }, q(ids)) },
+  {
+    method: 'POST',
+    url: '/users/resend-invite',
+    target: 'user',
+    orgIn: 'body',
+    call: (api, ids) => api.post('/users/resend-invite', withOrg(ids, { userId: ids.userId })),
+  },
+  {
+    method: 'GET',
+    url: '/users/:id',
+    target: 'user',
+    orgIn: 'query',
+    call: (api, ids) => api.get(`/users/${ids.userId}`, q(ids)),
+  },
+  {
+    method: 'PATCH',
+    url: '/users/:id',
+    target: 'user',
+    orgIn: 'query',
+    call: (api, ids) => api.patch(`/users/${ids.userId}`, { name: 'Probed' }, q(ids)),
+  },
+  {
+    method: 'DELETE',
+    url: '/users/:id',
+    target: 'user',
+    orgIn: 'query',
+    call: (api, ids) => api.delete(`/users/${ids.userId}`, q(ids)),
+  },
+  {
+    method: 'POST',
+    url: '/users/:id/role',
+    target: 'user',
+    orgIn: 'query',
+    call: (api, ids) => api.post(`/users/${ids.userId}/role`, { roleId: ids.roleId }, q(ids)),
+  },
 ];
 
 export const ROLE_ROUTES: RouteCase[] = [
   { method: 'GET', url: '/roles', target: 'none', orgIn: 'query', call: (api, ids) => api.get('/roles', q(ids)) },
-  { method: 'POST', url: '/roles', target: 'none', orgIn: 'body', call: (api, ids) => api.post('/roles', withOrg(ids, { name: `Probe ${++n}`, permissions: [] })) },
-  { method: 'GET', url: '/roles/permissions/available', target: 'none', orgIn: 'query', call: (api) => api.get('/roles/permissions/available') },
-  { method: 'GET', url: '/roles/:id', target: 'role', orgIn: 'query', call: (api, ids) => api.get(`/roles/${ids.roleId}`, q(ids)) },
-  { method: 'PATCH', url: '/roles/:id', target: 'role', orgIn: 'query', call: (api, ids) => api.patch(`/roles/${ids.roleId}`, { description: 'probed' }, q(ids)) },
-  { method: 'DELETE', url: '/roles/:id', target: 'role', orgIn: 'query', call: (api, ids) => api.delete(`/roles/${ids.roleId}`, q(ids)) },
-  { method: 'POST', url: '/roles/:id/clone', target: 'role', orgIn: 'body', call: (api, ids) => api.post(`/roles/${ids.roleId}/clone`, withOrg(ids, { name: `Clone ${++n}` })) },
-  { method: 'GET', url: '/roles/:id/users', target: 'role', orgIn: 'query', call: (api, ids) => api.get(`/roles/${ids.roleId}/users`, q(ids)) },
-  { method: 'GET', url: '/roles/:id/effective-permissions', target: 'role', orgIn: 'query', call: (api, ids) => api.get(`/roles/${ids.roleId}/effective-permissions`, q(ids)) },
+  {
+    method: 'POST',
+    url: '/roles',
+    target: 'none',
+    orgIn: 'body',
+    call: (api, ids) => api.post('/roles', withOrg(ids, { name: `Probe ${++n}`, permissions: [] })),
+  },
+  {
+    method: 'GET',
+    url: '/roles/permissions/available',
+    target: 'none',
+    orgIn: 'query',
+    call: (api) => api.get('/roles/permissions/available'),
+  },
+  {
+    method: 'GET',
+    url: '/roles/:id',
+    target: 'role',
+    orgIn: 'query',
+    call: (api, ids) => api.get(`/roles/${ids.roleId}`, q(ids)),
+  },
+  {
+    method: 'PATCH',
+    url: '/roles/:id',
+    target: 'role',
+    orgIn: 'query',
+    call: (api, ids) => api.patch(`/roles/${ids.roleId}`, { description: 'probed' }, q(ids)),
+  },
+  {
+    method: 'DELETE',
+    url: '/roles/:id',
+    target: 'role',
+    orgIn: 'query',
+    call: (api, ids) => api.delete(`/roles/${ids.roleId}`, q(ids)),
+  },
+  {
+    method: 'POST',
+    url: '/roles/:id/clone',
+    target: 'role',
+    orgIn: 'body',
+    call: (api, ids) => api.post(`/roles/${ids.roleId}/clone`, withOrg(ids, { name: `Clone ${++n}` })),
+  },
+  {
+    method: 'GET',
+    url: '/roles/:id/users',
+    target: 'role',
+    orgIn: 'query',
+    call: (api, ids) => api.get(`/roles/${ids.roleId}/users`, q(ids)),
+  },
+  {
+    method: 'GET',
+    url: '/roles/:id/effective-permissions',
+    target: 'role',
+    orgIn: 'query',
+    call: (api, ids) => api.get(`/roles/${ids.roleId}/effective-permissions`, q(ids)),
+  },
 ];
 
 /** Routes of this issue outside the administration surface: own profile and the catalogue. */
@@ -62,7 +146,11 @@ export const OTHER_ROUTES = ['GET /users/me', 'PATCH /users/me', 'GET /permissio
 
 /** Routes under /users that belong to other issues and have their own tests (admin MFA reset; a member's sessions:
  * test/auth/session-management.test.ts). */
-export const FOREIGN_ROUTES = ['POST /users/:id/mfa/reset', 'GET /users/:id/sessions', 'DELETE /users/:id/sessions/:sid'];
+export const FOREIGN_ROUTES = [
+  'POST /users/:id/mfa/reset',
+  'GET /users/:id/sessions',
+  'DELETE /users/:id/sessions/:sid',
+];
 
 export const ADMIN_ROUTES = [...USER_ROUTES, ...ROLE_ROUTES];
 export const label = (r: RouteCase) => `${r.method} ${r.url}`;

@@ -16,7 +16,14 @@ import {
   signedInPartnerMember,
 } from '../support/fixtures.js';
 
-const [, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, ORG_TECH, ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [string, string, string, string, string, string];
+const [, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, ORG_TECH, ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 const PASSWORD = 'Glacier-7f3a9c-Saffron!';
 const email = (tag: string) => `${tag}-${randomBytes(4).toString('hex')}@example.test`;
 type Row = { id: string; email: string; roleId: string; roleName: string; status: string };
@@ -39,7 +46,14 @@ describe('own profile: GET and PATCH /users/me', () => {
     const me = await signedInOrgMember(t, org, { roleId: ORG_VIEWER, name: 'Old Name' });
     const got = await me.api.get('/users/me');
     expect(got.status).toBe(200);
-    expect(got.body).toMatchObject({ id: me.user.id, name: 'Old Name', scope: 'organization', orgId: org.id, partnerId: partner.id, roleId: ORG_VIEWER });
+    expect(got.body).toMatchObject({
+      id: me.user.id,
+      name: 'Old Name',
+      scope: 'organization',
+      orgId: org.id,
+      partnerId: partner.id,
+      roleId: ORG_VIEWER,
+    });
     expect(got.body.permissions).toContain('devices:read');
     expect(got.body.permissions).not.toContain('users:read');
     expect(got.body).not.toHaveProperty('passwordHash');
@@ -54,7 +68,13 @@ describe('own profile: GET and PATCH /users/me', () => {
 
   it('refuses an empty patch, unknown fields, a status change and a non-http avatar (400 validation_failed)', async () => {
     const { api } = await partnerAdmin(t);
-    for (const body of [{}, { status: 'active' }, { email: 'x@example.test' }, { avatarUrl: 'javascript:alert(1)' }, { name: '' }]) {
+    for (const body of [
+      {},
+      { status: 'active' },
+      { email: 'x@example.test' },
+      { avatarUrl: 'javascript:alert(1)' },
+      { name: '' },
+    ]) {
       const r = await api.patch('/users/me', body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.code).toBe('validation_failed');
@@ -67,19 +87,32 @@ describe('GET /users lists the partner members, or an organisation members with 
     const { api, partner, user: admin } = await partnerAdmin(t);
     const orgA = await createOrg(t, partner.id);
     const orgB = await createOrg(t, partner.id);
-    const tech = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_TECH, orgAccess: 'selected', orgIds: [orgA.id] });
+    const tech = await signedInPartnerMember(t, partner.id, {
+      roleId: PARTNER_TECH,
+      orgAccess: 'selected',
+      orgIds: [orgA.id],
+    });
     const inA = await signedInOrgMember(t, orgA, { roleId: ORG_VIEWER });
     const inB = await signedInOrgMember(t, orgB, { roleId: ORG_TECH });
 
     const partnerList = await api.get('/users');
     expect(partnerList.status).toBe(200);
     expect(partnerList.body.data.map((u: Row) => u.id).sort()).toEqual([admin.id, tech.user.id].sort());
-    expect(partnerList.body.data.find((u: Row) => u.id === tech.user.id)).toMatchObject({ orgAccess: 'selected', orgIds: [orgA.id], roleName: 'Partner Technician' });
+    expect(partnerList.body.data.find((u: Row) => u.id === tech.user.id)).toMatchObject({
+      orgAccess: 'selected',
+      orgIds: [orgA.id],
+      roleName: 'Partner Technician',
+    });
     expect(partnerList.body.data[0]).not.toHaveProperty('siteIds');
 
     const listA = await api.get('/users', { query: { orgId: orgA.id } });
     expect(listA.body.data.map((u: Row) => u.id)).toEqual([inA.user.id]);
-    expect(listA.body.data[0]).toMatchObject({ roleId: ORG_VIEWER, roleName: 'Organization Viewer', siteIds: null, deviceGroupIds: null });
+    expect(listA.body.data[0]).toMatchObject({
+      roleId: ORG_VIEWER,
+      roleName: 'Organization Viewer',
+      siteIds: null,
+      deviceGroupIds: null,
+    });
     expect(listA.body.data[0]).not.toHaveProperty('orgAccess');
     const listB = await api.get('/users', { query: { orgId: orgB.id } });
     expect(listB.body.data.map((u: Row) => u.id)).toEqual([inB.user.id]);
@@ -88,7 +121,11 @@ describe('GET /users lists the partner members, or an organisation members with 
   it('keyset pages: limit and cursor walk every member once, search filters by prefix', async () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
-    for (let i = 0; i < 5; i++) await signedInOrgMember(t, org, { roleId: ORG_VIEWER, email: `page${i}-${randomBytes(2).toString('hex')}@example.test` });
+    for (let i = 0; i < 5; i++)
+      await signedInOrgMember(t, org, {
+        roleId: ORG_VIEWER,
+        email: `page${i}-${randomBytes(2).toString('hex')}@example.test`,
+      });
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let i = 0; i < 10; i++) {
@@ -113,8 +150,27 @@ describe('GET /users/:id gives one member of the scope', () => {
     const m = await signedInOrgMember(t, org, { roleId: ORG_TECH });
     const row = await api.get(`/users/${m.user.id}`, { query: { orgId: org.id } });
     expect(row.status).toBe(200);
-    expect(row.body).toMatchObject({ id: m.user.id, email: m.user.email, status: 'active', roleId: ORG_TECH, roleName: 'Organization Technician', mfaEnabled: true, lastLoginAt: null });
-    expect(Object.keys(row.body).sort()).toEqual(['deviceGroupIds', 'email', 'id', 'lastLoginAt', 'mfaEnabled', 'name', 'roleId', 'roleName', 'siteIds', 'status']);
+    expect(row.body).toMatchObject({
+      id: m.user.id,
+      email: m.user.email,
+      status: 'active',
+      roleId: ORG_TECH,
+      roleName: 'Organization Technician',
+      mfaEnabled: true,
+      lastLoginAt: null,
+    });
+    expect(Object.keys(row.body).sort()).toEqual([
+      'deviceGroupIds',
+      'email',
+      'id',
+      'lastLoginAt',
+      'mfaEnabled',
+      'name',
+      'roleId',
+      'roleName',
+      'siteIds',
+      'status',
+    ]);
     expect((await api.get(`/users/${m.user.id}`)).status).toBe(404);
     expect((await api.get('/users/not-a-uuid')).status).toBe(400);
   });
@@ -132,11 +188,16 @@ describe('PATCH /users/:id changes name or status; disabled ends every session a
     expect(ev!.details).toMatchObject({ changed: ['name'] });
   });
 
-  it('disabled: the user\'s live access token gets 401 on the next request, on this instance and on a second one', async () => {
+  it("disabled: the user's live access token gets 401 on the next request, on this instance and on a second one", async () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     const m = await signedInOrgMember(t, org, { roleId: ORG_VIEWER, password: PASSWORD });
-    const second = await sessionFor(t, m.user.id, { scope: 'organization', partnerId: partner.id, orgId: org.id, roleId: ORG_VIEWER });
+    const second = await sessionFor(t, m.user.id, {
+      scope: 'organization',
+      partnerId: partner.id,
+      orgId: org.id,
+      roleId: ORG_VIEWER,
+    });
     const onPeer = peer.client().withToken(m.session.accessToken);
     expect((await m.api.get('/users/me')).status).toBe(200);
     expect((await onPeer.get('/users/me')).status).toBe(200);
@@ -150,7 +211,10 @@ describe('PATCH /users/:id changes name or status; disabled ends every session a
     expect(here.body.code).toBe('unauthenticated');
     expect((await onPeer.get('/users/me')).status).toBe(401);
     expect((await peer.client().withToken(second.accessToken).get('/users/me')).status).toBe(401);
-    const live = await t.deps.db.select().from(sessions).where(and(eq(sessions.userId, m.user.id), isNull(sessions.revokedAt)));
+    const live = await t.deps.db
+      .select()
+      .from(sessions)
+      .where(and(eq(sessions.userId, m.user.id), isNull(sessions.revokedAt)));
     expect(live).toHaveLength(0);
     // A disabled account cannot sign in either (the same answer as a wrong password).
     const login = await t.client().post('/auth/login', { email: m.user.email, password: PASSWORD });
@@ -184,7 +248,12 @@ describe('DELETE /users/:id removes the association only', () => {
     const orgB = await createOrg(t, partner.id);
     const m = await signedInOrgMember(t, orgA, { roleId: ORG_VIEWER });
     await t.deps.db.insert(organizationUsers).values({ orgId: orgB.id, userId: m.user.id, roleId: ORG_VIEWER });
-    const inB = await sessionFor(t, m.user.id, { scope: 'organization', partnerId: partner.id, orgId: orgB.id, roleId: ORG_VIEWER });
+    const inB = await sessionFor(t, m.user.id, {
+      scope: 'organization',
+      partnerId: partner.id,
+      orgId: orgB.id,
+      roleId: ORG_VIEWER,
+    });
 
     const r = await api.delete(`/users/${m.user.id}`, { query: { orgId: orgA.id } });
     expect(r.status, r.text).toBe(200);
@@ -201,7 +270,7 @@ describe('DELETE /users/:id removes the association only', () => {
 });
 
 describe('POST /users/:id/role assigns another role of the scope', () => {
-  it('the new role shows in the row and in the user\'s very next request', async () => {
+  it("the new role shows in the row and in the user's very next request", async () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     const m = await signedInOrgMember(t, org, { roleId: ORG_VIEWER });
@@ -233,14 +302,33 @@ describe('GET /users/roles lists the roles available in the scope', () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     await api.post('/roles', { name: 'Partner Custom', permissions: [{ resource: 'devices', action: 'read' }] });
-    await api.post('/roles', { name: 'Org Custom', permissions: [{ resource: 'devices', action: 'read' }], orgId: org.id });
+    await api.post('/roles', {
+      name: 'Org Custom',
+      permissions: [{ resource: 'devices', action: 'read' }],
+      orgId: org.id,
+    });
     const p = await api.get('/users/roles');
     expect(p.status).toBe(200);
-    expect(p.body.data.map((r: { name: string }) => r.name).sort()).toEqual(['Partner Admin', 'Partner Custom', 'Partner Technician', 'Partner Viewer']);
+    expect(p.body.data.map((r: { name: string }) => r.name).sort()).toEqual([
+      'Partner Admin',
+      'Partner Custom',
+      'Partner Technician',
+      'Partner Viewer',
+    ]);
     const o = await api.get('/users/roles', { query: { orgId: org.id } });
-    expect(o.body.data.map((r: { name: string }) => r.name).sort()).toEqual(['Org Custom', 'Organization Admin', 'Organization Technician', 'Organization Viewer']);
+    expect(o.body.data.map((r: { name: string }) => r.name).sort()).toEqual([
+      'Org Custom',
+      'Organization Admin',
+      'Organization Technician',
+      'Organization Viewer',
+    ]);
     const orgAdmin = await signedInOrgMember(t, org);
     const own = await orgAdmin.api.get('/users/roles');
-    expect(own.body.data.map((r: { name: string }) => r.name).sort()).toEqual(['Org Custom', 'Organization Admin', 'Organization Technician', 'Organization Viewer']);
+    expect(own.body.data.map((r: { name: string }) => r.name).sort()).toEqual([
+      'Org Custom',
+      'Organization Admin',
+      'Organization Technician',
+      'Organization Viewer',
+    ]);
   });
 });

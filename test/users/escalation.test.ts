@@ -7,15 +7,34 @@ import { organizationUsers, partnerUsers, users } from '../../src/db/schema/inde
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
-import { accountOf, createDeviceGroup, createOrg, createPartner, createSite, partnerAdmin, signedInOrgMember, signedInPartnerMember } from '../support/fixtures.js';
+import {
+  accountOf,
+  createDeviceGroup,
+  createOrg,
+  createPartner,
+  createSite,
+  partnerAdmin,
+  signedInOrgMember,
+  signedInPartnerMember,
+} from '../support/fixtures.js';
 
-const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, , ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [string, string, string, string, string, string];
+const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, , ORG_VIEWER] = SYSTEM_ROLES.map(
+  (r) => r.id as string,
+) as [string, string, string, string, string, string];
 const email = (tag: string) => `${tag}-${randomBytes(4).toString('hex')}@example.test`;
 const perm = (k: string) => {
   const [resource, action] = k.split(':');
   return { resource: resource!, action: action! };
 };
-const VIEWER_PERMS = ['organizations:read', 'sites:read', 'devices:read', 'scripts:read', 'alerts:read', 'reports:read', 'topology:read'];
+const VIEWER_PERMS = [
+  'organizations:read',
+  'sites:read',
+  'devices:read',
+  'scripts:read',
+  'alerts:read',
+  'reports:read',
+  'topology:read',
+];
 const USER_ADMIN_PERMS = ['users:read', 'users:write', 'users:delete', 'users:invite'];
 
 let t: TestApp;
@@ -30,7 +49,10 @@ afterAll(async () => t?.close());
  */
 async function partnerWithManager() {
   const admin = await partnerAdmin(t);
-  const role = await admin.api.post('/roles', { name: 'User Manager', permissions: [...USER_ADMIN_PERMS, ...VIEWER_PERMS].map(perm) });
+  const role = await admin.api.post('/roles', {
+    name: 'User Manager',
+    permissions: [...USER_ADMIN_PERMS, ...VIEWER_PERMS].map(perm),
+  });
   expect(role.status, role.text).toBe(201);
   const manager = await signedInPartnerMember(t, admin.partner.id, { roleId: role.body.id, orgAccess: 'all' });
   return { admin, manager, managerRoleId: role.body.id as string, partner: admin.partner };
@@ -46,10 +68,15 @@ describe('permission_ceiling: nobody grants a permission they lack', () => {
   it('invite: with a role holding more than the caller → 403, nothing created; with a role within the ceiling → 201', async () => {
     const { manager } = await partnerWithManager();
     const to = email('ceiling');
-    expectCeiling(await manager.api.post('/users/invite', { email: to, name: 'X', roleId: PARTNER_TECH }), 'devices:write');
+    expectCeiling(
+      await manager.api.post('/users/invite', { email: to, name: 'X', roleId: PARTNER_TECH }),
+      'devices:write',
+    );
     expectCeiling(await manager.api.post('/users/invite', { email: to, name: 'X', roleId: PARTNER_ADMIN }), '*:*');
     expect((await manager.api.get('/users', { query: { search: 'ceiling-' } })).body.data).toHaveLength(0);
-    expect((await manager.api.post('/users/invite', { email: to, name: 'X', roleId: PARTNER_VIEWER })).status).toBe(201);
+    expect((await manager.api.post('/users/invite', { email: to, name: 'X', roleId: PARTNER_VIEWER })).status).toBe(
+      201,
+    );
   });
 
   it('assign: giving a member a role above the caller → 403 and the assignment is unchanged', async () => {
@@ -62,9 +89,18 @@ describe('permission_ceiling: nobody grants a permission they lack', () => {
 
   it('create: a permission above the caller, directly or through the parent → 403; within → 201', async () => {
     const { manager } = await partnerWithManager();
-    expectCeiling(await manager.api.post('/roles', { name: 'Writer', permissions: [perm('devices:write')] }), 'devices:write');
-    expectCeiling(await manager.api.post('/roles', { name: 'Via parent', permissions: [], parentRoleId: PARTNER_TECH }), 'devices:write');
-    expectCeiling(await manager.api.post('/roles', { name: 'Alias', permissions: [{ resource: 'devices', action: 'update' }] }), 'devices:write');
+    expectCeiling(
+      await manager.api.post('/roles', { name: 'Writer', permissions: [perm('devices:write')] }),
+      'devices:write',
+    );
+    expectCeiling(
+      await manager.api.post('/roles', { name: 'Via parent', permissions: [], parentRoleId: PARTNER_TECH }),
+      'devices:write',
+    );
+    expectCeiling(
+      await manager.api.post('/roles', { name: 'Alias', permissions: [{ resource: 'devices', action: 'update' }] }),
+      'devices:write',
+    );
     const ok = await manager.api.post('/roles', { name: 'Reader', permissions: [perm('devices:read')] });
     expect(ok.status, ok.text).toBe(201);
     expect((await manager.api.get('/roles', { query: { search: 'Writer' } })).body.data).toHaveLength(0);
@@ -73,9 +109,15 @@ describe('permission_ceiling: nobody grants a permission they lack', () => {
   it('update: adding a permission or a parent above the caller → 403; a role already above the caller cannot be edited at all', async () => {
     const { manager, admin } = await partnerWithManager();
     const own = await manager.api.post('/roles', { name: 'Small', permissions: [perm('devices:read')] });
-    expectCeiling(await manager.api.patch(`/roles/${own.body.id}`, { permissions: [perm('devices:read'), perm('devices:write')] }), 'devices:write');
+    expectCeiling(
+      await manager.api.patch(`/roles/${own.body.id}`, { permissions: [perm('devices:read'), perm('devices:write')] }),
+      'devices:write',
+    );
     expectCeiling(await manager.api.patch(`/roles/${own.body.id}`, { parentRoleId: PARTNER_TECH }), 'devices:write');
-    expect((await manager.api.get(`/roles/${own.body.id}`)).body).toMatchObject({ parentRoleId: null, permissions: [perm('devices:read')] });
+    expect((await manager.api.get(`/roles/${own.body.id}`)).body).toMatchObject({
+      parentRoleId: null,
+      permissions: [perm('devices:read')],
+    });
     // An admin's role that holds devices:write: the manager may not even rename or shrink it.
     const big = await admin.api.post('/roles', { name: 'Big', permissions: [perm('devices:write')] });
     expectCeiling(await manager.api.patch(`/roles/${big.body.id}`, { name: 'Renamed' }));
@@ -116,15 +158,31 @@ describe('permission_ceiling: nobody grants a permission they lack', () => {
   it('organisation scope: an Organization Admin cannot create, clone or hand out what it lacks (billing)', async () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
-    const billingRole = await api.post('/roles', { name: 'Billing', permissions: [perm('billing:read')], orgId: org.id });
+    const billingRole = await api.post('/roles', {
+      name: 'Billing',
+      permissions: [perm('billing:read')],
+      orgId: org.id,
+    });
     expect(billingRole.status).toBe(201);
     const orgAdmin = await signedInOrgMember(t, org, { roleId: ORG_ADMIN });
     const viewer = await signedInOrgMember(t, org, { roleId: ORG_VIEWER });
-    expectCeiling(await orgAdmin.api.post('/roles', { name: 'Bill', permissions: [perm('billing:read')] }), 'billing:read');
-    expectCeiling(await orgAdmin.api.post('/roles', { name: 'Child', permissions: [], parentRoleId: billingRole.body.id }), 'billing:read');
+    expectCeiling(
+      await orgAdmin.api.post('/roles', { name: 'Bill', permissions: [perm('billing:read')] }),
+      'billing:read',
+    );
+    expectCeiling(
+      await orgAdmin.api.post('/roles', { name: 'Child', permissions: [], parentRoleId: billingRole.body.id }),
+      'billing:read',
+    );
     expectCeiling(await orgAdmin.api.post(`/roles/${billingRole.body.id}/clone`, { name: 'Bill 2' }), 'billing:read');
-    expectCeiling(await orgAdmin.api.post('/users/invite', { email: email('b'), name: 'B', roleId: billingRole.body.id }), 'billing:read');
-    expectCeiling(await orgAdmin.api.post(`/users/${viewer.user.id}/role`, { roleId: billingRole.body.id }), 'billing:read');
+    expectCeiling(
+      await orgAdmin.api.post('/users/invite', { email: email('b'), name: 'B', roleId: billingRole.body.id }),
+      'billing:read',
+    );
+    expectCeiling(
+      await orgAdmin.api.post(`/users/${viewer.user.id}/role`, { roleId: billingRole.body.id }),
+      'billing:read',
+    );
     expectCeiling(await orgAdmin.api.patch(`/roles/${billingRole.body.id}`, { name: 'Free billing' }));
   });
 });
@@ -134,7 +192,9 @@ describe('account-wide changes (name, status) need authority over every membersh
     const { partner, user: partnerAdminUser, api: adminApi } = await partnerAdmin(t);
     const second = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN }); // so last_admin is not what stops it
     const org = await createOrg(t, partner.id);
-    await t.deps.db.insert(organizationUsers).values({ orgId: org.id, userId: partnerAdminUser.id, roleId: ORG_VIEWER });
+    await t.deps.db
+      .insert(organizationUsers)
+      .values({ orgId: org.id, userId: partnerAdminUser.id, roleId: ORG_VIEWER });
     const orgAdmin = await signedInOrgMember(t, org, { roleId: ORG_ADMIN });
     // The account has a membership outside the organisation: not the organisation's to change.
     const disable = await orgAdmin.api.patch(`/users/${partnerAdminUser.id}`, { status: 'disabled' });
@@ -148,12 +208,14 @@ describe('account-wide changes (name, status) need authority over every membersh
     expect((await second.api.get('/users/me')).status).toBe(200);
   });
 
-  it('a partner user manager cannot disable a Partner Admin by addressing the admin\'s low organisation membership', async () => {
+  it("a partner user manager cannot disable a Partner Admin by addressing the admin's low organisation membership", async () => {
     const { manager, admin, partner } = await partnerWithManager();
     await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN });
     const org = await createOrg(t, partner.id);
     await t.deps.db.insert(organizationUsers).values({ orgId: org.id, userId: admin.user.id, roleId: ORG_VIEWER });
-    expectCeiling(await manager.api.patch(`/users/${admin.user.id}`, { status: 'disabled' }, { query: { orgId: org.id } }));
+    expectCeiling(
+      await manager.api.patch(`/users/${admin.user.id}`, { status: 'disabled' }, { query: { orgId: org.id } }),
+    );
     expectCeiling(await manager.api.patch(`/users/${admin.user.id}`, { name: 'Pwned' }, { query: { orgId: org.id } }));
     expect(await accountOf(t, admin.user.id)).toMatchObject({ status: 'active' });
     expect((await admin.api.get('/users/me')).status).toBe(200);
@@ -180,10 +242,23 @@ describe('an organisation admin restricted to sites or device groups grants and 
     const { partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     const [s1, s2] = [await createSite(t, org.id), await createSite(t, org.id)];
-    const [g1, g2] = [await createDeviceGroup(t, org.id, { siteId: s1.id }), await createDeviceGroup(t, org.id, { siteId: s2.id })];
-    const restricted = await signedInOrgMember(t, org, { roleId: ORG_ADMIN, siteIds: [s1.id], deviceGroupIds: [g1.id] });
-    const invite = (extra: object) => restricted.api.post('/users/invite', { email: email('site'), name: 'S', roleId: ORG_VIEWER, ...extra });
-    for (const extra of [{}, { siteIds: [s2.id], deviceGroupIds: [g1.id] }, { siteIds: [s1.id] }, { siteIds: [s1.id], deviceGroupIds: [g1.id, g2.id] }]) {
+    const [g1, g2] = [
+      await createDeviceGroup(t, org.id, { siteId: s1.id }),
+      await createDeviceGroup(t, org.id, { siteId: s2.id }),
+    ];
+    const restricted = await signedInOrgMember(t, org, {
+      roleId: ORG_ADMIN,
+      siteIds: [s1.id],
+      deviceGroupIds: [g1.id],
+    });
+    const invite = (extra: object) =>
+      restricted.api.post('/users/invite', { email: email('site'), name: 'S', roleId: ORG_VIEWER, ...extra });
+    for (const extra of [
+      {},
+      { siteIds: [s2.id], deviceGroupIds: [g1.id] },
+      { siteIds: [s1.id] },
+      { siteIds: [s1.id], deviceGroupIds: [g1.id, g2.id] },
+    ]) {
       expectCeiling(await invite(extra));
     }
     expect((await invite({ siteIds: [s1.id], deviceGroupIds: [g1.id] })).status).toBe(201);
@@ -226,9 +301,13 @@ describe('forbidden_self_action: no changing your own role, removing or disablin
     const { partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     const me = await signedInOrgMember(t, org, { roleId: ORG_ADMIN });
-    expect((await me.api.post(`/users/${me.user.id}/role`, { roleId: ORG_VIEWER })).body.code).toBe('forbidden_self_action');
+    expect((await me.api.post(`/users/${me.user.id}/role`, { roleId: ORG_VIEWER })).body.code).toBe(
+      'forbidden_self_action',
+    );
     expect((await me.api.delete(`/users/${me.user.id}`)).body.code).toBe('forbidden_self_action');
-    expect((await me.api.patch(`/users/${me.user.id}`, { status: 'disabled' })).body.code).toBe('forbidden_self_action');
+    expect((await me.api.patch(`/users/${me.user.id}`, { status: 'disabled' })).body.code).toBe(
+      'forbidden_self_action',
+    );
     expect((await me.api.get('/users/me')).body.roleId).toBe(ORG_ADMIN);
   });
 });
@@ -239,7 +318,9 @@ async function activeAdmins(partnerId: string) {
     .select({ id: users.id })
     .from(partnerUsers)
     .innerJoin(users, eq(users.id, partnerUsers.userId))
-    .where(and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.roleId, PARTNER_ADMIN), eq(users.status, 'active')));
+    .where(
+      and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.roleId, PARTNER_ADMIN), eq(users.status, 'active')),
+    );
   return rows.map((r) => r.id);
 }
 
@@ -268,7 +349,8 @@ describe('last_admin: a partner always keeps an active holder of *:*', () => {
         expect(ok, `${ra.status} ${ra.text} | ${rb.status} ${rb.text}`).toHaveLength(1);
         // The loser either reached the guard (last_admin) or had already lost its own power (401 / 403) by the time it was heard.
         expect([401, 403]).toContain(refused[0]!.status);
-        if (refused[0]!.status === 403) expect(['last_admin', 'forbidden', 'permission_ceiling']).toContain(refused[0]!.body.code);
+        if (refused[0]!.status === 403)
+          expect(['last_admin', 'forbidden', 'permission_ceiling']).toContain(refused[0]!.body.code);
         refusals.push(refused[0]!.body.code ?? String(refused[0]!.status));
         expect(await activeAdmins(partner.id)).toHaveLength(1);
       }
@@ -320,11 +402,16 @@ describe('last_admin: a partner always keeps an active holder of *:*', () => {
     return racing;
   }
 
-  it.each(Object.keys(ACTIONS))('two admins who %s each other, both heard before either commits: the second is refused with 403 last_admin', async (action) => {
-    const { partner, a, b } = await twoAdmins();
-    const rs = await heldRace(partner.id, () => Promise.all([ACTIONS[action]!(a.api, b.user.id), ACTIONS[action]!(b.api, a.user.id)]));
-    expect(rs.map((r) => r.status).sort(), rs.map((r) => r.text).join(' | ')).toEqual([200, 403]);
-    expect(rs.find((r) => r.status === 403)!.body.code).toBe('last_admin');
-    expect(await activeAdmins(partner.id)).toHaveLength(1);
-  });
+  it.each(Object.keys(ACTIONS))(
+    'two admins who %s each other, both heard before either commits: the second is refused with 403 last_admin',
+    async (action) => {
+      const { partner, a, b } = await twoAdmins();
+      const rs = await heldRace(partner.id, () =>
+        Promise.all([ACTIONS[action]!(a.api, b.user.id), ACTIONS[action]!(b.api, a.user.id)]),
+      );
+      expect(rs.map((r) => r.status).sort(), rs.map((r) => r.text).join(' | ')).toEqual([200, 403]);
+      expect(rs.find((r) => r.status === 403)!.body.code).toBe('last_admin');
+      expect(await activeAdmins(partner.id)).toHaveLength(1);
+    },
+  );
 });

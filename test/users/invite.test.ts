@@ -15,7 +15,9 @@ import {
 } from '../support/fixtures.js';
 import { linkToken, startMailCatcher, type MailCatcher } from '../support/smtp.js';
 
-const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, , ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [string, string, string, string, string, string];
+const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, , ORG_VIEWER] = SYSTEM_ROLES.map(
+  (r) => r.id as string,
+) as [string, string, string, string, string, string];
 const PASSWORD = 'Glacier-7f3a9c-Saffron!';
 const email = (tag: string) => `${tag}-${randomBytes(4).toString('hex')}@example.test`;
 
@@ -37,7 +39,13 @@ describe('an invitation mail arrives over SMTP with an accept link whose token w
     const to = email('invitee');
     const inv = await api.post('/users/invite', { email: to, name: 'In Vitee', roleId: ORG_VIEWER, orgId: org.id });
     expect(inv.status, inv.text).toBe(201);
-    expect(inv.body).toMatchObject({ email: to, name: 'In Vitee', status: 'invited', roleId: ORG_VIEWER, inviteEmailSent: true });
+    expect(inv.body).toMatchObject({
+      email: to,
+      name: 'In Vitee',
+      status: 'invited',
+      roleId: ORG_VIEWER,
+      inviteEmailSent: true,
+    });
 
     const m = await mail.waitFor(to);
     expect(m.subject).toContain(org.name);
@@ -52,12 +60,21 @@ describe('an invitation mail arrives over SMTP with an accept link whose token w
     expect(accepted.status, accepted.text).toBe(200);
     const me = await t.client().withToken(accepted.body.accessToken).get('/users/me');
     expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({ id: inv.body.id, email: to, status: 'active', scope: 'organization', orgId: org.id, roleId: ORG_VIEWER });
+    expect(me.body).toMatchObject({
+      id: inv.body.id,
+      email: to,
+      status: 'active',
+      scope: 'organization',
+      orgId: org.id,
+      roleId: ORG_VIEWER,
+    });
 
     const row = await api.get(`/users/${inv.body.id}`, { query: { orgId: org.id } });
     expect(row.body.status).toBe('active');
     // The link is single-use.
-    expect((await t.client().post('/auth/accept-invite', { token, password: PASSWORD })).body.code).toBe('invite_invalid');
+    expect((await t.client().post('/auth/accept-invite', { token, password: PASSWORD })).body.code).toBe(
+      'invite_invalid',
+    );
   });
 
   it('partner invite: the accepted user acts in the partner with the orgAccess and orgIds given', async () => {
@@ -65,10 +82,21 @@ describe('an invitation mail arrives over SMTP with an accept link whose token w
     const orgA = await createOrg(t, partner.id);
     await createOrg(t, partner.id);
     const to = email('tech');
-    const inv = await api.post('/users/invite', { email: to, name: 'Tech', roleId: PARTNER_TECH, orgAccess: 'selected', orgIds: [orgA.id] });
+    const inv = await api.post('/users/invite', {
+      email: to,
+      name: 'Tech',
+      roleId: PARTNER_TECH,
+      orgAccess: 'selected',
+      orgIds: [orgA.id],
+    });
     expect(inv.status, inv.text).toBe(201);
     const listed = await api.get(`/users/${inv.body.id}`);
-    expect(listed.body).toMatchObject({ orgAccess: 'selected', orgIds: [orgA.id], roleName: 'Partner Technician', status: 'invited' });
+    expect(listed.body).toMatchObject({
+      orgAccess: 'selected',
+      orgIds: [orgA.id],
+      roleName: 'Partner Technician',
+      status: 'invited',
+    });
 
     const m = await mail.waitFor(to);
     expect(m.subject).toContain(partner.name);
@@ -86,7 +114,12 @@ describe('an existing active account is linked at once and told by mail', () => 
     const to = email('existing');
     const existing = await createUser(t, { email: to, name: 'Already Here', password: PASSWORD });
     const before = mail.countTo(to);
-    const inv = await api.post('/users/invite', { email: to.toUpperCase(), name: 'Ignored Name', roleId: ORG_VIEWER, orgId: org.id });
+    const inv = await api.post('/users/invite', {
+      email: to.toUpperCase(),
+      name: 'Ignored Name',
+      roleId: ORG_VIEWER,
+      orgId: org.id,
+    });
     expect(inv.status, inv.text).toBe(201);
     expect(inv.body).toMatchObject({ id: existing.id, status: 'active', name: 'Already Here', inviteEmailSent: true });
     const m = await mail.waitFor(to);
@@ -104,7 +137,7 @@ describe('an existing active account is linked at once and told by mail', () => 
 
 describe('resend replaces the invitation link: the earlier token is dead', () => {
   it('old token → 404 invite_invalid at preview and accept; the new one works', async () => {
-    const { api, partner, user: admin } = await partnerAdmin(t);
+    const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     const to = email('resend');
     const inv = await api.post('/users/invite', { email: to, name: 'Resend Me', roleId: ORG_VIEWER, orgId: org.id });
@@ -135,7 +168,10 @@ describe('resend replaces the invitation link: the earlier token is dead', () =>
     const inv = await api.post('/users/invite', { email: email('x'), name: 'X', roleId: ORG_VIEWER, orgId: org.id });
     expect((await api.post('/users/resend-invite', { userId: inv.body.id, orgId: otherOrg.id })).status).toBe(404);
     expect((await api.post('/users/resend-invite', { userId: inv.body.id })).status).toBe(404); // not a partner member
-    expect((await api.post('/users/resend-invite', { userId: '00000000-0000-4000-8000-00000000abcd', orgId: org.id })).status).toBe(404);
+    expect(
+      (await api.post('/users/resend-invite', { userId: '00000000-0000-4000-8000-00000000abcd', orgId: org.id }))
+        .status,
+    ).toBe(404);
   });
 });
 
@@ -145,20 +181,33 @@ describe('inviting a user already in the scope is 409 user_exists_in_scope', () 
     const org = await createOrg(t, partner.id);
     const to = email('dup');
     expect((await api.post('/users/invite', { email: to, name: 'Dup', roleId: PARTNER_VIEWER })).status).toBe(201);
-    const dupPartner = await api.post('/users/invite', { email: to.toUpperCase(), name: 'Dup', roleId: PARTNER_VIEWER });
+    const dupPartner = await api.post('/users/invite', {
+      email: to.toUpperCase(),
+      name: 'Dup',
+      roleId: PARTNER_VIEWER,
+    });
     expect(dupPartner.status).toBe(409);
-    expect(dupPartner.body).toMatchObject({ code: 'user_exists_in_scope', message: 'User already exists in this scope.' });
+    expect(dupPartner.body).toMatchObject({
+      code: 'user_exists_in_scope',
+      message: 'User already exists in this scope.',
+    });
     // The same account may still be invited into an organisation (another scope)...
-    expect((await api.post('/users/invite', { email: to, name: 'Dup', roleId: ORG_VIEWER, orgId: org.id })).status).toBe(201);
+    expect(
+      (await api.post('/users/invite', { email: to, name: 'Dup', roleId: ORG_VIEWER, orgId: org.id })).status,
+    ).toBe(201);
     // ...once.
-    expect((await api.post('/users/invite', { email: to, name: 'Dup', roleId: ORG_VIEWER, orgId: org.id })).body.code).toBe('user_exists_in_scope');
+    expect(
+      (await api.post('/users/invite', { email: to, name: 'Dup', roleId: ORG_VIEWER, orgId: org.id })).body.code,
+    ).toBe('user_exists_in_scope');
   });
 
   it('two concurrent invitations of one new address: one 201, one 409, one account', async () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     const to = email('race');
-    const rs = await Promise.all([0, 1].map(() => api.post('/users/invite', { email: to, name: 'Race', roleId: ORG_VIEWER, orgId: org.id })));
+    const rs = await Promise.all(
+      [0, 1].map(() => api.post('/users/invite', { email: to, name: 'Race', roleId: ORG_VIEWER, orgId: org.id })),
+    );
     expect(rs.map((r) => r.status).sort()).toEqual([201, 409]);
     const list = await api.get('/users', { query: { orgId: org.id, search: 'race-' } });
     expect(list.body.data).toHaveLength(1);
@@ -171,11 +220,24 @@ describe('the invitation body fits the scope', () => {
     const org = await createOrg(t, partner.id);
     const site = await createSite(t, org.id);
     const group = await createDeviceGroup(t, org.id, { siteId: site.id });
-    const restricted = await api.post('/users/invite', { email: email('r'), name: 'R', roleId: ORG_VIEWER, orgId: org.id, siteIds: [site.id], deviceGroupIds: [group.id] });
+    const restricted = await api.post('/users/invite', {
+      email: email('r'),
+      name: 'R',
+      roleId: ORG_VIEWER,
+      orgId: org.id,
+      siteIds: [site.id],
+      deviceGroupIds: [group.id],
+    });
     expect(restricted.status, restricted.text).toBe(201);
     const free = await api.post('/users/invite', { email: email('f'), name: 'F', roleId: ORG_VIEWER, orgId: org.id });
-    expect((await api.get(`/users/${restricted.body.id}`, { query: { orgId: org.id } })).body).toMatchObject({ siteIds: [site.id], deviceGroupIds: [group.id] });
-    expect((await api.get(`/users/${free.body.id}`, { query: { orgId: org.id } })).body).toMatchObject({ siteIds: null, deviceGroupIds: null });
+    expect((await api.get(`/users/${restricted.body.id}`, { query: { orgId: org.id } })).body).toMatchObject({
+      siteIds: [site.id],
+      deviceGroupIds: [group.id],
+    });
+    expect((await api.get(`/users/${free.body.id}`, { query: { orgId: org.id } })).body).toMatchObject({
+      siteIds: null,
+      deviceGroupIds: null,
+    });
   });
 
   it('sites, device groups and organisations must belong to the scope (400, nothing created)', async () => {
@@ -211,9 +273,13 @@ describe('the invitation body fits the scope', () => {
     const orgAdmin = await signedInOrgMember(t, org, { roleId: ORG_ADMIN });
     const inv = await orgAdmin.api.post('/users/invite', { email: email('o'), name: 'O', roleId: ORG_VIEWER });
     expect(inv.status, inv.text).toBe(201);
-    expect((await api.get('/users', { query: { orgId: org.id } })).body.data.map((u: { id: string }) => u.id)).toContain(inv.body.id);
+    expect(
+      (await api.get('/users', { query: { orgId: org.id } })).body.data.map((u: { id: string }) => u.id),
+    ).toContain(inv.body.id);
     // PARTNER_ADMIN is not a role of an organisation.
-    expect((await orgAdmin.api.post('/users/invite', { email: email('o'), name: 'O', roleId: PARTNER_ADMIN })).status).toBe(400);
+    expect(
+      (await orgAdmin.api.post('/users/invite', { email: email('o'), name: 'O', roleId: PARTNER_ADMIN })).status,
+    ).toBe(400);
   });
 });
 
@@ -223,7 +289,9 @@ describe('a removed user keeps the account and can be re-invited', () => {
     const org = await createOrg(t, partner.id);
     const to = email('again');
     const inv = await api.post('/users/invite', { email: to, name: 'Again', roleId: ORG_VIEWER, orgId: org.id });
-    const accepted = await t.client().post('/auth/accept-invite', { token: linkToken(await mail.waitFor(to)), password: PASSWORD });
+    const accepted = await t
+      .client()
+      .post('/auth/accept-invite', { token: linkToken(await mail.waitFor(to)), password: PASSWORD });
     expect(accepted.status).toBe(200);
 
     expect((await api.delete(`/users/${inv.body.id}`, { query: { orgId: org.id } })).status).toBe(200);
@@ -238,7 +306,10 @@ describe('a removed user keeps the account and can be re-invited', () => {
     expect(mail.countTo(to)).toBe(before + 1);
     const login = await t.client().post('/auth/login', { email: to, password: PASSWORD });
     expect(login.status).toBe(200);
-    expect((await t.client().withToken(login.body.accessToken).get('/users/me')).body).toMatchObject({ orgId: org.id, scope: 'organization' });
+    expect((await t.client().withToken(login.body.accessToken).get('/users/me')).body).toMatchObject({
+      orgId: org.id,
+      scope: 'organization',
+    });
   });
 
   it('a removed user who never accepted is re-invited with a fresh working link', async () => {
@@ -255,6 +326,9 @@ describe('a removed user keeps the account and can be re-invited', () => {
     expect((await t.client().post('/auth/accept-invite', { token: oldToken, password: PASSWORD })).status).toBe(404);
     const ok = await t.client().post('/auth/accept-invite', { token: fresh, password: PASSWORD });
     expect(ok.status, ok.text).toBe(200);
-    expect((await t.client().withToken(ok.body.accessToken).get('/users/me')).body).toMatchObject({ scope: 'partner', partnerId: partner.id });
+    expect((await t.client().withToken(ok.body.accessToken).get('/users/me')).body).toMatchObject({
+      scope: 'partner',
+      partnerId: partner.id,
+    });
   });
 });

@@ -4,10 +4,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { createOrg, createUser, partnerAdmin, sessionFor, signedInOrgMember, signedInPartnerMember } from '../support/fixtures.js';
+import {
+  createOrg,
+  createUser,
+  partnerAdmin,
+  sessionFor,
+  signedInOrgMember,
+  signedInPartnerMember,
+} from '../support/fixtures.js';
 import { ADMIN_ROUTES, FOREIGN_ROUTES, label, OTHER_ROUTES, type RouteIds } from '../tenancy/routes.js';
 
-const [PARTNER_ADMIN, , PARTNER_VIEWER, ORG_ADMIN, , ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [string, string, string, string, string, string];
+const [PARTNER_ADMIN, , PARTNER_VIEWER, ORG_ADMIN, , ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 
 let t: TestApp;
 beforeAll(async () => {
@@ -37,7 +51,12 @@ describe('the route table covers every /users and /roles route the app serves', 
 
   it('control: with ids of its own scope, a partner admin gets 2xx from every route of the table (so refusals elsewhere mean something)', async () => {
     const w = await world();
-    const invited = await w.admin.api.post('/users/invite', { email: `ctl-${w.orgA.id.slice(0, 8)}@example.test`, name: 'Ctl', roleId: ORG_VIEWER, orgId: w.orgA.id });
+    const invited = await w.admin.api.post('/users/invite', {
+      email: `ctl-${w.orgA.id.slice(0, 8)}@example.test`,
+      name: 'Ctl',
+      roleId: ORG_VIEWER,
+      orgId: w.orgA.id,
+    });
     const ordered = [...ADMIN_ROUTES].sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
     for (const route of ordered) {
       const ids: RouteIds = {
@@ -52,29 +71,47 @@ describe('the route table covers every /users and /roles route the app serves', 
 });
 
 describe('partner users whose orgAccess is not "all" cannot administer users and roles (403 full_org_access_required)', () => {
-  it.each(['selected', 'none'] as const)('orgAccess %s, even holding *:*: every /users route but /users/me, and every /roles route', async (orgAccess) => {
-    const w = await world();
-    const limited = await signedInPartnerMember(t, w.admin.partner.id, { roleId: PARTNER_ADMIN, orgAccess, orgIds: orgAccess === 'selected' ? [w.orgA.id] : [] });
-    for (const ids of [
-      { userId: w.partnerMember.user.id, roleId: PARTNER_VIEWER },
-      { userId: w.member.user.id, roleId: w.roleId, orgId: w.orgA.id }, // an organisation it may see
-    ] satisfies RouteIds[]) {
-      for (const route of ADMIN_ROUTES) {
-        const r = await route.call(limited.api, ids);
-        expect(r.status, `${label(route)} ${r.text}`).toBe(403);
-        expect(r.body).toMatchObject({ code: 'full_org_access_required', message: 'Full partner organization access required.' });
+  it.each(['selected', 'none'] as const)(
+    'orgAccess %s, even holding *:*: every /users route but /users/me, and every /roles route',
+    async (orgAccess) => {
+      const w = await world();
+      const limited = await signedInPartnerMember(t, w.admin.partner.id, {
+        roleId: PARTNER_ADMIN,
+        orgAccess,
+        orgIds: orgAccess === 'selected' ? [w.orgA.id] : [],
+      });
+      for (const ids of [
+        { userId: w.partnerMember.user.id, roleId: PARTNER_VIEWER },
+        { userId: w.member.user.id, roleId: w.roleId, orgId: w.orgA.id }, // an organisation it may see
+      ] satisfies RouteIds[]) {
+        for (const route of ADMIN_ROUTES) {
+          const r = await route.call(limited.api, ids);
+          expect(r.status, `${label(route)} ${r.text}`).toBe(403);
+          expect(r.body).toMatchObject({
+            code: 'full_org_access_required',
+            message: 'Full partner organization access required.',
+          });
+        }
       }
-    }
-    expect((await limited.api.get('/users/me')).status).toBe(200);
-    expect((await limited.api.patch('/users/me', { name: 'Still me' })).status).toBe(200);
-    // Nothing changed behind the refusals.
-    expect((await w.admin.api.get(`/users/${w.member.user.id}`, { query: { orgId: w.orgA.id } })).body).toMatchObject({ name: 'Test User', roleId: ORG_VIEWER });
-    expect((await w.admin.api.get(`/roles/${w.roleId}`, { query: { orgId: w.orgA.id } })).body.description).toBeNull();
-  });
+      expect((await limited.api.get('/users/me')).status).toBe(200);
+      expect((await limited.api.patch('/users/me', { name: 'Still me' })).status).toBe(200);
+      // Nothing changed behind the refusals.
+      expect((await w.admin.api.get(`/users/${w.member.user.id}`, { query: { orgId: w.orgA.id } })).body).toMatchObject(
+        { name: 'Test User', roleId: ORG_VIEWER },
+      );
+      expect(
+        (await w.admin.api.get(`/roles/${w.roleId}`, { query: { orgId: w.orgA.id } })).body.description,
+      ).toBeNull();
+    },
+  );
 
   it('the refusal comes before permission and body checks (CONTRACT 10 order)', async () => {
     const w = await world();
-    const limited = await signedInPartnerMember(t, w.admin.partner.id, { roleId: PARTNER_VIEWER, orgAccess: 'selected', orgIds: [w.orgA.id] });
+    const limited = await signedInPartnerMember(t, w.admin.partner.id, {
+      roleId: PARTNER_VIEWER,
+      orgAccess: 'selected',
+      orgIds: [w.orgA.id],
+    });
     expect((await limited.api.post('/roles', { bogus: true })).body.code).toBe('full_org_access_required');
     expect((await limited.api.post('/users/invite', {})).body.code).toBe('full_org_access_required');
   });
@@ -87,10 +124,16 @@ describe('a caller with no partner or organisation association is refused (403 t
     const session = await sessionFor(t, loner.id, { scope: null }, true);
     const api = t.client().withToken(session.accessToken);
     for (const route of ADMIN_ROUTES) {
-      for (const ids of [{ userId: w.member.user.id, roleId: w.roleId }, { userId: w.member.user.id, roleId: w.roleId, orgId: w.orgA.id }] satisfies RouteIds[]) {
+      for (const ids of [
+        { userId: w.member.user.id, roleId: w.roleId },
+        { userId: w.member.user.id, roleId: w.roleId, orgId: w.orgA.id },
+      ] satisfies RouteIds[]) {
         const r = await route.call(api, ids);
         expect(r.status, `${label(route)} ${r.text}`).toBe(403);
-        expect(r.body).toMatchObject({ code: 'tenant_context_required', message: 'Partner or organization context required.' });
+        expect(r.body).toMatchObject({
+          code: 'tenant_context_required',
+          message: 'Partner or organization context required.',
+        });
       }
     }
     expect((await api.permissionCatalog()).body.code).toBe('tenant_context_required');
@@ -119,7 +162,11 @@ describe('an organisation user cannot reach another organisation by naming it (4
     for (const orgId of [w.orgA.id, strangerOrg.id]) {
       for (const route of ADMIN_ROUTES.filter((r) => r.url !== '/roles/permissions/available')) {
         // Ids of the foreign organisation's member and role; the organisation is named explicitly.
-        const r = await route.call(orgAdminB.api, { userId: w.member.user.id, roleId: orgId === w.orgA.id ? w.roleId : ORG_VIEWER, orgId });
+        const r = await route.call(orgAdminB.api, {
+          userId: w.member.user.id,
+          roleId: orgId === w.orgA.id ? w.roleId : ORG_VIEWER,
+          orgId,
+        });
         expect(r.status, `${label(route)} orgId=${orgId === w.orgA.id ? 'sibling' : 'foreign'}: ${r.text}`).toBe(404);
         expect(r.body.code).toBe('not_found');
       }
@@ -131,12 +178,15 @@ describe('an organisation user cannot reach another organisation by naming it (4
     expect((await w.member.api.get('/users/me')).body).toMatchObject({ name: 'Test User', roleId: ORG_VIEWER });
   });
 
-  it('the partner\'s own members and partner roles do not exist for an organisation user (404 without orgId)', async () => {
+  it("the partner's own members and partner roles do not exist for an organisation user (404 without orgId)", async () => {
     const w = await world();
     const orgAdminA = await signedInOrgMember(t, w.orgA, { roleId: ORG_ADMIN });
     const partnerRole = await w.admin.api.post('/roles', { name: 'Partner only', permissions: [] });
     for (const route of ADMIN_ROUTES.filter((r) => r.target !== 'none')) {
-      const ids = { userId: w.partnerMember.user.id, roleId: route.target === 'role' ? partnerRole.body.id : ORG_VIEWER };
+      const ids = {
+        userId: w.partnerMember.user.id,
+        roleId: route.target === 'role' ? partnerRole.body.id : ORG_VIEWER,
+      };
       const r = await route.call(orgAdminA.api, ids);
       // A role named in a body (invite) is a bad field, 400, whether it exists elsewhere or not at all; a path id is 404.
       expect(r.status, `${label(route)} ${r.text}`).toBe(route.url === '/users/invite' ? 400 : 404);

@@ -51,19 +51,26 @@ async function admin(): Promise<ApiClient> {
   return t.client().withToken(s.accessToken);
 }
 const kick = () => t.deps.webhooks.kick();
-const actionsOf = (path?: string) => rcv.received.filter((r) => !path || r.path === path).map((r) => r.body.data.record.action);
+const actionsOf = (path?: string) =>
+  rcv.received.filter((r) => !path || r.path === path).map((r) => r.body.data.record.action);
 
 describe('a delivery is signed per Standard Webhooks and verifies with the standardwebhooks verifier', () => {
   it('an audited change made through the API reaches the receiver signed, with the record and its chain position', async () => {
     const api = await admin();
     const hook = await subscribe(api, rcv, { events: ['role.'] });
-    const role = await api.post('/roles', { name: `Auditors ${Date.now()}`, permissions: [{ resource: 'audit', action: 'read' }] });
+    const role = await api.post('/roles', {
+      name: `Auditors ${Date.now()}`,
+      permissions: [{ resource: 'audit', action: 'read' }],
+    });
     expect(role.status, role.text).toBe(201);
     const [got] = await rcv.waitFor((r) => r.length >= 1, 'the role.create delivery');
     expect(got!.verified, got!.verifyError ?? '').toBe(true);
     const [row] = await deliveryRows(t, hook.id);
     expect(got!.webhookId).toBe(row!.id);
-    expect(got!.body).toMatchObject({ type: 'audit.record', data: { webhookId: hook.id, sequence: 1, record: { action: 'role.create', partnerId, resourceId: role.body.id } } });
+    expect(got!.body).toMatchObject({
+      type: 'audit.record',
+      data: { webhookId: hook.id, sequence: 1, record: { action: 'role.create', partnerId, resourceId: role.body.id } },
+    });
     const [stored] = await t.deps.db.select().from(auditLogs).where(eq(auditLogs.id, got!.body.data.record.id));
     expect(got!.body.data.chain).toEqual({ seq: stored!.seq, prevHash: stored!.prevHash, hash: stored!.hash });
     // The receiver can recompute the hash from what it got, and link it to the previous record of the chain.
@@ -78,24 +85,38 @@ describe('a delivery is signed per Standard Webhooks and verifies with the stand
     await recordEvent(t, { action: 'user.invite', partnerId });
     kick();
     const [got] = await rcv.waitFor((r) => r.length >= 1, 'the delivery');
-    const headers = { 'webhook-id': got!.webhookId, 'webhook-timestamp': got!.timestamp, 'webhook-signature': got!.signature };
+    const headers = {
+      'webhook-id': got!.webhookId,
+      'webhook-timestamp': got!.timestamp,
+      'webhook-signature': got!.signature,
+    };
     expect(() => new Webhook(hook.secret).verify(got!.raw, headers)).not.toThrow();
     expect(() => new Webhook(hook.secret).verify(got!.raw.replace('user.invite', 'user.invitE'), headers)).toThrow();
     expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(got!.raw, headers)).toThrow();
-    expect(() => new Webhook(hook.secret).verify(got!.raw, { ...headers, 'webhook-timestamp': String(Number(got!.timestamp) - 3600) })).toThrow();
+    expect(() =>
+      new Webhook(hook.secret).verify(got!.raw, {
+        ...headers,
+        'webhook-timestamp': String(Number(got!.timestamp) - 3600),
+      }),
+    ).toThrow();
   });
 });
 
 describe('the event filter: only actions starting with a subscribed prefix are delivered', () => {
   it('role. and auth.login match role.create and auth.login.failed, not user.invite or auth.logout', async () => {
     const hook = await subscribe(await admin(), rcv, { events: ['role.', 'auth.login'] });
-    for (const action of ['user.invite', 'role.create', 'auth.logout', 'auth.login.failed', 'role.delete']) await recordEvent(t, { action, partnerId, orgId: orgA });
+    for (const action of ['user.invite', 'role.create', 'auth.logout', 'auth.login.failed', 'role.delete'])
+      await recordEvent(t, { action, partnerId, orgId: orgA });
     kick();
     await rcv.waitFor((r) => r.length >= 3, 'three deliveries');
     await sleep(200);
     expect(actionsOf()).toEqual(['role.create', 'auth.login.failed', 'role.delete']);
     expect(rcv.received.map((r) => r.body.data.sequence)).toEqual([1, 2, 3]);
-    expect((await deliveryRows(t, hook.id)).map((d) => d.action)).toEqual(['role.create', 'auth.login.failed', 'role.delete']);
+    expect((await deliveryRows(t, hook.id)).map((d) => d.action)).toEqual([
+      'role.create',
+      'auth.login.failed',
+      'role.delete',
+    ]);
   });
 });
 
@@ -143,7 +164,9 @@ describe('a receiver that is down for a while gets every event once it is back, 
     kick();
     await sleep(300);
     // Only the head was tried: the later events wait for it.
-    expect((await deliveryRows(t, hook.id)).slice(1).every((d) => d.attempts === 0 && d.status === 'pending')).toBe(true);
+    expect((await deliveryRows(t, hook.id)).slice(1).every((d) => d.attempts === 0 && d.status === 'pending')).toBe(
+      true,
+    );
     await rcv.up();
     t.clock.advance(RETRY.capMs);
     kick();
@@ -208,7 +231,9 @@ describe('after the 24-hour window a delivery is dead-lettered, and redeliver qu
     });
     expect(rows.map((d) => d.failedAt)).not.toContain(null);
     expect(t.logs()).toContain('webhook delivery dead-lettered');
-    expect(await (await fetch(`${t.baseUrl}/metrics`)).text()).toMatch(/gatehouse_webhook_deliveries_total\{result="dead_lettered"\} [1-9]/);
+    expect(await (await fetch(`${t.baseUrl}/metrics`)).text()).toMatch(
+      /gatehouse_webhook_deliveries_total\{result="dead_lettered"\} [1-9]/,
+    );
     // A later event is not held back by the dead letters.
     rcv.mode = 'accept';
     await recordEvent(t, { action: 'device.three', partnerId, orgId: orgA });
@@ -220,7 +245,11 @@ describe('after the 24-hour window a delivery is dead-lettered, and redeliver qu
     const failed = await api.get(`/webhooks/${hook.id}/deliveries`, { query: { status: 'failed' } });
     expect(failed.status, failed.text).toBe(200);
     expect(failed.body.data.map((d: { sequence: number }) => d.sequence)).toEqual([2, 1]);
-    expect(failed.body.data[0]).toMatchObject({ status: 'failed', lastStatus: 503, lastError: expect.stringMatching(/503/) });
+    expect(failed.body.data[0]).toMatchObject({
+      status: 'failed',
+      lastStatus: 503,
+      lastError: expect.stringMatching(/503/),
+    });
     const again = await api.post(`/webhooks/${hook.id}/redeliver`, {});
     expect(again.status, again.text).toBe(200);
     expect(again.body).toEqual({ queued: 2 });
@@ -233,7 +262,9 @@ describe('after the 24-hour window a delivery is dead-lettered, and redeliver qu
     expect(res.body).toEqual({ queued: 1 });
     await rcv.waitFor((r) => r.length >= 4, 'the single redelivery');
     expect(rcv.received[3]!.webhookId).toBe(one.id);
-    expect((await api.post(`/webhooks/${hook.id}/redeliver`, { deliveryId: '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
+    expect(
+      (await api.post(`/webhooks/${hook.id}/redeliver`, { deliveryId: '00000000-0000-4000-8000-000000000000' })).status,
+    ).toBe(404);
     const audited = await t.deps.db.select().from(auditLogs).where(eq(auditLogs.action, 'webhook.redeliver'));
     expect(audited.map((a) => (a.details as { queued: number }).queued)).toEqual([2, 1]);
   });
@@ -244,12 +275,17 @@ describe('the delivery log pages by keyset', () => {
     const hook = await subscribe(await admin(), rcv, { events: ['device.'] });
     for (let i = 1; i <= 5; i++) await recordEvent(t, { action: `device.p${i}`, partnerId, orgId: orgA });
     kick();
-    await until('all delivered', async () => (await deliveryRows(t, hook.id)).filter((d) => d.status === 'delivered').length === 5);
+    await until(
+      'all delivered',
+      async () => (await deliveryRows(t, hook.id)).filter((d) => d.status === 'delivered').length === 5,
+    );
     const api = await admin();
     const seen: number[] = [];
     let cursor: string | undefined;
     do {
-      const res = await api.get(`/webhooks/${hook.id}/deliveries`, { query: { limit: 2, ...(cursor ? { cursor } : {}) } });
+      const res = await api.get(`/webhooks/${hook.id}/deliveries`, {
+        query: { limit: 2, ...(cursor ? { cursor } : {}) },
+      });
       expect(res.status, res.text).toBe(200);
       seen.push(...res.body.data.map((d: { sequence: number }) => d.sequence));
       cursor = res.body.nextCursor ?? undefined;
@@ -269,7 +305,11 @@ describe('ping sends a signed test event now and reports the answer', () => {
     expect(rcv.received[0]!.body).toMatchObject({ type: 'webhook.ping', data: { webhookId: hook.id } });
     expect(rcv.received[0]!.verified).toBe(true);
     rcv.mode = 'refuse';
-    expect((await api.post(`/webhooks/${hook.id}/ping`)).body).toEqual({ ok: false, status: 503, error: expect.stringMatching(/503/) });
+    expect((await api.post(`/webhooks/${hook.id}/ping`)).body).toEqual({
+      ok: false,
+      status: 503,
+      error: expect.stringMatching(/503/),
+    });
     // Not queued: nothing in the delivery log.
     expect(await deliveryRows(t, hook.id)).toHaveLength(0);
   });

@@ -50,7 +50,11 @@ describe.skipIf(!onPostgres)('kill -9 of the webhook worker loses nothing', () =
 
     const next = await spawnService(t);
     try {
-      await until('every delivery delivered', async () => (await deliveryRows(t, hook.id)).every((d) => d.status === 'delivered'), 60_000);
+      await until(
+        'every delivery delivered',
+        async () => (await deliveryRows(t, hook.id)).every((d) => d.status === 'delivered'),
+        60_000,
+      );
     } finally {
       await kill9(next);
     }

@@ -7,7 +7,13 @@ import { auditLogs, webhooks } from '../../src/db/schema/index.js';
 import { PARTNER_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { openSecret } from '../../src/modules/webhooks/sender.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { createOrg, createPartner, signedInOrgMember, signedInPartnerMember, type SignedInMember } from '../support/fixtures.js';
+import {
+  createOrg,
+  createPartner,
+  signedInOrgMember,
+  signedInPartnerMember,
+  type SignedInMember,
+} from '../support/fixtures.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { deliveryRows, recordEvent, until } from './helpers.js';
 
@@ -40,8 +46,19 @@ describe('the signing secret is shown once and sealed at rest', () => {
     expect(res.status, res.text).toBe(201);
     const { id, secret } = res.body;
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    expect(res.body).toMatchObject({ partnerId, orgId: null, url: PUBLIC_URL, events: ['nothing.'], description: 'SIEM', active: true });
-    for (const r of [await admin.api.get(`/webhooks/${id}`), await admin.api.get('/webhooks'), await admin.api.patch(`/webhooks/${id}`, { description: 'SIEM 2' })]) {
+    expect(res.body).toMatchObject({
+      partnerId,
+      orgId: null,
+      url: PUBLIC_URL,
+      events: ['nothing.'],
+      description: 'SIEM',
+      active: true,
+    });
+    for (const r of [
+      await admin.api.get(`/webhooks/${id}`),
+      await admin.api.get('/webhooks'),
+      await admin.api.patch(`/webhooks/${id}`, { description: 'SIEM 2' }),
+    ]) {
       expect(r.status, r.text).toBe(200);
       expect(r.text).not.toContain(secret);
       expect(r.text).not.toContain(secret.slice(6));
@@ -66,7 +83,11 @@ describe('who may subscribe: audit:manage, within the tenant', () => {
     const orgAdmin = await signedInOrgMember(t, orgA);
     const refused = await orgAdmin.api.post('/webhooks', { url: PUBLIC_URL, events: ['nothing.'] });
     expect([refused.status, refused.body.code]).toEqual([403, 'forbidden']);
-    const role = await admin.api.post('/roles', { orgId: orgA.id, name: `Streamers ${Date.now()}`, permissions: [{ resource: 'audit', action: 'manage' }] });
+    const role = await admin.api.post('/roles', {
+      orgId: orgA.id,
+      name: `Streamers ${Date.now()}`,
+      permissions: [{ resource: 'audit', action: 'manage' }],
+    });
     expect(role.status, role.text).toBe(201);
     const streamer = await signedInOrgMember(t, orgA, { roleId: role.body.id });
     const own = await streamer.api.post('/webhooks', { url: PUBLIC_URL, events: ['nothing.'] });
@@ -77,24 +98,38 @@ describe('who may subscribe: audit:manage, within the tenant', () => {
     expect(theirs.status).toBe(201);
     expect((await streamer.api.get(`/webhooks/${theirs.body.id}`)).status).toBe(404);
     expect((await streamer.api.patch(`/webhooks/${theirs.body.id}`, { active: false })).status).toBe(404);
-    expect((await streamer.api.post('/webhooks', { url: PUBLIC_URL, events: ['nothing.'], orgId: orgB.id })).status).toBe(404);
+    expect(
+      (await streamer.api.post('/webhooks', { url: PUBLIC_URL, events: ['nothing.'], orgId: orgB.id })).status,
+    ).toBe(404);
     const listed = await streamer.api.get('/webhooks');
     expect(listed.body.data.map((w: { id: string }) => w.id)).toEqual([own.body.id]);
   });
 
   it('a partner member with access to selected organisations cannot see or make a partner-wide subscription', async () => {
-    const selected = await signedInPartnerMember(t, partnerId, { roleId: PARTNER_ADMIN_ROLE_ID, orgAccess: 'selected', orgIds: [orgA.id] });
+    const selected = await signedInPartnerMember(t, partnerId, {
+      roleId: PARTNER_ADMIN_ROLE_ID,
+      orgAccess: 'selected',
+      orgIds: [orgA.id],
+    });
     const res = await selected.api.post('/webhooks', { url: PUBLIC_URL, events: ['nothing.'] });
     expect([res.status, res.body.code]).toEqual([403, 'full_org_access_required']);
     const wide = await admin.api.post('/webhooks', { url: PUBLIC_URL, events: ['nothing.'] });
     expect((await selected.api.get(`/webhooks/${wide.body.id}`)).body.code).toBe('full_org_access_required');
     expect((await selected.api.get('/webhooks')).body.code).toBe('full_org_access_required');
     // Its own organisation is fine.
-    expect((await selected.api.post('/webhooks', { url: PUBLIC_URL, events: ['nothing.'], orgId: orgA.id })).status).toBe(201);
+    expect(
+      (await selected.api.post('/webhooks', { url: PUBLIC_URL, events: ['nothing.'], orgId: orgA.id })).status,
+    ).toBe(201);
   });
 
   it('refuses bad bodies with 400 validation_failed', async () => {
-    for (const body of [{ url: PUBLIC_URL, events: [] }, { url: PUBLIC_URL, events: ['Role.'] }, { url: 'not a url', events: ['*'] }, { url: 'ftp://203.0.113.10/x', events: ['*'] }, { url: PUBLIC_URL, events: ['*'], secret: 'mine' }]) {
+    for (const body of [
+      { url: PUBLIC_URL, events: [] },
+      { url: PUBLIC_URL, events: ['Role.'] },
+      { url: 'not a url', events: ['*'] },
+      { url: 'ftp://203.0.113.10/x', events: ['*'] },
+      { url: PUBLIC_URL, events: ['*'], secret: 'mine' },
+    ]) {
       const res = await admin.api.post('/webhooks', body);
       expect([res.status, res.body.code], JSON.stringify(body)).toEqual([400, 'validation_failed']);
     }
@@ -133,7 +168,10 @@ describe('the outbound guard refuses private, loopback and link-local addresses 
   it('at send time too: a subscription whose URL points at loopback gets nothing sent, the attempt says refused; ping too', async () => {
     const res = await admin.api.post('/webhooks', { url: PUBLIC_URL, events: ['device.'], orgId: orgA.id });
     // As if the name had been re-pointed at an internal address after the check.
-    await t.deps.db.update(webhooks).set({ url: `https://127.0.0.1:${rcv.port}/hook` }).where(eq(webhooks.id, res.body.id));
+    await t.deps.db
+      .update(webhooks)
+      .set({ url: `https://127.0.0.1:${rcv.port}/hook` })
+      .where(eq(webhooks.id, res.body.id));
     await recordEvent(t, { action: 'device.moved', partnerId, orgId: orgA.id });
     t.deps.webhooks.kick();
     const [row] = await until('the refused attempt', async () => {
@@ -144,14 +182,19 @@ describe('the outbound guard refuses private, loopback and link-local addresses 
     const ping = await admin.api.post(`/webhooks/${res.body.id}/ping`);
     expect(ping.body).toMatchObject({ ok: false, status: null, error: expect.stringMatching(/private address/) });
     // Plain http is refused the same way.
-    await t.deps.db.update(webhooks).set({ url: `http://127.0.0.1:${rcv.port}/hook` }).where(eq(webhooks.id, res.body.id));
+    await t.deps.db
+      .update(webhooks)
+      .set({ url: `http://127.0.0.1:${rcv.port}/hook` })
+      .where(eq(webhooks.id, res.body.id));
     expect((await admin.api.post(`/webhooks/${res.body.id}/ping`)).body.error).toMatch(/https/);
     expect(rcv.requests).toEqual([]);
   });
 
   it('WEBHOOKS_ALLOW_INSECURE is refused in production', async () => {
     const { loadConfig } = await import('../../src/config.js');
-    expect(() => loadConfig({ ...t.env, NODE_ENV: 'production', WEBHOOKS_ALLOW_INSECURE: 'true' })).toThrow(/WEBHOOKS_ALLOW_INSECURE/);
+    expect(() => loadConfig({ ...t.env, NODE_ENV: 'production', WEBHOOKS_ALLOW_INSECURE: 'true' })).toThrow(
+      /WEBHOOKS_ALLOW_INSECURE/,
+    );
   });
 });
 
@@ -164,7 +207,9 @@ describe('pausing and deleting', () => {
     expect(await deliveryRows(t, id)).toHaveLength(0);
     expect((await admin.api.delete(`/webhooks/${id}`)).body).toEqual({ success: true });
     expect((await admin.api.get(`/webhooks/${id}`)).status).toBe(404);
-    const actions = (await t.deps.db.select().from(auditLogs).where(eq(auditLogs.resourceId, id)).orderBy(auditLogs.seq)).map((a) => a.action);
+    const actions = (
+      await t.deps.db.select().from(auditLogs).where(eq(auditLogs.resourceId, id)).orderBy(auditLogs.seq)
+    ).map((a) => a.action);
     expect(actions).toEqual(['webhook.create', 'webhook.update', 'webhook.delete']);
   });
 });

@@ -37,7 +37,13 @@ function RequireSession({ children }: { children: ReactNode }) {
   const loc = useLocation();
   if (!s.ready) return <Loading />;
   // The hash goes along: the SSO callback lands on the requested path with `#ssoCode=`, which the sign-in page exchanges.
-  if (!s.accessToken) return <Navigate to={{ pathname: '/login', search: `?next=${encodeURIComponent(loc.pathname + loc.search)}`, hash: loc.hash }} replace />;
+  if (!s.accessToken)
+    return (
+      <Navigate
+        to={{ pathname: '/login', search: `?next=${encodeURIComponent(loc.pathname + loc.search)}`, hash: loc.hash }}
+        replace
+      />
+    );
   if (s.mfaEnrollmentRequired && loc.pathname !== '/enroll-mfa') return <Navigate to="/enroll-mfa" replace />;
   return <>{children}</>;
 }

@@ -12,10 +12,16 @@ export const accessRequests = pgTable(
   'access_requests',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    partnerId: uuid('partner_id').notNull().references(() => partners.id, { onDelete: 'cascade' }),
-    orgId: uuid('org_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
+    partnerId: uuid('partner_id')
+      .notNull()
+      .references(() => partners.id, { onDelete: 'cascade' }),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
     siteId: uuid('site_id').references(() => sites.id, { onDelete: 'cascade' }),
-    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
     durationMinutes: integer('duration_minutes').notNull(),
     reason: text('reason').notNull(),
     ticketRef: varchar('ticket_ref', { length: 200 }),
@@ -26,18 +32,30 @@ export const accessRequests = pgTable(
     decisionNote: text('decision_note'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('access_requests_partner_status_idx').on(t.partnerId, t.status), index('access_requests_org_status_idx').on(t.orgId, t.status), index('access_requests_user_idx').on(t.userId)],
+  (t) => [
+    index('access_requests_partner_status_idx').on(t.partnerId, t.status),
+    index('access_requests_org_status_idx').on(t.orgId, t.status),
+    index('access_requests_user_idx').on(t.userId),
+  ],
 );
 
 export const accessGrants = pgTable(
   'access_grants',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    requestId: uuid('request_id').notNull().references(() => accessRequests.id, { onDelete: 'cascade' }),
-    partnerId: uuid('partner_id').notNull().references(() => partners.id, { onDelete: 'cascade' }),
-    orgId: uuid('org_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
+    requestId: uuid('request_id')
+      .notNull()
+      .references(() => accessRequests.id, { onDelete: 'cascade' }),
+    partnerId: uuid('partner_id')
+      .notNull()
+      .references(() => partners.id, { onDelete: 'cascade' }),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
     siteId: uuid('site_id').references(() => sites.id, { onDelete: 'cascade' }),
-    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
     /** How it was approved (`customer_admin`: the only kind that lets a member into an organisation under mspAccess approval_required). */
     approval: jitApproval('approval').notNull(),
     approvedBy: uuid('approved_by').references(() => users.id, { onDelete: 'set null' }),
@@ -48,5 +66,8 @@ export const accessGrants = pgTable(
     /** When its expiry was first observed (and audited `access.expire`); set once, by whichever instance sees it first. */
     expiredAt: timestamp('expired_at', { withTimezone: true }),
   },
-  (t) => [index('access_grants_user_partner_idx').on(t.userId, t.partnerId), index('access_grants_org_idx').on(t.orgId)],
+  (t) => [
+    index('access_grants_user_partner_idx').on(t.userId, t.partnerId),
+    index('access_grants_org_idx').on(t.orgId),
+  ],
 );

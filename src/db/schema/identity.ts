@@ -107,7 +107,10 @@ export const rolePermissions = pgTable(
       .references(() => permissions.id, { onDelete: 'cascade' }),
     constraints: jsonb('constraints'),
   },
-  (t) => [unique('role_permissions_pk').on(t.roleId, t.permissionId), index('role_permissions_perm_idx').on(t.permissionId)],
+  (t) => [
+    unique('role_permissions_pk').on(t.roleId, t.permissionId),
+    index('role_permissions_perm_idx').on(t.permissionId),
+  ],
 );
 
 export const partnerUsers = pgTable(

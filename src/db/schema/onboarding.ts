@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, jsonb, pgTable, text, timestamp, unique, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import {
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+  uuid,
+  varchar,
+} from 'drizzle-orm/pg-core';
 import { configKind, customFieldEntity, customFieldType, scriptAvailability, scriptLanguage } from './enums.js';
 import { users } from './identity.js';
 import { organizations, partners, sites, timestamps } from './tenants.js';
@@ -116,7 +128,10 @@ export const customFieldValues = pgTable(
     value: jsonb('value').notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [unique('custom_field_values_definition_entity_key').on(t.definitionId, t.entityId), index('custom_field_values_entity_idx').on(t.entityId)],
+  (t) => [
+    unique('custom_field_values_definition_entity_key').on(t.definitionId, t.entityId),
+    index('custom_field_values_entity_idx').on(t.entityId),
+  ],
 );
 
 /** Partner-wide configuration of spec 1.6: owned by the partner (org_id null) or by one organisation. */

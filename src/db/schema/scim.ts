@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, integer, jsonb, pgTable, primaryKey, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  timestamp,
+  uniqueIndex,
+  uuid,
+  varchar,
+} from 'drizzle-orm/pg-core';
 import { roles, users } from './identity.js';
 import { organizations, partners, timestamps } from './tenants.js';
 
@@ -70,15 +82,28 @@ export const scimUsers = pgTable(
       .notNull()
       .references(() => roles.id, { onDelete: 'restrict' }),
     /** The membership's site and device-group restrictions while it is suspended (active false). */
-    suspended: jsonb('suspended').$type<{ siteIds: string[] | null; deviceGroupIds: string[] | null; orgAccess: 'all' | 'selected' | 'none' | 'eligible'; orgIds: string[] }>(),
+    suspended: jsonb('suspended').$type<{
+      siteIds: string[] | null;
+      deviceGroupIds: string[] | null;
+      orgAccess: 'all' | 'selected' | 'none' | 'eligible';
+      orgIds: string[];
+    }>(),
     version: integer('version').notNull().default(1),
     ...timestamps,
   },
   (t) => [
-    uniqueIndex('scim_users_partner_user_name_key').on(t.partnerId, sql`lower(${t.userName})`).where(sql`${t.orgId} is null`),
-    uniqueIndex('scim_users_org_user_name_key').on(t.orgId, sql`lower(${t.userName})`).where(sql`${t.orgId} is not null`),
-    uniqueIndex('scim_users_partner_external_id_key').on(t.partnerId, t.externalId).where(sql`${t.orgId} is null and ${t.externalId} is not null`),
-    uniqueIndex('scim_users_org_external_id_key').on(t.orgId, t.externalId).where(sql`${t.orgId} is not null and ${t.externalId} is not null`),
+    uniqueIndex('scim_users_partner_user_name_key')
+      .on(t.partnerId, sql`lower(${t.userName})`)
+      .where(sql`${t.orgId} is null`),
+    uniqueIndex('scim_users_org_user_name_key')
+      .on(t.orgId, sql`lower(${t.userName})`)
+      .where(sql`${t.orgId} is not null`),
+    uniqueIndex('scim_users_partner_external_id_key')
+      .on(t.partnerId, t.externalId)
+      .where(sql`${t.orgId} is null and ${t.externalId} is not null`),
+    uniqueIndex('scim_users_org_external_id_key')
+      .on(t.orgId, t.externalId)
+      .where(sql`${t.orgId} is not null and ${t.externalId} is not null`),
     uniqueIndex('scim_users_partner_account_key').on(t.partnerId, t.userId).where(sql`${t.orgId} is null`),
     uniqueIndex('scim_users_org_account_key').on(t.orgId, t.userId).where(sql`${t.orgId} is not null`),
     index('scim_users_partner_created_idx').on(t.partnerId, t.orgId, t.createdAt, t.id),
@@ -103,8 +128,12 @@ export const scimGroups = pgTable(
     ...timestamps,
   },
   (t) => [
-    uniqueIndex('scim_groups_partner_name_key').on(t.partnerId, sql`lower(${t.displayName})`).where(sql`${t.orgId} is null`),
-    uniqueIndex('scim_groups_org_name_key').on(t.orgId, sql`lower(${t.displayName})`).where(sql`${t.orgId} is not null`),
+    uniqueIndex('scim_groups_partner_name_key')
+      .on(t.partnerId, sql`lower(${t.displayName})`)
+      .where(sql`${t.orgId} is null`),
+    uniqueIndex('scim_groups_org_name_key')
+      .on(t.orgId, sql`lower(${t.displayName})`)
+      .where(sql`${t.orgId} is not null`),
     index('scim_groups_partner_created_idx').on(t.partnerId, t.orgId, t.createdAt, t.id),
     index('scim_groups_role_idx').on(t.roleId),
     check('scim_groups_name_nonblank', sql`length(btrim(${t.displayName})) > 0`),
@@ -126,4 +155,3 @@ export const scimGroupMembers = pgTable(
   },
   (t) => [primaryKey({ columns: [t.groupId, t.scimUserId] }), index('scim_group_members_user_idx').on(t.scimUserId)],
 );
-

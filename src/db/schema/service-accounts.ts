@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  check,
+  index,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+  varchar,
+} from 'drizzle-orm/pg-core';
 import { roles, users } from './identity.js';
 import { organizations, partners, timestamps } from './tenants.js';
 
@@ -28,7 +40,9 @@ export const serviceAccounts = pgTable(
   },
   (t) => [
     uniqueIndex('service_accounts_client_id_key').on(t.clientId),
-    uniqueIndex('service_accounts_partner_name_key').on(t.partnerId, sql`lower(${t.name})`).where(sql`${t.orgId} is null`),
+    uniqueIndex('service_accounts_partner_name_key')
+      .on(t.partnerId, sql`lower(${t.name})`)
+      .where(sql`${t.orgId} is null`),
     uniqueIndex('service_accounts_org_name_key').on(t.orgId, sql`lower(${t.name})`).where(sql`${t.orgId} is not null`),
     index('service_accounts_partner_created_idx').on(t.partnerId, t.createdAt, t.id),
     index('service_accounts_role_idx').on(t.roleId),

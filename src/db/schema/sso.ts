@@ -60,7 +60,10 @@ export const ssoIdentities = pgTable(
     lastLoginAt: timestamp('last_login_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [unique('sso_identities_provider_subject_key').on(t.providerId, t.subject), index('sso_identities_user_idx').on(t.userId)],
+  (t) => [
+    unique('sso_identities_provider_subject_key').on(t.providerId, t.subject),
+    index('sso_identities_user_idx').on(t.userId),
+  ],
 );
 
 /** One login flow: PKCE verifier, state and nonce (spec 2.8), bound to the browser by a cookie. */

@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  check,
+  index,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+  varchar,
+} from 'drizzle-orm/pg-core';
 import { tenantStatus } from './enums.js';
 
 const timestamps = {
@@ -39,7 +51,9 @@ export const organizations = pgTable(
     /** Whether the organisation sets policies on partner members (mspAccess, an IP allow-list): kept by PostgreSQL. */
     setsPartnerPolicies: boolean('sets_partner_policies')
       .notNull()
-      .generatedAlwaysAs(sql`(settings->>'mspAccess' is not null or jsonb_array_length(coalesce(settings->'security'->'ipAllowlist', '[]'::jsonb)) > 0)`),
+      .generatedAlwaysAs(
+        sql`(settings->>'mspAccess' is not null or jsonb_array_length(coalesce(settings->'security'->'ipAllowlist', '[]'::jsonb)) > 0)`,
+      ),
     ...timestamps,
   },
   (t) => [

@@ -39,12 +39,30 @@ export function installBreakGlassAlerts(app: FastifyInstance, deps: Deps): void 
         await deps.db.transaction(async (tx) => {
           await deps.audit.record(
             tx,
-            { action: 'access.break_glass', actor: actorOf(p), partnerId: p.partnerId, orgId, resourceType: 'organization', resourceId: orgId, details: { exempted: 'msp_access', reason: p.breakGlassReason, ip: meta.ip } },
+            {
+              action: 'access.break_glass',
+              actor: actorOf(p),
+              partnerId: p.partnerId,
+              orgId,
+              resourceType: 'organization',
+              resourceId: orgId,
+              details: { exempted: 'msp_access', reason: p.breakGlassReason, ip: meta.ip },
+            },
             meta,
           );
           const side = await adminsOfBothSides(tx, p.partnerId!, orgId);
           for (const email of side.emails) {
-            await deps.outbox.enqueue(tx, accessMails.breakGlassUsed(email, { orgName: side.orgName, partnerName: side.partnerName, actor: p.email, reason: p.breakGlassReason ?? '', ip: meta.ip ?? 'unknown', url: `${deps.config.appUrl}/audit` }));
+            await deps.outbox.enqueue(
+              tx,
+              accessMails.breakGlassUsed(email, {
+                orgName: side.orgName,
+                partnerName: side.partnerName,
+                actor: p.email,
+                reason: p.breakGlassReason ?? '',
+                ip: meta.ip ?? 'unknown',
+                url: `${deps.config.appUrl}/audit`,
+              }),
+            );
           }
         });
       }

@@ -13,7 +13,12 @@ const memberCursor = z.object({ id: z.uuid() });
 const seqCursor = z.object({ seq: z.number().int() });
 
 /** Partner members whose standing access covers the organisation, in id order; each with the decision mspAccess gives. */
-export async function partnerAccess(deps: Deps, caller: Principal, orgId: string, q: { limit: number; cursor?: string }) {
+export async function partnerAccess(
+  deps: Deps,
+  caller: Principal,
+  orgId: string,
+  q: { limit: number; cursor?: string },
+) {
   const { row: org } = await findInScope(deps.db, caller, ORGANIZATION, orgId);
   const after = decodeCursor(q.cursor, memberCursor);
   const ids = rowsOf<{ user_id: string }>(
@@ -22,23 +27,65 @@ export async function partnerAccess(deps: Deps, caller: Principal, orgId: string
       ${after ? sql`and pu.user_id > ${after.id}` : sql``} order by pu.user_id limit ${q.limit + 1}`),
   ).map((r) => r.user_id);
   const page = ids.slice(0, q.limit);
-  const subjects = await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, page, org.partnerId, null, deps.clock.now().getTime());
+  const subjects = await userSubjects(
+    deps.db,
+    deps.roleCache,
+    deps.config.enable2fa,
+    page,
+    org.partnerId,
+    null,
+    deps.clock.now().getTime(),
+  );
   const data = page.flatMap((id) => {
     const s = subjects.get(id)?.find((x) => x.principal.scope === 'partner');
     if (!s) return [];
     const p = s.principal;
     const reasons = orgAccessReasons(p, org.id);
     const denied = reasons.find((r) => !r.allowed);
-    return [{ userId: id, email: p.email, name: p.user?.name ?? '', roleId: p.roleId!, roleName: p.roleName ?? '', access: 'standing' as const, orgAccess: p.orgAccess as 'all' | 'selected', until: null, reachesNow: !denied, blockedBy: denied?.step ?? null, breakGlass: p.breakGlass === true }];
+    return [
+      {
+        userId: id,
+        email: p.email,
+        name: p.user?.name ?? '',
+        roleId: p.roleId!,
+        roleName: p.roleName ?? '',
+        access: 'standing' as const,
+        orgAccess: p.orgAccess as 'all' | 'selected',
+        until: null,
+        reachesNow: !denied,
+        blockedBy: denied?.step ?? null,
+        breakGlass: p.breakGlass === true,
+      },
+    ];
   });
-  return { mspAccess: mspAccessOf(org.settings), data, nextCursor: ids.length > q.limit ? encodeCursor({ id: page[page.length - 1]! }) : null };
+  return {
+    mspAccess: mspAccessOf(org.settings),
+    data,
+    nextCursor: ids.length > q.limit ? encodeCursor({ id: page[page.length - 1]! }) : null,
+  };
 }
 
 /** The organisation's audit records whose actor is one of its partner's members, newest first. */
-export async function partnerActivity(deps: Deps, caller: Principal, orgId: string, q: { limit: number; cursor?: string }) {
+export async function partnerActivity(
+  deps: Deps,
+  caller: Principal,
+  orgId: string,
+  q: { limit: number; cursor?: string },
+) {
   const { row: org } = await findInScope(deps.db, caller, ORGANIZATION, orgId);
   const after = decodeCursor(q.cursor, seqCursor);
-  const rows = rowsOf<{ seq: string | number; id: string; at: Date | string; action: string; result: string; actor_user_id: string; actor_email: string | null; resource_type: string | null; resource_id: string | null; ip: string | null }>(
+  const rows = rowsOf<{
+    seq: string | number;
+    id: string;
+    at: Date | string;
+    action: string;
+    result: string;
+    actor_user_id: string;
+    actor_email: string | null;
+    resource_type: string | null;
+    resource_id: string | null;
+    ip: string | null;
+  }>(
     await deps.db.execute(sql`select a.seq, a.id, a.at, a.action, a.result, a.actor_user_id, a.actor_email, a.resource_type, a.resource_id, a.ip
       from audit_logs a where a.org_id = ${org.id}
         and exists (select 1 from partner_users pu where pu.partner_id = ${org.partnerId} and pu.user_id = a.actor_user_id)
@@ -47,7 +94,17 @@ export async function partnerActivity(deps: Deps, caller: Principal, orgId: stri
   );
   const page = rows.slice(0, q.limit);
   return {
-    data: page.map((r) => ({ id: r.id, at: new Date(r.at).toISOString(), action: r.action, result: r.result, actorUserId: r.actor_user_id, actorEmail: r.actor_email, resourceType: r.resource_type, resourceId: r.resource_id, ip: r.ip })),
+    data: page.map((r) => ({
+      id: r.id,
+      at: new Date(r.at).toISOString(),
+      action: r.action,
+      result: r.result,
+      actorUserId: r.actor_user_id,
+      actorEmail: r.actor_email,
+      resourceType: r.resource_type,
+      resourceId: r.resource_id,
+      ip: r.ip,
+    })),
     nextCursor: rows.length > q.limit ? encodeCursor({ seq: Number(page[page.length - 1]!.seq) }) : null,
   };
 }

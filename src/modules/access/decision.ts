@@ -8,7 +8,17 @@ import { ipAllowed } from '../../platform/cidr.js';
 import { ipAllowlistOf, mspAccessOf } from '../tenants/index.js';
 import { hasPermission, type ResolvedRole } from '../roles/index.js';
 
-export const ACCESS_STEPS = ['account', 'membership', 'role', 'organization_access', 'site', 'device_group', 'mfa', 'ip_allowlist', 'msp_access'] as const;
+export const ACCESS_STEPS = [
+  'account',
+  'membership',
+  'role',
+  'organization_access',
+  'site',
+  'device_group',
+  'mfa',
+  'ip_allowlist',
+  'msp_access',
+] as const;
 export type AccessStep = (typeof ACCESS_STEPS)[number];
 
 export interface AccessReason {
@@ -44,16 +54,34 @@ export interface Owner {
 export type PartnerOwned = 'shared' | 'partner-only' | 'never';
 export type Siteless = 'visible' | 'hidden';
 
-const pass = (step: AccessStep, detail: string, extra: Partial<AccessReason> = {}): AccessReason => ({ step, allowed: true, detail, ...extra });
-export const deny = (step: AccessStep, detail: string, extra: Partial<AccessReason> = {}): AccessReason => ({ step, allowed: false, detail, ...extra });
+const pass = (step: AccessStep, detail: string, extra: Partial<AccessReason> = {}): AccessReason => ({
+  step,
+  allowed: true,
+  detail,
+  ...extra,
+});
+export const deny = (step: AccessStep, detail: string, extra: Partial<AccessReason> = {}): AccessReason => ({
+  step,
+  allowed: false,
+  detail,
+  ...extra,
+});
 
 /**
  * Whether the permission set grants `required`; with the role's sources, which role of the chain grants it.
  * requirePermission calls this without sources (the set alone decides); explain passes them to name the role.
  */
-export function permissionReason(permissions: ReadonlySet<string>, required: string, role?: Pick<ResolvedRole, 'sources' | 'roleId' | 'name'> | null): AccessReason {
+export function permissionReason(
+  permissions: ReadonlySet<string>,
+  required: string,
+  role?: Pick<ResolvedRole, 'sources' | 'roleId' | 'name'> | null,
+): AccessReason {
   if (!hasPermission(permissions, required)) {
-    return deny('role', role ? `No role in the chain of ${role.name} grants ${required}.` : `Missing permission ${required}.`, role ? { roleId: role.roleId, roleName: role.name } : {});
+    return deny(
+      'role',
+      role ? `No role in the chain of ${role.name} grants ${required}.` : `Missing permission ${required}.`,
+      role ? { roleId: role.roleId, roleName: role.name } : {},
+    );
   }
   if (!role) return pass('role', `Holds ${required}.`);
   const [resource, action] = required.split(':');
@@ -61,13 +89,18 @@ export function permissionReason(permissions: ReadonlySet<string>, required: str
   const src = direct ?? role.sources.find((s) => s.resource === '*' && s.action === '*');
   if (!src) return pass('role', `Holds ${required}.`, { roleId: role.roleId, roleName: role.name });
   const how = src.resource === '*' ? `*:* (every permission)` : required;
-  const inherited = src.roleId === role.roleId ? `its role ${src.roleName}` : `${src.roleName}, inherited by ${role.name} (${src.depth} level${src.depth === 1 ? '' : 's'} up)`;
+  const inherited =
+    src.roleId === role.roleId
+      ? `its role ${src.roleName}`
+      : `${src.roleName}, inherited by ${role.name} (${src.depth} level${src.depth === 1 ? '' : 's'} up)`;
   return pass('role', `Granted ${how} by ${inherited}.`, { roleId: src.roleId, roleName: src.roleName });
 }
 
 /** A person's account must be active for any of its tokens to work (authenticate refuses the others with 401). */
 export function accountReason(status: string): AccessReason {
-  return status === 'active' ? pass('account', 'The account is active.') : deny('account', `The account is ${status}: its tokens are refused.`);
+  return status === 'active'
+    ? pass('account', 'The account is active.')
+    : deny('account', `The account is ${status}: its tokens are refused.`);
 }
 
 /**
@@ -75,7 +108,9 @@ export function accountReason(status: string): AccessReason {
  * a one-site grant; `customerApproved`: only one an organisation admin approved (mspAccess approval_required).
  */
 export function grantFor(p: Principal, orgId: string, customerApproved = false) {
-  const mine = (p.grants ?? []).filter((g) => g.orgId === orgId && (!customerApproved || g.approval === 'customer_admin'));
+  const mine = (p.grants ?? []).filter(
+    (g) => g.orgId === orgId && (!customerApproved || g.approval === 'customer_admin'),
+  );
   return mine.find((g) => g.siteId === null) ?? mine[0] ?? null;
 }
 
@@ -85,27 +120,59 @@ const grantDetail = (g: NonNullable<ReturnType<typeof grantFor>>) =>
 /** Whether the principal may act on the organisation, and how (mayAccessOrg is this, reduced to its answer). */
 export function orgAccessReason(p: Principal, orgId: string): AccessReason {
   if (p.scope === 'organization') {
-    return p.orgId === orgId ? pass('organization_access', 'Member of this organisation.', { via: 'organization_member' }) : deny('organization_access', 'Member of another organisation.');
+    return p.orgId === orgId
+      ? pass('organization_access', 'Member of this organisation.', { via: 'organization_member' })
+      : deny('organization_access', 'Member of another organisation.');
   }
   // orgAccess `all`: that the organisation is the partner's is checked against the database by the caller.
-  if (p.orgAccess === 'all') return pass('organization_access', 'Standing access to every organisation of the partner (orgAccess all).', { via: 'standing_all' });
-  if (p.orgAccess === 'selected' && p.orgIds.includes(orgId)) return pass('organization_access', 'Standing access to selected organisations, this one among them.', { via: 'standing_selected' });
+  if (p.orgAccess === 'all')
+    return pass('organization_access', 'Standing access to every organisation of the partner (orgAccess all).', {
+      via: 'standing_all',
+    });
+  if (p.orgAccess === 'selected' && p.orgIds.includes(orgId))
+    return pass('organization_access', 'Standing access to selected organisations, this one among them.', {
+      via: 'standing_selected',
+    });
   // No standing access: a just-in-time grant in force widens the scope for its duration only.
   const grant = grantFor(p, orgId);
-  if (grant) return pass('organization_access', grantDetail(grant), { via: 'grant', grantId: grant.id, until: grant.expiresAt.toISOString() });
-  if (p.orgAccess === 'selected') return deny('organization_access', 'Standing access to selected organisations; this one is not among them, and no just-in-time grant is in force.');
+  if (grant)
+    return pass('organization_access', grantDetail(grant), {
+      via: 'grant',
+      grantId: grant.id,
+      until: grant.expiresAt.toISOString(),
+    });
+  if (p.orgAccess === 'selected')
+    return deny(
+      'organization_access',
+      'Standing access to selected organisations; this one is not among them, and no just-in-time grant is in force.',
+    );
   if (p.orgAccess === 'eligible') {
-    return deny('organization_access', p.eligibleOrgIds?.includes(orgId) ? 'Eligible for just-in-time access to this organisation; no grant is in force.' : 'Eligible for just-in-time access to other organisations only.');
+    return deny(
+      'organization_access',
+      p.eligibleOrgIds?.includes(orgId)
+        ? 'Eligible for just-in-time access to this organisation; no grant is in force.'
+        : 'Eligible for just-in-time access to other organisations only.',
+    );
   }
   return deny('organization_access', 'No access to any organisation (orgAccess none).');
 }
 
 /** An IP allow-list against the request's address ([] = any; the break-glass account is exempt, and audited by the caller). */
-export function ipListReason(list: readonly string[], ip: string | null | undefined, breakGlass: boolean, whose: string): AccessReason {
+export function ipListReason(
+  list: readonly string[],
+  ip: string | null | undefined,
+  breakGlass: boolean,
+  whose: string,
+): AccessReason {
   if (list.length === 0) return pass('ip_allowlist', `No IP allow-list on ${whose}.`);
   if (ip == null) return pass('ip_allowlist', `${whose} allows only ${list.join(', ')} (no request address to test).`);
   if (ipAllowed(ip, list)) return pass('ip_allowlist', `${ip} is in the IP allow-list of ${whose}.`);
-  if (breakGlass) return pass('ip_allowlist', `${ip} is outside the IP allow-list of ${whose}; the break-glass account is exempt (audited).`, { breakGlass: true });
+  if (breakGlass)
+    return pass(
+      'ip_allowlist',
+      `${ip} is outside the IP allow-list of ${whose}; the break-glass account is exempt (audited).`,
+      { breakGlass: true },
+    );
   return deny('ip_allowlist', `${ip} is outside the IP allow-list of ${whose}.`);
 }
 
@@ -122,12 +189,24 @@ export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
   const msp = mspAccessOf(policy);
   const approved = msp === 'approval_required' ? grantFor(p, orgId, true) : null;
   if (approved) {
-    out.push(pass('msp_access', `mspAccess is approval_required; ${grantDetail(approved)}`, { via: 'grant', grantId: approved.id, until: approved.expiresAt.toISOString() }));
+    out.push(
+      pass('msp_access', `mspAccess is approval_required; ${grantDetail(approved)}`, {
+        via: 'grant',
+        grantId: approved.id,
+        until: approved.expiresAt.toISOString(),
+      }),
+    );
   } else if (msp !== 'allowed') {
     if (p.breakGlass === true && p.breakGlassReason) {
       // Side effect on purpose: the one place every path passes, so no use of break-glass escapes the alert.
       p.breakGlassUsed?.add(orgId);
-      out.push(pass('msp_access', `mspAccess is ${msp}; the partner's break-glass account passes with a reason (audited, both sides' admins alerted).`, { breakGlass: true }));
+      out.push(
+        pass(
+          'msp_access',
+          `mspAccess is ${msp}; the partner's break-glass account passes with a reason (audited, both sides' admins alerted).`,
+          { breakGlass: true },
+        ),
+      );
     } else {
       out.push(
         deny(
@@ -149,7 +228,8 @@ export function refusalOf(reasons: AccessReason[], what: string): AppError | nul
   const denied = reasons.find((r) => !r.allowed);
   if (!denied) return null;
   if (denied.step === 'msp_access') return new AppError('msp_access_denied');
-  if (denied.step === 'ip_allowlist') return new AppError('ip_not_allowed', 'This address is outside the IP allow-list of the organization.');
+  if (denied.step === 'ip_allowlist')
+    return new AppError('ip_not_allowed', 'This address is outside the IP allow-list of the organization.');
   return notFound(what);
 }
 
@@ -157,10 +237,21 @@ export function refusalOf(reasons: AccessReason[], what: string): AppError | nul
 export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned, siteless: Siteless): AccessReason[] {
   if (!p.scope || !p.partnerId) return [deny('membership', 'No partner or organisation context.')];
   if (p.partnerId !== o.partnerId) return [deny('membership', 'The membership is in another partner.')];
-  const member = pass('membership', p.scope === 'partner' ? 'Member of the partner.' : 'Member of an organisation of the partner.');
+  const member = pass(
+    'membership',
+    p.scope === 'partner' ? 'Member of the partner.' : 'Member of an organisation of the partner.',
+  );
   if (o.orgId === null) {
-    if (partnerOwned === 'shared') return [member, pass('organization_access', 'Partner-wide record, in force in every organisation.', { via: 'partner_wide' })];
-    if (partnerOwned === 'partner-only' && p.scope === 'partner') return [member, pass('organization_access', 'Partner record, reached by partner members.', { via: 'partner_wide' })];
+    if (partnerOwned === 'shared')
+      return [
+        member,
+        pass('organization_access', 'Partner-wide record, in force in every organisation.', { via: 'partner_wide' }),
+      ];
+    if (partnerOwned === 'partner-only' && p.scope === 'partner')
+      return [
+        member,
+        pass('organization_access', 'Partner record, reached by partner members.', { via: 'partner_wide' }),
+      ];
     return [member, deny('organization_access', 'A partner record: organisation members do not reach it.')];
   }
   const org = orgAccessReasons(p, o.orgId);
@@ -170,14 +261,30 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
     const grantId = org.find((r) => r.via === 'grant' && r.step === 'organization_access')?.grantId;
     const grant = grantId ? p.grants?.find((g) => g.id === grantId) : undefined;
     if (grant?.siteId && o.siteId !== undefined) {
-      return [member, ...org, o.siteId === grant.siteId ? pass('site', 'The just-in-time grant covers this site.') : deny('site', "The just-in-time grant covers one site; the record is not in it.")];
+      return [
+        member,
+        ...org,
+        o.siteId === grant.siteId
+          ? pass('site', 'The just-in-time grant covers this site.')
+          : deny('site', 'The just-in-time grant covers one site; the record is not in it.'),
+      ];
     }
     return [member, ...org];
   }
   const out = [member, ...org];
   if (p.siteIds && o.siteId !== undefined) {
-    if (o.siteId === null) out.push(siteless === 'hidden' ? deny('site', 'Restricted to some sites; the record has no site.') : pass('site', 'Restricted to some sites; a record without a site is visible.'));
-    else out.push(p.siteIds.includes(o.siteId) ? pass('site', 'Restricted to some sites, this one among them.') : deny('site', 'Restricted to some sites; this one is not among them.'));
+    if (o.siteId === null)
+      out.push(
+        siteless === 'hidden'
+          ? deny('site', 'Restricted to some sites; the record has no site.')
+          : pass('site', 'Restricted to some sites; a record without a site is visible.'),
+      );
+    else
+      out.push(
+        p.siteIds.includes(o.siteId)
+          ? pass('site', 'Restricted to some sites, this one among them.')
+          : deny('site', 'Restricted to some sites; this one is not among them.'),
+      );
   } else if (o.siteId !== undefined) out.push(pass('site', 'No site restriction.'));
   if (p.deviceGroupIds && o.groupIds !== undefined) {
     out.push(
@@ -192,17 +299,35 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
 /** The policies every request of the principal passes, as authenticate enforces them. */
 export function policyReasons(p: Principal): AccessReason[] {
   if (p.actorType === 'service_account') {
-    return [pass('ip_allowlist', "A service account's keys carry their own address lists."), pass('mfa', 'A service account authenticates with its key; Force MFA holds people, not keys.')];
+    return [
+      pass('ip_allowlist', "A service account's keys carry their own address lists."),
+      pass('mfa', 'A service account authenticates with its key; Force MFA holds people, not keys.'),
+    ];
   }
   return [ownIpReason(p), mfaReason(p)];
 }
 
 /** The own tenant's IP allow-list: the partner's for a partner member, the organisation's for its members. */
-export const ownIpReason = (p: Principal): AccessReason => ipListReason(p.ipAllowlist ?? [], p.ip, p.breakGlass === true, p.scope === 'partner' ? 'the partner' : 'the organisation');
+export const ownIpReason = (p: Principal): AccessReason =>
+  ipListReason(
+    p.ipAllowlist ?? [],
+    p.ip,
+    p.breakGlass === true,
+    p.scope === 'partner' ? 'the partner' : 'the organisation',
+  );
 
 function mfaReason(p: Principal): AccessReason {
-  if (p.mfaEnrollmentRequired) return deny('mfa', 'The policy requires MFA and no factor is enrolled: every request is held at 428 mfa_enrollment_required.');
-  return pass('mfa', p.security.requireMfa ? 'The policy requires MFA and a factor is enrolled (sessions verify it at sign-in).' : 'No MFA requirement.');
+  if (p.mfaEnrollmentRequired)
+    return deny(
+      'mfa',
+      'The policy requires MFA and no factor is enrolled: every request is held at 428 mfa_enrollment_required.',
+    );
+  return pass(
+    'mfa',
+    p.security.requireMfa
+      ? 'The policy requires MFA and a factor is enrolled (sessions verify it at sign-in).'
+      : 'No MFA requirement.',
+  );
 }
 
 export function decisionOf(reasons: AccessReason[]): AccessDecision {
@@ -214,7 +339,14 @@ export function decisionOf(reasons: AccessReason[]): AccessDecision {
  * Everything a request of the principal for `permission` on the record passes, in the pipeline's order: the policies
  * authenticate applies, the permission, then the record's scope.
  */
-export function decide(p: Principal, permission: string, o: Owner, partnerOwned: PartnerOwned, siteless: Siteless, role?: Pick<ResolvedRole, 'sources' | 'roleId' | 'name'> | null): AccessDecision {
+export function decide(
+  p: Principal,
+  permission: string,
+  o: Owner,
+  partnerOwned: PartnerOwned,
+  siteless: Siteless,
+  role?: Pick<ResolvedRole, 'sources' | 'roleId' | 'name'> | null,
+): AccessDecision {
   const scope = scopeReasons(p, o, partnerOwned, siteless);
   const [membership, ...rest] = scope;
   return decisionOf([membership!, ...policyReasons(p), permissionReason(p.permissions, permission, role), ...rest]);

@@ -6,7 +6,16 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, encodeCursor } from '../../http/pagination.js';
 import { DEVICE, DEVICE_GROUP, ORGANIZATION, SITE, covers, type ByIdResource } from '../tenants/index.js';
-import { accountReason, decide, decisionOf, deny, type AccessDecision, type Owner, type PartnerOwned, type Siteless } from './decision.js';
+import {
+  accountReason,
+  decide,
+  decisionOf,
+  deny,
+  type AccessDecision,
+  type Owner,
+  type PartnerOwned,
+  type Siteless,
+} from './decision.js';
 import { cursorSchema, type ExplainQuery, type ResourceType, type WhoCanQuery } from './schemas.js';
 import { serviceAccountSubjects, userSubjects, type Subject } from './subjects.js';
 
@@ -50,7 +59,16 @@ function decideFor(s: Subject, permission: string, t: Target): AccessDecision {
 
 function membershipJson(s: Subject, d: AccessDecision) {
   const p = s.principal;
-  return { scope: p.scope!, partnerId: p.partnerId!, orgId: p.orgId, roleId: p.roleId!, roleName: p.roleName ?? '', allowed: d.allowed, deniedBy: d.deniedBy, reasons: d.reasons };
+  return {
+    scope: p.scope!,
+    partnerId: p.partnerId!,
+    orgId: p.orgId,
+    roleId: p.roleId!,
+    roleName: p.roleName ?? '',
+    allowed: d.allowed,
+    deniedBy: d.deniedBy,
+    reasons: d.reasons,
+  };
 }
 
 const resourceJson = (t: Target) => ({ type: t.type, id: t.id, partnerId: t.owner.partnerId, orgId: t.owner.orgId });
@@ -60,27 +78,70 @@ export async function explain(deps: Deps, caller: Principal, q: ExplainQuery) {
   let subjects: Subject[];
   let subject: { type: 'user' | 'service_account'; id: string; name: string; email: string | null };
   if (q.userId) {
-    subjects = (await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, [q.userId], t.owner.partnerId, t.owner.orgId, deps.clock.now().getTime(), q.ip ?? null)).get(q.userId) ?? [];
+    subjects =
+      (
+        await userSubjects(
+          deps.db,
+          deps.roleCache,
+          deps.config.enable2fa,
+          [q.userId],
+          t.owner.partnerId,
+          t.owner.orgId,
+          deps.clock.now().getTime(),
+          q.ip ?? null,
+        )
+      ).get(q.userId) ?? [];
     if (subjects.length === 0) {
       // A member elsewhere in the partner (another organisation) is denied at the membership step; a partner caller sees
       // every organisation's members. Anyone else: the same 404 whether or not the user exists.
       const elsewhere = caller.scope === 'partner' ? await partnerMember(deps, q.userId, t.owner.partnerId) : null;
       if (!elsewhere) throw notFound('user');
-      const reasons = [accountReason(elsewhere.status), deny('membership', 'No membership bearing on the record: a member of other organisations of the partner only.')];
+      const reasons = [
+        accountReason(elsewhere.status),
+        deny('membership', 'No membership bearing on the record: a member of other organisations of the partner only.'),
+      ];
       const d = decisionOf(reasons);
-      return { allowed: false, deniedBy: d.deniedBy, reasons, subject: { type: 'user' as const, id: q.userId, name: elsewhere.name, email: elsewhere.email }, permission: q.permission, resource: resourceJson(t), memberships: [] };
+      return {
+        allowed: false,
+        deniedBy: d.deniedBy,
+        reasons,
+        subject: { type: 'user' as const, id: q.userId, name: elsewhere.name, email: elsewhere.email },
+        permission: q.permission,
+        resource: resourceJson(t),
+        memberships: [],
+      };
     }
-    subject = { type: 'user', id: q.userId, name: subjects[0]!.principal.user?.name ?? '', email: subjects[0]!.principal.email };
+    subject = {
+      type: 'user',
+      id: q.userId,
+      name: subjects[0]!.principal.user?.name ?? '',
+      email: subjects[0]!.principal.email,
+    };
   } else {
-    const sa = (await serviceAccountSubjects(deps.db, deps.roleCache, [q.serviceAccountId!], t.owner.partnerId, t.owner.orgId)).get(q.serviceAccountId!);
+    const sa = (
+      await serviceAccountSubjects(deps.db, deps.roleCache, [q.serviceAccountId!], t.owner.partnerId, t.owner.orgId)
+    ).get(q.serviceAccountId!);
     if (!sa) throw notFound('service account');
     subjects = [sa];
-    subject = { type: 'service_account', id: sa.principal.userId, name: sa.principal.serviceAccount!.name, email: null };
+    subject = {
+      type: 'service_account',
+      id: sa.principal.userId,
+      name: sa.principal.serviceAccount!.name,
+      email: null,
+    };
   }
   const memberships = subjects.map((s) => membershipJson(s, decideFor(s, q.permission, t)));
   // The membership that allows (a person acts in one membership per session); else the first, organisation first.
   const chosen = memberships.find((m) => m.allowed) ?? memberships[0]!;
-  return { allowed: chosen.allowed, deniedBy: chosen.deniedBy, reasons: chosen.reasons, subject, permission: q.permission, resource: resourceJson(t), memberships };
+  return {
+    allowed: chosen.allowed,
+    deniedBy: chosen.deniedBy,
+    reasons: chosen.reasons,
+    subject,
+    permission: q.permission,
+    resource: resourceJson(t),
+    memberships,
+  };
 }
 
 const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
@@ -113,16 +174,35 @@ function grantingRoles(permission: string, partnerId: string, orgId: string | nu
  * Candidates a page of who-can considers, in id order after `after`: members (and accounts) whose role chain grants
  * the permission and whose standing scope reaches the record. SQL narrows; the decision above is then run on each.
  */
-async function candidateUsers(deps: Deps, t: Target, permission: string, after: string | null, n: number): Promise<string[]> {
+async function candidateUsers(
+  deps: Deps,
+  t: Target,
+  permission: string,
+  after: string | null,
+  n: number,
+): Promise<string[]> {
   const { partnerId, orgId, siteId, groupIds } = t.owner;
   const partnerBranch = orgId
     ? sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.role_id in (select id from granting)
             and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${orgId}::uuid = any(pu.org_ids)))`
     : sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.role_id in (select id from granting)`;
   const siteRule =
-    siteId === undefined ? sql`true` : siteId === null ? (t.siteless === 'hidden' ? sql`ou.site_ids is null` : sql`true`) : sql`(ou.site_ids is null or ${siteId}::uuid = any(ou.site_ids))`;
+    siteId === undefined
+      ? sql`true`
+      : siteId === null
+        ? t.siteless === 'hidden'
+          ? sql`ou.site_ids is null`
+          : sql`true`
+        : sql`(ou.site_ids is null or ${siteId}::uuid = any(ou.site_ids))`;
   const groupRule =
-    groupIds === undefined ? sql`true` : groupIds.length === 0 ? sql`ou.device_group_ids is null` : sql`(ou.device_group_ids is null or ou.device_group_ids && array[${sql.join(groupIds.map((g) => sql`${g}::uuid`), sql`, `)}])`;
+    groupIds === undefined
+      ? sql`true`
+      : groupIds.length === 0
+        ? sql`ou.device_group_ids is null`
+        : sql`(ou.device_group_ids is null or ou.device_group_ids && array[${sql.join(
+            groupIds.map((g) => sql`${g}::uuid`),
+            sql`, `,
+          )}])`;
   const orgBranch =
     orgId && t.partnerOwned !== 'partner-only'
       ? sql`union all select ou.user_id from organization_users ou where ou.org_id = ${orgId} and ou.role_id in (select id from granting) and ${siteRule} and ${groupRule}`
@@ -136,9 +216,16 @@ async function candidateUsers(deps: Deps, t: Target, permission: string, after: 
   return rows.map((r) => r.user_id);
 }
 
-async function candidateAccounts(deps: Deps, t: Target, permission: string, after: string | null, n: number): Promise<string[]> {
+async function candidateAccounts(
+  deps: Deps,
+  t: Target,
+  permission: string,
+  after: string | null,
+  n: number,
+): Promise<string[]> {
   const { partnerId, orgId } = t.owner;
-  const inScope = orgId && t.partnerOwned !== 'partner-only' ? sql`(a.org_id is null or a.org_id = ${orgId})` : sql`a.org_id is null`;
+  const inScope =
+    orgId && t.partnerOwned !== 'partner-only' ? sql`(a.org_id is null or a.org_id = ${orgId})` : sql`a.org_id is null`;
   const rows = rowsOf<{ id: string }>(
     await deps.db.execute(sql`${grantingRoles(permission, partnerId, orgId, false)}
       select a.id from service_accounts a where a.partner_id = ${partnerId} and ${inScope} and not a.disabled and a.role_id in (select id from granting)
@@ -158,9 +245,19 @@ export async function whoCan(deps: Deps, caller: Principal, q: WhoCanQuery) {
   if (!after || after.k === 'u') {
     const ids = await candidateUsers(deps, t, q.permission, after?.id ?? null, budget + 1);
     const page = ids.slice(0, budget);
-    const subjects = await userSubjects(deps.db, deps.roleCache, deps.config.enable2fa, page, t.owner.partnerId, t.owner.orgId, deps.clock.now().getTime());
+    const subjects = await userSubjects(
+      deps.db,
+      deps.roleCache,
+      deps.config.enable2fa,
+      page,
+      t.owner.partnerId,
+      t.owner.orgId,
+      deps.clock.now().getTime(),
+    );
     for (const id of page) {
-      const allowed = (subjects.get(id) ?? []).map((s) => ({ s, d: decideFor(s, q.permission, t) })).find((x) => x.d.allowed);
+      const allowed = (subjects.get(id) ?? [])
+        .map((s) => ({ s, d: decideFor(s, q.permission, t) }))
+        .find((x) => x.d.allowed);
       if (allowed) data.push(rowJson('user', allowed.s, allowed.d));
     }
     if (ids.length > budget) next = { k: 'u', id: page[page.length - 1]! };

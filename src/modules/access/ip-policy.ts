@@ -15,7 +15,8 @@ interface PolicyDeps {
   audit: AuditWriter;
 }
 
-const refused = (whose: string) => new AppError('ip_not_allowed', `This address is outside the IP allow-list of your ${whose}.`);
+const refused = (whose: string) =>
+  new AppError('ip_not_allowed', `This address is outside the IP allow-list of your ${whose}.`);
 
 /** Exempted uses already audited by this process (session + address), so a busy session writes one record an hour. */
 const audited = new Map<string, number>();
@@ -28,20 +29,49 @@ function firstUse(key: string, now: number): boolean {
   return true;
 }
 
-async function auditBreakGlass(deps: PolicyDeps, tx: Executor, e: { userId: string; email: string; partnerId: string | null; sessionId: string | null; ip: string | null; at: string }, meta: AuditRequestMeta) {
+async function auditBreakGlass(
+  deps: PolicyDeps,
+  tx: Executor,
+  e: {
+    userId: string;
+    email: string;
+    partnerId: string | null;
+    sessionId: string | null;
+    ip: string | null;
+    at: string;
+  },
+  meta: AuditRequestMeta,
+) {
   await deps.audit.record(
     tx,
-    { action: 'access.break_glass', actor: { userId: e.userId, email: e.email }, partnerId: e.partnerId, resourceType: 'session', resourceId: e.sessionId, details: { exempted: 'ip_allowlist', ip: e.ip, at: e.at } },
+    {
+      action: 'access.break_glass',
+      actor: { userId: e.userId, email: e.email },
+      partnerId: e.partnerId,
+      resourceType: 'session',
+      resourceId: e.sessionId,
+      details: { exempted: 'ip_allowlist', ip: e.ip, at: e.at },
+    },
     meta,
   );
 }
 
 /** Every request of a person: the own tenant's list (the partner's for partner members, the organisation's for its members). */
-export async function enforceOwnIpAllowlist(deps: PolicyDeps, p: Principal, meta: AuditRequestMeta, at: 'request' | 'refresh' = 'request'): Promise<void> {
+export async function enforceOwnIpAllowlist(
+  deps: PolicyDeps,
+  p: Principal,
+  meta: AuditRequestMeta,
+  at: 'request' | 'refresh' = 'request',
+): Promise<void> {
   const reason = ownIpReason(p);
   if (!reason.allowed) throw refused(p.scope === 'partner' ? 'partner' : 'organization');
   if (reason.breakGlass && (at === 'refresh' || firstUse(`${p.sessionId}|${p.ip}`, Date.now()))) {
-    await auditBreakGlass(deps, deps.db, { userId: p.userId, email: p.email, partnerId: p.partnerId, sessionId: p.sessionId, ip: p.ip ?? null, at }, meta);
+    await auditBreakGlass(
+      deps,
+      deps.db,
+      { userId: p.userId, email: p.email, partnerId: p.partnerId, sessionId: p.sessionId, ip: p.ip ?? null, at },
+      meta,
+    );
   }
 }
 
@@ -61,13 +91,21 @@ export async function enforceSignInAddress(
       ? [{ settings }]
       : ctx.scope === 'partner'
         ? await tx.select({ settings: partners.settings }).from(partners).where(eq(partners.id, ctx.partnerId!))
-        : await tx.select({ settings: organizations.settings }).from(organizations).where(eq(organizations.id, ctx.orgId!));
+        : await tx
+            .select({ settings: organizations.settings })
+            .from(organizations)
+            .where(eq(organizations.id, ctx.orgId!));
   const list = ipAllowlistOf(row?.settings);
   if (list.length === 0) return;
   const breakGlass = ctx.scope === 'partner' && breakGlassUserOf(row?.settings) === user.id;
   const ip = meta.ip ? (normaliseIp(meta.ip) ?? meta.ip) : null;
   const reason = ipListReason(list, ip ?? '', breakGlass, ctx.scope === 'partner' ? 'the partner' : 'the organisation');
   if (!reason.allowed) throw refused(ctx.scope === 'partner' ? 'partner' : 'organization');
-  if (reason.breakGlass) await auditBreakGlass(deps, tx, { userId: user.id, email: user.email, partnerId: ctx.partnerId, sessionId: null, ip, at: 'sign-in' }, meta);
+  if (reason.breakGlass)
+    await auditBreakGlass(
+      deps,
+      tx,
+      { userId: user.id, email: user.email, partnerId: ctx.partnerId, sessionId: null, ip, at: 'sign-in' },
+      meta,
+    );
 }
-

@@ -17,7 +17,8 @@ import type { AccessRequestBody, DecisionBody, GrantListQuery, RequestListQuery 
 type RequestRow = typeof accessRequests.$inferSelect;
 type GrantRow = typeof accessGrants.$inferSelect;
 
-const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
+const fieldError = (field: string, msg: string) =>
+  new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
 function grantState(g: GrantRow, now: number): 'active' | 'expired' | 'revoked' {
   if (g.revokedAt) return 'revoked';
@@ -77,44 +78,109 @@ const auditOf = (r: RequestRow, extra: Record<string, unknown> = {}) => ({
 
 function assertPartnerPerson(p: Principal) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
-  if (p.scope !== 'partner' || !p.partnerId) throw new AppError('forbidden', "Just-in-time access is requested by the partner's members.");
+  if (p.scope !== 'partner' || !p.partnerId)
+    throw new AppError('forbidden', "Just-in-time access is requested by the partner's members.");
 }
 
 /** Opens the grant of an approved request, from now for its duration, audited `access.grant`. */
-async function openGrant(deps: Deps, tx: Executor, r: RequestRow, approvedBy: string | null, actor: Principal, meta: AuditRequestMeta) {
+async function openGrant(
+  deps: Deps,
+  tx: Executor,
+  r: RequestRow,
+  approvedBy: string | null,
+  actor: Principal,
+  meta: AuditRequestMeta,
+) {
   const now = deps.clock.now();
   const [g] = await tx
     .insert(accessGrants)
-    .values({ requestId: r.id, partnerId: r.partnerId, orgId: r.orgId, siteId: r.siteId, userId: r.userId, approval: r.approval, approvedBy, startsAt: now, expiresAt: new Date(now.getTime() + r.durationMinutes * 60_000) })
+    .values({
+      requestId: r.id,
+      partnerId: r.partnerId,
+      orgId: r.orgId,
+      siteId: r.siteId,
+      userId: r.userId,
+      approval: r.approval,
+      approvedBy,
+      startsAt: now,
+      expiresAt: new Date(now.getTime() + r.durationMinutes * 60_000),
+    })
     .returning();
-  await deps.audit.record(tx, { action: 'access.grant', actor: actorOf(actor), partnerId: r.partnerId, orgId: r.orgId, resourceType: 'access_grant', resourceId: g!.id, details: auditOf(r, { expiresAt: g!.expiresAt.toISOString() }) }, meta);
+  await deps.audit.record(
+    tx,
+    {
+      action: 'access.grant',
+      actor: actorOf(actor),
+      partnerId: r.partnerId,
+      orgId: r.orgId,
+      resourceType: 'access_grant',
+      resourceId: g!.id,
+      details: auditOf(r, { expiresAt: g!.expiresAt.toISOString() }),
+    },
+    meta,
+  );
   return g!;
 }
 
 export async function requestAccess(deps: Deps, p: Principal, body: AccessRequestBody, meta: AuditRequestMeta) {
   assertPartnerPerson(p);
-  const [org] = await deps.db.select({ id: organizations.id, settings: organizations.settings }).from(organizations).where(and(eq(organizations.id, body.orgId), eq(organizations.partnerId, p.partnerId!)));
+  const [org] = await deps.db
+    .select({ id: organizations.id, settings: organizations.settings })
+    .from(organizations)
+    .where(and(eq(organizations.id, body.orgId), eq(organizations.partnerId, p.partnerId!)));
   if (!org) throw notFound('organization');
   const msp = mspAccessOf(org.settings);
   const standing = p.orgAccess === 'all' || (p.orgAccess === 'selected' && p.orgIds.includes(org.id));
-  const eligible = (p.orgAccess === 'eligible' && (p.eligibleOrgIds ?? []).includes(org.id)) || (standing && msp === 'approval_required');
+  const eligible =
+    (p.orgAccess === 'eligible' && (p.eligibleOrgIds ?? []).includes(org.id)) ||
+    (standing && msp === 'approval_required');
   if (!eligible) throw new AppError('jit_not_eligible');
   if (msp === 'suspended') throw new AppError('msp_access_denied');
   if (body.siteId) {
-    const [site] = await deps.db.select({ id: sites.id }).from(sites).where(and(eq(sites.id, body.siteId), eq(sites.orgId, org.id)));
+    const [site] = await deps.db
+      .select({ id: sites.id })
+      .from(sites)
+      .where(and(eq(sites.id, body.siteId), eq(sites.orgId, org.id)));
     if (!site) throw notFound('site');
   }
-  const [partner] = await deps.db.select({ settings: partners.settings }).from(partners).where(eq(partners.id, p.partnerId!));
+  const [partner] = await deps.db
+    .select({ settings: partners.settings })
+    .from(partners)
+    .where(eq(partners.id, p.partnerId!));
   const max = jitMaxMinutesOf(partner?.settings);
-  if (body.durationMinutes > max) throw fieldError('durationMinutes', `At most ${max} minutes (the partner's settings.security.jitMaxMinutes)`);
+  if (body.durationMinutes > max)
+    throw fieldError('durationMinutes', `At most ${max} minutes (the partner's settings.security.jitMaxMinutes)`);
   const approval = jitApprovalOf(org.settings);
   const out = await deps.db.transaction(async (tx) => {
     const now = deps.clock.now();
     const [r] = await tx
       .insert(accessRequests)
-      .values({ partnerId: p.partnerId!, orgId: org.id, siteId: body.siteId ?? null, userId: p.userId, durationMinutes: body.durationMinutes, reason: body.reason, ticketRef: body.ticketRef ?? null, approval, createdAt: now, ...(approval === 'auto' ? { status: 'approved' as const, decidedAt: now } : {}) })
+      .values({
+        partnerId: p.partnerId!,
+        orgId: org.id,
+        siteId: body.siteId ?? null,
+        userId: p.userId,
+        durationMinutes: body.durationMinutes,
+        reason: body.reason,
+        ticketRef: body.ticketRef ?? null,
+        approval,
+        createdAt: now,
+        ...(approval === 'auto' ? { status: 'approved' as const, decidedAt: now } : {}),
+      })
       .returning();
-    await deps.audit.record(tx, { action: 'access.request', actor: actorOf(p), partnerId: r!.partnerId, orgId: r!.orgId, resourceType: 'access_request', resourceId: r!.id, details: auditOf(r!) }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'access.request',
+        actor: actorOf(p),
+        partnerId: r!.partnerId,
+        orgId: r!.orgId,
+        resourceType: 'access_request',
+        resourceId: r!.id,
+        details: auditOf(r!),
+      },
+      meta,
+    );
     const g = approval === 'auto' ? await openGrant(deps, tx, r!, null, p, meta) : null;
     return requestJson(r!, g, now.getTime());
   });
@@ -123,14 +189,27 @@ export async function requestAccess(deps: Deps, p: Principal, body: AccessReques
 
 /** Requests the caller may approve (pending, by the organisation's policy) and the caller's own. */
 function approverCondition(p: Principal): SQL | undefined {
-  if (isPartnerAdmin(p)) return and(eq(accessRequests.partnerId, p.partnerId!), eq(accessRequests.approval, 'partner_admin'), eq(accessRequests.status, 'pending'));
-  if (p.scope === 'organization' && p.orgId && isOrgAdmin(p, p.orgId)) return and(eq(accessRequests.orgId, p.orgId), eq(accessRequests.approval, 'customer_admin'), eq(accessRequests.status, 'pending'));
+  if (isPartnerAdmin(p))
+    return and(
+      eq(accessRequests.partnerId, p.partnerId!),
+      eq(accessRequests.approval, 'partner_admin'),
+      eq(accessRequests.status, 'pending'),
+    );
+  if (p.scope === 'organization' && p.orgId && isOrgAdmin(p, p.orgId))
+    return and(
+      eq(accessRequests.orgId, p.orgId),
+      eq(accessRequests.approval, 'customer_admin'),
+      eq(accessRequests.status, 'pending'),
+    );
   return undefined;
 }
 
 export async function listRequests(deps: Deps, p: Principal, q: RequestListQuery) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
-  const own = p.scope === 'partner' ? and(eq(accessRequests.userId, p.userId), eq(accessRequests.partnerId, p.partnerId!)) : undefined;
+  const own =
+    p.scope === 'partner'
+      ? and(eq(accessRequests.userId, p.userId), eq(accessRequests.partnerId, p.partnerId!))
+      : undefined;
   const approvable = approverCondition(p);
   const who = q.view === 'approvable' ? approvable : q.view === 'own' ? own : or(own, approvable);
   if (!who) return { data: [] };
@@ -146,24 +225,61 @@ export async function listRequests(deps: Deps, p: Principal, q: RequestListQuery
 }
 
 /** Approves or denies a pending request: only the approver the organisation's policy names, never the requester. */
-export async function decideRequest(deps: Deps, p: Principal, id: string, verdict: 'approve' | 'deny', body: DecisionBody, meta: AuditRequestMeta) {
+export async function decideRequest(
+  deps: Deps,
+  p: Principal,
+  id: string,
+  verdict: 'approve' | 'deny',
+  body: DecisionBody,
+  meta: AuditRequestMeta,
+) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
   const out = await deps.db.transaction(async (tx) => {
     const [r] = await tx.select().from(accessRequests).where(eq(accessRequests.id, id)).for('update');
     // Outside the caller's partner (or, for an organisation member, outside its organisation): it does not exist here.
-    const visible = r && (p.scope === 'partner' ? r.partnerId === p.partnerId : p.scope === 'organization' && r.orgId === p.orgId);
+    const visible =
+      r && (p.scope === 'partner' ? r.partnerId === p.partnerId : p.scope === 'organization' && r.orgId === p.orgId);
     if (!r || !visible) throw notFound('access request');
-    if (r.userId === p.userId) throw new AppError('forbidden_self_action', 'You cannot approve or deny your own access request.');
-    const mayApprove = r.approval === 'partner_admin' ? isPartnerAdmin(p) : r.approval === 'customer_admin' ? isOrgAdmin(p, r.orgId) : false;
-    if (!mayApprove) throw new AppError('jit_approver_required', r.approval === 'customer_admin' ? "One of the organization's admins approves this request." : 'A Partner Admin approves this request.');
+    if (r.userId === p.userId)
+      throw new AppError('forbidden_self_action', 'You cannot approve or deny your own access request.');
+    const mayApprove =
+      r.approval === 'partner_admin'
+        ? isPartnerAdmin(p)
+        : r.approval === 'customer_admin'
+          ? isOrgAdmin(p, r.orgId)
+          : false;
+    if (!mayApprove)
+      throw new AppError(
+        'jit_approver_required',
+        r.approval === 'customer_admin'
+          ? "One of the organization's admins approves this request."
+          : 'A Partner Admin approves this request.',
+      );
     if (r.status !== 'pending') throw new AppError('access_request_not_pending');
     const now = deps.clock.now();
     const [decided] = await tx
       .update(accessRequests)
-      .set({ status: verdict === 'approve' ? 'approved' : 'denied', decidedBy: p.userId, decidedAt: now, decisionNote: body.note ?? null })
+      .set({
+        status: verdict === 'approve' ? 'approved' : 'denied',
+        decidedBy: p.userId,
+        decidedAt: now,
+        decisionNote: body.note ?? null,
+      })
       .where(eq(accessRequests.id, id))
       .returning();
-    await deps.audit.record(tx, { action: verdict === 'approve' ? 'access.approve' : 'access.deny', actor: actorOf(p), partnerId: r.partnerId, orgId: r.orgId, resourceType: 'access_request', resourceId: r.id, details: auditOf(decided!, { note: body.note ?? null }) }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: verdict === 'approve' ? 'access.approve' : 'access.deny',
+        actor: actorOf(p),
+        partnerId: r.partnerId,
+        orgId: r.orgId,
+        resourceType: 'access_request',
+        resourceId: r.id,
+        details: auditOf(decided!, { note: body.note ?? null }),
+      },
+      meta,
+    );
     const g = verdict === 'approve' ? await openGrant(deps, tx, decided!, p.userId, p, meta) : null;
     return requestJson(decided!, g, now.getTime());
   });
@@ -174,15 +290,50 @@ export async function decideRequest(deps: Deps, p: Principal, id: string, verdic
  * Records a grant first seen past its end (`access.expire`, once: whichever request or sweep marks it). Called by
  * authenticate when a member's own grant has run out, and by GET /access/grants as a sweep of what it lists.
  */
-export async function recordGrantExpiry(tx: Executor, audit: AuditWriter, grantId: string, at: Date, observed: 'request' | 'sweep'): Promise<boolean> {
+export async function recordGrantExpiry(
+  tx: Executor,
+  audit: AuditWriter,
+  grantId: string,
+  at: Date,
+  observed: 'request' | 'sweep',
+): Promise<boolean> {
   const res = await tx.execute(sql`update access_grants g set expired_at = ${at} from access_requests r
     where g.id = ${grantId} and r.id = g.request_id and g.expired_at is null and g.revoked_at is null and g.expires_at <= ${at}
     returning g.partner_id, g.org_id, g.site_id, g.user_id, g.expires_at, g.request_id, r.reason, r.ticket_ref`);
-  const m = (res as unknown as { rows: { partner_id: string; org_id: string; site_id: string | null; user_id: string; expires_at: Date | string; request_id: string; reason: string; ticket_ref: string | null }[] }).rows[0];
+  const m = (
+    res as unknown as {
+      rows: {
+        partner_id: string;
+        org_id: string;
+        site_id: string | null;
+        user_id: string;
+        expires_at: Date | string;
+        request_id: string;
+        reason: string;
+        ticket_ref: string | null;
+      }[];
+    }
+  ).rows[0];
   if (!m) return false;
   await audit.record(
     tx,
-    { action: 'access.expire', actor: null, partnerId: m.partner_id, orgId: m.org_id, resourceType: 'access_grant', resourceId: grantId, details: { requestId: m.request_id, userId: m.user_id, siteId: m.site_id, expiresAt: new Date(m.expires_at).toISOString(), reason: m.reason, ticketRef: m.ticket_ref, observed } },
+    {
+      action: 'access.expire',
+      actor: null,
+      partnerId: m.partner_id,
+      orgId: m.org_id,
+      resourceType: 'access_grant',
+      resourceId: grantId,
+      details: {
+        requestId: m.request_id,
+        userId: m.user_id,
+        siteId: m.site_id,
+        expiresAt: new Date(m.expires_at).toISOString(),
+        reason: m.reason,
+        ticketRef: m.ticket_ref,
+        observed,
+      },
+    },
     null,
   );
   return true;
@@ -205,14 +356,25 @@ export async function listGrants(deps: Deps, p: Principal, q: GrantListQuery) {
   const overdue = await deps.db
     .select({ id: accessGrants.id })
     .from(accessGrants)
-    .where(and(who, isNull(accessGrants.revokedAt), isNull(accessGrants.expiredAt), sql`${accessGrants.expiresAt} <= ${now}`))
+    .where(
+      and(
+        who,
+        isNull(accessGrants.revokedAt),
+        isNull(accessGrants.expiredAt),
+        sql`${accessGrants.expiresAt} <= ${now}`,
+      ),
+    )
     .limit(200);
   if (overdue.length) {
     await deps.db.transaction(async (tx) => {
       for (const g of overdue) await recordGrantExpiry(tx, deps.audit, g.id, now, 'sweep');
     });
   }
-  const active = and(isNull(accessGrants.revokedAt), isNull(accessGrants.expiredAt), sql`${accessGrants.expiresAt} > ${now}`);
+  const active = and(
+    isNull(accessGrants.revokedAt),
+    isNull(accessGrants.expiredAt),
+    sql`${accessGrants.expiresAt} > ${now}`,
+  );
   const rows = await deps.db
     .select({ g: accessGrants, reason: accessRequests.reason, ticketRef: accessRequests.ticketRef })
     .from(accessGrants)
@@ -234,13 +396,32 @@ export async function revokeGrant(deps: Deps, p: Principal, id: string, meta: Au
       .where(eq(accessGrants.id, id))
       .for('update', { of: accessGrants });
     const g = row?.g;
-    const visible = g && (p.scope === 'partner' ? g.partnerId === p.partnerId && (g.userId === p.userId || isPartnerAdmin(p)) : isOrgAdmin(p, g.orgId));
+    const visible =
+      g &&
+      (p.scope === 'partner'
+        ? g.partnerId === p.partnerId && (g.userId === p.userId || isPartnerAdmin(p))
+        : isOrgAdmin(p, g.orgId));
     if (!row || !g || !visible) throw notFound('access grant');
     const now = deps.clock.now();
     if (grantState(g, now.getTime()) !== 'active') throw new AppError('conflict', 'The grant has already ended.');
-    const [revoked] = await tx.update(accessGrants).set({ revokedAt: now, revokedBy: p.userId }).where(eq(accessGrants.id, id)).returning();
-    await deps.audit.record(tx, { action: 'access.revoke', actor: actorOf(p), partnerId: g.partnerId, orgId: g.orgId, resourceType: 'access_grant', resourceId: g.id, details: auditOf(row.r, { expiresAt: g.expiresAt.toISOString() }) }, meta);
+    const [revoked] = await tx
+      .update(accessGrants)
+      .set({ revokedAt: now, revokedBy: p.userId })
+      .where(eq(accessGrants.id, id))
+      .returning();
+    await deps.audit.record(
+      tx,
+      {
+        action: 'access.revoke',
+        actor: actorOf(p),
+        partnerId: g.partnerId,
+        orgId: g.orgId,
+        resourceType: 'access_grant',
+        resourceId: g.id,
+        details: auditOf(row.r, { expiresAt: g.expiresAt.toISOString() }),
+      },
+      meta,
+    );
     return grantJson(revoked!, row.r, now.getTime());
   });
 }
-

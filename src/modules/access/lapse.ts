@@ -85,7 +85,9 @@ export class StandingAccessLapse {
     const out: LapseSweepResult = { warned: 0, lapsed: 0 };
     try {
       const partners = rowsOf<{ id: string; name: string; settings: unknown }>(
-        await this.d.db.execute(sql`select id, name, settings from partners where settings->'security'->'standingAccessLapseDays' is not null and jsonb_typeof(settings->'security'->'standingAccessLapseDays') = 'number'`),
+        await this.d.db.execute(
+          sql`select id, name, settings from partners where settings->'security'->'standingAccessLapseDays' is not null and jsonb_typeof(settings->'security'->'standingAccessLapseDays') = 'number'`,
+        ),
       );
       for (const p of partners) {
         const days = standingAccessLapseDaysOf(p.settings);
@@ -98,10 +100,17 @@ export class StandingAccessLapse {
     } catch (err) {
       const outage = classifyOutage(err);
       if (outage) {
-        if (!this.storeDown) this.d.logger.error({ cause: outage.cause }, 'standing-access lapse: the database is unreachable; the next poll tries again');
+        if (!this.storeDown)
+          this.d.logger.error(
+            { cause: outage.cause },
+            'standing-access lapse: the database is unreachable; the next poll tries again',
+          );
         this.storeDown = true;
       } else {
-        this.d.logger.error({ error: err instanceof Error ? err.name : typeof err, cause: driverReason(err) }, 'standing-access lapse: a pass failed; the next poll tries again');
+        this.d.logger.error(
+          { error: err instanceof Error ? err.name : typeof err, cause: driverReason(err) },
+          'standing-access lapse: a pass failed; the next poll tries again',
+        );
       }
       throw err;
     }
@@ -116,7 +125,13 @@ export class StandingAccessLapse {
       const lead = lapseWarningLeadMs(days);
       const idleBefore = new Date(now.getTime() - (days * DAY_MS - lead));
       const warned = await this.d.db.transaction(async (tx) => {
-        const rows = rowsOf<{ user_id: string; email: string; name: string; status: string; idle_since: Date | string }>(
+        const rows = rowsOf<{
+          user_id: string;
+          email: string;
+          name: string;
+          status: string;
+          idle_since: Date | string;
+        }>(
           await tx.execute(sql`
             with due as (
               select pu.id from partner_users pu
@@ -133,12 +148,33 @@ export class StandingAccessLapse {
         const url = `${this.d.appUrl}/login`;
         const listed: { email: string; lapsesOn: string }[] = [];
         for (const r of rows) {
-          const lapsesOn = day(new Date(Math.max(new Date(r.idle_since).getTime() + days * DAY_MS, now.getTime() + lead)));
+          const lapsesOn = day(
+            new Date(Math.max(new Date(r.idle_since).getTime() + days * DAY_MS, now.getTime() + lead)),
+          );
           if (listed.length < LISTED) listed.push({ email: r.email, lapsesOn });
-          if (r.status === 'active') await this.d.outbox.enqueue(tx, accessMails.standingAccessLapsing(r.email, { memberName: r.name, partnerName: p.name, lapsesOn, days, url }));
+          if (r.status === 'active')
+            await this.d.outbox.enqueue(
+              tx,
+              accessMails.standingAccessLapsing(r.email, {
+                memberName: r.name,
+                partnerName: p.name,
+                lapsesOn,
+                days,
+                url,
+              }),
+            );
         }
         for (const admin of await partnerAdminEmails(tx, p.id))
-          await this.d.outbox.enqueue(tx, accessMails.standingAccessLapsingAdmins(admin, { partnerName: p.name, members: listed, more: rows.length - listed.length, days, url: `${this.d.appUrl}/users` }));
+          await this.d.outbox.enqueue(
+            tx,
+            accessMails.standingAccessLapsingAdmins(admin, {
+              partnerName: p.name,
+              members: listed,
+              more: rows.length - listed.length,
+              days,
+              url: `${this.d.appUrl}/users`,
+            }),
+          );
         return rows.length;
       });
       if (warned) this.d.outbox.kick();
@@ -156,7 +192,14 @@ export class StandingAccessLapse {
       const idleBefore = new Date(now.getTime() - days * DAY_MS);
       const warnedBefore = new Date(now.getTime() - lead);
       const lapsed = await this.d.db.transaction(async (tx) => {
-        const rows = rowsOf<{ id: string; user_id: string; was: 'all' | 'selected'; was_org_ids: string[] | string; org_ids: string[] | string; idle_since: Date | string }>(
+        const rows = rowsOf<{
+          id: string;
+          user_id: string;
+          was: 'all' | 'selected';
+          was_org_ids: string[] | string;
+          org_ids: string[] | string;
+          idle_since: Date | string;
+        }>(
           await tx.execute(sql`
             with due as (
               select pu.id, pu.org_access, pu.org_ids from partner_users pu
@@ -182,7 +225,15 @@ export class StandingAccessLapse {
               orgId: null,
               resourceType: 'user',
               resourceId: r.user_id,
-              details: { userId: r.user_id, from: r.was, to: 'eligible', orgIds: uuids(r.org_ids), previousOrgIds: uuids(r.was_org_ids), unusedSince: new Date(r.idle_since).toISOString(), lapseDays: days },
+              details: {
+                userId: r.user_id,
+                from: r.was,
+                to: 'eligible',
+                orgIds: uuids(r.org_ids),
+                previousOrgIds: uuids(r.was_org_ids),
+                unusedSince: new Date(r.idle_since).toISOString(),
+                lapseDays: days,
+              },
             },
             null,
           );

@@ -11,8 +11,25 @@ import { idParam } from '../tenants/index.js';
 import { partnerAccess, partnerActivity } from './customer-view.js';
 import { metaOf } from '../../http/meta.js';
 import { decideRequest, listGrants, listRequests, requestAccess, revokeGrant } from './jit.js';
-import { accessGrant, accessGrantList, accessRequest, accessRequestBody, accessRequestList, decisionBody, grantListQuery, requestListQuery } from './jit-schemas.js';
-import { explainQuery, explainResponse, pageQuery, partnerAccessResponse, partnerActivityResponse, whoCanQuery, whoCanResponse } from './schemas.js';
+import {
+  accessGrant,
+  accessGrantList,
+  accessRequest,
+  accessRequestBody,
+  accessRequestList,
+  decisionBody,
+  grantListQuery,
+  requestListQuery,
+} from './jit-schemas.js';
+import {
+  explainQuery,
+  explainResponse,
+  pageQuery,
+  partnerAccessResponse,
+  partnerActivityResponse,
+  whoCanQuery,
+  whoCanResponse,
+} from './schemas.js';
 
 const SAME =
   'Answered by the functions the request pipeline itself runs (the permission check, the by-id scope rule, the policies authenticate applies), never a separate model of them.';
@@ -26,31 +43,162 @@ export function accessRoutes(deps: Deps) {
     const tags = ['access'];
     const p = principalOf;
 
-    r.get('/access/explain', { onRequest: [auth, full, read], schema: { tags, operationId: 'explainAccess', summary: 'Why a user or service account can (or cannot) use a permission on a record', description: `Walks account → membership → MFA policy → the role of the chain that grants the permission → organisation access (how it is reached) → site and device-group restrictions, naming the step that denies. Each membership bearing on the record (the person's partner membership, their membership of the record's organisation) is decided separately; \`allowed\` is true when one of them allows. ${SAME} The record must lie in the caller's scope and the subject must hold a membership bearing on it (404 otherwise).`, querystring: explainQuery, response: { 200: explainResponse, ...errors(400, 404), ...authErrors } } },
-      async (req) => explain(deps, p(req), req.query));
-    r.get('/access/who-can', { onRequest: [auth, full, read], schema: { tags, operationId: 'whoCanAccess', summary: 'Every user and service account that can use a permission on a record, with the reasons', description: `People first, then service accounts, each in id order, keyset paging. The database narrows the candidates (role chains granting the permission, standing organisation access, site and device-group restrictions); each candidate of the page is then decided as explain decides it, so a page may hold fewer than \`limit\` entries while \`nextCursor\` goes on. ${SAME}`, querystring: whoCanQuery, response: { 200: whoCanResponse, ...errors(400, 404), ...authErrors } } },
-      async (req) => whoCan(deps, p(req), req.query));
+    r.get(
+      '/access/explain',
+      {
+        onRequest: [auth, full, read],
+        schema: {
+          tags,
+          operationId: 'explainAccess',
+          summary: 'Why a user or service account can (or cannot) use a permission on a record',
+          description: `Walks account → membership → MFA policy → the role of the chain that grants the permission → organisation access (how it is reached) → site and device-group restrictions, naming the step that denies. Each membership bearing on the record (the person's partner membership, their membership of the record's organisation) is decided separately; \`allowed\` is true when one of them allows. ${SAME} The record must lie in the caller's scope and the subject must hold a membership bearing on it (404 otherwise).`,
+          querystring: explainQuery,
+          response: { 200: explainResponse, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => explain(deps, p(req), req.query),
+    );
+    r.get(
+      '/access/who-can',
+      {
+        onRequest: [auth, full, read],
+        schema: {
+          tags,
+          operationId: 'whoCanAccess',
+          summary: 'Every user and service account that can use a permission on a record, with the reasons',
+          description: `People first, then service accounts, each in id order, keyset paging. The database narrows the candidates (role chains granting the permission, standing organisation access, site and device-group restrictions); each candidate of the page is then decided as explain decides it, so a page may hold fewer than \`limit\` entries while \`nextCursor\` goes on. ${SAME}`,
+          querystring: whoCanQuery,
+          response: { 200: whoCanResponse, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => whoCan(deps, p(req), req.query),
+    );
 
     const orgTags = ['organizations'];
-    r.get('/orgs/organizations/:id/partner-access', { onRequest: [auth, read], schema: { tags: orgTags, operationId: 'listPartnerAccess', summary: "The customer's view: every partner member who can reach the organisation, and how", description: "Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The organisation's admins see it; so does the partner.", params: idParam, querystring: pageQuery, response: { 200: partnerAccessResponse, ...errors(400, 404), ...authErrors } } },
-      async (req) => partnerAccess(deps, p(req), req.params.id, req.query));
-    r.get('/orgs/organizations/:id/partner-activity', { onRequest: [auth, requirePermission(P.AUDIT_READ)], schema: { tags: orgTags, operationId: 'listPartnerActivity', summary: "The customer's view: what the partner's staff did in the organisation", description: "The organisation's audit trail filtered to actors who are members of its partner, newest first, keyset paging.", params: idParam, querystring: pageQuery, response: { 200: partnerActivityResponse, ...errors(400, 404), ...authErrors } } },
-      async (req) => partnerActivity(deps, p(req), req.params.id, req.query));
+    r.get(
+      '/orgs/organizations/:id/partner-access',
+      {
+        onRequest: [auth, read],
+        schema: {
+          tags: orgTags,
+          operationId: 'listPartnerAccess',
+          summary: "The customer's view: every partner member who can reach the organisation, and how",
+          description:
+            "Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The organisation's admins see it; so does the partner.",
+          params: idParam,
+          querystring: pageQuery,
+          response: { 200: partnerAccessResponse, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => partnerAccess(deps, p(req), req.params.id, req.query),
+    );
+    r.get(
+      '/orgs/organizations/:id/partner-activity',
+      {
+        onRequest: [auth, requirePermission(P.AUDIT_READ)],
+        schema: {
+          tags: orgTags,
+          operationId: 'listPartnerActivity',
+          summary: "The customer's view: what the partner's staff did in the organisation",
+          description:
+            "The organisation's audit trail filtered to actors who are members of its partner, newest first, keyset paging.",
+          params: idParam,
+          querystring: pageQuery,
+          response: { 200: partnerActivityResponse, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => partnerActivity(deps, p(req), req.params.id, req.query),
+    );
 
     // Just-in-time access (issue 18 §1). Who may do what is decided by the service (eligibility, the organisation's
     // approval policy, the approver's role): a request is the caller's own, an approval the named approver's.
     const jitTags = ['access'];
-    r.post('/access/requests', { onRequest: [auth], schema: { tags: jitTags, operationId: 'requestAccess', summary: 'Request just-in-time access to an organisation (a partner member)', description: "The caller must be eligible for the organisation (orgAccess eligible with it among orgIds, or standing access to an organisation under mspAccess approval_required). durationMinutes at most the partner's settings.security.jitMaxMinutes (default 480). The organisation's jitApproval decides: auto (the grant opens at once and is returned), partner_admin, customer_admin (always under mspAccess approval_required). Audited access.request (and access.grant).", body: accessRequestBody, response: { 201: accessRequest, ...errors(400, 404), ...authErrors } } },
-      async (req, reply) => reply.code(201).send(await requestAccess(deps, p(req), req.body, metaOf(req))));
-    r.get('/access/requests', { onRequest: [auth], schema: { tags: jitTags, operationId: 'listAccessRequests', summary: "Just-in-time access requests: the caller's own, and those pending its approval", description: 'A Partner Admin sees pending partner_admin requests of the partner; an Organization Admin pending customer_admin requests to its organisation; everyone their own. Newest first.', querystring: requestListQuery, response: { 200: accessRequestList, ...errors(400), ...authErrors } } },
-      async (req) => listRequests(deps, p(req), req.query));
+    r.post(
+      '/access/requests',
+      {
+        onRequest: [auth],
+        schema: {
+          tags: jitTags,
+          operationId: 'requestAccess',
+          summary: 'Request just-in-time access to an organisation (a partner member)',
+          description:
+            "The caller must be eligible for the organisation (orgAccess eligible with it among orgIds, or standing access to an organisation under mspAccess approval_required). durationMinutes at most the partner's settings.security.jitMaxMinutes (default 480). The organisation's jitApproval decides: auto (the grant opens at once and is returned), partner_admin, customer_admin (always under mspAccess approval_required). Audited access.request (and access.grant).",
+          body: accessRequestBody,
+          response: { 201: accessRequest, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req, reply) => reply.code(201).send(await requestAccess(deps, p(req), req.body, metaOf(req))),
+    );
+    r.get(
+      '/access/requests',
+      {
+        onRequest: [auth],
+        schema: {
+          tags: jitTags,
+          operationId: 'listAccessRequests',
+          summary: "Just-in-time access requests: the caller's own, and those pending its approval",
+          description:
+            'A Partner Admin sees pending partner_admin requests of the partner; an Organization Admin pending customer_admin requests to its organisation; everyone their own. Newest first.',
+          querystring: requestListQuery,
+          response: { 200: accessRequestList, ...errors(400), ...authErrors },
+        },
+      },
+      async (req) => listRequests(deps, p(req), req.query),
+    );
     for (const verdict of ['approve', 'deny'] as const) {
-      r.post(`/access/requests/:id/${verdict}`, { onRequest: [auth], schema: { tags: jitTags, operationId: verdict === 'approve' ? 'approveAccessRequest' : 'denyAccessRequest', summary: verdict === 'approve' ? 'Approve a pending access request (opens the grant from now)' : 'Deny a pending access request', description: "Only the approver the organisation's policy names (a Partner Admin for partner_admin, one of the organisation's admins for customer_admin; 403 jit_approver_required otherwise), never the requester (403 forbidden_self_action); 409 access_request_not_pending once decided. Audited access.approve and access.grant, or access.deny.", params: idParam, body: decisionBody.optional(), response: { 200: accessRequest, ...errors(400, 404, 409), ...authErrors } } },
-        async (req) => decideRequest(deps, p(req), req.params.id, verdict, req.body ?? {}, metaOf(req)));
+      r.post(
+        `/access/requests/:id/${verdict}`,
+        {
+          onRequest: [auth],
+          schema: {
+            tags: jitTags,
+            operationId: verdict === 'approve' ? 'approveAccessRequest' : 'denyAccessRequest',
+            summary:
+              verdict === 'approve'
+                ? 'Approve a pending access request (opens the grant from now)'
+                : 'Deny a pending access request',
+            description:
+              "Only the approver the organisation's policy names (a Partner Admin for partner_admin, one of the organisation's admins for customer_admin; 403 jit_approver_required otherwise), never the requester (403 forbidden_self_action); 409 access_request_not_pending once decided. Audited access.approve and access.grant, or access.deny.",
+            params: idParam,
+            body: decisionBody.optional(),
+            response: { 200: accessRequest, ...errors(400, 404, 409), ...authErrors },
+          },
+        },
+        async (req) => decideRequest(deps, p(req), req.params.id, verdict, req.body ?? {}, metaOf(req)),
+      );
     }
-    r.get('/access/grants', { onRequest: [auth], schema: { tags: jitTags, operationId: 'listAccessGrants', summary: "Just-in-time grants: the caller's own; every one of the partner for a Partner Admin; the organisation's for its admins", description: 'Grants past their end not yet observed are recorded expired (access.expire) as they are listed. Newest first.', querystring: grantListQuery, response: { 200: accessGrantList, ...errors(400), ...authErrors } } },
-      async (req) => listGrants(deps, p(req), req.query));
-    r.delete('/access/grants/:id', { onRequest: [auth], schema: { tags: jitTags, operationId: 'revokeAccessGrant', summary: 'Revoke a just-in-time grant in force', description: 'The member itself, a Partner Admin of the partner, or an admin of the organisation. Bites on the next request, on every instance. Audited access.revoke; 409 conflict when it has already ended.', params: idParam, response: { 200: accessGrant, ...errors(400, 404, 409), ...authErrors } } },
-      async (req) => revokeGrant(deps, p(req), req.params.id, metaOf(req)));
+    r.get(
+      '/access/grants',
+      {
+        onRequest: [auth],
+        schema: {
+          tags: jitTags,
+          operationId: 'listAccessGrants',
+          summary:
+            "Just-in-time grants: the caller's own; every one of the partner for a Partner Admin; the organisation's for its admins",
+          description:
+            'Grants past their end not yet observed are recorded expired (access.expire) as they are listed. Newest first.',
+          querystring: grantListQuery,
+          response: { 200: accessGrantList, ...errors(400), ...authErrors },
+        },
+      },
+      async (req) => listGrants(deps, p(req), req.query),
+    );
+    r.delete(
+      '/access/grants/:id',
+      {
+        onRequest: [auth],
+        schema: {
+          tags: jitTags,
+          operationId: 'revokeAccessGrant',
+          summary: 'Revoke a just-in-time grant in force',
+          description:
+            'The member itself, a Partner Admin of the partner, or an admin of the organisation. Bites on the next request, on every instance. Audited access.revoke; 409 conflict when it has already ended.',
+          params: idParam,
+          response: { 200: accessGrant, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
+      async (req) => revokeGrant(deps, p(req), req.params.id, metaOf(req)),
+    );
   };
 }

@@ -11,22 +11,34 @@ const permission = z
   .string()
   .max(160)
   .refine((v) => PERMISSION_KEYS.includes(v), 'must be a permission of the catalogue (resource:action)')
-  .meta({ enum: PERMISSION_KEYS, description: 'A permission of the catalogue, `resource:action` (canonical action).', examples: ['devices:execute'] });
+  .meta({
+    enum: PERMISSION_KEYS,
+    description: 'A permission of the catalogue, `resource:action` (canonical action).',
+    examples: ['devices:execute'],
+  });
 
 const target = {
   permission,
   resourceType: z.enum(RESOURCE_TYPES).describe('What `resourceId` names'),
-  resourceId: z.uuid().describe('The record; it must lie in the caller\'s own scope (404 otherwise)'),
+  resourceId: z.uuid().describe("The record; it must lie in the caller's own scope (404 otherwise)"),
 };
 
 export const explainQuery = z
   .strictObject({
     userId: z.uuid().optional().describe('The person asked about (exactly one of userId and serviceAccountId)'),
     serviceAccountId: z.uuid().optional().describe('The service account asked about'),
-    ip: z.union([z.ipv4(), z.ipv6()]).optional().describe('Evaluate IP allow-lists as if the request came from this address (else they are reported, not tested)'),
+    ip: z
+      .union([z.ipv4(), z.ipv6()])
+      .optional()
+      .describe(
+        'Evaluate IP allow-lists as if the request came from this address (else they are reported, not tested)',
+      ),
     ...target,
   })
-  .refine((q) => (q.userId === undefined) !== (q.serviceAccountId === undefined), { message: 'Give exactly one of userId and serviceAccountId', path: ['userId'] });
+  .refine((q) => (q.userId === undefined) !== (q.serviceAccountId === undefined), {
+    message: 'Give exactly one of userId and serviceAccountId',
+    path: ['userId'],
+  });
 export type ExplainQuery = z.infer<typeof explainQuery>;
 
 export const whoCanQuery = z.strictObject({
@@ -40,19 +52,36 @@ export const cursorSchema = z.object({ k: z.enum(['u', 's']), id: z.uuid() });
 
 export const accessReason = z
   .object({
-    step: z.enum(ACCESS_STEPS).describe('account → membership → ip_allowlist → mfa → role → organization_access (then the organisation\'s own ip_allowlist for partner members) → site → device_group'),
+    step: z
+      .enum(ACCESS_STEPS)
+      .describe(
+        "account → membership → ip_allowlist → mfa → role → organization_access (then the organisation's own ip_allowlist for partner members) → site → device_group",
+      ),
     allowed: z.boolean(),
     detail: z.string().describe('What this step found, in a sentence'),
     roleId: z.uuid().optional().describe('`role`: the role of the chain that grants the permission'),
     roleName: z.string().optional(),
-    via: z.enum(['organization_member', 'standing_all', 'standing_selected', 'partner_wide', 'grant']).optional().describe('`organization_access`: how the organisation is reached (`grant`: a just-in-time grant, named by grantId; also on `msp_access` under approval_required)'),
+    via: z
+      .enum(['organization_member', 'standing_all', 'standing_selected', 'partner_wide', 'grant'])
+      .optional()
+      .describe(
+        '`organization_access`: how the organisation is reached (`grant`: a just-in-time grant, named by grantId; also on `msp_access` under approval_required)',
+      ),
     grantId: z.uuid().optional().describe('`via: grant`: the just-in-time grant in force'),
     until: z.string().optional().describe('`via: grant`: when the grant ends (ISO 8601)'),
-    breakGlass: z.boolean().optional().describe('`ip_allowlist`: passed only as the partner\'s break-glass account (audited)'),
+    breakGlass: z
+      .boolean()
+      .optional()
+      .describe("`ip_allowlist`: passed only as the partner's break-glass account (audited)"),
   })
   .meta({ id: 'AccessReason' });
 
-const resourceJson = z.object({ type: z.enum(RESOURCE_TYPES), id: z.uuid(), partnerId: z.uuid(), orgId: z.uuid().nullable() });
+const resourceJson = z.object({
+  type: z.enum(RESOURCE_TYPES),
+  id: z.uuid(),
+  partnerId: z.uuid(),
+  orgId: z.uuid().nullable(),
+});
 
 const membershipDecision = z.object({
   scope: z.enum(['partner', 'organization']),
@@ -70,10 +99,17 @@ export const explainResponse = z
     allowed: z.boolean(),
     deniedBy: z.enum(ACCESS_STEPS).nullable().describe('The first step that denies, null when allowed'),
     reasons: z.array(accessReason).describe('The steps of the membership that allows, or else of the first one'),
-    subject: z.object({ type: z.enum(['user', 'service_account']), id: z.uuid(), name: z.string(), email: z.string().nullable() }),
+    subject: z.object({
+      type: z.enum(['user', 'service_account']),
+      id: z.uuid(),
+      name: z.string(),
+      email: z.string().nullable(),
+    }),
     permission: z.string(),
     resource: resourceJson,
-    memberships: z.array(membershipDecision).describe('Each membership bearing on the record (its organisation\'s, its partner\'s), decided separately'),
+    memberships: z
+      .array(membershipDecision)
+      .describe("Each membership bearing on the record (its organisation's, its partner's), decided separately"),
   })
   .meta({ id: 'AccessExplanation' });
 
@@ -97,7 +133,11 @@ export const whoCanResponse = z.object({
   nextCursor: z.string().nullable(),
 });
 
-export const pageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(50), cursor: z.string().max(512).optional(), orgId: z.uuid().optional().describe('Optional: must name the organisation itself') });
+export const pageQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(512).optional(),
+  orgId: z.uuid().optional().describe('Optional: must name the organisation itself'),
+});
 
 export const partnerAccessResponse = z.object({
   mspAccess: z.enum(MSP_ACCESS),
@@ -109,10 +149,14 @@ export const partnerAccessResponse = z.object({
         name: z.string(),
         roleId: z.uuid(),
         roleName: z.string(),
-        access: z.enum(['standing']).describe('standing: orgAccess all or selected (just-in-time grants in force: GET /access/grants)'),
+        access: z
+          .enum(['standing'])
+          .describe('standing: orgAccess all or selected (just-in-time grants in force: GET /access/grants)'),
         orgAccess: z.enum(['all', 'selected']),
         until: z.string().nullable().describe('When the access ends (null: standing)'),
-        reachesNow: z.boolean().describe("false when the organisation's own policies (mspAccess, its IP allow-list) hold the member out"),
+        reachesNow: z
+          .boolean()
+          .describe("false when the organisation's own policies (mspAccess, its IP allow-list) hold the member out"),
         blockedBy: z.enum(ACCESS_STEPS).nullable(),
         breakGlass: z.boolean().describe("The partner's break-glass account"),
       })
@@ -123,7 +167,19 @@ export const partnerAccessResponse = z.object({
 
 export const partnerActivityResponse = z.object({
   data: z.array(
-    z.object({ id: z.uuid(), at: z.string(), action: z.string(), result: z.string(), actorUserId: z.uuid(), actorEmail: z.string().nullable(), resourceType: z.string().nullable(), resourceId: z.string().nullable(), ip: z.string().nullable() }).meta({ id: 'PartnerActivityEntry' }),
+    z
+      .object({
+        id: z.uuid(),
+        at: z.string(),
+        action: z.string(),
+        result: z.string(),
+        actorUserId: z.uuid(),
+        actorEmail: z.string().nullable(),
+        resourceType: z.string().nullable(),
+        resourceId: z.string().nullable(),
+        ip: z.string().nullable(),
+      })
+      .meta({ id: 'PartnerActivityEntry' }),
   ),
   nextCursor: z.string().nullable(),
 });

@@ -2,13 +2,23 @@
 // turned into the same Principal by the same builders (userPrincipal, serviceAccountPrincipal).
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { GRANTS_SQL, ORG_POLICIES_SQL, membershipRoleId, userPrincipal, type MembershipFacts } from '../../http/authenticate.js';
+import {
+  GRANTS_SQL,
+  ORG_POLICIES_SQL,
+  membershipRoleId,
+  userPrincipal,
+  type MembershipFacts,
+} from '../../http/authenticate.js';
 import type { Principal } from '../../http/context.js';
 import type { ResolvedRole, RoleCache } from '../roles/index.js';
 import { serviceAccountPrincipal, type ServiceAccountFacts } from '../service-accounts/index.js';
 
 const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
-const idList = (ids: string[]) => sql.join(ids.map((id) => sql`${id}`), sql`, `);
+const idList = (ids: string[]) =>
+  sql.join(
+    ids.map((id) => sql`${id}`),
+    sql`, `,
+  );
 
 export interface Subject {
   principal: Principal;
@@ -23,7 +33,16 @@ type FactsRow = MembershipFacts & { epoch: number | string };
  * The memberships of the users that bear on a record of `partnerId` (and `orgId`): their partner membership there and
  * their membership of that organisation. Columns as the liveness statement of authenticate names them.
  */
-export async function userSubjects(db: Executor, roles: RoleCache, enable2fa: boolean, userIds: string[], partnerId: string, orgId: string | null, now: number, ip: string | null = null): Promise<Map<string, Subject[]>> {
+export async function userSubjects(
+  db: Executor,
+  roles: RoleCache,
+  enable2fa: boolean,
+  userIds: string[],
+  partnerId: string,
+  orgId: string | null,
+  now: number,
+  ip: string | null = null,
+): Promise<Map<string, Subject[]>> {
   const out = new Map<string, Subject[]>();
   if (userIds.length === 0) return out;
   const orgBranch: SQL = orgId
@@ -66,7 +85,13 @@ export async function userSubjects(db: Executor, roles: RoleCache, enable2fa: bo
 type AccountRow = ServiceAccountFacts & { disabled: boolean; epoch: number | string };
 
 /** Service accounts of the partner (partner-wide, or of `orgId`) among `ids`. */
-export async function serviceAccountSubjects(db: Executor, roles: RoleCache, ids: string[], partnerId: string, orgId: string | null): Promise<Map<string, Subject>> {
+export async function serviceAccountSubjects(
+  db: Executor,
+  roles: RoleCache,
+  ids: string[],
+  partnerId: string,
+  orgId: string | null,
+): Promise<Map<string, Subject>> {
   const out = new Map<string, Subject>();
   if (ids.length === 0) return out;
   const rows = rowsOf<AccountRow>(
@@ -79,7 +104,11 @@ export async function serviceAccountSubjects(db: Executor, roles: RoleCache, ids
   for (const row of rows) {
     const role = await roles.get(row.role_id, Number(row.epoch));
     if (!role) continue;
-    out.set(row.account_id, { principal: serviceAccountPrincipal(row, role), role, status: row.disabled ? 'disabled' : 'active' });
+    out.set(row.account_id, {
+      principal: serviceAccountPrincipal(row, role),
+      role,
+      status: row.disabled ? 'disabled' : 'active',
+    });
   }
   return out;
 }

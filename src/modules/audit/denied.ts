@@ -55,7 +55,9 @@ function resourceOf(route: string, params: unknown): { resourceType: string | nu
 async function requestedOrg(deps: Deps, req: FastifyRequest): Promise<string | null> {
   const p = req.auth!;
   if (p.scope === 'organization') return p.orgId;
-  const named = (req.query as Record<string, unknown> | undefined)?.orgId ?? (req.body as Record<string, unknown> | undefined)?.orgId;
+  const named =
+    (req.query as Record<string, unknown> | undefined)?.orgId ??
+    (req.body as Record<string, unknown> | undefined)?.orgId;
   if (typeof named !== 'string' || !UUID.test(named) || !p.partnerId || !mayAccessOrg(p, named)) return null;
   return (await orgBelongsToPartner(deps.db, p.partnerId, named)) ? named : null;
 }
@@ -63,9 +65,17 @@ async function requestedOrg(deps: Deps, req: FastifyRequest): Promise<string | n
 async function recordDenied(deps: Deps, req: FastifyRequest, error: AppError): Promise<void> {
   const p = req.auth!;
   const route = req.routeOptions.url ?? req.url.split('?')[0]!;
-  const flood = await deps.store.hit(`audit-denied:${p.userId}`, DENIED_FLOOD_LIMIT, DENIED_FLOOD_WINDOW_MS, deps.clock.now().getTime());
+  const flood = await deps.store.hit(
+    `audit-denied:${p.userId}`,
+    DENIED_FLOOD_LIMIT,
+    DENIED_FLOOD_WINDOW_MS,
+    deps.clock.now().getTime(),
+  );
   if (!flood.allowed) {
-    req.log.warn({ userId: p.userId, code: error.code, method: req.method, route }, 'denied attempt not audited: too many from this user');
+    req.log.warn(
+      { userId: p.userId, code: error.code, method: req.method, route },
+      'denied attempt not audited: too many from this user',
+    );
     return;
   }
   const orgId = await requestedOrg(deps, req);
@@ -90,7 +100,8 @@ async function recordDenied(deps: Deps, req: FastifyRequest, error: AppError): P
 export function installDeniedAudit(app: FastifyInstance, deps: Deps): void {
   const refused = new WeakMap<FastifyRequest, AppError>();
   app.addHook('onError', async (req, _reply, error) => {
-    if (error instanceof AppError && error.status === 403 && DENIED_CODES.has(error.code) && req.auth) refused.set(req, error);
+    if (error instanceof AppError && error.status === 403 && DENIED_CODES.has(error.code) && req.auth)
+      refused.set(req, error);
   });
   app.addHook('onResponse', async (req) => {
     const error = refused.get(req);

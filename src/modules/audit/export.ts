@@ -13,7 +13,8 @@ export const CONTENT_TYPES: Record<ExportFormat, string> = {
   jsonl: 'application/x-ndjson; charset=utf-8',
 };
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function recordJson(row: AuditRow): AuditRecordJson {
   return {
@@ -33,7 +34,21 @@ export function recordJson(row: AuditRow): AuditRecordJson {
   };
 }
 
-export const CSV_COLUMNS = ['id', 'at', 'action', 'result', 'actorUserId', 'actorEmail', 'partnerId', 'orgId', 'resourceType', 'resourceId', 'ip', 'userAgent', 'details'] as const;
+export const CSV_COLUMNS = [
+  'id',
+  'at',
+  'action',
+  'result',
+  'actorUserId',
+  'actorEmail',
+  'partnerId',
+  'orgId',
+  'resourceType',
+  'resourceId',
+  'ip',
+  'userAgent',
+  'details',
+] as const;
 
 /**
  * RFC 4180 quoting, plus the OWASP guard against formula injection: a cell a spreadsheet would evaluate (starting
@@ -56,7 +71,13 @@ function csvLine(row: AuditRow): string {
 const jsonLine = (row: AuditRow) => `${JSON.stringify(recordJson(row))}\n`;
 
 /** One chunk per batch; the generator is suspended (no query runs) while the stream's buffer is full. */
-async function* chunks(db: Executor, v: AuditVisibility, f: AuditFilters, format: ExportFormat, batchSize: number): AsyncGenerator<string> {
+async function* chunks(
+  db: Executor,
+  v: AuditVisibility,
+  f: AuditFilters,
+  format: ExportFormat,
+  batchSize: number,
+): AsyncGenerator<string> {
   const line = format === 'csv' ? csvLine : jsonLine;
   if (format === 'csv') yield CSV_HEADER;
   let beforeSeq: number | null = null;
@@ -69,6 +90,12 @@ async function* chunks(db: Executor, v: AuditVisibility, f: AuditFilters, format
 }
 
 /** A byte stream of every matching record, newest first. Destroying it (client gone) stops the queries. */
-export function exportStream(db: Executor, v: AuditVisibility, f: AuditFilters, format: ExportFormat, batchSize = EXPORT_BATCH): Readable {
+export function exportStream(
+  db: Executor,
+  v: AuditVisibility,
+  f: AuditFilters,
+  format: ExportFormat,
+  batchSize = EXPORT_BATCH,
+): Readable {
   return Readable.from(chunks(db, v, f, format, batchSize), { objectMode: false });
 }

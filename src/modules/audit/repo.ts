@@ -13,7 +13,11 @@ const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 function filterConditions(f: AuditFilters): SQL[] {
   const c: SQL[] = [];
   if (f.action !== undefined) {
-    c.push(f.action.endsWith('.*') ? like(auditLogs.action, `${escapeLike(f.action.slice(0, -1))}%`) : eq(auditLogs.action, f.action));
+    c.push(
+      f.action.endsWith('.*')
+        ? like(auditLogs.action, `${escapeLike(f.action.slice(0, -1))}%`)
+        : eq(auditLogs.action, f.action),
+    );
   }
   if (f.actorUserId !== undefined) c.push(eq(auditLogs.actorUserId, f.actorUserId));
   if (f.resourceType !== undefined) c.push(eq(auditLogs.resourceType, f.resourceType));
@@ -39,7 +43,12 @@ function inIndexOrder<T>(db: Executor, read: (tx: Tx) => Promise<T>): Promise<T>
 }
 
 /** Newest first by seq, strictly before `beforeSeq` when given: one keyset page (or export batch). */
-export function newestFirst(db: Executor, v: AuditVisibility, f: AuditFilters, opts: { beforeSeq: number | null; limit: number }): Promise<AuditRow[]> {
+export function newestFirst(
+  db: Executor,
+  v: AuditVisibility,
+  f: AuditFilters,
+  opts: { beforeSeq: number | null; limit: number },
+): Promise<AuditRow[]> {
   const where = [auditVisible(v), ...filterConditions(f)];
   if (opts.beforeSeq !== null) where.push(lt(auditLogs.seq, opts.beforeSeq));
   return inIndexOrder(db, (tx) =>
@@ -53,12 +62,19 @@ export function newestFirst(db: Executor, v: AuditVisibility, f: AuditFilters, o
 }
 
 /** One chain (a partner's, or the global one for null) in append order, after `afterSeq`. */
-export function chainBatch(db: Executor, partnerId: string | null, afterSeq: number, limit: number): Promise<AuditRow[]> {
+export function chainBatch(
+  db: Executor,
+  partnerId: string | null,
+  afterSeq: number,
+  limit: number,
+): Promise<AuditRow[]> {
   return inIndexOrder(db, (tx) =>
     tx
       .select()
       .from(auditLogs)
-      .where(and(partnerId ? eq(auditLogs.partnerId, partnerId) : isNull(auditLogs.partnerId), gt(auditLogs.seq, afterSeq)))
+      .where(
+        and(partnerId ? eq(auditLogs.partnerId, partnerId) : isNull(auditLogs.partnerId), gt(auditLogs.seq, afterSeq)),
+      )
       .orderBy(asc(auditLogs.seq))
       .limit(limit),
   );

@@ -40,7 +40,8 @@ const filterFields = {
   to: instant.optional(),
 };
 
-const fromNotAfterTo = (q: { from?: string; to?: string }) => !q.from || !q.to || Date.parse(q.from) <= Date.parse(q.to);
+const fromNotAfterTo = (q: { from?: string; to?: string }) =>
+  !q.from || !q.to || Date.parse(q.from) <= Date.parse(q.to);
 const rangeIssue = { message: '`from` must not be after `to`', path: ['from'] };
 
 export const auditListQuery = z
@@ -51,7 +52,9 @@ export const auditListQuery = z
   })
   .refine(fromNotAfterTo, rangeIssue);
 
-export const auditExportQuery = z.strictObject({ format: z.enum(EXPORT_FORMATS), ...filterFields }).refine(fromNotAfterTo, rangeIssue);
+export const auditExportQuery = z
+  .strictObject({ format: z.enum(EXPORT_FORMATS), ...filterFields })
+  .refine(fromNotAfterTo, rangeIssue);
 
 export type AuditFilters = Omit<z.infer<typeof auditListQuery>, 'limit' | 'cursor'>;
 

@@ -20,14 +20,25 @@ import { actorOf, type AuditRequestMeta } from './writer.js';
 export function visibilityOf(p: Principal): AuditVisibility {
   if (!p.scope || !p.partnerId) throw new AppError('tenant_context_required');
   if (p.scope === 'organization') return { kind: 'organization', partnerId: p.partnerId, orgId: p.orgId! };
-  return { kind: 'partner', partnerId: p.partnerId, orgIds: p.orgAccess === 'all' ? 'all' : p.orgAccess === 'selected' ? p.orgIds : [] };
+  return {
+    kind: 'partner',
+    partnerId: p.partnerId,
+    orgIds: p.orgAccess === 'all' ? 'all' : p.orgAccess === 'selected' ? p.orgIds : [],
+  };
 }
 
 /** An orgId filter outside the caller's scope is 404, as for every other tenant-scoped read. */
-async function assertOrgInScope(deps: Deps, p: Principal, v: AuditVisibility, orgId: string | undefined): Promise<void> {
+async function assertOrgInScope(
+  deps: Deps,
+  p: Principal,
+  v: AuditVisibility,
+  orgId: string | undefined,
+): Promise<void> {
   if (orgId === undefined) return;
   const visible =
-    v.kind === 'organization' ? orgId === v.orgId : mayAccessOrg(p, orgId) && (await orgBelongsToPartner(deps.db, v.partnerId, orgId));
+    v.kind === 'organization'
+      ? orgId === v.orgId
+      : mayAccessOrg(p, orgId) && (await orgBelongsToPartner(deps.db, v.partnerId, orgId));
   if (!visible) throw new AppError('not_found', 'The organization was not found.');
 }
 
@@ -47,7 +58,8 @@ export async function listAuditLogs(
   return { data: page.data.map(recordJson), nextCursor: page.nextCursor };
 }
 
-const definedOnly = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+const definedOnly = (o: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 /**
  * Records audit.export (committed before the first byte goes out, so an export cannot happen unrecorded), then
@@ -77,7 +89,11 @@ export async function startExport(
     ),
   );
   const stamp = deps.clock.now().toISOString().replace(/[:.]/g, '-');
-  return { stream: exportStream(deps.db, v, filters, format), contentType: CONTENT_TYPES[format], filename: `audit-logs-${stamp}.${format}` };
+  return {
+    stream: exportStream(deps.db, v, filters, format),
+    contentType: CONTENT_TYPES[format],
+    filename: `audit-logs-${stamp}.${format}`,
+  };
 }
 
 /**
@@ -86,7 +102,10 @@ export async function startExport(
  */
 export async function verifyOwnChain(deps: Deps, p: Principal): Promise<VerifyResult> {
   if (p.scope !== 'partner' || !p.partnerId) {
-    throw new AppError('forbidden', "Verifying the chain needs a partner context: the chain spans every organisation of the partner.");
+    throw new AppError(
+      'forbidden',
+      'Verifying the chain needs a partner context: the chain spans every organisation of the partner.',
+    );
   }
   return verifyChain(deps.db, p.partnerId);
 }

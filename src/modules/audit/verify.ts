@@ -35,7 +35,11 @@ export function contentOf(row: AuditRow): AuditContent {
  * record after it. The walk goes on after a break so that `checked` always counts the whole chain.
  * A deleted tail (the newest records) leaves no trace inside the chain: anchor the head hash outside to catch that.
  */
-export async function verifyChain(db: Executor, partnerId: string | null, batchSize = VERIFY_BATCH): Promise<VerifyResult> {
+export async function verifyChain(
+  db: Executor,
+  partnerId: string | null,
+  batchSize = VERIFY_BATCH,
+): Promise<VerifyResult> {
   let prev: string | null = null;
   let afterSeq = 0;
   let checked = 0;
@@ -67,6 +71,7 @@ export interface ChainReport extends VerifyResult {
 /** Every chain in the database, the global one first. */
 export async function verifyAllChains(db: Executor, batchSize = VERIFY_BATCH): Promise<ChainReport[]> {
   const reports: ChainReport[] = [];
-  for (const partnerId of await chainIds(db)) reports.push({ partnerId, ...(await verifyChain(db, partnerId, batchSize)) });
+  for (const partnerId of await chainIds(db))
+    reports.push({ partnerId, ...(await verifyChain(db, partnerId, batchSize)) });
   return reports;
 }

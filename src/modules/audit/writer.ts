@@ -23,7 +23,8 @@ export type AuditActor = {
 
 /** The actor of an authenticated request: the user, or the service account whose key made the request. */
 export function actorOf(p: Principal): AuditActor {
-  if (p.actorType === 'service_account' && p.serviceAccount) return { userId: p.userId, email: null, type: 'service_account', serviceAccount: p.serviceAccount };
+  if (p.actorType === 'service_account' && p.serviceAccount)
+    return { userId: p.userId, email: null, type: 'service_account', serviceAccount: p.serviceAccount };
   return { userId: p.userId, email: p.email };
 }
 
@@ -59,7 +60,16 @@ export function scrubDetails(details: unknown, depth = 0): unknown {
   return out;
 }
 /** Non-secret keys that SECRET_KEY would catch. */
-const ALLOWED_KEYS = new Set(['keyId', 'enrollmentKeyId', 'passkeyId', 'passkeyName', 'errorCode', 'reasonCode', 'scimTokenId', 'scimTokenName']);
+const ALLOWED_KEYS = new Set([
+  'keyId',
+  'enrollmentKeyId',
+  'passkeyId',
+  'passkeyName',
+  'errorCode',
+  'reasonCode',
+  'scimTokenId',
+  'scimTokenName',
+]);
 
 /**
  * PostgreSQL refuses NUL in text and jsonb and lone UTF-16 surrogates in jsonb, and the drivers turn a lone surrogate
@@ -77,7 +87,14 @@ const storableOrNull = (s: string | null | undefined) => (s == null ? null : sto
 function actorDetails(event: AuditEvent): Record<string, unknown> {
   const details = event.details ?? {};
   const sa = event.actor?.type === 'service_account' ? event.actor.serviceAccount : undefined;
-  if (sa) return { ...details, actorType: 'service_account', serviceAccountName: sa.name, clientId: sa.clientId, keyId: sa.keyId };
+  if (sa)
+    return {
+      ...details,
+      actorType: 'service_account',
+      serviceAccountName: sa.name,
+      clientId: sa.clientId,
+      keyId: sa.keyId,
+    };
   const scim = event.actor?.type === 'scim_token' ? event.actor.scimToken : undefined;
   if (scim) return { ...details, actorType: 'scim_token', via: 'scim', scimTokenId: scim.id, scimTokenName: scim.name };
   if (event.actor?.type !== 'cli') return details;
@@ -112,7 +129,12 @@ export class AuditWriter {
       // As stored: a JSON round trip turns Dates into strings and drops undefined, so the hash covers what jsonb keeps.
       details: scrubDetails(JSON.parse(JSON.stringify(actorDetails(event)))),
     };
-    await appendRecord(tx, { ...content, details: content.details as object, prevHash, hash: recordHash(content, prevHash) });
+    await appendRecord(tx, {
+      ...content,
+      details: content.details as object,
+      prevHash,
+      hash: recordHash(content, prevHash),
+    });
     // The webhook outbox, in the same transaction: the deliveries commit or roll back with the record.
     await queueDeliveries(tx, content, content.at);
     this.onWrite(content);

@@ -9,8 +9,17 @@ export const CSRF_COOKIE = 'service_csrf_token';
 export const CSRF_HEADER = 'x-service-csrf';
 export const REFRESH_COOKIE_PATH = '/api/v1/auth';
 
-export function setSessionCookies(reply: FastifyReply, config: Config, refreshToken: string, maxAgeSeconds: number): void {
-  const base = { sameSite: 'lax' as const, secure: config.secureCookies, maxAge: Math.max(0, Math.floor(maxAgeSeconds)) };
+export function setSessionCookies(
+  reply: FastifyReply,
+  config: Config,
+  refreshToken: string,
+  maxAgeSeconds: number,
+): void {
+  const base = {
+    sameSite: 'lax' as const,
+    secure: config.secureCookies,
+    maxAge: Math.max(0, Math.floor(maxAgeSeconds)),
+  };
   reply.setCookie(REFRESH_COOKIE, refreshToken, { ...base, httpOnly: true, path: REFRESH_COOKIE_PATH });
   reply.setCookie(CSRF_COOKIE, randomToken(24), { ...base, httpOnly: false, path: '/' });
 }

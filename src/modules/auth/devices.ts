@@ -22,7 +22,13 @@ export const REPORT_TTL_MS = 72 * 3600 * 1000;
 const DEVICE_TOKEN = /^[A-Za-z0-9_-]{32,64}$/;
 
 /** Runs after a sign-in committed: binds the session to the device and mails the user about a new one. */
-export async function recognizeDevice(deps: Deps, req: FastifyRequest, reply: FastifyReply, userId: string, sessionId: string): Promise<void> {
+export async function recognizeDevice(
+  deps: Deps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  userId: string,
+  sessionId: string,
+): Promise<void> {
   const presented = req.cookies[DEVICE_COOKIE];
   const token = presented && DEVICE_TOKEN.test(presented) ? presented : randomToken();
   const now = deps.clock.now();
@@ -40,22 +46,44 @@ export async function recognizeDevice(deps: Deps, req: FastifyRequest, reply: Fa
       await tx.update(sessions).set({ deviceId: known.id }).where(eq(sessions.id, sessionId));
       return { isNew: false as const };
     }
-    const [other] = await tx.select({ id: knownDevices.id }).from(knownDevices).where(eq(knownDevices.userId, userId)).limit(1);
-    const [device] = await tx.insert(knownDevices).values({ userId, tokenHash: sha256(token), createdAt: now, lastSeenAt: now }).returning({ id: knownDevices.id });
+    const [other] = await tx
+      .select({ id: knownDevices.id })
+      .from(knownDevices)
+      .where(eq(knownDevices.userId, userId))
+      .limit(1);
+    const [device] = await tx
+      .insert(knownDevices)
+      .values({ userId, tokenHash: sha256(token), createdAt: now, lastSeenAt: now })
+      .returning({ id: knownDevices.id });
     await tx.update(sessions).set({ deviceId: device!.id }).where(eq(sessions.id, sessionId));
     // The account's first device ever is recorded silently: there is nothing to compare it with.
     if (!other) return { isNew: true as const, report: null };
-    const { token: report } = await createFlow(tx, { kind: 'session_report', userId, data: { sessionId }, ttlMs: REPORT_TTL_MS, now });
+    const { token: report } = await createFlow(tx, {
+      kind: 'session_report',
+      userId,
+      data: { sessionId },
+      ttlMs: REPORT_TTL_MS,
+      now,
+    });
     const [user] = await tx.select({ email: users.email }).from(users).where(eq(users.id, userId));
     const [session] = await tx.select().from(sessions).where(eq(sessions.id, sessionId));
     const s = toSessionJson(session!, null);
     const seenOn = [s.browser, s.os].filter(Boolean).join(' on ') || 'an unknown browser';
     const url = `${deps.config.appUrl}/account/not-me?token=${encodeURIComponent(report)}`;
-    await deps.outbox.enqueue(tx, mails.newDevice(user!.email, { when: now.toISOString(), ip: s.ip ?? 'unknown', device: seenOn, url }));
+    await deps.outbox.enqueue(
+      tx,
+      mails.newDevice(user!.email, { when: now.toISOString(), ip: s.ip ?? 'unknown', device: seenOn, url }),
+    );
     return { isNew: true as const, report };
   });
   if (token !== presented) {
-    reply.setCookie(DEVICE_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: deps.config.secureCookies, path: '/api/v1', maxAge: DEVICE_COOKIE_MAX_AGE_S });
+    reply.setCookie(DEVICE_COOKIE, token, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: deps.config.secureCookies,
+      path: '/api/v1',
+      maxAge: DEVICE_COOKIE_MAX_AGE_S,
+    });
   }
   if (outcome.isNew && outcome.report) deps.outbox.kick();
 }
@@ -78,11 +106,22 @@ export async function reportSession(deps: Deps, token: string, meta: AuditReques
     const [user] = await tx.select().from(users).where(eq(users.id, flow.userId));
     if (!user) throw new AppError('invalid_report_token');
     await voidFlows(tx, user.id, 'password_reset', now);
-    const reset = user.status === 'active' ? await createFlow(tx, { kind: 'password_reset', userId: user.id, ttlMs: RESET_TTL_MS, now }) : null;
+    const reset =
+      user.status === 'active'
+        ? await createFlow(tx, { kind: 'password_reset', userId: user.id, ttlMs: RESET_TTL_MS, now })
+        : null;
     const ctx = pickDefault(await listMemberships(tx, user.id));
     await deps.audit.record(
       tx,
-      { action: 'auth.session.reported', actor: { userId: user.id, email: user.email }, partnerId: ctx.partnerId, orgId: ctx.orgId, resourceType: 'session', resourceId: sessionId, details: { sessionEnded: ended.length === 1, resetSent: reset !== null } },
+      {
+        action: 'auth.session.reported',
+        actor: { userId: user.id, email: user.email },
+        partnerId: ctx.partnerId,
+        orgId: ctx.orgId,
+        resourceType: 'session',
+        resourceId: sessionId,
+        details: { sessionEnded: ended.length === 1, resetSent: reset !== null },
+      },
       meta,
     );
     if (reset) await deps.outbox.enqueue(tx, mails.passwordReset(user.email, { url: resetUrl(deps, reset.token) }));

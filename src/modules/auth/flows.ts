@@ -9,12 +9,25 @@ export type Flow = typeof authFlows.$inferSelect;
 
 export async function createFlow(
   tx: Executor,
-  input: { kind: FlowKind; userId: string | null; data?: Record<string, unknown>; ttlMs: number; now: Date; token?: string },
+  input: {
+    kind: FlowKind;
+    userId: string | null;
+    data?: Record<string, unknown>;
+    ttlMs: number;
+    now: Date;
+    token?: string;
+  },
 ): Promise<{ token: string; flow: Flow }> {
   const token = input.token ?? randomToken();
   const [flow] = await tx
     .insert(authFlows)
-    .values({ kind: input.kind, userId: input.userId, tokenHash: sha256(token), data: input.data ?? {}, expiresAt: new Date(input.now.getTime() + input.ttlMs) })
+    .values({
+      kind: input.kind,
+      userId: input.userId,
+      tokenHash: sha256(token),
+      data: input.data ?? {},
+      expiresAt: new Date(input.now.getTime() + input.ttlMs),
+    })
     .returning();
   return { token, flow: flow! };
 }
@@ -32,7 +45,14 @@ export async function peekFlow(tx: Executor, kind: FlowKind, token: string, now:
   const [flow] = await tx
     .select()
     .from(authFlows)
-    .where(and(eq(authFlows.tokenHash, sha256(token)), eq(authFlows.kind, kind), isNull(authFlows.consumedAt), gt(authFlows.expiresAt, now)))
+    .where(
+      and(
+        eq(authFlows.tokenHash, sha256(token)),
+        eq(authFlows.kind, kind),
+        isNull(authFlows.consumedAt),
+        gt(authFlows.expiresAt, now),
+      ),
+    )
     .limit(1);
   return flow ?? null;
 }
@@ -42,7 +62,14 @@ export async function consumeFlow(tx: Executor, kind: FlowKind, token: string, n
   const [flow] = await tx
     .update(authFlows)
     .set({ consumedAt: now })
-    .where(and(eq(authFlows.tokenHash, sha256(token)), eq(authFlows.kind, kind), isNull(authFlows.consumedAt), gt(authFlows.expiresAt, now)))
+    .where(
+      and(
+        eq(authFlows.tokenHash, sha256(token)),
+        eq(authFlows.kind, kind),
+        isNull(authFlows.consumedAt),
+        gt(authFlows.expiresAt, now),
+      ),
+    )
     .returning();
   return flow ?? null;
 }

@@ -18,17 +18,34 @@ import type { IssuedSession } from './token-response.js';
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 
 /** A fresh invitation link for an invited user; any earlier link stops working. Inside the invite's transaction. */
-export async function createInviteToken(tx: Executor, now: Date, userId: string, ctx: SessionContext, invitedBy: string | null): Promise<string> {
+export async function createInviteToken(
+  tx: Executor,
+  now: Date,
+  userId: string,
+  ctx: SessionContext,
+  invitedBy: string | null,
+): Promise<string> {
   await voidFlows(tx, userId, 'invite', now);
-  const { token } = await createFlow(tx, { kind: 'invite', userId, data: { context: ctx, invitedBy }, ttlMs: INVITE_TTL_MS, now });
+  const { token } = await createFlow(tx, {
+    kind: 'invite',
+    userId,
+    data: { context: ctx, invitedBy },
+    ttlMs: INVITE_TTL_MS,
+    now,
+  });
   return token;
 }
 
-export const inviteUrl = (appUrl: string, token: string) => `${appUrl}/accept-invite?token=${encodeURIComponent(token)}`;
+export const inviteUrl = (appUrl: string, token: string) =>
+  `${appUrl}/accept-invite?token=${encodeURIComponent(token)}`;
 
 async function tenantNames(db: Executor, ctx: SessionContext) {
-  const [p] = ctx.partnerId ? await db.select({ name: partners.name }).from(partners).where(eq(partners.id, ctx.partnerId)) : [];
-  const [o] = ctx.orgId ? await db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, ctx.orgId)) : [];
+  const [p] = ctx.partnerId
+    ? await db.select({ name: partners.name }).from(partners).where(eq(partners.id, ctx.partnerId))
+    : [];
+  const [o] = ctx.orgId
+    ? await db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, ctx.orgId))
+    : [];
   return { partnerName: p?.name, orgName: o?.name };
 }
 
@@ -40,7 +57,11 @@ export async function previewInvite(deps: Deps, token: string) {
   return { email: user.email, name: user.name, ...(await tenantNames(deps.db, ctx)) };
 }
 
-export async function acceptInvite(deps: Deps, input: { token: string; password: string; name?: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
+export async function acceptInvite(
+  deps: Deps,
+  input: { token: string; password: string; name?: string },
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
   const now = deps.clock.now();
   const pending = await peekFlow(deps.db, 'invite', input.token, now);
   const [user] = pending?.userId ? await deps.db.select().from(users).where(eq(users.id, pending.userId)) : [];
@@ -52,7 +73,9 @@ export async function acceptInvite(deps: Deps, input: { token: string; password:
     if (!flow) throw new AppError('invite_invalid');
     const ctx = (flow.data as { context: SessionContext }).context;
     const memberships = await listMemberships(tx, user.id);
-    const still = memberships.find((m) => m.scope === ctx.scope && (ctx.scope === 'partner' ? m.partnerId === ctx.partnerId : m.orgId === ctx.orgId));
+    const still = memberships.find(
+      (m) => m.scope === ctx.scope && (ctx.scope === 'partner' ? m.partnerId === ctx.partnerId : m.orgId === ctx.orgId),
+    );
     if (!still) throw new AppError('invite_invalid', 'The invitation was withdrawn.');
     const [activated] = await tx
       .update(users)
@@ -62,15 +85,33 @@ export async function acceptInvite(deps: Deps, input: { token: string; password:
     if (!activated) throw new AppError('invite_invalid');
     await deps.audit.record(
       tx,
-      { action: 'user.invite.accept', actor: { userId: user.id, email: user.email }, partnerId: still.partnerId, orgId: still.orgId, resourceType: 'user', resourceId: user.id },
+      {
+        action: 'user.invite.accept',
+        actor: { userId: user.id, email: user.email },
+        partnerId: still.partnerId,
+        orgId: still.orgId,
+        resourceType: 'user',
+        resourceId: user.id,
+      },
       meta,
     );
-    return startSession(deps, tx, activated, { scope: still.scope, partnerId: still.partnerId, orgId: still.orgId, roleId: still.roleId }, { mfa: false, method: 'invite', meta });
+    return startSession(
+      deps,
+      tx,
+      activated,
+      { scope: still.scope, partnerId: still.partnerId, orgId: still.orgId, roleId: still.roleId },
+      { mfa: false, method: 'invite', meta },
+    );
   });
 }
 
 /** Moves the caller's session to another of its memberships, under a new refresh token. */
-export async function switchContext(deps: Deps, principal: Principal, target: { partnerId?: string; orgId?: string; password?: string; code?: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
+export async function switchContext(
+  deps: Deps,
+  principal: Principal,
+  target: { partnerId?: string; orgId?: string; password?: string; code?: string },
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
   const memberships = await listMemberships(deps.db, principal.userId);
   const m = target.partnerId
     ? memberships.find((x) => x.scope === 'partner' && x.partnerId === target.partnerId)
@@ -79,8 +120,13 @@ export async function switchContext(deps: Deps, principal: Principal, target: { 
   const ctx: SessionContext = { scope: m.scope, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId };
   // A session begun at an identity provider acts in that provider's tenant only: anywhere else the account proves
   // itself with its own password (and second factor) first, once per session (issue 13).
-  const [current] = await deps.db.select({ method: sessions.method }).from(sessions).where(eq(sessions.id, principal.sessionId));
-  const leavingIdp = current?.method === 'sso' && (ctx.scope !== principal.scope || ctx.partnerId !== principal.partnerId || ctx.orgId !== principal.orgId);
+  const [current] = await deps.db
+    .select({ method: sessions.method })
+    .from(sessions)
+    .where(eq(sessions.id, principal.sessionId));
+  const leavingIdp =
+    current?.method === 'sso' &&
+    (ctx.scope !== principal.scope || ctx.partnerId !== principal.partnerId || ctx.orgId !== principal.orgId);
   if (leavingIdp) {
     if (target.password === undefined) throw new AppError('password_confirmation_required');
     const [user] = await deps.db.select().from(users).where(eq(users.id, principal.userId));
@@ -93,7 +139,14 @@ export async function switchContext(deps: Deps, principal: Principal, target: { 
   await deps.db.transaction(async (tx) => {
     await tx
       .update(sessions)
-      .set({ scope: ctx.scope, partnerId: ctx.scope === 'partner' ? ctx.partnerId : null, orgId: ctx.orgId, tokenHash: sha256(refreshToken), lastUsedAt: now, ...(leavingIdp ? { method: 'sso+password' } : {}) })
+      .set({
+        scope: ctx.scope,
+        partnerId: ctx.scope === 'partner' ? ctx.partnerId : null,
+        orgId: ctx.orgId,
+        tokenHash: sha256(refreshToken),
+        lastUsedAt: now,
+        ...(leavingIdp ? { method: 'sso+password' } : {}),
+      })
       .where(eq(sessions.id, principal.sessionId));
     await markMembershipUsed(tx, principal.userId, ctx, now);
     await deps.audit.record(
@@ -110,6 +163,12 @@ export async function switchContext(deps: Deps, principal: Principal, target: { 
       meta,
     );
   });
-  const accessToken = await deps.tokens.sign({ sub: principal.userId, sid: principal.sessionId, ...ctx, mfa: principal.mfa, authTime: principal.authTime });
+  const accessToken = await deps.tokens.sign({
+    sub: principal.userId,
+    sid: principal.sessionId,
+    ...ctx,
+    mfa: principal.mfa,
+    authTime: principal.authTime,
+  });
   return { userId: principal.userId, sessionId: principal.sessionId, accessToken, refreshToken };
 }

@@ -46,7 +46,9 @@ export class KeyRing {
     const kid = randomUUID();
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' };
     const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: 'EdDSA' };
-    await tx.insert(signingKeys).values({ kid, publicJwk, privateJwkEnc: this.box.seal(JSON.stringify(privateJwk), `signing-key:${kid}`) });
+    await tx
+      .insert(signingKeys)
+      .values({ kid, publicJwk, privateJwkEnc: this.box.seal(JSON.stringify(privateJwk), `signing-key:${kid}`) });
     return kid;
   }
 
@@ -56,7 +58,11 @@ export class KeyRing {
    */
   async rotate(tx: Executor, now: Date): Promise<{ kid: string; retiredKid: string | null }> {
     await tx.execute(sql`select pg_advisory_xact_lock(7242002)`);
-    const [old] = await tx.update(signingKeys).set({ active: false, retiredAt: now }).where(eq(signingKeys.active, true)).returning({ kid: signingKeys.kid });
+    const [old] = await tx
+      .update(signingKeys)
+      .set({ active: false, retiredAt: now })
+      .where(eq(signingKeys.active, true))
+      .returning({ kid: signingKeys.kid });
     const kid = await this.insertKey(tx);
     return { kid, retiredKid: old?.kid ?? null };
   }
@@ -68,7 +74,11 @@ export class KeyRing {
     for (const row of rows) {
       if (!row.active && row.retiredAt && row.retiredAt.getTime() < publishedSince) continue;
       const publicJwk = row.publicJwk as JWK;
-      verifying.set(row.kid, { kid: row.kid, publicJwk, publicKey: (await importJWK(publicJwk, 'EdDSA')) as CryptoKey });
+      verifying.set(row.kid, {
+        kid: row.kid,
+        publicJwk,
+        publicKey: (await importJWK(publicJwk, 'EdDSA')) as CryptoKey,
+      });
       if (row.active) {
         const privateJwk = JSON.parse(this.box.open(row.privateJwkEnc, `signing-key:${row.kid}`)) as JWK;
         this.signing = { kid: row.kid, privateKey: (await importJWK(privateJwk, 'EdDSA')) as CryptoKey };

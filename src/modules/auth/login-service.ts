@@ -24,7 +24,16 @@ type UserRow = typeof users.$inferSelect;
 
 export type LoginOutcome =
   | { kind: 'session'; issued: IssuedSession }
-  | { kind: 'mfa'; body: { mfaRequired: true; mfaMethod: 'totp' | 'sms' | 'passkey'; tempToken: string; passkeyAvailable?: true; phoneLast4?: string } };
+  | {
+      kind: 'mfa';
+      body: {
+        mfaRequired: true;
+        mfaMethod: 'totp' | 'sms' | 'passkey';
+        tempToken: string;
+        passkeyAvailable?: true;
+        phoneLast4?: string;
+      };
+    };
 
 const invalid = () => new AppError('invalid_credentials');
 
@@ -73,7 +82,14 @@ export async function startSession(
     opts.meta,
   );
   const accessToken = await signSessionToken(deps, user.id, sessionId, ctx, opts.mfa, now);
-  return { userId: user.id, sessionId, accessToken, refreshToken: terms.refreshToken, signedIn: true, expiresAt: terms.expiresAt };
+  return {
+    userId: user.id,
+    sessionId,
+    accessToken,
+    refreshToken: terms.refreshToken,
+    signedIn: true,
+    expiresAt: terms.expiresAt,
+  };
 }
 
 /**
@@ -85,9 +101,18 @@ export async function startSession(
  * (once) to the user. Addresses the user signed in from before are never held. The key carries the credential
  * version, so a password reset ends the episode.
  */
-const accountKey = (user: Pick<LoginUser, 'id' | 'credentialVersion'> | null) => `${user?.id ?? NO_USER}:${user?.credentialVersion ?? 0}`;
+const accountKey = (user: Pick<LoginUser, 'id' | 'credentialVersion'> | null) =>
+  `${user?.id ?? NO_USER}:${user?.credentialVersion ?? 0}`;
 
-async function recordFailure(deps: Deps, user: LoginUser | null, email: string, reason: string, memberships: LoginMembership[], meta: AuditRequestMeta, tx: Executor) {
+async function recordFailure(
+  deps: Deps,
+  user: LoginUser | null,
+  email: string,
+  reason: string,
+  memberships: LoginMembership[],
+  meta: AuditRequestMeta,
+  tx: Executor,
+) {
   const ctx = pickDefault(memberships);
   await deps.audit.record(
     tx,
@@ -109,15 +134,27 @@ async function recordFailure(deps: Deps, user: LoginUser | null, email: string, 
 const settingsOf = (memberships: LoginMembership[], ctx: SessionContext) =>
   memberships.find((m) => m.scope === ctx.scope && m.partnerId === ctx.partnerId && m.orgId === ctx.orgId)?.settings;
 
-export async function login(deps: Deps, email: string, password: string, meta: AuditRequestMeta): Promise<LoginOutcome> {
+export async function login(
+  deps: Deps,
+  email: string,
+  password: string,
+  meta: AuditRequestMeta,
+): Promise<LoginOutcome> {
   const now = deps.clock.now();
   // One statement whatever the email and password (SSO enforcement, a familiar address, memberships): its cost says
   // nothing about whether the account exists or the password was right.
-  const { user, ssoEnforced: enforced, knownAddress: familiar, memberships } = await loginFacts(deps.db, email, meta.ip);
+  const {
+    user,
+    ssoEnforced: enforced,
+    knownAddress: familiar,
+    memberships,
+  } = await loginFacts(deps.db, email, meta.ip);
   // Always one argon2 verification, against a dummy hash when there is nothing to check.
   const passwordOk = await verifyPassword(user?.passwordHash, password);
   // Looked up for every attempt, known email or not, for the same reason.
-  const guessed = (await deps.limits.count('loginAccount', accountKey(user))) >= Math.max(2, deps.config.rateLimits.loginAccount.limit);
+  const guessed =
+    (await deps.limits.count('loginAccount', accountKey(user))) >=
+    Math.max(2, deps.config.rateLimits.loginAccount.limit);
   const secondFactor = Boolean(user && deps.config.enable2fa && user.mfaEnabled);
 
   const refusal = !user
@@ -138,13 +175,21 @@ export async function login(deps: Deps, email: string, password: string, meta: A
     let underGuessing = guessed;
     // Each address counts once per window, so no single address, however busy, makes a distributed guess.
     const windowMs = deps.config.rateLimits.loginAccount.windowSeconds * 1000;
-    if (user && refusal === 'wrong_password' && (await deps.store.claim(`loginFailedFrom:${accountKey(user)}:${meta.ip ?? ''}`, windowMs, now.getTime()))) {
+    if (
+      user &&
+      refusal === 'wrong_password' &&
+      (await deps.store.claim(`loginFailedFrom:${accountKey(user)}:${meta.ip ?? ''}`, windowMs, now.getTime()))
+    ) {
       const r = await deps.limits.hit('loginAccount', accountKey(user));
       underGuessing ||= !r.allowed || r.remaining === 0;
     }
     await deps.db.transaction((tx) => recordFailure(deps, user, email, refusal, memberships, meta, tx));
     // Exactly one notice per episode, however many requests see it start (the claim is atomic in the shared store).
-    if (user && underGuessing && (await deps.store.claim(`loginAttackNotice:${accountKey(user)}`, ATTACK_NOTICE_INTERVAL_MS, now.getTime()))) {
+    if (
+      user &&
+      underGuessing &&
+      (await deps.store.claim(`loginAttackNotice:${accountKey(user)}`, ATTACK_NOTICE_INTERVAL_MS, now.getTime()))
+    ) {
       await sendAttackNotice(deps, user);
     }
     throw invalid();
@@ -154,13 +199,16 @@ export async function login(deps: Deps, email: string, password: string, meta: A
   const ctx = pickDefault(memberships);
   if (deps.config.enable2fa && u.mfaEnabled) return { kind: 'mfa', body: await startMfaChallenge(deps, u, ctx) };
   const settings = settingsOf(memberships, ctx) ?? null;
-  const issued = await deps.db.transaction((tx) => startSession(deps, tx, u, ctx, { mfa: false, method: 'password', meta, settings }));
+  const issued = await deps.db.transaction((tx) =>
+    startSession(deps, tx, u, ctx, { mfa: false, method: 'password', meta, settings }),
+  );
   return { kind: 'session', issued };
 }
 
 /** The pending second step: a tempToken bound to the user's credential version (a change voids it). */
 async function startMfaChallenge(deps: Deps, user: LoginUser, ctx: SessionContext) {
-  const hasPasskey = (await deps.db.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, user.id)).limit(1)).length > 0;
+  const hasPasskey =
+    (await deps.db.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, user.id)).limit(1)).length > 0;
   const { token } = await createFlow(deps.db, {
     kind: 'login_mfa',
     userId: user.id,
@@ -188,4 +236,5 @@ async function sendAttackNotice(deps: Deps, user: Pick<LoginUser, 'id' | 'email'
   deps.outbox.kick();
 }
 
-export const resetUrl = (deps: Deps, token: string) => `${deps.config.appUrl}/reset-password?token=${encodeURIComponent(token)}`;
+export const resetUrl = (deps: Deps, token: string) =>
+  `${deps.config.appUrl}/reset-password?token=${encodeURIComponent(token)}`;

@@ -79,7 +79,9 @@ const parseJson = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v
 /** One statement: the user by e-mail and every fact the sign-in decides on. */
 export async function loginFacts(db: Db, email: string, ip: string | null): Promise<LoginFacts> {
   const row = (await factsStatement(db, email.slice(0, 1024), ip))?.[0];
-  const raw = (parseJson(row?.memberships) ?? []) as (Omit<LoginMembership, 'lastUsedAt'> & { lastUsedAt: string | null })[];
+  const raw = (parseJson(row?.memberships) ?? []) as (Omit<LoginMembership, 'lastUsedAt'> & {
+    lastUsedAt: string | null;
+  })[];
   const memberships = raw.map((m) => ({ ...m, lastUsedAt: m.lastUsedAt ? new Date(m.lastUsedAt) : null }));
   const user: LoginUser | null = row?.id
     ? {
@@ -109,7 +111,23 @@ export interface SessionRowInput {
   method: string | null;
 }
 
-const startStatement = preparedStatement<{ id: string }, [string, string, string | null, string | null, string | null, string | null, string | null, boolean, Date, Date, Date, string | null]>(
+const startStatement = preparedStatement<
+  { id: string },
+  [
+    string,
+    string,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
+    boolean,
+    Date,
+    Date,
+    Date,
+    string | null,
+  ]
+>(
   'gh_login_start',
   `with s as (
      insert into sessions (user_id, token_hash, ip_address, user_agent, scope, partner_id, org_id, mfa, expires_at,
@@ -124,7 +142,20 @@ const startStatement = preparedStatement<{ id: string }, [string, string, string
           where $5::text = 'organization' and user_id = $1::uuid and org_id = $7::uuid),
    u as (update users set last_login_at = $11::timestamptz, failed_login_count = 0, locked_until = null where id = $1::uuid)
    select id from s`,
-  [uuidArg, textArg, nullable(textArg), nullable(textArg), nullable(textArg), nullable(uuidArg), nullable(uuidArg), boolArg, timestampArg, timestampArg, timestampArg, nullable(textArg)],
+  [
+    uuidArg,
+    textArg,
+    nullable(textArg),
+    nullable(textArg),
+    nullable(textArg),
+    nullable(uuidArg),
+    nullable(uuidArg),
+    boolArg,
+    timestampArg,
+    timestampArg,
+    timestampArg,
+    nullable(textArg),
+  ],
 );
 
 /**
@@ -134,7 +165,20 @@ const startStatement = preparedStatement<{ id: string }, [string, string, string
 export async function insertSignIn(db: Db, tx: Tx, s: SessionRowInput): Promise<string> {
   const c = s.context;
   const rows = await startStatement.inTransaction(
-    db, tx, s.userId, s.tokenHash, s.ip, s.userAgent, c.scope, c.partnerId, c.orgId, s.mfa, s.expiresAt, s.absoluteExpiresAt, s.now, s.method,
+    db,
+    tx,
+    s.userId,
+    s.tokenHash,
+    s.ip,
+    s.userAgent,
+    c.scope,
+    c.partnerId,
+    c.orgId,
+    s.mfa,
+    s.expiresAt,
+    s.absoluteExpiresAt,
+    s.now,
+    s.method,
   );
   const id = rows?.[0]?.id;
   if (!id) throw new Error('the session row was not written');
@@ -149,6 +193,12 @@ const knownDeviceStatement = preparedStatement<{ id: string }, [string, string, 
 );
 
 /** A returning browser: its device seen now and bound to the session, in one statement; false when it is not known. */
-export async function bindKnownDevice(db: Db, userId: string, tokenHash: string, sessionId: string, now: Date): Promise<boolean> {
+export async function bindKnownDevice(
+  db: Db,
+  userId: string,
+  tokenHash: string,
+  sessionId: string,
+  now: Date,
+): Promise<boolean> {
   return ((await knownDeviceStatement(db, userId, tokenHash, sessionId, now)) ?? []).length > 0;
 }

@@ -1,9 +1,16 @@
 // The account mails: plain text and HTML, every interpolated value escaped.
 import type { MailMessage } from '../../platform/mail.js';
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const esc = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-export function build(template: string, to: string, subject: string, paragraphs: string[], action?: { label: string; url: string }): MailMessage {
+export function build(
+  template: string,
+  to: string,
+  subject: string,
+  paragraphs: string[],
+  action?: { label: string; url: string },
+): MailMessage {
   const text = [...paragraphs, ...(action ? [`${action.label}: ${action.url}`] : []), '', '— Gatehouse'].join('\n\n');
   const html = [
     '<!doctype html><html><body style="font-family:sans-serif">',
@@ -16,36 +23,81 @@ export function build(template: string, to: string, subject: string, paragraphs:
 
 export const mails = {
   invitation: (to: string, p: { inviterName: string; tenantName: string; url: string }) =>
-    build('invitation', to, `You are invited to ${p.tenantName}`, [`${p.inviterName} invited you to join ${p.tenantName} on Gatehouse.`, 'The invitation is valid for 7 days.'], {
-      label: 'Accept the invitation',
-      url: p.url,
-    }),
+    build(
+      'invitation',
+      to,
+      `You are invited to ${p.tenantName}`,
+      [`${p.inviterName} invited you to join ${p.tenantName} on Gatehouse.`, 'The invitation is valid for 7 days.'],
+      {
+        label: 'Accept the invitation',
+        url: p.url,
+      },
+    ),
   addedToTenant: (to: string, p: { inviterName: string; tenantName: string; url: string }) =>
-    build('added_to_tenant', to, `You now have access to ${p.tenantName}`, [`${p.inviterName} gave your existing account access to ${p.tenantName}.`], {
-      label: 'Sign in',
-      url: p.url,
-    }),
+    build(
+      'added_to_tenant',
+      to,
+      `You now have access to ${p.tenantName}`,
+      [`${p.inviterName} gave your existing account access to ${p.tenantName}.`],
+      {
+        label: 'Sign in',
+        url: p.url,
+      },
+    ),
   passwordReset: (to: string, p: { url: string }) =>
-    build('password_reset', to, 'Reset your password', ['Someone asked to reset the password of your Gatehouse account.', 'The link is valid for 1 hour. If it was not you, ignore this mail.'], {
-      label: 'Reset your password',
-      url: p.url,
-    }),
+    build(
+      'password_reset',
+      to,
+      'Reset your password',
+      [
+        'Someone asked to reset the password of your Gatehouse account.',
+        'The link is valid for 1 hour. If it was not you, ignore this mail.',
+      ],
+      {
+        label: 'Reset your password',
+        url: p.url,
+      },
+    ),
   passwordChanged: (to: string, p: { url: string }) =>
-    build('password_changed', to, 'Your password was changed', ['The password of your Gatehouse account was changed and every other session was signed out.', 'If it was not you, reset your password now.'], {
-      label: 'Reset your password',
-      url: p.url,
-    }),
+    build(
+      'password_changed',
+      to,
+      'Your password was changed',
+      [
+        'The password of your Gatehouse account was changed and every other session was signed out.',
+        'If it was not you, reset your password now.',
+      ],
+      {
+        label: 'Reset your password',
+        url: p.url,
+      },
+    ),
   signInUnderAttack: (to: string, p: { url: string }) =>
-    build('sign_in_under_attack', to, 'Someone is guessing your password', [
-      'Many wrong passwords for your Gatehouse account arrived from many different addresses. Nobody got in.',
-      'Your usual devices and addresses sign in as before. Until the guessing stops, a sign-in from a new address needs your second factor, or a new password set with the link below (valid 1 hour).',
-    ], {
-      label: 'Set a new password',
-      url: p.url,
-    }),
+    build(
+      'sign_in_under_attack',
+      to,
+      'Someone is guessing your password',
+      [
+        'Many wrong passwords for your Gatehouse account arrived from many different addresses. Nobody got in.',
+        'Your usual devices and addresses sign in as before. Until the guessing stops, a sign-in from a new address needs your second factor, or a new password set with the link below (valid 1 hour).',
+      ],
+      {
+        label: 'Set a new password',
+        url: p.url,
+      },
+    ),
   newDevice: (to: string, p: { when: string; ip: string; device: string; url: string }) =>
-    build('new_device', to, 'New sign-in to your account', [`Your Gatehouse account was signed in to from a new device (${p.device}, address ${p.ip}) at ${p.when}.`, 'If it was you, nothing needs doing. If it was not, the link below ends that session and starts a password reset (valid 72 hours, once).'], {
-      label: 'This was not me',
-      url: p.url,
-    }),
+    build(
+      'new_device',
+      to,
+      'New sign-in to your account',
+      [
+        `Your Gatehouse account was signed in to from a new device (${p.device}, address ${p.ip}) at ${p.when}.`,
+        'If it was you, nothing needs doing. If it was not, the link below ends that session and starts a password reset (valid 72 hours, once).',
+      ],
+      {
+        label: 'This was not me',
+        url: p.url,
+      },
+    ),
 };

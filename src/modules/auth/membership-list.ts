@@ -22,7 +22,14 @@ export const membershipJson = z
 export type MembershipJson = z.infer<typeof membershipJson>;
 
 const namesOf = async (db: Executor, table: typeof partners | typeof organizations | typeof roles, ids: string[]) =>
-  new Map(ids.length ? (await db.select({ id: table.id, name: table.name }).from(table).where(inArray(table.id, ids))).map((r) => [r.id, r.name]) : []);
+  new Map(
+    ids.length
+      ? (await db.select({ id: table.id, name: table.name }).from(table).where(inArray(table.id, ids))).map((r) => [
+          r.id,
+          r.name,
+        ])
+      : [],
+  );
 
 /** Partner memberships first, then organisations, each by name. */
 export async function listOwnMemberships(db: Executor, p: Principal): Promise<{ data: MembershipJson[] }> {
@@ -34,7 +41,10 @@ export async function listOwnMemberships(db: Executor, p: Principal): Promise<{ 
     namesOf(db, roles, unique(list.map((m) => m.roleId))),
   ]);
   const data = list
-    .filter((m): m is typeof m & { scope: 'partner' | 'organization'; partnerId: string; roleId: string } => m.scope !== null && m.partnerId !== null && m.roleId !== null)
+    .filter(
+      (m): m is typeof m & { scope: 'partner' | 'organization'; partnerId: string; roleId: string } =>
+        m.scope !== null && m.partnerId !== null && m.roleId !== null,
+    )
     .map((m) => ({
       scope: m.scope,
       partnerId: m.partnerId,
@@ -46,6 +56,12 @@ export async function listOwnMemberships(db: Executor, p: Principal): Promise<{ 
       lastUsedAt: m.lastUsedAt?.toISOString() ?? null,
       current: m.scope === p.scope && (m.scope === 'partner' ? m.partnerId === p.partnerId : m.orgId === p.orgId),
     }))
-    .sort((a, b) => (a.scope === b.scope ? (a.orgName ?? a.partnerName).localeCompare(b.orgName ?? b.partnerName) : a.scope === 'partner' ? -1 : 1));
+    .sort((a, b) =>
+      a.scope === b.scope
+        ? (a.orgName ?? a.partnerName).localeCompare(b.orgName ?? b.partnerName)
+        : a.scope === 'partner'
+          ? -1
+          : 1,
+    );
   return { data };
 }

@@ -16,14 +16,31 @@ export async function listMemberships(db: Executor, userId: string): Promise<Mem
     .where(eq(partnerUsers.userId, userId))
     .orderBy(desc(partnerUsers.lastUsedAt));
   const o = await db
-    .select({ orgId: organizationUsers.orgId, partnerId: organizations.partnerId, roleId: organizationUsers.roleId, lastUsedAt: organizationUsers.lastUsedAt })
+    .select({
+      orgId: organizationUsers.orgId,
+      partnerId: organizations.partnerId,
+      roleId: organizationUsers.roleId,
+      lastUsedAt: organizationUsers.lastUsedAt,
+    })
     .from(organizationUsers)
     .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
     .where(eq(organizationUsers.userId, userId))
     .orderBy(desc(organizationUsers.lastUsedAt));
   return [
-    ...p.map((m) => ({ scope: 'partner' as const, partnerId: m.partnerId, orgId: null, roleId: m.roleId, lastUsedAt: m.lastUsedAt })),
-    ...o.map((m) => ({ scope: 'organization' as const, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId, lastUsedAt: m.lastUsedAt })),
+    ...p.map((m) => ({
+      scope: 'partner' as const,
+      partnerId: m.partnerId,
+      orgId: null,
+      roleId: m.roleId,
+      lastUsedAt: m.lastUsedAt,
+    })),
+    ...o.map((m) => ({
+      scope: 'organization' as const,
+      partnerId: m.partnerId,
+      orgId: m.orgId,
+      roleId: m.roleId,
+      lastUsedAt: m.lastUsedAt,
+    })),
   ];
 }
 
@@ -36,14 +53,22 @@ export function pickDefault(memberships: Membership[]): SessionContext {
     return a.scope === b.scope ? 0 : a.scope === 'partner' ? -1 : 1;
   });
   const m = sorted[0];
-  return m ? { scope: m.scope, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId } : { scope: null, partnerId: null, orgId: null, roleId: null };
+  return m
+    ? { scope: m.scope, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId }
+    : { scope: null, partnerId: null, orgId: null, roleId: null };
 }
 
 export async function markMembershipUsed(db: Executor, userId: string, ctx: SessionContext, at: Date): Promise<void> {
   if (ctx.scope === 'partner' && ctx.partnerId)
-    await db.update(partnerUsers).set({ lastUsedAt: at }).where(and(eq(partnerUsers.userId, userId), eq(partnerUsers.partnerId, ctx.partnerId)));
+    await db
+      .update(partnerUsers)
+      .set({ lastUsedAt: at })
+      .where(and(eq(partnerUsers.userId, userId), eq(partnerUsers.partnerId, ctx.partnerId)));
   if (ctx.scope === 'organization' && ctx.orgId)
-    await db.update(organizationUsers).set({ lastUsedAt: at }).where(and(eq(organizationUsers.userId, userId), eq(organizationUsers.orgId, ctx.orgId)));
+    await db
+      .update(organizationUsers)
+      .set({ lastUsedAt: at })
+      .where(and(eq(organizationUsers.userId, userId), eq(organizationUsers.orgId, ctx.orgId)));
 }
 
 /**
@@ -61,7 +86,10 @@ export async function ssoEnforcedFor(db: Executor, userId: string): Promise<bool
         eq(ssoProviders.enforceSso, true),
         or(
           sql`${ssoProviders.orgId} in (select org_id from organization_users where user_id = ${userId})`,
-          and(isNull(ssoProviders.orgId), sql`${ssoProviders.partnerId} in (select partner_id from partner_users where user_id = ${userId})`),
+          and(
+            isNull(ssoProviders.orgId),
+            sql`${ssoProviders.partnerId} in (select partner_id from partner_users where user_id = ${userId})`,
+          ),
         ),
         sql`not exists (select 1 from partner_users pu where pu.user_id = ${userId} and pu.partner_id = ${ssoProviders.partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID})`,
       ),

@@ -23,7 +23,7 @@ export async function forgotPassword(deps: Deps, email: string, ip: string): Pro
     return;
   }
   const user = await findUserByEmail(deps.db, email);
-  if (!user || user.status !== 'active' || (await ssoEnforcedFor(deps.db, user.id))) return;
+  if (user?.status !== 'active' || (await ssoEnforcedFor(deps.db, user.id))) return;
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     await voidFlows(tx, user.id, 'password_reset', now);
@@ -47,12 +47,18 @@ export async function setPassword(deps: Pick<Deps, 'clock'>, tx: Tx, userId: str
     .where(eq(users.id, userId));
 }
 
-export async function resetPassword(deps: Deps, token: string, newPassword: string, meta: AuditRequestMeta): Promise<void> {
+export async function resetPassword(
+  deps: Deps,
+  token: string,
+  newPassword: string,
+  meta: AuditRequestMeta,
+): Promise<void> {
   const now = deps.clock.now();
   const pending = await peekFlow(deps.db, 'password_reset', token, now);
   if (!pending?.userId) throw new AppError('invalid_reset_token');
   const [user] = await deps.db.select().from(users).where(eq(users.id, pending.userId));
-  if (!user || user.status === 'disabled' || (await ssoEnforcedFor(deps.db, user.id))) throw new AppError('invalid_reset_token');
+  if (!user || user.status === 'disabled' || (await ssoEnforcedFor(deps.db, user.id)))
+    throw new AppError('invalid_reset_token');
   // Strength first, so a weak attempt does not burn the link.
   await assertStrongPassword(newPassword, { email: user.email, name: user.name });
   const newHash = await hashPassword(newPassword);
@@ -96,7 +102,9 @@ export async function changePassword(
   }
   await assertStrongPassword(input.newPassword, { email: user.email, name: user.name });
   if (input.newPassword === input.currentPassword) {
-    throw new AppError('weak_password', 'The new password must differ from the current one.', { details: { feedback: { warning: 'Same as the current password', suggestions: [] } } });
+    throw new AppError('weak_password', 'The new password must differ from the current one.', {
+      details: { feedback: { warning: 'Same as the current password', suggestions: [] } },
+    });
   }
   const newHash = await hashPassword(input.newPassword);
   const refreshToken = randomToken();
@@ -105,7 +113,10 @@ export async function changePassword(
     await setPassword(deps, tx, user.id, newHash);
     await revokeUserSessions(deps, tx, user.id, 'password_change', principal.sessionId);
     // The caller's own session continues under a new refresh token.
-    await tx.update(sessions).set({ tokenHash: sha256(refreshToken), lastUsedAt: now, authTime: now }).where(eq(sessions.id, principal.sessionId));
+    await tx
+      .update(sessions)
+      .set({ tokenHash: sha256(refreshToken), lastUsedAt: now, authTime: now })
+      .where(eq(sessions.id, principal.sessionId));
     await deps.audit.record(
       tx,
       {

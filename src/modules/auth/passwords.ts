@@ -31,7 +31,8 @@ async function capped<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } finally {
     const next = waiting.shift();
-    if (next) next(); // the slot passes straight to the next waiter
+    if (next)
+      next(); // the slot passes straight to the next waiter
     else running--;
   }
 }
@@ -61,9 +62,17 @@ export async function verifyPassword(passwordHash: string | null | undefined, pa
  */
 let zxcvbn: Promise<ZxcvbnFactory> | null = null;
 const strengthChecker = () =>
-  (zxcvbn ??= Promise.all([import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common'), import('@zxcvbn-ts/language-en')]).then(
+  (zxcvbn ??= Promise.all([
+    import('@zxcvbn-ts/core'),
+    import('@zxcvbn-ts/language-common'),
+    import('@zxcvbn-ts/language-en'),
+  ]).then(
     ([{ ZxcvbnFactory }, common, en]) =>
-      new ZxcvbnFactory({ dictionary: { ...common.dictionary, ...en.dictionary }, graphs: common.adjacencyGraphs, translations: en.translations }),
+      new ZxcvbnFactory({
+        dictionary: { ...common.dictionary, ...en.dictionary },
+        graphs: common.adjacencyGraphs,
+        translations: en.translations,
+      }),
     (err: unknown) => {
       zxcvbn = null;
       throw err;
@@ -77,29 +86,44 @@ const strengthChecker = () =>
 export const newPasswordField = z
   .string()
   .max(1024, 'at most 1024 characters')
-  .meta({ description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters, zxcvbn score >= ${MIN_SCORE}, not containing the email; else 400 weak_password` });
+  .meta({
+    description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters, zxcvbn score >= ${MIN_SCORE}, not containing the email; else 400 weak_password`,
+  });
 /** A password being presented (login, re-check): bounded so nobody hashes megabytes. */
 export const presentedPasswordField = z.string().min(1).max(1024);
 
-export async function assertStrongPassword(password: string, context: { email: string; name?: string | null }): Promise<void> {
+export async function assertStrongPassword(
+  password: string,
+  context: { email: string; name?: string | null },
+): Promise<void> {
   const feedback: { warning: string | null; suggestions: string[] } = { warning: null, suggestions: [] };
   const local = context.email.split('@')[0]!.toLowerCase();
   if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
     throw new AppError('weak_password', `Passwords are ${PASSWORD_MIN} to ${PASSWORD_MAX} characters long.`, {
-      details: { feedback: { warning: 'Wrong length', suggestions: [`Use ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`] } },
+      details: {
+        feedback: { warning: 'Wrong length', suggestions: [`Use ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`] },
+      },
     });
   }
   if (local.length >= 3 && password.toLowerCase().includes(local)) {
     throw new AppError('weak_password', 'The password must not contain your email address.', {
-      details: { feedback: { warning: 'Contains your email address', suggestions: ['Avoid your name and email in a password.'] } },
+      details: {
+        feedback: { warning: 'Contains your email address', suggestions: ['Avoid your name and email in a password.'] },
+      },
     });
   }
-  const userInputs = [local, context.email.toLowerCase(), ...(context.name ? context.name.toLowerCase().split(/\s+/) : [])];
+  const userInputs = [
+    local,
+    context.email.toLowerCase(),
+    ...(context.name ? context.name.toLowerCase().split(/\s+/) : []),
+  ];
   // zxcvbn is costly on very long inputs; the first 100 characters decide the score in practice.
   const result = (await strengthChecker()).check(password.slice(0, 100), userInputs);
   if (result.score < MIN_SCORE) {
     feedback.warning = result.feedback.warning ?? 'This password is easy to guess';
     feedback.suggestions = result.feedback.suggestions;
-    throw new AppError('weak_password', 'The password is too easy to guess.', { details: { feedback, score: result.score } });
+    throw new AppError('weak_password', 'The password is too easy to guess.', {
+      details: { feedback, score: result.score },
+    });
   }
 }

@@ -40,7 +40,14 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
     const [current] = await tx
       .select({ id: sessions.id, absoluteExpiresAt: sessions.absoluteExpiresAt })
       .from(sessions)
-      .where(and(eq(sessions.tokenHash, oldHash), isNull(sessions.revokedAt), gt(sessions.expiresAt, now), gt(sessions.absoluteExpiresAt, now)))
+      .where(
+        and(
+          eq(sessions.tokenHash, oldHash),
+          isNull(sessions.revokedAt),
+          gt(sessions.expiresAt, now),
+          gt(sessions.absoluteExpiresAt, now),
+        ),
+      )
       .limit(1);
     const rotated = current
       ? await tx
@@ -48,7 +55,9 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
           .set({
             tokenHash: sha256(next),
             lastUsedAt: now,
-            expiresAt: new Date(Math.min(now.getTime() + deps.config.refreshTokenTtl * 1000, current.absoluteExpiresAt.getTime())),
+            expiresAt: new Date(
+              Math.min(now.getTime() + deps.config.refreshTokenTtl * 1000, current.absoluteExpiresAt.getTime()),
+            ),
           })
           .where(and(eq(sessions.id, current.id), eq(sessions.tokenHash, oldHash), isNull(sessions.revokedAt)))
           .returning()
@@ -56,24 +65,43 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
     const session = rotated[0];
     if (session) {
       // In flight until the answer is ready: a twin request arriving meanwhile lost a race, it is no replay.
-      await tx.insert(sessionRotatedTokens).values({ tokenHash: oldHash, sessionId: session.id, rotatedAt: new Date(now.getTime() + ROTATION_IN_FLIGHT_MS), rotatedBy: clientOf(meta) });
+      await tx.insert(sessionRotatedTokens).values({
+        tokenHash: oldHash,
+        sessionId: session.id,
+        rotatedAt: new Date(now.getTime() + ROTATION_IN_FLIGHT_MS),
+        rotatedBy: clientOf(meta),
+      });
       // A refresh is the membership acting: it keeps standing access from lapsing (issue 18 §1).
-      await markMembershipUsed(tx, session.userId, { scope: session.scope, partnerId: session.partnerId, orgId: session.orgId, roleId: null }, now);
+      await markMembershipUsed(
+        tx,
+        session.userId,
+        { scope: session.scope, partnerId: session.partnerId, orgId: session.orgId, roleId: null },
+        now,
+      );
       return { kind: 'ok' as const, session };
     }
-    const [reused] = await tx.select().from(sessionRotatedTokens).where(eq(sessionRotatedTokens.tokenHash, oldHash)).limit(1);
+    const [reused] = await tx
+      .select()
+      .from(sessionRotatedTokens)
+      .where(eq(sessionRotatedTokens.tokenHash, oldHash))
+      .limit(1);
     if (!reused) return { kind: 'invalid' as const };
     if (arrivedAt <= reused.rotatedAt.getTime()) return { kind: 'raced' as const };
-    if (reused.rotatedBy === clientOf(meta) && arrivedAt - reused.rotatedAt.getTime() <= SAME_CLIENT_RACE_MS) return { kind: 'raced' as const };
+    if (reused.rotatedBy === clientOf(meta) && arrivedAt - reused.rotatedAt.getTime() <= SAME_CLIENT_RACE_MS)
+      return { kind: 'raced' as const };
     const [victim] = await tx
       .update(sessions)
       .set({ revokedAt: now, revokeReason: 'refresh_reuse' })
       .where(and(eq(sessions.id, reused.sessionId), isNull(sessions.revokedAt)))
       .returning();
     const [s] = victim ? [victim] : await tx.select().from(sessions).where(eq(sessions.id, reused.sessionId));
-    const [user] = s ? await tx.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, s.userId)) : [];
+    const [user] = s
+      ? await tx.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, s.userId))
+      : [];
     // An organisation session stores no partner; its events still belong to the partner's trail.
-    const [org] = s?.orgId ? await tx.select({ partnerId: organizations.partnerId }).from(organizations).where(eq(organizations.id, s.orgId)) : [];
+    const [org] = s?.orgId
+      ? await tx.select({ partnerId: organizations.partnerId }).from(organizations).where(eq(organizations.id, s.orgId))
+      : [];
     await deps.audit.record(
       tx,
       {
@@ -111,7 +139,10 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
 
 /** Call once the answer carrying the new pair is ready: from now on the old token presented again is a replay. */
 export async function markRotationDelivered(deps: Deps, oldRefreshToken: string): Promise<void> {
-  await deps.db.update(sessionRotatedTokens).set({ rotatedAt: deps.clock.now() }).where(eq(sessionRotatedTokens.tokenHash, sha256(oldRefreshToken)));
+  await deps.db
+    .update(sessionRotatedTokens)
+    .set({ rotatedAt: deps.clock.now() })
+    .where(eq(sessionRotatedTokens.tokenHash, sha256(oldRefreshToken)));
 }
 
 /** Revokes every session of the user (spec 5.1.5). */

@@ -33,14 +33,25 @@ async function uniquePartnerSlug(tx: Executor, name: string): Promise<string> {
   return `${base}-${randomBytes(6).toString('hex')}`;
 }
 
-const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505';
+const isUniqueViolation = (err: unknown) =>
+  (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505';
 
 async function insertUser(tx: Executor, input: { email: string; name: string; passwordHash: string }, now: Date) {
-  const existing = await tx.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = lower(${input.email})`).limit(1);
+  const existing = await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(sql`lower(${users.email}) = lower(${input.email})`)
+    .limit(1);
   if (existing.length) throw new AppError('email_taken');
   const [user] = await tx
     .insert(users)
-    .values({ email: input.email, name: input.name, passwordHash: input.passwordHash, status: 'active', passwordChangedAt: now })
+    .values({
+      email: input.email,
+      name: input.name,
+      passwordHash: input.passwordHash,
+      status: 'active',
+      passwordChangedAt: now,
+    })
     .returning();
   return user!;
 }
@@ -61,15 +72,34 @@ export async function countRegistrationAttempt(
   await deps.limits.enforce(limit, `email:${input.email.toLowerCase()}`);
 }
 
-export async function register(deps: Deps, input: { email: string; password: string; name: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
+export async function register(
+  deps: Deps,
+  input: { email: string; password: string; name: string },
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
   await assertStrongPassword(input.password, input);
   const passwordHash = await hashPassword(input.password);
   const now = deps.clock.now();
   try {
     return await deps.db.transaction(async (tx) => {
       const user = await insertUser(tx, { ...input, passwordHash }, now);
-      await deps.audit.record(tx, { action: 'user.register', actor: { userId: user.id, email: user.email }, resourceType: 'user', resourceId: user.id }, meta);
-      return startSession(deps, tx, user, { scope: null, partnerId: null, orgId: null, roleId: null }, { mfa: false, method: 'registration', meta });
+      await deps.audit.record(
+        tx,
+        {
+          action: 'user.register',
+          actor: { userId: user.id, email: user.email },
+          resourceType: 'user',
+          resourceId: user.id,
+        },
+        meta,
+      );
+      return startSession(
+        deps,
+        tx,
+        user,
+        { scope: null, partnerId: null, orgId: null, roleId: null },
+        { mfa: false, method: 'registration', meta },
+      );
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw new AppError('email_taken');
@@ -100,7 +130,13 @@ export async function createPartnerWithAdmin(
     .values({ name: input.companyName, slug: await uniquePartnerSlug(tx, input.companyName) })
     .returning({ id: partners.id, name: partners.name, slug: partners.slug });
   const user = await insertUser(tx, { email: input.email, name: input.name, passwordHash: input.passwordHash }, now);
-  await tx.insert(partnerUsers).values({ partnerId: partner!.id, userId: user.id, roleId: PARTNER_ADMIN_ROLE_ID, orgAccess: 'all', lastUsedAt: now });
+  await tx.insert(partnerUsers).values({
+    partnerId: partner!.id,
+    userId: user.id,
+    roleId: PARTNER_ADMIN_ROLE_ID,
+    orgAccess: 'all',
+    lastUsedAt: now,
+  });
   await deps.audit.record(
     tx,
     {
@@ -138,9 +174,18 @@ export async function registerPartner(
   return refusingDuplicateEmail(() =>
     deps.db.transaction(async (tx) => {
       await before?.(tx);
-      const { partner, user } = await createPartnerWithAdmin(deps, tx, { ...input, passwordHash }, { via: before ? 'setup' : 'registration', meta });
+      const { partner, user } = await createPartnerWithAdmin(
+        deps,
+        tx,
+        { ...input, passwordHash },
+        { via: before ? 'setup' : 'registration', meta },
+      );
       const ctx = { scope: 'partner' as const, partnerId: partner.id, orgId: null, roleId: PARTNER_ADMIN_ROLE_ID };
-      const issued = await startSession(deps, tx, user, ctx, { mfa: false, method: before ? 'setup' : 'registration', meta });
+      const issued = await startSession(deps, tx, user, ctx, {
+        mfa: false,
+        method: before ? 'setup' : 'registration',
+        meta,
+      });
       return { issued, partner };
     }),
   );

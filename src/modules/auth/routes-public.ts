@@ -32,14 +32,23 @@ export function authPublicRoutes(deps: Deps) {
     const { limits } = deps;
     const registrationOpen = async () => {
       if (!deps.config.enableRegistration)
-        throw new AppError('not_found', 'Registration is not enabled: the operator sets ENABLE_REGISTRATION=true to open it (the first partner is created with the setup link or `npx gatehouse setup`).');
+        throw new AppError(
+          'not_found',
+          'Registration is not enabled: the operator sets ENABLE_REGISTRATION=true to open it (the first partner is created with the setup link or `npx gatehouse setup`).',
+        );
     };
 
     r.post(
       '/auth/register',
       {
         onRequest: [registrationOpen],
-        schema: { tags: ['auth'], summary: 'Register a standalone account', security: [], body: registerBody, response: { 201: tokenResponse, ...errors(400, 404, 409, 429) } },
+        schema: {
+          tags: ['auth'],
+          summary: 'Register a standalone account',
+          security: [],
+          body: registerBody,
+          response: { 201: tokenResponse, ...errors(400, 404, 409, 429) },
+        },
       },
       async (req, reply) => {
         await countRegistrationAttempt(deps, 'register', req.ip, req.body);
@@ -56,7 +65,10 @@ export function authPublicRoutes(deps: Deps) {
           summary: 'Register a partner with its first administrator',
           security: [],
           body: registerPartnerBody,
-          response: { 201: tokenResponse.extend({ partner: z.object({ id: z.uuid(), name: z.string(), slug: z.string() }) }), ...errors(400, 404, 409, 429) },
+          response: {
+            201: tokenResponse.extend({ partner: z.object({ id: z.uuid(), name: z.string(), slug: z.string() }) }),
+            ...errors(400, 404, 409, 429),
+          },
         },
       },
       async (req, reply) => {
@@ -69,8 +81,16 @@ export function authPublicRoutes(deps: Deps) {
     r.post(
       '/auth/login',
       {
-        preHandler: [limits.guard('login', (req) => `${req.ip}:${String((req.body as { email: string }).email).toLowerCase()}`)],
-        schema: { tags: ['auth'], summary: 'Sign in with email and password', security: [], body: loginBody, response: { 200: z.union([tokenResponse, mfaChallenge]), ...errors(400, 401, 429) } },
+        preHandler: [
+          limits.guard('login', (req) => `${req.ip}:${String((req.body as { email: string }).email).toLowerCase()}`),
+        ],
+        schema: {
+          tags: ['auth'],
+          summary: 'Sign in with email and password',
+          security: [],
+          body: loginBody,
+          response: { 200: z.union([tokenResponse, mfaChallenge]), ...errors(400, 401, 429) },
+        },
       },
       async (req, reply) => {
         const outcome = await login(deps, req.body.email, req.body.password, metaOf(req));
@@ -81,7 +101,14 @@ export function authPublicRoutes(deps: Deps) {
 
     r.post(
       '/auth/refresh',
-      { schema: { tags: ['auth'], summary: 'Rotate the token pair (refresh cookie + x-service-csrf header)', security: [], response: { 200: tokenResponse, ...errors(401, 403) } } },
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'Rotate the token pair (refresh cookie + x-service-csrf header)',
+          security: [],
+          response: { 200: tokenResponse, ...errors(401, 403) },
+        },
+      },
       async (req, reply) => {
         assertCsrf(req, deps.config);
         const token = req.cookies[REFRESH_COOKIE];
@@ -94,7 +121,15 @@ export function authPublicRoutes(deps: Deps) {
 
     r.post(
       '/auth/forgot-password',
-      { schema: { tags: ['auth'], summary: 'Send a reset link (always 200)', security: [], body: forgotPasswordBody, response: { 200: success, ...errors(400) } } },
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'Send a reset link (always 200)',
+          security: [],
+          body: forgotPasswordBody,
+          response: { 200: success, ...errors(400) },
+        },
+      },
       async (req) => {
         await forgotPassword(deps, req.body.email, req.ip);
         return { success: true as const };
@@ -103,7 +138,15 @@ export function authPublicRoutes(deps: Deps) {
 
     r.post(
       '/auth/reset-password',
-      { schema: { tags: ['auth'], summary: 'Set a new password with a reset link', security: [], body: resetPasswordBody, response: { 200: success, ...errors(400) } } },
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'Set a new password with a reset link',
+          security: [],
+          body: resetPasswordBody,
+          response: { 200: success, ...errors(400) },
+        },
+      },
       async (req) => {
         await resetPassword(deps, req.body.token, req.body.newPassword, metaOf(req));
         return { success: true as const };
@@ -112,13 +155,29 @@ export function authPublicRoutes(deps: Deps) {
 
     r.post(
       '/auth/invite/preview',
-      { schema: { tags: ['auth'], summary: 'Who an invitation is for', security: [], body: invitePreviewBody, response: { 200: invitePreview, ...errors(400, 404) } } },
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'Who an invitation is for',
+          security: [],
+          body: invitePreviewBody,
+          response: { 200: invitePreview, ...errors(400, 404) },
+        },
+      },
       async (req) => previewInvite(deps, req.body.token),
     );
 
     r.post(
       '/auth/accept-invite',
-      { schema: { tags: ['auth'], summary: 'Accept an invitation and set a password', security: [], body: acceptInviteBody, response: { 200: tokenResponse, ...errors(400, 404) } } },
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'Accept an invitation and set a password',
+          security: [],
+          body: acceptInviteBody,
+          response: { 200: tokenResponse, ...errors(400, 404) },
+        },
+      },
       async (req, reply) => respondWithTokens(deps, reply, await acceptInvite(deps, req.body, metaOf(req))),
     );
   };

@@ -16,7 +16,14 @@ import { logout } from './refresh-service.js';
 import { changePasswordBody, success, switchContextBody } from './schemas.js';
 import { respondWithTokens, tokenResponse } from './token-response.js';
 
-const jwk = z.looseObject({ kty: z.string(), kid: z.string(), alg: z.string(), crv: z.string(), x: z.string(), use: z.string() });
+const jwk = z.looseObject({
+  kty: z.string(),
+  kid: z.string(),
+  alg: z.string(),
+  crv: z.string(),
+  x: z.string(),
+  use: z.string(),
+});
 
 export function authAccountRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
@@ -26,7 +33,14 @@ export function authAccountRoutes(deps: Deps) {
 
     r.get(
       '/.well-known/jwks.json',
-      { schema: { tags: ['auth'], summary: 'Public keys that verify access tokens', security: [], response: { 200: z.object({ keys: z.array(jwk) }) } } },
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'Public keys that verify access tokens',
+          security: [],
+          response: { 200: z.object({ keys: z.array(jwk) }) },
+        },
+      },
       async (_req, reply) => {
         reply.header('cache-control', 'public, max-age=300');
         return deps.keys.jwks() as { keys: z.infer<typeof jwk>[] };
@@ -35,13 +49,27 @@ export function authAccountRoutes(deps: Deps) {
 
     r.get(
       '/auth/me',
-      { onRequest: [pending], schema: { tags: ['auth'], summary: 'Current user, MFA and phone status', response: { 200: userProfile, ...authErrors } } },
+      {
+        onRequest: [pending],
+        schema: {
+          tags: ['auth'],
+          summary: 'Current user, MFA and phone status',
+          response: { 200: userProfile, ...authErrors },
+        },
+      },
       async (req) => currentProfile(deps.db, principalOf(req)),
     );
 
     r.post(
       '/auth/logout',
-      { onRequest: [pending], schema: { tags: ['auth'], summary: 'Revoke every session of the user', response: { 200: success, ...authErrors } } },
+      {
+        onRequest: [pending],
+        schema: {
+          tags: ['auth'],
+          summary: 'Revoke every session of the user',
+          response: { 200: success, ...authErrors },
+        },
+      },
       async (req, reply) => {
         await logout(deps, principalOf(req), metaOf(req));
         clearSessionCookies(reply, deps.config);
@@ -53,14 +81,28 @@ export function authAccountRoutes(deps: Deps) {
       '/auth/change-password',
       {
         onRequest: [authenticate],
-        schema: { tags: ['auth'], summary: 'Change password; other sessions end', body: changePasswordBody, response: { 200: tokenResponse, ...errors(400, 429), ...authErrors } },
+        schema: {
+          tags: ['auth'],
+          summary: 'Change password; other sessions end',
+          body: changePasswordBody,
+          response: { 200: tokenResponse, ...errors(400, 429), ...authErrors },
+        },
       },
-      async (req, reply) => respondWithTokens(deps, reply, await changePassword(deps, principalOf(req), req.body, metaOf(req))),
+      async (req, reply) =>
+        respondWithTokens(deps, reply, await changePassword(deps, principalOf(req), req.body, metaOf(req))),
     );
 
     r.get(
       '/auth/memberships',
-      { onRequest: [pending], schema: { tags: ['auth'], summary: 'Your memberships (partner and organisations), named, the current one marked', description: 'The places POST /auth/switch-context can move the session to.', response: { 200: z.object({ data: z.array(membershipJson) }), ...authErrors } } },
+      {
+        onRequest: [pending],
+        schema: {
+          tags: ['auth'],
+          summary: 'Your memberships (partner and organisations), named, the current one marked',
+          description: 'The places POST /auth/switch-context can move the session to.',
+          response: { 200: z.object({ data: z.array(membershipJson) }), ...authErrors },
+        },
+      },
       async (req) => listOwnMemberships(deps.db, principalOf(req)),
     );
 
@@ -68,9 +110,15 @@ export function authAccountRoutes(deps: Deps) {
       '/auth/switch-context',
       {
         onRequest: [pending],
-        schema: { tags: ['auth'], summary: 'Move the session to another of your memberships', body: switchContextBody, response: { 200: tokenResponse, ...errors(400, 404), ...authErrors } },
+        schema: {
+          tags: ['auth'],
+          summary: 'Move the session to another of your memberships',
+          body: switchContextBody,
+          response: { 200: tokenResponse, ...errors(400, 404), ...authErrors },
+        },
       },
-      async (req, reply) => respondWithTokens(deps, reply, await switchContext(deps, principalOf(req), req.body, metaOf(req))),
+      async (req, reply) =>
+        respondWithTokens(deps, reply, await switchContext(deps, principalOf(req), req.body, metaOf(req))),
     );
   };
 }

@@ -5,7 +5,9 @@ export const emailField = z.email({ message: 'must be an email address' }).max(2
 const nameField = z.string().trim().min(1).max(255);
 export const opaqueToken = z.string().min(16).max(512);
 
-export const loginBody = z.strictObject({ email: emailField, password: presentedPasswordField }).meta({ examples: [{ email: 'ada@example.org', password: 'correct horse battery staple' }] });
+export const loginBody = z
+  .strictObject({ email: emailField, password: presentedPasswordField })
+  .meta({ examples: [{ email: 'ada@example.org', password: 'correct horse battery staple' }] });
 export const mfaChallenge = z
   .object({
     mfaRequired: z.literal(true),
@@ -14,24 +16,51 @@ export const mfaChallenge = z
     passkeyAvailable: z.literal(true).optional(),
     phoneLast4: z.string().optional(),
   })
-  .meta({ id: 'MfaChallenge', examples: [{ mfaRequired: true, mfaMethod: 'totp', tempToken: 'd2VsY29tZS10by10aGUtbWZhLXN0ZXA' }] });
+  .meta({
+    id: 'MfaChallenge',
+    examples: [{ mfaRequired: true, mfaMethod: 'totp', tempToken: 'd2VsY29tZS10by10aGUtbWZhLXN0ZXA' }],
+  });
 
 export const registerBody = z.strictObject({ email: emailField, password: newPasswordField, name: nameField });
-export const registerPartnerBody = z.strictObject({ companyName: nameField, email: emailField, password: newPasswordField, name: nameField });
+export const registerPartnerBody = z.strictObject({
+  companyName: nameField,
+  email: emailField,
+  password: newPasswordField,
+  name: nameField,
+});
 export const forgotPasswordBody = z.strictObject({ email: emailField });
 export const resetPasswordBody = z.strictObject({ token: opaqueToken, newPassword: newPasswordField });
-export const changePasswordBody = z.strictObject({ currentPassword: presentedPasswordField, newPassword: newPasswordField });
-export const acceptInviteBody = z.strictObject({ token: opaqueToken, password: newPasswordField, name: nameField.optional() });
+export const changePasswordBody = z.strictObject({
+  currentPassword: presentedPasswordField,
+  newPassword: newPasswordField,
+});
+export const acceptInviteBody = z.strictObject({
+  token: opaqueToken,
+  password: newPasswordField,
+  name: nameField.optional(),
+});
 export const invitePreviewBody = z.strictObject({ token: opaqueToken });
-export const invitePreview = z.object({ email: z.string(), name: z.string(), partnerName: z.string().optional(), orgName: z.string().optional() });
+export const invitePreview = z.object({
+  email: z.string(),
+  name: z.string(),
+  partnerName: z.string().optional(),
+  orgName: z.string().optional(),
+});
 export const switchContextBody = z
   .strictObject({
     partnerId: z.uuid().optional(),
     orgId: z.uuid().optional(),
-    password: z.string().min(1).max(1024).optional().describe('Needed to leave the tenant of a session begun at an identity provider'),
+    password: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('Needed to leave the tenant of a session begun at an identity provider'),
     code: z.string().trim().min(6).max(64).optional().describe('With password, when the account has a second factor'),
   })
-  .refine((b) => (b.partnerId === undefined) !== (b.orgId === undefined), { message: 'Give exactly one of partnerId or orgId' })
+  .refine((b) => (b.partnerId === undefined) !== (b.orgId === undefined), {
+    message: 'Give exactly one of partnerId or orgId',
+  })
   .meta({ minProperties: 1, maxProperties: 3 });
 
 export const success = z.object({ success: z.literal(true) });

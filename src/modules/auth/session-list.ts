@@ -28,7 +28,8 @@ export type SessionJson = z.infer<typeof sessionJson>;
 
 type SessionRow = typeof sessions.$inferSelect;
 
-const named = (name?: string, version?: string) => (name ? (version ? `${name} ${version}` : name).slice(0, 100) : null);
+const named = (name?: string, version?: string) =>
+  name ? (version ? `${name} ${version}` : name).slice(0, 100) : null;
 
 export function toSessionJson(s: SessionRow, currentId: string | null): SessionJson {
   const ua = s.userAgent ? new UAParser(s.userAgent.slice(0, 512)).getResult() : null;
@@ -45,7 +46,8 @@ export function toSessionJson(s: SessionRow, currentId: string | null): SessionJ
   };
 }
 
-const live = (now: Date) => and(isNull(sessions.revokedAt), gt(sessions.expiresAt, now), gt(sessions.absoluteExpiresAt, now));
+const live = (now: Date) =>
+  and(isNull(sessions.revokedAt), gt(sessions.expiresAt, now), gt(sessions.absoluteExpiresAt, now));
 
 async function liveSessions(db: Executor, userId: string, now: Date, extra?: SQL) {
   return db
@@ -72,32 +74,92 @@ async function revoke(deps: Deps, tx: Executor, where: SQL | undefined, reason: 
 /** Ends one of the caller's own sessions (the current one too: that is a sign-out of this device). */
 export async function endOwnSession(deps: Deps, p: Principal, sessionId: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
-    const ended = await revoke(deps, tx, and(eq(sessions.id, sessionId), eq(sessions.userId, p.userId)), 'user_revoked');
+    const ended = await revoke(
+      deps,
+      tx,
+      and(eq(sessions.id, sessionId), eq(sessions.userId, p.userId)),
+      'user_revoked',
+    );
     if (!ended.length) throw notFound('session');
-    await deps.audit.record(tx, { action: 'auth.session.revoke', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'session', resourceId: sessionId, details: { by: 'self', current: sessionId === p.sessionId } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.session.revoke',
+        actor: { userId: p.userId, email: p.email },
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'session',
+        resourceId: sessionId,
+        details: { by: 'self', current: sessionId === p.sessionId },
+      },
+      meta,
+    );
   });
 }
 
 /** Ends every other session of the caller; the calling one continues. */
 export async function endOtherSessions(deps: Deps, p: Principal, meta: AuditRequestMeta) {
   return deps.db.transaction(async (tx) => {
-    const ended = await revoke(deps, tx, and(eq(sessions.userId, p.userId), ne(sessions.id, p.sessionId)), 'user_revoked_others');
-    await deps.audit.record(tx, { action: 'auth.session.revoke', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'session', resourceId: p.sessionId, details: { by: 'self', allButCurrent: true, sessionsRevoked: ended.length } }, meta);
+    const ended = await revoke(
+      deps,
+      tx,
+      and(eq(sessions.userId, p.userId), ne(sessions.id, p.sessionId)),
+      'user_revoked_others',
+    );
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.session.revoke',
+        actor: { userId: p.userId, email: p.email },
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'session',
+        resourceId: p.sessionId,
+        details: { by: 'self', allButCurrent: true, sessionsRevoked: ended.length },
+      },
+      meta,
+    );
     return { revoked: ended.length };
   });
 }
 
 /** An admin sees and ends the sessions a member holds in the admin's target scope (not those of other tenants). */
 export const inTargetScope = (target: TargetScope) =>
-  target.kind === 'partner' ? and(eq(sessions.scope, 'partner'), eq(sessions.partnerId, target.partnerId)) : and(eq(sessions.scope, 'organization'), eq(sessions.orgId, target.orgId));
+  target.kind === 'partner'
+    ? and(eq(sessions.scope, 'partner'), eq(sessions.partnerId, target.partnerId))
+    : and(eq(sessions.scope, 'organization'), eq(sessions.orgId, target.orgId));
 
 export async function listMemberSessions(deps: Deps, target: TargetScope, userId: string) {
   const rows = await liveSessions(deps.db, userId, deps.clock.now(), inTargetScope(target));
   return { data: rows.map((s) => toSessionJson(s, null)) };
 }
 
-export async function endMemberSession(deps: Deps, caller: Principal, target: TargetScope, userId: string, sessionId: string, meta: AuditRequestMeta, tx: Executor) {
-  const ended = await revoke(deps, tx, and(eq(sessions.id, sessionId), eq(sessions.userId, userId), inTargetScope(target)), 'admin_revoked');
+export async function endMemberSession(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  userId: string,
+  sessionId: string,
+  meta: AuditRequestMeta,
+  tx: Executor,
+) {
+  const ended = await revoke(
+    deps,
+    tx,
+    and(eq(sessions.id, sessionId), eq(sessions.userId, userId), inTargetScope(target)),
+    'admin_revoked',
+  );
   if (!ended.length) throw notFound('session');
-  await deps.audit.record(tx, { action: 'auth.session.revoke', actor: actorOf(caller), ...auditTenant(target), resourceType: 'session', resourceId: sessionId, details: { by: 'admin', userId } }, meta);
+  await deps.audit.record(
+    tx,
+    {
+      action: 'auth.session.revoke',
+      actor: actorOf(caller),
+      ...auditTenant(target),
+      resourceType: 'session',
+      resourceId: sessionId,
+      details: { by: 'admin', userId },
+    },
+    meta,
+  );
 }

@@ -33,13 +33,37 @@ export function newSessionTerms(deps: Pick<Deps, 'config'>, now: Date) {
 }
 
 /** The access token of a session, for the membership it acts in. */
-export const signSessionToken = (deps: Pick<Deps, 'tokens'>, userId: string, sessionId: string, context: SessionContext, mfa: boolean, authTime: Date) =>
-  deps.tokens.sign({ sub: userId, sid: sessionId, scope: context.scope, partnerId: context.partnerId, orgId: context.orgId, roleId: context.roleId, mfa, authTime });
+export const signSessionToken = (
+  deps: Pick<Deps, 'tokens'>,
+  userId: string,
+  sessionId: string,
+  context: SessionContext,
+  mfa: boolean,
+  authTime: Date,
+) =>
+  deps.tokens.sign({
+    sub: userId,
+    sid: sessionId,
+    scope: context.scope,
+    partnerId: context.partnerId,
+    orgId: context.orgId,
+    roleId: context.roleId,
+    mfa,
+    authTime,
+  });
 
 export async function createSession(
   deps: Pick<Deps, 'clock' | 'config' | 'tokens'>,
   tx: Executor,
-  input: { userId: string; context: SessionContext; mfa: boolean; ip: string | null; userAgent: string | null; method?: string; deviceId?: string | null },
+  input: {
+    userId: string;
+    context: SessionContext;
+    mfa: boolean;
+    ip: string | null;
+    userAgent: string | null;
+    method?: string;
+    deviceId?: string | null;
+  },
 ): Promise<NewSession> {
   // Every sign-in is a proof (password, factor, passkey or the IdP's own sign-in): step-up starts fresh.
   const authTime = deps.clock.now();
@@ -68,11 +92,25 @@ export async function createSession(
 }
 
 /** Revokes every live session of a user (logout, password change or reset, disable, MFA reset), optionally but one, or only those `only` selects. */
-export async function revokeUserSessions(deps: Pick<Deps, 'clock'>, tx: Executor, userId: string, reason: string, exceptSessionId?: string, only?: SQL) {
+export async function revokeUserSessions(
+  deps: Pick<Deps, 'clock'>,
+  tx: Executor,
+  userId: string,
+  reason: string,
+  exceptSessionId?: string,
+  only?: SQL,
+) {
   const rows = await tx
     .update(sessions)
     .set({ revokedAt: deps.clock.now(), revokeReason: reason })
-    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), exceptSessionId ? ne(sessions.id, exceptSessionId) : undefined, only))
+    .where(
+      and(
+        eq(sessions.userId, userId),
+        isNull(sessions.revokedAt),
+        exceptSessionId ? ne(sessions.id, exceptSessionId) : undefined,
+        only,
+      ),
+    )
     .returning({ id: sessions.id });
   return rows.length;
 }
@@ -85,12 +123,22 @@ export async function revokeUserSessions(deps: Pick<Deps, 'clock'>, tx: Executor
 export async function rotateCallerSession(
   deps: Pick<Deps, 'clock' | 'tokens'>,
   tx: Executor,
-  principal: { userId: string; sessionId: string; scope: SessionContext['scope']; partnerId: string | null; orgId: string | null; roleId: string | null },
+  principal: {
+    userId: string;
+    sessionId: string;
+    scope: SessionContext['scope'];
+    partnerId: string | null;
+    orgId: string | null;
+    roleId: string | null;
+  },
   mfa: boolean,
 ): Promise<NewSession> {
   const refreshToken = randomToken();
   const now = deps.clock.now();
-  await tx.update(sessions).set({ tokenHash: sha256(refreshToken), mfa, lastUsedAt: now, authTime: now }).where(eq(sessions.id, principal.sessionId));
+  await tx
+    .update(sessions)
+    .set({ tokenHash: sha256(refreshToken), mfa, lastUsedAt: now, authTime: now })
+    .where(eq(sessions.id, principal.sessionId));
   const accessToken = await deps.tokens.sign({
     sub: principal.userId,
     sid: principal.sessionId,

@@ -19,7 +19,8 @@ export interface ProofInput {
 }
 
 type ProofKind = 'password' | 'code' | 'passkey';
-const kindOf = (input: ProofInput): ProofKind => (input.password !== undefined ? 'password' : input.code !== undefined ? 'code' : 'passkey');
+const kindOf = (input: ProofInput): ProofKind =>
+  input.password !== undefined ? 'password' : input.code !== undefined ? 'code' : 'passkey';
 
 /**
  * Checks one proof against the account. A TOTP step, an SMS code or a passkey counter is spent here (in `db`), so a
@@ -27,22 +28,37 @@ const kindOf = (input: ProofInput): ProofKind => (input.password !== undefined ?
  * `assertion`). A six-digit code is the step-up SMS code of this session when one was sent and `sms` is accepted,
  * else a TOTP code.
  */
-async function checkProof(deps: Deps, p: Principal, input: ProofInput, accepted: readonly StepUpMethod[]): Promise<{ method: StepUpMethod; assertion?: VerifiedAssertion }> {
+async function checkProof(
+  deps: Deps,
+  p: Principal,
+  input: ProofInput,
+  accepted: readonly StepUpMethod[],
+): Promise<{ method: StepUpMethod; assertion?: VerifiedAssertion }> {
   const kind = kindOf(input);
   const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
   if (!user) throw new AppError('unauthenticated');
   if (kind === 'password') {
     await deps.limits.enforce('passwordRecheck', p.userId);
-    if (!(await verifyPassword(user.passwordHash, input.password!))) throw new AppError('invalid_credentials', 'The password is not correct.', {}, 400);
+    if (!(await verifyPassword(user.passwordHash, input.password!)))
+      throw new AppError('invalid_credentials', 'The password is not correct.', {}, 400);
     return { method: 'password' };
   }
   await deps.limits.enforce('mfaVerify', p.userId);
   if (kind === 'code') {
     if (accepted.includes('sms') && (await acceptStepUpSms(deps, p, input.code!))) return { method: 'sms' };
-    if (accepted.includes('totp') && (await acceptTotp(deps.db, deps.box, user, input.code!, deps.clock.now().getTime()))) return { method: 'totp' };
+    if (
+      accepted.includes('totp') &&
+      (await acceptTotp(deps.db, deps.box, user, input.code!, deps.clock.now().getTime()))
+    )
+      return { method: 'totp' };
     throw new AppError('invalid_mfa_code');
   }
-  const assertion = await verifyAssertion(deps, 'webauthn_reauth', input.credential as unknown as AuthenticationResponseJSON, p.userId);
+  const assertion = await verifyAssertion(
+    deps,
+    'webauthn_reauth',
+    input.credential as unknown as AuthenticationResponseJSON,
+    p.userId,
+  );
   return { method: 'passkey', assertion };
 }
 
@@ -51,7 +67,10 @@ export async function stepUp(deps: Deps, p: Principal, input: ProofInput, meta: 
   const methods = await stepUpMethods(deps, p);
   const kind = kindOf(input);
   const fits = kind === 'code' ? methods.includes('totp') || methods.includes('sms') : methods.includes(kind);
-  if (!fits) throw new AppError('mfa_method_not_allowed', `Step-up on this account accepts: ${methods.join(', ')}.`, { methods });
+  if (!fits)
+    throw new AppError('mfa_method_not_allowed', `Step-up on this account accepts: ${methods.join(', ')}.`, {
+      methods,
+    });
   const proof = await checkProof(deps, p, input, methods);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
@@ -62,10 +81,36 @@ export async function stepUp(deps: Deps, p: Principal, input: ProofInput, meta: 
       .where(and(eq(sessions.id, p.sessionId), isNull(sessions.revokedAt)))
       .returning({ id: sessions.id });
     if (!renewed.length) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
-    await deps.audit.record(tx, { action: 'auth.step_up', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'session', resourceId: p.sessionId, details: { method: proof.method } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.step_up',
+        actor: { userId: p.userId, email: p.email },
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'session',
+        resourceId: p.sessionId,
+        details: { method: proof.method },
+      },
+      meta,
+    );
   });
-  const accessToken = await deps.tokens.sign({ sub: p.userId, sid: p.sessionId, scope: p.scope, partnerId: p.partnerId, orgId: p.orgId, roleId: p.roleId, mfa: p.mfa, authTime: now });
-  return { accessToken, tokenType: 'Bearer' as const, expiresIn: deps.config.accessTokenTtl, authTime: now.toISOString() };
+  const accessToken = await deps.tokens.sign({
+    sub: p.userId,
+    sid: p.sessionId,
+    scope: p.scope,
+    partnerId: p.partnerId,
+    orgId: p.orgId,
+    roleId: p.roleId,
+    mfa: p.mfa,
+    authTime: now,
+  });
+  return {
+    accessToken,
+    tokenType: 'Bearer' as const,
+    expiresIn: deps.config.accessTokenTtl,
+    authTime: now.toISOString(),
+  };
 }
 
 /**
@@ -73,9 +118,17 @@ export async function stepUp(deps: Deps, p: Principal, input: ProofInput, meta: 
  * passkey, never the password being removed) and a way back in: two passkeys, or a passkey and another factor.
  * The organisation's allowed methods count: a factor the policy forbids is no way in.
  */
-export async function removePassword(deps: Deps, p: Principal, input: ProofInput, meta: AuditRequestMeta): Promise<void> {
+export async function removePassword(
+  deps: Deps,
+  p: Principal,
+  input: ProofInput,
+  meta: AuditRequestMeta,
+): Promise<void> {
   if (!deps.config.enable2fa) throw new AppError('last_sign_in_method', 'Passkeys are turned off on this service.');
-  if (input.password !== undefined) throw new AppError('validation_failed', 'Prove presence with a code or a passkey.', { details: { fieldErrors: { password: ['not accepted here'] }, formErrors: [] } });
+  if (input.password !== undefined)
+    throw new AppError('validation_failed', 'Prove presence with a code or a passkey.', {
+      details: { fieldErrors: { password: ['not accepted here'] }, formErrors: [] },
+    });
   // A code here is a TOTP code: the password goes, so the way back in must not hang on a phone number alone.
   const proof = await checkProof(deps, p, input, ['totp', 'passkey']);
   const now = deps.clock.now();
@@ -87,14 +140,34 @@ export async function removePassword(deps: Deps, p: Principal, input: ProofInput
     const keys = await tx.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, p.userId));
     const allowed = p.security.allowedMfaMethods;
     const passkeyCount = allowed.passkey ? keys.length : 0;
-    const otherFactor = !p.security.phishingResistantOnly && ((allowed.totp && Boolean(user.mfaSecret)) || (allowed.sms && user.mfaMethod === 'sms' && user.phoneVerified));
-    if (passkeyCount === 0 || (passkeyCount < 2 && !otherFactor)) throw new AppError('last_sign_in_method', undefined, { passkeys: passkeyCount, otherFactor });
+    const otherFactor =
+      !p.security.phishingResistantOnly &&
+      ((allowed.totp && Boolean(user.mfaSecret)) || (allowed.sms && user.mfaMethod === 'sms' && user.phoneVerified));
+    if (passkeyCount === 0 || (passkeyCount < 2 && !otherFactor))
+      throw new AppError('last_sign_in_method', undefined, { passkeys: passkeyCount, otherFactor });
     if (proof.assertion) await advanceCounter(tx, proof.assertion, now);
     await tx
       .update(users)
-      .set({ passwordHash: null, passwordChangedAt: now, credentialVersion: sql`${users.credentialVersion} + 1`, updatedAt: now })
+      .set({
+        passwordHash: null,
+        passwordChangedAt: now,
+        credentialVersion: sql`${users.credentialVersion} + 1`,
+        updatedAt: now,
+      })
       .where(eq(users.id, p.userId));
     await tx.update(sessions).set({ authTime: now }).where(eq(sessions.id, p.sessionId));
-    await deps.audit.record(tx, { action: 'auth.password.remove', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { method: proof.method } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.password.remove',
+        actor: { userId: p.userId, email: p.email },
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'user',
+        resourceId: p.userId,
+        details: { method: proof.method },
+      },
+      meta,
+    );
   });
 }

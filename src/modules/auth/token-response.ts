@@ -17,7 +17,35 @@ export const tokenResponse = z
     user: userProfile,
     mfaEnrollmentRequired: z.boolean(),
   })
-  .meta({ id: 'TokenResponse', examples: [{ accessToken: 'eyJhbGciOiJFZERTQSIsImtpZCI6ImsxIn0.eyJzdWIiOiIzZjJiIn0.c2lnbmF0dXJl', tokenType: 'Bearer', expiresIn: 900, user: { id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12', email: 'ada@example.org', name: 'Ada Lovelace', avatarUrl: null, status: 'active', mfaEnabled: true, mfaMethod: 'totp', phoneVerified: false, phoneLast4: null, lastLoginAt: '2026-11-20T08:15:00.000Z', createdAt: '2026-01-05T10:00:00.000Z', scope: 'partner', partnerId: '8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6', orgId: null, roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d', permissions: ['*:*'] }, mfaEnrollmentRequired: false }] });
+  .meta({
+    id: 'TokenResponse',
+    examples: [
+      {
+        accessToken: 'eyJhbGciOiJFZERTQSIsImtpZCI6ImsxIn0.eyJzdWIiOiIzZjJiIn0.c2lnbmF0dXJl',
+        tokenType: 'Bearer',
+        expiresIn: 900,
+        user: {
+          id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12',
+          email: 'ada@example.org',
+          name: 'Ada Lovelace',
+          avatarUrl: null,
+          status: 'active',
+          mfaEnabled: true,
+          mfaMethod: 'totp',
+          phoneVerified: false,
+          phoneLast4: null,
+          lastLoginAt: '2026-11-20T08:15:00.000Z',
+          createdAt: '2026-01-05T10:00:00.000Z',
+          scope: 'partner',
+          partnerId: '8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6',
+          orgId: null,
+          roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d',
+          permissions: ['*:*'],
+        },
+        mfaEnrollmentRequired: false,
+      },
+    ],
+  });
 export type TokenResponse = z.infer<typeof tokenResponse>;
 
 export interface IssuedSession {
@@ -32,17 +60,29 @@ export interface IssuedSession {
 }
 
 /** Call after the transaction that created or rotated the session has committed. */
-export async function respondWithTokens(deps: Deps, reply: FastifyReply, issued: IssuedSession): Promise<TokenResponse> {
+export async function respondWithTokens(
+  deps: Deps,
+  reply: FastifyReply,
+  issued: IssuedSession,
+): Promise<TokenResponse> {
   const principal = await loadPrincipal(deps.authContext, issued.userId, issued.sessionId);
   if (!principal) throw new AppError('unauthenticated', 'The session could not be established.');
   const expiresAt =
     issued.expiresAt ??
-    (await deps.db.query.sessions.findMany({ where: (s, { eq }) => eq(s.id, issued.sessionId), columns: { expiresAt: true }, limit: 1 }))[0]?.expiresAt;
+    (
+      await deps.db.query.sessions.findMany({
+        where: (s, { eq }) => eq(s.id, issued.sessionId),
+        columns: { expiresAt: true },
+        limit: 1,
+      })
+    )[0]?.expiresAt;
   const maxAge = expiresAt ? (expiresAt.getTime() - deps.clock.now().getTime()) / 1000 : deps.config.refreshTokenTtl;
   setSessionCookies(reply, deps.config, issued.refreshToken, maxAge);
   if (issued.signedIn) {
     // A failure to note the device never fails the sign-in itself.
-    await recognizeDevice(deps, reply.request, reply, issued.userId, issued.sessionId).catch((err: unknown) => deps.logger.error({ err }, 'device recognition failed'));
+    await recognizeDevice(deps, reply.request, reply, issued.userId, issued.sessionId).catch((err: unknown) =>
+      deps.logger.error({ err }, 'device recognition failed'),
+    );
   }
   return {
     accessToken: issued.accessToken,

@@ -32,7 +32,16 @@ export class TokenService {
     const iat = Math.floor(this.now().getTime() / 1000);
     const authTime = claims.authTime ? { auth_time: Math.floor(claims.authTime.getTime() / 1000) } : {};
     const client = claims.clientId ? { client_id: claims.clientId } : {};
-    return new SignJWT({ sid: claims.sid, scope: claims.scope, partnerId: claims.partnerId, orgId: claims.orgId, roleId: claims.roleId, mfa: claims.mfa, ...authTime, ...client })
+    return new SignJWT({
+      sid: claims.sid,
+      scope: claims.scope,
+      partnerId: claims.partnerId,
+      orgId: claims.orgId,
+      roleId: claims.roleId,
+      mfa: claims.mfa,
+      ...authTime,
+      ...client,
+    })
       .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'at+jwt' })
       .setSubject(claims.sub)
       .setIssuer(this.issuer)

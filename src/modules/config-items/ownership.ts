@@ -34,8 +34,10 @@ export function assertMayChange(p: Principal, row: { orgId: string | null }): vo
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 export const isStorable = (s: string) => !UNSTORABLE.test(s);
 /** A string refused at the edge when the database could not store it (never a 500). */
-export const storableString = () => z.string().refine(isStorable, 'must not contain NUL characters or unpaired surrogates');
-export const name255 = () => z.string().trim().min(1).max(255).refine(isStorable, 'must not contain NUL characters or unpaired surrogates');
+export const storableString = () =>
+  z.string().refine(isStorable, 'must not contain NUL characters or unpaired surrogates');
+export const name255 = () =>
+  z.string().trim().min(1).max(255).refine(isStorable, 'must not contain NUL characters or unpaired surrogates');
 
 /** Every string (keys included) of a JSON value is storable, and it nests at most `maxDepth` levels. */
 export function storableJson(value: unknown, maxDepth = 8, depth = 0): boolean {
@@ -44,11 +46,15 @@ export function storableJson(value: unknown, maxDepth = 8, depth = 0): boolean {
   if (typeof value === 'number') return Number.isFinite(value);
   if (value === null || typeof value === 'boolean') return true;
   if (Array.isArray(value)) return value.every((v) => storableJson(v, maxDepth, depth + 1));
-  if (typeof value === 'object') return Object.entries(value as Record<string, unknown>).every(([k, v]) => isStorable(k) && storableJson(v, maxDepth, depth + 1));
+  if (typeof value === 'object')
+    return Object.entries(value as Record<string, unknown>).every(
+      ([k, v]) => isStorable(k) && storableJson(v, maxDepth, depth + 1),
+    );
   return false;
 }
 
 /** Keyset cursor of the lists ordered by a lower-cased name (db/order.ts lowerOf) and the id. */
 export const nameCursor = z.object({ n: z.string(), id: z.uuid() });
 
-export const isUniqueViolation = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
+export const isUniqueViolation = (err: unknown) =>
+  ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';

@@ -11,7 +11,11 @@ type NewConfigItem = typeof configItems.$inferInsert;
 const cols = { partnerId: configItems.partnerId, orgId: configItems.orgId };
 
 /** One page (plus one row) of the items in force at the target, by lower-cased name then id. */
-export function listConfigItemRows(db: Executor, target: Target, q: { kind?: ConfigItemRow['kind']; search?: string; after: { n: string; id: string } | null; limit: number }) {
+export function listConfigItemRows(
+  db: Executor,
+  target: Target,
+  q: { kind?: ConfigItemRow['kind']; search?: string; after: { n: string; id: string } | null; limit: number },
+) {
   const after = q.after;
   const sortKey = lowerOf(configItems.name);
   return db
@@ -34,7 +38,11 @@ export async function insertConfigItem(db: Executor, values: NewConfigItem): Pro
   return row!;
 }
 
-export async function updateConfigItemRow(db: Executor, id: string, set: Partial<NewConfigItem>): Promise<ConfigItemRow> {
+export async function updateConfigItemRow(
+  db: Executor,
+  id: string,
+  set: Partial<NewConfigItem>,
+): Promise<ConfigItemRow> {
   const [row] = await db.update(configItems).set(set).where(eq(configItems.id, id)).returning();
   return row!;
 }

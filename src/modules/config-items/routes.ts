@@ -10,7 +10,14 @@ import { authErrors, errors, page } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../tenants/index.js';
 import { configItemJson, configItemListQuery, createConfigItemBody, updateConfigItemBody } from './schemas.js';
-import { configItemToJson, createConfigItem, deleteConfigItem, findConfigItem, listConfigItems, updateConfigItem } from './service.js';
+import {
+  configItemToJson,
+  createConfigItem,
+  deleteConfigItem,
+  findConfigItem,
+  listConfigItems,
+  updateConfigItem,
+} from './service.js';
 
 const ok = z.object({ success: z.literal(true) });
 const OWNERSHIP =
@@ -23,18 +30,78 @@ export function configItemRoutes(deps: Deps) {
     const can = requirePermission;
     const p = principalOf;
 
-    r.get('/config-items', { onRequest: [auth, can(P.AUTOMATIONS_READ)], schema: { tags: ['configuration'], summary: 'Configuration items in force: partner-owned, plus the organisation\'s own when one is named', description: 'Each item carries source: partner | organization.', querystring: configItemListQuery, response: { 200: page(configItemJson), ...errors(400, 404), ...authErrors } } },
-      async (req) => listConfigItems(deps.db, p(req), req.query));
-    r.post('/config-items', { onRequest: [auth, can(P.AUTOMATIONS_WRITE)], schema: { tags: ['configuration'], summary: 'Create a policy, alert template, patch policy or maintenance window', description: `body is validated per kind (see the *Body schemas). ${OWNERSHIP}`, body: createConfigItemBody, response: { 201: configItemJson, ...errors(400, 404), ...authErrors } } },
-      async (req, reply) => reply.code(201).send(await createConfigItem(deps, p(req), req.body, metaOf(req))));
-    r.get('/config-items/:id', { onRequest: [auth, can(P.AUTOMATIONS_READ)], schema: { tags: ['configuration'], summary: 'A configuration item', params: idParam, response: { 200: configItemJson, ...errors(400, 404), ...authErrors } } },
-      async (req) => configItemToJson(await findConfigItem(deps.db, p(req), req.params.id)));
-    r.patch('/config-items/:id', { onRequest: [auth, can(P.AUTOMATIONS_WRITE)], schema: { tags: ['configuration'], summary: 'Change name, description or body (which must fit the item\'s kind)', description: OWNERSHIP, params: idParam, body: updateConfigItemBody, response: { 200: configItemJson, ...errors(400, 404), ...authErrors } } },
-      async (req) => updateConfigItem(deps, p(req), req.params.id, req.body, metaOf(req)));
-    r.delete('/config-items/:id', { onRequest: [auth, can(P.AUTOMATIONS_DELETE)], schema: { tags: ['configuration'], summary: 'Delete a configuration item', description: OWNERSHIP, params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
+    r.get(
+      '/config-items',
+      {
+        onRequest: [auth, can(P.AUTOMATIONS_READ)],
+        schema: {
+          tags: ['configuration'],
+          summary: "Configuration items in force: partner-owned, plus the organisation's own when one is named",
+          description: 'Each item carries source: partner | organization.',
+          querystring: configItemListQuery,
+          response: { 200: page(configItemJson), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => listConfigItems(deps.db, p(req), req.query),
+    );
+    r.post(
+      '/config-items',
+      {
+        onRequest: [auth, can(P.AUTOMATIONS_WRITE)],
+        schema: {
+          tags: ['configuration'],
+          summary: 'Create a policy, alert template, patch policy or maintenance window',
+          description: `body is validated per kind (see the *Body schemas). ${OWNERSHIP}`,
+          body: createConfigItemBody,
+          response: { 201: configItemJson, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req, reply) => reply.code(201).send(await createConfigItem(deps, p(req), req.body, metaOf(req))),
+    );
+    r.get(
+      '/config-items/:id',
+      {
+        onRequest: [auth, can(P.AUTOMATIONS_READ)],
+        schema: {
+          tags: ['configuration'],
+          summary: 'A configuration item',
+          params: idParam,
+          response: { 200: configItemJson, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => configItemToJson(await findConfigItem(deps.db, p(req), req.params.id)),
+    );
+    r.patch(
+      '/config-items/:id',
+      {
+        onRequest: [auth, can(P.AUTOMATIONS_WRITE)],
+        schema: {
+          tags: ['configuration'],
+          summary: "Change name, description or body (which must fit the item's kind)",
+          description: OWNERSHIP,
+          params: idParam,
+          body: updateConfigItemBody,
+          response: { 200: configItemJson, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => updateConfigItem(deps, p(req), req.params.id, req.body, metaOf(req)),
+    );
+    r.delete(
+      '/config-items/:id',
+      {
+        onRequest: [auth, can(P.AUTOMATIONS_DELETE)],
+        schema: {
+          tags: ['configuration'],
+          summary: 'Delete a configuration item',
+          description: OWNERSHIP,
+          params: idParam,
+          response: { 200: ok, ...errors(400, 404), ...authErrors },
+        },
+      },
       async (req) => {
         await deleteConfigItem(deps, p(req), req.params.id, metaOf(req));
         return { success: true as const };
-      });
+      },
+    );
   };
 }

@@ -51,7 +51,10 @@ function secureHeaders(reply: FastifyReply) {
   reply.header('referrer-policy', 'no-referrer');
   reply.header('x-frame-options', 'DENY');
   reply.header('cross-origin-opener-policy', 'same-origin');
-  reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=(), publickey-credentials-get=(self), publickey-credentials-create=(self)');
+  reply.header(
+    'permissions-policy',
+    'camera=(), microphone=(), geolocation=(), publickey-credentials-get=(self), publickey-credentials-create=(self)',
+  );
 }
 
 function acceptsHtml(req: FastifyRequest): boolean {

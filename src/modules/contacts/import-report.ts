@@ -63,7 +63,14 @@ export class ImportReport {
   }
 
   /** Records a row; `contact` is the contact's number in the index (-1 when the answer names none). */
-  add(line: number, externalId: string | null, status: RowStatus, contact = NONE, match: FuzzyHit | null = null, errors?: string[]): void {
+  add(
+    line: number,
+    externalId: string | null,
+    status: RowStatus,
+    contact = NONE,
+    match: FuzzyHit | null = null,
+    errors?: string[],
+  ): void {
     if (this.n === this.line.length) this.grow();
     const i = this.n++;
     this.line[i] = line;
@@ -88,9 +95,18 @@ export class ImportReport {
 
   /** Row `i` as the answer carries it (tests and small callers; the route streams `json()`). */
   row(i: number): RowResult {
-    const out: RowResult = { line: this.line[i]!, externalId: this.externalIds[i]!, status: STATUSES[this.status[i]!]! };
+    const out: RowResult = {
+      line: this.line[i]!,
+      externalId: this.externalIds[i]!,
+      status: STATUSES[this.status[i]!]!,
+    };
     if (this.contact[i] !== NONE) out.contactId = this.contacts.idOf(this.contact[i]!);
-    if (this.match[i] !== NONE) out.match = { contactId: this.contacts.idOf(this.match[i]!), reason: REASONS[this.reason[i]!]!, score: this.score[i]! };
+    if (this.match[i] !== NONE)
+      out.match = {
+        contactId: this.contacts.idOf(this.match[i]!),
+        reason: REASONS[this.reason[i]!]!,
+        score: this.score[i]!,
+      };
     const errors = this.errors.get(i);
     if (errors) out.errors = errors;
     return out;
@@ -100,7 +116,8 @@ export class ImportReport {
     const ext = this.externalIds[i];
     let s = `{"line":${this.line[i]},"externalId":${ext === null ? 'null' : JSON.stringify(ext)},"status":"${STATUSES[this.status[i]!]}"`;
     if (this.contact[i] !== NONE) s += `,"contactId":"${this.contacts.idOf(this.contact[i]!)}"`;
-    if (this.match[i] !== NONE) s += `,"match":{"contactId":"${this.contacts.idOf(this.match[i]!)}","reason":"${REASONS[this.reason[i]!]}","score":${this.score[i]}}`;
+    if (this.match[i] !== NONE)
+      s += `,"match":{"contactId":"${this.contacts.idOf(this.match[i]!)}","reason":"${REASONS[this.reason[i]!]}","score":${this.score[i]}}`;
     const errors = this.errors.get(i);
     if (errors) s += `,"errors":${JSON.stringify(errors)}`;
     return `${s}}`;

@@ -24,7 +24,16 @@ const newId = () => {
   return flat(id.slice(0, 18), id.slice(18));
 };
 
-export const COLUMNS = ['externalId', 'previousId', 'firstName', 'lastName', 'email', 'phone', 'title', 'site'] as const;
+export const COLUMNS = [
+  'externalId',
+  'previousId',
+  'firstName',
+  'lastName',
+  'email',
+  'phone',
+  'title',
+  'site',
+] as const;
 /**
  * Rows per INSERT / UPDATE statement. The embedded database executes a statement inside the main thread, so its
  * batches stay small enough (~10 ms) not to stall other requests; PostgreSQL takes bigger ones over the socket.
@@ -35,7 +44,16 @@ const LOAD_BATCH = 5000;
 const SLICE_MS = 8;
 
 /** Longest accepted value per column. */
-const MAX_LENGTH: Record<(typeof COLUMNS)[number], number> = { externalId: 255, previousId: 255, firstName: 255, lastName: 255, email: 255, phone: 32, title: 255, site: 255 };
+const MAX_LENGTH: Record<(typeof COLUMNS)[number], number> = {
+  externalId: 255,
+  previousId: 255,
+  firstName: 255,
+  lastName: 255,
+  email: 255,
+  phone: 32,
+  title: 255,
+  site: 255,
+};
 const PHONE = /^[+0-9][0-9 ()./-]{2,31}$/;
 const EMAIL = z.regexes.email;
 
@@ -76,10 +94,12 @@ export function checkRow(record: Record8): { values: Values; errors: null } | { 
 /** The header, checked before any row: a repeated column would otherwise silently win over its twin. */
 function checkHeader(names: string[]): string[] {
   const unknown = names.filter((h) => !(COLUMNS as readonly string[]).includes(h));
-  if (unknown.length) throw new AppError('invalid_csv', `Unknown columns: ${unknown.join(', ')}. Expected: ${COLUMNS.join(', ')}.`);
+  if (unknown.length)
+    throw new AppError('invalid_csv', `Unknown columns: ${unknown.join(', ')}. Expected: ${COLUMNS.join(', ')}.`);
   const repeated = [...new Set(names.filter((h, i) => names.indexOf(h) !== i))];
   if (repeated.length) throw new AppError('invalid_csv', `Columns appear more than once: ${repeated.join(', ')}.`);
-  if (!names.includes('externalId') && !names.includes('previousId')) throw new AppError('invalid_csv', 'The file needs an externalId or a previousId column.');
+  if (!names.includes('externalId') && !names.includes('previousId'))
+    throw new AppError('invalid_csv', 'The file needs an externalId or a previousId column.');
   return names;
 }
 
@@ -106,10 +126,25 @@ function slicer() {
   };
 }
 
-const contactColumns = { id: contacts.id, externalId: contacts.externalId, previousId: contacts.previousId, firstName: contacts.firstName, lastName: contacts.lastName, email: contacts.email, phone: contacts.phone, title: contacts.title, siteId: contacts.siteId };
+const contactColumns = {
+  id: contacts.id,
+  externalId: contacts.externalId,
+  previousId: contacts.previousId,
+  firstName: contacts.firstName,
+  lastName: contacts.lastName,
+  email: contacts.email,
+  phone: contacts.phone,
+  title: contacts.title,
+  siteId: contacts.siteId,
+};
 
 /** Indexes the organisation's contacts page by page (keyset): no page outlives its indexing. */
-async function loadContacts(tx: Executor, orgId: string, index: ContactIndex, breathe: () => Promise<void>): Promise<void> {
+async function loadContacts(
+  tx: Executor,
+  orgId: string,
+  index: ContactIndex,
+  breathe: () => Promise<void>,
+): Promise<void> {
   let after: string | null = null;
   for (;;) {
     const page = await tx
@@ -133,10 +168,23 @@ type Write = ContactFields & { id: string };
  * A batch travels as one JSON parameter expanded by jsonb_to_recordset: building and binding a multi-row VALUES list
  * costs about a millisecond of main-thread time per row through the ORM, the JSON text a few microseconds.
  */
-const RECORD = sql.raw('id uuid, site_id uuid, external_id text, previous_id text, first_name text, last_name text, email text, phone text, title text');
+const RECORD = sql.raw(
+  'id uuid, site_id uuid, external_id text, previous_id text, first_name text, last_name text, email text, phone text, title text',
+);
 const recordset = (rows: Iterable<Write>) => {
   const out: unknown[] = [];
-  for (const w of rows) out.push({ id: w.id, site_id: w.siteId, external_id: w.externalId, previous_id: w.previousId, first_name: w.firstName, last_name: w.lastName, email: w.email, phone: w.phone, title: w.title });
+  for (const w of rows)
+    out.push({
+      id: w.id,
+      site_id: w.siteId,
+      external_id: w.externalId,
+      previous_id: w.previousId,
+      first_name: w.firstName,
+      last_name: w.lastName,
+      email: w.email,
+      phone: w.phone,
+      title: w.title,
+    });
   return JSON.stringify(out);
 };
 
@@ -196,9 +244,16 @@ class Writer {
   }
 }
 
-export async function importContacts(deps: Deps, p: Principal, source: Readable, opts: ImportOptions, meta: AuditRequestMeta): Promise<ImportResult> {
+export async function importContacts(
+  deps: Deps,
+  p: Principal,
+  source: Readable,
+  opts: ImportOptions,
+  meta: AuditRequestMeta,
+): Promise<ImportResult> {
   const run = async (tx: Executor): Promise<ImportResult> => {
-    if (!opts.dryRun) await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`contacts-import:${opts.orgId}`}, 0))`);
+    if (!opts.dryRun)
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`contacts-import:${opts.orgId}`}, 0))`);
     const breathe = slicer();
     const siteRows = await tx.select({ id: sites.id, name: sites.name }).from(sites).where(eq(sites.orgId, opts.orgId));
     const siteByName = new Map(siteRows.map((s) => [s.name.trim().toLowerCase(), s.id]));
@@ -216,7 +271,15 @@ export async function importContacts(deps: Deps, p: Principal, source: Readable,
       index.update(at, f);
     };
 
-    const parser = parse({ columns: checkHeader, bom: true, trim: true, skip_empty_lines: true, info: true, relax_quotes: false, max_record_size: 64 * 1024 });
+    const parser = parse({
+      columns: checkHeader,
+      bom: true,
+      trim: true,
+      skip_empty_lines: true,
+      info: true,
+      relax_quotes: false,
+      max_record_size: 64 * 1024,
+    });
     // pipeline, not pipe: an error of the source (413, an aborted upload) ends the loop below instead of stalling it.
     pipeline(source, parser, () => {});
     try {
@@ -241,16 +304,31 @@ export async function importContacts(deps: Deps, p: Principal, source: Readable,
         }
         if (r.externalId) seenExternal.add(r.externalId);
         if (r.previousId) seenPrevious.add(r.previousId);
-        const fields: ContactFields = { externalId: r.externalId, previousId: r.previousId, firstName: r.firstName, lastName: r.lastName, email: r.email, phone: r.phone, title: r.title, siteId };
+        const fields: ContactFields = {
+          externalId: r.externalId,
+          previousId: r.previousId,
+          firstName: r.firstName,
+          lastName: r.lastName,
+          email: r.email,
+          phone: r.phone,
+          title: r.title,
+          siteId,
+        };
 
         const hit = index.exact(r.externalId, r.previousId);
         const previousOwner = r.previousId ? index.exact(null, r.previousId) : -1;
         if (hit >= 0 && previousOwner >= 0 && previousOwner !== hit) {
-          report.fail(line, externalId, [`previousId: "${r.previousId}" belongs to another contact (externalId ${index.externalIdOf(previousOwner) ?? 'none'})`]);
+          report.fail(line, externalId, [
+            `previousId: "${r.previousId}" belongs to another contact (externalId ${index.externalIdOf(previousOwner) ?? 'none'})`,
+          ]);
           continue;
         }
         if (hit >= 0) {
-          const merged: ContactFields = { ...fields, externalId: fields.externalId ?? index.externalIdOf(hit), previousId: fields.previousId ?? index.previousIdOf(hit) };
+          const merged: ContactFields = {
+            ...fields,
+            externalId: fields.externalId ?? index.externalIdOf(hit),
+            previousId: fields.previousId ?? index.previousIdOf(hit),
+          };
           if (index.holds(hit, merged)) report.add(line, externalId, 'unchanged', hit);
           else {
             await change(hit, merged);
@@ -277,14 +355,30 @@ export async function importContacts(deps: Deps, p: Principal, source: Readable,
     } catch (err) {
       if (err instanceof AppError) throw err;
       const e = err as { code?: string; message?: string; lines?: number };
-      if (typeof e.code === 'string' && e.code.startsWith('CSV_')) throw new AppError('invalid_csv', `The CSV could not be read${e.lines ? ` (line ${e.lines})` : ''}: ${e.message}`);
+      if (typeof e.code === 'string' && e.code.startsWith('CSV_'))
+        throw new AppError(
+          'invalid_csv',
+          `The CSV could not be read${e.lines ? ` (line ${e.lines})` : ''}: ${e.message}`,
+        );
       throw err;
     }
     if (report.length === 0) throw new AppError('invalid_csv', 'The file has no rows.');
     await writer.flush();
     const summary = report.summary;
     if (!opts.dryRun) {
-      await deps.audit.record(tx, { action: 'contact.import', actor: actorOf(p), partnerId: opts.partnerId, orgId: opts.orgId, resourceType: 'organization', resourceId: opts.orgId, details: { summary, rows: report.length } }, meta);
+      await deps.audit.record(
+        tx,
+        {
+          action: 'contact.import',
+          actor: actorOf(p),
+          partnerId: opts.partnerId,
+          orgId: opts.orgId,
+          resourceType: 'organization',
+          resourceId: opts.orgId,
+          details: { summary, rows: report.length },
+        },
+        meta,
+      );
     }
     return { summary, rows: report };
   };

@@ -25,7 +25,10 @@ export const flat = (...parts: (string | number)[]) => parts.join(''); // two pa
 
 /** Lower case, no +tag, and for Gmail no dots: the same mailbox written differently. */
 export function normaliseEmail(email: string): string {
-  const [local = '', domain = ''] = email.trim().toLowerCase().split(/@(?=[^@]*$)/);
+  const [local = '', domain = ''] = email
+    .trim()
+    .toLowerCase()
+    .split(/@(?=[^@]*$)/);
   const base = local.split('+')[0]!;
   const d = domain === 'googlemail.com' ? 'gmail.com' : domain;
   return flat(d === 'gmail.com' ? base.replace(/\./g, '') : base, '@', d);
@@ -62,7 +65,10 @@ const MIN_SCORE = 0.6;
  * edited; that rare pair is not held back (it is imported as a new contact, as an unrelated name would be).
  */
 function blockKeys(last: string, first: string, length = first.length): [string, string] {
-  return [flat(last, '\u0001<', first.slice(0, 2), '\u0001', length), flat(last, '\u0001>', first.slice(-2), '\u0001', length)];
+  return [
+    flat(last, '\u0001<', first.slice(0, 2), '\u0001', length),
+    flat(last, '\u0001>', first.slice(-2), '\u0001', length),
+  ];
 }
 
 /** The characters of a normalised name as a 32-bit set (a character's bit is its code mod 32). */
@@ -220,7 +226,11 @@ export class ContactIndex {
 
   /** The contact holding this externalId, else the one holding this previousId; -1 when none. */
   exact(externalId: string | null, previousId: string | null): number {
-    return (externalId ? this.byExternal.get(externalId) : undefined) ?? (previousId ? this.byPrevious.get(previousId) : undefined) ?? -1;
+    return (
+      (externalId ? this.byExternal.get(externalId) : undefined) ??
+      (previousId ? this.byPrevious.get(previousId) : undefined) ??
+      -1
+    );
   }
 
   /** A same-mailbox email, or the same last name with a first name at most two edits away. */

@@ -37,15 +37,28 @@ const contactJson = z
     updatedAt: z.string(),
   })
   .meta({ id: 'Contact' });
-const ack = z.array(z.strictObject({ externalId: z.string().min(1).max(255), action: z.enum(['merge', 'create']) })).max(100_000);
-const jsonImport = z.strictObject({ orgId: z.uuid(), csv: z.string().min(1), dryRun: z.boolean().optional(), acknowledge: ack.optional() });
+const ack = z
+  .array(z.strictObject({ externalId: z.string().min(1).max(255), action: z.enum(['merge', 'create']) }))
+  .max(100_000);
+const jsonImport = z.strictObject({
+  orgId: z.uuid(),
+  csv: z.string().min(1),
+  dryRun: z.boolean().optional(),
+  acknowledge: ack.optional(),
+});
 const csvQuery = z.strictObject({
   orgId: z.uuid(),
   dryRun: z.enum(['true', 'false']).optional(),
   acknowledge: z.string().max(1_000_000).optional().describe('JSON array of { externalId, action }'),
 });
 const importResult = z.object({
-  summary: z.object({ created: z.number(), updated: z.number(), unchanged: z.number(), heldBack: z.number(), failed: z.number() }),
+  summary: z.object({
+    created: z.number(),
+    updated: z.number(),
+    unchanged: z.number(),
+    heldBack: z.number(),
+    failed: z.number(),
+  }),
   rows: z.array(
     z.object({
       line: z.number(),
@@ -73,10 +86,16 @@ const patchBody = z
     firstName: nullable(255),
     lastName: nullable(255),
     email: z.email().max(255).nullable().optional(),
-    phone: z.string().trim().regex(/^[+0-9][0-9 ()./-]{2,31}$/).nullable().optional(),
+    phone: z
+      .string()
+      .trim()
+      .regex(/^[+0-9][0-9 ()./-]{2,31}$/)
+      .nullable()
+      .optional(),
     title: nullable(255),
   })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
+  .meta({ minProperties: 1 });
 
 /**
  * Counts bytes as they stream so an oversized upload stops with 413 without being buffered. Errors and an aborted
@@ -117,8 +136,10 @@ export function contactRoutes(deps: Deps) {
         onRequest: [auth, requirePermission(P.ORGS_WRITE)],
         schema: {
           tags: ['contacts'],
-          summary: 'Import contacts from CSV (JSON { orgId, csv, dryRun?, acknowledge? } within the JSON body limit (1 MiB by default), or text/csv streamed up to 50 MiB with ?orgId=&dryRun=)',
-          description: 'Columns: externalId, previousId, firstName, lastName, email, phone, title, site. Idempotent on externalId (or previousId); fuzzy matches are held back until acknowledged.',
+          summary:
+            'Import contacts from CSV (JSON { orgId, csv, dryRun?, acknowledge? } within the JSON body limit (1 MiB by default), or text/csv streamed up to 50 MiB with ?orgId=&dryRun=)',
+          description:
+            'Columns: externalId, previousId, firstName, lastName, email, phone, title, site. Idempotent on externalId (or previousId); fuzzy matches are held back until acknowledged.',
           querystring: csvQuery.partial(),
           body: z.unknown(),
           response: { 200: importResult, ...errors(400, 404, 413, 415), ...authErrors },
@@ -138,10 +159,15 @@ export function contactRoutes(deps: Deps) {
           try {
             parsedAck = q.data.acknowledge ? JSON.parse(q.data.acknowledge) : [];
           } catch {
-            throw new AppError('validation_failed', 'acknowledge is not JSON.', { details: { fieldErrors: { acknowledge: ['Not JSON'] }, formErrors: [] } });
+            throw new AppError('validation_failed', 'acknowledge is not JSON.', {
+              details: { fieldErrors: { acknowledge: ['Not JSON'] }, formErrors: [] },
+            });
           }
           const a = ack.safeParse(parsedAck);
-          if (!a.success) throw new AppError('validation_failed', undefined, { details: { fieldErrors: { acknowledge: a.error.issues.map((i) => i.message) }, formErrors: [] } });
+          if (!a.success)
+            throw new AppError('validation_failed', undefined, {
+              details: { fieldErrors: { acknowledge: a.error.issues.map((i) => i.message) }, formErrors: [] },
+            });
           ({ orgId } = q.data);
           dryRun = q.data.dryRun === 'true';
           acknowledge = a.data;
@@ -155,24 +181,77 @@ export function contactRoutes(deps: Deps) {
           source = Readable.from(slices(b.data.csv));
         }
         const org = await accessibleOrg(deps.db, p, orgId);
-        const result = await importContacts(deps, p, source, { orgId: org.id, partnerId: org.partnerId, dryRun, acknowledge }, metaOf(req));
+        const result = await importContacts(
+          deps,
+          p,
+          source,
+          { orgId: org.id, partnerId: org.partnerId, dryRun, acknowledge },
+          metaOf(req),
+        );
         // Streamed as built (importResultJson), the shape of `importResult`: a large report is not re-validated in
         // one blocking call.
-        const body = Readable.from(importResultJson(result), { objectMode: false }) as unknown as z.infer<typeof importResult>;
+        const body = Readable.from(importResultJson(result), { objectMode: false }) as unknown as z.infer<
+          typeof importResult
+        >;
         return reply.type('application/json; charset=utf-8').send(body);
       },
     );
 
-    r.get('/contacts', { onRequest: [auth, requirePermission(P.ORGS_READ)], schema: { tags: ['contacts'], summary: 'Contacts of the organisations the caller may read', querystring: contactQuery, response: { 200: page(contactJson), ...errors(400, 404), ...authErrors } } },
-      async (req) => listContacts(deps.db, principalOf(req), req.query));
-    r.get('/contacts/:id', { onRequest: [auth, requirePermission(P.ORGS_READ)], schema: { tags: ['contacts'], summary: 'A contact', params: idParam, response: { 200: contactJson, ...errors(400, 404), ...authErrors } } },
-      async (req) => contactToJson(await findContact(deps.db, principalOf(req), req.params.id)));
-    r.patch('/contacts/:id', { onRequest: [auth, requirePermission(P.ORGS_WRITE)], schema: { tags: ['contacts'], summary: 'Change a contact', params: idParam, body: patchBody, response: { 200: contactJson, ...errors(400, 404, 409), ...authErrors } } },
-      async (req) => updateContact(deps, principalOf(req), req.params.id, req.body, metaOf(req)));
-    r.delete('/contacts/:id', { onRequest: [auth, requirePermission(P.ORGS_WRITE)], schema: { tags: ['contacts'], summary: 'Delete a contact', params: idParam, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
+    r.get(
+      '/contacts',
+      {
+        onRequest: [auth, requirePermission(P.ORGS_READ)],
+        schema: {
+          tags: ['contacts'],
+          summary: 'Contacts of the organisations the caller may read',
+          querystring: contactQuery,
+          response: { 200: page(contactJson), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => listContacts(deps.db, principalOf(req), req.query),
+    );
+    r.get(
+      '/contacts/:id',
+      {
+        onRequest: [auth, requirePermission(P.ORGS_READ)],
+        schema: {
+          tags: ['contacts'],
+          summary: 'A contact',
+          params: idParam,
+          response: { 200: contactJson, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => contactToJson(await findContact(deps.db, principalOf(req), req.params.id)),
+    );
+    r.patch(
+      '/contacts/:id',
+      {
+        onRequest: [auth, requirePermission(P.ORGS_WRITE)],
+        schema: {
+          tags: ['contacts'],
+          summary: 'Change a contact',
+          params: idParam,
+          body: patchBody,
+          response: { 200: contactJson, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
+      async (req) => updateContact(deps, principalOf(req), req.params.id, req.body, metaOf(req)),
+    );
+    r.delete(
+      '/contacts/:id',
+      {
+        onRequest: [auth, requirePermission(P.ORGS_WRITE)],
+        schema: {
+          tags: ['contacts'],
+          summary: 'Delete a contact',
+          params: idParam,
+          response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors },
+        },
+      },
       async (req) => {
         await deleteContact(deps, principalOf(req), req.params.id, metaOf(req));
         return { success: true as const };
-      });
+      },
+    );
   };
 }

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { contacts } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError } from '../../http/errors.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
 import { accessibleOrg } from '../tenants/access.js';
@@ -28,10 +28,15 @@ export const contactToJson = (c: Row) => ({
   updatedAt: c.updatedAt.toISOString(),
 });
 const actor = actorOf;
-const isUnique = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
+const isUnique = (err: unknown) =>
+  ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 
-export async function listContacts(db: Executor, p: Principal, q: { orgId: string; siteId?: string; limit: number; cursor?: string; search?: string }) {
+export async function listContacts(
+  db: Executor,
+  p: Principal,
+  q: { orgId: string; siteId?: string; limit: number; cursor?: string; search?: string },
+) {
   await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
   const sortKey = sql<string>`lower(coalesce(${contacts.lastName}, '') || ' ' || coalesce(${contacts.firstName}, '') || ' ' || coalesce(${contacts.email}, ''))`;
@@ -42,7 +47,13 @@ export async function listContacts(db: Executor, p: Principal, q: { orgId: strin
       and(
         eq(contacts.orgId, q.orgId),
         q.siteId ? eq(contacts.siteId, q.siteId) : undefined,
-        q.search ? or(ilike(contacts.email, likePrefix(q.search)), ilike(contacts.firstName, likePrefix(q.search)), ilike(contacts.lastName, likePrefix(q.search))) : undefined,
+        q.search
+          ? or(
+              ilike(contacts.email, likePrefix(q.search)),
+              ilike(contacts.firstName, likePrefix(q.search)),
+              ilike(contacts.lastName, likePrefix(q.search)),
+            )
+          : undefined,
         after ? or(gt(sortKey, after.n), and(eq(sortKey, after.n), gt(contacts.id, after.id))) : undefined,
       ),
     )
@@ -73,14 +84,34 @@ export async function updateContact(deps: Deps, p: Principal, id: string, patch:
       const current = await findContact(tx, p, id);
       if (patch.siteId) {
         const site = await findSite(tx, p, patch.siteId).catch(() => null);
-        if (!site || site.orgId !== current.orgId) throw new AppError('validation_failed', 'The site is not of this organization.', { details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] } });
+        if (!site || site.orgId !== current.orgId)
+          throw new AppError('validation_failed', 'The site is not of this organization.', {
+            details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] },
+          });
       }
-      const [row] = await tx.update(contacts).set({ ...patch, updatedAt: deps.clock.now() }).where(eq(contacts.id, id)).returning();
-      await deps.audit.record(tx, { action: 'contact.update', actor: actor(p), partnerId: p.partnerId, orgId: current.orgId, resourceType: 'contact', resourceId: id, details: { changed: Object.keys(patch).sort() } }, meta);
+      const [row] = await tx
+        .update(contacts)
+        .set({ ...patch, updatedAt: deps.clock.now() })
+        .where(eq(contacts.id, id))
+        .returning();
+      await deps.audit.record(
+        tx,
+        {
+          action: 'contact.update',
+          actor: actor(p),
+          partnerId: p.partnerId,
+          orgId: current.orgId,
+          resourceType: 'contact',
+          resourceId: id,
+          details: { changed: Object.keys(patch).sort() },
+        },
+        meta,
+      );
       return contactToJson(row!);
     });
   } catch (err) {
-    if (isUnique(err)) throw new AppError('conflict', 'Another contact of the organization has this externalId or previousId.');
+    if (isUnique(err))
+      throw new AppError('conflict', 'Another contact of the organization has this externalId or previousId.');
     throw err;
   }
 }
@@ -89,6 +120,17 @@ export async function deleteContact(deps: Deps, p: Principal, id: string, meta: 
   await deps.db.transaction(async (tx) => {
     const current = await findContact(tx, p, id);
     await tx.delete(contacts).where(eq(contacts.id, id));
-    await deps.audit.record(tx, { action: 'contact.delete', actor: actor(p), partnerId: p.partnerId, orgId: current.orgId, resourceType: 'contact', resourceId: id }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'contact.delete',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId: current.orgId,
+        resourceType: 'contact',
+        resourceId: id,
+      },
+      meta,
+    );
   });
 }

@@ -73,7 +73,12 @@ function indexBy<T>(rows: T[], key: (r: T) => string | null): Map<string, string
   return map;
 }
 
-export async function entityMatcher(db: Executor, p: Principal, type: EntityType, org: { id: string; name: string; slug: string }): Promise<Matcher> {
+export async function entityMatcher(
+  db: Executor,
+  p: Principal,
+  type: EntityType,
+  org: { id: string; name: string; slug: string },
+): Promise<Matcher> {
   switch (type) {
     case 'device': {
       const rows = await visibleDeviceHosts(db, org.id, scopeOf(p));

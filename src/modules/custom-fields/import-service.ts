@@ -33,18 +33,22 @@ interface Write {
   value: FieldValue;
 }
 
-const invalidMapping = (fieldErrors: Record<string, string[]>) => new AppError('validation_failed', 'The mapping names unknown fields.', { details: { fieldErrors, formErrors: [] } });
+const invalidMapping = (fieldErrors: Record<string, string[]>) =>
+  new AppError('validation_failed', 'The mapping names unknown fields.', { details: { fieldErrors, formErrors: [] } });
 
 async function analyse(db: Executor, p: Principal, input: ImportInput) {
   const org = await accessibleOrg(db, p, input.orgId);
-  const byKey = new Map((await applicableDefinitions(db, org.partnerId, org.id, input.entityType)).map((d) => [d.key, d]));
+  const byKey = new Map(
+    (await applicableDefinitions(db, org.partnerId, org.id, input.entityType)).map((d) => [d.key, d]),
+  );
   const mapped: [string, FieldDef][] = [];
   const fieldErrors: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   const usedKeys = new Map<string, string>();
   for (const [column, key] of Object.entries(input.mapping)) {
     const def = byKey.get(key);
     if (!def) fieldErrors[`mapping.${column}`] = [`no ${input.entityType} field "${key}" in this organization`];
-    else if (usedKeys.has(key)) fieldErrors[`mapping.${column}`] = [`field "${key}" is also mapped from column "${usedKeys.get(key)}"`];
+    else if (usedKeys.has(key))
+      fieldErrors[`mapping.${column}`] = [`field "${key}" is also mapped from column "${usedKeys.get(key)}"`];
     else {
       usedKeys.set(key, column);
       mapped.push([column, def]);
@@ -72,11 +76,15 @@ async function analyse(db: Executor, p: Principal, input: ImportInput) {
     }),
   );
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
+    for await (const { record, info } of parser as AsyncIterable<{
+      record: Record<string, string>;
+      info: { lines: number };
+    }>) {
       if (!header) {
         header = Object.keys(record);
         const missing = [input.matchColumn, ...mapped.map(([c]) => c)].filter((c) => !header!.includes(c));
-        if (missing.length) throw new AppError('invalid_csv', `The file has no column ${missing.map((m) => `"${m}"`).join(', ')}.`);
+        if (missing.length)
+          throw new AppError('invalid_csv', `The file has no column ${missing.map((m) => `"${m}"`).join(', ')}.`);
       }
       if (rows.length >= MAX_ROWS) throw new AppError('invalid_csv', `At most ${MAX_ROWS} rows per import.`);
       const line = info.lines;
@@ -127,7 +135,11 @@ async function analyse(db: Executor, p: Principal, input: ImportInput) {
   } catch (err) {
     if (err instanceof AppError) throw err;
     const e = err as { code?: string; message?: string; lines?: number };
-    if (typeof e.code === 'string' && e.code.startsWith('CSV_')) throw new AppError('invalid_csv', `The CSV could not be read${e.lines ? ` (line ${e.lines})` : ''}: ${e.message}`);
+    if (typeof e.code === 'string' && e.code.startsWith('CSV_'))
+      throw new AppError(
+        'invalid_csv',
+        `The CSV could not be read${e.lines ? ` (line ${e.lines})` : ''}: ${e.message}`,
+      );
     throw err;
   }
   if (!header) throw new AppError('invalid_csv', 'The file has no rows.');
@@ -148,7 +160,19 @@ export async function commitImport(deps: Deps, p: Principal, input: ImportInput,
       await upsertValues(tx, writes.slice(i, i + BATCH), now);
     }
     const result = { written: summary.valid, skipped: summary.unmatched + summary.invalid };
-    await deps.audit.record(tx, { action: 'custom_field.import', actor: actorOf(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'organization', resourceId: org.id, details: { entityType: input.entityType, fields, ...result, values: writes.length } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'custom_field.import',
+        actor: actorOf(p),
+        partnerId: org.partnerId,
+        orgId: org.id,
+        resourceType: 'organization',
+        resourceId: org.id,
+        details: { entityType: input.entityType, fields, ...result, values: writes.length },
+      },
+      meta,
+    );
     return { summary: result };
   });
 }

@@ -2,7 +2,13 @@
 // the caller's scope, and check ownership, first.
 import { and, asc, eq, gt, ilike, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Executor, Tx } from '../../db/connect.js';
-import { contacts, customFieldDefinitions as defs, customFieldValues as vals, devices, sites } from '../../db/schema/index.js';
+import {
+  contacts,
+  customFieldDefinitions as defs,
+  customFieldValues as vals,
+  devices,
+  sites,
+} from '../../db/schema/index.js';
 import { deviceVisible, effectiveFor, type Target, type TenantScope } from '../../db/tenant-scope.js';
 import { likePrefix } from '../../http/pagination.js';
 import type { EntityType } from './schemas.js';
@@ -12,7 +18,11 @@ type NewDefinition = typeof defs.$inferInsert;
 const cols = { partnerId: defs.partnerId, orgId: defs.orgId };
 
 /** One page (plus one row) of the definitions in force at the target, by key then id. */
-export async function listDefinitionRows(db: Executor, target: Target, q: { entityType?: EntityType; search?: string; after: { k: string; id: string } | null; limit: number }) {
+export async function listDefinitionRows(
+  db: Executor,
+  target: Target,
+  q: { entityType?: EntityType; search?: string; after: { k: string; id: string } | null; limit: number },
+) {
   const after = q.after;
   return db
     .select()
@@ -34,13 +44,21 @@ export function applicableDefinitionRows(db: Executor, partnerId: string, orgId:
   return db
     .select({ id: defs.id, key: defs.key, type: defs.type, options: defs.options })
     .from(defs)
-    .where(and(eq(defs.partnerId, partnerId), eq(defs.entityType, entityType), or(isNull(defs.orgId), eq(defs.orgId, orgId))))
+    .where(
+      and(
+        eq(defs.partnerId, partnerId),
+        eq(defs.entityType, entityType),
+        or(isNull(defs.orgId), eq(defs.orgId, orgId)),
+      ),
+    )
     .orderBy(asc(defs.key));
 }
 
 /** Definitions of one partner and entity type take turns (until the transaction ends). */
 export async function lockDefinitions(tx: Tx, partnerId: string, entityType: EntityType): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`custom-fields:${partnerId}:${entityType}`}, 0))`);
+  await tx.execute(
+    sql`select pg_advisory_xact_lock(hashtextextended(${`custom-fields:${partnerId}:${entityType}`}, 0))`,
+  );
 }
 
 /** Whether a definition with this key is in force at the owner (an organisation owner: its own or partner-wide). */
@@ -48,7 +66,14 @@ export async function keyInUse(tx: Tx, owner: Target, entityType: EntityType, ke
   const [clash] = await tx
     .select({ id: defs.id })
     .from(defs)
-    .where(and(eq(defs.partnerId, owner.partnerId), eq(defs.entityType, entityType), eq(defs.key, key), owner.orgId ? or(isNull(defs.orgId), eq(defs.orgId, owner.orgId)) : undefined))
+    .where(
+      and(
+        eq(defs.partnerId, owner.partnerId),
+        eq(defs.entityType, entityType),
+        eq(defs.key, key),
+        owner.orgId ? or(isNull(defs.orgId), eq(defs.orgId, owner.orgId)) : undefined,
+      ),
+    )
     .limit(1);
   return clash !== undefined;
 }
@@ -70,7 +95,10 @@ export async function deleteDefinitionRow(tx: Tx, id: string): Promise<void> {
 
 /** The distinct values (as text) stored for a definition. */
 export async function usedValues(tx: Tx, definitionId: string): Promise<string[]> {
-  const used = await tx.selectDistinct({ v: sql<string>`${vals.value} #>> '{}'` }).from(vals).where(eq(vals.definitionId, definitionId));
+  const used = await tx
+    .selectDistinct({ v: sql<string>`${vals.value} #>> '{}'` })
+    .from(vals)
+    .where(eq(vals.definitionId, definitionId));
   return used.map((u) => u.v);
 }
 
@@ -80,7 +108,14 @@ export function valueRows(db: Executor, partnerId: string, type: EntityType, ent
     .select({ key: defs.key, value: vals.value })
     .from(vals)
     .innerJoin(defs, eq(defs.id, vals.definitionId))
-    .where(and(eq(vals.entityId, entity.id), eq(defs.partnerId, partnerId), eq(defs.entityType, type), or(isNull(defs.orgId), eq(defs.orgId, entity.orgId))))
+    .where(
+      and(
+        eq(vals.entityId, entity.id),
+        eq(defs.partnerId, partnerId),
+        eq(defs.entityType, type),
+        or(isNull(defs.orgId), eq(defs.orgId, entity.orgId)),
+      ),
+    )
     .orderBy(asc(defs.key));
 }
 
@@ -89,11 +124,18 @@ export async function deleteValues(tx: Tx, entityId: string, definitionIds: stri
 }
 
 /** Insert or overwrite values (one statement). */
-export async function upsertValues(tx: Tx, rows: { definitionId: string; entityId: string; value: unknown }[], now: Date): Promise<void> {
+export async function upsertValues(
+  tx: Tx,
+  rows: { definitionId: string; entityId: string; value: unknown }[],
+  now: Date,
+): Promise<void> {
   await tx
     .insert(vals)
     .values(rows.map((r) => ({ ...r, updatedAt: now })))
-    .onConflictDoUpdate({ target: [vals.definitionId, vals.entityId], set: { value: sql`excluded.value`, updatedAt: now } });
+    .onConflictDoUpdate({
+      target: [vals.definitionId, vals.entityId],
+      set: { value: sql`excluded.value`, updatedAt: now },
+    });
 }
 
 /** Imports into one organisation take turns (until the transaction ends). */
@@ -103,7 +145,10 @@ export async function lockImport(tx: Tx, orgId: string): Promise<void> {
 
 /** The devices of an organisation the scope can see. */
 export const visibleDeviceHosts = (db: Executor, orgId: string, scope: TenantScope) =>
-  db.select({ id: devices.id, hostname: devices.hostname }).from(devices).where(and(eq(devices.orgId, orgId), deviceVisible(scope)));
+  db
+    .select({ id: devices.id, hostname: devices.hostname })
+    .from(devices)
+    .where(and(eq(devices.orgId, orgId), deviceVisible(scope)));
 
 /** The sites of an organisation (only `allowed` ones when set). */
 export const siteNames = (db: Executor, orgId: string, allowed: string[] | null | undefined) =>
@@ -113,4 +158,7 @@ export const siteNames = (db: Executor, orgId: string, allowed: string[] | null 
     .where(and(eq(sites.orgId, orgId), allowed ? inArray(sites.id, allowed) : undefined));
 
 export const contactKeys = (db: Executor, orgId: string) =>
-  db.select({ id: contacts.id, externalId: contacts.externalId, email: contacts.email }).from(contacts).where(eq(contacts.orgId, orgId));
+  db
+    .select({ id: contacts.id, externalId: contacts.externalId, email: contacts.email })
+    .from(contacts)
+    .where(eq(contacts.orgId, orgId));

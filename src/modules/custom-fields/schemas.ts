@@ -9,7 +9,11 @@ export type EntityType = (typeof ENTITY_TYPES)[number];
 export const MAX_IMPORT_CSV_BYTES = 20 * 1024 * 1024;
 
 const distinct = (a: string[]) => new Set(a).size === a.length;
-export const fieldKey = z.string().min(1).max(64).regex(/^[a-z][a-z0-9_]*$/, 'lower-case letters, digits and _, starting with a letter');
+export const fieldKey = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z][a-z0-9_]*$/, 'lower-case letters, digits and _, starting with a letter');
 const options = z
   .array(storableString().trim().min(1).max(255))
   .min(1)
@@ -25,17 +29,28 @@ export const createDefinitionBody = z
     type: z.enum(FIELD_TYPES),
     options: options.nullable().optional(),
     entityType,
-    orgId: z.uuid().optional().describe('Owning organisation; omitted from a partner caller = partner-wide (needs orgAccess all). An organisation caller always defines for its own organisation'),
+    orgId: z
+      .uuid()
+      .optional()
+      .describe(
+        'Owning organisation; omitted from a partner caller = partner-wide (needs orgAccess all). An organisation caller always defines for its own organisation',
+      ),
   })
   .superRefine((b, ctx) => {
-    if (b.type === 'select' && !b.options) ctx.addIssue({ code: 'custom', path: ['options'], message: 'a select field needs options' });
-    if (b.type !== 'select' && b.options) ctx.addIssue({ code: 'custom', path: ['options'], message: 'only a select field has options' });
+    if (b.type === 'select' && !b.options)
+      ctx.addIssue({ code: 'custom', path: ['options'], message: 'a select field needs options' });
+    if (b.type !== 'select' && b.options)
+      ctx.addIssue({ code: 'custom', path: ['options'], message: 'only a select field has options' });
   });
 export type CreateDefinition = z.infer<typeof createDefinitionBody>;
 
 export const updateDefinitionBody = z
-  .strictObject({ name: name255().optional(), options: options.optional().describe('select only; an option still used by a value cannot be removed (409)') })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 })
+  .strictObject({
+    name: name255().optional(),
+    options: options.optional().describe('select only; an option still used by a value cannot be removed (409)'),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
+  .meta({ minProperties: 1 })
   .describe('key, type and entityType are fixed at creation');
 export type UpdateDefinition = z.infer<typeof updateDefinitionBody>;
 
@@ -49,14 +64,21 @@ export const definitionJson = z
     type: z.enum(FIELD_TYPES),
     options: z.array(z.string()).nullable(),
     entityType,
-    source: z.enum(['partner', 'organization']).describe('partner = partner-wide, in force in every organisation of the partner'),
+    source: z
+      .enum(['partner', 'organization'])
+      .describe('partner = partner-wide, in force in every organisation of the partner'),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
   .meta({ id: 'CustomFieldDefinition' });
 
 export const definitionListQuery = z.strictObject({
-  orgId: z.uuid().optional().describe('An organisation: the partner-wide definitions and its own. Omitted: partner-wide only (an organisation caller: its own list)'),
+  orgId: z
+    .uuid()
+    .optional()
+    .describe(
+      'An organisation: the partner-wide definitions and its own. Omitted: partner-wide only (an organisation caller: its own list)',
+    ),
   entityType: entityType.optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional(),
@@ -71,9 +93,13 @@ export const putValuesBody = z.strictObject({
     .record(fieldKey, z.unknown())
     .refine((v) => Object.keys(v).length >= 1 && Object.keys(v).length <= 200, 'give 1..200 fields')
     .meta({ minProperties: 1, maxProperties: 200 })
-    .describe('field key → value of its type: number, boolean, "YYYY-MM-DD" for dates, a string otherwise (a select: one of its options); null clears'),
+    .describe(
+      'field key → value of its type: number, boolean, "YYYY-MM-DD" for dates, a string otherwise (a select: one of its options); null clears',
+    ),
 });
-export const valuesJson = z.object({ data: z.array(z.object({ key: z.string(), value: z.unknown() })) }).meta({ id: 'CustomFieldValues' });
+export const valuesJson = z
+  .object({ data: z.array(z.object({ key: z.string(), value: z.unknown() })) })
+  .meta({ id: 'CustomFieldValues' });
 
 const MATCH_DOC =
   'matchColumn names the CSV column that identifies the entity: device → hostname (case-insensitive; a hostname shared by several devices is invalid); ' +

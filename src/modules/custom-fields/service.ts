@@ -13,7 +13,17 @@ import { assertMayChange, isUniqueViolation, listTarget, ownerForCreate, sourceO
 import type { CreateDefinition, EntityType, UpdateDefinition } from './schemas.js';
 import type { FieldDef } from './values.js';
 import { CUSTOM_FIELD, findInScope } from '../tenants/index.js';
-import { applicableDefinitionRows, deleteDefinitionRow, insertDefinition, keyInUse, listDefinitionRows, lockDefinitions, updateDefinitionRow, usedValues, type DefinitionRow } from './repo.js';
+import {
+  applicableDefinitionRows,
+  deleteDefinitionRow,
+  insertDefinition,
+  keyInUse,
+  listDefinitionRows,
+  lockDefinitions,
+  updateDefinitionRow,
+  usedValues,
+  type DefinitionRow,
+} from './repo.js';
 
 type Row = DefinitionRow;
 const cursor = z.object({ k: z.string(), id: z.uuid() });
@@ -36,21 +46,39 @@ export async function findDefinition(db: Executor, p: Principal, id: string): Pr
   return (await findInScope(db, p, CUSTOM_FIELD, id)).row;
 }
 
-export async function listDefinitions(db: Executor, p: Principal, q: { orgId?: string; entityType?: EntityType; limit: number; cursor?: string; search?: string }) {
+export async function listDefinitions(
+  db: Executor,
+  p: Principal,
+  q: { orgId?: string; entityType?: EntityType; limit: number; cursor?: string; search?: string },
+) {
   const target = await listTarget(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await listDefinitionRows(db, target, { entityType: q.entityType, search: q.search, after, limit: q.limit });
+  const rows = await listDefinitionRows(db, target, {
+    entityType: q.entityType,
+    search: q.search,
+    after,
+    limit: q.limit,
+  });
   const page = pageOf(rows, q.limit, (d) => ({ k: d.key, id: d.id }));
   return { data: page.data.map(definitionToJson), nextCursor: page.nextCursor };
 }
 
 /** Definitions in force for an entity of an organisation. */
-export async function applicableDefinitions(db: Executor, partnerId: string, orgId: string, entityType: EntityType): Promise<FieldDef[]> {
+export async function applicableDefinitions(
+  db: Executor,
+  partnerId: string,
+  orgId: string,
+  entityType: EntityType,
+): Promise<FieldDef[]> {
   const rows = await applicableDefinitionRows(db, partnerId, orgId, entityType);
   return rows.map((r) => ({ ...r, options: (r.options as string[] | null) ?? null }));
 }
 
-const keyTaken = () => new AppError('conflict', 'A custom field with this key already exists for this entity type (partner-wide or in the organization).');
+const keyTaken = () =>
+  new AppError(
+    'conflict',
+    'A custom field with this key already exists for this entity type (partner-wide or in the organization).',
+  );
 
 export async function createDefinition(deps: Deps, p: Principal, input: CreateDefinition, meta: AuditRequestMeta) {
   const owner = await ownerForCreate(deps.db, p, input.orgId);
@@ -59,8 +87,28 @@ export async function createDefinition(deps: Deps, p: Principal, input: CreateDe
       // Definitions of one partner and entity type take turns, so the cross-level check below cannot race.
       await lockDefinitions(tx, owner.partnerId, input.entityType);
       if (await keyInUse(tx, owner, input.entityType, input.key)) throw keyTaken();
-      const row = await insertDefinition(tx, { partnerId: owner.partnerId, orgId: owner.orgId, key: input.key, name: input.name, type: input.type, options: input.type === 'select' ? input.options! : null, entityType: input.entityType });
-      await deps.audit.record(tx, { action: 'custom_field.create', actor: actorOf(p), partnerId: owner.partnerId, orgId: owner.orgId, resourceType: 'custom_field', resourceId: row.id, details: { field: input.key, type: input.type, entityType: input.entityType } }, meta);
+      const row = await insertDefinition(tx, {
+        partnerId: owner.partnerId,
+        orgId: owner.orgId,
+        key: input.key,
+        name: input.name,
+        type: input.type,
+        options: input.type === 'select' ? input.options! : null,
+        entityType: input.entityType,
+      });
+      await deps.audit.record(
+        tx,
+        {
+          action: 'custom_field.create',
+          actor: actorOf(p),
+          partnerId: owner.partnerId,
+          orgId: owner.orgId,
+          resourceType: 'custom_field',
+          resourceId: row.id,
+          details: { field: input.key, type: input.type, entityType: input.entityType },
+        },
+        meta,
+      );
       return definitionToJson(row);
     });
   } catch (err) {
@@ -75,18 +123,48 @@ async function optionsInUse(tx: Tx, definitionId: string, removed: string[]): Pr
   return removed.filter((o) => usedSet.has(o));
 }
 
-export async function updateDefinition(deps: Deps, p: Principal, id: string, patch: UpdateDefinition, meta: AuditRequestMeta) {
+export async function updateDefinition(
+  deps: Deps,
+  p: Principal,
+  id: string,
+  patch: UpdateDefinition,
+  meta: AuditRequestMeta,
+) {
   return deps.db.transaction(async (tx) => {
     const current = await findDefinition(tx, p, id);
     assertMayChange(p, current);
     if (patch.options !== undefined) {
-      if (current.type !== 'select') throw new AppError('validation_failed', 'Only a select field has options.', { details: { fieldErrors: { options: ['only a select field has options'] }, formErrors: [] } });
+      if (current.type !== 'select')
+        throw new AppError('validation_failed', 'Only a select field has options.', {
+          details: { fieldErrors: { options: ['only a select field has options'] }, formErrors: [] },
+        });
       const removed = ((current.options as string[] | null) ?? []).filter((o) => !patch.options!.includes(o));
       const inUse = await optionsInUse(tx, id, removed);
-      if (inUse.length) throw new AppError('resource_in_use', 'Some removed options are still used by values; change those values first.', { options: inUse });
+      if (inUse.length)
+        throw new AppError(
+          'resource_in_use',
+          'Some removed options are still used by values; change those values first.',
+          { options: inUse },
+        );
     }
-    const row = await updateDefinitionRow(tx, id, { ...(patch.name !== undefined ? { name: patch.name } : {}), ...(patch.options !== undefined ? { options: patch.options } : {}), updatedAt: deps.clock.now() });
-    await deps.audit.record(tx, { action: 'custom_field.update', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'custom_field', resourceId: id, details: { field: current.key, changed: Object.keys(patch).sort() } }, meta);
+    const row = await updateDefinitionRow(tx, id, {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.options !== undefined ? { options: patch.options } : {}),
+      updatedAt: deps.clock.now(),
+    });
+    await deps.audit.record(
+      tx,
+      {
+        action: 'custom_field.update',
+        actor: actorOf(p),
+        partnerId: current.partnerId,
+        orgId: current.orgId,
+        resourceType: 'custom_field',
+        resourceId: id,
+        details: { field: current.key, changed: Object.keys(patch).sort() },
+      },
+      meta,
+    );
     return definitionToJson(row);
   });
 }
@@ -97,6 +175,18 @@ export async function deleteDefinition(deps: Deps, p: Principal, id: string, met
     assertMayChange(p, current);
     // Its values go with it (ON DELETE CASCADE).
     await deleteDefinitionRow(tx, id);
-    await deps.audit.record(tx, { action: 'custom_field.delete', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'custom_field', resourceId: id, details: { field: current.key, entityType: current.entityType } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'custom_field.delete',
+        actor: actorOf(p),
+        partnerId: current.partnerId,
+        orgId: current.orgId,
+        resourceType: 'custom_field',
+        resourceId: id,
+        details: { field: current.key, entityType: current.entityType },
+      },
+      meta,
+    );
   });
 }

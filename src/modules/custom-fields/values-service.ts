@@ -21,10 +21,17 @@ export async function getValues(db: Executor, p: Principal, q: { entityType: Ent
   return readValues(db, p.partnerId!, q.entityType, entity);
 }
 
-export async function putValues(deps: Deps, p: Principal, input: { entityType: EntityType; entityId: string; values: Record<string, unknown> }, meta: AuditRequestMeta) {
+export async function putValues(
+  deps: Deps,
+  p: Principal,
+  input: { entityType: EntityType; entityId: string; values: Record<string, unknown> },
+  meta: AuditRequestMeta,
+) {
   return deps.db.transaction(async (tx) => {
     const entity = await resolveEntity(tx, p, input.entityType, input.entityId);
-    const byKey = new Map((await applicableDefinitions(tx, p.partnerId!, entity.orgId, input.entityType)).map((d) => [d.key, d]));
+    const byKey = new Map(
+      (await applicableDefinitions(tx, p.partnerId!, entity.orgId, input.entityType)).map((d) => [d.key, d]),
+    );
     const fieldErrors: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
     const set: { definitionId: string; value: FieldValue }[] = [];
     const cleared: string[] = [];
@@ -42,14 +49,33 @@ export async function putValues(deps: Deps, p: Principal, input: { entityType: E
       if (checked.ok) set.push({ definitionId: def.id, value: checked.value });
       else fieldErrors[`values.${key}`] = [checked.message];
     }
-    if (Object.keys(fieldErrors).length) throw new AppError('validation_failed', 'Some values do not fit their fields.', { details: { fieldErrors, formErrors: [] } });
+    if (Object.keys(fieldErrors).length)
+      throw new AppError('validation_failed', 'Some values do not fit their fields.', {
+        details: { fieldErrors, formErrors: [] },
+      });
     const now = deps.clock.now();
     if (cleared.length) await deleteValues(tx, entity.id, cleared);
-    if (set.length) await upsertValues(tx, set.map((s) => ({ definitionId: s.definitionId, entityId: entity.id, value: s.value })), now);
+    if (set.length)
+      await upsertValues(
+        tx,
+        set.map((s) => ({ definitionId: s.definitionId, entityId: entity.id, value: s.value })),
+        now,
+      );
     const keys = Object.keys(input.values).sort();
     await deps.audit.record(
       tx,
-      { action: 'custom_field.values.update', actor: actorOf(p), partnerId: p.partnerId, orgId: entity.orgId, resourceType: input.entityType, resourceId: entity.id, details: { fields: keys.filter((k) => input.values[k] !== null), cleared: keys.filter((k) => input.values[k] === null) } },
+      {
+        action: 'custom_field.values.update',
+        actor: actorOf(p),
+        partnerId: p.partnerId,
+        orgId: entity.orgId,
+        resourceType: input.entityType,
+        resourceId: entity.id,
+        details: {
+          fields: keys.filter((k) => input.values[k] !== null),
+          cleared: keys.filter((k) => input.values[k] === null),
+        },
+      },
       meta,
     );
     return readValues(tx, p.partnerId!, input.entityType, entity);

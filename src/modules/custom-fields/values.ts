@@ -34,7 +34,9 @@ export function checkValue(def: FieldDef, v: unknown): Checked {
     case 'date':
       return typeof v === 'string' && isCalendarDate(v) ? { ok: true, value: v } : bad('must be a date "YYYY-MM-DD"');
     case 'select':
-      return typeof v === 'string' && (def.options ?? []).includes(v) ? { ok: true, value: v } : bad(`must be one of: ${(def.options ?? []).join(', ')}`);
+      return typeof v === 'string' && (def.options ?? []).includes(v)
+        ? { ok: true, value: v }
+        : bad(`must be one of: ${(def.options ?? []).join(', ')}`);
     case 'text':
       if (typeof v !== 'string') return bad('must be a string');
       if (v.length > MAX_TEXT) return bad(`at most ${MAX_TEXT} characters`);

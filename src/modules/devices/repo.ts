@@ -1,5 +1,5 @@
 // Devices: the SQL. Every query of devices a caller names is limited by the caller's TenantScope.
-import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
+import { and, asc, eq, ilike, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { deviceGroupMembers, deviceGroups, deviceInventory, devices } from '../../db/schema/index.js';
 import { deviceGroupVisible, deviceVisible, type TenantScope } from '../../db/tenant-scope.js';
@@ -9,10 +9,22 @@ export type DeviceRow = typeof devices.$inferSelect;
 type NewDevice = typeof devices.$inferInsert;
 
 /** Group memberships of the devices. */
-export const membershipsOf = (db: Executor, deviceIds: string[]) => db.select().from(deviceGroupMembers).where(inArray(deviceGroupMembers.deviceId, deviceIds));
+export const membershipsOf = (db: Executor, deviceIds: string[]) =>
+  db.select().from(deviceGroupMembers).where(inArray(deviceGroupMembers.deviceId, deviceIds));
 
 /** One page (plus one row) of the devices the scope can see, by lower-cased hostname then id. */
-export function listDeviceRows(db: Executor, scope: TenantScope, q: { orgId?: string; siteId?: string; deviceGroupId?: string; search?: string; after: { h: string; id: string } | null; limit: number }) {
+export function listDeviceRows(
+  db: Executor,
+  scope: TenantScope,
+  q: {
+    orgId?: string;
+    siteId?: string;
+    deviceGroupId?: string;
+    search?: string;
+    after: { h: string; id: string } | null;
+    limit: number;
+  },
+) {
   const after = q.after;
   return db
     .select()
@@ -22,7 +34,9 @@ export function listDeviceRows(db: Executor, scope: TenantScope, q: { orgId?: st
         deviceVisible(scope),
         q.orgId ? eq(devices.orgId, q.orgId) : undefined,
         q.siteId ? eq(devices.siteId, q.siteId) : undefined,
-        q.deviceGroupId ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id = ${q.deviceGroupId})` : undefined,
+        q.deviceGroupId
+          ? sql`exists (select 1 from device_group_members m where m.device_id = ${devices.id} and m.group_id = ${q.deviceGroupId})`
+          : undefined,
         q.search ? ilike(devices.hostname, likePrefix(q.search)) : undefined,
         after ? sql`(lower(${devices.hostname}), ${devices.id}) > (${after.h}, ${after.id})` : undefined,
       ),
@@ -41,10 +55,21 @@ export async function updateDeviceRow(db: Executor, id: string, set: Partial<New
 }
 
 /** Sets the groups the scope can see; memberships in groups outside a restriction are not the caller's to change. */
-export async function setVisibleGroups(db: Executor, scope: TenantScope, deviceId: string, groupIds: string[]): Promise<void> {
+export async function setVisibleGroups(
+  db: Executor,
+  scope: TenantScope,
+  deviceId: string,
+  groupIds: string[],
+): Promise<void> {
   const visibleGroups = db.select({ id: deviceGroups.id }).from(deviceGroups).where(deviceGroupVisible(scope));
-  await db.delete(deviceGroupMembers).where(and(eq(deviceGroupMembers.deviceId, deviceId), inArray(deviceGroupMembers.groupId, visibleGroups)));
-  if (groupIds.length) await db.insert(deviceGroupMembers).values(groupIds.map((groupId) => ({ deviceId, groupId }))).onConflictDoNothing();
+  await db
+    .delete(deviceGroupMembers)
+    .where(and(eq(deviceGroupMembers.deviceId, deviceId), inArray(deviceGroupMembers.groupId, visibleGroups)));
+  if (groupIds.length)
+    await db
+      .insert(deviceGroupMembers)
+      .values(groupIds.map((groupId) => ({ deviceId, groupId })))
+      .onConflictDoNothing();
 }
 
 export async function deleteDeviceRow(db: Executor, id: string): Promise<void> {
@@ -52,11 +77,22 @@ export async function deleteDeviceRow(db: Executor, id: string): Promise<void> {
 }
 
 /** How many of the devices are of the organisation and visible to the scope. */
-export async function countVisibleInOrg(db: Executor, scope: TenantScope, orgId: string, deviceIds: string[]): Promise<number> {
-  const visible = await db.select({ id: devices.id }).from(devices).where(and(inArray(devices.id, deviceIds), eq(devices.orgId, orgId), deviceVisible(scope)));
+export async function countVisibleInOrg(
+  db: Executor,
+  scope: TenantScope,
+  orgId: string,
+  deviceIds: string[],
+): Promise<number> {
+  const visible = await db
+    .select({ id: devices.id })
+    .from(devices)
+    .where(and(inArray(devices.id, deviceIds), eq(devices.orgId, orgId), deviceVisible(scope)));
   return visible.length;
 }
 
 export async function addGroupMembers(db: Executor, groupId: string, deviceIds: string[]): Promise<void> {
-  await db.insert(deviceGroupMembers).values(deviceIds.map((deviceId) => ({ deviceId, groupId }))).onConflictDoNothing();
+  await db
+    .insert(deviceGroupMembers)
+    .values(deviceIds.map((deviceId) => ({ deviceId, groupId })))
+    .onConflictDoNothing();
 }

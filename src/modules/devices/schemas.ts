@@ -18,7 +18,14 @@ export const deviceJson = z
   })
   .meta({ id: 'Device' });
 export const deviceDetail = deviceJson.extend({
-  inventory: z.object({ hardware: z.record(z.string(), z.unknown()), software: z.array(z.unknown()), patches: z.array(z.unknown()), reportedAt: z.string() }).nullable(),
+  inventory: z
+    .object({
+      hardware: z.record(z.string(), z.unknown()),
+      software: z.array(z.unknown()),
+      patches: z.array(z.unknown()),
+      reportedAt: z.string(),
+    })
+    .nullable(),
 });
 export const deviceListQuery = z.strictObject({
   orgId: z.uuid().optional(),
@@ -29,5 +36,10 @@ export const deviceListQuery = z.strictObject({
   search: z.string().max(255).optional(),
 });
 export const updateDeviceBody = z
-  .strictObject({ name: z.string().trim().min(1).max(255).nullable().optional(), siteId: z.uuid().optional(), deviceGroupIds: z.array(z.uuid()).max(100).optional() })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 });
+  .strictObject({
+    name: z.string().trim().min(1).max(255).nullable().optional(),
+    siteId: z.uuid().optional(),
+    deviceGroupIds: z.array(z.uuid()).max(100).optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
+  .meta({ minProperties: 1 });

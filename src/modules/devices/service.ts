@@ -4,16 +4,31 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { accessibleOrg, DEVICE, findGroup, findInScope, findSite, scopeOf } from '../tenants/index.js';
-import { addGroupMembers, countVisibleInOrg, deleteDeviceRow, inventoryOf, listDeviceRows, membershipsOf, setVisibleGroups, updateDeviceRow, type DeviceRow } from './repo.js';
+import {
+  addGroupMembers,
+  countVisibleInOrg,
+  deleteDeviceRow,
+  inventoryOf,
+  listDeviceRows,
+  membershipsOf,
+  setVisibleGroups,
+  updateDeviceRow,
+  type DeviceRow,
+} from './repo.js';
 
 const actor = actorOf;
 
 async function toJson(db: Executor, rows: DeviceRow[]) {
-  const memberships = rows.length ? await membershipsOf(db, rows.map((r) => r.id)) : [];
+  const memberships = rows.length
+    ? await membershipsOf(
+        db,
+        rows.map((r) => r.id),
+      )
+    : [];
   const groups = new Map<string, string[]>();
   for (const m of memberships) groups.set(m.deviceId, [...(groups.get(m.deviceId) ?? []), m.groupId]);
   return rows.map((d) => ({
@@ -35,10 +50,21 @@ async function toJson(db: Executor, rows: DeviceRow[]) {
 
 const cursor = z.object({ h: z.string(), id: z.uuid() });
 
-export async function listDevices(db: Executor, p: Principal, q: { orgId?: string; siteId?: string; deviceGroupId?: string; limit: number; cursor?: string; search?: string }) {
+export async function listDevices(
+  db: Executor,
+  p: Principal,
+  q: { orgId?: string; siteId?: string; deviceGroupId?: string; limit: number; cursor?: string; search?: string },
+) {
   if (q.orgId) await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await listDeviceRows(db, scopeOf(p), { orgId: q.orgId, siteId: q.siteId, deviceGroupId: q.deviceGroupId, search: q.search, after, limit: q.limit });
+  const rows = await listDeviceRows(db, scopeOf(p), {
+    orgId: q.orgId,
+    siteId: q.siteId,
+    deviceGroupId: q.deviceGroupId,
+    search: q.search,
+    after,
+    limit: q.limit,
+  });
   const page = pageOf(rows, q.limit, (d) => ({ h: d.hostname.toLowerCase(), id: d.id }));
   return { data: await toJson(db, page.data), nextCursor: page.nextCursor };
 }
@@ -53,28 +79,63 @@ export async function getDevice(db: Executor, p: Principal, id: string) {
   const inv = await inventoryOf(db, id);
   return {
     ...json!,
-    inventory: inv ? { hardware: inv.hardware as Record<string, unknown>, software: inv.software as unknown[], patches: inv.patches as unknown[], reportedAt: inv.reportedAt.toISOString() } : null,
+    inventory: inv
+      ? {
+          hardware: inv.hardware as Record<string, unknown>,
+          software: inv.software as unknown[],
+          patches: inv.patches as unknown[],
+          reportedAt: inv.reportedAt.toISOString(),
+        }
+      : null,
   };
 }
 
 async function checkGroups(db: Executor, p: Principal, orgId: string, ids: string[]) {
   for (const id of new Set(ids)) {
     const g = await findGroup(db, p, id).catch(() => null);
-    if (!g || g.orgId !== orgId) throw new AppError('validation_failed', 'A device group is not of this organization.', { details: { fieldErrors: { deviceGroupIds: ['Not a device group of this organization'] }, formErrors: [] } });
+    if (!g || g.orgId !== orgId)
+      throw new AppError('validation_failed', 'A device group is not of this organization.', {
+        details: { fieldErrors: { deviceGroupIds: ['Not a device group of this organization'] }, formErrors: [] },
+      });
   }
 }
 
-export async function updateDevice(deps: Deps, p: Principal, id: string, patch: { name?: string | null; siteId?: string; deviceGroupIds?: string[] }, meta: AuditRequestMeta) {
+export async function updateDevice(
+  deps: Deps,
+  p: Principal,
+  id: string,
+  patch: { name?: string | null; siteId?: string; deviceGroupIds?: string[] },
+  meta: AuditRequestMeta,
+) {
   await deps.db.transaction(async (tx) => {
     const device = await findDevice(tx, p, id);
     if (patch.siteId) {
       const site = await findSite(tx, p, patch.siteId).catch(() => null);
-      if (!site || site.orgId !== device.orgId) throw new AppError('validation_failed', 'The site is not of this organization.', { details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] } });
+      if (!site || site.orgId !== device.orgId)
+        throw new AppError('validation_failed', 'The site is not of this organization.', {
+          details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] },
+        });
     }
     if (patch.deviceGroupIds) await checkGroups(tx, p, device.orgId, patch.deviceGroupIds);
-    await updateDeviceRow(tx, id, { ...(patch.name !== undefined ? { displayName: patch.name } : {}), ...(patch.siteId ? { siteId: patch.siteId } : {}), updatedAt: deps.clock.now() });
+    await updateDeviceRow(tx, id, {
+      ...(patch.name !== undefined ? { displayName: patch.name } : {}),
+      ...(patch.siteId ? { siteId: patch.siteId } : {}),
+      updatedAt: deps.clock.now(),
+    });
     if (patch.deviceGroupIds) await setVisibleGroups(tx, scopeOf(p), id, [...new Set(patch.deviceGroupIds)]);
-    await deps.audit.record(tx, { action: 'device.update', actor: actor(p), partnerId: p.partnerId, orgId: device.orgId, resourceType: 'device', resourceId: id, details: { changed: Object.keys(patch).sort() } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'device.update',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId: device.orgId,
+        resourceType: 'device',
+        resourceId: id,
+        details: { changed: Object.keys(patch).sort() },
+      },
+      meta,
+    );
   });
   return getDevice(deps.db, p, id);
 }
@@ -83,16 +144,49 @@ export async function deleteDevice(deps: Deps, p: Principal, id: string, meta: A
   await deps.db.transaction(async (tx) => {
     const device = await findDevice(tx, p, id);
     await deleteDeviceRow(tx, id);
-    await deps.audit.record(tx, { action: 'device.delete', actor: actor(p), partnerId: p.partnerId, orgId: device.orgId, resourceType: 'device', resourceId: id, details: { hostname: device.hostname } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'device.delete',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId: device.orgId,
+        resourceType: 'device',
+        resourceId: id,
+        details: { hostname: device.hostname },
+      },
+      meta,
+    );
   });
 }
 
-export async function addDevicesToGroup(deps: Deps, p: Principal, groupId: string, deviceIds: string[], meta: AuditRequestMeta) {
+export async function addDevicesToGroup(
+  deps: Deps,
+  p: Principal,
+  groupId: string,
+  deviceIds: string[],
+  meta: AuditRequestMeta,
+) {
   await deps.db.transaction(async (tx) => {
     const group = await findGroup(tx, p, groupId);
     const unique = [...new Set(deviceIds)];
-    if ((await countVisibleInOrg(tx, scopeOf(p), group.orgId, unique)) !== unique.length) throw new AppError('validation_failed', 'Some devices are not of this organization.', { details: { fieldErrors: { deviceIds: ['Unknown device'] }, formErrors: [] } });
+    if ((await countVisibleInOrg(tx, scopeOf(p), group.orgId, unique)) !== unique.length)
+      throw new AppError('validation_failed', 'Some devices are not of this organization.', {
+        details: { fieldErrors: { deviceIds: ['Unknown device'] }, formErrors: [] },
+      });
     await addGroupMembers(tx, groupId, unique);
-    await deps.audit.record(tx, { action: 'device_group.devices.add', actor: actor(p), partnerId: p.partnerId, orgId: group.orgId, resourceType: 'device_group', resourceId: groupId, details: { deviceIds: unique } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'device_group.devices.add',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId: group.orgId,
+        resourceType: 'device_group',
+        resourceId: groupId,
+        details: { deviceIds: unique },
+      },
+      meta,
+    );
   });
 }

@@ -13,10 +13,15 @@ export async function insertKey(db: Executor, values: NewKey): Promise<KeyRow> {
   return row!;
 }
 
-const keyVisible = (s: TenantScope) => and(orgCondition(s, enrollmentKeys.orgId), siteCondition(s, enrollmentKeys.siteId));
+const keyVisible = (s: TenantScope) =>
+  and(orgCondition(s, enrollmentKeys.orgId), siteCondition(s, enrollmentKeys.siteId));
 
 /** One page (plus one row) of the keys the scope can see, newest first. */
-export function listKeyRows(db: Executor, scope: TenantScope, q: { orgId?: string; after: { c: string; id: string } | null; limit: number }) {
+export function listKeyRows(
+  db: Executor,
+  scope: TenantScope,
+  q: { orgId?: string; after: { c: string; id: string } | null; limit: number },
+) {
   const after = q.after;
   return db
     .select()
@@ -25,7 +30,9 @@ export function listKeyRows(db: Executor, scope: TenantScope, q: { orgId?: strin
       and(
         keyVisible(scope),
         q.orgId ? eq(enrollmentKeys.orgId, q.orgId) : undefined,
-        after ? sql`(${enrollmentKeys.createdAt}, ${enrollmentKeys.id}) < (${new Date(after.c)}, ${after.id})` : undefined,
+        after
+          ? sql`(${enrollmentKeys.createdAt}, ${enrollmentKeys.id}) < (${new Date(after.c)}, ${after.id})`
+          : undefined,
       ),
     )
     .orderBy(desc(enrollmentKeys.createdAt), desc(enrollmentKeys.id))
@@ -44,7 +51,13 @@ export async function countKeyUse(db: Executor, hash: string, now: Date): Promis
   const [key] = await db
     .update(enrollmentKeys)
     .set({ usageCount: sql`${enrollmentKeys.usageCount} + 1` })
-    .where(and(eq(enrollmentKeys.keyHash, hash), gt(enrollmentKeys.expiresAt, now), lt(enrollmentKeys.usageCount, enrollmentKeys.maxUsage)))
+    .where(
+      and(
+        eq(enrollmentKeys.keyHash, hash),
+        gt(enrollmentKeys.expiresAt, now),
+        lt(enrollmentKeys.usageCount, enrollmentKeys.maxUsage),
+      ),
+    )
     .returning();
   return key;
 }
@@ -56,7 +69,10 @@ export async function keyByHash(db: Executor, hash: string): Promise<KeyRow | un
 
 /** The site's id when it is a site of the organisation. */
 export async function siteOfOrg(db: Executor, siteId: string, orgId: string): Promise<string | undefined> {
-  const [site] = await db.select({ id: sites.id }).from(sites).where(and(eq(sites.id, siteId), eq(sites.orgId, orgId)));
+  const [site] = await db
+    .select({ id: sites.id })
+    .from(sites)
+    .where(and(eq(sites.id, siteId), eq(sites.orgId, orgId)));
   return site?.id;
 }
 
@@ -66,7 +82,9 @@ export async function insertDevice(db: Executor, values: NewDevice) {
 }
 
 export async function partnerOfOrg(db: Executor, orgId: string): Promise<string | null> {
-  const [org] = await db.execute(sql`select partner_id from organizations where id = ${orgId}`).then((r) => (r as unknown as { rows: { partner_id: string }[] }).rows);
+  const [org] = await db
+    .execute(sql`select partner_id from organizations where id = ${orgId}`)
+    .then((r) => (r as unknown as { rows: { partner_id: string }[] }).rows);
   return org?.partner_id ?? null;
 }
 
@@ -76,10 +94,18 @@ export async function deviceIdByAgentToken(db: Executor, tokenHash: string): Pro
 }
 
 /** The report replaces the device's previous inventory and patch state; the device was seen now. */
-export async function replaceInventory(db: Executor, deviceId: string, body: { hardware: Record<string, unknown>; software: unknown[]; patches: unknown[] }, now: Date): Promise<void> {
+export async function replaceInventory(
+  db: Executor,
+  deviceId: string,
+  body: { hardware: Record<string, unknown>; software: unknown[]; patches: unknown[] },
+  now: Date,
+): Promise<void> {
   await db
     .insert(deviceInventory)
     .values({ deviceId, hardware: body.hardware, software: body.software, patches: body.patches, reportedAt: now })
-    .onConflictDoUpdate({ target: deviceInventory.deviceId, set: { hardware: body.hardware, software: body.software, patches: body.patches, reportedAt: now } });
+    .onConflictDoUpdate({
+      target: deviceInventory.deviceId,
+      set: { hardware: body.hardware, software: body.software, patches: body.patches, reportedAt: now },
+    });
   await db.update(devices).set({ lastSeenAt: now }).where(eq(devices.id, deviceId));
 }

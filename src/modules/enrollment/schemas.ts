@@ -35,9 +35,19 @@ export const enrollBody = z.strictObject({
   agentVersion: z.string().max(64).optional(),
   siteId: z.uuid().optional(),
 });
-export const enrollResponse = z.object({ deviceId: z.uuid(), agentToken: z.string(), orgId: z.uuid(), siteId: z.uuid() });
+export const enrollResponse = z.object({
+  deviceId: z.uuid(),
+  agentToken: z.string(),
+  orgId: z.uuid(),
+  siteId: z.uuid(),
+});
 
-const software = z.strictObject({ name: z.string().min(1).max(512), version: z.string().max(128).optional(), publisher: z.string().max(512).optional(), installedAt: z.string().max(64).optional() });
+const software = z.strictObject({
+  name: z.string().min(1).max(512),
+  version: z.string().max(128).optional(),
+  publisher: z.string().max(512).optional(),
+  installedAt: z.string().max(64).optional(),
+});
 const patch = z.strictObject({
   id: z.string().min(1).max(128),
   title: z.string().max(1024).optional(),
@@ -46,7 +56,10 @@ const patch = z.strictObject({
   installedAt: z.string().max(64).optional(),
 });
 export const inventoryBody = z.strictObject({
-  hardware: z.record(z.string().max(128), z.union([z.string().max(2048), z.number(), z.boolean(), z.null()])).meta({ maxProperties: 200 }).refine((h) => Object.keys(h).length <= 200, 'at most 200 hardware fields'),
+  hardware: z
+    .record(z.string().max(128), z.union([z.string().max(2048), z.number(), z.boolean(), z.null()]))
+    .meta({ maxProperties: 200 })
+    .refine((h) => Object.keys(h).length <= 200, 'at most 200 hardware fields'),
   software: z.array(software).max(20_000),
   patches: z.array(patch).max(20_000),
 });

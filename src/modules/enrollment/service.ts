@@ -4,12 +4,24 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { personIdOf, type Principal } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { accessibleOrg, ENROLLMENT_KEY, findInScope, findSite, scopeOf, siteRestriction } from '../tenants/index.js';
-import { countKeyUse, deleteKeyRow, deviceIdByAgentToken, insertDevice, insertKey, keyByHash, listKeyRows, partnerOfOrg, replaceInventory, siteOfOrg, type KeyRow } from './repo.js';
+import {
+  countKeyUse,
+  deleteKeyRow,
+  deviceIdByAgentToken,
+  insertDevice,
+  insertKey,
+  keyByHash,
+  listKeyRows,
+  partnerOfOrg,
+  replaceInventory,
+  siteOfOrg,
+  type KeyRow,
+} from './repo.js';
 
 export const DEFAULT_KEY_TTL_MS = 60 * 60 * 1000;
 const actor = actorOf;
@@ -25,21 +37,54 @@ export const keyToJson = (k: KeyRow) => ({
   createdAt: k.createdAt.toISOString(),
 });
 
-export async function createKey(deps: Deps, p: Principal, input: { orgId: string; siteId?: string | null; name: string; maxUsage?: number; expiresAt?: string }, meta: AuditRequestMeta) {
+export async function createKey(
+  deps: Deps,
+  p: Principal,
+  input: { orgId: string; siteId?: string | null; name: string; maxUsage?: number; expiresAt?: string },
+  meta: AuditRequestMeta,
+) {
   const org = await accessibleOrg(deps.db, p, input.orgId);
   const now = deps.clock.now();
   if (input.siteId) {
     const site = await findSite(deps.db, p, input.siteId).catch(() => null);
-    if (!site || site.orgId !== org.id) throw new AppError('validation_failed', 'The site is not of this organization.', { details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] } });
+    if (!site || site.orgId !== org.id)
+      throw new AppError('validation_failed', 'The site is not of this organization.', {
+        details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] },
+      });
   } else if (siteRestriction(p)) {
-    throw new AppError('validation_failed', 'A site-restricted member must pin the key to one of its sites.', { details: { fieldErrors: { siteId: ['Required for site-restricted members'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'A site-restricted member must pin the key to one of its sites.', {
+      details: { fieldErrors: { siteId: ['Required for site-restricted members'] }, formErrors: [] },
+    });
   }
   const expiresAt = input.expiresAt ? new Date(input.expiresAt) : new Date(now.getTime() + DEFAULT_KEY_TTL_MS);
-  if (expiresAt <= now) throw new AppError('validation_failed', 'The expiry is in the past.', { details: { fieldErrors: { expiresAt: ['Must be in the future'] }, formErrors: [] } });
+  if (expiresAt <= now)
+    throw new AppError('validation_failed', 'The expiry is in the past.', {
+      details: { fieldErrors: { expiresAt: ['Must be in the future'] }, formErrors: [] },
+    });
   const key = `ghek_${randomToken(24)}`;
   return deps.db.transaction(async (tx) => {
-    const row = await insertKey(tx, { orgId: org.id, siteId: input.siteId ?? null, name: input.name, keyHash: sha256(key), maxUsage: input.maxUsage ?? 1, expiresAt, createdBy: personIdOf(p) });
-    await deps.audit.record(tx, { action: 'enrollment_key.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'enrollment_key', resourceId: row.id, details: { name: input.name, maxUsage: row.maxUsage, expiresAt: expiresAt.toISOString(), siteId: row.siteId } }, meta);
+    const row = await insertKey(tx, {
+      orgId: org.id,
+      siteId: input.siteId ?? null,
+      name: input.name,
+      keyHash: sha256(key),
+      maxUsage: input.maxUsage ?? 1,
+      expiresAt,
+      createdBy: personIdOf(p),
+    });
+    await deps.audit.record(
+      tx,
+      {
+        action: 'enrollment_key.create',
+        actor: actor(p),
+        partnerId: org.partnerId,
+        orgId: org.id,
+        resourceType: 'enrollment_key',
+        resourceId: row.id,
+        details: { name: input.name, maxUsage: row.maxUsage, expiresAt: expiresAt.toISOString(), siteId: row.siteId },
+      },
+      meta,
+    );
     return { ...keyToJson(row), key };
   });
 }
@@ -60,14 +105,33 @@ export async function deleteKey(deps: Deps, p: Principal, id: string, meta: Audi
   await deps.db.transaction(async (tx) => {
     const key = await findKey(tx, p, id);
     await deleteKeyRow(tx, id);
-    await deps.audit.record(tx, { action: 'enrollment_key.delete', actor: actor(p), partnerId: p.partnerId, orgId: key.orgId, resourceType: 'enrollment_key', resourceId: id, details: { name: key.name } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'enrollment_key.delete',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId: key.orgId,
+        resourceType: 'enrollment_key',
+        resourceId: id,
+        details: { name: key.name },
+      },
+      meta,
+    );
   });
 }
 
 /** Public: an agent trades a key for a device and an agent token. */
 export async function enroll(
   deps: Deps,
-  input: { enrollmentKey: string; hostname: string; osType: string; osVersion?: string; agentVersion?: string; siteId?: string },
+  input: {
+    enrollmentKey: string;
+    hostname: string;
+    osType: string;
+    osVersion?: string;
+    agentVersion?: string;
+    siteId?: string;
+  },
   meta: AuditRequestMeta,
 ) {
   const now = deps.clock.now();
@@ -105,7 +169,19 @@ export async function enroll(
     const partnerId = await partnerOfOrg(tx, key.orgId);
     await deps.audit.record(
       tx,
-      { action: 'agent.enroll', partnerId, orgId: key.orgId, resourceType: 'device', resourceId: device.id, details: { hostname: input.hostname, enrollmentKeyId: key.id, siteId, usage: `${key.usageCount}/${key.maxUsage}` } },
+      {
+        action: 'agent.enroll',
+        partnerId,
+        orgId: key.orgId,
+        resourceType: 'device',
+        resourceId: device.id,
+        details: {
+          hostname: input.hostname,
+          enrollmentKeyId: key.id,
+          siteId,
+          usage: `${key.usageCount}/${key.maxUsage}`,
+        },
+      },
       meta,
     );
     return { deviceId: device.id, agentToken, orgId: key.orgId, siteId };
@@ -113,7 +189,11 @@ export async function enroll(
 }
 
 /** The agent's report replaces the device's previous inventory and patch state. */
-export async function reportInventory(deps: Deps, agentToken: string | null, body: { hardware: Record<string, unknown>; software: unknown[]; patches: unknown[] }) {
+export async function reportInventory(
+  deps: Deps,
+  agentToken: string | null,
+  body: { hardware: Record<string, unknown>; software: unknown[]; patches: unknown[] },
+) {
   if (!agentToken) throw new AppError('invalid_agent_token');
   const now = deps.clock.now();
   const deviceId = await deviceIdByAgentToken(deps.db, sha256(agentToken));

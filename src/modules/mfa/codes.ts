@@ -11,7 +11,14 @@ export function newTotpSecret(): string {
 }
 
 export function totpFor(secretBase32: string, label = 'account'): TOTP {
-  return new TOTP({ issuer: ISSUER, label, algorithm: 'SHA1', digits: 6, period: TOTP_PERIOD, secret: Secret.fromBase32(secretBase32) });
+  return new TOTP({
+    issuer: ISSUER,
+    label,
+    algorithm: 'SHA1',
+    digits: 6,
+    period: TOTP_PERIOD,
+    secret: Secret.fromBase32(secretBase32),
+  });
 }
 
 /** The time step a code matches (current ± 1), or null. The caller refuses a step already used. */

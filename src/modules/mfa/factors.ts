@@ -9,13 +9,20 @@ import { hashRecoveryCode, matchTotp } from './codes.js';
 type UserRow = typeof users.$inferSelect;
 
 export const sealTotp = (box: SecretBox, userId: string, secret: string) => box.seal(secret, `totp:${userId}`);
-export const openTotp = (box: SecretBox, user: Pick<UserRow, 'id' | 'mfaSecret'>) => (user.mfaSecret ? box.open(user.mfaSecret, `totp:${user.id}`) : null);
+export const openTotp = (box: SecretBox, user: Pick<UserRow, 'id' | 'mfaSecret'>) =>
+  user.mfaSecret ? box.open(user.mfaSecret, `totp:${user.id}`) : null;
 
 /**
  * Accepts a TOTP code once: the step is recorded only if it is newer than the last one accepted,
  * so the same code (or an older one) cannot be replayed, even by two requests at once.
  */
-export async function acceptTotp(db: Executor, box: SecretBox, user: Pick<UserRow, 'id' | 'mfaSecret'>, code: string, nowMs: number): Promise<boolean> {
+export async function acceptTotp(
+  db: Executor,
+  box: SecretBox,
+  user: Pick<UserRow, 'id' | 'mfaSecret'>,
+  code: string,
+  nowMs: number,
+): Promise<boolean> {
   const secret = openTotp(box, user);
   if (!secret || !/^\d{6}$/.test(code)) return false;
   const step = matchTotp(secret, code, nowMs);
@@ -40,17 +47,29 @@ export async function consumeRecoveryCode(db: Executor, userId: string, code: st
 }
 
 export async function setRecoveryCodes(db: Executor, userId: string, codes: string[]): Promise<void> {
-  await db.update(users).set({ mfaRecoveryCodes: codes.map(hashRecoveryCode) }).where(eq(users.id, userId));
+  await db
+    .update(users)
+    .set({ mfaRecoveryCodes: codes.map(hashRecoveryCode) })
+    .where(eq(users.id, userId));
 }
 
 /** What remains after a factor is removed: the primary method falls back to another enrolled factor. */
-export async function recomputeFactors(db: Executor, userId: string, now: Date): Promise<{ mfaEnabled: boolean; mfaMethod: UserRow['mfaMethod'] }> {
+export async function recomputeFactors(
+  db: Executor,
+  userId: string,
+  now: Date,
+): Promise<{ mfaEnabled: boolean; mfaMethod: UserRow['mfaMethod'] }> {
   const [u] = await db.select().from(users).where(eq(users.id, userId));
   const [pk] = await db.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, userId)).limit(1);
-  const backed = { totp: Boolean(u?.mfaSecret), sms: Boolean(u?.phoneVerified && u.phoneNumber && u.mfaMethod === 'sms'), passkey: Boolean(pk) };
+  const backed = {
+    totp: Boolean(u?.mfaSecret),
+    sms: Boolean(u?.phoneVerified && u.phoneNumber && u.mfaMethod === 'sms'),
+    passkey: Boolean(pk),
+  };
   // The primary method stays what it was while its factor remains; only a removed primary falls back.
   const current = u?.mfaMethod ?? null;
-  const method: UserRow['mfaMethod'] = current && backed[current] ? current : backed.totp ? 'totp' : backed.passkey ? 'passkey' : null;
+  const method: UserRow['mfaMethod'] =
+    current && backed[current] ? current : backed.totp ? 'totp' : backed.passkey ? 'passkey' : null;
   const enabled = method !== null;
   await db
     .update(users)

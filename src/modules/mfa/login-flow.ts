@@ -22,7 +22,8 @@ export async function pendingLogin(deps: Pick<Deps, 'db' | 'clock'>, tempToken: 
   if (!flow?.userId) throw new AppError('invalid_temp_token');
   const [user] = await deps.db.select().from(users).where(eq(users.id, flow.userId));
   const data = flow.data as { context: SessionContext; credentialVersion: number };
-  if (!user || user.status !== 'active' || user.credentialVersion !== data.credentialVersion) throw new AppError('invalid_temp_token');
+  if (user?.status !== 'active' || user.credentialVersion !== data.credentialVersion)
+    throw new AppError('invalid_temp_token');
   return { flow, user, context: data.context };
 }
 
@@ -32,7 +33,12 @@ export async function takePendingLogin(tx: Executor, deps: Pick<Deps, 'clock'>, 
 }
 
 /** A refused second factor at sign-in is on the trail: a stolen password being tried against MFA shows. */
-export async function recordSecondFactorFailure(deps: Pick<Deps, 'db' | 'audit'>, pending: PendingLogin, details: { method: string; reason: string }, meta: AuditRequestMeta | null) {
+export async function recordSecondFactorFailure(
+  deps: Pick<Deps, 'db' | 'audit'>,
+  pending: PendingLogin,
+  details: { method: string; reason: string },
+  meta: AuditRequestMeta | null,
+) {
   await deps.db.transaction((tx) =>
     deps.audit.record(
       tx,
@@ -52,9 +58,19 @@ export async function recordSecondFactorFailure(deps: Pick<Deps, 'db' | 'audit'>
 }
 
 /** Counts a wrong code; after MAX_CODE_ATTEMPTS the tempToken is void and the user signs in again. */
-export async function failedAttempt(deps: Pick<Deps, 'db' | 'clock' | 'audit'>, pending: PendingLogin, tempToken: string, meta: AuditRequestMeta | null = null): Promise<never> {
+export async function failedAttempt(
+  deps: Pick<Deps, 'db' | 'clock' | 'audit'>,
+  pending: PendingLogin,
+  tempToken: string,
+  meta: AuditRequestMeta | null = null,
+): Promise<never> {
   const n = await countFlowAttempt(deps.db, pending.flow.id);
   if (n >= MAX_CODE_ATTEMPTS) await consumeFlow(deps.db, 'login_mfa', tempToken, deps.clock.now());
-  await recordSecondFactorFailure(deps, pending, { method: 'code', reason: n >= MAX_CODE_ATTEMPTS ? 'invalid_code_challenge_voided' : 'invalid_code' }, meta);
+  await recordSecondFactorFailure(
+    deps,
+    pending,
+    { method: 'code', reason: n >= MAX_CODE_ATTEMPTS ? 'invalid_code_challenge_voided' : 'invalid_code' },
+    meta,
+  );
   throw new AppError('invalid_mfa_code');
 }

@@ -10,7 +10,15 @@ import { authErrors, errors } from '../../http/schemas.js';
 import { sha256 } from '../../platform/crypto.js';
 import { REFRESH_COOKIE } from '../auth/cookies.js';
 import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
-import { deletePasskey, listPasskeys, loginOptions, registrationOptions, renamePasskey, verifyLoginPasskey, verifyRegistration } from '../passkeys/service.js';
+import {
+  deletePasskey,
+  listPasskeys,
+  loginOptions,
+  registrationOptions,
+  renamePasskey,
+  verifyLoginPasskey,
+  verifyRegistration,
+} from '../passkeys/service.js';
 import { idParam } from '../roles/index.js';
 import { sessionHoldsRefresh } from './repo.js';
 import {
@@ -53,63 +61,274 @@ export function mfaRoutes(deps: Deps) {
       if (!cookie) return false;
       return sessionHoldsRefresh(deps.db, principalOf(req).sessionId, sha256(cookie));
     };
-    const withCodes = async (reply: FastifyReply, out: Awaited<ReturnType<typeof confirmTotpSetup>>) => ({ ...(await respondWithTokens(deps, reply, out.issued)), recoveryCodes: out.recoveryCodes });
+    const withCodes = async (reply: FastifyReply, out: Awaited<ReturnType<typeof confirmTotpSetup>>) => ({
+      ...(await respondWithTokens(deps, reply, out.issued)),
+      recoveryCodes: out.recoveryCodes,
+    });
 
     // Sign-in: the second step, public with a tempToken.
-    r.post('/auth/mfa/verify', { onRequest: [enabled], schema: { tags, summary: 'Complete a sign-in (with tempToken) or confirm a pending TOTP setup (bearer)', security: [], body: verifyBody, response: { 200: z.union([tokensWithCodes, tokenResponse]), ...errors(400, 401, 429), ...authErrors } } },
+    r.post(
+      '/auth/mfa/verify',
+      {
+        onRequest: [enabled],
+        schema: {
+          tags,
+          summary: 'Complete a sign-in (with tempToken) or confirm a pending TOTP setup (bearer)',
+          security: [],
+          body: verifyBody,
+          response: { 200: z.union([tokensWithCodes, tokenResponse]), ...errors(400, 401, 429), ...authErrors },
+        },
+      },
       async (req, reply) => {
-        if (req.body.tempToken) return respondWithTokens(deps, reply, await verifyLoginCode(deps, req.body.tempToken, req.body.code, metaOf(req)));
+        if (req.body.tempToken)
+          return respondWithTokens(
+            deps,
+            reply,
+            await verifyLoginCode(deps, req.body.tempToken, req.body.code, metaOf(req)),
+          );
         await pending(req, reply);
         return withCodes(reply, await confirmTotpSetup(deps, principalOf(req), req.body.code, metaOf(req)));
-      });
+      },
+    );
 
-    r.post('/auth/mfa/sms/send', { onRequest: [enabled], schema: { tags, summary: 'Send the sign-in code by SMS', security: [], body: smsSendBody, response: { 200: z.object({ success: z.literal(true), phoneLast4: z.string() }), ...errors(400, 401, 429) } } },
-      async (req) => sendLoginSms(deps, req.body.tempToken));
+    r.post(
+      '/auth/mfa/sms/send',
+      {
+        onRequest: [enabled],
+        schema: {
+          tags,
+          summary: 'Send the sign-in code by SMS',
+          security: [],
+          body: smsSendBody,
+          response: { 200: z.object({ success: z.literal(true), phoneLast4: z.string() }), ...errors(400, 401, 429) },
+        },
+      },
+      async (req) => sendLoginSms(deps, req.body.tempToken),
+    );
 
-    r.post('/auth/mfa/passkey/options', { onRequest: [enabled], schema: { tags, summary: 'WebAuthn assertion options for a sign-in', security: [], body: tempTokenBody, response: { 200: options, ...errors(400, 401) } } },
-      async (req) => (await loginOptions(deps, req.body.tempToken)) as unknown as { options: Record<string, unknown> });
+    r.post(
+      '/auth/mfa/passkey/options',
+      {
+        onRequest: [enabled],
+        schema: {
+          tags,
+          summary: 'WebAuthn assertion options for a sign-in',
+          security: [],
+          body: tempTokenBody,
+          response: { 200: options, ...errors(400, 401) },
+        },
+      },
+      async (req) => (await loginOptions(deps, req.body.tempToken)) as unknown as { options: Record<string, unknown> },
+    );
 
-    r.post('/auth/mfa/passkey/verify', { onRequest: [enabled], schema: { tags, summary: 'Complete a sign-in with a passkey', security: [], body: passkeyVerifyBody, response: { 200: tokenResponse, ...errors(400, 401, 429) } } },
-      async (req, reply) => respondWithTokens(deps, reply, await verifyLoginPasskey(deps, req.body.tempToken, req.body.credential as never, metaOf(req))));
+    r.post(
+      '/auth/mfa/passkey/verify',
+      {
+        onRequest: [enabled],
+        schema: {
+          tags,
+          summary: 'Complete a sign-in with a passkey',
+          security: [],
+          body: passkeyVerifyBody,
+          response: { 200: tokenResponse, ...errors(400, 401, 429) },
+        },
+      },
+      async (req, reply) =>
+        respondWithTokens(
+          deps,
+          reply,
+          await verifyLoginPasskey(deps, req.body.tempToken, req.body.credential as never, metaOf(req)),
+        ),
+    );
 
     // Enrolment and management of the caller's own factors (reachable while Force MFA holds the account).
-    r.post('/auth/mfa/setup', { onRequest: [enabled, pending], schema: { tags, summary: 'Begin TOTP setup (valid 10 minutes)', response: { 200: setupResponse, ...errors(409), ...authErrors } } },
-      async (req) => startTotpSetup(deps, principalOf(req)));
+    r.post(
+      '/auth/mfa/setup',
+      {
+        onRequest: [enabled, pending],
+        schema: {
+          tags,
+          summary: 'Begin TOTP setup (valid 10 minutes)',
+          response: { 200: setupResponse, ...errors(409), ...authErrors },
+        },
+      },
+      async (req) => startTotpSetup(deps, principalOf(req)),
+    );
 
-    r.post('/auth/mfa/enable', { onRequest: [enabled, pending], schema: { tags, summary: 'Confirm TOTP setup with a code', body: enableBody, response: { 200: tokensWithCodes, ...errors(400, 401, 429), ...authErrors } } },
-      async (req, reply) => withCodes(reply, await confirmTotpSetup(deps, principalOf(req), req.body.code, metaOf(req))));
+    r.post(
+      '/auth/mfa/enable',
+      {
+        onRequest: [enabled, pending],
+        schema: {
+          tags,
+          summary: 'Confirm TOTP setup with a code',
+          body: enableBody,
+          response: { 200: tokensWithCodes, ...errors(400, 401, 429), ...authErrors },
+        },
+      },
+      async (req, reply) =>
+        withCodes(reply, await confirmTotpSetup(deps, principalOf(req), req.body.code, metaOf(req))),
+    );
 
-    r.post('/auth/mfa/disable', { onRequest: [enabled, auth], schema: { tags, summary: 'Turn MFA off (password and a current code)', body: disableBody, response: { 200: tokenResponse, ...errors(400, 401, 409, 429), ...authErrors } } },
-      async (req, reply) => respondWithTokens(deps, reply, await disableMfa(deps, principalOf(req), req.body, await sessionBound(req), metaOf(req))));
+    r.post(
+      '/auth/mfa/disable',
+      {
+        onRequest: [enabled, auth],
+        schema: {
+          tags,
+          summary: 'Turn MFA off (password and a current code)',
+          body: disableBody,
+          response: { 200: tokenResponse, ...errors(400, 401, 409, 429), ...authErrors },
+        },
+      },
+      async (req, reply) =>
+        respondWithTokens(
+          deps,
+          reply,
+          await disableMfa(deps, principalOf(req), req.body, await sessionBound(req), metaOf(req)),
+        ),
+    );
 
-    r.post('/auth/mfa/recovery-codes', { onRequest: [enabled, auth, requireMfa()], schema: { tags, summary: 'Replace every recovery code', response: { 200: recoveryCodesResponse, ...errors(409), ...authErrors } } },
-      async (req) => ({ recoveryCodes: await rotateRecoveryCodes(deps, principalOf(req), metaOf(req)) }));
+    r.post(
+      '/auth/mfa/recovery-codes',
+      {
+        onRequest: [enabled, auth, requireMfa()],
+        schema: {
+          tags,
+          summary: 'Replace every recovery code',
+          response: { 200: recoveryCodesResponse, ...errors(409), ...authErrors },
+        },
+      },
+      async (req) => ({ recoveryCodes: await rotateRecoveryCodes(deps, principalOf(req), metaOf(req)) }),
+    );
 
-    r.post('/auth/phone/verify', { onRequest: [enabled, pending], schema: { tags, summary: 'Send a verification code to a phone (E.164)', body: phoneVerifyBody, response: { 200: z.object({ success: z.literal(true), phoneLast4: z.string() }), ...errors(400, 429), ...authErrors } } },
-      async (req) => startPhoneVerification(deps, principalOf(req), req.body.phoneNumber));
+    r.post(
+      '/auth/phone/verify',
+      {
+        onRequest: [enabled, pending],
+        schema: {
+          tags,
+          summary: 'Send a verification code to a phone (E.164)',
+          body: phoneVerifyBody,
+          response: {
+            200: z.object({ success: z.literal(true), phoneLast4: z.string() }),
+            ...errors(400, 429),
+            ...authErrors,
+          },
+        },
+      },
+      async (req) => startPhoneVerification(deps, principalOf(req), req.body.phoneNumber),
+    );
 
-    r.post('/auth/phone/confirm', { onRequest: [enabled, pending], schema: { tags, summary: 'Confirm the phone with the code', body: phoneConfirmBody, response: { 200: z.object({ success: z.literal(true), phoneVerified: z.boolean(), phoneLast4: z.string() }), ...errors(400, 401, 429), ...authErrors } } },
-      async (req) => confirmPhone(deps, principalOf(req), req.body.code, metaOf(req)));
+    r.post(
+      '/auth/phone/confirm',
+      {
+        onRequest: [enabled, pending],
+        schema: {
+          tags,
+          summary: 'Confirm the phone with the code',
+          body: phoneConfirmBody,
+          response: {
+            200: z.object({ success: z.literal(true), phoneVerified: z.boolean(), phoneLast4: z.string() }),
+            ...errors(400, 401, 429),
+            ...authErrors,
+          },
+        },
+      },
+      async (req) => confirmPhone(deps, principalOf(req), req.body.code, metaOf(req)),
+    );
 
-    r.post('/auth/mfa/sms/enable', { onRequest: [enabled, pending], schema: { tags, summary: 'Enable SMS as the second factor', response: { 200: tokensWithCodes, ...errors(400), ...authErrors } } },
-      async (req, reply) => withCodes(reply, await enableSmsMfa(deps, principalOf(req), metaOf(req))));
+    r.post(
+      '/auth/mfa/sms/enable',
+      {
+        onRequest: [enabled, pending],
+        schema: {
+          tags,
+          summary: 'Enable SMS as the second factor',
+          response: { 200: tokensWithCodes, ...errors(400), ...authErrors },
+        },
+      },
+      async (req, reply) => withCodes(reply, await enableSmsMfa(deps, principalOf(req), metaOf(req))),
+    );
 
-    r.post('/auth/passkeys/register/options', { onRequest: [enabled, pending], schema: { tags: ['passkeys'], summary: 'Begin passkey registration (re-checks the password)', body: registerOptionsBody, response: { 200: options, ...errors(400, 429), ...authErrors } } },
-      async (req) => (await registrationOptions(deps, principalOf(req), req.body)) as unknown as { options: Record<string, unknown> });
+    r.post(
+      '/auth/passkeys/register/options',
+      {
+        onRequest: [enabled, pending],
+        schema: {
+          tags: ['passkeys'],
+          summary: 'Begin passkey registration (re-checks the password)',
+          body: registerOptionsBody,
+          response: { 200: options, ...errors(400, 429), ...authErrors },
+        },
+      },
+      async (req) =>
+        (await registrationOptions(deps, principalOf(req), req.body)) as unknown as {
+          options: Record<string, unknown>;
+        },
+    );
 
-    r.post('/auth/passkeys/register/verify', { onRequest: [enabled, pending], schema: { tags: ['passkeys'], summary: 'Store the passkey and turn MFA on', body: registerVerifyBody, response: { 201: z.object({ passkey: passkeyJsonSchema }), ...errors(400, 409), ...authErrors } } },
-      async (req, reply) => reply.code(201).send(await verifyRegistration(deps, principalOf(req), req.body.credential as never, metaOf(req))));
+    r.post(
+      '/auth/passkeys/register/verify',
+      {
+        onRequest: [enabled, pending],
+        schema: {
+          tags: ['passkeys'],
+          summary: 'Store the passkey and turn MFA on',
+          body: registerVerifyBody,
+          response: { 201: z.object({ passkey: passkeyJsonSchema }), ...errors(400, 409), ...authErrors },
+        },
+      },
+      async (req, reply) =>
+        reply
+          .code(201)
+          .send(await verifyRegistration(deps, principalOf(req), req.body.credential as never, metaOf(req))),
+    );
 
-    r.get('/auth/passkeys', { onRequest: [enabled, pending], schema: { tags: ['passkeys'], summary: 'Your passkeys', response: { 200: z.object({ data: z.array(passkeyJsonSchema) }), ...authErrors } } },
-      async (req) => listPasskeys(deps, principalOf(req)));
+    r.get(
+      '/auth/passkeys',
+      {
+        onRequest: [enabled, pending],
+        schema: {
+          tags: ['passkeys'],
+          summary: 'Your passkeys',
+          response: { 200: z.object({ data: z.array(passkeyJsonSchema) }), ...authErrors },
+        },
+      },
+      async (req) => listPasskeys(deps, principalOf(req)),
+    );
 
-    r.patch('/auth/passkeys/:id', { onRequest: [enabled, pending], schema: { tags: ['passkeys'], summary: 'Rename a passkey', params: idParam, body: renameBody, response: { 200: z.object({ passkey: passkeyJsonSchema }), ...errors(400, 404), ...authErrors } } },
-      async (req) => renamePasskey(deps, principalOf(req), req.params.id, req.body.name));
+    r.patch(
+      '/auth/passkeys/:id',
+      {
+        onRequest: [enabled, pending],
+        schema: {
+          tags: ['passkeys'],
+          summary: 'Rename a passkey',
+          params: idParam,
+          body: renameBody,
+          response: { 200: z.object({ passkey: passkeyJsonSchema }), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => renamePasskey(deps, principalOf(req), req.params.id, req.body.name),
+    );
 
-    r.delete('/auth/passkeys/:id', { onRequest: [enabled, pending], schema: { tags: ['passkeys'], summary: 'Delete a passkey (current password)', params: idParam, body: deletePasskeyBody, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404, 429), ...authErrors } } },
+    r.delete(
+      '/auth/passkeys/:id',
+      {
+        onRequest: [enabled, pending],
+        schema: {
+          tags: ['passkeys'],
+          summary: 'Delete a passkey (current password)',
+          params: idParam,
+          body: deletePasskeyBody,
+          response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404, 429), ...authErrors },
+        },
+      },
       async (req) => {
         await deletePasskey(deps, principalOf(req), req.params.id, req.body.currentPassword, metaOf(req));
         return { success: true as const };
-      });
+      },
+    );
   };
 }

@@ -36,7 +36,10 @@ export async function startTotpSetup(deps: Deps, p: Principal) {
     await createFlow(tx, {
       kind: 'mfa_setup',
       userId: user.id,
-      data: { secret: deps.box.seal(secret, `totp-setup:${user.id}`), recoveryCodes: deps.box.seal(JSON.stringify(recoveryCodes), `recovery-setup:${user.id}`) },
+      data: {
+        secret: deps.box.seal(secret, `totp-setup:${user.id}`),
+        recoveryCodes: deps.box.seal(JSON.stringify(recoveryCodes), `recovery-setup:${user.id}`),
+      },
       ttlMs: SETUP_TTL_MS,
       now,
     });
@@ -49,13 +52,25 @@ export async function startTotpSetup(deps: Deps, p: Principal) {
  * Confirms the pending setup with a code from the app: the factor becomes the account's, every other session
  * ends, and the caller's session is replaced by one that counts as MFA-verified.
  */
-export async function confirmTotpSetup(deps: Deps, p: Principal, code: string, meta: AuditRequestMeta): Promise<{ issued: IssuedSession; recoveryCodes: string[] }> {
+export async function confirmTotpSetup(
+  deps: Deps,
+  p: Principal,
+  code: string,
+  meta: AuditRequestMeta,
+): Promise<{ issued: IssuedSession; recoveryCodes: string[] }> {
   await deps.limits.enforce('mfaVerify', p.userId);
   const now = deps.clock.now();
   const [pending] = await deps.db
     .select()
     .from(authFlows)
-    .where(and(eq(authFlows.userId, p.userId), eq(authFlows.kind, 'mfa_setup'), isNull(authFlows.consumedAt), gt(authFlows.expiresAt, now)))
+    .where(
+      and(
+        eq(authFlows.userId, p.userId),
+        eq(authFlows.kind, 'mfa_setup'),
+        isNull(authFlows.consumedAt),
+        gt(authFlows.expiresAt, now),
+      ),
+    )
     .orderBy(desc(authFlows.createdAt))
     .limit(1);
   if (!pending) throw new AppError('invalid_mfa_setup');
@@ -85,7 +100,19 @@ export async function confirmTotpSetup(deps: Deps, p: Principal, code: string, m
       .where(eq(users.id, p.userId));
     await setRecoveryCodes(tx, p.userId, recoveryCodes);
     await revokeUserSessions(deps, tx, p.userId, 'mfa_enabled', p.sessionId);
-    await deps.audit.record(tx, { action: 'auth.mfa.setup', actor: actor(p), partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { method: 'totp' } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.mfa.setup',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'user',
+        resourceId: p.userId,
+        details: { method: 'totp' },
+      },
+      meta,
+    );
     const s = await rotateCallerSession(deps, tx, p, true);
     return { userId: p.userId, sessionId: s.sessionId, accessToken: s.accessToken, refreshToken: s.refreshToken };
   });
@@ -99,7 +126,18 @@ export async function rotateRecoveryCodes(deps: Deps, p: Principal, meta: AuditR
     const [user] = await tx.select({ mfaEnabled: users.mfaEnabled }).from(users).where(eq(users.id, p.userId));
     if (!user?.mfaEnabled) throw new AppError('conflict', 'MFA is not enabled.');
     await setRecoveryCodes(tx, p.userId, codes);
-    await deps.audit.record(tx, { action: 'auth.mfa.recovery_codes.rotate', actor: actor(p), partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.mfa.recovery_codes.rotate',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'user',
+        resourceId: p.userId,
+      },
+      meta,
+    );
   });
   return codes;
 }
@@ -108,23 +146,43 @@ export async function rotateRecoveryCodes(deps: Deps, p: Principal, meta: AuditR
  * Spec 5.4: password and a current code; clears every factor, revokes every other session and replaces the
  * calling one. Refused when a policy requires MFA (403) or when no refresh cookie can carry the new session (428).
  */
-export async function disableMfa(deps: Deps, p: Principal, input: { currentPassword: string; code: string }, hasRefreshCookie: boolean, meta: AuditRequestMeta): Promise<IssuedSession> {
+export async function disableMfa(
+  deps: Deps,
+  p: Principal,
+  input: { currentPassword: string; code: string },
+  hasRefreshCookie: boolean,
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
   if (p.security.requireMfa) throw new AppError('org_requires_mfa');
   if (!hasRefreshCookie) throw new AppError('session_binding_required');
   await deps.limits.enforce('passwordRecheck', p.userId);
   const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
   if (!user?.mfaEnabled) throw new AppError('conflict', 'MFA is not enabled.');
-  if (!(await verifyPassword(user.passwordHash, input.currentPassword))) throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);
+  if (!(await verifyPassword(user.passwordHash, input.currentPassword)))
+    throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);
   await deps.limits.enforce('mfaVerify', p.userId);
   const now = deps.clock.now();
-  const codeOk = (await acceptTotp(deps.db, deps.box, user, input.code, now.getTime())) || (await consumeRecoveryCode(deps.db, user.id, input.code));
+  const codeOk =
+    (await acceptTotp(deps.db, deps.box, user, input.code, now.getTime())) ||
+    (await consumeRecoveryCode(deps.db, user.id, input.code));
   if (!codeOk) throw new AppError('invalid_mfa_code');
   return deps.db.transaction(async (tx) => {
     await clearAllFactors(tx, p.userId, now);
     await revokeUserSessions(deps, tx, p.userId, 'mfa_disabled', p.sessionId);
-    await deps.audit.record(tx, { action: 'auth.mfa.disable', actor: actor(p), partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { previousMethod: user.mfaMethod } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.mfa.disable',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'user',
+        resourceId: p.userId,
+        details: { previousMethod: user.mfaMethod },
+      },
+      meta,
+    );
     const s = await rotateCallerSession(deps, tx, p, false);
     return { userId: p.userId, sessionId: s.sessionId, accessToken: s.accessToken, refreshToken: s.refreshToken };
   });
 }
-

@@ -26,19 +26,31 @@ export async function normalisePhone(input: string, field = 'phoneNumber'): Prom
   // The full metadata (~10 MB, ~0.1 s) is loaded with the first phone number, not at start.
   const { parsePhoneNumberFromString } = await import('libphonenumber-js/max');
   const parsed = parsePhoneNumberFromString(input);
-  if (!parsed || !parsed.isValid() || parsed.number !== input.replace(/[\s()-]/g, '')) {
+  if (!parsed?.isValid() || parsed.number !== input.replace(/[\s()-]/g, '')) {
     const reason = 'Not a valid E.164 phone number (+ and country code, assigned in its numbering plan)';
-    throw new AppError('validation_failed', 'The phone number is not a valid E.164 number.', { details: { fieldErrors: { [field]: [reason] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'The phone number is not a valid E.164 number.', {
+      details: { fieldErrors: { [field]: [reason] }, formErrors: [] },
+    });
   }
   return parsed.number;
 }
 
-async function sendCode(deps: Deps, tx: Executor, input: { kind: 'phone_verify' | 'sms_login'; userId: string; phone: string; purpose: string; ttlMs: number }) {
+async function sendCode(
+  deps: Deps,
+  tx: Executor,
+  input: { kind: 'phone_verify' | 'sms_login'; userId: string; phone: string; purpose: string; ttlMs: number },
+) {
   const code = newSmsCode();
   const salt = randomSalt();
   const now = deps.clock.now();
   await voidFlows(tx, input.userId, input.kind, now);
-  await createFlow(tx, { kind: input.kind, userId: input.userId, data: { phone: input.phone, salt, codeHash: hashSmsCode(salt, code), purpose: input.purpose }, ttlMs: input.ttlMs, now });
+  await createFlow(tx, {
+    kind: input.kind,
+    userId: input.userId,
+    data: { phone: input.phone, salt, codeHash: hashSmsCode(salt, code), purpose: input.purpose },
+    ttlMs: input.ttlMs,
+    now,
+  });
   return code;
 }
 
@@ -46,29 +58,55 @@ async function sendCode(deps: Deps, tx: Executor, input: { kind: 'phone_verify' 
  * Checks a code against the user's live flow of that kind, consuming it if right. With `countWrong`, wrong codes
  * count and five void the flow; without it (inside a sign-in transaction) the caller counts the failure itself.
  */
-async function checkCode(deps: Deps, db: Executor, kind: 'phone_verify' | 'sms_login', userId: string, code: string, purpose: string, countWrong = true) {
+async function checkCode(
+  deps: Deps,
+  db: Executor,
+  kind: 'phone_verify' | 'sms_login',
+  userId: string,
+  code: string,
+  purpose: string,
+  countWrong = true,
+) {
   const now = deps.clock.now();
   const [flow] = await db
     .select()
     .from(authFlows)
-    .where(and(eq(authFlows.userId, userId), eq(authFlows.kind, kind), isNull(authFlows.consumedAt), gt(authFlows.expiresAt, now)))
+    .where(
+      and(
+        eq(authFlows.userId, userId),
+        eq(authFlows.kind, kind),
+        isNull(authFlows.consumedAt),
+        gt(authFlows.expiresAt, now),
+      ),
+    )
     .orderBy(desc(authFlows.createdAt))
     .limit(1);
   const data = flow?.data as { phone: string; salt: string; codeHash: string; purpose: string } | undefined;
   if (!flow || !data || data.purpose !== purpose) return null;
   if (hashSmsCode(data.salt, code) !== data.codeHash) {
-    if (countWrong && (await countFlowAttempt(db, flow.id)) >= MAX_CODE_ATTEMPTS) await db.update(authFlows).set({ consumedAt: now }).where(eq(authFlows.id, flow.id));
+    if (countWrong && (await countFlowAttempt(db, flow.id)) >= MAX_CODE_ATTEMPTS)
+      await db.update(authFlows).set({ consumedAt: now }).where(eq(authFlows.id, flow.id));
     return null;
   }
-  const taken = await db.update(authFlows).set({ consumedAt: now }).where(and(eq(authFlows.id, flow.id), isNull(authFlows.consumedAt))).returning({ id: authFlows.id });
+  const taken = await db
+    .update(authFlows)
+    .set({ consumedAt: now })
+    .where(and(eq(authFlows.id, flow.id), isNull(authFlows.consumedAt)))
+    .returning({ id: authFlows.id });
   return taken.length ? data.phone : null;
 }
 
-export async function startPhoneVerification(deps: Deps, p: Principal, phoneNumber: string): Promise<{ success: true; phoneLast4: string }> {
+export async function startPhoneVerification(
+  deps: Deps,
+  p: Principal,
+  phoneNumber: string,
+): Promise<{ success: true; phoneLast4: string }> {
   const phone = await normalisePhone(phoneNumber);
   await deps.limits.enforce('phoneVerify', `phone:${phone}`);
   await deps.limits.enforce('phoneVerify', `user:${p.userId}`);
-  const code = await deps.db.transaction((tx) => sendCode(deps, tx, { kind: 'phone_verify', userId: p.userId, phone, purpose: 'verify', ttlMs: CODE_TTL_MS }));
+  const code = await deps.db.transaction((tx) =>
+    sendCode(deps, tx, { kind: 'phone_verify', userId: p.userId, phone, purpose: 'verify', ttlMs: CODE_TTL_MS }),
+  );
   await deps.sms.send(phone, `Your Gatehouse verification code is ${code}. It expires in 10 minutes.`);
   return { success: true, phoneLast4: phone.slice(-4) };
 }
@@ -80,13 +118,37 @@ export async function confirmPhone(deps: Deps, p: Principal, code: string, meta:
   await deps.db.transaction(async (tx) => {
     const [before] = await tx.select({ method: users.mfaMethod }).from(users).where(eq(users.id, p.userId));
     // A new number replaces the SMS factor's target; the factor itself stays on only if it was on.
-    await tx.update(users).set({ phoneNumber: phone, phoneVerified: true, credentialVersion: sql`${users.credentialVersion} + 1`, updatedAt: deps.clock.now() }).where(eq(users.id, p.userId));
-    await deps.audit.record(tx, { action: 'auth.phone.verify', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { phoneLast4: phone.slice(-4), smsFactor: before?.method === 'sms' } }, meta);
+    await tx
+      .update(users)
+      .set({
+        phoneNumber: phone,
+        phoneVerified: true,
+        credentialVersion: sql`${users.credentialVersion} + 1`,
+        updatedAt: deps.clock.now(),
+      })
+      .where(eq(users.id, p.userId));
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.phone.verify',
+        actor: { userId: p.userId, email: p.email },
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'user',
+        resourceId: p.userId,
+        details: { phoneLast4: phone.slice(-4), smsFactor: before?.method === 'sms' },
+      },
+      meta,
+    );
   });
   return { success: true as const, phoneVerified: true, phoneLast4: phone.slice(-4) };
 }
 
-export async function enableSmsMfa(deps: Deps, p: Principal, meta: AuditRequestMeta): Promise<{ issued: IssuedSession; recoveryCodes: string[] }> {
+export async function enableSmsMfa(
+  deps: Deps,
+  p: Principal,
+  meta: AuditRequestMeta,
+): Promise<{ issued: IssuedSession; recoveryCodes: string[] }> {
   assertMethodAllowed(p, 'sms');
   const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
   if (!user?.phoneVerified || !user.phoneNumber) throw new AppError('phone_not_verified');
@@ -96,11 +158,28 @@ export async function enableSmsMfa(deps: Deps, p: Principal, meta: AuditRequestM
     await tx
       .update(users)
       // Enabling SMS makes it the method offered at sign-in (an enrolled app still accepts its codes).
-      .set({ mfaEnabled: true, mfaMethod: 'sms', credentialVersion: sql`${users.credentialVersion} + 1`, updatedAt: now })
+      .set({
+        mfaEnabled: true,
+        mfaMethod: 'sms',
+        credentialVersion: sql`${users.credentialVersion} + 1`,
+        updatedAt: now,
+      })
       .where(eq(users.id, p.userId));
     await setRecoveryCodes(tx, p.userId, recoveryCodes);
     await revokeUserSessions(deps, tx, p.userId, 'mfa_enabled', p.sessionId);
-    await deps.audit.record(tx, { action: 'auth.mfa.setup', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { method: 'sms' } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.mfa.setup',
+        actor: { userId: p.userId, email: p.email },
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'user',
+        resourceId: p.userId,
+        details: { method: 'sms' },
+      },
+      meta,
+    );
     const s = await rotateCallerSession(deps, tx, p, true);
     return { userId: p.userId, sessionId: s.sessionId, accessToken: s.accessToken, refreshToken: s.refreshToken };
   });
@@ -108,8 +187,12 @@ export async function enableSmsMfa(deps: Deps, p: Principal, meta: AuditRequestM
 }
 
 async function smsAllowedFor(db: Executor, ctx: { partnerId: string | null; orgId: string | null }): Promise<boolean> {
-  const [p] = ctx.partnerId ? await db.select({ settings: partners.settings }).from(partners).where(eq(partners.id, ctx.partnerId)) : [];
-  const [o] = ctx.orgId ? await db.select({ settings: organizations.settings }).from(organizations).where(eq(organizations.id, ctx.orgId)) : [];
+  const [p] = ctx.partnerId
+    ? await db.select({ settings: partners.settings }).from(partners).where(eq(partners.id, ctx.partnerId))
+    : [];
+  const [o] = ctx.orgId
+    ? await db.select({ settings: organizations.settings }).from(organizations).where(eq(organizations.id, ctx.orgId))
+    : [];
   return effectiveSecurity(p?.settings, o?.settings).allowedMfaMethods.sms;
 }
 
@@ -122,12 +205,15 @@ async function textOneTimeCode(
   user: typeof users.$inferSelect,
   o: { allowed: () => boolean | Promise<boolean>; limitKey: string; purpose: string; text: (code: string) => string },
 ): Promise<{ success: true; phoneLast4: string }> {
-  if (!user.phoneVerified || !user.phoneNumber || user.mfaMethod !== 'sms') throw new AppError('phone_not_verified', 'This account has no SMS factor.');
+  if (!user.phoneVerified || !user.phoneNumber || user.mfaMethod !== 'sms')
+    throw new AppError('phone_not_verified', 'This account has no SMS factor.');
   if (!(await o.allowed())) throw new AppError('sms_not_allowed');
   const phone = user.phoneNumber;
   await deps.limits.enforce('smsSend', o.limitKey);
   await deps.limits.enforce('smsSend', `phone:${phone}`);
-  const code = await deps.db.transaction((tx) => sendCode(deps, tx, { kind: 'sms_login', userId: user.id, phone, purpose: o.purpose, ttlMs: LOGIN_CODE_TTL_MS }));
+  const code = await deps.db.transaction((tx) =>
+    sendCode(deps, tx, { kind: 'sms_login', userId: user.id, phone, purpose: o.purpose, ttlMs: LOGIN_CODE_TTL_MS }),
+  );
   await deps.sms.send(phone, o.text(code));
   return { success: true, phoneLast4: phone.slice(-4) };
 }

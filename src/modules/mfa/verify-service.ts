@@ -23,7 +23,12 @@ async function spendFactor(deps: Deps, tx: Executor, pending: PendingLogin, code
   return null;
 }
 
-export async function verifyLoginCode(deps: Deps, tempToken: string, code: string, meta: AuditRequestMeta): Promise<IssuedSession> {
+export async function verifyLoginCode(
+  deps: Deps,
+  tempToken: string,
+  code: string,
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
   const pending = await pendingLogin(deps, tempToken);
   const { user } = pending;
   await deps.limits.enforce('mfaVerify', user.id);

@@ -12,7 +12,20 @@ export function opsRoutes(deps: Deps, metrics: Metrics) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const tags = ['operations'];
-    r.get('/healthz', { schema: { tags, operationId: 'getHealth', summary: 'Liveness probe', description: 'Answers while the process runs; touches neither the database nor the store.', security: [], response: { 200: z.object({ status: z.literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
+    r.get(
+      '/healthz',
+      {
+        schema: {
+          tags,
+          operationId: 'getHealth',
+          summary: 'Liveness probe',
+          description: 'Answers while the process runs; touches neither the database nor the store.',
+          security: [],
+          response: { 200: z.object({ status: z.literal('ok') }) },
+        },
+      },
+      async () => ({ status: 'ok' as const }),
+    );
 
     r.get(
       '/readyz',
@@ -21,9 +34,13 @@ export function opsRoutes(deps: Deps, metrics: Metrics) {
           tags,
           operationId: 'getReadiness',
           summary: 'Readiness probe',
-          description: 'Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`.',
+          description:
+            'Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`.',
           security: [],
-          response: { 200: z.object({ status: z.literal('ready'), database: z.enum(['pglite', 'postgres']), store: z.string() }), 503: errorEnvelope },
+          response: {
+            200: z.object({ status: z.literal('ready'), database: z.enum(['pglite', 'postgres']), store: z.string() }),
+            503: errorEnvelope,
+          },
         },
       },
       async () => {
@@ -41,10 +58,34 @@ export function opsRoutes(deps: Deps, metrics: Metrics) {
       },
     );
 
-    const metricsText = { description: 'Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: z.string().meta({ examples: ['# HELP http_requests_total Requests\n# TYPE http_requests_total counter\n'] }) } } };
-    r.get('/metrics', { schema: { tags, operationId: 'getMetrics', summary: 'Prometheus metrics', description: 'For the scraper; public like the probes, so bind it to a private network or filter it at the proxy.', security: [], produces: ['text/plain'], response: { 200: metricsText } } }, async (_req, reply) => {
-      reply.header('content-type', metrics.registry.contentType);
-      return metrics.registry.metrics();
-    });
+    const metricsText = {
+      description: 'Prometheus text exposition format 0.0.4.',
+      content: {
+        'text/plain': {
+          schema: z
+            .string()
+            .meta({ examples: ['# HELP http_requests_total Requests\n# TYPE http_requests_total counter\n'] }),
+        },
+      },
+    };
+    r.get(
+      '/metrics',
+      {
+        schema: {
+          tags,
+          operationId: 'getMetrics',
+          summary: 'Prometheus metrics',
+          description:
+            'For the scraper; public like the probes, so bind it to a private network or filter it at the proxy.',
+          security: [],
+          produces: ['text/plain'],
+          response: { 200: metricsText },
+        },
+      },
+      async (_req, reply) => {
+        reply.header('content-type', metrics.registry.contentType);
+        return metrics.registry.metrics();
+      },
+    );
   };
 }

@@ -23,11 +23,16 @@ const requiresUserVerification = (purpose: AssertionPurpose) => purpose !== 'web
 type FlowRow = NonNullable<Awaited<ReturnType<typeof consumeFlow>>>;
 type PasskeyRow = typeof passkeys.$inferSelect;
 
-export const relyingParty = (deps: Pick<Deps, 'config'>) => ({ rpID: new URL(deps.config.publicUrl).hostname, origin: deps.config.appUrl });
+export const relyingParty = (deps: Pick<Deps, 'config'>) => ({
+  rpID: new URL(deps.config.publicUrl).hostname,
+  origin: deps.config.appUrl,
+});
 
 export function challengeOf(clientDataJSON: unknown): string | null {
   try {
-    const parsed = JSON.parse(Buffer.from(String(clientDataJSON), 'base64url').toString('utf8')) as { challenge?: unknown };
+    const parsed = JSON.parse(Buffer.from(String(clientDataJSON), 'base64url').toString('utf8')) as {
+      challenge?: unknown;
+    };
     return typeof parsed.challenge === 'string' ? parsed.challenge : null;
   } catch {
     return null;
@@ -35,7 +40,12 @@ export function challengeOf(clientDataJSON: unknown): string | null {
 }
 
 /** Options for navigator.credentials.get(); for passwordless sign-in allowCredentials is empty (autofill). */
-export async function assertionOptions(deps: Deps, purpose: AssertionPurpose, userId: string | null, data: Record<string, unknown> = {}) {
+export async function assertionOptions(
+  deps: Deps,
+  purpose: AssertionPurpose,
+  userId: string | null,
+  data: Record<string, unknown> = {},
+) {
   const keys = userId ? await deps.db.select().from(passkeys).where(eq(passkeys.userId, userId)) : [];
   if (userId && keys.length === 0) throw new AppError('invalid_challenge', 'This account has no passkey.');
   const { generateAuthenticationOptions } = await import('@simplewebauthn/server');
@@ -45,7 +55,14 @@ export async function assertionOptions(deps: Deps, purpose: AssertionPurpose, us
     userVerification: requiresUserVerification(purpose) ? 'required' : 'preferred',
     timeout: ASSERTION_TTL_MS,
   });
-  await createFlow(deps.db, { kind: purpose, userId, data: { ...data, challenge: options.challenge }, ttlMs: ASSERTION_TTL_MS, now: deps.clock.now(), token: `${purpose}:${options.challenge}` });
+  await createFlow(deps.db, {
+    kind: purpose,
+    userId,
+    data: { ...data, challenge: options.challenge },
+    ttlMs: ASSERTION_TTL_MS,
+    now: deps.clock.now(),
+    token: `${purpose}:${options.challenge}`,
+  });
   return { options };
 }
 
@@ -68,7 +85,8 @@ export async function verifyAssertion(
 ): Promise<VerifiedAssertion> {
   const challenge = challengeOf(credential.response?.clientDataJSON);
   const flow = challenge ? await consumeFlow(deps.db, purpose, `${purpose}:${challenge}`, deps.clock.now()) : null;
-  if (!flow || (userId !== null && flow.userId !== userId) || !flowMatches(flow)) throw new AppError('invalid_challenge');
+  if (!flow || (userId !== null && flow.userId !== userId) || !flowMatches(flow))
+    throw new AppError('invalid_challenge');
   const [key] = await deps.db
     .select()
     .from(passkeys)
@@ -82,21 +100,30 @@ export async function verifyAssertion(
   }
   const { rpID, origin } = relyingParty(deps);
   const { verifyAuthenticationResponse } = await import('@simplewebauthn/server');
-  let result;
+  let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     result = await verifyAuthenticationResponse({
       response: credential,
       expectedChallenge: challenge!,
       expectedOrigin: origin,
       expectedRPID: rpID,
-      credential: { id: key.credentialId, publicKey: new Uint8Array(Buffer.from(key.publicKey, 'base64url')), counter: key.counter, transports: key.transports as never },
+      credential: {
+        id: key.credentialId,
+        publicKey: new Uint8Array(Buffer.from(key.publicKey, 'base64url')),
+        counter: key.counter,
+        transports: key.transports as never,
+      },
       requireUserVerification: requiresUserVerification(purpose),
     });
   } catch (err) {
     throw new AppError('passkey_verification_failed', `The passkey could not be verified: ${(err as Error).message}`);
   }
   if (!result.verified) throw new AppError('passkey_verification_failed');
-  return { key, newCounter: result.authenticationInfo.newCounter, backedUp: result.authenticationInfo.credentialBackedUp };
+  return {
+    key,
+    newCounter: result.authenticationInfo.newCounter,
+    backedUp: result.authenticationInfo.credentialBackedUp,
+  };
 }
 
 /** Compare-and-set on the counter: a cloned authenticator racing the real one cannot both pass. */

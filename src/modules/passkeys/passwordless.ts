@@ -13,18 +13,36 @@ import { advanceCounter, assertionOptions, verifyAssertion, type VerifiedAsserti
 
 export const passwordlessOptions = (deps: Deps) => assertionOptions(deps, 'passkey_login', null);
 
-async function recordFailure(deps: Deps, user: typeof users.$inferSelect | null, reason: string, meta: AuditRequestMeta) {
+async function recordFailure(
+  deps: Deps,
+  user: typeof users.$inferSelect | null,
+  reason: string,
+  meta: AuditRequestMeta,
+) {
   const ctx = user ? pickDefault(await listMemberships(deps.db, user.id)) : { partnerId: null, orgId: null };
   await deps.db.transaction((tx) =>
     deps.audit.record(
       tx,
-      { action: 'auth.login.failed', result: 'failure', actor: user ? { userId: user.id, email: user.email } : null, partnerId: ctx.partnerId, orgId: ctx.orgId, resourceType: 'user', resourceId: user?.id ?? null, details: { method: 'passkey', reason } },
+      {
+        action: 'auth.login.failed',
+        result: 'failure',
+        actor: user ? { userId: user.id, email: user.email } : null,
+        partnerId: ctx.partnerId,
+        orgId: ctx.orgId,
+        resourceType: 'user',
+        resourceId: user?.id ?? null,
+        details: { method: 'passkey', reason },
+      },
       meta,
     ),
   );
 }
 
-export async function passwordlessSignIn(deps: Deps, credential: AuthenticationResponseJSON, meta: AuditRequestMeta): Promise<IssuedSession> {
+export async function passwordlessSignIn(
+  deps: Deps,
+  credential: AuthenticationResponseJSON,
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
   let verified: VerifiedAssertion;
   try {
     verified = await verifyAssertion(deps, 'passkey_login', credential, null);
@@ -33,7 +51,13 @@ export async function passwordlessSignIn(deps: Deps, credential: AuthenticationR
     throw err;
   }
   const [user] = await deps.db.select().from(users).where(eq(users.id, verified.key.userId));
-  const refusal = !user ? 'unknown_user' : user.status !== 'active' ? `user_${user.status}` : (await ssoEnforcedFor(deps.db, user.id)) ? 'sso_enforced' : null;
+  const refusal = !user
+    ? 'unknown_user'
+    : user.status !== 'active'
+      ? `user_${user.status}`
+      : (await ssoEnforcedFor(deps.db, user.id))
+        ? 'sso_enforced'
+        : null;
   if (refusal) {
     await recordFailure(deps, user ?? null, refusal, meta);
     throw new AppError('invalid_credentials', 'This passkey cannot sign in.');

@@ -34,7 +34,8 @@ export const passkeyJson = (k: typeof passkeys.$inferSelect) => ({
 async function recheckPassword(deps: Deps, userId: string, password: string) {
   await deps.limits.enforce('passwordRecheck', userId);
   const [user] = await deps.db.select().from(users).where(eq(users.id, userId));
-  if (!user || !(await verifyPassword(user.passwordHash, password))) throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);
+  if (!user || !(await verifyPassword(user.passwordHash, password)))
+    throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);
   return user;
 }
 
@@ -58,12 +59,24 @@ export async function registrationOptions(deps: Deps, p: Principal, input: { cur
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     await voidFlows(tx, p.userId, 'webauthn_register', now);
-    await createFlow(tx, { kind: 'webauthn_register', userId: p.userId, data: { challenge: options.challenge, name: input.name }, ttlMs: CHALLENGE_TTL_MS, now, token: `reg:${options.challenge}` });
+    await createFlow(tx, {
+      kind: 'webauthn_register',
+      userId: p.userId,
+      data: { challenge: options.challenge, name: input.name },
+      ttlMs: CHALLENGE_TTL_MS,
+      now,
+      token: `reg:${options.challenge}`,
+    });
   });
   return { options };
 }
 
-export async function verifyRegistration(deps: Deps, p: Principal, credential: RegistrationResponseJSON, meta: AuditRequestMeta) {
+export async function verifyRegistration(
+  deps: Deps,
+  p: Principal,
+  credential: RegistrationResponseJSON,
+  meta: AuditRequestMeta,
+) {
   const challenge = challengeOf(credential.response?.clientDataJSON);
   const now = deps.clock.now();
   // Consumed on first read: a replayed or second attempt with this challenge finds nothing.
@@ -71,9 +84,15 @@ export async function verifyRegistration(deps: Deps, p: Principal, credential: R
   if (!flow || flow.userId !== p.userId) throw new AppError('invalid_challenge');
   const { rpID, origin } = rp(deps);
   const { verifyRegistrationResponse } = await import('@simplewebauthn/server');
-  let verification;
+  let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
-    verification = await verifyRegistrationResponse({ response: credential, expectedChallenge: challenge!, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
+    verification = await verifyRegistrationResponse({
+      response: credential,
+      expectedChallenge: challenge!,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      requireUserVerification: false,
+    });
   } catch (err) {
     throw new AppError('passkey_verification_failed', `The passkey could not be verified: ${(err as Error).message}`);
   }
@@ -100,40 +119,101 @@ export async function verifyRegistration(deps: Deps, p: Principal, credential: R
     if (!inserted) throw new AppError('conflict', 'This passkey is already registered.');
     // The first passkey becomes the primary method only when no TOTP or SMS factor exists.
     const primary = u?.mfaMethod === 'totp' || u?.mfaMethod === 'sms' ? u.mfaMethod : 'passkey';
-    await tx.update(users).set({ mfaEnabled: true, mfaMethod: primary, credentialVersion: sql`${users.credentialVersion} + 1`, updatedAt: now }).where(eq(users.id, p.userId));
+    await tx
+      .update(users)
+      .set({
+        mfaEnabled: true,
+        mfaMethod: primary,
+        credentialVersion: sql`${users.credentialVersion} + 1`,
+        updatedAt: now,
+      })
+      .where(eq(users.id, p.userId));
     // Turning MFA on ends the password-only sessions elsewhere, as enabling TOTP or SMS does.
     if (!u?.mfaEnabled) {
       await revokeUserSessions(deps, tx, p.userId, 'mfa_enabled', p.sessionId);
-      await deps.audit.record(tx, { action: 'auth.mfa.setup', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'user', resourceId: p.userId, details: { method: 'passkey' } }, meta);
+      await deps.audit.record(
+        tx,
+        {
+          action: 'auth.mfa.setup',
+          actor: { userId: p.userId, email: p.email },
+          partnerId: p.partnerId,
+          orgId: p.orgId,
+          resourceType: 'user',
+          resourceId: p.userId,
+          details: { method: 'passkey' },
+        },
+        meta,
+      );
     }
-    await deps.audit.record(tx, { action: 'auth.mfa.passkey.register', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'passkey', resourceId: inserted.id, details: { passkeyName: name } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.mfa.passkey.register',
+        actor: { userId: p.userId, email: p.email },
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'passkey',
+        resourceId: inserted.id,
+        details: { passkeyName: name },
+      },
+      meta,
+    );
     return inserted;
   });
   return { passkey: passkeyJson(row) };
 }
 
 export async function listPasskeys(deps: Deps, p: Principal) {
-  const rows = await deps.db.select().from(passkeys).where(eq(passkeys.userId, p.userId)).orderBy(desc(passkeys.createdAt));
+  const rows = await deps.db
+    .select()
+    .from(passkeys)
+    .where(eq(passkeys.userId, p.userId))
+    .orderBy(desc(passkeys.createdAt));
   return { data: rows.map(passkeyJson) };
 }
 
 export async function renamePasskey(deps: Deps, p: Principal, id: string, name: string) {
-  const [row] = await deps.db.update(passkeys).set({ name }).where(and(eq(passkeys.id, id), eq(passkeys.userId, p.userId))).returning();
+  const [row] = await deps.db
+    .update(passkeys)
+    .set({ name })
+    .where(and(eq(passkeys.id, id), eq(passkeys.userId, p.userId)))
+    .returning();
   if (!row) throw notFound('passkey');
   return { passkey: passkeyJson(row) };
 }
 
-export async function deletePasskey(deps: Deps, p: Principal, id: string, currentPassword: string, meta: AuditRequestMeta) {
+export async function deletePasskey(
+  deps: Deps,
+  p: Principal,
+  id: string,
+  currentPassword: string,
+  meta: AuditRequestMeta,
+) {
   await recheckPassword(deps, p.userId, currentPassword);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     await tx.execute(sql`select id from users where id = ${p.userId} for update`);
-    const [row] = await tx.select().from(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, p.userId)));
+    const [row] = await tx
+      .select()
+      .from(passkeys)
+      .where(and(eq(passkeys.id, id), eq(passkeys.userId, p.userId)));
     if (!row) throw notFound('passkey');
     await tx.delete(passkeys).where(eq(passkeys.id, id));
     const after = await recomputeFactors(tx, p.userId, now);
     if (!after.mfaEnabled && p.security.requireMfa && deps.config.enable2fa) throw new AppError('last_factor_required');
-    await deps.audit.record(tx, { action: 'auth.mfa.passkey.delete', actor: { userId: p.userId, email: p.email }, partnerId: p.partnerId, orgId: p.orgId, resourceType: 'passkey', resourceId: id, details: { passkeyName: row.name, mfaStillEnabled: after.mfaEnabled } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.mfa.passkey.delete',
+        actor: { userId: p.userId, email: p.email },
+        partnerId: p.partnerId,
+        orgId: p.orgId,
+        resourceType: 'passkey',
+        resourceId: id,
+        details: { passkeyName: row.name, mfaStillEnabled: after.mfaEnabled },
+      },
+      meta,
+    );
   });
 }
 
@@ -142,7 +222,12 @@ export async function loginOptions(deps: Deps, tempToken: string) {
   return assertionOptions(deps, 'webauthn_login', pending.user.id, { loginFlowId: pending.flow.id });
 }
 
-export async function verifyLoginPasskey(deps: Deps, tempToken: string, credential: AuthenticationResponseJSON, meta: AuditRequestMeta): Promise<IssuedSession> {
+export async function verifyLoginPasskey(
+  deps: Deps,
+  tempToken: string,
+  credential: AuthenticationResponseJSON,
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
   const pending = await pendingLogin(deps, tempToken);
   await deps.limits.enforce('mfaVerify', pending.user.id);
   try {
@@ -155,8 +240,20 @@ export async function verifyLoginPasskey(deps: Deps, tempToken: string, credenti
   }
 }
 
-async function assertPasskey(deps: Deps, pending: PendingLogin, tempToken: string, credential: AuthenticationResponseJSON, meta: AuditRequestMeta): Promise<IssuedSession> {
-  const verified = await verifyAssertion(deps, 'webauthn_login', credential, pending.user.id, (flow) => (flow.data as { loginFlowId?: string }).loginFlowId === pending.flow.id);
+async function assertPasskey(
+  deps: Deps,
+  pending: PendingLogin,
+  tempToken: string,
+  credential: AuthenticationResponseJSON,
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
+  const verified = await verifyAssertion(
+    deps,
+    'webauthn_login',
+    credential,
+    pending.user.id,
+    (flow) => (flow.data as { loginFlowId?: string }).loginFlowId === pending.flow.id,
+  );
   return deps.db.transaction(async (tx) => {
     await advanceCounter(tx, verified, deps.clock.now());
     await takePendingLogin(tx, deps, tempToken);

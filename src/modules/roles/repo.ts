@@ -2,7 +2,14 @@
 // the target's visibility (rolesVisibleIn).
 import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
 import type { Executor, Tx } from '../../db/connect.js';
-import { organizationUsers, partnerUsers, permissions, rolePermissions, roles, serviceAccounts } from '../../db/schema/index.js';
+import {
+  organizationUsers,
+  partnerUsers,
+  permissions,
+  rolePermissions,
+  roles,
+  serviceAccounts,
+} from '../../db/schema/index.js';
 import { rolesVisibleIn, type Target } from '../../db/tenant-scope.js';
 import { likePrefix } from '../../http/pagination.js';
 
@@ -10,7 +17,11 @@ export type RoleRow = typeof roles.$inferSelect;
 type NewRole = typeof roles.$inferInsert;
 
 /** A role and its ancestors (at most `maxDepth`), each with its own permissions, nearest first. */
-export async function roleChainRows(db: Executor, roleId: string, maxDepth: number): Promise<Record<string, unknown>[]> {
+export async function roleChainRows(
+  db: Executor,
+  roleId: string,
+  maxDepth: number,
+): Promise<Record<string, unknown>[]> {
   const result = await db.execute(sql`
     with recursive chain(id, parent_role_id, depth) as (
       select id, parent_role_id, 0 from roles where id = ${roleId}
@@ -33,7 +44,11 @@ export async function bumpAuthzEpoch(tx: Executor): Promise<void> {
 }
 
 export async function findRoleRow(db: Executor, target: Target, id: string): Promise<RoleRow | undefined> {
-  const [row] = await db.select().from(roles).where(and(eq(roles.id, id), rolesVisibleIn(target))).limit(1);
+  const [row] = await db
+    .select()
+    .from(roles)
+    .where(and(eq(roles.id, id), rolesVisibleIn(target)))
+    .limit(1);
   return row;
 }
 
@@ -52,10 +67,15 @@ export async function memberCounts(db: Executor, target: Target, roleIds: string
         .groupBy(organizationUsers.roleId);
 }
 
-export const roleNamesByIds = (db: Executor, ids: string[]) => db.select({ id: roles.id, name: roles.name }).from(roles).where(inArray(roles.id, ids));
+export const roleNamesByIds = (db: Executor, ids: string[]) =>
+  db.select({ id: roles.id, name: roles.name }).from(roles).where(inArray(roles.id, ids));
 
 /** One page (plus one row) of the roles visible in the target, by lower-cased name then id. */
-export function listRoleRows(db: Executor, target: Target, q: { search?: string; after: { n: string; id: string } | null; limit: number }) {
+export function listRoleRows(
+  db: Executor,
+  target: Target,
+  q: { search?: string; after: { n: string; id: string } | null; limit: number },
+) {
   const after = q.after;
   return db
     .select()
@@ -64,7 +84,12 @@ export function listRoleRows(db: Executor, target: Target, q: { search?: string;
       and(
         rolesVisibleIn(target),
         q.search ? ilike(roles.name, likePrefix(q.search)) : undefined,
-        after ? or(gt(sql`lower(${roles.name})`, after.n), and(eq(sql`lower(${roles.name})`, after.n), gt(roles.id, after.id))) : undefined,
+        after
+          ? or(
+              gt(sql`lower(${roles.name})`, after.n),
+              and(eq(sql`lower(${roles.name})`, after.n), gt(roles.id, after.id)),
+            )
+          : undefined,
       ),
     )
     .orderBy(asc(sql`lower(${roles.name})`), asc(roles.id))
@@ -82,7 +107,9 @@ export function directPermissionRows(db: Executor, roleId: string) {
 
 /** Serialises structural role changes of one owner, so two concurrent edits cannot build a cycle. */
 export async function lockOwner(tx: Tx, target: Target) {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`roles:${target.orgId ?? target.partnerId}`}, 0))`);
+  await tx.execute(
+    sql`select pg_advisory_xact_lock(hashtextextended(${`roles:${target.orgId ?? target.partnerId}`}, 0))`,
+  );
 }
 
 /** Deepest chain below a role (0 = no children), searched to `maxDepth + 1`. */
@@ -123,12 +150,18 @@ export async function deleteRoleRow(tx: Tx, id: string): Promise<void> {
 /** Members (partner and organisation) holding the role, anywhere. */
 export async function holderCount(tx: Tx, id: string): Promise<number> {
   const [pu] = await tx.select({ n: sql<number>`count(*)::int` }).from(partnerUsers).where(eq(partnerUsers.roleId, id));
-  const [ou] = await tx.select({ n: sql<number>`count(*)::int` }).from(organizationUsers).where(eq(organizationUsers.roleId, id));
+  const [ou] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(organizationUsers)
+    .where(eq(organizationUsers.roleId, id));
   return Number(pu?.n ?? 0) + Number(ou?.n ?? 0);
 }
 
 export async function serviceAccountCount(tx: Tx, id: string): Promise<number> {
-  const [sa] = await tx.select({ n: sql<number>`count(*)::int` }).from(serviceAccounts).where(eq(serviceAccounts.roleId, id));
+  const [sa] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(serviceAccounts)
+    .where(eq(serviceAccounts.roleId, id));
   return Number(sa?.n ?? 0);
 }
 
@@ -145,6 +178,8 @@ export async function ssoDefaultRole(tx: Tx, id: string): Promise<boolean> {
 
 /** Whether a SCIM token or provisioned user has the role as its default, or a SCIM group maps to it. */
 export async function scimUsesRole(tx: Tx, id: string): Promise<boolean> {
-  const scimUse = await tx.execute(sql`select 1 from scim_tokens where default_role_id = ${id} union all select 1 from scim_users where default_role_id = ${id} union all select 1 from scim_groups where role_id = ${id} limit 1`);
+  const scimUse = await tx.execute(
+    sql`select 1 from scim_tokens where default_role_id = ${id} union all select 1 from scim_users where default_role_id = ${id} union all select 1 from scim_groups where role_id = ${id} limit 1`,
+  );
   return (scimUse as unknown as { rows: unknown[] }).rows.length > 0;
 }

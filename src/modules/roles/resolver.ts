@@ -36,9 +36,23 @@ export async function loadRoleChain(db: Executor, roleId: string): Promise<Resol
     if (row.resource == null) continue;
     const key = `${row.resource}:${row.action}`;
     if (!seen.has(key))
-      seen.set(key, { resource: row.resource as string, action: row.action as string, roleId: id, roleName: row.name as string, depth: Number(row.depth) });
+      seen.set(key, {
+        resource: row.resource as string,
+        action: row.action as string,
+        roleId: id,
+        roleName: row.name as string,
+        depth: Number(row.depth),
+      });
   }
-  return { roleId, name: chain[0]!.name, forceMfa, phishingResistantOnly, permissions: new Set(seen.keys()), chain, sources: [...seen.values()] };
+  return {
+    roleId,
+    name: chain[0]!.name,
+    forceMfa,
+    phishingResistantOnly,
+    permissions: new Set(seen.keys()),
+    chain,
+    sources: [...seen.values()],
+  };
 }
 
 export class RoleCache {

@@ -11,8 +11,28 @@ import { listMembers } from '../users/membership-repo.js';
 import { userRow, userListQuery } from '../users/schemas.js';
 import { resolveTarget } from '../tenants/index.js';
 import { ACTION_ALIASES, ACTIONS, CATALOG_ENTRIES, PERMISSIONS as P, RESOURCES } from '../../access/catalog.js';
-import { availablePermissions, cloneRoleBody, createRoleBody, effectivePermissions, idParam, orgQuery, roleDetail, roleJson, roleListQuery, updateRoleBody } from './schemas.js';
-import { cloneRole, createRole, deleteRole, findRole, getRoleDetail, listRoles, roleEffectivePermissions, updateRole } from './service.js';
+import {
+  availablePermissions,
+  cloneRoleBody,
+  createRoleBody,
+  effectivePermissions,
+  idParam,
+  orgQuery,
+  roleDetail,
+  roleJson,
+  roleListQuery,
+  updateRoleBody,
+} from './schemas.js';
+import {
+  cloneRole,
+  createRole,
+  deleteRole,
+  findRole,
+  getRoleDetail,
+  listRoles,
+  roleEffectivePermissions,
+  updateRole,
+} from './service.js';
 
 const catalogResponse = z.object({
   permissions: z.array(z.object({ resource: z.string(), action: z.string(), description: z.string() })),
@@ -26,46 +46,186 @@ export function roleRoutes(deps: Deps) {
     const full = requireFullOrgAccess();
     const stepUp = requireStepUp(deps);
     const tags = ['roles'];
-    const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) => resolveTarget(deps.db, principalOf(req), orgId);
+    const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) =>
+      resolveTarget(deps.db, principalOf(req), orgId);
 
-    r.get('/permissions/catalog', { onRequest: [auth, requirePermission(P.USERS_READ)], schema: { tags, summary: 'Assignable permissions (for a role builder)', response: { 200: catalogResponse, ...authErrors } } },
-      async () => ({ permissions: CATALOG_ENTRIES, aliases: ACTION_ALIASES }));
+    r.get(
+      '/permissions/catalog',
+      {
+        onRequest: [auth, requirePermission(P.USERS_READ)],
+        schema: {
+          tags,
+          summary: 'Assignable permissions (for a role builder)',
+          response: { 200: catalogResponse, ...authErrors },
+        },
+      },
+      async () => ({ permissions: CATALOG_ENTRIES, aliases: ACTION_ALIASES }),
+    );
 
-    r.get('/roles', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'System and custom roles of the scope, with user counts', querystring: roleListQuery, response: { 200: page(roleJson), ...errors(400, 404), ...authErrors } } },
-      async (req) => listRoles(deps.db, await target(req, req.query.orgId), req.query));
+    r.get(
+      '/roles',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        schema: {
+          tags,
+          summary: 'System and custom roles of the scope, with user counts',
+          querystring: roleListQuery,
+          response: { 200: page(roleJson), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => listRoles(deps.db, await target(req, req.query.orgId), req.query),
+    );
 
-    r.post('/roles', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Create a custom role in the scope', body: createRoleBody, response: { 201: roleDetail, ...errors(400, 404, 409), ...authErrors } } },
+    r.post(
+      '/roles',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        preHandler: [stepUp],
+        schema: {
+          tags,
+          summary: 'Create a custom role in the scope',
+          body: createRoleBody,
+          response: { 201: roleDetail, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
       async (req, reply) => {
         const { orgId, ...body } = req.body;
-        return reply.code(201).send(await createRole(deps, principalOf(req), await target(req, orgId), body, metaOf(req)));
-      });
+        return reply
+          .code(201)
+          .send(await createRole(deps, principalOf(req), await target(req, orgId), body, metaOf(req)));
+      },
+    );
 
-    r.get('/roles/permissions/available', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'Resources and actions a role may carry', response: { 200: availablePermissions, ...authErrors } } },
-      async () => ({ resources: [...RESOURCES], actions: [...ACTIONS], aliases: ACTION_ALIASES, permissions: CATALOG_ENTRIES }));
+    r.get(
+      '/roles/permissions/available',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        schema: {
+          tags,
+          summary: 'Resources and actions a role may carry',
+          response: { 200: availablePermissions, ...authErrors },
+        },
+      },
+      async () => ({
+        resources: [...RESOURCES],
+        actions: [...ACTIONS],
+        aliases: ACTION_ALIASES,
+        permissions: CATALOG_ENTRIES,
+      }),
+    );
 
-    r.get('/roles/:id', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'A role with its direct permissions', params: idParam, querystring: orgQuery, response: { 200: roleDetail, ...errors(400, 404), ...authErrors } } },
-      async (req) => getRoleDetail(deps.db, await target(req, req.query.orgId), req.params.id));
+    r.get(
+      '/roles/:id',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        schema: {
+          tags,
+          summary: 'A role with its direct permissions',
+          params: idParam,
+          querystring: orgQuery,
+          response: { 200: roleDetail, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => getRoleDetail(deps.db, await target(req, req.query.orgId), req.params.id),
+    );
 
-    r.patch('/roles/:id', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Change a custom role', params: idParam, querystring: orgQuery, body: updateRoleBody, response: { 200: roleDetail, ...errors(400, 404, 409), ...authErrors } } },
-      async (req) => updateRole(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, req.body, metaOf(req)));
+    r.patch(
+      '/roles/:id',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        preHandler: [stepUp],
+        schema: {
+          tags,
+          summary: 'Change a custom role',
+          params: idParam,
+          querystring: orgQuery,
+          body: updateRoleBody,
+          response: { 200: roleDetail, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
+      async (req) =>
+        updateRole(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, req.body, metaOf(req)),
+    );
 
-    r.delete('/roles/:id', { onRequest: [auth, full, requirePermission(P.USERS_DELETE)], preHandler: [stepUp], schema: { tags, summary: 'Delete a custom role with no users and no child roles', params: idParam, querystring: orgQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404, 409), ...authErrors } } },
+    r.delete(
+      '/roles/:id',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_DELETE)],
+        preHandler: [stepUp],
+        schema: {
+          tags,
+          summary: 'Delete a custom role with no users and no child roles',
+          params: idParam,
+          querystring: orgQuery,
+          response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404, 409), ...authErrors },
+        },
+      },
       async (req) => {
         await deleteRole(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, metaOf(req));
         return { success: true as const };
-      });
+      },
+    );
 
-    r.post('/roles/:id/clone', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Copy a role (system roles too) into a new custom role', params: idParam, body: cloneRoleBody, response: { 201: roleDetail, ...errors(400, 404, 409), ...authErrors } } },
-      async (req, reply) => reply.code(201).send(await cloneRole(deps, principalOf(req), await target(req, req.body.orgId), req.params.id, req.body.name, metaOf(req))));
+    r.post(
+      '/roles/:id/clone',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        preHandler: [stepUp],
+        schema: {
+          tags,
+          summary: 'Copy a role (system roles too) into a new custom role',
+          params: idParam,
+          body: cloneRoleBody,
+          response: { 201: roleDetail, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
+      async (req, reply) =>
+        reply
+          .code(201)
+          .send(
+            await cloneRole(
+              deps,
+              principalOf(req),
+              await target(req, req.body.orgId),
+              req.params.id,
+              req.body.name,
+              metaOf(req),
+            ),
+          ),
+    );
 
-    r.get('/roles/:id/users', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'Members of the scope holding the role', params: idParam, querystring: userListQuery, response: { 200: page(userRow), ...errors(400, 404), ...authErrors } } },
+    r.get(
+      '/roles/:id/users',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        schema: {
+          tags,
+          summary: 'Members of the scope holding the role',
+          params: idParam,
+          querystring: userListQuery,
+          response: { 200: page(userRow), ...errors(400, 404), ...authErrors },
+        },
+      },
       async (req) => {
         const t = await target(req, req.query.orgId);
         await findRole(deps.db, t, req.params.id);
         return listMembers(deps.db, t, { ...req.query, roleId: req.params.id });
-      });
+      },
+    );
 
-    r.get('/roles/:id/effective-permissions', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'Own and inherited permissions, each with its source role', params: idParam, querystring: orgQuery, response: { 200: effectivePermissions, ...errors(400, 404), ...authErrors } } },
-      async (req) => roleEffectivePermissions(deps.db, await target(req, req.query.orgId), req.params.id));
+    r.get(
+      '/roles/:id/effective-permissions',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        schema: {
+          tags,
+          summary: 'Own and inherited permissions, each with its source role',
+          params: idParam,
+          querystring: orgQuery,
+          response: { 200: effectivePermissions, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => roleEffectivePermissions(deps.db, await target(req, req.query.orgId), req.params.id),
+    );
   };
 }

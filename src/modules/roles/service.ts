@@ -9,9 +9,27 @@ import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { canonicalAction, CATALOG_ENTRIES, isCatalogued } from '../../access/catalog.js';
-import { bumpAuthzEpoch, childRoleCount, deleteRoleRow, descendantDepth as depthBelow, directPermissionRows, findRoleRow, holderCount, insertRole, listRoleRows, lockOwner, memberCounts, roleNamesByIds, scimUsesRole, serviceAccountCount, setPermissions, ssoDefaultRole, updateRoleRow, type RoleRow } from './repo.js';
+import {
+  bumpAuthzEpoch,
+  childRoleCount,
+  deleteRoleRow,
+  descendantDepth as depthBelow,
+  directPermissionRows,
+  findRoleRow,
+  holderCount,
+  insertRole,
+  listRoleRows,
+  lockOwner,
+  memberCounts,
+  roleNamesByIds,
+  scimUsesRole,
+  serviceAccountCount,
+  setPermissions,
+  ssoDefaultRole,
+  updateRoleRow,
+  type RoleRow,
+} from './repo.js';
 import { hasPermission, loadRoleChain, MAX_ROLE_DEPTH } from './resolver.js';
-
 
 export async function findRole(db: Executor, target: TargetScope, id: string): Promise<RoleRow> {
   const row = await findRoleRow(db, target, id);
@@ -27,7 +45,11 @@ async function userCounts(db: Executor, target: TargetScope, roleIds: string[]):
 }
 
 async function toJson(db: Executor, target: TargetScope, rows: RoleRow[]) {
-  const counts = await userCounts(db, target, rows.map((r) => r.id));
+  const counts = await userCounts(
+    db,
+    target,
+    rows.map((r) => r.id),
+  );
   const parentIds = [...new Set(rows.map((r) => r.parentRoleId).filter((x): x is string => !!x))];
   const parents = parentIds.length ? await roleNamesByIds(db, parentIds) : [];
   const parentName = new Map(parents.map((p) => [p.id, p.name]));
@@ -48,7 +70,11 @@ async function toJson(db: Executor, target: TargetScope, rows: RoleRow[]) {
 
 const roleCursor = z.object({ n: z.string(), id: z.uuid() });
 
-export async function listRoles(db: Executor, target: TargetScope, q: { limit: number; cursor?: string; search?: string }) {
+export async function listRoles(
+  db: Executor,
+  target: TargetScope,
+  q: { limit: number; cursor?: string; search?: string },
+) {
   const after = decodeCursor(q.cursor, roleCursor);
   const rows = await listRoleRows(db, target, { search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ n: r.name.toLowerCase(), id: r.id }));
@@ -81,7 +107,8 @@ export function canonicalPermissions(input: { resource: string; action: string }
     }
     keys.add(`${p.resource}:${action}`);
   });
-  if (Object.keys(fieldErrors).length) throw new AppError('unknown_permission', undefined, { details: { fieldErrors, formErrors: [] } });
+  if (Object.keys(fieldErrors).length)
+    throw new AppError('unknown_permission', undefined, { details: { fieldErrors, formErrors: [] } });
   return [...keys].sort();
 }
 
@@ -105,17 +132,29 @@ export const expandWildcard = (keys: Iterable<string>) =>
 /** Deepest chain below a role (0 = no children). */
 const descendantDepth = (tx: Executor, roleId: string) => depthBelow(tx, roleId, MAX_ROLE_DEPTH);
 
-async function checkParent(tx: Tx, target: TargetScope, roleId: string | null, parentRoleId: string, appliesTo: 'partner' | 'organization') {
+async function checkParent(
+  tx: Tx,
+  target: TargetScope,
+  roleId: string | null,
+  parentRoleId: string,
+  appliesTo: 'partner' | 'organization',
+) {
   const parent = await findRole(tx, target, parentRoleId).catch(() => {
-    throw new AppError('validation_failed', 'The parent role is not a role of this scope.', { details: { fieldErrors: { parentRoleId: ['Not a role of this scope'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'The parent role is not a role of this scope.', {
+      details: { fieldErrors: { parentRoleId: ['Not a role of this scope'] }, formErrors: [] },
+    });
   });
   if (parent.appliesTo !== appliesTo) {
-    throw new AppError('validation_failed', 'The parent role serves another kind of membership.', { details: { fieldErrors: { parentRoleId: ['Wrong membership kind'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'The parent role serves another kind of membership.', {
+      details: { fieldErrors: { parentRoleId: ['Wrong membership kind'] }, formErrors: [] },
+    });
   }
   const chain = await loadRoleChain(tx, parentRoleId);
   // Inheriting from Partner Admin would hand a custom role *:* (CONTRACT 5: never assignable; clone it instead).
   if (chain?.permissions.has('*:*')) {
-    throw new AppError('validation_failed', 'A role holding *:* cannot be a parent; clone it instead.', { details: { fieldErrors: { parentRoleId: ['Holds *:*'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'A role holding *:* cannot be a parent; clone it instead.', {
+      details: { fieldErrors: { parentRoleId: ['Holds *:*'] }, formErrors: [] },
+    });
   }
   if (roleId && chain?.chain.some((c) => c.id === roleId)) throw new AppError('circular_inheritance');
   const below = roleId ? await descendantDepth(tx, roleId) : 0;
@@ -131,7 +170,14 @@ export async function createRole(
   deps: Deps,
   caller: Principal,
   target: TargetScope,
-  body: { name: string; description?: string | null; permissions: { resource: string; action: string }[]; parentRoleId?: string | null; forceMfa?: boolean; phishingResistantOnly?: boolean },
+  body: {
+    name: string;
+    description?: string | null;
+    permissions: { resource: string; action: string }[];
+    parentRoleId?: string | null;
+    forceMfa?: boolean;
+    phishingResistantOnly?: boolean;
+  },
   meta: AuditRequestMeta,
 ) {
   const keys = canonicalPermissions(body.permissions);
@@ -155,7 +201,14 @@ export async function createRole(
       await setPermissions(tx, row.id, keys);
       await deps.audit.record(
         tx,
-        { action: 'role.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: row.id, details: { name: body.name, permissions: keys, parentRoleId: body.parentRoleId ?? null } },
+        {
+          action: 'role.create',
+          actor: actorOf(caller),
+          ...auditTenant(target),
+          resourceType: 'role',
+          resourceId: row.id,
+          details: { name: body.name, permissions: keys, parentRoleId: body.parentRoleId ?? null },
+        },
         meta,
       );
       return row.id;
@@ -172,7 +225,14 @@ export async function updateRole(
   caller: Principal,
   target: TargetScope,
   id: string,
-  body: { name?: string; description?: string | null; permissions?: { resource: string; action: string }[]; parentRoleId?: string | null; forceMfa?: boolean; phishingResistantOnly?: boolean },
+  body: {
+    name?: string;
+    description?: string | null;
+    permissions?: { resource: string; action: string }[];
+    parentRoleId?: string | null;
+    forceMfa?: boolean;
+    phishingResistantOnly?: boolean;
+  },
   meta: AuditRequestMeta,
 ) {
   const keys = body.permissions ? canonicalPermissions(body.permissions) : null;
@@ -199,7 +259,14 @@ export async function updateRole(
       await bumpAuthzEpoch(tx);
       await deps.audit.record(
         tx,
-        { action: 'role.update', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: id, details: { changed: Object.keys(body).sort(), ...(keys ? { permissions: keys } : {}) } },
+        {
+          action: 'role.update',
+          actor: actorOf(caller),
+          ...auditTenant(target),
+          resourceType: 'role',
+          resourceId: id,
+          details: { changed: Object.keys(body).sort(), ...(keys ? { permissions: keys } : {}) },
+        },
         meta,
       );
     });
@@ -210,7 +277,13 @@ export async function updateRole(
   return getRoleDetail(deps.db, target, id);
 }
 
-export async function deleteRole(deps: Deps, caller: Principal, target: TargetScope, id: string, meta: AuditRequestMeta) {
+export async function deleteRole(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  id: string,
+  meta: AuditRequestMeta,
+) {
   await deps.db.transaction(async (tx) => {
     await lockOwner(tx, target);
     const role = await findRole(tx, target, id);
@@ -218,24 +291,47 @@ export async function deleteRole(deps: Deps, caller: Principal, target: TargetSc
     const userCount = await holderCount(tx, id);
     if (userCount > 0) throw new AppError('role_has_users', undefined, { userCount });
     const accounts = await serviceAccountCount(tx, id);
-    if (accounts > 0) throw new AppError('role_has_users', 'Cannot delete a role that service accounts hold.', { userCount: 0, serviceAccountCount: accounts });
+    if (accounts > 0)
+      throw new AppError('role_has_users', 'Cannot delete a role that service accounts hold.', {
+        userCount: 0,
+        serviceAccountCount: accounts,
+      });
     const children = await childRoleCount(tx, id);
     if (children > 0) throw new AppError('role_has_children', undefined, { childRoleCount: children });
     assertWithinCeiling(caller.permissions, (await loadRoleChain(tx, id))?.permissions ?? []);
-    if (await ssoDefaultRole(tx, id)) throw new AppError('resource_in_use', 'The role is the default role of an SSO provider.');
-    if (await scimUsesRole(tx, id)) throw new AppError('resource_in_use', 'The role is the default role of a SCIM token or provisioned user, or a SCIM group maps to it.');
+    if (await ssoDefaultRole(tx, id))
+      throw new AppError('resource_in_use', 'The role is the default role of an SSO provider.');
+    if (await scimUsesRole(tx, id))
+      throw new AppError(
+        'resource_in_use',
+        'The role is the default role of a SCIM token or provisioned user, or a SCIM group maps to it.',
+      );
     await deleteRoleRow(tx, id);
     await bumpAuthzEpoch(tx);
     await deps.audit.record(
       tx,
-      { action: 'role.delete', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: id, details: { name: role.name } },
+      {
+        action: 'role.delete',
+        actor: actorOf(caller),
+        ...auditTenant(target),
+        resourceType: 'role',
+        resourceId: id,
+        details: { name: role.name },
+      },
       meta,
     );
   });
 }
 
 /** Copies the source's effective permissions (a `*:*` source gives every catalogue permission) into a new custom role. */
-export async function cloneRole(deps: Deps, caller: Principal, target: TargetScope, id: string, name: string, meta: AuditRequestMeta) {
+export async function cloneRole(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  id: string,
+  name: string,
+  meta: AuditRequestMeta,
+) {
   const source = await findRole(deps.db, target, id);
   const chain = await loadRoleChain(deps.db, id);
   const keys = expandWildcard(chain?.permissions ?? []).sort();
@@ -243,11 +339,27 @@ export async function cloneRole(deps: Deps, caller: Principal, target: TargetSco
   try {
     const newId = await deps.db.transaction(async (tx) => {
       await lockOwner(tx, target);
-      const row = await insertRole(tx, { scope: target.kind, appliesTo: target.kind, partnerId: target.partnerId, orgId: target.orgId, name, description: source.description, forceMfa: chain?.forceMfa ?? source.forceMfa, phishingResistantOnly: chain?.phishingResistantOnly ?? source.phishingResistantOnly });
+      const row = await insertRole(tx, {
+        scope: target.kind,
+        appliesTo: target.kind,
+        partnerId: target.partnerId,
+        orgId: target.orgId,
+        name,
+        description: source.description,
+        forceMfa: chain?.forceMfa ?? source.forceMfa,
+        phishingResistantOnly: chain?.phishingResistantOnly ?? source.phishingResistantOnly,
+      });
       await setPermissions(tx, row.id, keys);
       await deps.audit.record(
         tx,
-        { action: 'role.clone', actor: actorOf(caller), ...auditTenant(target), resourceType: 'role', resourceId: row.id, details: { sourceRoleId: id, name } },
+        {
+          action: 'role.clone',
+          actor: actorOf(caller),
+          ...auditTenant(target),
+          resourceType: 'role',
+          resourceId: row.id,
+          details: { sourceRoleId: id, name },
+        },
         meta,
       );
       return row.id;
@@ -266,6 +378,12 @@ export async function roleEffectivePermissions(db: Executor, target: TargetScope
     roleId: role.id,
     roleName: role.name,
     inheritanceChain: chain?.chain ?? [],
-    permissions: (chain?.sources ?? []).map((s) => ({ resource: s.resource, action: s.action, inherited: s.roleId !== id, sourceRoleId: s.roleId, sourceRoleName: s.roleName })),
+    permissions: (chain?.sources ?? []).map((s) => ({
+      resource: s.resource,
+      action: s.action,
+      inherited: s.roleId !== id,
+      sourceRoleId: s.roleId,
+      sourceRoleName: s.roleName,
+    })),
   };
 }

@@ -16,10 +16,12 @@ export async function creatorPermissions(db: Executor, t: TokenOwner): Promise<R
   if (!t.createdBy) return new Set();
   if ((await accountStatus(db, t.createdBy)) !== 'active') return new Set();
   const pm = await partnerMembership(db, t.partnerId, t.createdBy);
-  if (pm && (!t.orgId || pm.orgAccess === 'all' || (pm.orgAccess === 'selected' && pm.orgIds.includes(t.orgId)))) return (await loadRoleChain(db, pm.roleId))?.permissions ?? new Set();
+  if (pm && (!t.orgId || pm.orgAccess === 'all' || (pm.orgAccess === 'selected' && pm.orgIds.includes(t.orgId))))
+    return (await loadRoleChain(db, pm.roleId))?.permissions ?? new Set();
   if (t.orgId) {
     const om = await orgMembership(db, t.orgId, t.createdBy);
-    if (om && om.siteIds === null && om.deviceGroupIds === null) return (await loadRoleChain(db, om.roleId))?.permissions ?? new Set();
+    if (om && om.siteIds === null && om.deviceGroupIds === null)
+      return (await loadRoleChain(db, om.roleId))?.permissions ?? new Set();
   }
   return new Set();
 }
@@ -27,6 +29,9 @@ export async function creatorPermissions(db: Executor, t: TokenOwner): Promise<R
 /** A role SCIM may give: never `*:*`, and within `ceiling` (403 permission_ceiling naming what is missing). */
 export async function assertScimAssignable(db: Executor, ceiling: ReadonlySet<string>, roleId: string): Promise<void> {
   const perms = (await loadRoleChain(db, roleId))?.permissions ?? new Set<string>();
-  if (perms.has('*:*')) throw new AppError('permission_ceiling', 'Provisioning never hands out *:* (full administrative access).', { missing: ['*:*'] });
+  if (perms.has('*:*'))
+    throw new AppError('permission_ceiling', 'Provisioning never hands out *:* (full administrative access).', {
+      missing: ['*:*'],
+    });
   assertWithinCeiling(ceiling, perms);
 }

@@ -22,7 +22,8 @@ export function assertIfMatch(header: string | string[] | undefined, version: nu
     .map((s) => s.trim())
     .filter(Boolean);
   if (tags.includes('*')) return;
-  if (!tags.some((t) => t.replace(/^W\//, '').replace(/^"|"$/g, '') === String(version))) throw new AppError('precondition_failed');
+  if (!tags.some((t) => t.replace(/^W\//, '').replace(/^"|"$/g, '') === String(version)))
+    throw new AppError('precondition_failed');
 }
 
 export const MAX_COUNT = 200;
@@ -44,14 +45,28 @@ function expandOps(ops: PatchBody['Operations']): ScimPatchOperation[] {
     if (o.path === undefined && o.value && typeof o.value === 'object' && !Array.isArray(o.value) && op !== 'remove') {
       const plain: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(o.value as Record<string, unknown>)) {
-        if (k.toLowerCase().startsWith('urn:') && v && typeof v === 'object' && !Array.isArray(v)) for (const [sub, sv] of Object.entries(v)) out.push({ op, path: `${k}:${sub}`, value: sv } as ScimPatchOperation);
+        if (k.toLowerCase().startsWith('urn:') && v && typeof v === 'object' && !Array.isArray(v))
+          for (const [sub, sv] of Object.entries(v))
+            out.push({ op, path: `${k}:${sub}`, value: sv } as ScimPatchOperation);
         else plain[k] = v;
       }
       if (Object.keys(plain).length) out.push({ op, value: plain } as ScimPatchOperation);
-    } else if (op === 'remove' && o.path !== undefined && !o.path.includes('[') && Array.isArray(o.value) && o.value.every((v) => v && typeof v === 'object' && typeof (v as { value?: unknown }).value === 'string')) {
+    } else if (
+      op === 'remove' &&
+      o.path !== undefined &&
+      !o.path.includes('[') &&
+      Array.isArray(o.value) &&
+      o.value.every((v) => v && typeof v === 'object' && typeof (v as { value?: unknown }).value === 'string')
+    ) {
       // Entra ID removes members by a list of values (`$ref` null); scim-patch would need the whole element to match.
-      for (const v of o.value as { value: string }[]) out.push({ op, path: `${o.path}[value eq ${JSON.stringify(v.value)}]` } as ScimPatchOperation);
-    } else out.push({ op, ...(o.path !== undefined ? { path: o.path } : {}), ...('value' in o ? { value: o.value } : {}) } as ScimPatchOperation);
+      for (const v of o.value as { value: string }[])
+        out.push({ op, path: `${o.path}[value eq ${JSON.stringify(v.value)}]` } as ScimPatchOperation);
+    } else
+      out.push({
+        op,
+        ...(o.path !== undefined ? { path: o.path } : {}),
+        ...('value' in o ? { value: o.value } : {}),
+      } as ScimPatchOperation);
   }
   return out;
 }
@@ -60,19 +75,27 @@ function expandOps(ops: PatchBody['Operations']): ScimPatchOperation[] {
 export function applyPatch<T extends { id: string }>(resource: T, body: PatchBody): Record<string, unknown> {
   let patched: Record<string, unknown>;
   try {
-    patched = scimPatch(structuredClone(resource) as never, expandOps(body.Operations)) as unknown as Record<string, unknown>;
+    patched = scimPatch(structuredClone(resource) as never, expandOps(body.Operations)) as unknown as Record<
+      string,
+      unknown
+    >;
   } catch (err) {
     const name = err instanceof Error ? err.constructor.name : '';
     const why = err instanceof Error ? err.message.slice(0, 300) : 'The operation cannot be applied.';
     if (/NoTarget|NoPath/i.test(name)) throw new AppError('patch_no_target', why);
     throw new AppError('invalid_patch_path', why);
   }
-  if (patched.id !== resource.id) throw new AppError('attribute_immutable', 'id is assigned by the service provider and cannot change.');
+  if (patched.id !== resource.id)
+    throw new AppError('attribute_immutable', 'id is assigned by the service provider and cannot change.');
   return patched;
 }
 
 /** `attributes` / `excludedAttributes` (RFC 7644 3.4.2.5) on top-level attributes; id, schemas and meta always stay. */
-export function project<T extends Record<string, unknown>>(resource: T, q: { attributes?: string; excludedAttributes?: string }, schema: string): T {
+export function project<T extends Record<string, unknown>>(
+  resource: T,
+  q: { attributes?: string; excludedAttributes?: string },
+  schema: string,
+): T {
   const names = (s?: string) =>
     (s ?? '')
       .split(',')
@@ -82,5 +105,9 @@ export function project<T extends Record<string, unknown>>(resource: T, q: { att
   const keep = new Set(['id', 'schemas', 'meta']);
   const only = names(q.attributes);
   const drop = new Set(names(q.excludedAttributes));
-  return Object.fromEntries(Object.entries(resource).filter(([k]) => keep.has(k) || (only.length ? only.includes(k.toLowerCase()) : !drop.has(k.toLowerCase())))) as T;
+  return Object.fromEntries(
+    Object.entries(resource).filter(
+      ([k]) => keep.has(k) || (only.length ? only.includes(k.toLowerCase()) : !drop.has(k.toLowerCase())),
+    ),
+  ) as T;
 }

@@ -53,7 +53,9 @@ export function makeScimAuthenticate(deps: { db: Db; clock: Clock }) {
     req.scim = {
       tokenId: row.id,
       tokenName: row.name,
-      target: row.orgId ? { kind: 'organization', partnerId: row.partnerId, orgId: row.orgId } : { kind: 'partner', partnerId: row.partnerId, orgId: null },
+      target: row.orgId
+        ? { kind: 'organization', partnerId: row.partnerId, orgId: row.orgId }
+        : { kind: 'partner', partnerId: row.partnerId, orgId: null },
       defaultRoleId: row.defaultRoleId,
       sendInvitations: row.sendInvitations,
       createdBy: row.createdBy,

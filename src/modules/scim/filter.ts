@@ -30,8 +30,10 @@ const invalid = (why: string) => new AppError('invalid_filter', `The filter is n
  * `emails[type eq "work"].value eq "x"` is the form Entra ID and Okta send; the parser reads it as two independent
  * conditions, so the sub-attribute is moved inside the brackets first: `emails[(type eq "work") and value eq "x"]`.
  */
-const SUB_ATTR = /\[((?:[^\]"]|"(?:[^"\\]|\\.)*")*)\]\.([A-Za-z][\w]*)\s+(pr\b|(?:eq|ne|co|sw|ew|gt|ge|lt|le)\s+(?:"(?:[^"\\]|\\.)*"|[^\s()\]]+))/gi;
-export const hoistSubAttribute = (f: string) => f.replace(SUB_ATTR, (_m, inner: string, sub: string, rest: string) => `[(${inner}) and ${sub} ${rest}]`);
+const SUB_ATTR =
+  /\[((?:[^\]"]|"(?:[^"\\]|\\.)*")*)\]\.([A-Za-z][\w]*)\s+(pr\b|(?:eq|ne|co|sw|ew|gt|ge|lt|le)\s+(?:"(?:[^"\\]|\\.)*"|[^\s()\]]+))/gi;
+export const hoistSubAttribute = (f: string) =>
+  f.replace(SUB_ATTR, (_m, inner: string, sub: string, rest: string) => `[(${inner}) and ${sub} ${rest}]`);
 
 export function parseFilter(text: string): Filter {
   try {
@@ -45,9 +47,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const COMPARE = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' } as const;
 
 function compare(col: Column, op: string, value: unknown, attr: string): SQL {
-  if (op === 'pr') return col.kind === 'string' || col.kind === 'ci' ? sql`(${col.sql} is not null and ${col.sql} <> '')` : sql`${col.sql} is not null`;
+  if (op === 'pr')
+    return col.kind === 'string' || col.kind === 'ci'
+      ? sql`(${col.sql} is not null and ${col.sql} <> '')`
+      : sql`${col.sql} is not null`;
   if (col.kind === 'boolean') {
-    if (typeof value !== 'boolean' || (op !== 'eq' && op !== 'ne')) throw invalid(`${attr} takes eq or ne with true or false`);
+    if (typeof value !== 'boolean' || (op !== 'eq' && op !== 'ne'))
+      throw invalid(`${attr} takes eq or ne with true or false`);
     return op === 'eq' ? sql`${col.sql} = ${value}` : sql`${col.sql} is distinct from ${value}`;
   }
   if (typeof value !== 'string') throw invalid(`${attr} compares with a string`);
@@ -58,7 +64,8 @@ function compare(col: Column, op: string, value: unknown, attr: string): SQL {
   }
   if (col.kind === 'date') {
     const at = new Date(value);
-    if (Number.isNaN(at.getTime()) || !(op in COMPARE)) throw invalid(`${attr} compares with a date-time using eq, ne, gt, ge, lt or le`);
+    if (Number.isNaN(at.getTime()) || !(op in COMPARE))
+      throw invalid(`${attr} compares with a date-time using eq, ne, gt, ge, lt or le`);
     return sql`${col.sql} ${sql.raw(COMPARE[op as keyof typeof COMPARE])} ${at}`;
   }
   const left = col.kind === 'ci' ? sql`lower(${col.sql})` : col.sql;

@@ -11,8 +11,29 @@ import { assertScimAssignable, creatorPermissions } from './ceiling.js';
 import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
 import type { ScimCaller } from './context.js';
 import { syncMembership } from './membership.js';
-import { addGroupMembers, deleteGroupRow, findGroupRow, groupNameTaken, insertGroup, lockTenant, membersOfGroups, pageOfGroups, removeGroupMembers, scimUsersByIds, tenantUserIds, updateGroupRow, type ScimGroupRow } from './repo.js';
-import { GROUP_EXTENSION, GROUP_SCHEMA, LIST_RESPONSE, scimGroupInput, type PatchBody, type ScimGroupInput } from './schemas.js';
+import {
+  addGroupMembers,
+  deleteGroupRow,
+  findGroupRow,
+  groupNameTaken,
+  insertGroup,
+  lockTenant,
+  membersOfGroups,
+  pageOfGroups,
+  removeGroupMembers,
+  scimUsersByIds,
+  tenantUserIds,
+  updateGroupRow,
+  type ScimGroupRow,
+} from './repo.js';
+import {
+  GROUP_EXTENSION,
+  GROUP_SCHEMA,
+  LIST_RESPONSE,
+  scimGroupInput,
+  type PatchBody,
+  type ScimGroupInput,
+} from './schemas.js';
 
 type Row = ScimGroupRow;
 type Member = { id: string; userName: string };
@@ -23,9 +44,20 @@ function groupJson(deps: Deps, r: Row, members: Member[]) {
     id: r.id,
     ...(r.externalId !== null ? { externalId: r.externalId } : {}),
     displayName: r.displayName,
-    members: members.map((m) => ({ value: m.id, display: m.userName, $ref: `${deps.config.publicUrl}/scim/v2/Users/${m.id}`, type: 'User' as const })),
+    members: members.map((m) => ({
+      value: m.id,
+      display: m.userName,
+      $ref: `${deps.config.publicUrl}/scim/v2/Users/${m.id}`,
+      type: 'User' as const,
+    })),
     [GROUP_EXTENSION]: { roleId: r.roleId },
-    meta: { resourceType: 'Group', created: r.createdAt.toISOString(), lastModified: r.updatedAt.toISOString(), location: `${deps.config.publicUrl}/scim/v2/Groups/${r.id}`, version: etag(r.version) },
+    meta: {
+      resourceType: 'Group',
+      created: r.createdAt.toISOString(),
+      lastModified: r.updatedAt.toISOString(),
+      location: `${deps.config.publicUrl}/scim/v2/Groups/${r.id}`,
+      version: etag(r.version),
+    },
   };
 }
 
@@ -43,18 +75,39 @@ async function findRow(db: Deps['db'] | Tx, t: TargetScope, id: string): Promise
   return row;
 }
 
-const jsonOf = async (deps: Deps, db: Deps['db'] | Tx, r: Row) => groupJson(deps, r, (await membersOf(db, [r.id])).get(r.id) ?? []);
+const jsonOf = async (deps: Deps, db: Deps['db'] | Tx, r: Row) =>
+  groupJson(deps, r, (await membersOf(db, [r.id])).get(r.id) ?? []);
 
-export async function getGroup(deps: Deps, caller: ScimCaller, id: string, q: { attributes?: string; excludedAttributes?: string }) {
+export async function getGroup(
+  deps: Deps,
+  caller: ScimCaller,
+  id: string,
+  q: { attributes?: string; excludedAttributes?: string },
+) {
   return project(await jsonOf(deps, deps.db, await findRow(deps.db, caller.target, id)), q, GROUP_SCHEMA);
 }
 
-export async function listGroups(deps: Deps, caller: ScimCaller, q: { filter?: string; startIndex?: number; count?: number; attributes?: string; excludedAttributes?: string }) {
+export async function listGroups(
+  deps: Deps,
+  caller: ScimCaller,
+  q: { filter?: string; startIndex?: number; count?: number; attributes?: string; excludedAttributes?: string },
+) {
   const { startIndex, count, offset } = paging(q);
   const { total, rows } = await pageOfGroups(deps.db, caller.target, q.filter, count, offset);
   const wantMembers = !/(^|,)\s*members\s*(,|$)/i.test(q.excludedAttributes ?? '');
-  const members = wantMembers ? await membersOf(deps.db, rows.map((r) => r.id)) : new Map<string, Member[]>();
-  return { schemas: [LIST_RESPONSE], totalResults: total, startIndex, itemsPerPage: rows.length, Resources: rows.map((r) => project(groupJson(deps, r, members.get(r.id) ?? []), q, GROUP_SCHEMA)) };
+  const members = wantMembers
+    ? await membersOf(
+        deps.db,
+        rows.map((r) => r.id),
+      )
+    : new Map<string, Member[]>();
+  return {
+    schemas: [LIST_RESPONSE],
+    totalResults: total,
+    startIndex,
+    itemsPerPage: rows.length,
+    Resources: rows.map((r) => project(groupJson(deps, r, members.get(r.id) ?? []), q, GROUP_SCHEMA)),
+  };
 }
 
 /** Member ids of the body that are users of this tenant (anything else is 400 invalidValue, naming it). */
@@ -64,7 +117,10 @@ async function memberIds(tx: Tx, t: TargetScope, input: ScimGroupInput): Promise
   const bad = ids.filter((i) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(i));
   const found = bad.length ? [] : await tenantUserIds(tx, t, ids);
   const missing = bad.length ? bad : ids.filter((i) => !found.some((f) => f.id === i));
-  if (missing.length) throw new AppError('validation_failed', `members: not users of this tenant: ${missing.slice(0, 5).join(', ')}.`, { details: { fieldErrors: { members: ['Not a user of this tenant'] }, formErrors: [] } });
+  if (missing.length)
+    throw new AppError('validation_failed', `members: not users of this tenant: ${missing.slice(0, 5).join(', ')}.`, {
+      details: { fieldErrors: { members: ['Not a user of this tenant'] }, formErrors: [] },
+    });
   return ids;
 }
 
@@ -72,14 +128,21 @@ async function memberIds(tx: Tx, t: TargetScope, input: ScimGroupInput): Promise
 async function mappedRole(tx: Tx, caller: ScimCaller, roleId: string | null | undefined): Promise<string | null> {
   if (!roleId) return null;
   const role = await findRole(tx, caller.target, roleId).catch(() => {
-    throw new AppError('validation_failed', 'roleId is not a role of this tenant.', { details: { fieldErrors: { [`${GROUP_EXTENSION}.roleId`]: ['Not a role of this tenant'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'roleId is not a role of this tenant.', {
+      details: { fieldErrors: { [`${GROUP_EXTENSION}.roleId`]: ['Not a role of this tenant'] }, formErrors: [] },
+    });
   });
-  await assertScimAssignable(tx, await creatorPermissions(tx, { ...caller.target, createdBy: caller.createdBy }), role.id);
+  await assertScimAssignable(
+    tx,
+    await creatorPermissions(tx, { ...caller.target, createdBy: caller.createdBy }),
+    role.id,
+  );
   return role.id;
 }
 
 async function assertNameFree(tx: Tx, t: TargetScope, displayName: string, selfId?: string) {
-  if (await groupNameTaken(tx, t, displayName, selfId)) throw new AppError('name_taken', 'A group with this displayName already exists here.');
+  if (await groupNameTaken(tx, t, displayName, selfId))
+    throw new AppError('name_taken', 'A group with this displayName already exists here.');
 }
 
 /** Members' memberships follow the group's mapping (only those whose role can change). */
@@ -96,16 +159,42 @@ export async function createGroup(deps: Deps, caller: ScimCaller, input: ScimGro
     await assertNameFree(tx, t, input.displayName);
     const roleId = await mappedRole(tx, caller, input[GROUP_EXTENSION]?.roleId);
     const ids = await memberIds(tx, t, input);
-    const created = await insertGroup(tx, { partnerId: t.partnerId, orgId: t.orgId, displayName: input.displayName, externalId: input.externalId ?? null, roleId, createdAt: now, updatedAt: now });
+    const created = await insertGroup(tx, {
+      partnerId: t.partnerId,
+      orgId: t.orgId,
+      displayName: input.displayName,
+      externalId: input.externalId ?? null,
+      roleId,
+      createdAt: now,
+      updatedAt: now,
+    });
     if (ids.length) await addGroupMembers(tx, t.partnerId, created.id, ids);
     if (roleId) await resync(deps, tx, caller, ids);
-    await deps.audit.record(tx, { action: 'scim.group.create', actor: caller.actor, ...auditTenant(t), resourceType: 'scim_group', resourceId: created.id, details: { displayName: input.displayName, roleId, members: ids.length } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'scim.group.create',
+        actor: caller.actor,
+        ...auditTenant(t),
+        resourceType: 'scim_group',
+        resourceId: created.id,
+        details: { displayName: input.displayName, roleId, members: ids.length },
+      },
+      meta,
+    );
     return created;
   });
   return jsonOf(deps, deps.db, row);
 }
 
-async function writeGroup(deps: Deps, caller: ScimCaller, id: string, ifMatch: string | string[] | undefined, meta: AuditRequestMeta, next: (current: ReturnType<typeof groupJson>) => ScimGroupInput) {
+async function writeGroup(
+  deps: Deps,
+  caller: ScimCaller,
+  id: string,
+  ifMatch: string | string[] | undefined,
+  meta: AuditRequestMeta,
+  next: (current: ReturnType<typeof groupJson>) => ScimGroupInput,
+) {
   const t = caller.target;
   const row = await deps.db.transaction(async (tx) => {
     await lockTenant(tx, t);
@@ -113,31 +202,69 @@ async function writeGroup(deps: Deps, caller: ScimCaller, id: string, ifMatch: s
     assertIfMatch(ifMatch, current.version);
     const before = (await membersOf(tx, [current.id])).get(current.id) ?? [];
     const input = next(groupJson(deps, current, before));
-    if (input.id !== undefined && input.id.toLowerCase() !== current.id) throw new AppError('attribute_immutable', 'id is assigned by the service provider and cannot change.');
-    if (input.displayName.toLowerCase() !== current.displayName.toLowerCase()) await assertNameFree(tx, t, input.displayName, current.id);
+    if (input.id !== undefined && input.id.toLowerCase() !== current.id)
+      throw new AppError('attribute_immutable', 'id is assigned by the service provider and cannot change.');
+    if (input.displayName.toLowerCase() !== current.displayName.toLowerCase())
+      await assertNameFree(tx, t, input.displayName, current.id);
     const ext = input[GROUP_EXTENSION];
-    const wanted = ext === undefined || (ext !== null && ext.roleId === undefined) ? current.roleId : (ext?.roleId ?? null);
+    const wanted =
+      ext === undefined || (ext !== null && ext.roleId === undefined) ? current.roleId : (ext?.roleId ?? null);
     const roleId = wanted === current.roleId ? current.roleId : await mappedRole(tx, caller, wanted);
     const ids = input.members === undefined ? before.map((m) => m.id) : await memberIds(tx, t, input);
     const added = ids.filter((i) => !before.some((m) => m.id === i));
     const removed = before.map((m) => m.id).filter((i) => !ids.includes(i));
-    const changedFields = input.displayName !== current.displayName || (input.externalId ?? null) !== current.externalId || roleId !== current.roleId;
+    const changedFields =
+      input.displayName !== current.displayName ||
+      (input.externalId ?? null) !== current.externalId ||
+      roleId !== current.roleId;
     if (!changedFields && !added.length && !removed.length) return current;
-    const updated = await updateGroupRow(tx, current.id, { displayName: input.displayName, externalId: input.externalId ?? null, roleId, version: current.version + 1, updatedAt: deps.clock.now() });
+    const updated = await updateGroupRow(tx, current.id, {
+      displayName: input.displayName,
+      externalId: input.externalId ?? null,
+      roleId,
+      version: current.version + 1,
+      updatedAt: deps.clock.now(),
+    });
     if (removed.length) await removeGroupMembers(tx, current.id, removed);
     if (added.length) await addGroupMembers(tx, t.partnerId, current.id, added);
-    if (roleId || current.roleId) await resync(deps, tx, caller, roleId !== current.roleId ? ids.concat(removed) : added.concat(removed));
-    await deps.audit.record(tx, { action: 'scim.group.update', actor: caller.actor, ...auditTenant(t), resourceType: 'scim_group', resourceId: current.id, details: { displayName: input.displayName, roleId, added, removed } }, meta);
+    if (roleId || current.roleId)
+      await resync(deps, tx, caller, roleId !== current.roleId ? ids.concat(removed) : added.concat(removed));
+    await deps.audit.record(
+      tx,
+      {
+        action: 'scim.group.update',
+        actor: caller.actor,
+        ...auditTenant(t),
+        resourceType: 'scim_group',
+        resourceId: current.id,
+        details: { displayName: input.displayName, roleId, added, removed },
+      },
+      meta,
+    );
     return updated;
   });
   return jsonOf(deps, deps.db, row);
 }
 
-export async function replaceGroup(deps: Deps, caller: ScimCaller, id: string, input: ScimGroupInput, ifMatch: string | string[] | undefined, meta: AuditRequestMeta) {
+export async function replaceGroup(
+  deps: Deps,
+  caller: ScimCaller,
+  id: string,
+  input: ScimGroupInput,
+  ifMatch: string | string[] | undefined,
+  meta: AuditRequestMeta,
+) {
   return writeGroup(deps, caller, id, ifMatch, meta, () => input);
 }
 
-export async function patchGroup(deps: Deps, caller: ScimCaller, id: string, body: PatchBody, ifMatch: string | string[] | undefined, meta: AuditRequestMeta) {
+export async function patchGroup(
+  deps: Deps,
+  caller: ScimCaller,
+  id: string,
+  body: PatchBody,
+  ifMatch: string | string[] | undefined,
+  meta: AuditRequestMeta,
+) {
   return writeGroup(deps, caller, id, ifMatch, meta, (current) => {
     const { meta: _m, ...resource } = current;
     const patched = applyPatch(resource, body);
@@ -145,14 +272,23 @@ export async function patchGroup(deps: Deps, caller: ScimCaller, id: string, bod
     const parsed = scimGroupInput.safeParse({ members: [], ...patched });
     if (!parsed.success) {
       const fieldErrors: Record<string, string[]> = {};
-      for (const issue of parsed.error.issues) (fieldErrors[issue.path.join('.') || '(resource)'] ??= []).push(issue.message);
-      throw new AppError('validation_failed', 'The patched group is not valid.', { details: { fieldErrors, formErrors: [] } });
+      for (const issue of parsed.error.issues)
+        (fieldErrors[issue.path.join('.') || '(resource)'] ??= []).push(issue.message);
+      throw new AppError('validation_failed', 'The patched group is not valid.', {
+        details: { fieldErrors, formErrors: [] },
+      });
     }
     return parsed.data;
   });
 }
 
-export async function deleteGroup(deps: Deps, caller: ScimCaller, id: string, ifMatch: string | string[] | undefined, meta: AuditRequestMeta) {
+export async function deleteGroup(
+  deps: Deps,
+  caller: ScimCaller,
+  id: string,
+  ifMatch: string | string[] | undefined,
+  meta: AuditRequestMeta,
+) {
   const t = caller.target;
   await deps.db.transaction(async (tx) => {
     await lockTenant(tx, t);
@@ -160,7 +296,24 @@ export async function deleteGroup(deps: Deps, caller: ScimCaller, id: string, if
     assertIfMatch(ifMatch, current.version);
     const members = (await membersOf(tx, [current.id])).get(current.id) ?? [];
     await deleteGroupRow(tx, current.id);
-    if (current.roleId) await resync(deps, tx, caller, members.map((m) => m.id));
-    await deps.audit.record(tx, { action: 'scim.group.delete', actor: caller.actor, ...auditTenant(t), resourceType: 'scim_group', resourceId: current.id, details: { displayName: current.displayName, members: members.length } }, meta);
+    if (current.roleId)
+      await resync(
+        deps,
+        tx,
+        caller,
+        members.map((m) => m.id),
+      );
+    await deps.audit.record(
+      tx,
+      {
+        action: 'scim.group.delete',
+        actor: caller.actor,
+        ...auditTenant(t),
+        resourceType: 'scim_group',
+        resourceId: current.id,
+        details: { displayName: current.displayName, members: members.length },
+      },
+      meta,
+    );
   });
 }

@@ -9,16 +9,31 @@ import type { TargetScope } from '../tenants/index.js';
 import { deleteMembership, setMembershipRole } from '../users/membership-repo.js';
 import { assertScimAssignable, creatorPermissions } from './ceiling.js';
 import type { ScimCaller } from './context.js';
-import { insertOrgMember, insertPartnerMember, mappedGroupRoles, orgMembership, partnerMembership, sessionsInTenant, setSuspended, type ScimUserRow } from './repo.js';
-
+import {
+  insertOrgMember,
+  insertPartnerMember,
+  mappedGroupRoles,
+  orgMembership,
+  partnerMembership,
+  sessionsInTenant,
+  setSuspended,
+  type ScimUserRow,
+} from './repo.js';
 
 async function currentMembership(tx: Tx, target: TargetScope, userId: string) {
   if (target.kind === 'partner') {
     const m = await partnerMembership(tx, target.partnerId, userId);
-    return m ? { roleId: m.roleId, saved: { siteIds: null, deviceGroupIds: null, orgAccess: m.orgAccess, orgIds: m.orgIds } } : null;
+    return m
+      ? { roleId: m.roleId, saved: { siteIds: null, deviceGroupIds: null, orgAccess: m.orgAccess, orgIds: m.orgIds } }
+      : null;
   }
   const m = await orgMembership(tx, target.orgId, userId);
-  return m ? { roleId: m.roleId, saved: { siteIds: m.siteIds, deviceGroupIds: m.deviceGroupIds, orgAccess: 'none' as const, orgIds: [] } } : null;
+  return m
+    ? {
+        roleId: m.roleId,
+        saved: { siteIds: m.siteIds, deviceGroupIds: m.deviceGroupIds, orgAccess: 'none' as const, orgIds: [] },
+      }
+    : null;
 }
 
 /** The role of the user's mapped groups (the one granting most, then by group name), else its default role. */
@@ -33,12 +48,22 @@ export async function effectiveRole(tx: Tx, su: ScimUserRow): Promise<string> {
 }
 
 /** Revokes the user's sessions signed in to this tenant (another tenant's sessions are not this token's to end). */
-async function revokeTenantSessions(deps: Pick<Deps, 'clock'>, tx: Tx, target: TargetScope, userId: string): Promise<number> {
+async function revokeTenantSessions(
+  deps: Pick<Deps, 'clock'>,
+  tx: Tx,
+  target: TargetScope,
+  userId: string,
+): Promise<number> {
   return revokeUserSessions(deps, tx, userId, 'scim_deprovisioned', undefined, sessionsInTenant(target));
 }
 
 /** Brings the membership in line with the SCIM user; answers what changed, for the audit record. */
-export async function syncMembership(deps: Pick<Deps, 'clock'>, tx: Tx, caller: ScimCaller, su: ScimUserRow): Promise<{ roleId: string | null; sessionsRevoked: number }> {
+export async function syncMembership(
+  deps: Pick<Deps, 'clock'>,
+  tx: Tx,
+  caller: ScimCaller,
+  su: ScimUserRow,
+): Promise<{ roleId: string | null; sessionsRevoked: number }> {
   const target = caller.target;
   const current = await currentMembership(tx, target, su.userId);
   if (!su.active) {
@@ -53,16 +78,33 @@ export async function syncMembership(deps: Pick<Deps, 'clock'>, tx: Tx, caller: 
   if (current) await setMembershipRole(tx, target, su.userId, roleId);
   else if (target.kind === 'partner') {
     const s = su.suspended;
-    await insertPartnerMember(tx, { partnerId: target.partnerId, userId: su.userId, roleId, orgAccess: s?.orgAccess ?? 'none', orgIds: s?.orgIds ?? [] });
+    await insertPartnerMember(tx, {
+      partnerId: target.partnerId,
+      userId: su.userId,
+      roleId,
+      orgAccess: s?.orgAccess ?? 'none',
+      orgIds: s?.orgIds ?? [],
+    });
   } else {
-    await insertOrgMember(tx, { orgId: target.orgId, userId: su.userId, roleId, siteIds: su.suspended?.siteIds ?? null, deviceGroupIds: su.suspended?.deviceGroupIds ?? null });
+    await insertOrgMember(tx, {
+      orgId: target.orgId,
+      userId: su.userId,
+      roleId,
+      siteIds: su.suspended?.siteIds ?? null,
+      deviceGroupIds: su.suspended?.deviceGroupIds ?? null,
+    });
   }
   if (su.suspended) await setSuspended(tx, su.id, null);
   return { roleId, sessionsRevoked: 0 };
 }
 
 /** Removes the membership and the sessions in the tenant (DELETE /Users/:id). */
-export async function endMembership(deps: Pick<Deps, 'clock'>, tx: Tx, target: TargetScope, userId: string): Promise<number> {
+export async function endMembership(
+  deps: Pick<Deps, 'clock'>,
+  tx: Tx,
+  target: TargetScope,
+  userId: string,
+): Promise<number> {
   await deleteMembership(tx, target, userId);
   return revokeTenantSessions(deps, tx, target, userId);
 }

@@ -2,7 +2,19 @@
 // query is limited to the token's tenant (ownedBy); every write of a tenant takes the tenant's lock first.
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db, Executor, Tx } from '../../db/connect.js';
-import { organizations, organizationUsers, partners, partnerUsers, roles, scimGroupMembers, scimGroups, scimTokens, scimUsers, sessions, users } from '../../db/schema/index.js';
+import {
+  organizations,
+  organizationUsers,
+  partners,
+  partnerUsers,
+  roles,
+  scimGroupMembers,
+  scimGroups,
+  scimTokens,
+  scimUsers,
+  sessions,
+  users,
+} from '../../db/schema/index.js';
 import { ownedBy, type Target } from '../../db/tenant-scope.js';
 import { filterToSql, type FilterTarget } from './filter.js';
 import { GROUP_SCHEMA, USER_SCHEMA } from './schemas.js';
@@ -16,12 +28,21 @@ type TenantTable = { partnerId: any; orgId: any };
 const inTenant = (table: TenantTable, t: Target): SQL => and(eq(table.partnerId, t.partnerId), ownedBy(t, table))!;
 
 /** Every SCIM write of a tenant in turn: a retried create sees the first one's row (409 uniqueness), never a race. */
-export const lockTenant = (tx: Tx, t: Target) => tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`scim:${t.partnerId}:${t.orgId ?? ''}`}, 0))`);
+export const lockTenant = (tx: Tx, t: Target) =>
+  tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`scim:${t.partnerId}:${t.orgId ?? ''}`}, 0))`);
 
 // ---- Tokens
 
 export const roleNames = (db: Executor, ids: string[]) =>
-  db.select({ id: roles.id, name: roles.name }).from(roles).where(sql`${roles.id} in (${sql.join(ids.map((i) => sql`${i}`), sql`, `)})`);
+  db
+    .select({ id: roles.id, name: roles.name })
+    .from(roles)
+    .where(
+      sql`${roles.id} in (${sql.join(
+        ids.map((i) => sql`${i}`),
+        sql`, `,
+      )})`,
+    );
 
 export async function insertScimToken(tx: Tx, values: typeof scimTokens.$inferInsert): Promise<ScimTokenRow> {
   const [created] = await tx.insert(scimTokens).values(values).returning();
@@ -29,12 +50,21 @@ export async function insertScimToken(tx: Tx, values: typeof scimTokens.$inferIn
 }
 
 /** One page (plus one row) of the target's tokens, newest first. */
-export function listScimTokenRows(db: Executor, target: Target, q: { after: { c: string; id: string } | null; limit: number }) {
+export function listScimTokenRows(
+  db: Executor,
+  target: Target,
+  q: { after: { c: string; id: string } | null; limit: number },
+) {
   const after = q.after;
   return db
     .select()
     .from(scimTokens)
-    .where(and(inTenant(scimTokens, target), after ? sql`(${scimTokens.createdAt}, ${scimTokens.id}) < (${new Date(after.c)}, ${after.id})` : undefined))
+    .where(
+      and(
+        inTenant(scimTokens, target),
+        after ? sql`(${scimTokens.createdAt}, ${scimTokens.id}) < (${new Date(after.c)}, ${after.id})` : undefined,
+      ),
+    )
     .orderBy(desc(scimTokens.createdAt), desc(scimTokens.id))
     .limit(q.limit + 1);
 }
@@ -45,7 +75,11 @@ export async function revokeScimTokenRow(tx: Tx, id: string, now: Date): Promise
 }
 
 export async function liveTokenByHash(db: Db, hash: string): Promise<ScimTokenRow | undefined> {
-  const [row] = await db.select().from(scimTokens).where(and(eq(scimTokens.tokenHash, hash), isNull(scimTokens.revokedAt))).limit(1);
+  const [row] = await db
+    .select()
+    .from(scimTokens)
+    .where(and(eq(scimTokens.tokenHash, hash), isNull(scimTokens.revokedAt)))
+    .limit(1);
   return row;
 }
 
@@ -54,7 +88,12 @@ export async function touchToken(db: Db, id: string, now: Date): Promise<void> {
   await db
     .update(scimTokens)
     .set({ lastUsedAt: now })
-    .where(and(eq(scimTokens.id, id), or(isNull(scimTokens.lastUsedAt), lt(scimTokens.lastUsedAt, sql`${new Date(now.getTime() - 60_000)}`))));
+    .where(
+      and(
+        eq(scimTokens.id, id),
+        or(isNull(scimTokens.lastUsedAt), lt(scimTokens.lastUsedAt, sql`${new Date(now.getTime() - 60_000)}`)),
+      ),
+    );
 }
 
 // ---- Accounts and memberships
@@ -65,20 +104,31 @@ export async function accountStatus(db: Executor, userId: string) {
 }
 
 export async function partnerMembership(db: Executor, partnerId: string, userId: string) {
-  const [m] = await db.select().from(partnerUsers).where(and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.userId, userId)));
+  const [m] = await db
+    .select()
+    .from(partnerUsers)
+    .where(and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.userId, userId)));
   return m;
 }
 
 export async function orgMembership(db: Executor, orgId: string, userId: string) {
-  const [m] = await db.select().from(organizationUsers).where(and(eq(organizationUsers.orgId, orgId), eq(organizationUsers.userId, userId)));
+  const [m] = await db
+    .select()
+    .from(organizationUsers)
+    .where(and(eq(organizationUsers.orgId, orgId), eq(organizationUsers.userId, userId)));
   return m;
 }
 
-export const insertPartnerMember = (tx: Tx, values: typeof partnerUsers.$inferInsert) => tx.insert(partnerUsers).values(values);
-export const insertOrgMember = (tx: Tx, values: typeof organizationUsers.$inferInsert) => tx.insert(organizationUsers).values(values);
+export const insertPartnerMember = (tx: Tx, values: typeof partnerUsers.$inferInsert) =>
+  tx.insert(partnerUsers).values(values);
+export const insertOrgMember = (tx: Tx, values: typeof organizationUsers.$inferInsert) =>
+  tx.insert(organizationUsers).values(values);
 
 /** The sessions signed in to this tenant (another tenant's sessions are not this token's to end). */
-export const sessionsInTenant = (target: Target) => (target.orgId ? eq(sessions.orgId, target.orgId) : and(eq(sessions.scope, 'partner'), eq(sessions.partnerId, target.partnerId)));
+export const sessionsInTenant = (target: Target) =>
+  target.orgId
+    ? eq(sessions.orgId, target.orgId)
+    : and(eq(sessions.scope, 'partner'), eq(sessions.partnerId, target.partnerId));
 
 /** The mapped roles of the user's groups, by lower-cased group name. */
 export const mappedGroupRoles = (tx: Tx, scimUserId: string) =>
@@ -120,7 +170,9 @@ export async function updateAccount(tx: Tx, id: string, set: Partial<typeof user
 
 /** Whether the account is a member anywhere or provisioned by another SCIM resource. */
 export async function accountInUse(tx: Tx, userId: string): Promise<boolean> {
-  const rest = await tx.execute(sql`select 1 from partner_users where user_id = ${userId} union all select 1 from organization_users where user_id = ${userId} union all select 1 from scim_users where user_id = ${userId} limit 1`);
+  const rest = await tx.execute(
+    sql`select 1 from partner_users where user_id = ${userId} union all select 1 from organization_users where user_id = ${userId} union all select 1 from scim_users where user_id = ${userId} limit 1`,
+  );
   return (rest as unknown as { rows: unknown[] }).rows.length > 0;
 }
 
@@ -129,16 +181,20 @@ export async function deleteAccount(tx: Tx, id: string): Promise<void> {
 }
 
 /** Serialises invitations to one address. */
-export const lockInvite = (tx: Tx, address: string) => tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invite:${address}`}, 0))`);
+export const lockInvite = (tx: Tx, address: string) =>
+  tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invite:${address}`}, 0))`);
 
 export async function tenantName(tx: Tx, t: Target): Promise<string | undefined> {
-  if (t.orgId) return (await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, t.orgId)))[0]?.name;
+  if (t.orgId)
+    return (await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, t.orgId)))[0]
+      ?.name;
   return (await tx.select({ name: partners.name }).from(partners).where(eq(partners.id, t.partnerId)))[0]?.name;
 }
 
 // ---- Provisioned users
 
-const emailElements = (cond: SQL) => sql`exists (select 1 from jsonb_array_elements(${scimUsers.emails}) e where ${cond})`;
+const emailElements = (cond: SQL) =>
+  sql`exists (select 1 from jsonb_array_elements(${scimUsers.emails}) e where ${cond})`;
 export const USER_FILTER: FilterTarget = {
   schema: USER_SCHEMA,
   columns: {
@@ -156,7 +212,11 @@ export const USER_FILTER: FilterTarget = {
     emails: {
       exists: emailElements,
       primary: 'value',
-      sub: { value: { sql: sql`(e->>'value')`, kind: 'ci' }, type: { sql: sql`(e->>'type')`, kind: 'ci' }, primary: { sql: sql`(e->>'primary')::boolean`, kind: 'boolean' } },
+      sub: {
+        value: { sql: sql`(e->>'value')`, kind: 'ci' },
+        type: { sql: sql`(e->>'type')`, kind: 'ci' },
+        primary: { sql: sql`(e->>'primary')::boolean`, kind: 'boolean' },
+      },
     },
   },
 };
@@ -171,7 +231,11 @@ export const groupsOfUsers = (db: Executor, ids: string[]) =>
     .orderBy(asc(scimGroups.displayName));
 
 export async function findUserRow(db: Executor, t: Target, id: string): Promise<ScimUserRow | undefined> {
-  const [row] = await db.select().from(scimUsers).where(and(eq(scimUsers.id, id), inTenant(scimUsers, t))).limit(1);
+  const [row] = await db
+    .select()
+    .from(scimUsers)
+    .where(and(eq(scimUsers.id, id), inTenant(scimUsers, t)))
+    .limit(1);
   return row;
 }
 
@@ -179,16 +243,39 @@ export async function findUserRow(db: Executor, t: Target, id: string): Promise<
 export async function pageOfUsers(db: Executor, t: Target, filter: string | undefined, count: number, offset: number) {
   const where = and(inTenant(scimUsers, t), filter ? filterToSql(USER_FILTER, filter) : undefined);
   const [total] = await db.select({ n: sql<number>`count(*)::int` }).from(scimUsers).where(where);
-  const rows = count === 0 ? [] : await db.select().from(scimUsers).where(where).orderBy(asc(scimUsers.createdAt), asc(scimUsers.id)).limit(count).offset(offset);
+  const rows =
+    count === 0
+      ? []
+      : await db
+          .select()
+          .from(scimUsers)
+          .where(where)
+          .orderBy(asc(scimUsers.createdAt), asc(scimUsers.id))
+          .limit(count)
+          .offset(offset);
   return { total: Number(total?.n ?? 0), rows };
 }
 
 /** Another user of the tenant with this userName (case-insensitive) or externalId. */
-export async function userClash(tx: Tx, t: Target, f: { userName: string; externalId: string | null }, selfId?: string) {
+export async function userClash(
+  tx: Tx,
+  t: Target,
+  f: { userName: string; externalId: string | null },
+  selfId?: string,
+) {
   const [clash] = await tx
     .select({ userName: scimUsers.userName, externalId: scimUsers.externalId })
     .from(scimUsers)
-    .where(and(inTenant(scimUsers, t), selfId ? ne(scimUsers.id, selfId) : undefined, or(sql`lower(${scimUsers.userName}) = lower(${f.userName})`, f.externalId !== null ? eq(scimUsers.externalId, f.externalId) : undefined)))
+    .where(
+      and(
+        inTenant(scimUsers, t),
+        selfId ? ne(scimUsers.id, selfId) : undefined,
+        or(
+          sql`lower(${scimUsers.userName}) = lower(${f.userName})`,
+          f.externalId !== null ? eq(scimUsers.externalId, f.externalId) : undefined,
+        ),
+      ),
+    )
     .limit(1);
   return clash;
 }
@@ -198,7 +285,11 @@ export async function insertScimUser(tx: Tx, values: typeof scimUsers.$inferInse
   return created!;
 }
 
-export async function updateScimUser(tx: Tx, id: string, set: Partial<typeof scimUsers.$inferInsert>): Promise<ScimUserRow> {
+export async function updateScimUser(
+  tx: Tx,
+  id: string,
+  set: Partial<typeof scimUsers.$inferInsert>,
+): Promise<ScimUserRow> {
   const [updated] = await tx.update(scimUsers).set(set).where(eq(scimUsers.id, id)).returning();
   return updated!;
 }
@@ -210,7 +301,11 @@ export async function deleteScimUser(tx: Tx, id: string): Promise<void> {
 export const scimUsersByIds = (tx: Tx, ids: string[]) => tx.select().from(scimUsers).where(inArray(scimUsers.id, ids));
 
 /** Which of the ids are users of the tenant. */
-export const tenantUserIds = (tx: Tx, t: Target, ids: string[]) => tx.select({ id: scimUsers.id }).from(scimUsers).where(and(inTenant(scimUsers, t), inArray(scimUsers.id, ids)));
+export const tenantUserIds = (tx: Tx, t: Target, ids: string[]) =>
+  tx
+    .select({ id: scimUsers.id })
+    .from(scimUsers)
+    .where(and(inTenant(scimUsers, t), inArray(scimUsers.id, ids)));
 
 // ---- Groups
 
@@ -225,7 +320,8 @@ export const GROUP_FILTER: FilterTarget = {
   },
   multi: {
     members: {
-      exists: (cond) => sql`exists (select 1 from scim_group_members m where m.group_id = ${scimGroups.id} and ${cond})`,
+      exists: (cond) =>
+        sql`exists (select 1 from scim_group_members m where m.group_id = ${scimGroups.id} and ${cond})`,
       primary: 'value',
       sub: { value: { sql: sql`m.scim_user_id`, kind: 'id' } },
     },
@@ -242,7 +338,11 @@ export const membersOfGroups = (db: Executor, ids: string[]) =>
     .orderBy(asc(scimUsers.userName));
 
 export async function findGroupRow(db: Executor, t: Target, id: string): Promise<ScimGroupRow | undefined> {
-  const [row] = await db.select().from(scimGroups).where(and(eq(scimGroups.id, id), inTenant(scimGroups, t))).limit(1);
+  const [row] = await db
+    .select()
+    .from(scimGroups)
+    .where(and(eq(scimGroups.id, id), inTenant(scimGroups, t)))
+    .limit(1);
   return row;
 }
 
@@ -250,13 +350,32 @@ export async function findGroupRow(db: Executor, t: Target, id: string): Promise
 export async function pageOfGroups(db: Executor, t: Target, filter: string | undefined, count: number, offset: number) {
   const where = and(inTenant(scimGroups, t), filter ? filterToSql(GROUP_FILTER, filter) : undefined);
   const [total] = await db.select({ n: sql<number>`count(*)::int` }).from(scimGroups).where(where);
-  const rows = count === 0 ? [] : await db.select().from(scimGroups).where(where).orderBy(asc(scimGroups.createdAt), asc(scimGroups.id)).limit(count).offset(offset);
+  const rows =
+    count === 0
+      ? []
+      : await db
+          .select()
+          .from(scimGroups)
+          .where(where)
+          .orderBy(asc(scimGroups.createdAt), asc(scimGroups.id))
+          .limit(count)
+          .offset(offset);
   return { total: Number(total?.n ?? 0), rows };
 }
 
 /** Whether another group of the tenant has this displayName (case-insensitive). */
 export async function groupNameTaken(tx: Tx, t: Target, displayName: string, selfId?: string): Promise<boolean> {
-  const [clash] = await tx.select({ id: scimGroups.id }).from(scimGroups).where(and(inTenant(scimGroups, t), sql`lower(${scimGroups.displayName}) = lower(${displayName})`, selfId ? ne(scimGroups.id, selfId) : undefined)).limit(1);
+  const [clash] = await tx
+    .select({ id: scimGroups.id })
+    .from(scimGroups)
+    .where(
+      and(
+        inTenant(scimGroups, t),
+        sql`lower(${scimGroups.displayName}) = lower(${displayName})`,
+        selfId ? ne(scimGroups.id, selfId) : undefined,
+      ),
+    )
+    .limit(1);
   return clash !== undefined;
 }
 
@@ -265,7 +384,11 @@ export async function insertGroup(tx: Tx, values: typeof scimGroups.$inferInsert
   return created!;
 }
 
-export async function updateGroupRow(tx: Tx, id: string, set: Partial<typeof scimGroups.$inferInsert>): Promise<ScimGroupRow> {
+export async function updateGroupRow(
+  tx: Tx,
+  id: string,
+  set: Partial<typeof scimGroups.$inferInsert>,
+): Promise<ScimGroupRow> {
   const [updated] = await tx.update(scimGroups).set(set).where(eq(scimGroups.id, id)).returning();
   return updated!;
 }
@@ -274,10 +397,17 @@ export async function deleteGroupRow(tx: Tx, id: string): Promise<void> {
   await tx.delete(scimGroups).where(eq(scimGroups.id, id));
 }
 
-export async function addGroupMembers(tx: Tx, partnerId: string, groupId: string, scimUserIds: string[]): Promise<void> {
+export async function addGroupMembers(
+  tx: Tx,
+  partnerId: string,
+  groupId: string,
+  scimUserIds: string[],
+): Promise<void> {
   await tx.insert(scimGroupMembers).values(scimUserIds.map((scimUserId) => ({ partnerId, groupId, scimUserId })));
 }
 
 export async function removeGroupMembers(tx: Tx, groupId: string, scimUserIds: string[]): Promise<void> {
-  await tx.delete(scimGroupMembers).where(and(eq(scimGroupMembers.groupId, groupId), inArray(scimGroupMembers.scimUserId, scimUserIds)));
+  await tx
+    .delete(scimGroupMembers)
+    .where(and(eq(scimGroupMembers.groupId, groupId), inArray(scimGroupMembers.scimUserId, scimUserIds)));
 }

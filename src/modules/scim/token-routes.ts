@@ -27,16 +27,59 @@ export function scimTokenRoutes(deps: Deps) {
     const tags = ['scim-tokens'];
     const p = principalOf;
 
-    r.post('/scim-tokens', { onRequest: [auth, full, write], preHandler: [stepUp], schema: { tags, operationId: 'createScimToken', summary: 'Issue a SCIM bearer token (shown once)', description: `${SCOPE} The answer carries \`token\` (\`ghscim_\` + 256-bit secret, greppable by secret scanners) once; only its SHA-256 is kept. The default role must be a role of the scope within what you hold (403 permission_ceiling) and never one with *:*; the roles the identity provider later gives through mapped groups stay under your permissions as they are then.`, body: createScimTokenBody, response: { 201: createdScimToken, ...errors(400, 404), ...authErrors } } },
+    r.post(
+      '/scim-tokens',
+      {
+        onRequest: [auth, full, write],
+        preHandler: [stepUp],
+        schema: {
+          tags,
+          operationId: 'createScimToken',
+          summary: 'Issue a SCIM bearer token (shown once)',
+          description: `${SCOPE} The answer carries \`token\` (\`ghscim_\` + 256-bit secret, greppable by secret scanners) once; only its SHA-256 is kept. The default role must be a role of the scope within what you hold (403 permission_ceiling) and never one with *:*; the roles the identity provider later gives through mapped groups stay under your permissions as they are then.`,
+          body: createScimTokenBody,
+          response: { 201: createdScimToken, ...errors(400, 404), ...authErrors },
+        },
+      },
       async (req, reply) => {
         const { orgId, ...input } = req.body;
-        return reply.code(201).send(await createScimToken(deps, p(req), await resolveTarget(deps.db, p(req), orgId), input, metaOf(req)));
-      });
+        return reply
+          .code(201)
+          .send(await createScimToken(deps, p(req), await resolveTarget(deps.db, p(req), orgId), input, metaOf(req)));
+      },
+    );
 
-    r.get('/scim-tokens', { onRequest: [auth, full, read], schema: { tags, operationId: 'listScimTokens', summary: 'SCIM tokens of the current scope (or of an organisation with ?orgId=)', description: `${SCOPE} Newest first, keyset paging; never the token itself.`, querystring: scimTokenListQuery, response: { 200: page(scimTokenJson), ...errors(400, 404), ...authErrors } } },
-      async (req) => listScimTokens(deps, await resolveTarget(deps.db, p(req), req.query.orgId), req.query));
+    r.get(
+      '/scim-tokens',
+      {
+        onRequest: [auth, full, read],
+        schema: {
+          tags,
+          operationId: 'listScimTokens',
+          summary: 'SCIM tokens of the current scope (or of an organisation with ?orgId=)',
+          description: `${SCOPE} Newest first, keyset paging; never the token itself.`,
+          querystring: scimTokenListQuery,
+          response: { 200: page(scimTokenJson), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => listScimTokens(deps, await resolveTarget(deps.db, p(req), req.query.orgId), req.query),
+    );
 
-    r.delete('/scim-tokens/:id', { onRequest: [auth, full, write], schema: { tags, operationId: 'revokeScimToken', summary: 'Revoke a SCIM token', description: 'The token is refused from its next request, on every instance. Revoking a revoked token answers it unchanged. Provisioned users and groups stay.', params: idParam, response: { 200: scimTokenJson, ...errors(400, 404), ...authErrors } } },
-      async (req) => revokeScimToken(deps, p(req), req.params.id, metaOf(req)));
+    r.delete(
+      '/scim-tokens/:id',
+      {
+        onRequest: [auth, full, write],
+        schema: {
+          tags,
+          operationId: 'revokeScimToken',
+          summary: 'Revoke a SCIM token',
+          description:
+            'The token is refused from its next request, on every instance. Revoking a revoked token answers it unchanged. Provisioned users and groups stay.',
+          params: idParam,
+          response: { 200: scimTokenJson, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => revokeScimToken(deps, p(req), req.params.id, metaOf(req)),
+    );
   };
 }

@@ -5,10 +5,22 @@ import { listQuery } from '../../http/schemas.js';
 const ts = z.string().meta({ format: 'date-time' });
 
 export const createScimTokenBody = z.strictObject({
-  orgId: z.uuid().optional().describe('A partner caller names the organisation the token provisions into; omitted = the partner’s own staff'),
+  orgId: z
+    .uuid()
+    .optional()
+    .describe('A partner caller names the organisation the token provisions into; omitted = the partner’s own staff'),
   name: z.string().trim().min(1).max(255).describe('Which identity provider or connector uses it'),
-  defaultRoleId: z.uuid().describe('The role a provisioned user holds until a mapped group gives another: a role of the scope, within what you hold, never one with *:*'),
-  sendInvitations: z.boolean().optional().describe('Mail a new account an invitation to set a password (default true); false when the tenant signs in by SSO only'),
+  defaultRoleId: z
+    .uuid()
+    .describe(
+      'The role a provisioned user holds until a mapped group gives another: a role of the scope, within what you hold, never one with *:*',
+    ),
+  sendInvitations: z
+    .boolean()
+    .optional()
+    .describe(
+      'Mail a new account an invitation to set a password (default true); false when the tenant signs in by SSO only',
+    ),
 });
 
 export const scimTokenJson = z
@@ -28,7 +40,13 @@ export const scimTokenJson = z
   .meta({ id: 'ScimToken' });
 
 export const createdScimToken = scimTokenJson
-  .extend({ token: z.string().describe('`ghscim_` + 256-bit secret, shown once: give it to the identity provider as the SCIM bearer token. Only its SHA-256 is kept.') })
+  .extend({
+    token: z
+      .string()
+      .describe(
+        '`ghscim_` + 256-bit secret, shown once: give it to the identity provider as the SCIM bearer token. Only its SHA-256 is kept.',
+      ),
+  })
   .meta({ id: 'CreatedScimToken' });
 
 export const scimTokenListQuery = listQuery.omit({ search: true }).extend({ orgId: z.uuid().optional() });

@@ -19,7 +19,8 @@ type TokenRow = ScimTokenRow;
 export const SCIM_TOKEN_PREFIX = 'ghscim_';
 export const SCIM_TOKEN_SHAPE = /^ghscim_[A-Za-z0-9_-]{43}$/;
 
-const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
+const fieldError = (field: string, msg: string) =>
+  new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
 async function toJson(db: Executor, rows: TokenRow[]) {
   if (rows.length === 0) return [];
@@ -41,7 +42,13 @@ async function toJson(db: Executor, rows: TokenRow[]) {
   }));
 }
 
-export async function createScimToken(deps: Deps, caller: Principal, target: TargetScope, input: { name: string; defaultRoleId: string; sendInvitations?: boolean }, meta: AuditRequestMeta) {
+export async function createScimToken(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  input: { name: string; defaultRoleId: string; sendInvitations?: boolean },
+  meta: AuditRequestMeta,
+) {
   // A token provisions organisation-wide members: a site-restricted member cannot make one.
   assertWithinSiteScope(caller, { siteIds: null, deviceGroupIds: null });
   const token = `${SCIM_TOKEN_PREFIX}${randomToken(32)}`;
@@ -51,8 +58,29 @@ export async function createScimToken(deps: Deps, caller: Principal, target: Tar
       throw fieldError('defaultRoleId', 'Not a role of this scope');
     });
     await assertScimAssignable(tx, caller.permissions, role.id);
-    const created = await insertScimToken(tx, { partnerId: target.partnerId, orgId: target.orgId, name: input.name, tokenHash: sha256(token), hint: token.slice(0, 12), defaultRoleId: role.id, sendInvitations: input.sendInvitations ?? true, createdBy: personIdOf(caller), createdAt: now });
-    await deps.audit.record(tx, { action: 'scim_token.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'scim_token', resourceId: created.id, details: { name: input.name, defaultRoleId: role.id } }, meta);
+    const created = await insertScimToken(tx, {
+      partnerId: target.partnerId,
+      orgId: target.orgId,
+      name: input.name,
+      tokenHash: sha256(token),
+      hint: token.slice(0, 12),
+      defaultRoleId: role.id,
+      sendInvitations: input.sendInvitations ?? true,
+      createdBy: personIdOf(caller),
+      createdAt: now,
+    });
+    await deps.audit.record(
+      tx,
+      {
+        action: 'scim_token.create',
+        actor: actorOf(caller),
+        ...auditTenant(target),
+        resourceType: 'scim_token',
+        resourceId: created.id,
+        details: { name: input.name, defaultRoleId: role.id },
+      },
+      meta,
+    );
     return created;
   });
   return { ...(await toJson(deps.db, [row]))[0]!, token };
@@ -74,7 +102,18 @@ export async function revokeScimToken(deps: Deps, caller: Principal, id: string,
     const { row: current, target } = await findInScope(tx, caller, SCIM_TOKEN, id);
     if (current.revokedAt) return current;
     const revoked = await revokeScimTokenRow(tx, id, deps.clock.now());
-    await deps.audit.record(tx, { action: 'scim_token.revoke', actor: actorOf(caller), ...auditTenant(target), resourceType: 'scim_token', resourceId: id, details: { name: current.name } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'scim_token.revoke',
+        actor: actorOf(caller),
+        ...auditTenant(target),
+        resourceType: 'scim_token',
+        resourceId: id,
+        details: { name: current.name },
+      },
+      meta,
+    );
     return revoked;
   });
   return (await toJson(deps.db, [row]))[0]!;

@@ -13,7 +13,26 @@ import { findMember } from '../users/membership-repo.js';
 import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
 import type { ScimCaller } from './context.js';
 import { endMembership, syncMembership } from './membership.js';
-import { accountByEmail, accountById, accountIdByEmail, accountInUse, deleteAccount, deleteScimUser, findUserRow, groupsOfUsers, insertAccount, insertScimUser, lockInvite, lockTenant, pageOfUsers, tenantName, updateAccount, updateScimUser, userClash, type ScimUserRow } from './repo.js';
+import {
+  accountByEmail,
+  accountById,
+  accountIdByEmail,
+  accountInUse,
+  deleteAccount,
+  deleteScimUser,
+  findUserRow,
+  groupsOfUsers,
+  insertAccount,
+  insertScimUser,
+  lockInvite,
+  lockTenant,
+  pageOfUsers,
+  tenantName,
+  updateAccount,
+  updateScimUser,
+  userClash,
+  type ScimUserRow,
+} from './repo.js';
 import { LIST_RESPONSE, scimUserInput, USER_SCHEMA, type PatchBody, type ScimUserInput } from './schemas.js';
 
 type Row = ScimUserRow;
@@ -28,11 +47,25 @@ export function userJson(deps: Deps, r: Row, groups: { id: string; displayName: 
     ...(r.externalId !== null ? { externalId: r.externalId } : {}),
     userName: r.userName,
     ...(r.displayName !== null ? { displayName: r.displayName } : {}),
-    name: { ...(r.givenName !== null ? { givenName: r.givenName } : {}), ...(r.familyName !== null ? { familyName: r.familyName } : {}), ...(formatted ? { formatted } : {}) },
+    name: {
+      ...(r.givenName !== null ? { givenName: r.givenName } : {}),
+      ...(r.familyName !== null ? { familyName: r.familyName } : {}),
+      ...(formatted ? { formatted } : {}),
+    },
     emails: r.emails,
     active: r.active,
-    groups: groups.map((g) => ({ value: g.id, display: g.displayName, $ref: `${deps.config.publicUrl}/scim/v2/Groups/${g.id}` })),
-    meta: { resourceType: 'User', created: r.createdAt.toISOString(), lastModified: r.updatedAt.toISOString(), location: location(deps, r.id), version: etag(r.version) },
+    groups: groups.map((g) => ({
+      value: g.id,
+      display: g.displayName,
+      $ref: `${deps.config.publicUrl}/scim/v2/Groups/${g.id}`,
+    })),
+    meta: {
+      resourceType: 'User',
+      created: r.createdAt.toISOString(),
+      lastModified: r.updatedAt.toISOString(),
+      location: location(deps, r.id),
+      version: etag(r.version),
+    },
   };
 }
 export type ScimUserJson = ReturnType<typeof userJson>;
@@ -59,10 +92,17 @@ export async function getUser(deps: Deps, caller: ScimCaller, id: string) {
   return jsonOf(deps, deps.db, await findRow(deps.db, caller.target, id));
 }
 
-export async function listUsers(deps: Deps, caller: ScimCaller, q: { filter?: string; startIndex?: number; count?: number; attributes?: string; excludedAttributes?: string }) {
+export async function listUsers(
+  deps: Deps,
+  caller: ScimCaller,
+  q: { filter?: string; startIndex?: number; count?: number; attributes?: string; excludedAttributes?: string },
+) {
   const { startIndex, count, offset } = paging(q);
   const { total, rows } = await pageOfUsers(deps.db, caller.target, q.filter, count, offset);
-  const groups = await groupsOf(deps.db, rows.map((r) => r.id));
+  const groups = await groupsOf(
+    deps.db,
+    rows.map((r) => r.id),
+  );
   return {
     schemas: [LIST_RESPONSE],
     totalResults: total,
@@ -74,23 +114,43 @@ export async function listUsers(deps: Deps, caller: ScimCaller, q: { filter?: st
 
 /** What a User body means here: e-mails normalised, the account's address and name chosen. */
 function normalise(input: ScimUserInput) {
-  const emails: ScimEmail[] = (input.emails ?? []).map((e) => ({ value: e.value, ...(e.type ? { type: e.type.toLowerCase() } : {}), ...(e.primary !== undefined ? { primary: e.primary } : {}) }));
+  const emails: ScimEmail[] = (input.emails ?? []).map((e) => ({
+    value: e.value,
+    ...(e.type ? { type: e.type.toLowerCase() } : {}),
+    ...(e.primary !== undefined ? { primary: e.primary } : {}),
+  }));
   const chosen = emails.find((e) => e.primary) ?? emails.find((e) => e.type === 'work') ?? emails[0];
   const address = chosen?.value ?? input.userName;
   if (!/^[^@\s]+@[^@\s]+$/.test(address)) {
-    throw new AppError('validation_failed', 'The user needs an e-mail address (emails, or a userName that is one).', { details: { fieldErrors: { emails: ['An e-mail address is required'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'The user needs an e-mail address (emails, or a userName that is one).', {
+      details: { fieldErrors: { emails: ['An e-mail address is required'] }, formErrors: [] },
+    });
   }
   const givenName = input.name?.givenName ?? null;
   const familyName = input.name?.familyName ?? null;
-  const accountName = input.displayName || input.name?.formatted || [givenName, familyName].filter(Boolean).join(' ') || input.userName;
+  const accountName =
+    input.displayName || input.name?.formatted || [givenName, familyName].filter(Boolean).join(' ') || input.userName;
   return {
-    fields: { userName: input.userName, externalId: input.externalId ?? null, displayName: input.displayName ?? null, givenName, familyName, emails, active: input.active ?? true },
+    fields: {
+      userName: input.userName,
+      externalId: input.externalId ?? null,
+      displayName: input.displayName ?? null,
+      givenName,
+      familyName,
+      emails,
+      active: input.active ?? true,
+    },
     address: address.toLowerCase(),
     accountName: accountName.slice(0, 255),
   };
 }
 
-async function assertUnique(tx: Tx, t: TargetScope, f: { userName: string; externalId: string | null }, selfId?: string) {
+async function assertUnique(
+  tx: Tx,
+  t: TargetScope,
+  f: { userName: string; externalId: string | null },
+  selfId?: string,
+) {
   const clash = await userClash(tx, t, f, selfId);
   if (clash) {
     const which = clash.userName.toLowerCase() === f.userName.toLowerCase() ? 'userName' : 'externalId';
@@ -112,22 +172,78 @@ export async function createUser(deps: Deps, caller: ScimCaller, input: ScimUser
     await lockInvite(tx, address);
     let account = await accountByEmail(tx, address);
     // An account already a member here by other means is not SCIM's to take over.
-    if (account && (await findMember(tx, t, account.id))) throw new AppError('user_exists_in_scope', 'An account with this e-mail is already a member here.');
+    if (account && (await findMember(tx, t, account.id)))
+      throw new AppError('user_exists_in_scope', 'An account with this e-mail is already a member here.');
     const owns = !account;
-    if (!account) account = await insertAccount(tx, { email: address, name: accountName, status: 'invited', createdAt: now, updatedAt: now });
-    const created = await insertScimUser(tx, { ...fields, partnerId: t.partnerId, orgId: t.orgId, userId: account.id, ownsAccount: owns, defaultRoleId: caller.defaultRoleId, createdAt: now, updatedAt: now });
+    if (!account)
+      account = await insertAccount(tx, {
+        email: address,
+        name: accountName,
+        status: 'invited',
+        createdAt: now,
+        updatedAt: now,
+      });
+    const created = await insertScimUser(tx, {
+      ...fields,
+      partnerId: t.partnerId,
+      orgId: t.orgId,
+      userId: account.id,
+      ownsAccount: owns,
+      defaultRoleId: caller.defaultRoleId,
+      createdAt: now,
+      updatedAt: now,
+    });
     const sync = await syncMembership(deps, tx, caller, created);
     // A new account sets its password through the invitation (or signs in by SSO: sendInvitations false).
     let mailed: 'invitation' | 'added' | null = null;
     if (sync.roleId && account.status === 'invited' && caller.sendInvitations) {
-      const token = await createInviteToken(tx, now, account.id, { scope: t.kind, partnerId: t.partnerId, orgId: t.orgId, roleId: sync.roleId }, null);
-      await deps.outbox.enqueue(tx, mails.invitation(address, { inviterName: caller.tokenName, tenantName: await tenantLabel(tx, t), url: inviteUrl(deps.config.appUrl, token) }));
+      const token = await createInviteToken(
+        tx,
+        now,
+        account.id,
+        { scope: t.kind, partnerId: t.partnerId, orgId: t.orgId, roleId: sync.roleId },
+        null,
+      );
+      await deps.outbox.enqueue(
+        tx,
+        mails.invitation(address, {
+          inviterName: caller.tokenName,
+          tenantName: await tenantLabel(tx, t),
+          url: inviteUrl(deps.config.appUrl, token),
+        }),
+      );
       mailed = 'invitation';
     } else if (sync.roleId && account.status === 'active') {
-      await deps.outbox.enqueue(tx, mails.addedToTenant(address, { inviterName: caller.tokenName, tenantName: await tenantLabel(tx, t), url: `${deps.config.appUrl}/login` }));
+      await deps.outbox.enqueue(
+        tx,
+        mails.addedToTenant(address, {
+          inviterName: caller.tokenName,
+          tenantName: await tenantLabel(tx, t),
+          url: `${deps.config.appUrl}/login`,
+        }),
+      );
       mailed = 'added';
     }
-    await deps.audit.record(tx, { action: 'scim.user.create', actor: caller.actor, ...auditTenant(t), resourceType: 'user', resourceId: account.id, details: { scimId: created.id, email: address, externalId: fields.externalId, roleId: sync.roleId, existingAccount: !owns, active: fields.active, mailed } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'scim.user.create',
+        actor: caller.actor,
+        ...auditTenant(t),
+        resourceType: 'user',
+        resourceId: account.id,
+        details: {
+          scimId: created.id,
+          email: address,
+          externalId: fields.externalId,
+          roleId: sync.roleId,
+          existingAccount: !owns,
+          active: fields.active,
+          mailed,
+        },
+      },
+      meta,
+    );
     return created;
   });
   deps.outbox.kick();
@@ -135,7 +251,14 @@ export async function createUser(deps: Deps, caller: ScimCaller, input: ScimUser
 }
 
 /** Replace and PATCH end here: the resource's new attributes, the account kept in step when SCIM made it. */
-async function writeUser(deps: Deps, caller: ScimCaller, id: string, ifMatch: string | string[] | undefined, meta: AuditRequestMeta, next: (current: Row, tx: Tx) => Promise<ScimUserInput>) {
+async function writeUser(
+  deps: Deps,
+  caller: ScimCaller,
+  id: string,
+  ifMatch: string | string[] | undefined,
+  meta: AuditRequestMeta,
+  next: (current: Row, tx: Tx) => Promise<ScimUserInput>,
+) {
   const t = caller.target;
   const row = await deps.db.transaction(async (tx) => {
     await lockTenant(tx, t);
@@ -151,40 +274,88 @@ async function writeUser(deps: Deps, caller: ScimCaller, id: string, ifMatch: st
       }
       await updateAccount(tx, current.userId, { email: address, name: accountName, updatedAt: deps.clock.now() });
     }
-    const changed = (Object.keys(fields) as (keyof typeof fields)[]).filter((k) => JSON.stringify(fields[k]) !== JSON.stringify(current[k]));
-    const updated = changed.length ? await updateScimUser(tx, current.id, { ...fields, version: current.version + 1, updatedAt: deps.clock.now() }) : current;
+    const changed = (Object.keys(fields) as (keyof typeof fields)[]).filter(
+      (k) => JSON.stringify(fields[k]) !== JSON.stringify(current[k]),
+    );
+    const updated = changed.length
+      ? await updateScimUser(tx, current.id, { ...fields, version: current.version + 1, updatedAt: deps.clock.now() })
+      : current;
     const sync = await syncMembership(deps, tx, caller, updated);
     if (changed.length) {
-      const action = changed.includes('active') ? (fields.active ? 'scim.user.activate' : 'scim.user.deactivate') : 'scim.user.update';
-      await deps.audit.record(tx, { action, actor: caller.actor, ...auditTenant(t), resourceType: 'user', resourceId: current.userId, details: { scimId: current.id, changed: changed.sort(), roleId: sync.roleId, sessionsRevoked: sync.sessionsRevoked } }, meta);
+      const action = changed.includes('active')
+        ? fields.active
+          ? 'scim.user.activate'
+          : 'scim.user.deactivate'
+        : 'scim.user.update';
+      await deps.audit.record(
+        tx,
+        {
+          action,
+          actor: caller.actor,
+          ...auditTenant(t),
+          resourceType: 'user',
+          resourceId: current.userId,
+          details: {
+            scimId: current.id,
+            changed: changed.sort(),
+            roleId: sync.roleId,
+            sessionsRevoked: sync.sessionsRevoked,
+          },
+        },
+        meta,
+      );
     }
     return updated;
   });
   return jsonOf(deps, deps.db, row);
 }
 
-export async function replaceUser(deps: Deps, caller: ScimCaller, id: string, input: ScimUserInput, ifMatch: string | string[] | undefined, meta: AuditRequestMeta) {
+export async function replaceUser(
+  deps: Deps,
+  caller: ScimCaller,
+  id: string,
+  input: ScimUserInput,
+  ifMatch: string | string[] | undefined,
+  meta: AuditRequestMeta,
+) {
   return writeUser(deps, caller, id, ifMatch, meta, async (current) => {
-    if (input.id !== undefined && input.id.toLowerCase() !== current.id) throw new AppError('attribute_immutable', 'id is assigned by the service provider and cannot change.');
+    if (input.id !== undefined && input.id.toLowerCase() !== current.id)
+      throw new AppError('attribute_immutable', 'id is assigned by the service provider and cannot change.');
     return input;
   });
 }
 
-export async function patchUser(deps: Deps, caller: ScimCaller, id: string, body: PatchBody, ifMatch: string | string[] | undefined, meta: AuditRequestMeta) {
+export async function patchUser(
+  deps: Deps,
+  caller: ScimCaller,
+  id: string,
+  body: PatchBody,
+  ifMatch: string | string[] | undefined,
+  meta: AuditRequestMeta,
+) {
   return writeUser(deps, caller, id, ifMatch, meta, async (current) => {
     const { groups: _g, meta: _m, ...resource } = userJson(deps, current, []);
     const parsed = scimUserInput.safeParse(applyPatch(resource, body));
     if (!parsed.success) {
       const fieldErrors: Record<string, string[]> = {};
-      for (const issue of parsed.error.issues) (fieldErrors[issue.path.join('.') || '(resource)'] ??= []).push(issue.message);
-      throw new AppError('validation_failed', 'The patched user is not valid.', { details: { fieldErrors, formErrors: [] } });
+      for (const issue of parsed.error.issues)
+        (fieldErrors[issue.path.join('.') || '(resource)'] ??= []).push(issue.message);
+      throw new AppError('validation_failed', 'The patched user is not valid.', {
+        details: { fieldErrors, formErrors: [] },
+      });
     }
     return parsed.data;
   });
 }
 
 /** Deletes the resource and the membership; an account SCIM made and that belongs nowhere else goes too. */
-export async function deleteUser(deps: Deps, caller: ScimCaller, id: string, ifMatch: string | string[] | undefined, meta: AuditRequestMeta) {
+export async function deleteUser(
+  deps: Deps,
+  caller: ScimCaller,
+  id: string,
+  ifMatch: string | string[] | undefined,
+  meta: AuditRequestMeta,
+) {
   const t = caller.target;
   await deps.db.transaction(async (tx) => {
     await lockTenant(tx, t);
@@ -199,6 +370,17 @@ export async function deleteUser(deps: Deps, caller: ScimCaller, id: string, ifM
         accountDeleted = true;
       }
     }
-    await deps.audit.record(tx, { action: 'scim.user.delete', actor: caller.actor, ...auditTenant(t), resourceType: 'user', resourceId: current.userId, details: { scimId: current.id, userName: current.userName, sessionsRevoked: revoked, accountDeleted } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'scim.user.delete',
+        actor: caller.actor,
+        ...auditTenant(t),
+        resourceType: 'user',
+        resourceId: current.userId,
+        details: { scimId: current.id, userName: current.userName, sessionsRevoked: revoked, accountDeleted },
+      },
+      meta,
+    );
   });
 }

@@ -15,7 +15,11 @@ type ParamType = (typeof PARAM_TYPES)[number];
 const option = storableString().min(1).max(255);
 const parameter = z
   .strictObject({
-    name: z.string().min(1).max(64).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an identifier: a letter or _ then letters, digits or _'),
+    name: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an identifier: a letter or _ then letters, digits or _'),
     type: z.enum(PARAM_TYPES),
     required: z.boolean().optional(),
     default: z.union([storableString().max(4096), z.number(), z.boolean()]).optional(),
@@ -24,10 +28,18 @@ const parameter = z
   })
   .superRefine((prm, ctx) => {
     if (prm.type === 'select') {
-      if (!prm.options) ctx.addIssue({ code: 'custom', path: ['options'], message: 'a select parameter needs options' });
-      else if (new Set(prm.options).size !== prm.options.length) ctx.addIssue({ code: 'custom', path: ['options'], message: 'options must be distinct' });
-    } else if (prm.options !== undefined) ctx.addIssue({ code: 'custom', path: ['options'], message: 'only a select parameter has options' });
-    if (prm.default !== undefined && !defaultFits(prm.type, prm.default, prm.options)) ctx.addIssue({ code: 'custom', path: ['default'], message: `the default must be a ${prm.type === 'select' ? 'value among the options' : prm.type}` });
+      if (!prm.options)
+        ctx.addIssue({ code: 'custom', path: ['options'], message: 'a select parameter needs options' });
+      else if (new Set(prm.options).size !== prm.options.length)
+        ctx.addIssue({ code: 'custom', path: ['options'], message: 'options must be distinct' });
+    } else if (prm.options !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['options'], message: 'only a select parameter has options' });
+    if (prm.default !== undefined && !defaultFits(prm.type, prm.default, prm.options))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default'],
+        message: `the default must be a ${prm.type === 'select' ? 'value among the options' : prm.type}`,
+      });
   });
 
 function defaultFits(type: ParamType, value: string | number | boolean, options: string[] | undefined): boolean {
@@ -44,7 +56,12 @@ export const parametersSchema = z
     const seen = new Map<string, number>();
     list.forEach((prm, i) => {
       const key = prm.name.toLowerCase(); // PowerShell parameter names are case-insensitive
-      if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate parameter name (also at ${seen.get(key)})` });
+      if (seen.has(key))
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'name'],
+          message: `duplicate parameter name (also at ${seen.get(key)})`,
+        });
       else seen.set(key, i);
     });
   })
@@ -54,7 +71,10 @@ export type ScriptParameter = z.infer<typeof parameter>;
 const INT32 = /^(0|-?[1-9]\d{0,9})$/;
 const exitCode = z
   .string()
-  .refine((s) => INT32.test(s) && Number(s) >= -2147483648 && Number(s) <= 2147483647, 'an exit code: an integer from -2147483648 to 2147483647, written without leading zeros');
+  .refine(
+    (s) => INT32.test(s) && Number(s) >= -2147483648 && Number(s) <= 2147483647,
+    'an exit code: an integer from -2147483648 to 2147483647, written without leading zeros',
+  );
 export const exitCodeMappingSchema = z
   .record(exitCode, z.enum(SEVERITIES))
   .refine((m) => Object.keys(m).length <= 1000, 'at most 1000 exit codes')
@@ -69,18 +89,25 @@ const description = storableString().max(10_000).nullable().optional();
 
 export const createScriptBody = z
   .strictObject({
-    orgId: z.uuid().optional().describe('Required when availability is organization (an organisation caller: its own); absent when partner'),
+    orgId: z
+      .uuid()
+      .optional()
+      .describe('Required when availability is organization (an organisation caller: its own); absent when partner'),
     name: name255(),
     description,
     language: z.enum(LANGUAGES),
     content,
     parameters: parametersSchema.optional(),
-    availability: z.enum(AVAILABILITIES).describe('partner = the partner\'s library, visible in every organisation; needs orgAccess all'),
+    availability: z
+      .enum(AVAILABILITIES)
+      .describe("partner = the partner's library, visible in every organisation; needs orgAccess all"),
     exitCodeSeverityMapping: exitCodeMappingSchema.optional(),
   })
   .superRefine((b, ctx) => {
-    if (b.availability === 'organization' && b.orgId === undefined) ctx.addIssue({ code: 'custom', path: ['orgId'], message: 'an organization script names its organization' });
-    if (b.availability === 'partner' && b.orgId !== undefined) ctx.addIssue({ code: 'custom', path: ['orgId'], message: 'a partner script belongs to no organization' });
+    if (b.availability === 'organization' && b.orgId === undefined)
+      ctx.addIssue({ code: 'custom', path: ['orgId'], message: 'an organization script names its organization' });
+    if (b.availability === 'partner' && b.orgId !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['orgId'], message: 'a partner script belongs to no organization' });
   });
 export type CreateScript = z.infer<typeof createScriptBody>;
 
@@ -93,7 +120,8 @@ export const updateScriptBody = z
     parameters: parametersSchema.optional(),
     exitCodeSeverityMapping: exitCodeMappingSchema.optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' }).meta({ minProperties: 1 })
+  .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
+  .meta({ minProperties: 1 })
   .describe('availability and orgId are fixed at creation');
 export type UpdateScript = z.infer<typeof updateScriptBody>;
 
@@ -120,11 +148,18 @@ const summaryShape = {
   createdAt: z.string(),
   updatedAt: z.string(),
 };
-export const scriptSummaryJson = z.object(summaryShape).meta({ id: 'ScriptSummary', description: 'A script without its content (list rows)' });
+export const scriptSummaryJson = z
+  .object(summaryShape)
+  .meta({ id: 'ScriptSummary', description: 'A script without its content (list rows)' });
 export const scriptJson = z.object({ ...summaryShape, content: z.string() }).meta({ id: 'Script' });
 
 export const scriptListQuery = z.strictObject({
-  orgId: z.uuid().optional().describe("An organisation: the partner's scripts and its own. Omitted: the partner's scripts (an organisation caller: its own list)"),
+  orgId: z
+    .uuid()
+    .optional()
+    .describe(
+      "An organisation: the partner's scripts and its own. Omitted: the partner's scripts (an organisation caller: its own list)",
+    ),
   language: z.enum(LANGUAGES).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional(),

@@ -5,7 +5,14 @@ import type { Executor } from '../../db/connect.js';
 import { personIdOf, type Principal } from '../../http/context.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { assertMayChange, assertPartnerWide, listTarget, nameCursor, ownerForCreate, sourceOf } from '../config-items/index.js';
+import {
+  assertMayChange,
+  assertPartnerWide,
+  listTarget,
+  nameCursor,
+  ownerForCreate,
+  sourceOf,
+} from '../config-items/index.js';
 import type { CreateScript, ScriptParameter, UpdateScript } from './schemas.js';
 import { SCRIPT, findInScope } from '../tenants/index.js';
 import { deleteScriptRow, insertScript, listScriptRows, updateScriptRow, type ScriptRow } from './repo.js';
@@ -33,7 +40,11 @@ export async function findScript(db: Executor, p: Principal, id: string): Promis
   return (await findInScope(db, p, SCRIPT, id)).row;
 }
 
-export async function listScripts(db: Executor, p: Principal, q: { orgId?: string; language?: Row['language']; limit: number; cursor?: string; search?: string }) {
+export async function listScripts(
+  db: Executor,
+  p: Principal,
+  q: { orgId?: string; language?: Row['language']; limit: number; cursor?: string; search?: string },
+) {
   const target = await listTarget(db, p, q.orgId);
   const after = decodeCursor(q.cursor, nameCursor);
   const rows = await listScriptRows(db, target, { language: q.language, search: q.search, after, limit: q.limit });
@@ -57,7 +68,19 @@ export async function createScript(deps: Deps, p: Principal, input: CreateScript
       exitCodeSeverityMapping: input.exitCodeSeverityMapping ?? {},
       createdBy: personIdOf(p),
     });
-    await deps.audit.record(tx, { action: 'script.create', actor: actorOf(p), partnerId: owner.partnerId, orgId: owner.orgId, resourceType: 'script', resourceId: row.id, details: { name: input.name, language: input.language, availability: input.availability } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'script.create',
+        actor: actorOf(p),
+        partnerId: owner.partnerId,
+        orgId: owner.orgId,
+        resourceType: 'script',
+        resourceId: row.id,
+        details: { name: input.name, language: input.language, availability: input.availability },
+      },
+      meta,
+    );
     return scriptToJson(row);
   });
 }
@@ -67,7 +90,19 @@ export async function updateScript(deps: Deps, p: Principal, id: string, patch: 
     const current = await findScript(tx, p, id);
     assertMayChange(p, current);
     const row = await updateScriptRow(tx, id, { ...patch, updatedAt: deps.clock.now() });
-    await deps.audit.record(tx, { action: 'script.update', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'script', resourceId: id, details: { changed: Object.keys(patch).sort() } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'script.update',
+        actor: actorOf(p),
+        partnerId: current.partnerId,
+        orgId: current.orgId,
+        resourceType: 'script',
+        resourceId: id,
+        details: { changed: Object.keys(patch).sort() },
+      },
+      meta,
+    );
     return scriptToJson(row);
   });
 }
@@ -77,6 +112,18 @@ export async function deleteScript(deps: Deps, p: Principal, id: string, meta: A
     const current = await findScript(tx, p, id);
     assertMayChange(p, current);
     await deleteScriptRow(tx, id);
-    await deps.audit.record(tx, { action: 'script.delete', actor: actorOf(p), partnerId: current.partnerId, orgId: current.orgId, resourceType: 'script', resourceId: id, details: { name: current.name } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'script.delete',
+        actor: actorOf(p),
+        partnerId: current.partnerId,
+        orgId: current.orgId,
+        resourceType: 'script',
+        resourceId: id,
+        details: { name: current.name },
+      },
+      meta,
+    );
   });
 }

@@ -41,24 +41,60 @@ function cidrsOf(input: string[] | undefined): string[] {
     if (n) out.add(n);
     else fieldErrors[`allowedCidrs.${i}`] = ['Not an IPv4 (a.b.c.d/n) or IPv6 (x::/n) CIDR block'];
   });
-  if (Object.keys(fieldErrors).length) throw new AppError('validation_failed', 'An allowed CIDR block is not valid.', { details: { fieldErrors, formErrors: [] } });
+  if (Object.keys(fieldErrors).length)
+    throw new AppError('validation_failed', 'An allowed CIDR block is not valid.', {
+      details: { fieldErrors, formErrors: [] },
+    });
   return [...out];
 }
 
-export async function createKey(deps: Deps, caller: Principal, accountId: string, input: { name: string; expiresAt?: string; allowedCidrs?: string[] }, meta: AuditRequestMeta) {
+export async function createKey(
+  deps: Deps,
+  caller: Principal,
+  accountId: string,
+  input: { name: string; expiresAt?: string; allowedCidrs?: string[] },
+  meta: AuditRequestMeta,
+) {
   const now = deps.clock.now();
   const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
-  if (expiresAt && expiresAt <= now) throw new AppError('validation_failed', 'The expiry is in the past.', { details: { fieldErrors: { expiresAt: ['Must be in the future'] }, formErrors: [] } });
+  if (expiresAt && expiresAt <= now)
+    throw new AppError('validation_failed', 'The expiry is in the past.', {
+      details: { fieldErrors: { expiresAt: ['Must be in the future'] }, formErrors: [] },
+    });
   const allowedCidrs = cidrsOf(input.allowedCidrs);
   const issued = newApiKey(deps.config.apiKeyEnvironment);
   return deps.db.transaction(async (tx) => {
     // The account row is locked: two concurrent issues cannot both pass the count below.
     const account = await administrableAccount(tx, caller, accountId, true);
     if ((await countActiveKeys(tx, account.id, now)) >= MAX_ACTIVE_KEYS) throw new AppError('key_limit_reached');
-    const row = await insertApiKey(tx, { id: issued.id, serviceAccountId: account.id, prefix: issued.prefix, environment: deps.config.apiKeyEnvironment, keyHash: issued.hash, name: input.name, expiresAt, allowedCidrs, createdBy: personIdOf(caller), createdAt: now });
+    const row = await insertApiKey(tx, {
+      id: issued.id,
+      serviceAccountId: account.id,
+      prefix: issued.prefix,
+      environment: deps.config.apiKeyEnvironment,
+      keyHash: issued.hash,
+      name: input.name,
+      expiresAt,
+      allowedCidrs,
+      createdBy: personIdOf(caller),
+      createdAt: now,
+    });
     await deps.audit.record(
       tx,
-      { action: 'service_account.key.create', actor: actorOf(caller), ...auditTenant(targetOf(account)), resourceType: 'api_key', resourceId: row.id, details: { serviceAccountId: account.id, name: input.name, keyPrefix: issued.display, expiresAt: iso(expiresAt), allowedCidrs } },
+      {
+        action: 'service_account.key.create',
+        actor: actorOf(caller),
+        ...auditTenant(targetOf(account)),
+        resourceType: 'api_key',
+        resourceId: row.id,
+        details: {
+          serviceAccountId: account.id,
+          name: input.name,
+          keyPrefix: issued.display,
+          expiresAt: iso(expiresAt),
+          allowedCidrs,
+        },
+      },
       meta,
     );
     return { ...keyToJson(row, now), key: issued.key };
@@ -67,7 +103,12 @@ export async function createKey(deps: Deps, caller: Principal, accountId: string
 
 const keyCursor = z.object({ c: z.string(), id: z.uuid() });
 
-export async function listKeys(deps: Deps, caller: Principal, accountId: string, q: { limit: number; cursor?: string }) {
+export async function listKeys(
+  deps: Deps,
+  caller: Principal,
+  accountId: string,
+  q: { limit: number; cursor?: string },
+) {
   const account = await findServiceAccount(deps.db, caller, accountId);
   const after = decodeCursor(q.cursor, keyCursor);
   const rows = await listApiKeyRows(deps.db, account.id, { after, limit: q.limit });
@@ -83,7 +124,13 @@ async function keyOf(db: Executor, accountId: string, keyId: string) {
 }
 
 /** Revocation is read by every instance on the key's next use (no cache holds a key): it bites on the next request. */
-export async function revokeKey(deps: Deps, caller: Principal, accountId: string, keyId: string, meta: AuditRequestMeta) {
+export async function revokeKey(
+  deps: Deps,
+  caller: Principal,
+  accountId: string,
+  keyId: string,
+  meta: AuditRequestMeta,
+) {
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     const account = await administrableAccount(tx, caller, accountId);
@@ -92,7 +139,18 @@ export async function revokeKey(deps: Deps, caller: Principal, accountId: string
     const row = await revokeApiKeyRow(tx, keyId, now);
     await deps.audit.record(
       tx,
-      { action: 'service_account.key.revoke', actor: actorOf(caller), ...auditTenant(targetOf(account)), resourceType: 'api_key', resourceId: keyId, details: { serviceAccountId: account.id, name: key.name, keyPrefix: displayPrefix(key.environment, key.prefix) } },
+      {
+        action: 'service_account.key.revoke',
+        actor: actorOf(caller),
+        ...auditTenant(targetOf(account)),
+        resourceType: 'api_key',
+        resourceId: keyId,
+        details: {
+          serviceAccountId: account.id,
+          name: key.name,
+          keyPrefix: displayPrefix(key.environment, key.prefix),
+        },
+      },
       meta,
     );
     return keyToJson(row ?? key, now);

@@ -32,7 +32,8 @@ const dead = (message: string) => new AppError('unauthenticated', message);
 export async function authenticateApiKey(deps: KeyAuthDeps, key: string, meta: AuditRequestMeta): Promise<Principal> {
   const parsed = parseApiKey(key);
   if (!parsed) throw dead('The API key is not valid.');
-  if (parsed.environment !== deps.apiKeyEnvironment) throw dead(`The API key is not for this environment (${deps.apiKeyEnvironment}).`);
+  if (parsed.environment !== deps.apiKeyEnvironment)
+    throw dead(`The API key is not for this environment (${deps.apiKeyEnvironment}).`);
   const ip = normaliseIp(meta.ip ?? '') ?? '';
   const row = (await keyByPrefix(deps.db, parsed.prefix, ip))?.[0];
   if (!row || !keyMatches(key, row.key_hash)) throw dead('The API key is not valid.');
@@ -40,7 +41,12 @@ export async function authenticateApiKey(deps: KeyAuthDeps, key: string, meta: A
 }
 
 /** An access token obtained with a key (client_credentials): the key must still be live, and the address allowed. */
-export async function servicePrincipalForToken(deps: KeyAuthDeps, accountId: string, keyId: string, meta: AuditRequestMeta): Promise<Principal> {
+export async function servicePrincipalForToken(
+  deps: KeyAuthDeps,
+  accountId: string,
+  keyId: string,
+  meta: AuditRequestMeta,
+): Promise<Principal> {
   const ip = normaliseIp(meta.ip ?? '') ?? '';
   const row = (await keyById(deps.db, keyId, ip, accountId))?.[0];
   if (!row) throw dead('The access token is no longer valid.');
@@ -48,7 +54,11 @@ export async function servicePrincipalForToken(deps: KeyAuthDeps, accountId: str
 }
 
 /** The checks every use of a key passes (liveness, allow-list, per-key limit), then the principal. */
-async function admit(deps: KeyAuthDeps, row: KeyRow, meta: { ip: string; userAgent: string | null }): Promise<Principal> {
+async function admit(
+  deps: KeyAuthDeps,
+  row: KeyRow,
+  meta: { ip: string; userAgent: string | null },
+): Promise<Principal> {
   const { ip } = meta;
   const now = deps.clock.now();
   if (row.revoked_at) throw dead('The API key has been revoked.');
@@ -66,7 +76,18 @@ async function admit(deps: KeyAuthDeps, row: KeyRow, meta: { ip: string; userAge
 }
 
 /** What a service account's principal is made of (the key row without the key's own state). */
-export type ServiceAccountFacts = Pick<KeyRow, 'key_id' | 'account_id' | 'client_id' | 'account_name' | 'partner_id' | 'org_id' | 'role_id' | 'partner_settings' | 'org_settings'>;
+export type ServiceAccountFacts = Pick<
+  KeyRow,
+  | 'key_id'
+  | 'account_id'
+  | 'client_id'
+  | 'account_name'
+  | 'partner_id'
+  | 'org_id'
+  | 'role_id'
+  | 'partner_settings'
+  | 'org_settings'
+>;
 
 /**
  * The principal of a service account: what every request with one of its keys carries, and what GET /access/explain
@@ -93,7 +114,9 @@ export function serviceAccountPrincipal(row: ServiceAccountFacts, role: Resolved
     siteIds: null,
     deviceGroupIds: null,
     permissions,
-    security: row.org_id ? effectiveSecurity(row.partner_settings, row.org_settings) : effectiveSecurity(row.partner_settings),
+    security: row.org_id
+      ? effectiveSecurity(row.partner_settings, row.org_settings)
+      : effectiveSecurity(row.partner_settings),
     // A service account cannot enrol or present a second factor: Force MFA holds people, not keys.
     mfaEnrollmentRequired: false,
     mfaStepUpWaived: false,
@@ -106,7 +129,13 @@ export function serviceAccountPrincipal(row: ServiceAccountFacts, role: Resolved
  * repeats the interval). A use from an address the key was never used from is audited, once: the insert that adds the
  * address decides, and the audit record is written in its transaction.
  */
-async function recordUse(deps: KeyAuthDeps, p: Principal, row: KeyRow, meta: { ip: string; userAgent: string | null }, now: Date): Promise<void> {
+async function recordUse(
+  deps: KeyAuthDeps,
+  p: Principal,
+  row: KeyRow,
+  meta: { ip: string; userAgent: string | null },
+  now: Date,
+): Promise<void> {
   const { ip } = meta;
   const stale = !row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() >= KEY_LAST_USED_EVERY_MS;
   if (!row.ip_known) {
@@ -114,7 +143,15 @@ async function recordUse(deps: KeyAuthDeps, p: Principal, row: KeyRow, meta: { i
       if (!(await addKeyIp(tx, row.key_id, ip, now))) return;
       await deps.audit.record(
         tx,
-        { action: 'service_account.key.new_ip', actor: actorOf(p), partnerId: row.partner_id, orgId: row.org_id, resourceType: 'api_key', resourceId: row.key_id, details: { keyPrefix: row.prefix, newIp: ip, previousIp: row.last_used_ip } },
+        {
+          action: 'service_account.key.new_ip',
+          actor: actorOf(p),
+          partnerId: row.partner_id,
+          orgId: row.org_id,
+          resourceType: 'api_key',
+          resourceId: row.key_id,
+          details: { keyPrefix: row.prefix, newIp: ip, previousIp: row.last_used_ip },
+        },
         meta,
       );
     });

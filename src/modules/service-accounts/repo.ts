@@ -23,7 +23,12 @@ export function accountExtras(db: Executor, ids: string[], now: Date) {
     .select({ id: serviceAccounts.id, roleName: roles.name, active: activeKeyCount(now) })
     .from(serviceAccounts)
     .innerJoin(roles, eq(roles.id, serviceAccounts.roleId))
-    .where(sql`${serviceAccounts.id} in ${sql`(${sql.join(ids.map((i) => sql`${i}`), sql`, `)})`}`);
+    .where(
+      sql`${serviceAccounts.id} in ${sql`(${sql.join(
+        ids.map((i) => sql`${i}`),
+        sql`, `,
+      )})`}`,
+    );
 }
 
 export async function insertAccount(tx: Tx, values: NewAccount): Promise<AccountRow> {
@@ -32,7 +37,11 @@ export async function insertAccount(tx: Tx, values: NewAccount): Promise<Account
 }
 
 /** One page (plus one row) of the accounts the target owns, newest first. */
-export function listAccountRows(db: Executor, target: Target, q: { search?: string; after: { c: string; id: string } | null; limit: number }) {
+export function listAccountRows(
+  db: Executor,
+  target: Target,
+  q: { search?: string; after: { c: string; id: string } | null; limit: number },
+) {
   const after = q.after;
   return db
     .select()
@@ -42,7 +51,9 @@ export function listAccountRows(db: Executor, target: Target, q: { search?: stri
         eq(serviceAccounts.partnerId, target.partnerId),
         ownedBy(target, { partnerId: serviceAccounts.partnerId, orgId: serviceAccounts.orgId }),
         q.search ? sql`lower(${serviceAccounts.name}) like ${likePrefix(q.search.toLowerCase())}` : undefined,
-        after ? sql`(${serviceAccounts.createdAt}, ${serviceAccounts.id}) < (${new Date(after.c)}, ${after.id})` : undefined,
+        after
+          ? sql`(${serviceAccounts.createdAt}, ${serviceAccounts.id}) < (${new Date(after.c)}, ${after.id})`
+          : undefined,
       ),
     )
     .orderBy(desc(serviceAccounts.createdAt), desc(serviceAccounts.id))
@@ -69,7 +80,13 @@ export async function countActiveKeys(tx: Tx, accountId: string, now: Date): Pro
   const [active] = await tx
     .select({ n: sql<number>`count(*)::int` })
     .from(serviceAccountKeys)
-    .where(and(eq(serviceAccountKeys.serviceAccountId, accountId), isNull(serviceAccountKeys.revokedAt), sql`(${serviceAccountKeys.expiresAt} is null or ${serviceAccountKeys.expiresAt} > ${now})`));
+    .where(
+      and(
+        eq(serviceAccountKeys.serviceAccountId, accountId),
+        isNull(serviceAccountKeys.revokedAt),
+        sql`(${serviceAccountKeys.expiresAt} is null or ${serviceAccountKeys.expiresAt} > ${now})`,
+      ),
+    );
   return Number(active?.n ?? 0);
 }
 
@@ -79,24 +96,43 @@ export async function insertApiKey(tx: Tx, values: NewApiKey): Promise<ApiKeyRow
 }
 
 /** One page (plus one row) of an account's keys, newest first. */
-export function listApiKeyRows(db: Executor, accountId: string, q: { after: { c: string; id: string } | null; limit: number }) {
+export function listApiKeyRows(
+  db: Executor,
+  accountId: string,
+  q: { after: { c: string; id: string } | null; limit: number },
+) {
   const after = q.after;
   return db
     .select()
     .from(serviceAccountKeys)
-    .where(and(eq(serviceAccountKeys.serviceAccountId, accountId), after ? sql`(${serviceAccountKeys.createdAt}, ${serviceAccountKeys.id}) < (${new Date(after.c)}, ${after.id})` : undefined))
+    .where(
+      and(
+        eq(serviceAccountKeys.serviceAccountId, accountId),
+        after
+          ? sql`(${serviceAccountKeys.createdAt}, ${serviceAccountKeys.id}) < (${new Date(after.c)}, ${after.id})`
+          : undefined,
+      ),
+    )
     .orderBy(desc(serviceAccountKeys.createdAt), desc(serviceAccountKeys.id))
     .limit(q.limit + 1);
 }
 
 export async function apiKeyRowOf(db: Executor, accountId: string, keyId: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.select().from(serviceAccountKeys).where(and(eq(serviceAccountKeys.id, keyId), eq(serviceAccountKeys.serviceAccountId, accountId))).limit(1);
+  const [row] = await db
+    .select()
+    .from(serviceAccountKeys)
+    .where(and(eq(serviceAccountKeys.id, keyId), eq(serviceAccountKeys.serviceAccountId, accountId)))
+    .limit(1);
   return row;
 }
 
 /** Revokes a live key; undefined when it was already revoked. */
 export async function revokeApiKeyRow(tx: Tx, keyId: string, now: Date): Promise<ApiKeyRow | undefined> {
-  const [row] = await tx.update(serviceAccountKeys).set({ revokedAt: now }).where(and(eq(serviceAccountKeys.id, keyId), isNull(serviceAccountKeys.revokedAt))).returning();
+  const [row] = await tx
+    .update(serviceAccountKeys)
+    .set({ revokedAt: now })
+    .where(and(eq(serviceAccountKeys.id, keyId), isNull(serviceAccountKeys.revokedAt)))
+    .returning();
   return row;
 }
 
@@ -126,8 +162,16 @@ export interface KeyAuthRow {
 }
 
 /** Literal-safe arguments for the PGlite EXECUTE form: a 12-hex-digit prefix, a normalised IP address. */
-const prefixArg: PreparedArg<string> = { type: 'text', check: (v) => typeof v === 'string' && /^[0-9a-f]{12}$/.test(v), literal: (v) => `'${v}'` };
-const ipArg: PreparedArg<string> = { type: 'text', check: (v) => typeof v === 'string' && /^[0-9a-fA-F:.]{1,45}$/.test(v), literal: (v) => `'${v}'` };
+const prefixArg: PreparedArg<string> = {
+  type: 'text',
+  check: (v) => typeof v === 'string' && /^[0-9a-f]{12}$/.test(v),
+  literal: (v) => `'${v}'`,
+};
+const ipArg: PreparedArg<string> = {
+  type: 'text',
+  check: (v) => typeof v === 'string' && /^[0-9a-fA-F:.]{1,45}$/.test(v),
+  literal: (v) => `'${v}'`,
+};
 
 const SELECT = `select k.id as key_id, k.key_hash, k.prefix, k.environment, k.expires_at, k.revoked_at, k.allowed_cidrs,
           k.last_used_at, k.last_used_ip,
@@ -141,13 +185,23 @@ const SELECT = `select k.id as key_id, k.key_hash, k.prefix, k.environment, k.ex
    left join organizations o on o.id = a.org_id`;
 
 /** The key with this prefix, its account and what its principal is made of; whether `ip` used it before. */
-export const keyByPrefix = preparedStatement<KeyAuthRow, [string, string]>('gh_api_key_by_prefix', `${SELECT} where k.prefix = $1`, [prefixArg, ipArg]);
+export const keyByPrefix = preparedStatement<KeyAuthRow, [string, string]>(
+  'gh_api_key_by_prefix',
+  `${SELECT} where k.prefix = $1`,
+  [prefixArg, ipArg],
+);
 /** The same, by key id and account id (an access token obtained with the key). */
-export const keyById = preparedStatement<KeyAuthRow, [string, string, string]>('gh_api_key_by_id', `${SELECT} where k.id = $1 and a.id = $3`, [uuidArg, ipArg, uuidArg]);
+export const keyById = preparedStatement<KeyAuthRow, [string, string, string]>(
+  'gh_api_key_by_id',
+  `${SELECT} where k.id = $1 and a.id = $3`,
+  [uuidArg, ipArg, uuidArg],
+);
 
 /** Records an address the key is used from; false when it was known (the insert that adds it decides). */
 export async function addKeyIp(tx: Tx, keyId: string, ip: string, now: Date): Promise<boolean> {
-  const added = await tx.execute(sql`insert into service_account_key_ips (key_id, ip, first_seen_at) values (${keyId}, ${ip.slice(0, 45)}, ${now}) on conflict do nothing returning ip`);
+  const added = await tx.execute(
+    sql`insert into service_account_key_ips (key_id, ip, first_seen_at) values (${keyId}, ${ip.slice(0, 45)}, ${now}) on conflict do nothing returning ip`,
+  );
   return (added as unknown as { rows: unknown[] }).rows.length > 0;
 }
 

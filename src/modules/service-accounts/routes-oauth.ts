@@ -15,8 +15,10 @@ import { tokenRequestBody, tokenResponse } from './schemas.js';
 const FORM = 'application/x-www-form-urlencoded';
 const MAX_FORM_BYTES = 8 * 1024;
 
-const oauthError = (code: Extract<ErrorCode, 'invalid_request' | 'invalid_client' | 'unsupported_grant_type'>, description?: string) =>
-  new AppError(code, description, { error_description: description ?? ERROR_CATALOG[code].message });
+const oauthError = (
+  code: Extract<ErrorCode, 'invalid_request' | 'invalid_client' | 'unsupported_grant_type'>,
+  description?: string,
+) => new AppError(code, description, { error_description: description ?? ERROR_CATALOG[code].message });
 
 /** RFC 6749 2.3.1: the Basic credentials are each form-urlencoded before base64. */
 function basicCredentials(header: string | undefined): { clientId: string; secret: string } | null | 'malformed' {
@@ -42,7 +44,8 @@ export function oauthRoutes(deps: Deps) {
       const params = new URLSearchParams(body as string);
       const seen = new Set<string>();
       for (const k of params.keys()) {
-        if (seen.has(k)) return done(oauthError('invalid_request', `The parameter ${k.slice(0, 40)} is repeated.`), undefined);
+        if (seen.has(k))
+          return done(oauthError('invalid_request', `The parameter ${k.slice(0, 40)} is repeated.`), undefined);
         seen.add(k);
       }
       done(null, Object.fromEntries(params));
@@ -75,12 +78,17 @@ export function oauthRoutes(deps: Deps) {
         if (basic === 'malformed') throw oauthError('invalid_client', 'The Basic credentials are malformed.');
         if (basic && (body.client_id !== undefined || body.client_secret !== undefined)) {
           // RFC 6749 2.3: one authentication method per request (a client_id alone in the body is allowed if it agrees).
-          if (body.client_secret !== undefined || body.client_id !== basic.clientId) throw oauthError('invalid_request', 'Use one client authentication method, not two.');
+          if (body.client_secret !== undefined || body.client_id !== basic.clientId)
+            throw oauthError('invalid_request', 'Use one client authentication method, not two.');
         }
         const clientId = basic ? basic.clientId : body.client_id;
         const secret = basic ? basic.secret : body.client_secret;
-        if (!clientId || !secret) throw oauthError('invalid_client', 'Client authentication is required (Basic or client_id and client_secret).');
-        let principal;
+        if (!clientId || !secret)
+          throw oauthError(
+            'invalid_client',
+            'Client authentication is required (Basic or client_id and client_secret).',
+          );
+        let principal: Awaited<ReturnType<typeof authenticateApiKey>>;
         try {
           principal = await authenticateApiKey(deps.authContext, secret, metaOf(req));
         } catch (err) {

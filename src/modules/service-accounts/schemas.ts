@@ -41,20 +41,35 @@ export const serviceAccountJson = z
 
 export const createServiceAccountBody = z
   .strictObject({
-    orgId: z.uuid().optional().describe('A partner caller names the organisation the account belongs to; omitted = the partner itself'),
+    orgId: z
+      .uuid()
+      .optional()
+      .describe('A partner caller names the organisation the account belongs to; omitted = the partner itself'),
     name,
     roleId: z.uuid(),
     description: description.optional(),
   })
-  .meta({ examples: [{ name: 'PSA sync', roleId: '00000000-0000-4000-8000-000000000003', description: 'Ticketing integration' }] });
+  .meta({
+    examples: [
+      { name: 'PSA sync', roleId: '00000000-0000-4000-8000-000000000003', description: 'Ticketing integration' },
+    ],
+  });
 
 export const updateServiceAccountBody = z
-  .strictObject({ name: name.optional(), roleId: z.uuid().optional(), description: description.nullable().optional(), disabled: z.boolean().optional() })
+  .strictObject({
+    name: name.optional(),
+    roleId: z.uuid().optional(),
+    description: description.nullable().optional(),
+    disabled: z.boolean().optional(),
+  })
   .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
   .meta({ minProperties: 1 });
 
 export const serviceAccountListQuery = z.strictObject({
-  orgId: z.uuid().optional().describe("A partner caller lists an organisation's service accounts; omitted = the partner's own"),
+  orgId: z
+    .uuid()
+    .optional()
+    .describe("A partner caller lists an organisation's service accounts; omitted = the partner's own"),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional(),
   search: z.string().max(255).optional().describe('Prefix of the name'),
@@ -77,7 +92,9 @@ export const apiKeyJson = z
   .meta({ id: 'ApiKey' });
 
 export const createdApiKey = apiKeyJson.extend({
-  key: z.string().describe('`gh_<environment>_<id prefix>_<secret>`: shown once, never again (only its SHA-256 is stored)'),
+  key: z
+    .string()
+    .describe('`gh_<environment>_<id prefix>_<secret>`: shown once, never again (only its SHA-256 is stored)'),
 });
 
 const cidr = z.string().trim().min(3).max(64).describe('IPv4 (`203.0.113.0/24`) or IPv6 (`2001:db8::/32`) block');
@@ -88,7 +105,15 @@ export const createApiKeyBody = z
     expiresAt: z.iso.datetime({ offset: true }).optional().describe('Omitted = the key does not expire'),
     allowedCidrs: z.array(cidr).max(50).optional(),
   })
-  .meta({ examples: [{ name: 'rotation 2026-03', expiresAt: '2027-03-01T00:00:00Z', allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] }] });
+  .meta({
+    examples: [
+      {
+        name: 'rotation 2026-03',
+        expiresAt: '2027-03-01T00:00:00Z',
+        allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'],
+      },
+    ],
+  });
 
 export const keyListQuery = z.strictObject({
   orgId: z.uuid().optional(),
@@ -106,7 +131,15 @@ export const tokenRequestBody = z
     client_secret: z.string().max(200).optional(),
     scope: z.string().max(1000).optional(),
   })
-  .meta({ examples: [{ grant_type: 'client_credentials', client_id: 'sa_4Xk9PqR2mT7vLw3ZbN8cYd1e', client_secret: 'gh_live_5c0b7d7e2f55_…' }] });
+  .meta({
+    examples: [
+      {
+        grant_type: 'client_credentials',
+        client_id: 'sa_4Xk9PqR2mT7vLw3ZbN8cYd1e',
+        client_secret: 'gh_live_5c0b7d7e2f55_…',
+      },
+    ],
+  });
 
 export const tokenResponse = z.object({
   access_token: z.string().describe('JWT of CONTRACT section 2 with sub = the service account and client_id'),

@@ -11,13 +11,22 @@ import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, findInScope, SERVICE_ACCOUNT, type TargetScope } from '../tenants/index.js';
 import { assertTargetWithinCeiling, assertWithinSiteScope } from '../users/guards.js';
-import { accountExtras, deleteAccountRow, insertAccount, listAccountRows, lockAccount, updateAccountRow, type AccountRow } from './repo.js';
+import {
+  accountExtras,
+  deleteAccountRow,
+  insertAccount,
+  listAccountRows,
+  lockAccount,
+  updateAccountRow,
+  type AccountRow,
+} from './repo.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** `sa_` + 24 base62 characters: public, unique, never confused with a key (`gh_`). */
 const newClientId = () => `sa_${Array.from({ length: 24 }, () => BASE62[randomInt(62)]).join('')}`;
 
-const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
+const fieldError = (field: string, msg: string) =>
+  new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
 async function toJson(db: Executor, rows: AccountRow[], now: Date) {
   if (rows.length === 0) return [];
@@ -52,7 +61,8 @@ async function assignableRole(tx: Tx, caller: Principal, target: TargetScope, ro
   const role = await findRole(tx, target, roleId).catch(() => {
     throw fieldError('roleId', 'Not a role of this scope');
   });
-  if ((await loadRoleChain(tx, role.id))?.permissions.has('*:*')) throw fieldError('roleId', 'A service account never holds *:* (full administrative access)');
+  if ((await loadRoleChain(tx, role.id))?.permissions.has('*:*'))
+    throw fieldError('roleId', 'A service account never holds *:* (full administrative access)');
   await assertTargetWithinCeiling(tx, caller, role.id);
   return role;
 }
@@ -61,21 +71,50 @@ async function assignableRole(tx: Tx, caller: Principal, target: TargetScope, ro
 const assertOrgWide = (caller: Principal) => assertWithinSiteScope(caller, { siteIds: null, deviceGroupIds: null });
 
 const targetOf = (row: AccountRow): TargetScope =>
-  row.orgId ? { kind: 'organization', partnerId: row.partnerId, orgId: row.orgId } : { kind: 'partner', partnerId: row.partnerId, orgId: null };
+  row.orgId
+    ? { kind: 'organization', partnerId: row.partnerId, orgId: row.orgId }
+    : { kind: 'partner', partnerId: row.partnerId, orgId: null };
 
 const nameTaken = (err: unknown) => {
   const c = ((err as { cause?: unknown }).cause ?? err) as { code?: string; constraint?: string };
   return c.code === '23505' && /service_accounts_(partner|org)_name_key/.test(c.constraint ?? '');
 };
 
-export async function createServiceAccount(deps: Deps, caller: Principal, target: TargetScope, input: { name: string; roleId: string; description?: string }, meta: AuditRequestMeta) {
+export async function createServiceAccount(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  input: { name: string; roleId: string; description?: string },
+  meta: AuditRequestMeta,
+) {
   assertOrgWide(caller);
   const now = deps.clock.now();
   try {
     return await deps.db.transaction(async (tx) => {
       const role = await assignableRole(tx, caller, target, input.roleId);
-      const row = await insertAccount(tx, { clientId: newClientId(), partnerId: target.partnerId, orgId: target.orgId, name: input.name, description: input.description ?? null, roleId: role.id, createdBy: personIdOf(caller), createdAt: now, updatedAt: now });
-      await deps.audit.record(tx, { action: 'service_account.create', actor: actorOf(caller), ...auditTenant(target), resourceType: 'service_account', resourceId: row.id, details: { name: input.name, roleId: role.id, clientId: row.clientId } }, meta);
+      const row = await insertAccount(tx, {
+        clientId: newClientId(),
+        partnerId: target.partnerId,
+        orgId: target.orgId,
+        name: input.name,
+        description: input.description ?? null,
+        roleId: role.id,
+        createdBy: personIdOf(caller),
+        createdAt: now,
+        updatedAt: now,
+      });
+      await deps.audit.record(
+        tx,
+        {
+          action: 'service_account.create',
+          actor: actorOf(caller),
+          ...auditTenant(target),
+          resourceType: 'service_account',
+          resourceId: row.id,
+          details: { name: input.name, roleId: role.id, clientId: row.clientId },
+        },
+        meta,
+      );
       return accountJson(tx, row, now);
     });
   } catch (err) {
@@ -86,7 +125,11 @@ export async function createServiceAccount(deps: Deps, caller: Principal, target
 
 const listCursor = z.object({ c: z.string(), id: z.uuid() });
 
-export async function listServiceAccounts(deps: Deps, target: TargetScope, q: { limit: number; cursor?: string; search?: string }) {
+export async function listServiceAccounts(
+  deps: Deps,
+  target: TargetScope,
+  q: { limit: number; cursor?: string; search?: string },
+) {
   const after = decodeCursor(q.cursor, listCursor);
   const rows = await listAccountRows(deps.db, target, { search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ c: r.createdAt.toISOString(), id: r.id }));
@@ -129,7 +172,18 @@ export async function updateServiceAccount(
       });
       await deps.audit.record(
         tx,
-        { action: 'service_account.update', actor: actorOf(caller), ...auditTenant(target), resourceType: 'service_account', resourceId: id, details: { changed: Object.keys(patch).sort(), ...(patch.roleId ? { roleId: patch.roleId } : {}), ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}) } },
+        {
+          action: 'service_account.update',
+          actor: actorOf(caller),
+          ...auditTenant(target),
+          resourceType: 'service_account',
+          resourceId: id,
+          details: {
+            changed: Object.keys(patch).sort(),
+            ...(patch.roleId ? { roleId: patch.roleId } : {}),
+            ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}),
+          },
+        },
         meta,
       );
       return accountJson(tx, row, now);
@@ -145,7 +199,18 @@ export async function deleteServiceAccount(deps: Deps, caller: Principal, id: st
   await deps.db.transaction(async (tx) => {
     const current = await administrableAccount(tx, caller, id, true);
     await deleteAccountRow(tx, id);
-    await deps.audit.record(tx, { action: 'service_account.delete', actor: actorOf(caller), ...auditTenant(targetOf(current)), resourceType: 'service_account', resourceId: id, details: { name: current.name, clientId: current.clientId } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'service_account.delete',
+        actor: actorOf(caller),
+        ...auditTenant(targetOf(current)),
+        resourceType: 'service_account',
+        resourceId: id,
+        details: { name: current.name, clientId: current.clientId },
+      },
+      meta,
+    );
   });
 }
 

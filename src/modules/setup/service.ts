@@ -24,7 +24,9 @@ export async function setupNeeded(db: Executor): Promise<boolean> {
  */
 export async function assertSetupOpen(tx: Executor): Promise<void> {
   const result = await tx.execute(sql`select pg_try_advisory_xact_lock(${SETUP_LOCK}) as locked`);
-  const [row] = ((result as { rows?: { locked: boolean }[] }).rows ?? (result as unknown as { locked: boolean }[])) as { locked: boolean }[];
+  const [row] = ((result as { rows?: { locked: boolean }[] }).rows ?? (result as unknown as { locked: boolean }[])) as {
+    locked: boolean;
+  }[];
   if (!row?.locked) throw new AppError('setup_completed', 'Another setup is in progress.');
   if (!(await setupNeeded(tx))) throw new AppError('setup_completed');
 }
@@ -34,7 +36,12 @@ export const setupUrl = (appUrl: string, token: string) => `${appUrl}/setup?toke
 /** A new setup link when setup is still needed (each start prints one; every unexpired one stays valid). */
 export async function issueSetupLink(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<string | null> {
   if (!(await setupNeeded(deps.db))) return null;
-  const { token } = await createFlow(deps.db, { kind: 'first_run_setup', userId: null, ttlMs: SETUP_TTL_MS, now: deps.clock.now() });
+  const { token } = await createFlow(deps.db, {
+    kind: 'first_run_setup',
+    userId: null,
+    ttlMs: SETUP_TTL_MS,
+    now: deps.clock.now(),
+  });
   return setupUrl(deps.config.appUrl, token);
 }
 
@@ -49,4 +56,3 @@ export async function completeSetup(
     if (!(await consumeFlow(tx, 'first_run_setup', token, deps.clock.now()))) throw new AppError('invalid_setup_token');
   });
 }
-

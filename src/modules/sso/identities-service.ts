@@ -9,7 +9,13 @@ import type { AuditRequestMeta } from '../audit/index.js';
 
 export async function identitiesOf(db: Executor, userId: string) {
   const rows = await db
-    .select({ i: ssoIdentities, name: ssoProviders.name, type: ssoProviders.type, orgId: ssoProviders.orgId, partnerId: ssoProviders.partnerId })
+    .select({
+      i: ssoIdentities,
+      name: ssoProviders.name,
+      type: ssoProviders.type,
+      orgId: ssoProviders.orgId,
+      partnerId: ssoProviders.partnerId,
+    })
     .from(ssoIdentities)
     .innerJoin(ssoProviders, eq(ssoProviders.id, ssoIdentities.providerId))
     .where(eq(ssoIdentities.userId, userId))
@@ -36,22 +42,43 @@ export async function identitiesOf(db: Executor, userId: string) {
 export async function unlinkOwnIdentity(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
     // Locks the account row so two removals at once cannot each leave the other as the "remaining" way in.
-    const [u] = await tx.select({ hasPassword: sql<boolean>`${users.passwordHash} is not null` }).from(users).where(eq(users.id, p.userId)).for('update');
+    const [u] = await tx
+      .select({ hasPassword: sql<boolean>`${users.passwordHash} is not null` })
+      .from(users)
+      .where(eq(users.id, p.userId))
+      .for('update');
     const [link] = await tx
       .select({ i: ssoIdentities, partnerId: ssoProviders.partnerId, orgId: ssoProviders.orgId })
       .from(ssoIdentities)
       .innerJoin(ssoProviders, eq(ssoProviders.id, ssoIdentities.providerId))
       .where(and(eq(ssoIdentities.id, id), eq(ssoIdentities.userId, p.userId)));
     if (!u || !link) throw notFound('identity');
-    const [others] = await tx.select({ n: sql<number>`count(*)::int` }).from(ssoIdentities).where(and(eq(ssoIdentities.userId, p.userId), ne(ssoIdentities.id, id)));
-    const [keys] = await tx.select({ n: sql<number>`count(*)::int` }).from(passkeys).where(eq(passkeys.userId, p.userId));
+    const [others] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(ssoIdentities)
+      .where(and(eq(ssoIdentities.userId, p.userId), ne(ssoIdentities.id, id)));
+    const [keys] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(passkeys)
+      .where(eq(passkeys.userId, p.userId));
     if (!u.hasPassword && Number(others?.n ?? 0) === 0 && Number(keys?.n ?? 0) === 0) {
-      throw new AppError('last_sign_in_method', 'This identity is your only way to sign in; set a password or add a passkey first.');
+      throw new AppError(
+        'last_sign_in_method',
+        'This identity is your only way to sign in; set a password or add a passkey first.',
+      );
     }
     await tx.delete(ssoIdentities).where(eq(ssoIdentities.id, id));
     await deps.audit.record(
       tx,
-      { action: 'sso.identity.unlink', actor: { userId: p.userId, email: p.email }, partnerId: link.partnerId, orgId: link.orgId, resourceType: 'sso_identity', resourceId: id, details: { providerId: link.i.providerId } },
+      {
+        action: 'sso.identity.unlink',
+        actor: { userId: p.userId, email: p.email },
+        partnerId: link.partnerId,
+        orgId: link.orgId,
+        resourceType: 'sso_identity',
+        resourceId: id,
+        details: { providerId: link.i.providerId },
+      },
       meta,
     );
   });

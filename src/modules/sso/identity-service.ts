@@ -4,7 +4,14 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/connect.js';
-import { organizationUsers, organizations, partnerUsers, ssoIdentities, ssoProviders, users } from '../../db/schema/index.js';
+import {
+  organizationUsers,
+  organizations,
+  partnerUsers,
+  ssoIdentities,
+  ssoProviders,
+  users,
+} from '../../db/schema/index.js';
 import { AppError, type SsoFailureCode } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import { consumeFlow, countFlowAttempt, createFlow, peekFlow } from '../auth/flows.js';
@@ -29,7 +36,8 @@ export class SsoFailure extends Error {
   }
 }
 
-export const isUniqueViolation = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
+export const isUniqueViolation = (err: unknown) =>
+  ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 
 /** What a verified assertion says, whatever the protocol. */
 export interface AssertedIdentity {
@@ -44,27 +52,53 @@ export interface AssertedIdentity {
 export type SignInOutcome = { kind: 'code'; exchangeCode: string } | { kind: 'link'; flow: string };
 
 /** Audit of a refused federated sign-in, then the redirect code. */
-export async function failSignIn(deps: Deps, provider: Provider, code: SsoFailureCode, meta: AuditRequestMeta, detail: Record<string, unknown> = {}): Promise<SsoFailure> {
+export async function failSignIn(
+  deps: Deps,
+  provider: Provider,
+  code: SsoFailureCode,
+  meta: AuditRequestMeta,
+  detail: Record<string, unknown> = {},
+): Promise<SsoFailure> {
   await deps.db.transaction((tx) =>
-    deps.audit.record(tx, { action: 'auth.login.failed', result: 'failure', partnerId: provider.partnerId, orgId: provider.orgId, resourceType: 'sso_provider', resourceId: provider.id, details: { method: 'sso', protocol: provider.type, reason: code, ...detail } }, meta),
+    deps.audit.record(
+      tx,
+      {
+        action: 'auth.login.failed',
+        result: 'failure',
+        partnerId: provider.partnerId,
+        orgId: provider.orgId,
+        resourceType: 'sso_provider',
+        resourceId: provider.id,
+        details: { method: 'sso', protocol: provider.type, reason: code, ...detail },
+      },
+      meta,
+    ),
   );
   return new SsoFailure(code);
 }
 
 /** The checks every protocol shares (verified e-mail, allowed domain, what the account store can hold), then resolution. */
-export async function finishSignIn(deps: Deps, provider: Provider, who: AssertedIdentity, meta: AuditRequestMeta): Promise<SignInOutcome> {
+export async function finishSignIn(
+  deps: Deps,
+  provider: Provider,
+  who: AssertedIdentity,
+  meta: AuditRequestMeta,
+): Promise<SignInOutcome> {
   const email = who.email.trim();
   if (!who.subject || !email || !who.emailVerified) throw await failSignIn(deps, provider, 'email_unverified', meta);
   const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
   const allowed = provider.allowedDomains.split(',').filter(Boolean);
-  if (allowed.length && !allowed.includes(domain)) throw await failSignIn(deps, provider, 'domain_not_allowed', meta, { domain });
+  if (allowed.length && !allowed.includes(domain))
+    throw await failSignIn(deps, provider, 'domain_not_allowed', meta, { domain });
   // What the account store can hold (one @, 255 characters; OIDC caps sub at 255): anything else would fail as a 500.
-  if (email.length > 255 || !/^[^@\s]+@[^@\s]+$/.test(email)) throw await failSignIn(deps, provider, 'email_invalid', meta);
+  if (email.length > 255 || !/^[^@\s]+@[^@\s]+$/.test(email))
+    throw await failSignIn(deps, provider, 'email_invalid', meta);
   if (who.subject.length > 255) throw await failSignIn(deps, provider, 'id_token_invalid', meta);
   const name = (who.name ?? email.split('@')[0] ?? '').slice(0, 255) || email;
   const mfa = provider.trustIdpMfa && who.idpMfa;
 
-  const resolve = () => deps.db.transaction((tx) => resolveIdentity(deps, tx, provider, { subject: who.subject, email, name }, meta));
+  const resolve = () =>
+    deps.db.transaction((tx) => resolveIdentity(deps, tx, provider, { subject: who.subject, email, name }, meta));
   // Two flows of one new user finishing together: the loser of the insert race resolves again and finds the winner's link.
   const resolved = await resolve().catch((err: unknown) => {
     if (isUniqueViolation(err)) return resolve();
@@ -73,19 +107,37 @@ export async function finishSignIn(deps: Deps, provider: Provider, who: Asserted
   const now = deps.clock.now();
   if ('error' in resolved) throw await failSignIn(deps, provider, resolved.error, meta);
   if ('link' in resolved) {
-    const { token } = await createFlow(deps.db, { kind: 'sso_link', userId: resolved.link.userId, data: { providerId: provider.id, subject: who.subject, email, context: resolved.link.context, mfa }, ttlMs: LINK_TTL_MS, now });
+    const { token } = await createFlow(deps.db, {
+      kind: 'sso_link',
+      userId: resolved.link.userId,
+      data: { providerId: provider.id, subject: who.subject, email, context: resolved.link.context, mfa },
+      ttlMs: LINK_TTL_MS,
+      now,
+    });
     return { kind: 'link', flow: token };
   }
-  const { token } = await createFlow(deps.db, { kind: 'sso_exchange', userId: resolved.userId, data: { context: resolved.context, providerId: provider.id, mfa }, ttlMs: EXCHANGE_TTL_MS, now });
+  const { token } = await createFlow(deps.db, {
+    kind: 'sso_exchange',
+    userId: resolved.userId,
+    data: { context: resolved.context, providerId: provider.id, mfa },
+    ttlMs: EXCHANGE_TTL_MS,
+    now,
+  });
   return { kind: 'code', exchangeCode: token };
 }
 
 async function membershipIn(tx: Tx, provider: Provider, userId: string): Promise<SessionContext | null> {
   if (provider.orgId) {
-    const [m] = await tx.select({ roleId: organizationUsers.roleId }).from(organizationUsers).where(and(eq(organizationUsers.orgId, provider.orgId), eq(organizationUsers.userId, userId)));
+    const [m] = await tx
+      .select({ roleId: organizationUsers.roleId })
+      .from(organizationUsers)
+      .where(and(eq(organizationUsers.orgId, provider.orgId), eq(organizationUsers.userId, userId)));
     return m ? { scope: 'organization', partnerId: provider.partnerId, orgId: provider.orgId, roleId: m.roleId } : null;
   }
-  const [m] = await tx.select({ roleId: partnerUsers.roleId }).from(partnerUsers).where(and(eq(partnerUsers.partnerId, provider.partnerId), eq(partnerUsers.userId, userId)));
+  const [m] = await tx
+    .select({ roleId: partnerUsers.roleId })
+    .from(partnerUsers)
+    .where(and(eq(partnerUsers.partnerId, provider.partnerId), eq(partnerUsers.userId, userId)));
   return m ? { scope: 'partner', partnerId: provider.partnerId, orgId: null, roleId: m.roleId } : null;
 }
 
@@ -100,14 +152,23 @@ async function belongsElsewhere(tx: Tx, provider: Provider, userId: string): Pro
   return (res as unknown as { rows: unknown[] }).rows.length > 0;
 }
 
-type Resolution = { userId: string; context: SessionContext } | { link: { userId: string; context: SessionContext } } | { error: SsoFailureCode };
+type Resolution =
+  | { userId: string; context: SessionContext }
+  | { link: { userId: string; context: SessionContext } }
+  | { error: SsoFailureCode };
 
 /**
  * An existing link first; then an existing member with this e-mail, linked at once only when every membership lies
  * inside the provider's tenant and the account holds no other subject at this provider (whoever controls the IdP
  * already administers everything the account reaches), else after the account proves itself; then auto-provisioning.
  */
-async function resolveIdentity(deps: Deps, tx: Tx, provider: Provider, who: { subject: string; email: string; name: string }, meta: AuditRequestMeta): Promise<Resolution> {
+async function resolveIdentity(
+  deps: Deps,
+  tx: Tx,
+  provider: Provider,
+  who: { subject: string; email: string; name: string },
+  meta: AuditRequestMeta,
+): Promise<Resolution> {
   const now = deps.clock.now();
   const viaLink = async (link: typeof ssoIdentities.$inferSelect): Promise<Resolution> => {
     const [u] = await tx.select().from(users).where(eq(users.id, link.userId));
@@ -117,11 +178,17 @@ async function resolveIdentity(deps: Deps, tx: Tx, provider: Provider, who: { su
     await tx.update(ssoIdentities).set({ lastLoginAt: now, email: who.email }).where(eq(ssoIdentities.id, link.id));
     return { userId: u.id, context: ctx };
   };
-  const [link] = await tx.select().from(ssoIdentities).where(and(eq(ssoIdentities.providerId, provider.id), eq(ssoIdentities.subject, who.subject)));
+  const [link] = await tx
+    .select()
+    .from(ssoIdentities)
+    .where(and(eq(ssoIdentities.providerId, provider.id), eq(ssoIdentities.subject, who.subject)));
   if (link) return viaLink(link);
   const [existing] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${who.email})`).limit(1);
   if (existing) {
-    const here = await tx.select().from(ssoIdentities).where(and(eq(ssoIdentities.userId, existing.id), eq(ssoIdentities.providerId, provider.id)));
+    const here = await tx
+      .select()
+      .from(ssoIdentities)
+      .where(and(eq(ssoIdentities.userId, existing.id), eq(ssoIdentities.providerId, provider.id)));
     // A concurrent flow of the same person committed the account and its link between our two reads: that link is ours.
     const same = here.find((l) => l.subject === who.subject);
     if (same) return viaLink(same);
@@ -130,30 +197,83 @@ async function resolveIdentity(deps: Deps, tx: Tx, provider: Provider, who: { su
     if (existing.status === 'disabled') return { error: 'account_disabled' };
     // Another subject at this provider (a recycled address at the IdP), or access beyond the provider's tenant:
     // the owner confirms with the account's own credentials first.
-    if (here.length || (await belongsElsewhere(tx, provider, existing.id))) return { link: { userId: existing.id, context: ctx } };
+    if (here.length || (await belongsElsewhere(tx, provider, existing.id)))
+      return { link: { userId: existing.id, context: ctx } };
     await recordLink(deps, tx, provider, existing, who, 'automatic', meta);
-    if (existing.status === 'invited') await tx.update(users).set({ status: 'active', updatedAt: now }).where(eq(users.id, existing.id));
+    if (existing.status === 'invited')
+      await tx.update(users).set({ status: 'active', updatedAt: now }).where(eq(users.id, existing.id));
     return { userId: existing.id, context: ctx };
   }
   if (!provider.autoProvision) return { error: 'user_not_found' };
   if (!provider.defaultRoleId) return { error: 'default_role_required' };
   if (provider.orgId) {
-    const [org] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, provider.orgId));
+    const [org] = await tx
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(eq(organizations.id, provider.orgId));
     if (!org) return { error: 'provider_not_found' };
   }
   const [u] = await tx.insert(users).values({ email: who.email, name: who.name, status: 'active' }).returning();
-  if (provider.orgId) await tx.insert(organizationUsers).values({ orgId: provider.orgId, userId: u!.id, roleId: provider.defaultRoleId });
-  else await tx.insert(partnerUsers).values({ partnerId: provider.partnerId, userId: u!.id, roleId: provider.defaultRoleId, orgAccess: 'none' });
-  await tx.insert(ssoIdentities).values({ providerId: provider.id, userId: u!.id, subject: who.subject, email: who.email, lastLoginAt: now });
-  await deps.audit.record(tx, { action: 'user.sso.provision', actor: { userId: u!.id, email: u!.email }, partnerId: provider.partnerId, orgId: provider.orgId, resourceType: 'user', resourceId: u!.id, details: { providerId: provider.id, roleId: provider.defaultRoleId } }, meta);
-  return { userId: u!.id, context: provider.orgId ? { scope: 'organization', partnerId: provider.partnerId, orgId: provider.orgId, roleId: provider.defaultRoleId } : { scope: 'partner', partnerId: provider.partnerId, orgId: null, roleId: provider.defaultRoleId } };
-}
-
-async function recordLink(deps: Deps, tx: Tx, provider: Provider, user: { id: string; email: string }, who: { subject: string; email: string }, how: 'automatic' | 'confirmed', meta: AuditRequestMeta) {
-  const [row] = await tx.insert(ssoIdentities).values({ providerId: provider.id, userId: user.id, subject: who.subject, email: who.email, lastLoginAt: deps.clock.now() }).returning({ id: ssoIdentities.id });
+  if (provider.orgId)
+    await tx.insert(organizationUsers).values({ orgId: provider.orgId, userId: u!.id, roleId: provider.defaultRoleId });
+  else
+    await tx
+      .insert(partnerUsers)
+      .values({ partnerId: provider.partnerId, userId: u!.id, roleId: provider.defaultRoleId, orgAccess: 'none' });
+  await tx
+    .insert(ssoIdentities)
+    .values({ providerId: provider.id, userId: u!.id, subject: who.subject, email: who.email, lastLoginAt: now });
   await deps.audit.record(
     tx,
-    { action: 'sso.identity.link', actor: { userId: user.id, email: user.email }, partnerId: provider.partnerId, orgId: provider.orgId, resourceType: 'sso_identity', resourceId: row!.id, details: { providerId: provider.id, how } },
+    {
+      action: 'user.sso.provision',
+      actor: { userId: u!.id, email: u!.email },
+      partnerId: provider.partnerId,
+      orgId: provider.orgId,
+      resourceType: 'user',
+      resourceId: u!.id,
+      details: { providerId: provider.id, roleId: provider.defaultRoleId },
+    },
+    meta,
+  );
+  return {
+    userId: u!.id,
+    context: provider.orgId
+      ? { scope: 'organization', partnerId: provider.partnerId, orgId: provider.orgId, roleId: provider.defaultRoleId }
+      : { scope: 'partner', partnerId: provider.partnerId, orgId: null, roleId: provider.defaultRoleId },
+  };
+}
+
+async function recordLink(
+  deps: Deps,
+  tx: Tx,
+  provider: Provider,
+  user: { id: string; email: string },
+  who: { subject: string; email: string },
+  how: 'automatic' | 'confirmed',
+  meta: AuditRequestMeta,
+) {
+  const [row] = await tx
+    .insert(ssoIdentities)
+    .values({
+      providerId: provider.id,
+      userId: user.id,
+      subject: who.subject,
+      email: who.email,
+      lastLoginAt: deps.clock.now(),
+    })
+    .returning({ id: ssoIdentities.id });
+  await deps.audit.record(
+    tx,
+    {
+      action: 'sso.identity.link',
+      actor: { userId: user.id, email: user.email },
+      partnerId: provider.partnerId,
+      orgId: provider.orgId,
+      resourceType: 'sso_identity',
+      resourceId: row!.id,
+      details: { providerId: provider.id, how },
+    },
     meta,
   );
 }
@@ -165,9 +285,19 @@ interface ExchangeData {
 }
 
 /** The session of a federated sign-in: `sso` marks it as begun at the IdP (switch-context asks for the password). */
-async function federatedSession(deps: Deps, tx: Tx, user: { id: string; email: string }, data: ExchangeData, meta: AuditRequestMeta): Promise<IssuedSession> {
-  const [provider] = await tx.select({ status: ssoProviders.status }).from(ssoProviders).where(eq(ssoProviders.id, data.providerId));
-  if (provider?.status !== 'active') throw new AppError('invalid_exchange_code', 'The SSO provider is no longer active.');
+async function federatedSession(
+  deps: Deps,
+  tx: Tx,
+  user: { id: string; email: string },
+  data: ExchangeData,
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
+  const [provider] = await tx
+    .select({ status: ssoProviders.status })
+    .from(ssoProviders)
+    .where(eq(ssoProviders.id, data.providerId));
+  if (provider?.status !== 'active')
+    throw new AppError('invalid_exchange_code', 'The SSO provider is no longer active.');
   return startSession(deps, tx, user, data.context, { mfa: data.mfa === true, method: 'sso', meta });
 }
 
@@ -178,7 +308,7 @@ export async function exchange(deps: Deps, code: string, meta: AuditRequestMeta)
     const flow = await consumeFlow(tx, 'sso_exchange', code, now);
     if (!flow?.userId) throw new AppError('invalid_exchange_code');
     const [u] = await tx.select().from(users).where(eq(users.id, flow.userId));
-    if (!u || u.status !== 'active') throw new AppError('invalid_exchange_code');
+    if (u?.status !== 'active') throw new AppError('invalid_exchange_code');
     return federatedSession(deps, tx, u, flow.data as ExchangeData, meta);
   });
 }
@@ -188,17 +318,38 @@ export async function linkPreview(deps: Deps, token: string) {
   const flow = await peekFlow(deps.db, 'sso_link', token, deps.clock.now());
   if (!flow?.userId) throw new AppError('sso_link_invalid');
   const data = flow.data as ExchangeData & { email: string };
-  const [u] = await deps.db.select({ email: users.email, mfaEnabled: users.mfaEnabled, hasPassword: sql<boolean>`${users.passwordHash} is not null` }).from(users).where(eq(users.id, flow.userId));
-  const [p] = await deps.db.select({ name: ssoProviders.name, type: ssoProviders.type }).from(ssoProviders).where(eq(ssoProviders.id, data.providerId));
+  const [u] = await deps.db
+    .select({
+      email: users.email,
+      mfaEnabled: users.mfaEnabled,
+      hasPassword: sql<boolean>`${users.passwordHash} is not null`,
+    })
+    .from(users)
+    .where(eq(users.id, flow.userId));
+  const [p] = await deps.db
+    .select({ name: ssoProviders.name, type: ssoProviders.type })
+    .from(ssoProviders)
+    .where(eq(ssoProviders.id, data.providerId));
   if (!u || !p) throw new AppError('sso_link_invalid');
-  return { email: u.email, providerName: p.name, type: p.type, passwordRequired: true as const, codeRequired: u.mfaEnabled, expiresAt: flow.expiresAt.toISOString() };
+  return {
+    email: u.email,
+    providerName: p.name,
+    type: p.type,
+    passwordRequired: true as const,
+    codeRequired: u.mfaEnabled,
+    expiresAt: flow.expiresAt.toISOString(),
+  };
 }
 
 /**
  * The account proves itself once (password, and its second factor when it has one); the link is recorded and the
  * sign-in completes. Wrong proofs count against the flow; the fifth ends it.
  */
-export async function confirmLink(deps: Deps, input: { flow: string; password: string; code?: string }, meta: AuditRequestMeta): Promise<IssuedSession> {
+export async function confirmLink(
+  deps: Deps,
+  input: { flow: string; password: string; code?: string },
+  meta: AuditRequestMeta,
+): Promise<IssuedSession> {
   const now = deps.clock.now();
   const flow = await peekFlow(deps.db, 'sso_link', input.flow, now);
   if (!flow?.userId) throw new AppError('sso_link_invalid');
@@ -206,18 +357,31 @@ export async function confirmLink(deps: Deps, input: { flow: string; password: s
   if (!u || u.status === 'disabled') throw new AppError('sso_link_invalid');
   const refusal = await proveAccount(deps, u, input.password, input.code);
   if (refusal) {
-    if ((await countFlowAttempt(deps.db, flow.id)) >= MAX_LINK_ATTEMPTS) await consumeFlow(deps.db, 'sso_link', input.flow, now);
+    if ((await countFlowAttempt(deps.db, flow.id)) >= MAX_LINK_ATTEMPTS)
+      await consumeFlow(deps.db, 'sso_link', input.flow, now);
     throw new AppError(refusal);
   }
   const data = flow.data as ExchangeData & { subject: string; email: string };
   return deps.db.transaction(async (tx) => {
     if (!(await consumeFlow(tx, 'sso_link', input.flow, now))) throw new AppError('sso_link_invalid');
     const [provider] = await tx.select().from(ssoProviders).where(eq(ssoProviders.id, data.providerId));
-    if (!provider || provider.status !== 'active') throw new AppError('sso_link_invalid', 'The SSO provider is no longer active.');
+    if (provider?.status !== 'active') throw new AppError('sso_link_invalid', 'The SSO provider is no longer active.');
     // The owner confirmed: this subject replaces any other the account held at this provider.
-    await tx.delete(ssoIdentities).where(and(eq(ssoIdentities.providerId, provider.id), eq(ssoIdentities.userId, u.id), ne(ssoIdentities.subject, data.subject)));
-    const [taken] = await tx.select({ userId: ssoIdentities.userId }).from(ssoIdentities).where(and(eq(ssoIdentities.providerId, provider.id), eq(ssoIdentities.subject, data.subject)));
-    if (taken && taken.userId !== u.id) throw new AppError('conflict', 'This identity is already linked to another account.');
+    await tx
+      .delete(ssoIdentities)
+      .where(
+        and(
+          eq(ssoIdentities.providerId, provider.id),
+          eq(ssoIdentities.userId, u.id),
+          ne(ssoIdentities.subject, data.subject),
+        ),
+      );
+    const [taken] = await tx
+      .select({ userId: ssoIdentities.userId })
+      .from(ssoIdentities)
+      .where(and(eq(ssoIdentities.providerId, provider.id), eq(ssoIdentities.subject, data.subject)));
+    if (taken && taken.userId !== u.id)
+      throw new AppError('conflict', 'This identity is already linked to another account.');
     if (!taken) await recordLink(deps, tx, provider, u, data, 'confirmed', meta);
     return federatedSession(deps, tx, u, data, meta);
   });

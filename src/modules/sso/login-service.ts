@@ -17,7 +17,12 @@ export { exchange, SsoFailure } from './identity-service.js';
 export const SSO_SESSION_TTL_MS = 10 * 60 * 1000;
 export const BINDING_COOKIE = 'service_sso_binding';
 /** The browser binding of a sign-in (OIDC callback and SAML return both live under /api/v1/sso). */
-export const bindingCookieOptions = (deps: Deps) => ({ httpOnly: true, sameSite: 'lax' as const, secure: deps.config.secureCookies, path: '/api/v1/sso' });
+export const bindingCookieOptions = (deps: Deps) => ({
+  httpOnly: true,
+  sameSite: 'lax' as const,
+  secure: deps.config.secureCookies,
+  path: '/api/v1/sso',
+});
 
 type Provider = typeof ssoProviders.$inferSelect;
 
@@ -44,12 +49,21 @@ export async function activeProviderFor(deps: Deps, ownerId: string): Promise<Pr
   const [p] = await deps.db
     .select()
     .from(ssoProviders)
-    .where(and(eq(ssoProviders.status, 'active'), sql`(${ssoProviders.orgId} = ${ownerId} or (${ssoProviders.orgId} is null and ${ssoProviders.partnerId} = ${ownerId}))`))
+    .where(
+      and(
+        eq(ssoProviders.status, 'active'),
+        sql`(${ssoProviders.orgId} = ${ownerId} or (${ssoProviders.orgId} is null and ${ssoProviders.partnerId} = ${ownerId}))`,
+      ),
+    )
     .limit(1);
   return p ?? null;
 }
 
-export async function startLogin(deps: Deps, ownerId: string, redirect: string | undefined): Promise<{ location: string; binding: string }> {
+export async function startLogin(
+  deps: Deps,
+  ownerId: string,
+  redirect: string | undefined,
+): Promise<{ location: string; binding: string }> {
   const provider = await activeProviderFor(deps, ownerId);
   if (!provider) throw new SsoFailure('provider_not_found');
   if (provider.type === 'saml') return startSamlLogin(deps, provider, safeRedirect(redirect), SSO_SESSION_TTL_MS);
@@ -91,20 +105,37 @@ interface CallbackResult {
   redirectPath: string;
 }
 
-export async function completeLogin(deps: Deps, query: Record<string, unknown>, rawQuery: string, binding: string | undefined, meta: AuditRequestMeta): Promise<CallbackResult> {
+export async function completeLogin(
+  deps: Deps,
+  query: Record<string, unknown>,
+  rawQuery: string,
+  binding: string | undefined,
+  meta: AuditRequestMeta,
+): Promise<CallbackResult> {
   const state = typeof query.state === 'string' ? query.state : null;
   if (!state) throw new SsoFailure('invalid_state');
   const now = deps.clock.now();
-  const [row] = await deps.db.select().from(ssoSessions).where(eq(ssoSessions.stateHash, sha256(state))).limit(1);
+  const [row] = await deps.db
+    .select()
+    .from(ssoSessions)
+    .where(eq(ssoSessions.stateHash, sha256(state)))
+    .limit(1);
   if (!row || row.consumedAt) throw new SsoFailure('invalid_state');
   if (row.expiresAt <= now) throw new SsoFailure('session_expired');
   if (!binding || sha256(binding) !== row.browserBindingHash) throw new SsoFailure('invalid_state');
-  const taken = await deps.db.update(ssoSessions).set({ consumedAt: now }).where(and(eq(ssoSessions.id, row.id), isNull(ssoSessions.consumedAt))).returning({ id: ssoSessions.id });
+  const taken = await deps.db
+    .update(ssoSessions)
+    .set({ consumedAt: now })
+    .where(and(eq(ssoSessions.id, row.id), isNull(ssoSessions.consumedAt)))
+    .returning({ id: ssoSessions.id });
   if (!taken.length) throw new SsoFailure('invalid_state');
-  if (typeof query.error === 'string') throw new SsoFailure(query.error === 'access_denied' ? 'access_denied' : 'sso_failed');
+  if (typeof query.error === 'string')
+    throw new SsoFailure(query.error === 'access_denied' ? 'access_denied' : 'sso_failed');
 
-  const [provider] = row.providerId ? await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, row.providerId)) : [];
-  if (!provider || provider.status !== 'active') throw new SsoFailure('provider_not_found');
+  const [provider] = row.providerId
+    ? await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, row.providerId))
+    : [];
+  if (provider?.status !== 'active') throw new SsoFailure('provider_not_found');
   if (provider.type !== 'oidc') throw new SsoFailure('invalid_state'); // a SAML request's session answers only at the ACS
 
   const fail = (code: SsoFailureCode) => failSignIn(deps, provider, code, meta);
@@ -117,27 +148,46 @@ export async function completeLogin(deps: Deps, query: Record<string, unknown>, 
     const tokens = await client.authorizationCodeGrant(
       config,
       new URL(`${callbackUrl(deps)}?${rawQuery}`),
-      { pkceCodeVerifier: deps.box.open(row.codeVerifier, 'sso-verifier'), expectedState: state, expectedNonce: deps.box.open(row.nonce, 'sso-nonce'), idTokenExpected: true },
+      {
+        pkceCodeVerifier: deps.box.open(row.codeVerifier, 'sso-verifier'),
+        expectedState: state,
+        expectedNonce: deps.box.open(row.nonce, 'sso-nonce'),
+        idTokenExpected: true,
+      },
       { redirect_uri: callbackUrl(deps) },
     );
     claims = (tokens.claims() ?? {}) as Record<string, unknown>;
     try {
-      userinfo = (await client.fetchUserInfo(config, tokens.access_token, String(claims.sub))) as Record<string, unknown>;
+      userinfo = (await client.fetchUserInfo(config, tokens.access_token, String(claims.sub))) as Record<
+        string,
+        unknown
+      >;
     } catch (err) {
-      deps.logger.info({ err: (err as Error).message, providerId: provider.id }, 'sso userinfo unavailable; using ID token claims');
+      deps.logger.info(
+        { err: (err as Error).message, providerId: provider.id },
+        'sso userinfo unavailable; using ID token claims',
+      );
     }
   } catch (err) {
-    deps.logger.warn({ err: (err as Error).message, providerId: provider.id }, 'sso code exchange or ID token check failed');
+    deps.logger.warn(
+      { err: (err as Error).message, providerId: provider.id },
+      'sso code exchange or ID token check failed',
+    );
     throw await fail(err instanceof client.ResponseBodyError ? 'token_exchange_failed' : 'id_token_invalid');
   }
   const amr = Array.isArray(claims.amr) ? claims.amr.map(String) : [];
-  const outcome = await finishSignIn(deps, provider, {
-    subject: String(claims.sub ?? ''),
-    email: String(userinfo.email ?? claims.email ?? ''),
-    emailVerified: (userinfo.email_verified ?? claims.email_verified) === true,
-    name: typeof (userinfo.name ?? claims.name) === 'string' ? String(userinfo.name ?? claims.name) : null,
-    idpMfa: amr.some((m) => MFA_AMR.has(m)),
-  }, meta);
+  const outcome = await finishSignIn(
+    deps,
+    provider,
+    {
+      subject: String(claims.sub ?? ''),
+      email: String(userinfo.email ?? claims.email ?? ''),
+      emailVerified: (userinfo.email_verified ?? claims.email_verified) === true,
+      name: typeof (userinfo.name ?? claims.name) === 'string' ? String(userinfo.name ?? claims.name) : null,
+      idpMfa: amr.some((m) => MFA_AMR.has(m)),
+    },
+    meta,
+  );
   return { outcome, redirectPath: row.redirectPath };
 }
 
@@ -147,7 +197,14 @@ const passwordSignIn = (p: Provider) => (p.enforceSso ? ('partner_admins_only' a
 export async function checkOwner(deps: Deps, ownerId: string) {
   const p = await activeProviderFor(deps, ownerId);
   if (!p) return { ssoEnabled: false };
-  return { ssoEnabled: true, providerName: p.name, type: p.type, enforceSSO: p.enforceSso, loginUrl: loginUrl(deps, ownerId), ...(p.enforceSso ? { passwordSignIn: passwordSignIn(p) } : {}) };
+  return {
+    ssoEnabled: true,
+    providerName: p.name,
+    type: p.type,
+    enforceSSO: p.enforceSso,
+    loginUrl: loginUrl(deps, ownerId),
+    ...(p.enforceSso ? { passwordSignIn: passwordSignIn(p) } : {}),
+  };
 }
 
 /** From the email's domain only: never says whether the address has an account. */
@@ -156,10 +213,23 @@ export async function discover(deps: Deps, email: string) {
   const [p] = await deps.db
     .select()
     .from(ssoProviders)
-    .where(and(eq(ssoProviders.status, 'active'), sql`${domain} = any(string_to_array(${ssoProviders.allowedDomains}, ','))`))
+    .where(
+      and(
+        eq(ssoProviders.status, 'active'),
+        sql`${domain} = any(string_to_array(${ssoProviders.allowedDomains}, ','))`,
+      ),
+    )
     .orderBy(ssoProviders.createdAt)
     .limit(1);
   if (!p) return { ssoEnabled: false };
   const ownerId = p.orgId ?? p.partnerId;
-  return { ssoEnabled: true, ...(p.orgId ? { orgId: p.orgId } : {}), providerName: p.name, type: p.type, enforceSSO: p.enforceSso, loginUrl: loginUrl(deps, ownerId), ...(p.enforceSso ? { passwordSignIn: passwordSignIn(p) } : {}) };
+  return {
+    ssoEnabled: true,
+    ...(p.orgId ? { orgId: p.orgId } : {}),
+    providerName: p.name,
+    type: p.type,
+    enforceSSO: p.enforceSso,
+    loginUrl: loginUrl(deps, ownerId),
+    ...(p.enforceSso ? { passwordSignIn: passwordSignIn(p) } : {}),
+  };
 }

@@ -16,18 +16,27 @@ export class OidcClients {
   private readonly cache = new Map<string, { at: number; config: Promise<client.Configuration> }>();
   constructor(private readonly allowInsecure: boolean) {}
 
-  private guardedFetch: client.CustomFetch = async (url, options) => publicFetch(url, options as RequestInit, this.allowInsecure, 'The issuer');
+  private guardedFetch: client.CustomFetch = async (url, options) =>
+    publicFetch(url, options as RequestInit, this.allowInsecure, 'The issuer');
 
   async discover(issuer: string, clientId: string, clientSecret: string | null): Promise<client.Configuration> {
     const url = new URL(issuer);
     if (!this.allowInsecure) await assertPublicUrl(url, 'The issuer');
     const client = await import('openid-client');
-    return client.discovery(url, clientId, clientSecret ? { client_secret: clientSecret } : undefined, clientSecret ? client.ClientSecretPost(clientSecret) : client.None(), {
-      [client.customFetch]: this.guardedFetch,
-      // openid-client skips the ID token's signature by default (TLS stands in for it); the spec wants it checked.
-      execute: this.allowInsecure ? [client.enableNonRepudiationChecks, client.allowInsecureRequests] : [client.enableNonRepudiationChecks],
-      timeout: 10,
-    });
+    return client.discovery(
+      url,
+      clientId,
+      clientSecret ? { client_secret: clientSecret } : undefined,
+      clientSecret ? client.ClientSecretPost(clientSecret) : client.None(),
+      {
+        [client.customFetch]: this.guardedFetch,
+        // openid-client skips the ID token's signature by default (TLS stands in for it); the spec wants it checked.
+        execute: this.allowInsecure
+          ? [client.enableNonRepudiationChecks, client.allowInsecureRequests]
+          : [client.enableNonRepudiationChecks],
+        timeout: 10,
+      },
+    );
   }
 
   /** A discovered configuration, reused for 10 minutes or until the provider's settings change. */

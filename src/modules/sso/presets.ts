@@ -13,52 +13,61 @@ export interface SamlPreset {
 
 const SAML: Record<string, SamlPreset> = {
   entra: {
-    metadataUrlTemplate: 'https://login.microsoftonline.com/{tenantId}/federationmetadata/2007-06/federationmetadata.xml?appid={applicationId}',
+    metadataUrlTemplate:
+      'https://login.microsoftonline.com/{tenantId}/federationmetadata/2007-06/federationmetadata.xml?appid={applicationId}',
     emailAttribute: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
     nameAttribute: 'http://schemas.microsoft.com/identity/claims/displayname',
-    notes: 'Enterprise applications → New application → Create your own (non-gallery) → Single sign-on → SAML. Identifier (Entity ID) and Reply URL (ACS) as shown; keep the NameID persistent or user.mail (not transient).',
+    notes:
+      'Enterprise applications → New application → Create your own (non-gallery) → Single sign-on → SAML. Identifier (Entity ID) and Reply URL (ACS) as shown; keep the NameID persistent or user.mail (not transient).',
   },
   okta: {
     metadataUrlTemplate: 'https://{yourOktaDomain}/app/{appId}/sso/saml/metadata',
     emailAttribute: 'email',
     nameAttribute: 'name',
-    notes: 'Applications → Create App Integration → SAML 2.0. Single sign-on URL = ACS URL, Audience URI = entity id; attribute statements email = user.email, name = user.displayName.',
+    notes:
+      'Applications → Create App Integration → SAML 2.0. Single sign-on URL = ACS URL, Audience URI = entity id; attribute statements email = user.email, name = user.displayName.',
   },
   google: {
     metadataUrlTemplate: null,
     emailAttribute: 'email',
     nameAttribute: 'name',
-    notes: 'Admin console → Apps → Web and mobile apps → Add custom SAML app; download the IdP metadata and paste it. ACS URL and Entity ID as shown, Name ID format EMAIL; map Primary email → email.',
+    notes:
+      'Admin console → Apps → Web and mobile apps → Add custom SAML app; download the IdP metadata and paste it. ACS URL and Entity ID as shown, Name ID format EMAIL; map Primary email → email.',
   },
   auth0: {
     metadataUrlTemplate: 'https://{yourTenant}.{region}.auth0.com/samlp/metadata/{clientId}',
     emailAttribute: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
     nameAttribute: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name',
-    notes: 'Applications → your application → Addons → SAML2 Web App; Application Callback URL = ACS URL, settings { "audience": entity id }.',
+    notes:
+      'Applications → your application → Addons → SAML2 Web App; Application Callback URL = ACS URL, settings { "audience": entity id }.',
   },
   keycloak: {
     metadataUrlTemplate: 'https://{host}/realms/{realm}/protocol/saml/descriptor',
     emailAttribute: 'email',
     nameAttribute: 'name',
-    notes: 'Clients → Create client (SAML), Client ID = entity id, Valid redirect URIs and Assertion Consumer Service POST Binding URL = ACS URL; Sign assertions on; add mappers for email and name.',
+    notes:
+      'Clients → Create client (SAML), Client ID = entity id, Valid redirect URIs and Assertion Consumer Service POST Binding URL = ACS URL; Sign assertions on; add mappers for email and name.',
   },
   jumpcloud: {
     metadataUrlTemplate: null,
     emailAttribute: 'email',
     nameAttribute: 'name',
-    notes: 'SSO Applications → Custom SAML App; SP Entity ID and ACS URL as shown, Sign Assertion; attributes email and name; export the metadata and paste it.',
+    notes:
+      'SSO Applications → Custom SAML App; SP Entity ID and ACS URL as shown, Sign Assertion; attributes email and name; export the metadata and paste it.',
   },
   onelogin: {
     metadataUrlTemplate: 'https://{subdomain}.onelogin.com/saml/metadata/{appId}',
     emailAttribute: 'User.email',
     nameAttribute: 'name',
-    notes: 'Applications → Add App → SAML Custom Connector (Advanced); Audience = entity id, Recipient and ACS (Consumer) URL = ACS URL, SAML signature element Assertion.',
+    notes:
+      'Applications → Add App → SAML Custom Connector (Advanced); Audience = entity id, Recipient and ACS (Consumer) URL = ACS URL, SAML signature element Assertion.',
   },
   pingone: {
     metadataUrlTemplate: 'https://auth.pingone.{region}/{environmentId}/saml20/metadata/{appId}',
     emailAttribute: 'email',
     nameAttribute: 'name',
-    notes: 'Applications → Add Application → SAML Application; ACS URL and Entity ID as shown, Sign Assertion; attribute mapping email and name.',
+    notes:
+      'Applications → Add Application → SAML Application; ACS URL and Entity ID as shown, Sign Assertion; attribute mapping email and name.',
   },
 };
 
@@ -84,7 +93,8 @@ const OIDC_PRESETS = [
     scopes: 'openid email profile',
     emailClaim: 'email',
     nameClaim: 'name',
-    notes: 'App registrations → New registration (Web), add the redirect URI, create a client secret. Add the optional claim "email" and set "xms_edov" (verified domain owner) or use allowedDomains: Entra does not send email_verified by default.',
+    notes:
+      'App registrations → New registration (Web), add the redirect URI, create a client secret. Add the optional claim "email" and set "xms_edov" (verified domain owner) or use allowedDomains: Entra does not send email_verified by default.',
   },
   {
     id: 'okta',
@@ -94,7 +104,8 @@ const OIDC_PRESETS = [
     scopes: 'openid email profile',
     emailClaim: 'email',
     nameClaim: 'name',
-    notes: 'Applications → Create App Integration → OIDC, Web Application; sign-in redirect URI as shown. Use the org authorization server or a custom one ({yourOktaDomain}/oauth2/default).',
+    notes:
+      'Applications → Create App Integration → OIDC, Web Application; sign-in redirect URI as shown. Use the org authorization server or a custom one ({yourOktaDomain}/oauth2/default).',
   },
   {
     id: 'google',
@@ -104,7 +115,8 @@ const OIDC_PRESETS = [
     scopes: 'openid email profile',
     emailClaim: 'email',
     nameClaim: 'name',
-    notes: 'Google Cloud console → APIs & Services → Credentials → OAuth client ID (Web application). Google accepts any Google account: always set allowedDomains.',
+    notes:
+      'Google Cloud console → APIs & Services → Credentials → OAuth client ID (Web application). Google accepts any Google account: always set allowedDomains.',
   },
   {
     id: 'auth0',
@@ -114,7 +126,8 @@ const OIDC_PRESETS = [
     scopes: 'openid email profile',
     emailClaim: 'email',
     nameClaim: 'name',
-    notes: 'Applications → Create Application → Regular Web Application; Allowed Callback URLs as shown. The issuer ends with a slash.',
+    notes:
+      'Applications → Create Application → Regular Web Application; Allowed Callback URLs as shown. The issuer ends with a slash.',
   },
   {
     id: 'keycloak',
@@ -124,7 +137,8 @@ const OIDC_PRESETS = [
     scopes: 'openid email profile',
     emailClaim: 'email',
     nameClaim: 'name',
-    notes: 'Clients → Create client (OpenID Connect), Client authentication on; Valid redirect URIs as shown. One client per realm.',
+    notes:
+      'Clients → Create client (OpenID Connect), Client authentication on; Valid redirect URIs as shown. One client per realm.',
   },
   {
     id: 'jumpcloud',
@@ -134,7 +148,8 @@ const OIDC_PRESETS = [
     scopes: 'openid email profile',
     emailClaim: 'email',
     nameClaim: 'name',
-    notes: 'SSO Applications → Custom OIDC App; Redirect URIs as shown, Client Authentication Type: Client Secret Post; enable the email and profile attributes.',
+    notes:
+      'SSO Applications → Custom OIDC App; Redirect URIs as shown, Client Authentication Type: Client Secret Post; enable the email and profile attributes.',
   },
   {
     id: 'onelogin',
@@ -144,7 +159,8 @@ const OIDC_PRESETS = [
     scopes: 'openid email profile',
     emailClaim: 'email',
     nameClaim: 'name',
-    notes: 'Applications → Add App → OpenID Connect (OIDC); Redirect URIs as shown; SSO tab: Token Endpoint Authentication Method POST.',
+    notes:
+      'Applications → Add App → OpenID Connect (OIDC); Redirect URIs as shown; SSO tab: Token Endpoint Authentication Method POST.',
   },
   {
     id: 'pingone',
@@ -154,11 +170,23 @@ const OIDC_PRESETS = [
     scopes: 'openid email profile',
     emailClaim: 'email',
     nameClaim: 'name',
-    notes: 'Applications → Add Application → OIDC Web App; Redirect URIs as shown; Token Endpoint Authentication Method: Client Secret Post. Region is com, eu, ca or asia.',
+    notes:
+      'Applications → Add Application → OIDC Web App; Redirect URIs as shown; Token Endpoint Authentication Method: Client Secret Post. Region is com, eu, ca or asia.',
   },
-  { id: 'generic', name: 'Generic OpenID Connect', type: 'oidc', issuerTemplate: 'https://{issuer}', scopes: 'openid email profile', emailClaim: 'email', nameClaim: 'name', notes: 'Any provider with /.well-known/openid-configuration.' },
+  {
+    id: 'generic',
+    name: 'Generic OpenID Connect',
+    type: 'oidc',
+    issuerTemplate: 'https://{issuer}',
+    scopes: 'openid email profile',
+    emailClaim: 'email',
+    nameClaim: 'name',
+    notes: 'Any provider with /.well-known/openid-configuration.',
+  },
 ] as const;
 
 export type PresetId = (typeof OIDC_PRESETS)[number]['id'];
-export const SSO_PRESETS: readonly (SsoPreset & { id: PresetId })[] = OIDC_PRESETS.map((p) => (SAML[p.id] ? { ...p, saml: SAML[p.id] } : p));
+export const SSO_PRESETS: readonly (SsoPreset & { id: PresetId })[] = OIDC_PRESETS.map((p) =>
+  SAML[p.id] ? { ...p, saml: SAML[p.id] } : p,
+);
 export const PRESET_IDS = SSO_PRESETS.map((p) => p.id) as [PresetId, ...PresetId[]];

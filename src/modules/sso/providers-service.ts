@@ -18,7 +18,15 @@ type Row = typeof ssoProviders.$inferSelect;
 /** What an administrator registers at a SAML IdP, and what was read from its metadata. */
 const samlJson = (deps: Deps, r: Row) =>
   r.type === 'saml'
-    ? { entityId: spMetadataUrl(deps, r.id), acsUrl: acsUrl(deps), spMetadataUrl: spMetadataUrl(deps, r.id), metadataUrl: r.metadataUrl, ssoUrl: r.idpSsoUrl ?? '', emailAttribute: r.emailAttribute, nameAttribute: r.nameAttribute }
+    ? {
+        entityId: spMetadataUrl(deps, r.id),
+        acsUrl: acsUrl(deps),
+        spMetadataUrl: spMetadataUrl(deps, r.id),
+        metadataUrl: r.metadataUrl,
+        ssoUrl: r.idpSsoUrl ?? '',
+        emailAttribute: r.emailAttribute,
+        nameAttribute: r.nameAttribute,
+      }
     : {};
 
 export const providerToJson = (deps: Deps, r: Row) => ({
@@ -43,19 +51,27 @@ export const providerToJson = (deps: Deps, r: Row) => ({
   updatedAt: r.updatedAt.toISOString(),
 });
 
-
 export async function findProvider(db: Executor, t: TargetScope, id: string): Promise<Row> {
-  const [row] = await db.select().from(ssoProviders).where(and(eq(ssoProviders.id, id), ownedBy(t, ssoProviders))).limit(1);
+  const [row] = await db
+    .select()
+    .from(ssoProviders)
+    .where(and(eq(ssoProviders.id, id), ownedBy(t, ssoProviders)))
+    .limit(1);
   if (!row) throw notFound('SSO provider');
   return row;
 }
 
 export async function listProviders(deps: Deps, t: TargetScope) {
-  const rows = await deps.db.select().from(ssoProviders).where(ownedBy(t, ssoProviders)).orderBy(asc(ssoProviders.name), asc(ssoProviders.id));
+  const rows = await deps.db
+    .select()
+    .from(ssoProviders)
+    .where(ownedBy(t, ssoProviders))
+    .orderBy(asc(ssoProviders.name), asc(ssoProviders.id));
   return { data: rows.map((r) => providerToJson(deps, r)), nextCursor: null };
 }
 
-const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
+const fieldError = (field: string, msg: string) =>
+  new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
 async function checkPublic(deps: Deps, url: string, field: 'issuer' | 'metadataUrl') {
   if (deps.config.ssoAllowInsecureIssuers) return;
@@ -77,7 +93,12 @@ async function loadMetadata(deps: Deps, input: { metadataXml?: string; metadataU
     try {
       xml = await fetchMetadata(deps, input.metadataUrl);
     } catch (err) {
-      throw fieldError('metadataUrl', err instanceof SamlXmlError || err instanceof OutboundRefusedError ? err.message : 'The metadata could not be fetched.');
+      throw fieldError(
+        'metadataUrl',
+        err instanceof SamlXmlError || err instanceof OutboundRefusedError
+          ? err.message
+          : 'The metadata could not be fetched.',
+      );
     }
   }
   try {
@@ -92,13 +113,22 @@ async function loadMetadata(deps: Deps, input: { metadataXml?: string; metadataU
  * An auto-provisioning provider hands its default role to whoever the IdP vouches for: like an invitation, it is
  * refused (permission_ceiling) to a caller who does not hold that role's permissions (`ceilingOf` null = not widened).
  */
-async function checkDefaultRole(tx: Executor, t: TargetScope, autoProvision: boolean, defaultRoleId: string | null, ceilingOf: Principal | null) {
+async function checkDefaultRole(
+  tx: Executor,
+  t: TargetScope,
+  autoProvision: boolean,
+  defaultRoleId: string | null,
+  ceilingOf: Principal | null,
+) {
   if (autoProvision && !defaultRoleId) throw new AppError('default_role_required');
   if (defaultRoleId) {
     await findRole(tx, t, defaultRoleId).catch(() => {
-      throw new AppError('validation_failed', 'The default role is not a role of this scope.', { details: { fieldErrors: { defaultRoleId: ['Not a role of this scope'] }, formErrors: [] } });
+      throw new AppError('validation_failed', 'The default role is not a role of this scope.', {
+        details: { fieldErrors: { defaultRoleId: ['Not a role of this scope'] }, formErrors: [] },
+      });
     });
-    if (autoProvision && ceilingOf) assertWithinCeiling(ceilingOf.permissions, (await loadRoleChain(tx, defaultRoleId))?.permissions ?? []);
+    if (autoProvision && ceilingOf)
+      assertWithinCeiling(ceilingOf.permissions, (await loadRoleChain(tx, defaultRoleId))?.permissions ?? []);
   }
 }
 
@@ -125,15 +155,37 @@ const OIDC_FIELDS = ['issuer', 'clientId', 'clientSecret', 'scopes'] as const;
 const SAML_FIELDS = ['metadataXml', 'metadataUrl', 'emailAttribute', 'nameAttribute'] as const;
 
 /** Enforcing SSO through a provider whose /test never succeeded is allowed, with a warning (issue 13). */
-const warningsFor = (row: Row, input: ProviderInput) => (input.enforceSSO === true && !row.lastTestedOkAt ? { warnings: ['provider_untested' as const] } : {});
+const warningsFor = (row: Row, input: ProviderInput) =>
+  input.enforceSSO === true && !row.lastTestedOkAt ? { warnings: ['provider_untested' as const] } : {};
 
-export async function createProvider(deps: Deps, caller: Principal, t: TargetScope, input: ProviderInput & { name: string }, meta: AuditRequestMeta) {
-  if (input.type !== undefined && input.type !== 'oidc' && input.type !== 'saml') throw new AppError('unsupported_provider_type');
+export async function createProvider(
+  deps: Deps,
+  caller: Principal,
+  t: TargetScope,
+  input: ProviderInput & { name: string },
+  meta: AuditRequestMeta,
+) {
+  if (input.type !== undefined && input.type !== 'oidc' && input.type !== 'saml')
+    throw new AppError('unsupported_provider_type');
   const preset = SSO_PRESETS.find((p) => p.id === input.preset);
-  let protocol: Pick<typeof ssoProviders.$inferInsert, 'type' | 'issuer' | 'clientId' | 'clientSecret' | 'scopes' | 'metadataXml' | 'metadataUrl' | 'idpCerts' | 'idpSsoUrl' | 'emailAttribute' | 'nameAttribute'>;
+  let protocol: Pick<
+    typeof ssoProviders.$inferInsert,
+    | 'type'
+    | 'issuer'
+    | 'clientId'
+    | 'clientSecret'
+    | 'scopes'
+    | 'metadataXml'
+    | 'metadataUrl'
+    | 'idpCerts'
+    | 'idpSsoUrl'
+    | 'emailAttribute'
+    | 'nameAttribute'
+  >;
   if (input.type === 'saml') {
     // A body with type saml and OIDC settings matched the OIDC shape: name what is missing.
-    if (input.metadataXml === undefined && input.metadataUrl === undefined) throw fieldError('metadataXml', 'A SAML provider needs metadataXml or metadataUrl (and no OIDC settings).');
+    if (input.metadataXml === undefined && input.metadataUrl === undefined)
+      throw fieldError('metadataXml', 'A SAML provider needs metadataXml or metadataUrl (and no OIDC settings).');
     const md = await loadMetadata(deps, input);
     protocol = {
       type: 'saml',
@@ -148,7 +200,8 @@ export async function createProvider(deps: Deps, caller: Principal, t: TargetSco
       nameAttribute: input.nameAttribute ?? preset?.saml?.nameAttribute ?? null,
     };
   } else {
-    if (!input.issuer || !input.clientId) throw fieldError('issuer', 'An OpenID Connect provider needs issuer and clientId.');
+    if (!input.issuer || !input.clientId)
+      throw fieldError('issuer', 'An OpenID Connect provider needs issuer and clientId.');
     await checkIssuer(deps, input.issuer);
     protocol = {
       type: 'oidc',
@@ -175,26 +228,59 @@ export async function createProvider(deps: Deps, caller: Principal, t: TargetSco
         trustIdpMfa: input.trustIdpMfa ?? false,
       })
       .returning();
-    await deps.audit.record(tx, { action: 'sso.provider.create', actor: actorOf(caller), ...auditTenant(t), resourceType: 'sso_provider', resourceId: row!.id, details: { name: input.name, type: protocol.type, issuer: protocol.issuer, preset: input.preset ?? null } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'sso.provider.create',
+        actor: actorOf(caller),
+        ...auditTenant(t),
+        resourceType: 'sso_provider',
+        resourceId: row!.id,
+        details: { name: input.name, type: protocol.type, issuer: protocol.issuer, preset: input.preset ?? null },
+      },
+      meta,
+    );
     return { ...providerToJson(deps, row!), ...warningsFor(row!, input) };
   });
 }
 
-export async function updateProvider(deps: Deps, caller: Principal, t: TargetScope, id: string, input: ProviderInput & { status?: Row['status'] }, meta: AuditRequestMeta, action = 'sso.provider.update') {
+export async function updateProvider(
+  deps: Deps,
+  caller: Principal,
+  t: TargetScope,
+  id: string,
+  input: ProviderInput & { status?: Row['status'] },
+  meta: AuditRequestMeta,
+  action = 'sso.provider.update',
+) {
   if (input.issuer) await checkIssuer(deps, input.issuer);
-  const md = input.metadataXml !== undefined || input.metadataUrl !== undefined ? await loadMetadata(deps, input) : null;
+  const md =
+    input.metadataXml !== undefined || input.metadataUrl !== undefined ? await loadMetadata(deps, input) : null;
   return deps.db.transaction(async (tx) => {
     const current = await findProvider(tx, t, id);
     const foreign = (current.type === 'saml' ? OIDC_FIELDS : SAML_FIELDS).find((k) => input[k] !== undefined);
-    if (foreign) throw fieldError(foreign, `${foreign} is not a setting of ${current.type === 'saml' ? 'a SAML' : 'an OpenID Connect'} provider.`);
+    if (foreign)
+      throw fieldError(
+        foreign,
+        `${foreign} is not a setting of ${current.type === 'saml' ? 'a SAML' : 'an OpenID Connect'} provider.`,
+      );
     const issuer = md ? md.entityId : input.issuer;
     const autoProvision = input.autoProvision ?? current.autoProvision;
     const defaultRoleId = input.defaultRoleId === undefined ? current.defaultRoleId : input.defaultRoleId;
     // Changes that widen who is provisioned with the role (or which IdP vouches) are held to the ceiling.
-    const widens = input.autoProvision !== undefined || input.defaultRoleId !== undefined || issuer !== undefined || input.allowedDomains !== undefined || input.status === 'active';
+    const widens =
+      input.autoProvision !== undefined ||
+      input.defaultRoleId !== undefined ||
+      issuer !== undefined ||
+      input.allowedDomains !== undefined ||
+      input.status === 'active';
     await checkDefaultRole(tx, t, autoProvision, defaultRoleId, widens ? caller : null);
     if (input.status === 'active') {
-      const [other] = await tx.select({ id: ssoProviders.id }).from(ssoProviders).where(and(ownedBy(t, ssoProviders), eq(ssoProviders.status, 'active'), ne(ssoProviders.id, id))).limit(1);
+      const [other] = await tx
+        .select({ id: ssoProviders.id })
+        .from(ssoProviders)
+        .where(and(ownedBy(t, ssoProviders), eq(ssoProviders.status, 'active'), ne(ssoProviders.id, id)))
+        .limit(1);
       if (other) throw new AppError('conflict', 'Another provider is already active here; deactivate it first.');
     }
     const [row] = await tx
@@ -202,11 +288,15 @@ export async function updateProvider(deps: Deps, caller: Principal, t: TargetSco
       .set({
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(issuer !== undefined ? { issuer } : {}),
-        ...(md ? { metadataXml: md.xml, metadataUrl: input.metadataUrl ?? null, idpCerts: md.certs, idpSsoUrl: md.ssoUrl } : {}),
+        ...(md
+          ? { metadataXml: md.xml, metadataUrl: input.metadataUrl ?? null, idpCerts: md.certs, idpSsoUrl: md.ssoUrl }
+          : {}),
         ...(input.emailAttribute !== undefined ? { emailAttribute: input.emailAttribute } : {}),
         ...(input.nameAttribute !== undefined ? { nameAttribute: input.nameAttribute } : {}),
         ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
-        ...(input.clientSecret !== undefined ? { clientSecret: input.clientSecret ? deps.box.seal(input.clientSecret, 'sso-client-secret') : null } : {}),
+        ...(input.clientSecret !== undefined
+          ? { clientSecret: input.clientSecret ? deps.box.seal(input.clientSecret, 'sso-client-secret') : null }
+          : {}),
         ...(input.scopes !== undefined ? { scopes: input.scopes } : {}),
         ...(input.allowedDomains !== undefined ? { allowedDomains: input.allowedDomains } : {}),
         ...(input.enforceSSO !== undefined ? { enforceSso: input.enforceSSO } : {}),
@@ -220,26 +310,62 @@ export async function updateProvider(deps: Deps, caller: Principal, t: TargetSco
       .returning();
     // A subject means something only at its issuer: links made at the old one must not sign anyone in at the new one.
     const issuerChanged = issuer !== undefined && issuer !== current.issuer;
-    const unlinked = issuerChanged ? (await tx.delete(ssoIdentities).where(eq(ssoIdentities.providerId, id)).returning({ id: ssoIdentities.id })).length : 0;
-    const changed = Object.keys(input).filter((k) => k !== 'clientSecret' && k !== 'metadataXml').concat(md ? ['metadata'] : []).sort();
+    const unlinked = issuerChanged
+      ? (await tx.delete(ssoIdentities).where(eq(ssoIdentities.providerId, id)).returning({ id: ssoIdentities.id }))
+          .length
+      : 0;
+    const changed = Object.keys(input)
+      .filter((k) => k !== 'clientSecret' && k !== 'metadataXml')
+      .concat(md ? ['metadata'] : [])
+      .sort();
     await deps.audit.record(
       tx,
-      { action, actor: actorOf(caller), ...auditTenant(t), resourceType: 'sso_provider', resourceId: id, details: { changed, clientAuthChanged: input.clientSecret !== undefined, ...(input.status ? { status: input.status } : {}), ...(issuerChanged ? { identitiesUnlinked: unlinked } : {}) } },
+      {
+        action,
+        actor: actorOf(caller),
+        ...auditTenant(t),
+        resourceType: 'sso_provider',
+        resourceId: id,
+        details: {
+          changed,
+          clientAuthChanged: input.clientSecret !== undefined,
+          ...(input.status ? { status: input.status } : {}),
+          ...(issuerChanged ? { identitiesUnlinked: unlinked } : {}),
+        },
+      },
       meta,
     );
     return { ...providerToJson(deps, row!), ...warningsFor(row!, input) };
   });
 }
 
-export async function deleteProvider(deps: Deps, caller: Principal, t: TargetScope, id: string, meta: AuditRequestMeta) {
+export async function deleteProvider(
+  deps: Deps,
+  caller: Principal,
+  t: TargetScope,
+  id: string,
+  meta: AuditRequestMeta,
+) {
   await deps.db.transaction(async (tx) => {
     const current = await findProvider(tx, t, id);
     await tx.delete(ssoProviders).where(eq(ssoProviders.id, id)); // identities cascade
-    await deps.audit.record(tx, { action: 'sso.provider.delete', actor: actorOf(caller), ...auditTenant(t), resourceType: 'sso_provider', resourceId: id, details: { name: current.name } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'sso.provider.delete',
+        actor: actorOf(caller),
+        ...auditTenant(t),
+        resourceType: 'sso_provider',
+        resourceId: id,
+        details: { name: current.name },
+      },
+      meta,
+    );
   });
 }
 
-export const openSecret = (deps: Deps, r: Row) => (r.clientSecret ? deps.box.open(r.clientSecret, 'sso-client-secret') : null);
+export const openSecret = (deps: Deps, r: Row) =>
+  r.clientSecret ? deps.box.open(r.clientSecret, 'sso-client-secret') : null;
 
 export async function testProvider(deps: Deps, t: TargetScope, id: string) {
   const p = await findProvider(deps.db, t, id);
@@ -248,7 +374,13 @@ export async function testProvider(deps: Deps, t: TargetScope, id: string) {
     const config = await deps.oidc.discover(p.issuer, p.clientId, openSecret(deps, p));
     const m = config.serverMetadata();
     await deps.db.update(ssoProviders).set({ lastTestedOkAt: deps.clock.now() }).where(eq(ssoProviders.id, p.id));
-    return { ok: true as const, issuer: m.issuer, authorizationEndpoint: m.authorization_endpoint ?? '', tokenEndpoint: m.token_endpoint ?? '', jwksUri: m.jwks_uri ?? '' };
+    return {
+      ok: true as const,
+      issuer: m.issuer,
+      authorizationEndpoint: m.authorization_endpoint ?? '',
+      tokenEndpoint: m.token_endpoint ?? '',
+      jwksUri: m.jwks_uri ?? '',
+    };
   } catch (err) {
     return { ok: false as const, error: (err as Error).message.slice(0, 300) };
   }
@@ -262,12 +394,29 @@ async function testSamlProvider(deps: Deps, p: Row) {
   try {
     const xml = p.metadataUrl ? await fetchMetadata(deps, p.metadataUrl) : (p.metadataXml ?? '');
     const md = parseIdpMetadata(xml, deps.config.ssoAllowInsecureIssuers);
-    if (md.entityId !== p.issuer) return { ok: false as const, error: `The metadata now names the entity ${md.entityId.slice(0, 200)}; save the metadata again to accept it.` };
+    if (md.entityId !== p.issuer)
+      return {
+        ok: false as const,
+        error: `The metadata now names the entity ${md.entityId.slice(0, 200)}; save the metadata again to accept it.`,
+      };
     const certificates = certificateInfo(md.certs, deps.clock.now());
-    if (certificates.every((c) => c.expired)) return { ok: false as const, error: 'Every signing certificate in the metadata has expired.' };
-    await deps.db.update(ssoProviders).set({ lastTestedOkAt: deps.clock.now(), ...(p.metadataUrl ? { metadataXml: xml, idpCerts: md.certs, idpSsoUrl: md.ssoUrl } : {}) }).where(eq(ssoProviders.id, p.id));
+    if (certificates.every((c) => c.expired))
+      return { ok: false as const, error: 'Every signing certificate in the metadata has expired.' };
+    await deps.db
+      .update(ssoProviders)
+      .set({
+        lastTestedOkAt: deps.clock.now(),
+        ...(p.metadataUrl ? { metadataXml: xml, idpCerts: md.certs, idpSsoUrl: md.ssoUrl } : {}),
+      })
+      .where(eq(ssoProviders.id, p.id));
     return { ok: true as const, type: 'saml' as const, issuer: md.entityId, ssoUrl: md.ssoUrl, certificates };
   } catch (err) {
-    return { ok: false as const, error: err instanceof SamlXmlError || err instanceof OutboundRefusedError ? err.message : 'The metadata could not be fetched.' };
+    return {
+      ok: false as const,
+      error:
+        err instanceof SamlXmlError || err instanceof OutboundRefusedError
+          ? err.message
+          : 'The metadata could not be fetched.',
+    };
   }
 }

@@ -24,59 +24,94 @@ export function samlRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const tags = ['sso'];
-    const toLogin = (reply: FastifyReply, code: string) => reply.redirect(`${deps.config.appUrl}/login?error=${encodeURIComponent(code)}`, 302);
+    const toLogin = (reply: FastifyReply, code: string) =>
+      reply.redirect(`${deps.config.appUrl}/login?error=${encodeURIComponent(code)}`, 302);
 
-    r.get('/sso/saml/:providerId/metadata', {
-      schema: {
-        tags,
-        summary: 'Our SAML service provider metadata for a provider (entity id, ACS): give it, or its URL, to the IdP',
-        security: [],
-        params: z.strictObject({ providerId: z.uuid() }),
-        response: { 200: { description: 'SAML 2.0 SP metadata (EntityDescriptor).', content: { [METADATA_TYPE]: { schema: z.string() } } }, ...errors(400, 404) },
+    r.get(
+      '/sso/saml/:providerId/metadata',
+      {
+        schema: {
+          tags,
+          summary:
+            'Our SAML service provider metadata for a provider (entity id, ACS): give it, or its URL, to the IdP',
+          security: [],
+          params: z.strictObject({ providerId: z.uuid() }),
+          response: {
+            200: {
+              description: 'SAML 2.0 SP metadata (EntityDescriptor).',
+              content: { [METADATA_TYPE]: { schema: z.string() } },
+            },
+            ...errors(400, 404),
+          },
+        },
       },
-    }, async (req, reply) => {
-      const [p] = await deps.db.select().from(ssoProviders).where(and(eq(ssoProviders.id, req.params.providerId), eq(ssoProviders.type, 'saml'))).limit(1);
-      if (!p) throw notFound('SAML provider');
-      reply.header('content-type', METADATA_TYPE);
-      return spMetadataXml(deps, p);
-    });
+      async (req, reply) => {
+        const [p] = await deps.db
+          .select()
+          .from(ssoProviders)
+          .where(and(eq(ssoProviders.id, req.params.providerId), eq(ssoProviders.type, 'saml')))
+          .limit(1);
+        if (!p) throw notFound('SAML provider');
+        reply.header('content-type', METADATA_TYPE);
+        return spMetadataXml(deps, p);
+      },
+    );
 
     // The only form-encoded route of the API: the parser is registered in this scope alone.
     await app.register(async (acs) => {
       acs.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: MAX_SAML_RESPONSE * 2 }, (_req, body, done) => {
         done(null, Object.fromEntries(new URLSearchParams(body as string)));
       });
-      acs.withTypeProvider<ZodTypeProvider>().post('/sso/saml/acs', {
+      acs.withTypeProvider<ZodTypeProvider>().post(
+        '/sso/saml/acs',
+        {
+          schema: {
+            tags,
+            summary:
+              'Assertion consumer service: the IdP posts SAMLResponse (and RelayState); 303 to the return hop, or 302 to /login?error=',
+            security: [],
+            consumes: [FORM],
+            body: acsBody,
+            response: {
+              302: z.null().describe('Refused: redirect to /login?error='),
+              303: z.null().describe('Verified: on to GET /sso/saml/return in the same browser'),
+            },
+          },
+        },
+        async (req, reply) => {
+          try {
+            return reply.redirect(await consumeSamlResponse(deps, req.body.SAMLResponse, metaOf(req)), 303);
+          } catch (err) {
+            if (err instanceof SsoFailure) return toLogin(reply, err.code);
+            throw err;
+          }
+        },
+      );
+    });
+
+    r.get(
+      '/sso/saml/return',
+      {
         schema: {
           tags,
-          summary: 'Assertion consumer service: the IdP posts SAMLResponse (and RelayState); 303 to the return hop, or 302 to /login?error=',
+          summary:
+            'The browser that started a SAML sign-in completes it; 302 to the app with #ssoCode=, or to /login?error=',
           security: [],
-          consumes: [FORM],
-          body: acsBody,
-          response: { 302: z.null().describe('Refused: redirect to /login?error='), 303: z.null().describe('Verified: on to GET /sso/saml/return in the same browser') },
+          querystring: samlReturnQuery,
+          response: { 302: z.null().describe('Redirect to the app with #ssoCode=, the link page, or /login?error=') },
         },
-      }, async (req, reply) => {
+      },
+      async (req, reply) => {
+        const cookieOpts = bindingCookieOptions(deps);
+        reply.clearCookie(BINDING_COOKIE, cookieOpts);
         try {
-          return reply.redirect(await consumeSamlResponse(deps, req.body.SAMLResponse, metaOf(req)), 303);
+          const out = await completeSamlReturn(deps, req.query.token, req.cookies[BINDING_COOKIE], metaOf(req));
+          return reply.redirect(landingUrl(deps, out.outcome, out.redirectPath), 302);
         } catch (err) {
           if (err instanceof SsoFailure) return toLogin(reply, err.code);
           throw err;
         }
-      });
-    });
-
-    r.get('/sso/saml/return', {
-      schema: { tags, summary: 'The browser that started a SAML sign-in completes it; 302 to the app with #ssoCode=, or to /login?error=', security: [], querystring: samlReturnQuery, response: { 302: z.null().describe('Redirect to the app with #ssoCode=, the link page, or /login?error=') } },
-    }, async (req, reply) => {
-      const cookieOpts = bindingCookieOptions(deps);
-      reply.clearCookie(BINDING_COOKIE, cookieOpts);
-      try {
-        const out = await completeSamlReturn(deps, req.query.token, req.cookies[BINDING_COOKIE], metaOf(req));
-        return reply.redirect(landingUrl(deps, out.outcome, out.redirectPath), 302);
-      } catch (err) {
-        if (err instanceof SsoFailure) return toLogin(reply, err.code);
-        throw err;
-      }
-    });
+      },
+    );
   };
 }

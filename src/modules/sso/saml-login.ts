@@ -12,7 +12,7 @@ import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import { consumeFlow, createFlow } from '../auth/flows.js';
 import { failSignIn, finishSignIn, SsoFailure, type AssertedIdentity, type SignInOutcome } from './identity-service.js';
-import { acsUrl, CLOCK_SKEW_MS, parseXml, samlFor, samlReturnUrl, SamlXmlError } from './saml.js';
+import { acsUrl, CLOCK_SKEW_MS, parseXml, samlFor, samlReturnUrl, type SamlXmlError } from './saml.js';
 
 type Provider = typeof ssoProviders.$inferSelect;
 
@@ -35,13 +35,45 @@ const MFA_CONTEXTS = new Set([
   'urn:oasis:names:tc:SAML:2.0:ac:classes:Smartcard',
   'urn:oasis:names:tc:SAML:2.0:ac:classes:SmartcardPKI',
 ]);
-const EMAIL_ATTRIBUTES = ['email', 'mail', 'emailaddress', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress', 'urn:oid:0.9.2342.19200300.100.1.3', 'User.email'];
-const NAME_ATTRIBUTES = ['name', 'displayName', 'http://schemas.microsoft.com/identity/claims/displayname', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name', 'urn:oid:2.16.840.1.113730.3.1.241', 'cn'];
-const GIVEN = ['givenName', 'firstName', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname', 'urn:oid:2.5.4.42', 'User.FirstName'];
-const SURNAME = ['sn', 'surname', 'lastName', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname', 'urn:oid:2.5.4.4', 'User.LastName'];
+const EMAIL_ATTRIBUTES = [
+  'email',
+  'mail',
+  'emailaddress',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+  'urn:oid:0.9.2342.19200300.100.1.3',
+  'User.email',
+];
+const NAME_ATTRIBUTES = [
+  'name',
+  'displayName',
+  'http://schemas.microsoft.com/identity/claims/displayname',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name',
+  'urn:oid:2.16.840.1.113730.3.1.241',
+  'cn',
+];
+const GIVEN = [
+  'givenName',
+  'firstName',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname',
+  'urn:oid:2.5.4.42',
+  'User.FirstName',
+];
+const SURNAME = [
+  'sn',
+  'surname',
+  'lastName',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname',
+  'urn:oid:2.5.4.4',
+  'User.LastName',
+];
 
 /** SP-initiated login: an AuthnRequest (HTTP-Redirect) whose id is the SSO session's state. */
-export async function startSamlLogin(deps: Deps, provider: Provider, redirectPath: string, ttlMs: number): Promise<{ location: string; binding: string }> {
+export async function startSamlLogin(
+  deps: Deps,
+  provider: Provider,
+  redirectPath: string,
+  ttlMs: number,
+): Promise<{ location: string; binding: string }> {
   const requestId = `_${randomToken(24)}`;
   const binding = randomToken();
   const location = await (await samlFor(deps, provider, { requestId })).getAuthorizeUrlAsync('', undefined, {});
@@ -71,8 +103,11 @@ const all = (el: Element | Document, local: string): Element[] => Array.from(el.
 function attributesOf(assertion: Element): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const a of all(assertion, 'Attribute')) {
-    const values = all(a, 'AttributeValue').map((v) => (v.textContent ?? '').trim()).filter(Boolean);
-    for (const key of [attr(a, 'Name'), attr(a, 'FriendlyName')].filter(Boolean)) out.set(key, [...(out.get(key) ?? []), ...values]);
+    const values = all(a, 'AttributeValue')
+      .map((v) => (v.textContent ?? '').trim())
+      .filter(Boolean);
+    for (const key of [attr(a, 'Name'), attr(a, 'FriendlyName')].filter(Boolean))
+      out.set(key, [...(out.get(key) ?? []), ...values]);
   }
   return out;
 }
@@ -90,8 +125,13 @@ const firstOf = (attrs: Map<string, string[]>, names: string[]) => {
  * The session row is found by the response's InResponseTo; everything it says is then verified by the library
  * against that session's provider before any of it is used.
  */
-export async function consumeSamlResponse(deps: Deps, samlResponse: string | undefined, meta: AuditRequestMeta): Promise<string> {
-  if (!samlResponse || samlResponse.length > MAX_SAML_RESPONSE || !/^[A-Za-z0-9+/=\r\n]+$/.test(samlResponse)) throw new SsoFailure('saml_response_invalid');
+export async function consumeSamlResponse(
+  deps: Deps,
+  samlResponse: string | undefined,
+  meta: AuditRequestMeta,
+): Promise<string> {
+  if (!samlResponse || samlResponse.length > MAX_SAML_RESPONSE || !/^[A-Za-z0-9+/=\r\n]+$/.test(samlResponse))
+    throw new SsoFailure('saml_response_invalid');
   const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
   let doc: Document;
   try {
@@ -101,23 +141,31 @@ export async function consumeSamlResponse(deps: Deps, samlResponse: string | und
     throw new SsoFailure('saml_response_invalid');
   }
   const root = doc.documentElement;
-  if (root.localName !== 'Response' || root.namespaceURI !== 'urn:oasis:names:tc:SAML:2.0:protocol') throw new SsoFailure('saml_response_invalid');
+  if (root.localName !== 'Response' || root.namespaceURI !== 'urn:oasis:names:tc:SAML:2.0:protocol')
+    throw new SsoFailure('saml_response_invalid');
   // IdP-initiated sign-in (no InResponseTo) is off: every response must answer a request this service sent.
   const inResponseTo = attr(root, 'InResponseTo');
   if (!inResponseTo || inResponseTo.length > 200) throw new SsoFailure('invalid_state');
-  const [session] = await deps.db.select().from(ssoSessions).where(eq(ssoSessions.stateHash, sha256(inResponseTo))).limit(1);
+  const [session] = await deps.db
+    .select()
+    .from(ssoSessions)
+    .where(eq(ssoSessions.stateHash, sha256(inResponseTo)))
+    .limit(1);
   // A consumed session is still verified: an assertion posted again is then refused by its single-use claim.
   if (!session) throw new SsoFailure('invalid_state');
   if (session.expiresAt <= deps.clock.now()) throw new SsoFailure('session_expired');
-  const [provider] = session.providerId ? await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, session.providerId)) : [];
-  if (!provider || provider.status !== 'active' || provider.type !== 'saml') throw new SsoFailure('provider_not_found');
+  const [provider] = session.providerId
+    ? await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, session.providerId))
+    : [];
+  if (provider?.status !== 'active' || provider.type !== 'saml') throw new SsoFailure('provider_not_found');
   const fail = async (code: SsoFailureCode, why: string) => {
     deps.logger.warn({ providerId: provider.id, reason: why }, 'saml response refused');
     return failSignIn(deps, provider, code, meta);
   };
 
   const destination = attr(root, 'Destination');
-  if (destination && destination !== acsUrl(deps)) throw await fail('saml_response_invalid', 'Destination is not our ACS');
+  if (destination && destination !== acsUrl(deps))
+    throw await fail('saml_response_invalid', 'Destination is not our ACS');
 
   const { SamlStatusError } = await import('@node-saml/node-saml');
   let assertionXml: string;
@@ -140,28 +188,55 @@ export async function consumeSamlResponse(deps: Deps, samlResponse: string | und
   }
   const assertionId = attr(assertion, 'ID');
   const confirmations = all(assertion, 'SubjectConfirmationData');
-  if (!confirmations.some((c) => attr(c, 'Recipient') === acsUrl(deps))) throw await fail('saml_response_invalid', 'Recipient is not our ACS');
-  if (confirmations.some((c) => attr(c, 'Recipient') && attr(c, 'Recipient') !== acsUrl(deps))) throw await fail('saml_response_invalid', 'a Recipient is not our ACS');
-  if (!confirmations.some((c) => attr(c, 'InResponseTo') === inResponseTo)) throw await fail('invalid_state', 'the signed assertion answers another request');
+  if (!confirmations.some((c) => attr(c, 'Recipient') === acsUrl(deps)))
+    throw await fail('saml_response_invalid', 'Recipient is not our ACS');
+  if (confirmations.some((c) => attr(c, 'Recipient') && attr(c, 'Recipient') !== acsUrl(deps)))
+    throw await fail('saml_response_invalid', 'a Recipient is not our ACS');
+  if (!confirmations.some((c) => attr(c, 'InResponseTo') === inResponseTo))
+    throw await fail('invalid_state', 'the signed assertion answers another request');
   const nameId = all(assertion, 'NameID')[0];
   const subject = (nameId?.textContent ?? '').trim();
   const format = nameId ? attr(nameId, 'Format') : '';
   if (!assertionId || !subject) throw await fail('saml_response_invalid', 'no assertion ID or NameID');
-  if (format === TRANSIENT) throw await fail('saml_response_invalid', 'a transient NameID cannot be linked to an account');
+  if (format === TRANSIENT)
+    throw await fail('saml_response_invalid', 'a transient NameID cannot be linked to an account');
 
   // Single use, on every instance: the assertion's id is claimed in the shared store until it has expired.
-  const until = Math.max(0, ...[...all(assertion, 'Conditions'), ...confirmations].map((c) => Date.parse(attr(c, 'NotOnOrAfter'))).filter(Number.isFinite));
+  const until = Math.max(
+    0,
+    ...[...all(assertion, 'Conditions'), ...confirmations]
+      .map((c) => Date.parse(attr(c, 'NotOnOrAfter')))
+      .filter(Number.isFinite),
+  );
   const ttl = Math.min(24 * 3600_000, Math.max(10 * 60_000, until - Date.now() + CLOCK_SKEW_MS));
-  if (!(await deps.store.claim(`saml-assertion:${sha256(`${provider.issuer}\n${assertionId}`)}`, ttl, deps.clock.now().getTime()))) throw await fail('assertion_replayed', 'assertion already used');
-  const taken = await deps.db.update(ssoSessions).set({ consumedAt: deps.clock.now() }).where(and(eq(ssoSessions.id, session.id), isNull(ssoSessions.consumedAt))).returning({ id: ssoSessions.id });
+  if (
+    !(await deps.store.claim(
+      `saml-assertion:${sha256(`${provider.issuer}\n${assertionId}`)}`,
+      ttl,
+      deps.clock.now().getTime(),
+    ))
+  )
+    throw await fail('assertion_replayed', 'assertion already used');
+  const taken = await deps.db
+    .update(ssoSessions)
+    .set({ consumedAt: deps.clock.now() })
+    .where(and(eq(ssoSessions.id, session.id), isNull(ssoSessions.consumedAt)))
+    .returning({ id: ssoSessions.id });
   if (!taken.length) throw await fail('invalid_state', 'the request was answered already');
 
   const attrs = attributesOf(assertion);
-  const email = (provider.emailAttribute ? firstOf(attrs, [provider.emailAttribute]) : firstOf(attrs, EMAIL_ATTRIBUTES)) ?? (format === EMAIL_FORMAT ? subject : '');
+  const email =
+    (provider.emailAttribute ? firstOf(attrs, [provider.emailAttribute]) : firstOf(attrs, EMAIL_ATTRIBUTES)) ??
+    (format === EMAIL_FORMAT ? subject : '');
   const given = firstOf(attrs, GIVEN);
   const surname = firstOf(attrs, SURNAME);
-  const name = (provider.nameAttribute ? firstOf(attrs, [provider.nameAttribute]) : firstOf(attrs, NAME_ATTRIBUTES)) ?? ([given, surname].filter(Boolean).join(' ') || null);
-  const contexts = [...all(assertion, 'AuthnContextClassRef').map((c) => (c.textContent ?? '').trim()), ...(attrs.get('http://schemas.microsoft.com/claims/authnmethodsreferences') ?? [])];
+  const name =
+    (provider.nameAttribute ? firstOf(attrs, [provider.nameAttribute]) : firstOf(attrs, NAME_ATTRIBUTES)) ??
+    ([given, surname].filter(Boolean).join(' ') || null);
+  const contexts = [
+    ...all(assertion, 'AuthnContextClassRef').map((c) => (c.textContent ?? '').trim()),
+    ...(attrs.get('http://schemas.microsoft.com/claims/authnmethodsreferences') ?? []),
+  ];
   const who: AssertedIdentity = {
     subject,
     email,
@@ -170,18 +245,34 @@ export async function consumeSamlResponse(deps: Deps, samlResponse: string | und
     name,
     idpMfa: contexts.some((c) => MFA_CONTEXTS.has(c)),
   };
-  const { token } = await createFlow(deps.db, { kind: 'saml_return', userId: null, data: { providerId: provider.id, bindingHash: session.browserBindingHash, redirectPath: session.redirectPath, who } satisfies ReturnData, ttlMs: SAML_RETURN_TTL_MS, now: deps.clock.now() });
+  const { token } = await createFlow(deps.db, {
+    kind: 'saml_return',
+    userId: null,
+    data: {
+      providerId: provider.id,
+      bindingHash: session.browserBindingHash,
+      redirectPath: session.redirectPath,
+      who,
+    } satisfies ReturnData,
+    ttlMs: SAML_RETURN_TTL_MS,
+    now: deps.clock.now(),
+  });
   return `${samlReturnUrl(deps)}?token=${encodeURIComponent(token)}`;
 }
 
 /** GET /sso/saml/return: the browser that started the sign-in (binding cookie) completes it. */
-export async function completeSamlReturn(deps: Deps, token: string | undefined, binding: string | undefined, meta: AuditRequestMeta): Promise<{ outcome: SignInOutcome; redirectPath: string }> {
+export async function completeSamlReturn(
+  deps: Deps,
+  token: string | undefined,
+  binding: string | undefined,
+  meta: AuditRequestMeta,
+): Promise<{ outcome: SignInOutcome; redirectPath: string }> {
   if (!token) throw new SsoFailure('invalid_state');
   const flow = await consumeFlow(deps.db, 'saml_return', token, deps.clock.now());
   if (!flow) throw new SsoFailure('invalid_state');
   const data = flow.data as ReturnData;
   const [provider] = await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, data.providerId));
-  if (!provider || provider.status !== 'active') throw new SsoFailure('provider_not_found');
+  if (provider?.status !== 'active') throw new SsoFailure('provider_not_found');
   if (!binding || sha256(binding) !== data.bindingHash) throw await failSignIn(deps, provider, 'invalid_state', meta);
   const outcome = await finishSignIn(deps, provider, data.who, meta);
   return { outcome, redirectPath: data.redirectPath };

@@ -31,13 +31,18 @@ export function parseXml(xml: string): Document {
   const fail = (msg: string) => {
     throw new SamlXmlError(`The XML is not well-formed: ${String(msg).split('\n')[0]!.slice(0, 200)}`);
   };
-  const doc = new DOMParser({ errorHandler: { warning: fail, error: fail, fatalError: fail } }).parseFromString(xml, 'text/xml');
+  const doc = new DOMParser({ errorHandler: { warning: fail, error: fail, fatalError: fail } }).parseFromString(
+    xml,
+    'text/xml',
+  );
   if (!doc?.documentElement) throw new SamlXmlError('The XML has no root element.');
   return doc as unknown as Document;
 }
 
 const children = (el: Element, ns: string, name: string): Element[] =>
-  Array.from(el.childNodes).filter((n): n is Element => n.nodeType === 1 && (n as Element).namespaceURI === ns && (n as Element).localName === name);
+  Array.from(el.childNodes).filter(
+    (n): n is Element => n.nodeType === 1 && (n as Element).namespaceURI === ns && (n as Element).localName === name,
+  );
 
 /** A certificate as its base64 DER body (what metadata and node-saml carry), if it parses as X.509. */
 function certBody(text: string): string | null {
@@ -62,7 +67,12 @@ export interface IdpMetadata {
 export function parseIdpMetadata(xml: string, allowInsecure: boolean): IdpMetadata {
   if (Buffer.byteLength(xml) > MAX_METADATA_BYTES) throw new SamlXmlError('The metadata is larger than 512 KiB.');
   const root = parseXml(xml).documentElement;
-  const entities = root.namespaceURI === MD && root.localName === 'EntityDescriptor' ? [root] : root.namespaceURI === MD && root.localName === 'EntitiesDescriptor' ? children(root, MD, 'EntityDescriptor') : [];
+  const entities =
+    root.namespaceURI === MD && root.localName === 'EntityDescriptor'
+      ? [root]
+      : root.namespaceURI === MD && root.localName === 'EntitiesDescriptor'
+        ? children(root, MD, 'EntityDescriptor')
+        : [];
   const entity = entities.find((e) => children(e, MD, 'IDPSSODescriptor').length > 0);
   if (!entity) throw new SamlXmlError('The metadata has no EntityDescriptor with an IDPSSODescriptor.');
   const entityId = entity.getAttribute('entityID')?.trim() ?? '';
@@ -77,7 +87,8 @@ export function parseIdpMetadata(xml: string, allowInsecure: boolean): IdpMetada
   } catch {
     throw new SamlXmlError('The SingleSignOnService Location is not a URL.');
   }
-  if (ssoUrl.length > 2048 || !(parsed.protocol === 'https:' || (allowInsecure && parsed.protocol === 'http:'))) throw new SamlXmlError('The SingleSignOnService Location must be an https URL.');
+  if (ssoUrl.length > 2048 || !(parsed.protocol === 'https:' || (allowInsecure && parsed.protocol === 'http:')))
+    throw new SamlXmlError('The SingleSignOnService Location must be an https URL.');
   const certs: string[] = [];
   for (const kd of children(idp, MD, 'KeyDescriptor')) {
     const use = kd.getAttribute('use');
@@ -100,13 +111,27 @@ export function certificateInfo(certs: string[], now: Date) {
   return certs.map((body) => {
     const c = new X509Certificate(Buffer.from(body, 'base64'));
     const notAfter = new Date(c.validTo);
-    return { subject: c.subject.replace(/\n/g, ', ').slice(0, 500), notBefore: new Date(c.validFrom).toISOString(), notAfter: notAfter.toISOString(), expired: notAfter <= now, fingerprintSha256: c.fingerprint256 };
+    return {
+      subject: c.subject.replace(/\n/g, ', ').slice(0, 500),
+      notBefore: new Date(c.validFrom).toISOString(),
+      notAfter: notAfter.toISOString(),
+      expired: notAfter <= now,
+      fingerprintSha256: c.fingerprint256,
+    };
   });
 }
 
 /** Fetches an IdP's metadata through the SSO module's one outbound fetch (https, public address, no redirects). */
 export async function fetchMetadata(deps: Deps, url: string): Promise<string> {
-  const res = await publicFetch(url, { headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' }, signal: AbortSignal.timeout(10_000) }, deps.config.ssoAllowInsecureIssuers, 'The metadata URL');
+  const res = await publicFetch(
+    url,
+    {
+      headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' },
+      signal: AbortSignal.timeout(10_000),
+    },
+    deps.config.ssoAllowInsecureIssuers,
+    'The metadata URL',
+  );
   if (!res.ok) throw new SamlXmlError(`The metadata URL answered ${res.status}.`);
   const declared = Number(res.headers.get('content-length') ?? 0);
   if (declared > MAX_METADATA_BYTES) throw new SamlXmlError('The metadata is larger than 512 KiB.');
@@ -117,7 +142,8 @@ export async function fetchMetadata(deps: Deps, url: string): Promise<string> {
 
 export const acsUrl = (deps: Deps) => `${deps.config.publicUrl}/api/v1/sso/saml/acs`;
 /** Our entity id at the IdP is the URL of our metadata for this provider (one SP per provider). */
-export const spMetadataUrl = (deps: Deps, providerId: string) => `${deps.config.publicUrl}/api/v1/sso/saml/${providerId}/metadata`;
+export const spMetadataUrl = (deps: Deps, providerId: string) =>
+  `${deps.config.publicUrl}/api/v1/sso/saml/${providerId}/metadata`;
 export const samlReturnUrl = (deps: Deps) => `${deps.config.publicUrl}/api/v1/sso/saml/return`;
 
 export interface SamlProvider {
@@ -127,13 +153,21 @@ export interface SamlProvider {
   idpCerts: string[];
 }
 
-const noCache: CacheProvider = { saveAsync: async () => null, getAsync: async () => null, removeAsync: async () => null };
+const noCache: CacheProvider = {
+  saveAsync: async () => null,
+  getAsync: async () => null,
+  removeAsync: async () => null,
+};
 
 /**
  * The library for one provider. `requestId` names the AuthnRequest being built; `knownRequest` answers whether an
  * InResponseTo is one we sent (the SSO session row decides, so it works on any instance).
  */
-export async function samlFor(deps: Deps, p: SamlProvider, opts: { requestId?: string; knownRequest?: { id: string; createdAt: Date } } = {}): Promise<SAML> {
+export async function samlFor(
+  deps: Deps,
+  p: SamlProvider,
+  opts: { requestId?: string; knownRequest?: { id: string; createdAt: Date } } = {},
+): Promise<SAML> {
   const known = opts.knownRequest;
   const { SAML, ValidateInResponseTo } = await import('@node-saml/node-saml');
   return new SAML({
@@ -152,9 +186,12 @@ export async function samlFor(deps: Deps, p: SamlProvider, opts: { requestId?: s
     disableRequestedAuthnContext: true,
     signatureAlgorithm: 'sha256',
     generateUniqueId: () => opts.requestId ?? '_unused',
-    cacheProvider: known ? { ...noCache, getAsync: async (key) => (key === known.id ? known.createdAt.toISOString() : null) } : noCache,
+    cacheProvider: known
+      ? { ...noCache, getAsync: async (key) => (key === known.id ? known.createdAt.toISOString() : null) }
+      : noCache,
   });
 }
 
 /** Our SP metadata for a provider: entity id, the ACS (HTTP-POST), signed assertions wanted, no SP key. */
-export const spMetadataXml = async (deps: Deps, p: SamlProvider) => (await samlFor(deps, p)).generateServiceProviderMetadata(null, null);
+export const spMetadataXml = async (deps: Deps, p: SamlProvider) =>
+  (await samlFor(deps, p)).generateServiceProviderMetadata(null, null);

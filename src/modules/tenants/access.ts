@@ -3,13 +3,18 @@
 import type { Executor } from '../../db/connect.js';
 import type { OrgReach, TenantScope } from '../../db/tenant-scope.js';
 import type { Principal } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError } from '../../http/errors.js';
 import { ORGANIZATION, findInScope } from './by-id.js';
 import { mayAccessOrg } from './scope.js';
 
 /** What the caller may see, as data for the predicates of db/tenant-scope.ts (the same answer mayAccessOrg gives, per organisation). */
 export function scopeOf(p: Principal): TenantScope {
-  return { partnerId: p.partnerId, orgs: orgReachOf(p), siteIds: siteRestriction(p), deviceGroupIds: groupRestriction(p) };
+  return {
+    partnerId: p.partnerId,
+    orgs: orgReachOf(p),
+    siteIds: siteRestriction(p),
+    deviceGroupIds: groupRestriction(p),
+  };
 }
 
 function orgReachOf(p: Principal): OrgReach {
@@ -24,7 +29,6 @@ function orgReachOf(p: Principal): OrgReach {
   return { kind: 'ids', ids: [...new Set([...(p.orgAccess === 'selected' ? p.orgIds : []), ...granted])], except };
 }
 
-
 /** The organisation, if the caller may act on it (404 otherwise, also for another partner's). */
 export async function accessibleOrg(db: Executor, p: Principal, orgId: string) {
   if (!p.partnerId) throw new AppError('tenant_context_required');
@@ -33,7 +37,8 @@ export async function accessibleOrg(db: Executor, p: Principal, orgId: string) {
 
 /** Site restriction of an organisation member (null = every site). */
 export const siteRestriction = (p: Principal): string[] | null => (p.scope === 'organization' ? p.siteIds : null);
-export const groupRestriction = (p: Principal): string[] | null => (p.scope === 'organization' ? p.deviceGroupIds : null);
+export const groupRestriction = (p: Principal): string[] | null =>
+  p.scope === 'organization' ? p.deviceGroupIds : null;
 
 /** Partner callers with orgAccess other than `all` cannot create or delete organisations. */
 export function assertFullPartnerAccess(p: Principal): void {

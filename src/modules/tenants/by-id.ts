@@ -56,7 +56,12 @@ export interface ByIdResource<R> {
 }
 
 /** Whether the caller's scope covers the record (the pure half of the rule). */
-export function covers(p: Principal, o: RecordOwner, partnerOwned: ByIdResource<unknown>['partnerOwned'], siteless: 'visible' | 'hidden'): boolean {
+export function covers(
+  p: Principal,
+  o: RecordOwner,
+  partnerOwned: ByIdResource<unknown>['partnerOwned'],
+  siteless: 'visible' | 'hidden',
+): boolean {
   // The record's partner comes from the database, so a partner with orgAccess `all` covers all of its organisations.
   return scopeReasons(p, o, partnerOwned, siteless).every((r) => r.allowed);
 }
@@ -65,7 +70,13 @@ export function covers(p: Principal, o: RecordOwner, partnerOwned: ByIdResource<
  * The record, when the caller's scope covers it and `orgIdQuery` (if given) agrees with it, with the tenant it belongs
  * to. Everything else is the same 404, so an id outside the scope says nothing about whether it exists.
  */
-export async function findInScope<R>(db: Executor, p: Principal, res: ByIdResource<R>, id: string, orgIdQuery?: string): Promise<{ row: R; target: TargetScope }> {
+export async function findInScope<R>(
+  db: Executor,
+  p: Principal,
+  res: ByIdResource<R>,
+  id: string,
+  orgIdQuery?: string,
+): Promise<{ row: R; target: TargetScope }> {
   const found = await res.load(db, id);
   if (!found) throw notFound(res.what);
   const refusal = refusalOf(scopeReasons(p, found.owner, res.partnerOwned, res.siteless), res.what);
@@ -73,15 +84,24 @@ export async function findInScope<R>(db: Executor, p: Principal, res: ByIdResour
   const { owner } = found;
   if (orgIdQuery !== undefined && orgIdQuery !== owner.orgId) {
     // A partner-wide record is in force in each organisation the caller may act on: naming one of those agrees.
-    const inForce = owner.orgId === null && res.partnerOwned === 'shared' && mayAccessOrg(p, orgIdQuery) && (await partnerOrgIds(db, owner.partnerId, [orgIdQuery])).size === 1;
+    const inForce =
+      owner.orgId === null &&
+      res.partnerOwned === 'shared' &&
+      mayAccessOrg(p, orgIdQuery) &&
+      (await partnerOrgIds(db, owner.partnerId, [orgIdQuery])).size === 1;
     if (!inForce) throw notFound(res.what);
   }
-  const target: TargetScope = owner.orgId ? { kind: 'organization', partnerId: owner.partnerId, orgId: owner.orgId } : { kind: 'partner', partnerId: owner.partnerId, orgId: null };
+  const target: TargetScope = owner.orgId
+    ? { kind: 'organization', partnerId: owner.partnerId, orgId: owner.orgId }
+    : { kind: 'partner', partnerId: owner.partnerId, orgId: null };
   return { row: found.row, target };
 }
 
 /** A record of a table with an org_id column (its partner is the organisation's). */
-function orgOwned<R>(load: (db: Executor, id: string) => Promise<{ row: R; partnerId: string } | undefined>, owner: (row: R) => Omit<RecordOwner, 'partnerId'>) {
+function orgOwned<R>(
+  load: (db: Executor, id: string) => Promise<{ row: R; partnerId: string } | undefined>,
+  owner: (row: R) => Omit<RecordOwner, 'partnerId'>,
+) {
   return async (db: Executor, id: string) => {
     const hit = await load(db, id);
     return hit ? { row: hit.row, owner: { partnerId: hit.partnerId, ...owner(hit.row) } } : null;
@@ -102,20 +122,14 @@ export const SITE: ByIdResource<SiteRow> = {
   what: 'site',
   partnerOwned: 'never',
   siteless: 'hidden',
-  load: orgOwned(
-    siteWithPartner,
-    (r) => ({ orgId: r.orgId, siteId: r.id }),
-  ),
+  load: orgOwned(siteWithPartner, (r) => ({ orgId: r.orgId, siteId: r.id })),
 };
 
 export const DEVICE_GROUP: ByIdResource<GroupRow> = {
   what: 'device group',
   partnerOwned: 'never',
   siteless: 'visible',
-  load: orgOwned(
-    groupWithPartner,
-    (r) => ({ orgId: r.orgId, siteId: r.siteId, groupIds: [r.id] }),
-  ),
+  load: orgOwned(groupWithPartner, (r) => ({ orgId: r.orgId, siteId: r.siteId, groupIds: [r.id] })),
 };
 
 export const DEVICE: ByIdResource<DeviceRow> = {
@@ -126,7 +140,10 @@ export const DEVICE: ByIdResource<DeviceRow> = {
     const hit = await deviceWithPartner(db, id);
     if (!hit) return null;
     const groupIds = await groupIdsOfDevice(db, id);
-    return { row: hit.row, owner: { partnerId: hit.partnerId, orgId: hit.row.orgId, siteId: hit.row.siteId, groupIds } };
+    return {
+      row: hit.row,
+      owner: { partnerId: hit.partnerId, orgId: hit.row.orgId, siteId: hit.row.siteId, groupIds },
+    };
   },
 };
 
@@ -134,10 +151,7 @@ export const ENROLLMENT_KEY: ByIdResource<EnrollmentKeyRow> = {
   what: 'enrollment key',
   partnerOwned: 'never',
   siteless: 'hidden',
-  load: orgOwned(
-    enrollmentKeyWithPartner,
-    (r) => ({ orgId: r.orgId, siteId: r.siteId }),
-  ),
+  load: orgOwned(enrollmentKeyWithPartner, (r) => ({ orgId: r.orgId, siteId: r.siteId })),
 };
 
 export const CONTACT: ByIdResource<ContactRow> = {
@@ -145,10 +159,7 @@ export const CONTACT: ByIdResource<ContactRow> = {
   partnerOwned: 'never',
   siteless: 'visible',
   // Contacts are the organisation's address book: no site rule (CONTRACT 7 restricts devices, sites and keys).
-  load: orgOwned(
-    contactWithPartner,
-    (r) => ({ orgId: r.orgId }),
-  ),
+  load: orgOwned(contactWithPartner, (r) => ({ orgId: r.orgId })),
 };
 
 /** Tables with partner_id and a nullable org_id (partner-wide configuration, spec 1.6). */
@@ -229,9 +240,17 @@ export const BY_ID_ROUTES: [prefix: string, resource: ByIdResource<unknown>][] =
   ['/scim-tokens/:id', SCIM_TOKEN],
 ] as [string, ByIdResource<unknown>][];
 
-export const byIdQuery = z.strictObject({ orgId: z.uuid().optional().describe('Optional: must name the organisation the record belongs to (or, for partner-wide configuration, one it is in force in)') });
+export const byIdQuery = z.strictObject({
+  orgId: z
+    .uuid()
+    .optional()
+    .describe(
+      'Optional: must name the organisation the record belongs to (or, for partner-wide configuration, one it is in force in)',
+    ),
+});
 
-const resourceOf = (url: string, prefix: string) => BY_ID_ROUTES.find(([path]) => url === `${prefix}${path}` || url.startsWith(`${prefix}${path}/`))?.[1];
+const resourceOf = (url: string, prefix: string) =>
+  BY_ID_ROUTES.find(([path]) => url === `${prefix}${path}` || url.startsWith(`${prefix}${path}/`))?.[1];
 
 /**
  * Gives every `:id` route of the table the optional `?orgId=` (declared, so it is validated and documented) and checks

@@ -12,8 +12,27 @@ import { accessibleOrg, assertFullPartnerAccess, scopeOf } from './access.js';
 import { ipAllowed } from '../../platform/cidr.js';
 import { adminsOfBothSides } from '../access/admins.js';
 import { accessMails } from '../access/mail-templates.js';
-import { clearOrgRoles, deleteOrgRow, insertOrg, isActivePartnerMember, listOrgRows, partnerById, partnerSettings, updateOrgRow, updatePartnerRow, type OrganizationRow } from './repo.js';
-import { effectiveSecurity, jitStrictness, mergeSettings, mspAccessOf, mspStrictness, normaliseAllowlist, type TenantSettings } from './settings.js';
+import {
+  clearOrgRoles,
+  deleteOrgRow,
+  insertOrg,
+  isActivePartnerMember,
+  listOrgRows,
+  partnerById,
+  partnerSettings,
+  updateOrgRow,
+  updatePartnerRow,
+  type OrganizationRow,
+} from './repo.js';
+import {
+  effectiveSecurity,
+  jitStrictness,
+  mergeSettings,
+  mspAccessOf,
+  mspStrictness,
+  normaliseAllowlist,
+  type TenantSettings,
+} from './settings.js';
 
 type OrgRow = OrganizationRow;
 export const orgToJson = (o: OrgRow) => ({
@@ -28,7 +47,8 @@ export const orgToJson = (o: OrgRow) => ({
 });
 
 const actor = actorOf;
-const isUnique = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
+const isUnique = (err: unknown) =>
+  ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 
 export async function listOrgs(db: Executor, p: Principal, q: { limit: number; cursor?: string; search?: string }) {
@@ -42,16 +62,40 @@ export async function getOrg(db: Executor, p: Principal, id: string) {
   return orgToJson(await accessibleOrg(db, p, id));
 }
 
-export async function createOrg(deps: Deps, p: Principal, input: { name: string; slug?: string; settings?: TenantSettings }, meta: AuditRequestMeta) {
+export async function createOrg(
+  deps: Deps,
+  p: Principal,
+  input: { name: string; slug?: string; settings?: TenantSettings },
+  meta: AuditRequestMeta,
+) {
   assertFullPartnerAccess(p);
   if (input.settings?.security?.breakGlassUserId !== undefined) {
-    throw new AppError('validation_failed', 'Only a partner designates a break-glass account.', { details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Partner setting only'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'Only a partner designates a break-glass account.', {
+      details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Partner setting only'] }, formErrors: [] },
+    });
   }
   const slug = input.slug ?? slugify(input.name);
   try {
     return await deps.db.transaction(async (tx) => {
-      const org = await insertOrg(tx, { partnerId: p.partnerId!, name: input.name, slug, settings: input.settings ? normaliseAllowlist(input.settings) : {} });
-      await deps.audit.record(tx, { action: 'organization.create', actor: actor(p), partnerId: p.partnerId, orgId: org.id, resourceType: 'organization', resourceId: org.id, details: { name: input.name, slug } }, meta);
+      const org = await insertOrg(tx, {
+        partnerId: p.partnerId!,
+        name: input.name,
+        slug,
+        settings: input.settings ? normaliseAllowlist(input.settings) : {},
+      });
+      await deps.audit.record(
+        tx,
+        {
+          action: 'organization.create',
+          actor: actor(p),
+          partnerId: p.partnerId,
+          orgId: org.id,
+          resourceType: 'organization',
+          resourceId: org.id,
+          details: { name: input.name, slug },
+        },
+        meta,
+      );
       return orgToJson(org);
     });
   } catch (err) {
@@ -60,13 +104,29 @@ export async function createOrg(deps: Deps, p: Principal, input: { name: string;
   }
 }
 
-export async function updateOrg(deps: Deps, p: Principal, id: string, body: { name?: string; slug?: string; status?: 'active' | 'suspended'; settings?: TenantSettings; confirmLockout?: boolean }, meta: AuditRequestMeta) {
+export async function updateOrg(
+  deps: Deps,
+  p: Principal,
+  id: string,
+  body: {
+    name?: string;
+    slug?: string;
+    status?: 'active' | 'suspended';
+    settings?: TenantSettings;
+    confirmLockout?: boolean;
+  },
+  meta: AuditRequestMeta,
+) {
   const { confirmLockout, ...given } = body;
   if (given.settings?.security?.breakGlassUserId !== undefined) {
-    throw new AppError('validation_failed', 'Only a partner designates a break-glass account.', { details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Partner setting only'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'Only a partner designates a break-glass account.', {
+      details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Partner setting only'] }, formErrors: [] },
+    });
   }
   if (given.settings?.security?.jitMaxMinutes !== undefined) {
-    throw new AppError('validation_failed', 'A partner sets the longest just-in-time access.', { details: { fieldErrors: { 'settings.security.jitMaxMinutes': ['Partner setting only'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'A partner sets the longest just-in-time access.', {
+      details: { fieldErrors: { 'settings.security.jitMaxMinutes': ['Partner setting only'] }, formErrors: [] },
+    });
   }
   const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
   assertNoLockout(p, patch.settings, meta, confirmLockout);
@@ -75,8 +135,24 @@ export async function updateOrg(deps: Deps, p: Principal, id: string, body: { na
       const current = await accessibleOrg(tx, p, id);
       const settings = patch.settings ? mergeSettings(current.settings, patch.settings) : undefined;
       await mspAccessChange(deps, tx, p, current, settings, meta);
-      const org = await updateOrgRow(tx, id, { ...patch, ...(settings ? { settings } : {}), updatedAt: deps.clock.now() });
-      await deps.audit.record(tx, { action: 'organization.update', actor: actor(p), partnerId: org.partnerId, orgId: id, resourceType: 'organization', resourceId: id, details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) } }, meta);
+      const org = await updateOrgRow(tx, id, {
+        ...patch,
+        ...(settings ? { settings } : {}),
+        updatedAt: deps.clock.now(),
+      });
+      await deps.audit.record(
+        tx,
+        {
+          action: 'organization.update',
+          actor: actor(p),
+          partnerId: org.partnerId,
+          orgId: id,
+          resourceType: 'organization',
+          resourceId: id,
+          details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) },
+        },
+        meta,
+      );
       return orgToJson(org);
     });
     deps.outbox.kick();
@@ -96,7 +172,19 @@ export async function deleteOrg(deps: Deps, p: Principal, id: string, meta: Audi
     await clearOrgRoles(tx, id);
     await bumpAuthzEpoch(tx);
     await deleteOrgRow(tx, id);
-    await deps.audit.record(tx, { action: 'organization.delete', actor: actor(p), partnerId: org.partnerId, orgId: id, resourceType: 'organization', resourceId: id, details: { name: org.name } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'organization.delete',
+        actor: actor(p),
+        partnerId: org.partnerId,
+        orgId: id,
+        resourceType: 'organization',
+        resourceId: id,
+        details: { name: org.name },
+      },
+      meta,
+    );
   });
 }
 
@@ -104,17 +192,34 @@ export async function getPartner(db: Executor, p: Principal) {
   if (!p.partnerId) throw new AppError('tenant_context_required');
   const row = await partnerById(db, p.partnerId);
   if (!row) throw notFound('partner');
-  return { id: row.id, name: row.name, slug: row.slug, status: row.status, settings: (row.settings ?? {}) as Record<string, unknown>, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    status: row.status,
+    settings: (row.settings ?? {}) as Record<string, unknown>,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
 }
 
-export async function updatePartner(deps: Deps, p: Principal, body: { name?: string; settings?: TenantSettings; confirmLockout?: boolean }, meta: AuditRequestMeta) {
+export async function updatePartner(
+  deps: Deps,
+  p: Principal,
+  body: { name?: string; settings?: TenantSettings; confirmLockout?: boolean },
+  meta: AuditRequestMeta,
+) {
   assertFullPartnerAccess(p);
   const { confirmLockout, ...given } = body;
   if (given.settings?.mspAccess !== undefined) {
-    throw new AppError('validation_failed', 'mspAccess is an organisation setting.', { details: { fieldErrors: { 'settings.mspAccess': ['Organisation setting only'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'mspAccess is an organisation setting.', {
+      details: { fieldErrors: { 'settings.mspAccess': ['Organisation setting only'] }, formErrors: [] },
+    });
   }
   if (given.settings?.jitApproval !== undefined) {
-    throw new AppError('validation_failed', 'jitApproval is an organisation setting.', { details: { fieldErrors: { 'settings.jitApproval': ['Organisation setting only'] }, formErrors: [] } });
+    throw new AppError('validation_failed', 'jitApproval is an organisation setting.', {
+      details: { fieldErrors: { 'settings.jitApproval': ['Organisation setting only'] }, formErrors: [] },
+    });
   }
   const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
   assertNoLockout(p, patch.settings, meta, confirmLockout);
@@ -122,12 +227,33 @@ export async function updatePartner(deps: Deps, p: Principal, body: { name?: str
     const breakGlass = patch.settings?.security?.breakGlassUserId;
     if (breakGlass) {
       // The break-glass account is one of the partner's own active members (docs/operations.md, "Break-glass account").
-      if (!(await isActivePartnerMember(tx, p.partnerId!, breakGlass))) throw new AppError('validation_failed', 'The break-glass account must be an active member of the partner.', { details: { fieldErrors: { 'settings.security.breakGlassUserId': ['Not an active member of the partner'] }, formErrors: [] } });
+      if (!(await isActivePartnerMember(tx, p.partnerId!, breakGlass)))
+        throw new AppError('validation_failed', 'The break-glass account must be an active member of the partner.', {
+          details: {
+            fieldErrors: { 'settings.security.breakGlassUserId': ['Not an active member of the partner'] },
+            formErrors: [],
+          },
+        });
     }
     const current = await partnerSettings(tx, p.partnerId!, true);
     const settings = patch.settings ? mergeSettings(current?.settings, patch.settings) : undefined;
-    await updatePartnerRow(tx, p.partnerId!, { ...patch, ...(settings ? { settings } : {}), updatedAt: deps.clock.now() });
-    await deps.audit.record(tx, { action: 'partner.update', actor: actor(p), partnerId: p.partnerId, resourceType: 'partner', resourceId: p.partnerId, details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) } }, meta);
+    await updatePartnerRow(tx, p.partnerId!, {
+      ...patch,
+      ...(settings ? { settings } : {}),
+      updatedAt: deps.clock.now(),
+    });
+    await deps.audit.record(
+      tx,
+      {
+        action: 'partner.update',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        resourceType: 'partner',
+        resourceId: p.partnerId,
+        details: { changed: Object.keys(patch).sort(), ...(patch.settings ? { settings: patch.settings } : {}) },
+      },
+      meta,
+    );
   });
   return getPartner(deps.db, p);
 }
@@ -136,20 +262,51 @@ export async function updatePartner(deps: Deps, p: Principal, body: { name?: str
  * mspAccess (issue 18 §2): only the organisation's own admins loosen it; a partner member may only tighten it. A change
  * is audited and mailed to both sides' admins (sent once the transaction commits).
  */
-async function mspAccessChange(deps: Deps, tx: Executor, p: Principal, current: OrgRow, next: TenantSettings | undefined, meta: AuditRequestMeta) {
+async function mspAccessChange(
+  deps: Deps,
+  tx: Executor,
+  p: Principal,
+  current: OrgRow,
+  next: TenantSettings | undefined,
+  meta: AuditRequestMeta,
+) {
   if (!next) return;
   // jitApproval (issue 18 §1): the partner may make approval stricter, never looser (it would approve its own access).
   const jitFrom = (current.settings as TenantSettings | null)?.jitApproval ?? 'auto';
   const jitTo = next.jitApproval ?? 'auto';
-  if (jitStrictness(jitTo) < jitStrictness(jitFrom) && p.scope !== 'organization') throw new AppError('jit_approval_customer_only');
+  if (jitStrictness(jitTo) < jitStrictness(jitFrom) && p.scope !== 'organization')
+    throw new AppError('jit_approval_customer_only');
   const from = mspAccessOf(current.settings);
   const to = mspAccessOf(next);
   if (from === to) return;
-  if (mspStrictness(to) < mspStrictness(from) && p.scope !== 'organization') throw new AppError('msp_access_customer_only');
-  await deps.audit.record(tx, { action: 'organization.msp_access.change', actor: actor(p), partnerId: current.partnerId, orgId: current.id, resourceType: 'organization', resourceId: current.id, details: { from, to } }, meta);
+  if (mspStrictness(to) < mspStrictness(from) && p.scope !== 'organization')
+    throw new AppError('msp_access_customer_only');
+  await deps.audit.record(
+    tx,
+    {
+      action: 'organization.msp_access.change',
+      actor: actor(p),
+      partnerId: current.partnerId,
+      orgId: current.id,
+      resourceType: 'organization',
+      resourceId: current.id,
+      details: { from, to },
+    },
+    meta,
+  );
   const side = await adminsOfBothSides(tx, current.partnerId, current.id);
   for (const email of side.emails) {
-    await deps.outbox.enqueue(tx, accessMails.mspAccessChanged(email, { orgName: side.orgName, partnerName: side.partnerName, from, to, actor: p.email, url: `${deps.config.appUrl}/organizations/${current.id}` }));
+    await deps.outbox.enqueue(
+      tx,
+      accessMails.mspAccessChanged(email, {
+        orgName: side.orgName,
+        partnerName: side.partnerName,
+        from,
+        to,
+        actor: p.email,
+        url: `${deps.config.appUrl}/organizations/${current.id}`,
+      }),
+    );
   }
 }
 
@@ -157,10 +314,19 @@ async function mspAccessChange(deps: Deps, tx: Executor, p: Principal, current: 
  * Saving an IP allow-list that leaves out the saving admin's own address would lock them out: refused (409 ip_lockout)
  * unless the body says confirmLockout: true. The partner's break-glass account is exempt from lists, so never locked out.
  */
-function assertNoLockout(p: Principal, settings: TenantSettings | undefined, meta: AuditRequestMeta, confirmed: boolean | undefined): void {
+function assertNoLockout(
+  p: Principal,
+  settings: TenantSettings | undefined,
+  meta: AuditRequestMeta,
+  confirmed: boolean | undefined,
+): void {
   const list = settings?.security?.ipAllowlist;
   if (!list?.length || confirmed === true || p.breakGlass === true) return;
-  if (!meta.ip || !ipAllowed(meta.ip, list)) throw new AppError('ip_lockout', `Your current address (${meta.ip ?? 'unknown'}) is not in the list; send confirmLockout: true to save it anyway.`);
+  if (!meta.ip || !ipAllowed(meta.ip, list))
+    throw new AppError(
+      'ip_lockout',
+      `Your current address (${meta.ip ?? 'unknown'}) is not in the list; send confirmLockout: true to save it anyway.`,
+    );
 }
 
 export async function orgEffectiveSettings(db: Executor, p: Principal, id: string) {
@@ -169,6 +335,9 @@ export async function orgEffectiveSettings(db: Executor, p: Principal, id: strin
   return {
     orgId: org.id,
     security: effectiveSecurity(partner?.settings, org.settings),
-    sources: { partner: (partner?.settings ?? {}) as Record<string, unknown>, organization: (org.settings ?? {}) as Record<string, unknown> },
+    sources: {
+      partner: (partner?.settings ?? {}) as Record<string, unknown>,
+      organization: (org.settings ?? {}) as Record<string, unknown>,
+    },
   };
 }

@@ -2,7 +2,23 @@
 // one by-id rule covers. Lists are limited by the caller's TenantScope (db/tenant-scope.ts).
 import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
 import type { Executor, Tx } from '../../db/connect.js';
-import { configItems, contacts, customFieldDefinitions, deviceGroupMembers, deviceGroups, devices, enrollmentKeys, organizations, partners, scimTokens, scripts, serviceAccounts, sites, ssoProviders, webhooks } from '../../db/schema/index.js';
+import {
+  configItems,
+  contacts,
+  customFieldDefinitions,
+  deviceGroupMembers,
+  deviceGroups,
+  devices,
+  enrollmentKeys,
+  organizations,
+  partners,
+  scimTokens,
+  scripts,
+  serviceAccounts,
+  sites,
+  ssoProviders,
+  webhooks,
+} from '../../db/schema/index.js';
 import { deviceGroupVisible, orgCondition, siteCondition, type TenantScope } from '../../db/tenant-scope.js';
 import { likePrefix } from '../../http/pagination.js';
 
@@ -20,7 +36,11 @@ export type ScimTokenRow = typeof scimTokens.$inferSelect;
 // ---- Organisations
 
 /** One page (plus one row) of the organisations the scope can see, by lower-cased name then id (one index scan). */
-export function listOrgRows(db: Executor, scope: TenantScope, q: { search?: string; after: { n: string; id: string } | null; limit: number }) {
+export function listOrgRows(
+  db: Executor,
+  scope: TenantScope,
+  q: { search?: string; after: { n: string; id: string } | null; limit: number },
+) {
   const after = q.after;
   return db
     .select()
@@ -41,7 +61,11 @@ export async function insertOrg(tx: Tx, values: typeof organizations.$inferInser
   return org!;
 }
 
-export async function updateOrgRow(tx: Tx, id: string, set: Partial<typeof organizations.$inferInsert>): Promise<OrganizationRow> {
+export async function updateOrgRow(
+  tx: Tx,
+  id: string,
+  set: Partial<typeof organizations.$inferInsert>,
+): Promise<OrganizationRow> {
   const [org] = await tx.update(organizations).set(set).where(eq(organizations.id, id)).returning();
   return org!;
 }
@@ -75,7 +99,11 @@ export async function updatePartnerRow(tx: Tx, id: string, set: Partial<typeof p
 
 /** Whether the user is an active member of the partner. */
 export async function isActivePartnerMember(tx: Tx, partnerId: string, userId: string): Promise<boolean> {
-  const [member] = await tx.execute(sql`select 1 from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${partnerId} and pu.user_id = ${userId} and u.status = 'active'`).then((r) => (r as unknown as { rows: unknown[] }).rows);
+  const [member] = await tx
+    .execute(
+      sql`select 1 from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${partnerId} and pu.user_id = ${userId} and u.status = 'active'`,
+    )
+    .then((r) => (r as unknown as { rows: unknown[] }).rows);
   return member !== undefined;
 }
 
@@ -104,42 +132,98 @@ export async function organizationById(db: Executor, id: string): Promise<Organi
 }
 
 export const siteWithPartner = async (db: Executor, id: string) =>
-  (await db.select({ row: sites, partnerId: organizations.partnerId }).from(sites).innerJoin(organizations, eq(organizations.id, sites.orgId)).where(eq(sites.id, id)).limit(1))[0];
+  (
+    await db
+      .select({ row: sites, partnerId: organizations.partnerId })
+      .from(sites)
+      .innerJoin(organizations, eq(organizations.id, sites.orgId))
+      .where(eq(sites.id, id))
+      .limit(1)
+  )[0];
 
 export const groupWithPartner = async (db: Executor, id: string) =>
-  (await db.select({ row: deviceGroups, partnerId: organizations.partnerId }).from(deviceGroups).innerJoin(organizations, eq(organizations.id, deviceGroups.orgId)).where(eq(deviceGroups.id, id)).limit(1))[0];
+  (
+    await db
+      .select({ row: deviceGroups, partnerId: organizations.partnerId })
+      .from(deviceGroups)
+      .innerJoin(organizations, eq(organizations.id, deviceGroups.orgId))
+      .where(eq(deviceGroups.id, id))
+      .limit(1)
+  )[0];
 
 export const deviceWithPartner = async (db: Executor, id: string) =>
-  (await db.select({ row: devices, partnerId: organizations.partnerId }).from(devices).innerJoin(organizations, eq(organizations.id, devices.orgId)).where(eq(devices.id, id)).limit(1))[0];
+  (
+    await db
+      .select({ row: devices, partnerId: organizations.partnerId })
+      .from(devices)
+      .innerJoin(organizations, eq(organizations.id, devices.orgId))
+      .where(eq(devices.id, id))
+      .limit(1)
+  )[0];
 
 export const groupIdsOfDevice = async (db: Executor, deviceId: string) =>
-  (await db.select({ id: deviceGroupMembers.groupId }).from(deviceGroupMembers).where(eq(deviceGroupMembers.deviceId, deviceId))).map((g) => g.id);
+  (
+    await db
+      .select({ id: deviceGroupMembers.groupId })
+      .from(deviceGroupMembers)
+      .where(eq(deviceGroupMembers.deviceId, deviceId))
+  ).map((g) => g.id);
 
 export const enrollmentKeyWithPartner = async (db: Executor, id: string) =>
-  (await db.select({ row: enrollmentKeys, partnerId: organizations.partnerId }).from(enrollmentKeys).innerJoin(organizations, eq(organizations.id, enrollmentKeys.orgId)).where(eq(enrollmentKeys.id, id)).limit(1))[0];
+  (
+    await db
+      .select({ row: enrollmentKeys, partnerId: organizations.partnerId })
+      .from(enrollmentKeys)
+      .innerJoin(organizations, eq(organizations.id, enrollmentKeys.orgId))
+      .where(eq(enrollmentKeys.id, id))
+      .limit(1)
+  )[0];
 
 export const contactWithPartner = async (db: Executor, id: string) =>
-  (await db.select({ row: contacts, partnerId: organizations.partnerId }).from(contacts).innerJoin(organizations, eq(organizations.id, contacts.orgId)).where(eq(contacts.id, id)).limit(1))[0];
+  (
+    await db
+      .select({ row: contacts, partnerId: organizations.partnerId })
+      .from(contacts)
+      .innerJoin(organizations, eq(organizations.id, contacts.orgId))
+      .where(eq(contacts.id, id))
+      .limit(1)
+  )[0];
 
 /** Tables with partner_id and a nullable org_id (partner-wide configuration, spec 1.6). */
 export const PARTNER_WIDE = { scripts, customFieldDefinitions, configItems };
 export type PartnerWideTable = (typeof PARTNER_WIDE)[keyof typeof PARTNER_WIDE];
-export async function partnerWideById<T extends PartnerWideTable>(db: Executor, table: T, id: string): Promise<T['$inferSelect'] | undefined> {
-  const [row] = (await db.select().from(table as typeof scripts).where(eq((table as typeof scripts).id, id)).limit(1)) as T['$inferSelect'][];
+export async function partnerWideById<T extends PartnerWideTable>(
+  db: Executor,
+  table: T,
+  id: string,
+): Promise<T['$inferSelect'] | undefined> {
+  const [row] = (await db
+    .select()
+    .from(table as typeof scripts)
+    .where(eq((table as typeof scripts).id, id))
+    .limit(1)) as T['$inferSelect'][];
   return row;
 }
 
-export const ssoProviderById = async (db: Executor, id: string) => (await db.select().from(ssoProviders).where(eq(ssoProviders.id, id)).limit(1))[0];
-export const webhookById = async (db: Executor, id: string) => (await db.select().from(webhooks).where(eq(webhooks.id, id)).limit(1))[0];
-export const serviceAccountById = async (db: Executor, id: string) => (await db.select().from(serviceAccounts).where(eq(serviceAccounts.id, id)).limit(1))[0];
-export const scimTokenById = async (db: Executor, id: string) => (await db.select().from(scimTokens).where(eq(scimTokens.id, id)).limit(1))[0];
+export const ssoProviderById = async (db: Executor, id: string) =>
+  (await db.select().from(ssoProviders).where(eq(ssoProviders.id, id)).limit(1))[0];
+export const webhookById = async (db: Executor, id: string) =>
+  (await db.select().from(webhooks).where(eq(webhooks.id, id)).limit(1))[0];
+export const serviceAccountById = async (db: Executor, id: string) =>
+  (await db.select().from(serviceAccounts).where(eq(serviceAccounts.id, id)).limit(1))[0];
+export const scimTokenById = async (db: Executor, id: string) =>
+  (await db.select().from(scimTokens).where(eq(scimTokens.id, id)).limit(1))[0];
 
 // ---- Sites
 
 const siteVisible = (s: TenantScope) => and(orgCondition(s, sites.orgId), siteCondition(s, sites.id));
 
 /** One page (plus one row) of the sites the scope can see, by lower-cased name then id. */
-export function listSiteRows(db: Executor, scope: TenantScope, q: { orgId?: string; search?: string; after: { n: string; id: string } | null; limit: number }) {
+export function listSiteRows(
+  db: Executor,
+  scope: TenantScope,
+  q: { orgId?: string; search?: string; after: { n: string; id: string } | null; limit: number },
+) {
   const after = q.after;
   return db
     .select()
@@ -149,7 +233,12 @@ export function listSiteRows(db: Executor, scope: TenantScope, q: { orgId?: stri
         siteVisible(scope),
         q.orgId ? eq(sites.orgId, q.orgId) : undefined,
         q.search ? ilike(sites.name, likePrefix(q.search)) : undefined,
-        after ? or(gt(sql`lower(${sites.name})`, after.n), and(eq(sql`lower(${sites.name})`, after.n), gt(sites.id, after.id))) : undefined,
+        after
+          ? or(
+              gt(sql`lower(${sites.name})`, after.n),
+              and(eq(sql`lower(${sites.name})`, after.n), gt(sites.id, after.id)),
+            )
+          : undefined,
       ),
     )
     .orderBy(asc(sql`lower(${sites.name})`), asc(sites.id))
@@ -187,7 +276,11 @@ export const groupDeviceCounts = (db: Executor, scope: TenantScope, groupIds: st
     .groupBy(deviceGroupMembers.groupId);
 
 /** One page (plus one row) of an organisation's groups the scope can see, by lower-cased name then id. */
-export function listGroupRows(db: Executor, scope: TenantScope, q: { orgId: string; search?: string; after: { n: string; id: string } | null; limit: number }) {
+export function listGroupRows(
+  db: Executor,
+  scope: TenantScope,
+  q: { orgId: string; search?: string; after: { n: string; id: string } | null; limit: number },
+) {
   const after = q.after;
   return db
     .select()
@@ -197,7 +290,12 @@ export function listGroupRows(db: Executor, scope: TenantScope, q: { orgId: stri
         deviceGroupVisible(scope),
         eq(deviceGroups.orgId, q.orgId),
         q.search ? ilike(deviceGroups.name, likePrefix(q.search)) : undefined,
-        after ? or(gt(sql`lower(${deviceGroups.name})`, after.n), and(eq(sql`lower(${deviceGroups.name})`, after.n), gt(deviceGroups.id, after.id))) : undefined,
+        after
+          ? or(
+              gt(sql`lower(${deviceGroups.name})`, after.n),
+              and(eq(sql`lower(${deviceGroups.name})`, after.n), gt(deviceGroups.id, after.id)),
+            )
+          : undefined,
       ),
     )
     .orderBy(asc(sql`lower(${deviceGroups.name})`), asc(deviceGroups.id))
@@ -209,7 +307,11 @@ export async function insertGroup(tx: Tx, values: typeof deviceGroups.$inferInse
   return row!;
 }
 
-export async function updateGroupRow(tx: Tx, id: string, set: Partial<typeof deviceGroups.$inferInsert>): Promise<GroupRow> {
+export async function updateGroupRow(
+  tx: Tx,
+  id: string,
+  set: Partial<typeof deviceGroups.$inferInsert>,
+): Promise<GroupRow> {
   const [row] = await tx.update(deviceGroups).set(set).where(eq(deviceGroups.id, id)).returning();
   return row!;
 }

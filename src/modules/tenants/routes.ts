@@ -10,7 +10,16 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { addDevicesToGroup } from '../devices/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { createOrg, deleteOrg, getOrg, getPartner, listOrgs, orgEffectiveSettings, updateOrg, updatePartner } from './orgs-service.js';
+import {
+  createOrg,
+  deleteOrg,
+  getOrg,
+  getPartner,
+  listOrgs,
+  orgEffectiveSettings,
+  updateOrg,
+  updatePartner,
+} from './orgs-service.js';
 import {
   addDevicesBody,
   createGroupBody,
@@ -29,7 +38,19 @@ import {
   updatePartnerBody,
   updateSiteBody,
 } from './schemas.js';
-import { createGroup, createSite, deleteGroup, deleteSite, findSite, getGroup, listGroups, listSites, siteToJson, updateGroup, updateSite } from './sites-service.js';
+import {
+  createGroup,
+  createSite,
+  deleteGroup,
+  deleteSite,
+  findSite,
+  getGroup,
+  listGroups,
+  listSites,
+  siteToJson,
+  updateGroup,
+  updateSite,
+} from './sites-service.js';
 
 const ok = z.object({ success: z.literal(true) });
 
@@ -37,62 +58,282 @@ export function tenantRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = deps.authenticate();
-    const stepUpForSettings = requireStepUp(deps, { when: (req) => (req.body as { settings?: unknown }).settings !== undefined });
+    const stepUpForSettings = requireStepUp(deps, {
+      when: (req) => (req.body as { settings?: unknown }).settings !== undefined,
+    });
     const can = requirePermission;
     const p = principalOf;
 
-    r.get('/orgs/organizations', { onRequest: [auth, can(P.ORGS_READ)], schema: { tags: ['organizations'], summary: 'Organisations the caller may act on', querystring: listQuery.omit({ orgId: true }), response: { 200: page(orgJson), ...errors(400), ...authErrors } } },
-      async (req) => listOrgs(deps.db, p(req), req.query));
-    r.post('/orgs/organizations', { onRequest: [auth, can(P.ORGS_WRITE)], schema: { tags: ['organizations'], summary: 'Create an organisation (one call per organisation)', body: createOrgBody, response: { 201: orgJson, ...errors(400, 409), ...authErrors } } },
-      async (req, reply) => reply.code(201).send(await createOrg(deps, p(req), req.body, metaOf(req))));
-    r.get('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_READ)], schema: { tags: ['organizations'], summary: 'An organisation', params: idParam, response: { 200: orgJson, ...errors(400, 404), ...authErrors } } },
-      async (req) => getOrg(deps.db, p(req), req.params.id));
-    r.patch('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_WRITE)], preHandler: [stepUpForSettings], schema: { tags: ['organizations'], summary: 'Change name, slug, status or security settings', description: 'Security settings include the organisation\'s IP allow-list (`security.ipAllowlist`: its members, and partner members acting in it); a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`.', params: idParam, body: updateOrgBody, response: { 200: orgJson, ...errors(400, 404, 409), ...authErrors } } },
-      async (req) => updateOrg(deps, p(req), req.params.id, req.body, metaOf(req)));
-    r.delete('/orgs/organizations/:id', { onRequest: [auth, can(P.ORGS_DELETE)], schema: { tags: ['organizations'], summary: 'Delete an organisation and everything in it', params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
+    r.get(
+      '/orgs/organizations',
+      {
+        onRequest: [auth, can(P.ORGS_READ)],
+        schema: {
+          tags: ['organizations'],
+          summary: 'Organisations the caller may act on',
+          querystring: listQuery.omit({ orgId: true }),
+          response: { 200: page(orgJson), ...errors(400), ...authErrors },
+        },
+      },
+      async (req) => listOrgs(deps.db, p(req), req.query),
+    );
+    r.post(
+      '/orgs/organizations',
+      {
+        onRequest: [auth, can(P.ORGS_WRITE)],
+        schema: {
+          tags: ['organizations'],
+          summary: 'Create an organisation (one call per organisation)',
+          body: createOrgBody,
+          response: { 201: orgJson, ...errors(400, 409), ...authErrors },
+        },
+      },
+      async (req, reply) => reply.code(201).send(await createOrg(deps, p(req), req.body, metaOf(req))),
+    );
+    r.get(
+      '/orgs/organizations/:id',
+      {
+        onRequest: [auth, can(P.ORGS_READ)],
+        schema: {
+          tags: ['organizations'],
+          summary: 'An organisation',
+          params: idParam,
+          response: { 200: orgJson, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => getOrg(deps.db, p(req), req.params.id),
+    );
+    r.patch(
+      '/orgs/organizations/:id',
+      {
+        onRequest: [auth, can(P.ORGS_WRITE)],
+        preHandler: [stepUpForSettings],
+        schema: {
+          tags: ['organizations'],
+          summary: 'Change name, slug, status or security settings',
+          description:
+            "Security settings include the organisation's IP allow-list (`security.ipAllowlist`: its members, and partner members acting in it); a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`.",
+          params: idParam,
+          body: updateOrgBody,
+          response: { 200: orgJson, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
+      async (req) => updateOrg(deps, p(req), req.params.id, req.body, metaOf(req)),
+    );
+    r.delete(
+      '/orgs/organizations/:id',
+      {
+        onRequest: [auth, can(P.ORGS_DELETE)],
+        schema: {
+          tags: ['organizations'],
+          summary: 'Delete an organisation and everything in it',
+          params: idParam,
+          response: { 200: ok, ...errors(400, 404), ...authErrors },
+        },
+      },
       async (req) => {
         await deleteOrg(deps, p(req), req.params.id, metaOf(req));
         return { success: true as const };
-      });
-    r.get('/orgs/organizations/:id/effective-settings', { onRequest: [auth, can(P.ORGS_READ)], schema: { tags: ['organizations'], summary: "Security settings in force: the partner's applied to the organisation, strictest wins", params: idParam, response: { 200: effectiveSettings, ...errors(400, 404), ...authErrors } } },
-      async (req) => orgEffectiveSettings(deps.db, p(req), req.params.id));
+      },
+    );
+    r.get(
+      '/orgs/organizations/:id/effective-settings',
+      {
+        onRequest: [auth, can(P.ORGS_READ)],
+        schema: {
+          tags: ['organizations'],
+          summary: "Security settings in force: the partner's applied to the organisation, strictest wins",
+          params: idParam,
+          response: { 200: effectiveSettings, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => orgEffectiveSettings(deps.db, p(req), req.params.id),
+    );
 
-    r.get('/orgs/partners/me', { onRequest: [auth, can(P.ORGS_READ)], schema: { tags: ['organizations'], summary: "The caller's partner", response: { 200: partnerJson, ...authErrors } } },
-      async (req) => getPartner(deps.db, p(req)));
-    r.patch('/orgs/partners/me', { onRequest: [auth, can(P.SETTINGS_WRITE)], preHandler: [stepUpForSettings], schema: { tags: ['organizations'], summary: 'Change the partner name or its security settings (apply to every organisation)', description: 'Security settings include the IP allow-list of the partner\'s members (`security.ipAllowlist`; a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`) and the break-glass account (`security.breakGlassUserId`, a partner member exempt from IP allow-lists, every use audited).', body: updatePartnerBody, response: { 200: partnerJson, ...errors(400, 409), ...authErrors } } },
-      async (req) => updatePartner(deps, p(req), req.body, metaOf(req)));
+    r.get(
+      '/orgs/partners/me',
+      {
+        onRequest: [auth, can(P.ORGS_READ)],
+        schema: {
+          tags: ['organizations'],
+          summary: "The caller's partner",
+          response: { 200: partnerJson, ...authErrors },
+        },
+      },
+      async (req) => getPartner(deps.db, p(req)),
+    );
+    r.patch(
+      '/orgs/partners/me',
+      {
+        onRequest: [auth, can(P.SETTINGS_WRITE)],
+        preHandler: [stepUpForSettings],
+        schema: {
+          tags: ['organizations'],
+          summary: 'Change the partner name or its security settings (apply to every organisation)',
+          description:
+            "Security settings include the IP allow-list of the partner's members (`security.ipAllowlist`; a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`) and the break-glass account (`security.breakGlassUserId`, a partner member exempt from IP allow-lists, every use audited).",
+          body: updatePartnerBody,
+          response: { 200: partnerJson, ...errors(400, 409), ...authErrors },
+        },
+      },
+      async (req) => updatePartner(deps, p(req), req.body, metaOf(req)),
+    );
 
-    r.get('/orgs/sites', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['sites'], summary: 'Sites of the organisations the caller may read', querystring: listQuery, response: { 200: page(siteJson), ...errors(400, 404), ...authErrors } } },
-      async (req) => listSites(deps.db, p(req), req.query));
-    r.post('/orgs/sites', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['sites'], summary: 'Create a site (one call per site)', body: createSiteBody, response: { 201: siteJson, ...errors(400, 404, 409), ...authErrors } } },
-      async (req, reply) => reply.code(201).send(await createSite(deps, p(req), req.body, metaOf(req))));
-    r.get('/orgs/sites/:id', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['sites'], summary: 'A site', params: idParam, response: { 200: siteJson, ...errors(400, 404), ...authErrors } } },
-      async (req) => siteToJson(await findSite(deps.db, p(req), req.params.id)));
-    r.patch('/orgs/sites/:id', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['sites'], summary: 'Change a site', params: idParam, body: updateSiteBody, response: { 200: siteJson, ...errors(400, 404, 409), ...authErrors } } },
-      async (req) => updateSite(deps, p(req), req.params.id, req.body, metaOf(req)));
-    r.delete('/orgs/sites/:id', { onRequest: [auth, can(P.SITES_DELETE)], schema: { tags: ['sites'], summary: 'Delete a site without devices', params: idParam, response: { 200: ok, ...errors(400, 404, 409), ...authErrors } } },
+    r.get(
+      '/orgs/sites',
+      {
+        onRequest: [auth, can(P.SITES_READ)],
+        schema: {
+          tags: ['sites'],
+          summary: 'Sites of the organisations the caller may read',
+          querystring: listQuery,
+          response: { 200: page(siteJson), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => listSites(deps.db, p(req), req.query),
+    );
+    r.post(
+      '/orgs/sites',
+      {
+        onRequest: [auth, can(P.SITES_WRITE)],
+        schema: {
+          tags: ['sites'],
+          summary: 'Create a site (one call per site)',
+          body: createSiteBody,
+          response: { 201: siteJson, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
+      async (req, reply) => reply.code(201).send(await createSite(deps, p(req), req.body, metaOf(req))),
+    );
+    r.get(
+      '/orgs/sites/:id',
+      {
+        onRequest: [auth, can(P.SITES_READ)],
+        schema: {
+          tags: ['sites'],
+          summary: 'A site',
+          params: idParam,
+          response: { 200: siteJson, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => siteToJson(await findSite(deps.db, p(req), req.params.id)),
+    );
+    r.patch(
+      '/orgs/sites/:id',
+      {
+        onRequest: [auth, can(P.SITES_WRITE)],
+        schema: {
+          tags: ['sites'],
+          summary: 'Change a site',
+          params: idParam,
+          body: updateSiteBody,
+          response: { 200: siteJson, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
+      async (req) => updateSite(deps, p(req), req.params.id, req.body, metaOf(req)),
+    );
+    r.delete(
+      '/orgs/sites/:id',
+      {
+        onRequest: [auth, can(P.SITES_DELETE)],
+        schema: {
+          tags: ['sites'],
+          summary: 'Delete a site without devices',
+          params: idParam,
+          response: { 200: ok, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
       async (req) => {
         await deleteSite(deps, p(req), req.params.id, metaOf(req));
         return { success: true as const };
-      });
+      },
+    );
 
-    r.get('/device-groups', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['device groups'], summary: 'Device groups of an organisation', querystring: orgRequiredQuery, response: { 200: page(groupJson), ...errors(400, 404), ...authErrors } } },
-      async (req) => listGroups(deps.db, p(req), req.query));
-    r.post('/device-groups', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['device groups'], summary: 'Create a device group', body: createGroupBody, response: { 201: groupJson, ...errors(400, 404, 409), ...authErrors } } },
-      async (req, reply) => reply.code(201).send(await createGroup(deps, p(req), req.body, metaOf(req))));
-    r.get('/device-groups/:id', { onRequest: [auth, can(P.SITES_READ)], schema: { tags: ['device groups'], summary: 'A device group', params: idParam, response: { 200: groupJson, ...errors(400, 404), ...authErrors } } },
-      async (req) => getGroup(deps.db, p(req), req.params.id));
-    r.patch('/device-groups/:id', { onRequest: [auth, can(P.SITES_WRITE)], schema: { tags: ['device groups'], summary: 'Change a device group', params: idParam, body: updateGroupBody, response: { 200: groupJson, ...errors(400, 404, 409), ...authErrors } } },
-      async (req) => updateGroup(deps, p(req), req.params.id, req.body, metaOf(req)));
-    r.delete('/device-groups/:id', { onRequest: [auth, can(P.SITES_DELETE)], schema: { tags: ['device groups'], summary: 'Delete a device group', params: idParam, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
+    r.get(
+      '/device-groups',
+      {
+        onRequest: [auth, can(P.SITES_READ)],
+        schema: {
+          tags: ['device groups'],
+          summary: 'Device groups of an organisation',
+          querystring: orgRequiredQuery,
+          response: { 200: page(groupJson), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => listGroups(deps.db, p(req), req.query),
+    );
+    r.post(
+      '/device-groups',
+      {
+        onRequest: [auth, can(P.SITES_WRITE)],
+        schema: {
+          tags: ['device groups'],
+          summary: 'Create a device group',
+          body: createGroupBody,
+          response: { 201: groupJson, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
+      async (req, reply) => reply.code(201).send(await createGroup(deps, p(req), req.body, metaOf(req))),
+    );
+    r.get(
+      '/device-groups/:id',
+      {
+        onRequest: [auth, can(P.SITES_READ)],
+        schema: {
+          tags: ['device groups'],
+          summary: 'A device group',
+          params: idParam,
+          response: { 200: groupJson, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => getGroup(deps.db, p(req), req.params.id),
+    );
+    r.patch(
+      '/device-groups/:id',
+      {
+        onRequest: [auth, can(P.SITES_WRITE)],
+        schema: {
+          tags: ['device groups'],
+          summary: 'Change a device group',
+          params: idParam,
+          body: updateGroupBody,
+          response: { 200: groupJson, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
+      async (req) => updateGroup(deps, p(req), req.params.id, req.body, metaOf(req)),
+    );
+    r.delete(
+      '/device-groups/:id',
+      {
+        onRequest: [auth, can(P.SITES_DELETE)],
+        schema: {
+          tags: ['device groups'],
+          summary: 'Delete a device group',
+          params: idParam,
+          response: { 200: ok, ...errors(400, 404), ...authErrors },
+        },
+      },
       async (req) => {
         await deleteGroup(deps, p(req), req.params.id, metaOf(req));
         return { success: true as const };
-      });
-    r.post('/device-groups/:id/devices', { onRequest: [auth, can(P.DEVICES_WRITE)], schema: { tags: ['device groups'], summary: 'Add devices to the group', params: idParam, body: addDevicesBody, response: { 200: ok, ...errors(400, 404), ...authErrors } } },
+      },
+    );
+    r.post(
+      '/device-groups/:id/devices',
+      {
+        onRequest: [auth, can(P.DEVICES_WRITE)],
+        schema: {
+          tags: ['device groups'],
+          summary: 'Add devices to the group',
+          params: idParam,
+          body: addDevicesBody,
+          response: { 200: ok, ...errors(400, 404), ...authErrors },
+        },
+      },
       async (req) => {
         await addDevicesToGroup(deps, p(req), req.params.id, req.body.deviceIds, metaOf(req));
         return { success: true as const };
-      });
+      },
+    );
   };
 }

@@ -10,9 +10,16 @@ export function allowlistEntry(v: string): string | null {
   return normaliseCidr(v);
 }
 const allowlist = z
-  .array(z.string().max(64).refine((v) => allowlistEntry(v) !== null, 'must be an IPv4 or IPv6 address or CIDR block'))
+  .array(
+    z
+      .string()
+      .max(64)
+      .refine((v) => allowlistEntry(v) !== null, 'must be an IPv4 or IPv6 address or CIDR block'),
+  )
   .max(200)
-  .describe('IP allow-list (issue 18 §3): addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it.');
+  .describe(
+    'IP allow-list (issue 18 §3): addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it.',
+  );
 
 export const MFA_METHODS = ['totp', 'sms', 'passkey'] as const;
 export type MfaMethodName = (typeof MFA_METHODS)[number];
@@ -26,11 +33,34 @@ export const securitySettingsSchema = z.strictObject({
     .optional(),
   ipAllowlist: allowlist.optional(),
   /** Partner only: the designated break-glass account (a member of the partner), exempt from IP allow-lists, audited. */
-  breakGlassUserId: z.uuid().nullable().optional().describe("Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it"),
+  breakGlassUserId: z
+    .uuid()
+    .nullable()
+    .optional()
+    .describe(
+      'Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it',
+    ),
   /** Partner only: the longest just-in-time grant a member may request, in minutes (default 480). */
-  jitMaxMinutes: z.number().int().min(5).max(10080).optional().describe('Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days)'),
+  jitMaxMinutes: z
+    .number()
+    .int()
+    .min(5)
+    .max(10080)
+    .optional()
+    .describe(
+      'Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days)',
+    ),
   /** Partner only: standing organisation access unused this many days lapses to eligible (null or absent = never). */
-  standingAccessLapseDays: z.number().int().min(7).max(365).nullable().optional().describe("Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default)"),
+  standingAccessLapseDays: z
+    .number()
+    .int()
+    .min(7)
+    .max(365)
+    .nullable()
+    .optional()
+    .describe(
+      "Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default)",
+    ),
 });
 /** How far the organisation lets its partner's staff in (issue 18 §2), least strict first. */
 // `approval_required`: a partner member reaches the organisation only through a just-in-time grant its own admins approved.
@@ -45,11 +75,15 @@ export const tenantSettingsSchema = z.strictObject({
   mspAccess: z
     .enum(MSP_ACCESS)
     .optional()
-    .describe("Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it."),
+    .describe(
+      "Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.",
+    ),
   jitApproval: z
     .enum(JIT_APPROVAL)
     .optional()
-    .describe("Organisation only: who approves a partner member's just-in-time access request: auto (granted at once, the default), partner_admin, customer_admin (one of the organisation's admins). Only the organisation's own admins may loosen it."),
+    .describe(
+      "Organisation only: who approves a partner member's just-in-time access request: auto (granted at once, the default), partner_admin, customer_admin (one of the organisation's admins). Only the organisation's own admins may loosen it.",
+    ),
 });
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 
@@ -66,7 +100,11 @@ function read(settings: unknown): TenantSettings {
 
 /** Combines any number of levels (partner, organisation): a requirement anywhere holds; a method is allowed only if every level allows it. */
 export function effectiveSecurity(...levels: unknown[]): EffectiveSecurity {
-  const out: EffectiveSecurity = { requireMfa: false, allowedMfaMethods: { totp: true, sms: true, passkey: true }, phishingResistantOnly: false };
+  const out: EffectiveSecurity = {
+    requireMfa: false,
+    allowedMfaMethods: { totp: true, sms: true, passkey: true },
+    phishingResistantOnly: false,
+  };
   for (const level of levels) {
     const sec = read(level).security;
     if (!sec) continue;
@@ -79,7 +117,11 @@ export function effectiveSecurity(...levels: unknown[]): EffectiveSecurity {
 
 /** Phishing-resistant MFA: MFA is required and only passkeys may be enrolled or satisfy it. */
 export function phishingResistant(s: EffectiveSecurity): EffectiveSecurity {
-  return { requireMfa: true, phishingResistantOnly: true, allowedMfaMethods: { totp: false, sms: false, passkey: s.allowedMfaMethods.passkey } };
+  return {
+    requireMfa: true,
+    phishingResistantOnly: true,
+    allowedMfaMethods: { totp: false, sms: false, passkey: s.allowedMfaMethods.passkey },
+  };
 }
 
 export const allowedMethodList = (s: EffectiveSecurity) => MFA_METHODS.filter((m) => s.allowedMfaMethods[m]);
@@ -109,13 +151,17 @@ export function ipAllowlistOf(settings: unknown): string[] {
 }
 
 /** The partner's designated break-glass account, if any. */
-export const breakGlassUserOf = (partnerSettings: unknown): string | null => read(partnerSettings).security?.breakGlassUserId ?? null;
+export const breakGlassUserOf = (partnerSettings: unknown): string | null =>
+  read(partnerSettings).security?.breakGlassUserId ?? null;
 
 /** Allow-list entries in their stored form. */
 export function normaliseAllowlist(settings: TenantSettings): TenantSettings {
   const list = settings.security?.ipAllowlist;
   if (!list) return settings;
-  return { ...settings, security: { ...settings.security, ipAllowlist: [...new Set(list.map((e) => allowlistEntry(e)!))] } };
+  return {
+    ...settings,
+    security: { ...settings.security, ipAllowlist: [...new Set(list.map((e) => allowlistEntry(e)!))] },
+  };
 }
 
 /** The organisation's mspAccess (default allowed). */
@@ -126,11 +172,14 @@ export const mspStrictness = (m: MspAccess) => MSP_ACCESS.indexOf(m);
  * The approval a just-in-time request to the organisation needs: its jitApproval (default auto), and always a customer
  * admin's under mspAccess approval_required (only a customer-approved grant lets a partner member in there).
  */
-export const jitApprovalOf = (orgSettings: unknown): JitApproval => (mspAccessOf(orgSettings) === 'approval_required' ? 'customer_admin' : (read(orgSettings).jitApproval ?? 'auto'));
+export const jitApprovalOf = (orgSettings: unknown): JitApproval =>
+  mspAccessOf(orgSettings) === 'approval_required' ? 'customer_admin' : (read(orgSettings).jitApproval ?? 'auto');
 export const jitStrictness = (a: JitApproval) => JIT_APPROVAL.indexOf(a);
 
 /** The partner's longest just-in-time grant, in minutes. */
-export const jitMaxMinutesOf = (partnerSettings: unknown): number => read(partnerSettings).security?.jitMaxMinutes ?? JIT_MAX_MINUTES_DEFAULT;
+export const jitMaxMinutesOf = (partnerSettings: unknown): number =>
+  read(partnerSettings).security?.jitMaxMinutes ?? JIT_MAX_MINUTES_DEFAULT;
 
 /** The partner's standing-access lapse period in days, or null when off (the default). */
-export const standingAccessLapseDaysOf = (partnerSettings: unknown): number | null => read(partnerSettings).security?.standingAccessLapseDays ?? null;
+export const standingAccessLapseDaysOf = (partnerSettings: unknown): number | null =>
+  read(partnerSettings).security?.standingAccessLapseDays ?? null;

@@ -3,20 +3,45 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { accessibleOrg, groupRestriction, scopeOf, siteRestriction } from './access.js';
 import { DEVICE_GROUP, SITE, findInScope } from './by-id.js';
-import { deleteGroupRow, deleteSiteRow, deviceCountOfSite, groupDeviceCounts, insertGroup, insertSite, listGroupRows, listSiteRows, updateGroupRow, updateSiteRow, type GroupRow, type SiteRow } from './repo.js';
+import {
+  deleteGroupRow,
+  deleteSiteRow,
+  deviceCountOfSite,
+  groupDeviceCounts,
+  insertGroup,
+  insertSite,
+  listGroupRows,
+  listSiteRows,
+  updateGroupRow,
+  updateSiteRow,
+  type GroupRow,
+  type SiteRow,
+} from './repo.js';
 
-
-export const siteToJson = (s: SiteRow) => ({ id: s.id, orgId: s.orgId, name: s.name, timezone: s.timezone, address: s.address, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString() });
+export const siteToJson = (s: SiteRow) => ({
+  id: s.id,
+  orgId: s.orgId,
+  name: s.name,
+  timezone: s.timezone,
+  address: s.address,
+  createdAt: s.createdAt.toISOString(),
+  updatedAt: s.updatedAt.toISOString(),
+});
 const actor = actorOf;
-const isUnique = (err: unknown) => ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
+const isUnique = (err: unknown) =>
+  ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 
-export async function listSites(db: Executor, p: Principal, q: { orgId?: string; limit: number; cursor?: string; search?: string }) {
+export async function listSites(
+  db: Executor,
+  p: Principal,
+  q: { orgId?: string; limit: number; cursor?: string; search?: string },
+) {
   if (q.orgId) await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
   const rows = await listSiteRows(db, scopeOf(p), { orgId: q.orgId, search: q.search, after, limit: q.limit });
@@ -28,13 +53,35 @@ export async function findSite(db: Executor, p: Principal, id: string): Promise<
   return (await findInScope(db, p, SITE, id)).row;
 }
 
-export async function createSite(deps: Deps, p: Principal, input: { orgId: string; name: string; timezone?: string; address?: string | null }, meta: AuditRequestMeta) {
+export async function createSite(
+  deps: Deps,
+  p: Principal,
+  input: { orgId: string; name: string; timezone?: string; address?: string | null },
+  meta: AuditRequestMeta,
+) {
   const org = await accessibleOrg(deps.db, p, input.orgId);
   if (siteRestriction(p)) throw new AppError('forbidden', 'A site-restricted member cannot create sites.');
   try {
     return await deps.db.transaction(async (tx) => {
-      const row = await insertSite(tx, { orgId: org.id, name: input.name, timezone: input.timezone ?? 'UTC', address: input.address ?? null });
-      await deps.audit.record(tx, { action: 'site.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'site', resourceId: row.id, details: { name: input.name } }, meta);
+      const row = await insertSite(tx, {
+        orgId: org.id,
+        name: input.name,
+        timezone: input.timezone ?? 'UTC',
+        address: input.address ?? null,
+      });
+      await deps.audit.record(
+        tx,
+        {
+          action: 'site.create',
+          actor: actor(p),
+          partnerId: org.partnerId,
+          orgId: org.id,
+          resourceType: 'site',
+          resourceId: row.id,
+          details: { name: input.name },
+        },
+        meta,
+      );
       return siteToJson(row);
     });
   } catch (err) {
@@ -43,12 +90,30 @@ export async function createSite(deps: Deps, p: Principal, input: { orgId: strin
   }
 }
 
-export async function updateSite(deps: Deps, p: Principal, id: string, patch: { name?: string; timezone?: string; address?: string | null }, meta: AuditRequestMeta) {
+export async function updateSite(
+  deps: Deps,
+  p: Principal,
+  id: string,
+  patch: { name?: string; timezone?: string; address?: string | null },
+  meta: AuditRequestMeta,
+) {
   try {
     return await deps.db.transaction(async (tx) => {
       const site = await findSite(tx, p, id);
       const row = await updateSiteRow(tx, id, { ...patch, updatedAt: deps.clock.now() });
-      await deps.audit.record(tx, { action: 'site.update', actor: actor(p), partnerId: p.partnerId, orgId: site.orgId, resourceType: 'site', resourceId: id, details: { changed: Object.keys(patch).sort() } }, meta);
+      await deps.audit.record(
+        tx,
+        {
+          action: 'site.update',
+          actor: actor(p),
+          partnerId: p.partnerId,
+          orgId: site.orgId,
+          resourceType: 'site',
+          resourceId: id,
+          details: { changed: Object.keys(patch).sort() },
+        },
+        meta,
+      );
       return siteToJson(row);
     });
   } catch (err) {
@@ -61,9 +126,22 @@ export async function deleteSite(deps: Deps, p: Principal, id: string, meta: Aud
   await deps.db.transaction(async (tx) => {
     const site = await findSite(tx, p, id);
     const deviceCount = await deviceCountOfSite(tx, id);
-    if (deviceCount > 0) throw new AppError('resource_in_use', 'The site still has devices; move or remove them first.', { deviceCount });
+    if (deviceCount > 0)
+      throw new AppError('resource_in_use', 'The site still has devices; move or remove them first.', { deviceCount });
     await deleteSiteRow(tx, id);
-    await deps.audit.record(tx, { action: 'site.delete', actor: actor(p), partnerId: p.partnerId, orgId: site.orgId, resourceType: 'site', resourceId: id, details: { name: site.name } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'site.delete',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId: site.orgId,
+        resourceType: 'site',
+        resourceId: id,
+        details: { name: site.name },
+      },
+      meta,
+    );
   });
 }
 
@@ -73,17 +151,33 @@ export async function deleteSite(deps: Deps, p: Principal, id: string, meta: Aud
 async function groupsToJson(db: Executor, p: Principal, rows: GroupRow[]) {
   const s = scopeOf(p);
   const counts = rows.length
-    ? await groupDeviceCounts(db, s, rows.map((r) => r.id))
+    ? await groupDeviceCounts(
+        db,
+        s,
+        rows.map((r) => r.id),
+      )
     : [];
   const byId = new Map(counts.map((c) => [c.groupId, Number(c.n)]));
-  return rows.map((g) => ({ id: g.id, orgId: g.orgId, siteId: g.siteId, name: g.name, deviceCount: byId.get(g.id) ?? 0, createdAt: g.createdAt.toISOString(), updatedAt: g.updatedAt.toISOString() }));
+  return rows.map((g) => ({
+    id: g.id,
+    orgId: g.orgId,
+    siteId: g.siteId,
+    name: g.name,
+    deviceCount: byId.get(g.id) ?? 0,
+    createdAt: g.createdAt.toISOString(),
+    updatedAt: g.updatedAt.toISOString(),
+  }));
 }
 
 export async function findGroup(db: Executor, p: Principal, id: string): Promise<GroupRow> {
   return (await findInScope(db, p, DEVICE_GROUP, id)).row;
 }
 
-export async function listGroups(db: Executor, p: Principal, q: { orgId: string; limit: number; cursor?: string; search?: string }) {
+export async function listGroups(
+  db: Executor,
+  p: Principal,
+  q: { orgId: string; limit: number; cursor?: string; search?: string },
+) {
   await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
   const rows = await listGroupRows(db, scopeOf(p), { orgId: q.orgId, search: q.search, after, limit: q.limit });
@@ -98,36 +192,76 @@ export async function getGroup(db: Executor, p: Principal, id: string) {
 async function checkSiteOfOrg(db: Executor, p: Principal, orgId: string, siteId: string | null | undefined) {
   if (!siteId) return;
   const site = await findSite(db, p, siteId).catch(() => null);
-  if (!site || site.orgId !== orgId) throw new AppError('validation_failed', 'The site is not of this organization.', { details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] } });
+  if (!site || site.orgId !== orgId)
+    throw new AppError('validation_failed', 'The site is not of this organization.', {
+      details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] },
+    });
 }
 
-export async function createGroup(deps: Deps, p: Principal, input: { orgId: string; siteId?: string | null; name: string }, meta: AuditRequestMeta) {
+export async function createGroup(
+  deps: Deps,
+  p: Principal,
+  input: { orgId: string; siteId?: string | null; name: string },
+  meta: AuditRequestMeta,
+) {
   const org = await accessibleOrg(deps.db, p, input.orgId);
   if (groupRestriction(p)) throw new AppError('forbidden', 'A group-restricted member cannot create device groups.');
   await checkSiteOfOrg(deps.db, p, org.id, input.siteId);
   try {
     return await deps.db.transaction(async (tx) => {
       const row = await insertGroup(tx, { orgId: org.id, siteId: input.siteId ?? null, name: input.name });
-      await deps.audit.record(tx, { action: 'device_group.create', actor: actor(p), partnerId: org.partnerId, orgId: org.id, resourceType: 'device_group', resourceId: row.id, details: { name: input.name } }, meta);
+      await deps.audit.record(
+        tx,
+        {
+          action: 'device_group.create',
+          actor: actor(p),
+          partnerId: org.partnerId,
+          orgId: org.id,
+          resourceType: 'device_group',
+          resourceId: row.id,
+          details: { name: input.name },
+        },
+        meta,
+      );
       return (await groupsToJson(tx, p, [row]))[0]!;
     });
   } catch (err) {
-    if (isUnique(err)) throw new AppError('name_taken', 'A device group with this name already exists in the organization.');
+    if (isUnique(err))
+      throw new AppError('name_taken', 'A device group with this name already exists in the organization.');
     throw err;
   }
 }
 
-export async function updateGroup(deps: Deps, p: Principal, id: string, patch: { name?: string; siteId?: string | null }, meta: AuditRequestMeta) {
+export async function updateGroup(
+  deps: Deps,
+  p: Principal,
+  id: string,
+  patch: { name?: string; siteId?: string | null },
+  meta: AuditRequestMeta,
+) {
   const group = await findGroup(deps.db, p, id);
   await checkSiteOfOrg(deps.db, p, group.orgId, patch.siteId);
   try {
     return await deps.db.transaction(async (tx) => {
       const row = await updateGroupRow(tx, id, { ...patch, updatedAt: deps.clock.now() });
-      await deps.audit.record(tx, { action: 'device_group.update', actor: actor(p), partnerId: p.partnerId, orgId: group.orgId, resourceType: 'device_group', resourceId: id, details: { changed: Object.keys(patch).sort() } }, meta);
+      await deps.audit.record(
+        tx,
+        {
+          action: 'device_group.update',
+          actor: actor(p),
+          partnerId: p.partnerId,
+          orgId: group.orgId,
+          resourceType: 'device_group',
+          resourceId: id,
+          details: { changed: Object.keys(patch).sort() },
+        },
+        meta,
+      );
       return (await groupsToJson(tx, p, [row]))[0]!;
     });
   } catch (err) {
-    if (isUnique(err)) throw new AppError('name_taken', 'A device group with this name already exists in the organization.');
+    if (isUnique(err))
+      throw new AppError('name_taken', 'A device group with this name already exists in the organization.');
     throw err;
   }
 }
@@ -136,6 +270,18 @@ export async function deleteGroup(deps: Deps, p: Principal, id: string, meta: Au
   await deps.db.transaction(async (tx) => {
     const group = await findGroup(tx, p, id);
     await deleteGroupRow(tx, id);
-    await deps.audit.record(tx, { action: 'device_group.delete', actor: actor(p), partnerId: p.partnerId, orgId: group.orgId, resourceType: 'device_group', resourceId: id, details: { name: group.name } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'device_group.delete',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId: group.orgId,
+        resourceType: 'device_group',
+        resourceId: id,
+        details: { name: group.name },
+      },
+      meta,
+    );
   });
 }

@@ -16,11 +16,23 @@ export async function assertTargetWithinCeiling(db: Executor, caller: Principal,
  * An organisation user restricted to sites or device groups grants and administers no wider access than its own:
  * the other membership's lists must be given (null = everything) and lie within the caller's.
  */
-export function assertWithinSiteScope(caller: Principal, other: { siteIds?: string[] | null; deviceGroupIds?: string[] | null }): void {
+export function assertWithinSiteScope(
+  caller: Principal,
+  other: { siteIds?: string[] | null; deviceGroupIds?: string[] | null },
+): void {
   if (caller.scope !== 'organization') return;
-  const within = (mine: string[] | null, theirs: string[] | null | undefined) => mine === null || (theirs != null && theirs.every((id) => mine.includes(id)));
-  const missing = [...(within(caller.siteIds, other.siteIds) ? [] : ['siteIds']), ...(within(caller.deviceGroupIds, other.deviceGroupIds) ? [] : ['deviceGroupIds'])];
-  if (missing.length) throw new AppError('permission_ceiling', 'You cannot grant or administer access to sites or device groups beyond your own.', { missing });
+  const within = (mine: string[] | null, theirs: string[] | null | undefined) =>
+    mine === null || theirs?.every((id) => mine.includes(id));
+  const missing = [
+    ...(within(caller.siteIds, other.siteIds) ? [] : ['siteIds']),
+    ...(within(caller.deviceGroupIds, other.deviceGroupIds) ? [] : ['deviceGroupIds']),
+  ];
+  if (missing.length)
+    throw new AppError(
+      'permission_ceiling',
+      'You cannot grant or administer access to sites or device groups beyond your own.',
+      { missing },
+    );
 }
 
 /**
@@ -39,12 +51,16 @@ export async function assertNotLastAdmin(tx: Executor, partnerId: string, userId
     if ((await loadRoleChain(tx, roleId))?.permissions.has('*:*')) adminRoles.add(roleId);
   }
   const admins = members.filter((m) => adminRoles.has(m.roleId));
-  if (admins.some((m) => m.userId === userId) && !admins.some((m) => m.userId !== userId)) throw new AppError('last_admin');
+  if (admins.some((m) => m.userId === userId) && !admins.some((m) => m.userId !== userId))
+    throw new AppError('last_admin');
 }
 
 /** Partners where the user holds `*:*` (for a global change such as disabling the account). */
 export async function partnersAdministeredBy(tx: Executor, userId: string): Promise<string[]> {
-  const rows = await tx.select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId }).from(partnerUsers).where(eq(partnerUsers.userId, userId));
+  const rows = await tx
+    .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId })
+    .from(partnerUsers)
+    .where(eq(partnerUsers.userId, userId));
   const out: string[] = [];
   for (const r of rows) if ((await loadRoleChain(tx, r.roleId))?.permissions.has('*:*')) out.push(r.partnerId);
   return out;
@@ -58,7 +74,10 @@ export async function partnersAdministeredBy(tx: Executor, userId: string): Prom
  * its organisation with a low role.
  */
 export async function assertAccountAdministrable(tx: Executor, caller: Principal, userId: string): Promise<void> {
-  const partnerMemberships = await tx.select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId }).from(partnerUsers).where(eq(partnerUsers.userId, userId));
+  const partnerMemberships = await tx
+    .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId })
+    .from(partnerUsers)
+    .where(eq(partnerUsers.userId, userId));
   const orgMemberships = await tx
     .select({ orgId: organizationUsers.orgId, partnerId: organizations.partnerId, roleId: organizationUsers.roleId })
     .from(organizationUsers)
@@ -66,19 +85,37 @@ export async function assertAccountAdministrable(tx: Executor, caller: Principal
     .where(eq(organizationUsers.userId, userId));
   const inside =
     caller.scope === 'partner'
-      ? partnerMemberships.every((m) => m.partnerId === caller.partnerId) && orgMemberships.every((m) => m.partnerId === caller.partnerId)
+      ? partnerMemberships.every((m) => m.partnerId === caller.partnerId) &&
+        orgMemberships.every((m) => m.partnerId === caller.partnerId)
       : partnerMemberships.length === 0 && orgMemberships.every((m) => m.orgId === caller.orgId);
   if (!inside) {
-    throw new AppError('conflict', 'This account also belongs to another tenant; remove it from your scope instead of changing the account.');
+    throw new AppError(
+      'conflict',
+      'This account also belongs to another tenant; remove it from your scope instead of changing the account.',
+    );
   }
-  for (const roleId of new Set([...partnerMemberships, ...orgMemberships].map((m) => m.roleId))) await assertTargetWithinCeiling(tx, caller, roleId);
+  for (const roleId of new Set([...partnerMemberships, ...orgMemberships].map((m) => m.roleId)))
+    await assertTargetWithinCeiling(tx, caller, roleId);
 }
 
-export async function assertIdsInOrg(db: Executor, table: 'sites' | 'device_groups', orgId: string, ids: string[] | undefined, field: string) {
+export async function assertIdsInOrg(
+  db: Executor,
+  table: 'sites' | 'device_groups',
+  orgId: string,
+  ids: string[] | undefined,
+  field: string,
+) {
   if (!ids?.length) return;
   const unique = [...new Set(ids)];
-  const res = await db.execute(sql`select count(*)::int as n from ${sql.identifier(table)} where org_id = ${orgId} and id in ${sql`(${sql.join(unique.map((i) => sql`${i}`), sql`, `)})`}`);
+  const res = await db.execute(
+    sql`select count(*)::int as n from ${sql.identifier(table)} where org_id = ${orgId} and id in ${sql`(${sql.join(
+      unique.map((i) => sql`${i}`),
+      sql`, `,
+    )})`}`,
+  );
   const n = Number((res as unknown as { rows: { n: number }[] }).rows[0]?.n ?? 0);
-  if (n !== unique.length) throw new AppError('validation_failed', `Some ${field} are not of this organization.`, { details: { fieldErrors: { [field]: ['Not of this organization'] }, formErrors: [] } });
+  if (n !== unique.length)
+    throw new AppError('validation_failed', `Some ${field} are not of this organization.`, {
+      details: { fieldErrors: { [field]: ['Not of this organization'] }, formErrors: [] },
+    });
 }
-

@@ -54,7 +54,10 @@ export async function listMembers(
   q: { limit: number; cursor?: string; search?: string; userId?: string; roleId?: string },
 ): Promise<{ data: UserRowJson[]; nextCursor: string | null }> {
   const after = decodeCursor(q.cursor, cursorSchema);
-  const m = target.kind === 'partner' ? { key: partnerUsers.emailKey, userId: partnerUsers.userId } : { key: organizationUsers.emailKey, userId: organizationUsers.userId };
+  const m =
+    target.kind === 'partner'
+      ? { key: partnerUsers.emailKey, userId: partnerUsers.userId }
+      : { key: organizationUsers.emailKey, userId: organizationUsers.userId };
   const filters = and(
     q.userId ? eq(users.id, q.userId) : undefined,
     q.search ? or(ilike(users.email, likePrefix(q.search)), ilike(users.name, likePrefix(q.search))) : undefined,
@@ -65,19 +68,41 @@ export async function listMembers(
   const rows: Row[] =
     target.kind === 'partner'
       ? await db
-          .select({ ...base, emailKey: partnerUsers.emailKey, orgAccess: partnerUsers.orgAccess, orgIds: partnerUsers.orgIds })
+          .select({
+            ...base,
+            emailKey: partnerUsers.emailKey,
+            orgAccess: partnerUsers.orgAccess,
+            orgIds: partnerUsers.orgIds,
+          })
           .from(partnerUsers)
           .innerJoin(users, eq(users.id, partnerUsers.userId))
           .innerJoin(roles, eq(roles.id, partnerUsers.roleId))
-          .where(and(eq(partnerUsers.partnerId, target.partnerId), q.roleId ? eq(partnerUsers.roleId, q.roleId) : undefined, filters))
+          .where(
+            and(
+              eq(partnerUsers.partnerId, target.partnerId),
+              q.roleId ? eq(partnerUsers.roleId, q.roleId) : undefined,
+              filters,
+            ),
+          )
           .orderBy(...order)
           .limit(q.limit + 1)
       : await db
-          .select({ ...base, emailKey: organizationUsers.emailKey, siteIds: organizationUsers.siteIds, deviceGroupIds: organizationUsers.deviceGroupIds })
+          .select({
+            ...base,
+            emailKey: organizationUsers.emailKey,
+            siteIds: organizationUsers.siteIds,
+            deviceGroupIds: organizationUsers.deviceGroupIds,
+          })
           .from(organizationUsers)
           .innerJoin(users, eq(users.id, organizationUsers.userId))
           .innerJoin(roles, eq(roles.id, organizationUsers.roleId))
-          .where(and(eq(organizationUsers.orgId, target.orgId), q.roleId ? eq(organizationUsers.roleId, q.roleId) : undefined, filters))
+          .where(
+            and(
+              eq(organizationUsers.orgId, target.orgId),
+              q.roleId ? eq(organizationUsers.roleId, q.roleId) : undefined,
+              filters,
+            ),
+          )
           .orderBy(...order)
           .limit(q.limit + 1);
   const page = pageOf(rows, q.limit, (r) => ({ e: r.emailKey, id: r.id as string }));
@@ -91,13 +116,31 @@ export async function findMember(db: Executor, target: TargetScope, userId: stri
 export async function deleteMembership(db: Executor, target: TargetScope, userId: string): Promise<boolean> {
   const rows =
     target.kind === 'partner'
-      ? await db.delete(partnerUsers).where(and(eq(partnerUsers.partnerId, target.partnerId), eq(partnerUsers.userId, userId))).returning({ id: partnerUsers.id })
-      : await db.delete(organizationUsers).where(and(eq(organizationUsers.orgId, target.orgId), eq(organizationUsers.userId, userId))).returning({ id: organizationUsers.id });
+      ? await db
+          .delete(partnerUsers)
+          .where(and(eq(partnerUsers.partnerId, target.partnerId), eq(partnerUsers.userId, userId)))
+          .returning({ id: partnerUsers.id })
+      : await db
+          .delete(organizationUsers)
+          .where(and(eq(organizationUsers.orgId, target.orgId), eq(organizationUsers.userId, userId)))
+          .returning({ id: organizationUsers.id });
   return rows.length > 0;
 }
 
-export async function setMembershipRole(db: Executor, target: TargetScope, userId: string, roleId: string): Promise<void> {
+export async function setMembershipRole(
+  db: Executor,
+  target: TargetScope,
+  userId: string,
+  roleId: string,
+): Promise<void> {
   if (target.kind === 'partner')
-    await db.update(partnerUsers).set({ roleId }).where(and(eq(partnerUsers.partnerId, target.partnerId), eq(partnerUsers.userId, userId)));
-  else await db.update(organizationUsers).set({ roleId }).where(and(eq(organizationUsers.orgId, target.orgId), eq(organizationUsers.userId, userId)));
+    await db
+      .update(partnerUsers)
+      .set({ roleId })
+      .where(and(eq(partnerUsers.partnerId, target.partnerId), eq(partnerUsers.userId, userId)));
+  else
+    await db
+      .update(organizationUsers)
+      .set({ roleId })
+      .where(and(eq(organizationUsers.orgId, target.orgId), eq(organizationUsers.userId, userId)));
 }

@@ -11,13 +11,23 @@ import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { assertTargetWithinCeiling } from './guards.js';
 import { findMember } from './membership-repo.js';
 
-export async function resetUserMfa(deps: Deps, caller: Principal, target: TargetScope, userId: string, meta: AuditRequestMeta) {
-  if (userId === caller.userId) throw new AppError('forbidden_self_action', 'Use your own security settings to change your factors.');
+export async function resetUserMfa(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  userId: string,
+  meta: AuditRequestMeta,
+) {
+  if (userId === caller.userId)
+    throw new AppError('forbidden_self_action', 'Use your own security settings to change your factors.');
   await deps.db.transaction(async (tx) => {
     const member = await findMember(tx, target, userId);
     if (!member) throw notFound('user');
     await assertTargetWithinCeiling(tx, caller, member.roleId);
-    const [user] = await tx.select({ mfaMethod: users.mfaMethod, mfaEnabled: users.mfaEnabled }).from(users).where(eq(users.id, userId));
+    const [user] = await tx
+      .select({ mfaMethod: users.mfaMethod, mfaEnabled: users.mfaEnabled })
+      .from(users)
+      .where(eq(users.id, userId));
     await clearAllFactors(tx, userId, deps.clock.now());
     // Sessions and refresh tokens end now; remote sessions hang off these sessions and end with them.
     const revoked = await revokeUserSessions(deps, tx, userId, 'mfa_reset');
@@ -29,7 +39,11 @@ export async function resetUserMfa(deps: Deps, caller: Principal, target: Target
         ...auditTenant(target),
         resourceType: 'user',
         resourceId: userId,
-        details: { clearedMethod: user?.mfaMethod ?? null, wasEnabled: user?.mfaEnabled ?? false, sessionsRevoked: revoked },
+        details: {
+          clearedMethod: user?.mfaMethod ?? null,
+          wasEnabled: user?.mfaEnabled ?? false,
+          sessionsRevoked: revoked,
+        },
       },
       meta,
     );

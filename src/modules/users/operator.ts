@@ -30,7 +30,12 @@ async function tenantOf(tx: Executor, userId: string) {
 }
 
 /** Sets a new password (strength-checked) or, without one, issues a reset link (1 hour) for the user to follow. */
-export async function operatorResetPassword(deps: OperatorDeps, actor: AuditActor, email: string, newPassword?: string) {
+export async function operatorResetPassword(
+  deps: OperatorDeps,
+  actor: AuditActor,
+  email: string,
+  newPassword?: string,
+) {
   const user = await userByEmail(deps, email);
   if (user.status === 'disabled') throw new AppError('conflict', 'The user is disabled; enable the account first.');
   const now = deps.clock.now();
@@ -41,7 +46,18 @@ export async function operatorResetPassword(deps: OperatorDeps, actor: AuditActo
       await setPassword(deps, tx, user.id, hash);
       await voidFlows(tx, user.id, 'password_reset', now);
       const n = await revokeUserSessions(deps, tx, user.id, 'password_reset');
-      await deps.audit.record(tx, { action: 'auth.password.reset', actor, ...(await tenantOf(tx, user.id)), resourceType: 'user', resourceId: user.id, details: { via: 'cli', sessionsRevoked: n } }, null);
+      await deps.audit.record(
+        tx,
+        {
+          action: 'auth.password.reset',
+          actor,
+          ...(await tenantOf(tx, user.id)),
+          resourceType: 'user',
+          resourceId: user.id,
+          details: { via: 'cli', sessionsRevoked: n },
+        },
+        null,
+      );
       return n;
     });
     return { userId: user.id, email: user.email, passwordSet: true, sessionsRevoked: revoked };
@@ -49,22 +65,54 @@ export async function operatorResetPassword(deps: OperatorDeps, actor: AuditActo
   const token = await deps.db.transaction(async (tx) => {
     await voidFlows(tx, user.id, 'password_reset', now);
     const flow = await createFlow(tx, { kind: 'password_reset', userId: user.id, ttlMs: RESET_TTL_MS, now });
-    await deps.audit.record(tx, { action: 'auth.password.reset_link', actor, ...(await tenantOf(tx, user.id)), resourceType: 'user', resourceId: user.id, details: { via: 'cli' } }, null);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.password.reset_link',
+        actor,
+        ...(await tenantOf(tx, user.id)),
+        resourceType: 'user',
+        resourceId: user.id,
+        details: { via: 'cli' },
+      },
+      null,
+    );
     return flow.token;
   });
-  return { userId: user.id, email: user.email, passwordSet: false, resetUrl: resetUrl(deps as Deps, token), expiresInSeconds: RESET_TTL_MS / 1000 };
+  return {
+    userId: user.id,
+    email: user.email,
+    passwordSet: false,
+    resetUrl: resetUrl(deps as Deps, token),
+    expiresInSeconds: RESET_TTL_MS / 1000,
+  };
 }
 
 /** Clears every second factor and ends every session (the user enrols again at next sign-in if policy requires). */
 export async function operatorResetMfa(deps: OperatorDeps, actor: AuditActor, email: string) {
   const user = await userByEmail(deps, email);
   const revoked = await deps.db.transaction(async (tx) => {
-    const [before] = await tx.select({ mfaMethod: users.mfaMethod, mfaEnabled: users.mfaEnabled }).from(users).where(eq(users.id, user.id));
+    const [before] = await tx
+      .select({ mfaMethod: users.mfaMethod, mfaEnabled: users.mfaEnabled })
+      .from(users)
+      .where(eq(users.id, user.id));
     await clearAllFactors(tx, user.id, deps.clock.now());
     const n = await revokeUserSessions(deps, tx, user.id, 'mfa_reset');
     await deps.audit.record(
       tx,
-      { action: 'user.mfa_reset', actor, ...(await tenantOf(tx, user.id)), resourceType: 'user', resourceId: user.id, details: { via: 'cli', clearedMethod: before?.mfaMethod ?? null, wasEnabled: before?.mfaEnabled ?? false, sessionsRevoked: n } },
+      {
+        action: 'user.mfa_reset',
+        actor,
+        ...(await tenantOf(tx, user.id)),
+        resourceType: 'user',
+        resourceId: user.id,
+        details: {
+          via: 'cli',
+          clearedMethod: before?.mfaMethod ?? null,
+          wasEnabled: before?.mfaEnabled ?? false,
+          sessionsRevoked: n,
+        },
+      },
       null,
     );
     return n;
@@ -81,7 +129,14 @@ export async function operatorDisable(deps: OperatorDeps, actor: AuditActor, ema
     const n = await revokeUserSessions(deps, tx, user.id, 'disabled');
     await deps.audit.record(
       tx,
-      { action: 'user.update', actor, ...(await tenantOf(tx, user.id)), resourceType: 'user', resourceId: user.id, details: { via: 'cli', changed: ['status'], status: 'disabled', sessionsRevoked: n } },
+      {
+        action: 'user.update',
+        actor,
+        ...(await tenantOf(tx, user.id)),
+        resourceType: 'user',
+        resourceId: user.id,
+        details: { via: 'cli', changed: ['status'], status: 'disabled', sessionsRevoked: n },
+      },
       null,
     );
     return n;

@@ -8,7 +8,10 @@ import type { UserProfile } from './schemas.js';
 export type UserRow = typeof users.$inferSelect;
 
 /** The profile of the user behind a principal, with the permissions of the membership the session acts in. */
-export function toProfile(user: UserRow, ctx: Pick<Principal, 'scope' | 'partnerId' | 'orgId' | 'roleId' | 'permissions'>): UserProfile {
+export function toProfile(
+  user: UserRow,
+  ctx: Pick<Principal, 'scope' | 'partnerId' | 'orgId' | 'roleId' | 'permissions'>,
+): UserProfile {
   return {
     id: user.id,
     email: user.email,

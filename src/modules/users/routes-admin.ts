@@ -12,7 +12,15 @@ import { idParam, listRoles, orgQuery, roleJson, roleListQuery } from '../roles/
 import { resolveTarget } from '../tenants/index.js';
 import { listMembers } from './membership-repo.js';
 import { resetUserMfa } from './mfa-reset.js';
-import { assignRoleBody, inviteBody, inviteResponse, resendBody, updateUserBody, userListQuery, userRow } from './schemas.js';
+import {
+  assignRoleBody,
+  inviteBody,
+  inviteResponse,
+  resendBody,
+  updateUserBody,
+  userListQuery,
+  userRow,
+} from './schemas.js';
 import { assignRole, inviteUser, memberOrThrow, removeUser, resendInvite, updateUser } from './service.js';
 
 export function userAdminRoutes(deps: Deps) {
@@ -21,41 +29,170 @@ export function userAdminRoutes(deps: Deps) {
     const auth = deps.authenticate();
     const full = requireFullOrgAccess();
     const stepUp = requireStepUp(deps);
-    const stepUpForAdminRole = requireStepUp(deps, { when: (req) => isAdminRole(deps.db, (req.body as { roleId: string }).roleId) });
+    const stepUpForAdminRole = requireStepUp(deps, {
+      when: (req) => isAdminRole(deps.db, (req.body as { roleId: string }).roleId),
+    });
     const tags = ['users'];
-    const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) => resolveTarget(deps.db, principalOf(req), orgId);
+    const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) =>
+      resolveTarget(deps.db, principalOf(req), orgId);
 
-    r.get('/users', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'Members of the current scope (or of an organisation with ?orgId=)', querystring: userListQuery, response: { 200: page(userRow), ...errors(400, 404), ...authErrors } } },
-      async (req) => listMembers(deps.db, await target(req, req.query.orgId), req.query));
+    r.get(
+      '/users',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        schema: {
+          tags,
+          summary: 'Members of the current scope (or of an organisation with ?orgId=)',
+          querystring: userListQuery,
+          response: { 200: page(userRow), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => listMembers(deps.db, await target(req, req.query.orgId), req.query),
+    );
 
-    r.get('/users/roles', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'Roles available in the current scope', querystring: roleListQuery, response: { 200: page(roleJson), ...errors(400, 404), ...authErrors } } },
-      async (req) => listRoles(deps.db, await target(req, req.query.orgId), req.query));
+    r.get(
+      '/users/roles',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        schema: {
+          tags,
+          summary: 'Roles available in the current scope',
+          querystring: roleListQuery,
+          response: { 200: page(roleJson), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => listRoles(deps.db, await target(req, req.query.orgId), req.query),
+    );
 
-    r.post('/users/invite', { onRequest: [auth, full, requirePermission(P.USERS_INVITE)], preHandler: [stepUpForAdminRole], schema: { tags, summary: 'Invite a user into the current scope', body: inviteBody, response: { 201: inviteResponse, ...errors(400, 404, 409), ...authErrors } } },
+    r.post(
+      '/users/invite',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_INVITE)],
+        preHandler: [stepUpForAdminRole],
+        schema: {
+          tags,
+          summary: 'Invite a user into the current scope',
+          body: inviteBody,
+          response: { 201: inviteResponse, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
       async (req, reply) => {
         const { orgId, ...input } = req.body;
-        return reply.code(201).send(await inviteUser(deps, principalOf(req), await target(req, orgId), input, metaOf(req)));
-      });
+        return reply
+          .code(201)
+          .send(await inviteUser(deps, principalOf(req), await target(req, orgId), input, metaOf(req)));
+      },
+    );
 
-    r.post('/users/resend-invite', { onRequest: [auth, full, requirePermission(P.USERS_INVITE)], schema: { tags, summary: 'Send the invitation again (the earlier link stops working)', body: resendBody, response: { 200: z.object({ success: z.literal(true), inviteEmailSent: z.boolean() }), ...errors(400, 404, 409), ...authErrors } } },
-      async (req) => resendInvite(deps, principalOf(req), await target(req, req.body.orgId), req.body.userId, metaOf(req)));
+    r.post(
+      '/users/resend-invite',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_INVITE)],
+        schema: {
+          tags,
+          summary: 'Send the invitation again (the earlier link stops working)',
+          body: resendBody,
+          response: {
+            200: z.object({ success: z.literal(true), inviteEmailSent: z.boolean() }),
+            ...errors(400, 404, 409),
+            ...authErrors,
+          },
+        },
+      },
+      async (req) =>
+        resendInvite(deps, principalOf(req), await target(req, req.body.orgId), req.body.userId, metaOf(req)),
+    );
 
-    r.get('/users/:id', { onRequest: [auth, full, requirePermission(P.USERS_READ)], schema: { tags, summary: 'A member of the current scope', params: idParam, querystring: orgQuery, response: { 200: userRow, ...errors(400, 404), ...authErrors } } },
-      async (req) => memberOrThrow(deps, await target(req, req.query.orgId), req.params.id));
+    r.get(
+      '/users/:id',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        schema: {
+          tags,
+          summary: 'A member of the current scope',
+          params: idParam,
+          querystring: orgQuery,
+          response: { 200: userRow, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => memberOrThrow(deps, await target(req, req.query.orgId), req.params.id),
+    );
 
-    r.patch('/users/:id', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], schema: { tags, summary: 'Change name or status (disabled ends every session)', params: idParam, querystring: orgQuery, body: updateUserBody, response: { 200: userRow, ...errors(400, 404, 409), ...authErrors } } },
-      async (req) => updateUser(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, req.body, metaOf(req)));
+    r.patch(
+      '/users/:id',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        schema: {
+          tags,
+          summary: 'Change name or status (disabled ends every session)',
+          params: idParam,
+          querystring: orgQuery,
+          body: updateUserBody,
+          response: { 200: userRow, ...errors(400, 404, 409), ...authErrors },
+        },
+      },
+      async (req) =>
+        updateUser(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, req.body, metaOf(req)),
+    );
 
-    r.delete('/users/:id', { onRequest: [auth, full, requirePermission(P.USERS_DELETE)], schema: { tags, summary: 'Remove the user from the scope (the account survives)', params: idParam, querystring: orgQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
+    r.delete(
+      '/users/:id',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_DELETE)],
+        schema: {
+          tags,
+          summary: 'Remove the user from the scope (the account survives)',
+          params: idParam,
+          querystring: orgQuery,
+          response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors },
+        },
+      },
       async (req) => {
         await removeUser(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, metaOf(req));
         return { success: true as const };
-      });
+      },
+    );
 
-    r.post('/users/:id/mfa/reset', { onRequest: [auth, full, requirePermission(P.USERS_WRITE), requireMfa()], preHandler: [stepUp], schema: { tags, summary: "Clear another user's MFA (acting session must have passed MFA)", params: idParam, querystring: orgQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
-      async (req) => resetUserMfa(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, metaOf(req)));
+    r.post(
+      '/users/:id/mfa/reset',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_WRITE), requireMfa()],
+        preHandler: [stepUp],
+        schema: {
+          tags,
+          summary: "Clear another user's MFA (acting session must have passed MFA)",
+          params: idParam,
+          querystring: orgQuery,
+          response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) =>
+        resetUserMfa(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, metaOf(req)),
+    );
 
-    r.post('/users/:id/role', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], preHandler: [stepUp], schema: { tags, summary: 'Assign another role', params: idParam, querystring: orgQuery, body: assignRoleBody, response: { 200: userRow, ...errors(400, 404), ...authErrors } } },
-      async (req) => assignRole(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, req.body.roleId, metaOf(req)));
+    r.post(
+      '/users/:id/role',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        preHandler: [stepUp],
+        schema: {
+          tags,
+          summary: 'Assign another role',
+          params: idParam,
+          querystring: orgQuery,
+          body: assignRoleBody,
+          response: { 200: userRow, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) =>
+        assignRole(
+          deps,
+          principalOf(req),
+          await target(req, req.query.orgId),
+          req.params.id,
+          req.body.roleId,
+          metaOf(req),
+        ),
+    );
   };
 }

@@ -20,15 +20,52 @@ export function userSessionRoutes(deps: Deps) {
     const auth = deps.authenticate();
     const full = requireFullOrgAccess();
     const tags = ['users'];
-    const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) => resolveTarget(deps.db, principalOf(req), orgId);
+    const target = (req: Parameters<typeof principalOf>[0], orgId: string | undefined) =>
+      resolveTarget(deps.db, principalOf(req), orgId);
 
-    r.get('/users/:id/sessions', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], schema: { tags, operationId: 'listUserSessions', summary: "A member's live sessions in the current scope", description: 'Sessions the member holds in the scope addressed (not those in other tenants); the member must be within your ceiling.', params: idParam, querystring: orgQuery, response: { 200: z.object({ data: z.array(sessionJson) }), ...errors(400, 404), ...authErrors } } },
-      async (req) => memberSessions(deps, principalOf(req), await target(req, req.query.orgId), req.params.id));
+    r.get(
+      '/users/:id/sessions',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        schema: {
+          tags,
+          operationId: 'listUserSessions',
+          summary: "A member's live sessions in the current scope",
+          description:
+            'Sessions the member holds in the scope addressed (not those in other tenants); the member must be within your ceiling.',
+          params: idParam,
+          querystring: orgQuery,
+          response: { 200: z.object({ data: z.array(sessionJson) }), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => memberSessions(deps, principalOf(req), await target(req, req.query.orgId), req.params.id),
+    );
 
-    r.delete('/users/:id/sessions/:sid', { onRequest: [auth, full, requirePermission(P.USERS_WRITE)], schema: { tags, operationId: 'endUserSession', summary: "End a member's session", description: 'Audited as auth.session.revoke; the session fails on its next request on every instance.', params: sessionParams, querystring: orgQuery, response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors } } },
+    r.delete(
+      '/users/:id/sessions/:sid',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        schema: {
+          tags,
+          operationId: 'endUserSession',
+          summary: "End a member's session",
+          description: 'Audited as auth.session.revoke; the session fails on its next request on every instance.',
+          params: sessionParams,
+          querystring: orgQuery,
+          response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404), ...authErrors },
+        },
+      },
       async (req) => {
-        await endMemberSessionAsAdmin(deps, principalOf(req), await target(req, req.query.orgId), req.params.id, req.params.sid, metaOf(req));
+        await endMemberSessionAsAdmin(
+          deps,
+          principalOf(req),
+          await target(req, req.query.orgId),
+          req.params.id,
+          req.params.sid,
+          metaOf(req),
+        );
         return { success: true as const };
-      });
+      },
+    );
   };
 }

@@ -14,13 +14,30 @@ export function userAccountRoutes(deps: Deps) {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const pending = deps.authenticate({ allowPendingMfaEnrollment: true });
 
-    r.get('/users/me', { onRequest: [pending], schema: { tags: ['users'], summary: 'The caller\'s profile and permissions', response: { 200: userProfile, ...authErrors } } }, async (req) =>
-      currentProfile(deps.db, principalOf(req)),
+    r.get(
+      '/users/me',
+      {
+        onRequest: [pending],
+        schema: {
+          tags: ['users'],
+          summary: "The caller's profile and permissions",
+          response: { 200: userProfile, ...authErrors },
+        },
+      },
+      async (req) => currentProfile(deps.db, principalOf(req)),
     );
 
     r.patch(
       '/users/me',
-      { onRequest: [pending], schema: { tags: ['users'], summary: 'Update own profile', body: updateOwnProfileBody, response: { 200: userProfile, ...errors(400), ...authErrors } } },
+      {
+        onRequest: [pending],
+        schema: {
+          tags: ['users'],
+          summary: 'Update own profile',
+          body: updateOwnProfileBody,
+          response: { 200: userProfile, ...errors(400), ...authErrors },
+        },
+      },
       async (req) => updateOwnProfile(deps, principalOf(req), req.body, metaOf(req)),
     );
   };

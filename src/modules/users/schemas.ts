@@ -19,12 +19,32 @@ export const userProfile = z
     roleId: z.uuid().nullable(),
     permissions: z.array(z.string()),
   })
-  .meta({ id: 'UserProfile', examples: [{ id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12', email: 'ada@example.org', name: 'Ada Lovelace', avatarUrl: null, status: 'active', mfaEnabled: true, mfaMethod: 'totp', phoneVerified: false, phoneLast4: null, lastLoginAt: '2026-11-20T08:15:00.000Z', createdAt: '2026-01-05T10:00:00.000Z', scope: 'partner', partnerId: '8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6', orgId: null, roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d', permissions: ['*:*'] }] });
+  .meta({
+    id: 'UserProfile',
+    examples: [
+      {
+        id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12',
+        email: 'ada@example.org',
+        name: 'Ada Lovelace',
+        avatarUrl: null,
+        status: 'active',
+        mfaEnabled: true,
+        mfaMethod: 'totp',
+        phoneVerified: false,
+        phoneLast4: null,
+        lastLoginAt: '2026-11-20T08:15:00.000Z',
+        createdAt: '2026-01-05T10:00:00.000Z',
+        scope: 'partner',
+        partnerId: '8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6',
+        orgId: null,
+        roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d',
+        permissions: ['*:*'],
+      },
+    ],
+  });
 export type UserProfile = z.infer<typeof userProfile>;
 
-const httpsUrl = z
-  .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
-  .max(2048);
+const httpsUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2048);
 
 export const updateOwnProfileBody = z
   .strictObject({
@@ -44,12 +64,33 @@ export const userRow = z
     lastLoginAt: z.string().nullable(),
     roleId: z.uuid(),
     roleName: z.string(),
-    orgAccess: z.enum(['all', 'selected', 'none', 'eligible']).optional().describe('Partner members: all, selected (orgIds), none, or eligible (no standing access; may request just-in-time access to orgIds)'),
+    orgAccess: z
+      .enum(['all', 'selected', 'none', 'eligible'])
+      .optional()
+      .describe(
+        'Partner members: all, selected (orgIds), none, or eligible (no standing access; may request just-in-time access to orgIds)',
+      ),
     orgIds: z.array(z.uuid()).optional(),
     siteIds: z.array(z.uuid()).nullable().optional(),
     deviceGroupIds: z.array(z.uuid()).nullable().optional(),
   })
-  .meta({ id: 'UserRow', examples: [{ id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12', email: 'ada@example.org', name: 'Ada Lovelace', status: 'active', mfaEnabled: true, lastLoginAt: '2026-11-20T08:15:00.000Z', roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d', roleName: 'Partner Admin', orgAccess: 'all', orgIds: [] }] });
+  .meta({
+    id: 'UserRow',
+    examples: [
+      {
+        id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12',
+        email: 'ada@example.org',
+        name: 'Ada Lovelace',
+        status: 'active',
+        mfaEnabled: true,
+        lastLoginAt: '2026-11-20T08:15:00.000Z',
+        roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d',
+        roleName: 'Partner Admin',
+        orgAccess: 'all',
+        orgIds: [],
+      },
+    ],
+  });
 export type UserRowJson = z.infer<typeof userRow>;
 
 export const userListQuery = z.strictObject({
@@ -60,16 +101,25 @@ export const userListQuery = z.strictObject({
 });
 
 const uuidList = z.array(z.uuid()).max(1000);
-export const inviteBody = z.strictObject({
-  email: z.email().max(255).trim(),
-  name: z.string().trim().min(1).max(255),
-  roleId: z.uuid(),
-  orgId: z.uuid().optional(),
-  siteIds: uuidList.optional(),
-  deviceGroupIds: uuidList.optional(),
-  orgAccess: z.enum(['all', 'selected', 'none', 'eligible']).optional().describe('Partner members: all, selected (orgIds), none, or eligible (no standing access; may request just-in-time access to orgIds)'),
-  orgIds: uuidList.optional(),
-}).meta({ examples: [{ email: 'grace@example.org', name: 'Grace Hopper', roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d' }] });
+export const inviteBody = z
+  .strictObject({
+    email: z.email().max(255).trim(),
+    name: z.string().trim().min(1).max(255),
+    roleId: z.uuid(),
+    orgId: z.uuid().optional(),
+    siteIds: uuidList.optional(),
+    deviceGroupIds: uuidList.optional(),
+    orgAccess: z
+      .enum(['all', 'selected', 'none', 'eligible'])
+      .optional()
+      .describe(
+        'Partner members: all, selected (orgIds), none, or eligible (no standing access; may request just-in-time access to orgIds)',
+      ),
+    orgIds: uuidList.optional(),
+  })
+  .meta({
+    examples: [{ email: 'grace@example.org', name: 'Grace Hopper', roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d' }],
+  });
 export const inviteResponse = z.object({
   id: z.uuid(),
   email: z.string(),
@@ -80,7 +130,10 @@ export const inviteResponse = z.object({
 });
 export const resendBody = z.strictObject({ userId: z.uuid(), orgId: z.uuid().optional() });
 export const updateUserBody = z
-  .strictObject({ name: z.string().trim().min(1).max(255).optional(), status: z.enum(['active', 'disabled']).optional() })
+  .strictObject({
+    name: z.string().trim().min(1).max(255).optional(),
+    status: z.enum(['active', 'disabled']).optional(),
+  })
   .refine((b) => b.name !== undefined || b.status !== undefined, { message: 'Give name or status' })
   .meta({ minProperties: 1 });
 export const assignRoleBody = z.strictObject({ roleId: z.uuid() });

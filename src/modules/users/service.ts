@@ -11,14 +11,26 @@ import { mails } from '../auth/mail-templates.js';
 import { revokeUserSessions } from '../auth/sessions.js';
 import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, partnerOrgIds, type TargetScope } from '../tenants/index.js';
-import { assertAccountAdministrable, assertIdsInOrg, assertWithinSiteScope, assertNotLastAdmin, assertTargetWithinCeiling, partnersAdministeredBy } from './guards.js';
+import {
+  assertAccountAdministrable,
+  assertIdsInOrg,
+  assertWithinSiteScope,
+  assertNotLastAdmin,
+  assertTargetWithinCeiling,
+  partnersAdministeredBy,
+} from './guards.js';
 import { deleteMembership, findMember, setMembershipRole } from './membership-repo.js';
 
-
-
 async function tenantName(tx: Tx, target: TargetScope): Promise<string> {
-  if (target.orgId) return (await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, target.orgId)))[0]?.name ?? 'your organization';
-  return (await tx.select({ name: partners.name }).from(partners).where(eq(partners.id, target.partnerId)))[0]?.name ?? 'your partner';
+  if (target.orgId)
+    return (
+      (await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, target.orgId)))[0]
+        ?.name ?? 'your organization'
+    );
+  return (
+    (await tx.select({ name: partners.name }).from(partners).where(eq(partners.id, target.partnerId)))[0]?.name ??
+    'your partner'
+  );
 }
 
 async function inviterNameOf(tx: Tx, caller: Principal): Promise<string> {
@@ -26,7 +38,8 @@ async function inviterNameOf(tx: Tx, caller: Principal): Promise<string> {
   return inviter?.name ?? caller.serviceAccount?.name ?? caller.email;
 }
 
-const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
+const fieldError = (field: string, msg: string) =>
+  new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
 /** A role the caller may hand out in this scope: visible here and within the caller's own permissions. */
 async function assignableRole(tx: Tx, caller: Principal, target: TargetScope, roleId: string) {
@@ -47,11 +60,20 @@ export interface InviteInput {
   orgIds?: string[];
 }
 
-export async function inviteUser(deps: Deps, caller: Principal, target: TargetScope, input: InviteInput, meta: AuditRequestMeta) {
-  if (target.kind === 'partner' && (input.siteIds || input.deviceGroupIds)) throw fieldError('siteIds', 'siteIds and deviceGroupIds apply to organization members');
-  if (target.kind === 'organization' && (input.orgAccess || input.orgIds)) throw fieldError('orgAccess', 'orgAccess and orgIds apply to partner members');
+export async function inviteUser(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  input: InviteInput,
+  meta: AuditRequestMeta,
+) {
+  if (target.kind === 'partner' && (input.siteIds || input.deviceGroupIds))
+    throw fieldError('siteIds', 'siteIds and deviceGroupIds apply to organization members');
+  if (target.kind === 'organization' && (input.orgAccess || input.orgIds))
+    throw fieldError('orgAccess', 'orgAccess and orgIds apply to partner members');
   const orgAccess = input.orgAccess ?? 'none';
-  if (target.kind === 'partner' && orgAccess !== 'selected' && orgAccess !== 'eligible' && input.orgIds?.length) throw fieldError('orgIds', 'orgIds go with orgAccess "selected" or "eligible"');
+  if (target.kind === 'partner' && orgAccess !== 'selected' && orgAccess !== 'eligible' && input.orgIds?.length)
+    throw fieldError('orgIds', 'orgIds go with orgAccess "selected" or "eligible"');
 
   const now = deps.clock.now();
   const result = await deps.db.transaction(async (tx) => {
@@ -62,17 +84,25 @@ export async function inviteUser(deps: Deps, caller: Principal, target: TargetSc
       await assertIdsInOrg(tx, 'device_groups', target.orgId, input.deviceGroupIds, 'deviceGroupIds');
     } else if (input.orgIds?.length) {
       const mine = await partnerOrgIds(tx, target.partnerId, input.orgIds);
-      if (mine.size !== new Set(input.orgIds).size) throw fieldError('orgIds', 'Some organizations are not of this partner');
+      if (mine.size !== new Set(input.orgIds).size)
+        throw fieldError('orgIds', 'Some organizations are not of this partner');
     }
     // Serialise invitations of one address: the unique email index would otherwise fail one of two racers.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invite:${input.email.toLowerCase()}`}, 0))`);
     let [user] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${input.email})`).limit(1);
     const existing = Boolean(user);
     if (user && (await findMember(tx, target, user.id))) throw new AppError('user_exists_in_scope');
-    if (!user) [user] = await tx.insert(users).values({ email: input.email, name: input.name, status: 'invited' }).returning();
+    if (!user)
+      [user] = await tx.insert(users).values({ email: input.email, name: input.name, status: 'invited' }).returning();
     const u = user!;
     if (target.kind === 'partner') {
-      await tx.insert(partnerUsers).values({ partnerId: target.partnerId, userId: u.id, roleId: input.roleId, orgAccess, orgIds: orgAccess === 'selected' || orgAccess === 'eligible' ? [...new Set(input.orgIds ?? [])] : [] });
+      await tx.insert(partnerUsers).values({
+        partnerId: target.partnerId,
+        userId: u.id,
+        roleId: input.roleId,
+        orgAccess,
+        orgIds: orgAccess === 'selected' || orgAccess === 'eligible' ? [...new Set(input.orgIds ?? [])] : [],
+      });
     } else {
       await tx.insert(organizationUsers).values({
         orgId: target.orgId,
@@ -86,61 +116,142 @@ export async function inviteUser(deps: Deps, caller: Principal, target: TargetSc
     const token = u.status === 'invited' ? await createInviteToken(tx, now, u.id, ctx, caller.userId) : null;
     await deps.audit.record(
       tx,
-      { action: 'user.invite', actor: actorOf(caller), ...auditTenant(target), resourceType: 'user', resourceId: u.id, details: { email: u.email, roleId: input.roleId, existingAccount: existing } },
+      {
+        action: 'user.invite',
+        actor: actorOf(caller),
+        ...auditTenant(target),
+        resourceType: 'user',
+        resourceId: u.id,
+        details: { email: u.email, roleId: input.roleId, existingAccount: existing },
+      },
       meta,
     );
     const tenantLabel = await tenantName(tx, target);
     const inviterName = await inviterNameOf(tx, caller);
-    if (token) await deps.outbox.enqueue(tx, mails.invitation(u.email, { inviterName, tenantName: tenantLabel, url: inviteUrl(deps.config.appUrl, token) }));
-    else if (u.status === 'active') await deps.outbox.enqueue(tx, mails.addedToTenant(u.email, { inviterName, tenantName: tenantLabel, url: `${deps.config.appUrl}/login` }));
+    if (token)
+      await deps.outbox.enqueue(
+        tx,
+        mails.invitation(u.email, { inviterName, tenantName: tenantLabel, url: inviteUrl(deps.config.appUrl, token) }),
+      );
+    else if (u.status === 'active')
+      await deps.outbox.enqueue(
+        tx,
+        mails.addedToTenant(u.email, { inviterName, tenantName: tenantLabel, url: `${deps.config.appUrl}/login` }),
+      );
     return { user: u };
   });
   deps.outbox.kick();
   const { user } = result;
-  return { id: user.id, email: user.email, name: user.name, status: user.status, roleId: input.roleId, inviteEmailSent: deps.mailer.configured && user.status !== 'disabled' };
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    status: user.status,
+    roleId: input.roleId,
+    inviteEmailSent: deps.mailer.configured && user.status !== 'disabled',
+  };
 }
 
-export async function resendInvite(deps: Deps, caller: Principal, target: TargetScope, userId: string, meta: AuditRequestMeta) {
+export async function resendInvite(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  userId: string,
+  meta: AuditRequestMeta,
+) {
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     const member = await findMember(tx, target, userId);
     if (!member) throw notFound('user');
     if (member.status !== 'invited') throw new AppError('conflict', 'The user has already accepted the invitation.');
-    const ctx = { scope: target.kind, partnerId: target.partnerId, orgId: target.orgId, roleId: member.roleId } as const;
+    const ctx = {
+      scope: target.kind,
+      partnerId: target.partnerId,
+      orgId: target.orgId,
+      roleId: member.roleId,
+    } as const;
     const t = await createInviteToken(tx, now, userId, ctx, caller.userId);
-    await deps.audit.record(tx, { action: 'user.invite.resend', actor: actorOf(caller), ...auditTenant(target), resourceType: 'user', resourceId: userId, details: { email: member.email } }, meta);
-    await deps.outbox.enqueue(tx, mails.invitation(member.email, { inviterName: await inviterNameOf(tx, caller), tenantName: await tenantName(tx, target), url: inviteUrl(deps.config.appUrl, t) }));
+    await deps.audit.record(
+      tx,
+      {
+        action: 'user.invite.resend',
+        actor: actorOf(caller),
+        ...auditTenant(target),
+        resourceType: 'user',
+        resourceId: userId,
+        details: { email: member.email },
+      },
+      meta,
+    );
+    await deps.outbox.enqueue(
+      tx,
+      mails.invitation(member.email, {
+        inviterName: await inviterNameOf(tx, caller),
+        tenantName: await tenantName(tx, target),
+        url: inviteUrl(deps.config.appUrl, t),
+      }),
+    );
   });
   deps.outbox.kick();
   return { success: true as const, inviteEmailSent: deps.mailer.configured };
 }
 
-export async function updateUser(deps: Deps, caller: Principal, target: TargetScope, userId: string, patch: { name?: string; status?: 'active' | 'disabled' }, meta: AuditRequestMeta) {
+export async function updateUser(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  userId: string,
+  patch: { name?: string; status?: 'active' | 'disabled' },
+  meta: AuditRequestMeta,
+) {
   await deps.db.transaction(async (tx) => {
     const member = await findMember(tx, target, userId);
     if (!member) throw notFound('user');
-    if (userId === caller.userId && patch.status) throw new AppError('forbidden_self_action', 'You cannot change your own status.');
+    if (userId === caller.userId && patch.status)
+      throw new AppError('forbidden_self_action', 'You cannot change your own status.');
     await assertAccountAdministrable(tx, caller, userId);
     assertWithinSiteScope(caller, member);
-    if (patch.status === 'active' && member.status === 'invited') throw new AppError('conflict', 'An invited user becomes active by accepting the invitation.');
+    if (patch.status === 'active' && member.status === 'invited')
+      throw new AppError('conflict', 'An invited user becomes active by accepting the invitation.');
     if (patch.status === 'disabled' && member.status !== 'disabled') {
       for (const partnerId of await partnersAdministeredBy(tx, userId)) await assertNotLastAdmin(tx, partnerId, userId);
     }
     await tx
       .update(users)
-      .set({ ...(patch.name !== undefined ? { name: patch.name } : {}), ...(patch.status ? { status: patch.status } : {}), updatedAt: deps.clock.now() })
+      .set({
+        ...(patch.name !== undefined ? { name: patch.name } : {}),
+        ...(patch.status ? { status: patch.status } : {}),
+        updatedAt: deps.clock.now(),
+      })
       .where(eq(users.id, userId));
     const revoked = patch.status === 'disabled' ? await revokeUserSessions(deps, tx, userId, 'disabled') : 0;
     await deps.audit.record(
       tx,
-      { action: 'user.update', actor: actorOf(caller), ...auditTenant(target), resourceType: 'user', resourceId: userId, details: { changed: Object.keys(patch).sort(), ...(patch.status ? { status: patch.status } : {}), sessionsRevoked: revoked } },
+      {
+        action: 'user.update',
+        actor: actorOf(caller),
+        ...auditTenant(target),
+        resourceType: 'user',
+        resourceId: userId,
+        details: {
+          changed: Object.keys(patch).sort(),
+          ...(patch.status ? { status: patch.status } : {}),
+          sessionsRevoked: revoked,
+        },
+      },
       meta,
     );
   });
   return (await findMember(deps.db, target, userId))!;
 }
 
-export async function removeUser(deps: Deps, caller: Principal, target: TargetScope, userId: string, meta: AuditRequestMeta) {
+export async function removeUser(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  userId: string,
+  meta: AuditRequestMeta,
+) {
   await deps.db.transaction(async (tx) => {
     if (userId === caller.userId) throw new AppError('forbidden_self_action', 'You cannot remove yourself.');
     const member = await findMember(tx, target, userId);
@@ -149,11 +260,29 @@ export async function removeUser(deps: Deps, caller: Principal, target: TargetSc
     assertWithinSiteScope(caller, member);
     if (target.kind === 'partner') await assertNotLastAdmin(tx, target.partnerId, userId);
     await deleteMembership(tx, target, userId);
-    await deps.audit.record(tx, { action: 'user.remove', actor: actorOf(caller), ...auditTenant(target), resourceType: 'user', resourceId: userId, details: { email: member.email, roleId: member.roleId } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'user.remove',
+        actor: actorOf(caller),
+        ...auditTenant(target),
+        resourceType: 'user',
+        resourceId: userId,
+        details: { email: member.email, roleId: member.roleId },
+      },
+      meta,
+    );
   });
 }
 
-export async function assignRole(deps: Deps, caller: Principal, target: TargetScope, userId: string, roleId: string, meta: AuditRequestMeta) {
+export async function assignRole(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  userId: string,
+  roleId: string,
+  meta: AuditRequestMeta,
+) {
   await deps.db.transaction(async (tx) => {
     if (userId === caller.userId) throw new AppError('forbidden_self_action', 'You cannot change your own role.');
     const member = await findMember(tx, target, userId);
@@ -161,11 +290,24 @@ export async function assignRole(deps: Deps, caller: Principal, target: TargetSc
     await assertTargetWithinCeiling(tx, caller, member.roleId);
     assertWithinSiteScope(caller, member);
     await assignableRole(tx, caller, target, roleId);
-    if (target.kind === 'partner' && !(await loadRoleChain(tx, roleId))?.permissions.has('*:*')) await assertNotLastAdmin(tx, target.partnerId, userId);
+    if (target.kind === 'partner' && !(await loadRoleChain(tx, roleId))?.permissions.has('*:*'))
+      await assertNotLastAdmin(tx, target.partnerId, userId);
     await setMembershipRole(tx, target, userId, roleId);
-    await deps.audit.record(tx, { action: 'user.role.assign', actor: actorOf(caller), ...auditTenant(target), resourceType: 'user', resourceId: userId, details: { fromRoleId: member.roleId, toRoleId: roleId } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'user.role.assign',
+        actor: actorOf(caller),
+        ...auditTenant(target),
+        resourceType: 'user',
+        resourceId: userId,
+        details: { fromRoleId: member.roleId, toRoleId: roleId },
+      },
+      meta,
+    );
   });
   return (await findMember(deps.db, target, userId))!;
 }
 
-export const memberOrThrow = async (deps: Deps, target: TargetScope, userId: string) => (await findMember(deps.db, target, userId)) ?? Promise.reject(notFound('user'));
+export const memberOrThrow = async (deps: Deps, target: TargetScope, userId: string) =>
+  (await findMember(deps.db, target, userId)) ?? Promise.reject(notFound('user'));

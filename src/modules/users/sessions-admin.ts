@@ -22,7 +22,14 @@ export async function memberSessions(deps: Deps, caller: Principal, target: Targ
   return listMemberSessions(deps, target, userId);
 }
 
-export async function endMemberSessionAsAdmin(deps: Deps, caller: Principal, target: TargetScope, userId: string, sessionId: string, meta: AuditRequestMeta) {
+export async function endMemberSessionAsAdmin(
+  deps: Deps,
+  caller: Principal,
+  target: TargetScope,
+  userId: string,
+  sessionId: string,
+  meta: AuditRequestMeta,
+) {
   await deps.db.transaction(async (tx) => {
     await administrableMember(tx, caller, target, userId);
     await endMemberSession(deps, caller, target, userId, sessionId, meta, tx);

@@ -16,5 +16,10 @@ export async function queueDeliveries(tx: Executor, record: AuditContent, now: D
   if (!record.partnerId) return;
   const at = now.toISOString();
   const deadline = new Date(now.getTime() + RETRY_WINDOW_MS).toISOString();
-  await queueDeliveryRows(tx, { id: record.id, partnerId: record.partnerId, orgId: record.orgId, action: record.action }, at, deadline);
+  await queueDeliveryRows(
+    tx,
+    { id: record.id, partnerId: record.partnerId, orgId: record.orgId, action: record.action },
+    at,
+    deadline,
+  );
 }

@@ -18,7 +18,12 @@ export type AuditRecordRow = typeof auditLogs.$inferSelect;
  * One statement numbers the record in every matching subscription and queues one delivery each: active ones of the
  * record's partner that are partner-wide or of the record's organisation, with an event prefix the action starts with.
  */
-export async function queueDeliveryRows(tx: Executor, record: { id: string; partnerId: string; orgId: string | null; action: string }, at: string, deadline: string): Promise<void> {
+export async function queueDeliveryRows(
+  tx: Executor,
+  record: { id: string; partnerId: string; orgId: string | null; action: string },
+  at: string,
+  deadline: string,
+): Promise<void> {
   await tx.execute(sql`
     with matched as (
       update webhooks set last_sequence = last_sequence + 1
@@ -33,7 +38,11 @@ export async function queueDeliveryRows(tx: Executor, record: { id: string; part
 // ---- Subscriptions
 
 export async function findWebhookRow(db: Executor, t: Target, id: string): Promise<WebhookRow | undefined> {
-  const [row] = await db.select().from(webhooks).where(and(eq(webhooks.id, id), ownedBy(t, webhooks))).limit(1);
+  const [row] = await db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.id, id), ownedBy(t, webhooks)))
+    .limit(1);
   return row;
 }
 
@@ -66,24 +75,50 @@ export async function deleteWebhookRow(db: Executor, id: string): Promise<void> 
 // ---- Deliveries
 
 /** The delivery log of a subscription, newest event first (keyset on the sequence). */
-export function listDeliveryRows(db: Executor, webhookId: string, q: { status?: 'pending' | 'delivered' | 'failed'; before: { s: number } | null; limit: number }) {
+export function listDeliveryRows(
+  db: Executor,
+  webhookId: string,
+  q: { status?: 'pending' | 'delivered' | 'failed'; before: { s: number } | null; limit: number },
+) {
   const d = webhookDeliveries;
   const before = q.before;
   return db
     .select()
     .from(d)
-    .where(and(eq(d.webhookId, webhookId), q.status ? eq(d.status, q.status) : undefined, before ? lt(d.sequence, before.s) : undefined))
+    .where(
+      and(
+        eq(d.webhookId, webhookId),
+        q.status ? eq(d.status, q.status) : undefined,
+        before ? lt(d.sequence, before.s) : undefined,
+      ),
+    )
     .orderBy(desc(d.sequence))
     .limit(q.limit + 1);
 }
 
 /** Queues one delivery (any status) or every failed one of the subscription again, until `deadline`; their ids. */
-export function requeueDeliveries(db: Executor, webhookId: string, deliveryId: string | undefined, now: Date, deadline: Date) {
+export function requeueDeliveries(
+  db: Executor,
+  webhookId: string,
+  deliveryId: string | undefined,
+  now: Date,
+  deadline: Date,
+) {
   const d = webhookDeliveries;
-  const which = deliveryId ? and(eq(d.webhookId, webhookId), eq(d.id, deliveryId)) : and(eq(d.webhookId, webhookId), eq(d.status, 'failed'));
+  const which = deliveryId
+    ? and(eq(d.webhookId, webhookId), eq(d.id, deliveryId))
+    : and(eq(d.webhookId, webhookId), eq(d.status, 'failed'));
   return db
     .update(d)
-    .set({ status: 'pending', attempts: 0, notBefore: now, deadline, leasedUntil: null, failedAt: null, deliveredAt: null })
+    .set({
+      status: 'pending',
+      attempts: 0,
+      notBefore: now,
+      deadline,
+      leasedUntil: null,
+      failedAt: null,
+      deliveredAt: null,
+    })
     .where(which)
     .returning({ id: d.id });
 }
@@ -101,15 +136,31 @@ export function claimDeliveries(db: Db, o: { now: Date; leaseMs: number; limit: 
     ...o,
     where: and(
       eq(d.status, 'pending'),
-      exists(db.select({ one: sql`1` }).from(webhooks).where(and(eq(webhooks.id, d.webhookId), eq(webhooks.active, true)))),
-      notExists(db.select({ one: sql`1` }).from(earlier).where(and(eq(earlier.webhookId, d.webhookId), eq(earlier.status, 'pending'), lt(earlier.sequence, d.sequence)))),
+      exists(
+        db
+          .select({ one: sql`1` })
+          .from(webhooks)
+          .where(and(eq(webhooks.id, d.webhookId), eq(webhooks.active, true))),
+      ),
+      notExists(
+        db
+          .select({ one: sql`1` })
+          .from(earlier)
+          .where(
+            and(eq(earlier.webhookId, d.webhookId), eq(earlier.status, 'pending'), lt(earlier.sequence, d.sequence)),
+          ),
+      ),
     ),
     orderBy: asc(d.notBefore),
   });
 }
 
 export async function hookForDelivery(db: Executor, webhookId: string) {
-  const [hook] = await db.select({ id: webhooks.id, url: webhooks.url, secretSealed: webhooks.secretSealed }).from(webhooks).where(eq(webhooks.id, webhookId)).limit(1);
+  const [hook] = await db
+    .select({ id: webhooks.id, url: webhooks.url, secretSealed: webhooks.secretSealed })
+    .from(webhooks)
+    .where(eq(webhooks.id, webhookId))
+    .limit(1);
   return hook;
 }
 

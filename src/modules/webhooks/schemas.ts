@@ -5,16 +5,30 @@ import { z } from 'zod';
 const eventPrefix = z
   .string()
   .max(100)
-  .regex(/^(\*|[a-z][a-z0-9_]*(\.[a-z0-9_]*)*)$/, 'An action prefix such as "role." or "auth.login", or "*" for every event')
+  .regex(
+    /^(\*|[a-z][a-z0-9_]*(\.[a-z0-9_]*)*)$/,
+    'An action prefix such as "role." or "auth.login", or "*" for every event',
+  )
   .meta({ examples: ['role.', 'auth.login', '*'] });
 
-const url = z.url({ protocol: /^https?$/, message: 'An absolute https URL' }).max(2048).meta({ description: 'Where deliveries are POSTed: https, a public address, no redirects.', examples: ['https://siem.example.com/hooks/gatehouse'] });
-const events = z.array(eventPrefix).min(1).max(50).meta({ description: 'Action prefixes of the audit events to deliver (`"role."` matches `role.create`); `"*"` = every event.' });
+const url = z
+  .url({ protocol: /^https?$/, message: 'An absolute https URL' })
+  .max(2048)
+  .meta({
+    description: 'Where deliveries are POSTed: https, a public address, no redirects.',
+    examples: ['https://siem.example.com/hooks/gatehouse'],
+  });
+const events = z.array(eventPrefix).min(1).max(50).meta({
+  description: 'Action prefixes of the audit events to deliver (`"role."` matches `role.create`); `"*"` = every event.',
+});
 
 export const createWebhookBody = z.strictObject({
   url,
   events,
-  orgId: z.uuid().optional().meta({ description: "A partner caller's organisation to subscribe to; omitted = the caller's own tenant (for a partner: every event of the partner and its organisations)." }),
+  orgId: z.uuid().optional().meta({
+    description:
+      "A partner caller's organisation to subscribe to; omitted = the caller's own tenant (for a partner: every event of the partner and its organisations).",
+  }),
   description: z.string().trim().max(500).optional(),
 });
 
@@ -23,7 +37,10 @@ export const updateWebhookBody = z
     url: url.optional(),
     events: events.optional(),
     description: z.string().trim().max(500).nullable().optional(),
-    active: z.boolean().optional().meta({ description: 'false pauses the subscription: no new events are queued for it, queued ones wait.' }),
+    active: z
+      .boolean()
+      .optional()
+      .meta({ description: 'false pauses the subscription: no new events are queued for it, queued ones wait.' }),
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' });
 
@@ -31,7 +48,10 @@ export const webhookJson = z
   .object({
     id: z.uuid(),
     partnerId: z.uuid(),
-    orgId: z.uuid().nullable().meta({ description: 'null: a partner-wide subscription (the partner and all its organisations).' }),
+    orgId: z
+      .uuid()
+      .nullable()
+      .meta({ description: 'null: a partner-wide subscription (the partner and all its organisations).' }),
     url: z.string(),
     events: z.array(z.string()),
     description: z.string().nullable(),
@@ -43,7 +63,10 @@ export const webhookJson = z
 
 export const createdWebhookJson = webhookJson
   .extend({
-    secret: z.string().meta({ description: 'The signing secret (`whsec_...`, Standard Webhooks). Shown once: store it now; it is never returned again.' }),
+    secret: z.string().meta({
+      description:
+        'The signing secret (`whsec_...`, Standard Webhooks). Shown once: store it now; it is never returned again.',
+    }),
   })
   .meta({ id: 'CreatedWebhook' });
 
@@ -51,16 +74,27 @@ export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
 export const deliveryJson = z
   .object({
-    id: z.uuid().meta({ description: 'Also the `webhook-id` header: the same on every attempt, so a receiver can drop repeats.' }),
+    id: z.uuid().meta({
+      description: 'Also the `webhook-id` header: the same on every attempt, so a receiver can drop repeats.',
+    }),
     webhookId: z.uuid(),
-    sequence: z.number().int().meta({ description: "The event's position in this subscription (1, 2, 3 ...): delivered in this order." }),
+    sequence: z
+      .number()
+      .int()
+      .meta({ description: "The event's position in this subscription (1, 2, 3 ...): delivered in this order." }),
     auditId: z.uuid(),
     action: z.string(),
-    status: z.enum(DELIVERY_STATUSES).meta({ description: '`failed`: dead-lettered after the retry window; `POST /webhooks/{id}/redeliver` queues it again.' }),
+    status: z.enum(DELIVERY_STATUSES).meta({
+      description: '`failed`: dead-lettered after the retry window; `POST /webhooks/{id}/redeliver` queues it again.',
+    }),
     attempts: z.number().int(),
     nextAttemptAt: z.string().nullable(),
     lastAttemptAt: z.string().nullable(),
-    lastStatus: z.number().int().nullable().meta({ description: "The receiver's HTTP status at the last attempt (null: no answer)." }),
+    lastStatus: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "The receiver's HTTP status at the last attempt (null: no answer)." }),
     lastError: z.string().nullable(),
     createdAt: z.string(),
     deliveredAt: z.string().nullable(),
@@ -82,7 +116,10 @@ export const webhookListQuery = z.strictObject({
 });
 
 export const redeliverBody = z.strictObject({
-  deliveryId: z.uuid().optional().meta({ description: 'One delivery (any status) to send again; omitted = every failed (dead-lettered) delivery.' }),
+  deliveryId: z
+    .uuid()
+    .optional()
+    .meta({ description: 'One delivery (any status) to send again; omitted = every failed (dead-lettered) delivery.' }),
 });
 export const redeliverResult = z.object({ queued: z.number().int().meta({ description: 'Deliveries queued again.' }) });
 

@@ -25,7 +25,13 @@ export interface SendResult {
  * Signs and POSTs one message. `messageId` is the same on every attempt of one delivery (receivers drop repeats by it).
  * The signature timestamp is the wall clock: receivers compare it with theirs to refuse replays.
  */
-export async function sendSigned(o: { url: string; secret: string; messageId: string; body: string; allowInsecure: boolean }): Promise<SendResult> {
+export async function sendSigned(o: {
+  url: string;
+  secret: string;
+  messageId: string;
+  body: string;
+  allowInsecure: boolean;
+}): Promise<SendResult> {
   const at = new Date();
   const signature = new Webhook(o.secret).sign(o.messageId, at, o.body);
   try {

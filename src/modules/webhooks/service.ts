@@ -12,7 +12,17 @@ import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.j
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { RETRY_WINDOW_MS } from './fanout.js';
-import { deleteWebhookRow, findWebhookRow, insertWebhook, listDeliveryRows, listWebhookRows, requeueDeliveries, updateWebhookRow, type DeliveryRow, type WebhookRow } from './repo.js';
+import {
+  deleteWebhookRow,
+  findWebhookRow,
+  insertWebhook,
+  listDeliveryRows,
+  listWebhookRows,
+  requeueDeliveries,
+  updateWebhookRow,
+  type DeliveryRow,
+  type WebhookRow,
+} from './repo.js';
 import { newSecret, openSecret, sealSecret, sendSigned } from './sender.js';
 
 type Row = WebhookRow;
@@ -29,7 +39,8 @@ export const webhookToJson = (r: Row) => ({
   updatedAt: r.updatedAt.toISOString(),
 });
 
-const fieldError = (field: string, msg: string) => new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
+const fieldError = (field: string, msg: string) =>
+  new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
 /** https and a public address (unless WEBHOOKS_ALLOW_INSECURE=true, tests only): the one outbound guard. */
 async function checkUrl(deps: Deps, url: string): Promise<void> {
@@ -50,7 +61,6 @@ export function assertMayHandle(p: Principal, t: TargetScope): void {
   if (t.kind === 'partner' && p.orgAccess !== 'all') throw new AppError('full_org_access_required');
 }
 
-
 export async function findWebhook(db: Executor, t: TargetScope, id: string): Promise<Row> {
   const row = await findWebhookRow(db, t, id);
   if (!row) throw notFound('webhook');
@@ -61,14 +71,40 @@ const actor = actorOf;
 /** The host only: a URL's path or query often carries the receiver's own token. */
 const hostOf = (url: string) => new URL(url).host;
 
-export async function createWebhook(deps: Deps, p: Principal, t: TargetScope, input: { url: string; events: string[]; description?: string }, meta: AuditRequestMeta) {
+export async function createWebhook(
+  deps: Deps,
+  p: Principal,
+  t: TargetScope,
+  input: { url: string; events: string[]; description?: string },
+  meta: AuditRequestMeta,
+) {
   assertMayHandle(p, t);
   await checkUrl(deps, input.url);
   const id = randomUUID();
   const secret = newSecret();
   const row = await deps.db.transaction(async (tx) => {
-    const created = await insertWebhook(tx, { id, partnerId: t.partnerId, orgId: t.orgId, url: input.url, events: [...new Set(input.events)], description: input.description ?? null, secretSealed: sealSecret(deps.box, id, secret), createdBy: p.userId });
-    await deps.audit.record(tx, { action: 'webhook.create', actor: actor(p), ...auditTenant(t), resourceType: 'webhook', resourceId: id, details: { host: hostOf(input.url), events: created.events } }, meta);
+    const created = await insertWebhook(tx, {
+      id,
+      partnerId: t.partnerId,
+      orgId: t.orgId,
+      url: input.url,
+      events: [...new Set(input.events)],
+      description: input.description ?? null,
+      secretSealed: sealSecret(deps.box, id, secret),
+      createdBy: p.userId,
+    });
+    await deps.audit.record(
+      tx,
+      {
+        action: 'webhook.create',
+        actor: actor(p),
+        ...auditTenant(t),
+        resourceType: 'webhook',
+        resourceId: id,
+        details: { host: hostOf(input.url), events: created.events },
+      },
+      meta,
+    );
     return created;
   });
   deps.webhooks.kickIfQueued();
@@ -88,7 +124,14 @@ export async function getWebhook(deps: Deps, p: Principal, t: TargetScope, id: s
   return webhookToJson(await findWebhook(deps.db, t, id));
 }
 
-export async function updateWebhook(deps: Deps, p: Principal, t: TargetScope, id: string, input: { url?: string; events?: string[]; description?: string | null; active?: boolean }, meta: AuditRequestMeta) {
+export async function updateWebhook(
+  deps: Deps,
+  p: Principal,
+  t: TargetScope,
+  id: string,
+  input: { url?: string; events?: string[]; description?: string | null; active?: boolean },
+  meta: AuditRequestMeta,
+) {
   assertMayHandle(p, t);
   if (input.url !== undefined) await checkUrl(deps, input.url);
   const row = await deps.db.transaction(async (tx) => {
@@ -103,7 +146,18 @@ export async function updateWebhook(deps: Deps, p: Principal, t: TargetScope, id
     const changed = Object.keys(input);
     await deps.audit.record(
       tx,
-      { action: 'webhook.update', actor: actor(p), ...auditTenant(t), resourceType: 'webhook', resourceId: id, details: { changed, ...(input.url !== undefined ? { host: hostOf(input.url) } : {}), ...(input.active !== undefined ? { active: input.active } : {}) } },
+      {
+        action: 'webhook.update',
+        actor: actor(p),
+        ...auditTenant(t),
+        resourceType: 'webhook',
+        resourceId: id,
+        details: {
+          changed,
+          ...(input.url !== undefined ? { host: hostOf(input.url) } : {}),
+          ...(input.active !== undefined ? { active: input.active } : {}),
+        },
+      },
       meta,
     );
     return updated;
@@ -113,12 +167,29 @@ export async function updateWebhook(deps: Deps, p: Principal, t: TargetScope, id
   return webhookToJson(row);
 }
 
-export async function deleteWebhook(deps: Deps, p: Principal, t: TargetScope, id: string, meta: AuditRequestMeta): Promise<void> {
+export async function deleteWebhook(
+  deps: Deps,
+  p: Principal,
+  t: TargetScope,
+  id: string,
+  meta: AuditRequestMeta,
+): Promise<void> {
   assertMayHandle(p, t);
   await deps.db.transaction(async (tx) => {
     const current = await findWebhook(tx, t, id);
     await deleteWebhookRow(tx, current.id);
-    await deps.audit.record(tx, { action: 'webhook.delete', actor: actor(p), ...auditTenant(t), resourceType: 'webhook', resourceId: id, details: { host: hostOf(current.url) } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'webhook.delete',
+        actor: actor(p),
+        ...auditTenant(t),
+        resourceType: 'webhook',
+        resourceId: id,
+        details: { host: hostOf(current.url) },
+      },
+      meta,
+    );
   });
   deps.webhooks.kickIfQueued();
 }
@@ -142,7 +213,13 @@ export const deliveryToJson = (r: DeliveryRow) => ({
 });
 
 /** The delivery log, newest event first (keyset on the subscription's sequence). */
-export async function listDeliveries(deps: Deps, p: Principal, t: TargetScope, id: string, q: { limit: number; cursor?: string; status?: 'pending' | 'delivered' | 'failed' }) {
+export async function listDeliveries(
+  deps: Deps,
+  p: Principal,
+  t: TargetScope,
+  id: string,
+  q: { limit: number; cursor?: string; status?: 'pending' | 'delivered' | 'failed' },
+) {
   assertMayHandle(p, t);
   const hook = await findWebhook(deps.db, t, id);
   const before = decodeCursor(q.cursor, z.object({ s: z.number().int() }));
@@ -155,14 +232,32 @@ export async function listDeliveries(deps: Deps, p: Principal, t: TargetScope, i
  * Queues one delivery (any status) or every failed one again, with a fresh retry window. They keep their sequence,
  * so they go out before the subscription's later events.
  */
-export async function redeliver(deps: Deps, p: Principal, t: TargetScope, id: string, deliveryId: string | undefined, meta: AuditRequestMeta) {
+export async function redeliver(
+  deps: Deps,
+  p: Principal,
+  t: TargetScope,
+  id: string,
+  deliveryId: string | undefined,
+  meta: AuditRequestMeta,
+) {
   assertMayHandle(p, t);
   const now = deps.clock.now();
   const queued = await deps.db.transaction(async (tx) => {
     const hook = await findWebhook(tx, t, id);
     const rows = await requeueDeliveries(tx, hook.id, deliveryId, now, new Date(now.getTime() + RETRY_WINDOW_MS));
     if (deliveryId && rows.length === 0) throw notFound('delivery');
-    await deps.audit.record(tx, { action: 'webhook.redeliver', actor: actor(p), ...auditTenant(t), resourceType: 'webhook', resourceId: id, details: { deliveryId: deliveryId ?? null, queued: rows.length } }, meta);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'webhook.redeliver',
+        actor: actor(p),
+        ...auditTenant(t),
+        resourceType: 'webhook',
+        resourceId: id,
+        details: { deliveryId: deliveryId ?? null, queued: rows.length },
+      },
+      meta,
+    );
     return rows.length;
   });
   deps.webhooks.kick();
@@ -179,6 +274,16 @@ export async function ping(deps: Deps, p: Principal, t: TargetScope, id: string)
   } catch {
     return { ok: false, status: null, error: 'the signing secret cannot be opened (encryption key missing)' };
   }
-  const body = JSON.stringify({ type: 'webhook.ping', timestamp: deps.clock.now().toISOString(), data: { webhookId: hook.id } });
-  return sendSigned({ url: hook.url, secret, messageId: `ping_${randomUUID()}`, body, allowInsecure: deps.config.webhooksAllowInsecure });
+  const body = JSON.stringify({
+    type: 'webhook.ping',
+    timestamp: deps.clock.now().toISOString(),
+    data: { webhookId: hook.id },
+  });
+  return sendSigned({
+    url: hook.url,
+    secret,
+    messageId: `ping_${randomUUID()}`,
+    body,
+    allowInsecure: deps.config.webhooksAllowInsecure,
+  });
 }

@@ -8,7 +8,14 @@ import type { Clock } from '../../platform/clock.js';
 import { backoffMs, LeasedQueue } from '../../platform/leased-queue.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { SecretBox } from '../../platform/secret-box.js';
-import { auditRecordOf, claimDeliveries, hookForDelivery, settleDelivery, type AuditRecordRow, type DeliveryRow } from './repo.js';
+import {
+  auditRecordOf,
+  claimDeliveries,
+  hookForDelivery,
+  settleDelivery,
+  type AuditRecordRow,
+  type DeliveryRow,
+} from './repo.js';
 import { openSecret, sendSigned } from './sender.js';
 
 type Delivery = DeliveryRow;
@@ -106,18 +113,37 @@ export class WebhookWorker {
     try {
       secret = openSecret(this.box, hook.id, hook.secretSealed);
     } catch {
-      return this.settle(row, { ok: false, status: null, error: 'the signing secret cannot be opened (encryption key missing)' }, true);
+      return this.settle(
+        row,
+        { ok: false, status: null, error: 'the signing secret cannot be opened (encryption key missing)' },
+        true,
+      );
     }
     if (!record) return this.settle(row, { ok: false, status: null, error: 'the audit record no longer exists' }, true);
     const body = JSON.stringify(auditPayload(hook.id, row.sequence, record));
-    const result = await sendSigned({ url: hook.url, secret, messageId: row.id, body, allowInsecure: this.o.allowInsecure });
+    const result = await sendSigned({
+      url: hook.url,
+      secret,
+      messageId: row.id,
+      body,
+      allowInsecure: this.o.allowInsecure,
+    });
     await this.settle(row, result, false);
   }
 
   /** Delivered; or retried after a backoff; or, past the window (or never deliverable), dead-lettered. */
-  private async settle(row: Delivery, r: { ok: boolean; status: number | null; error: string | null }, hopeless: boolean): Promise<void> {
+  private async settle(
+    row: Delivery,
+    r: { ok: boolean; status: number | null; error: string | null },
+    hopeless: boolean,
+  ): Promise<void> {
     const now = this.clock.now();
-    const attempt = { lastAttemptAt: now, lastStatus: r.status, lastError: r.error?.slice(0, 300) ?? null, leasedUntil: null };
+    const attempt = {
+      lastAttemptAt: now,
+      lastStatus: r.status,
+      lastError: r.error?.slice(0, 300) ?? null,
+      leasedUntil: null,
+    };
     // Only the lease holder settles: a row whose lease ran out and was claimed again belongs to the new claim.
     if (r.ok) {
       await settleDelivery(this.db, row, { ...attempt, status: 'delivered', deliveredAt: now });
@@ -127,12 +153,24 @@ export class WebhookWorker {
     const next = new Date(now.getTime() + retryDelayMs(row.attempts));
     if (hopeless || next.getTime() > row.deadline.getTime()) {
       await settleDelivery(this.db, row, { ...attempt, status: 'failed', failedAt: now });
-      this.logger.warn({ webhookId: row.webhookId, deliveryId: row.id, sequence: row.sequence, attempts: row.attempts, error: r.error }, 'webhook delivery dead-lettered');
+      this.logger.warn(
+        {
+          webhookId: row.webhookId,
+          deliveryId: row.id,
+          sequence: row.sequence,
+          attempts: row.attempts,
+          error: r.error,
+        },
+        'webhook delivery dead-lettered',
+      );
       this.metrics.webhookDeliveries.inc({ result: 'dead_lettered' });
       return;
     }
     await settleDelivery(this.db, row, { ...attempt, notBefore: next });
-    this.logger.info({ webhookId: row.webhookId, deliveryId: row.id, attempt: row.attempts, status: r.status, error: r.error }, 'webhook delivery failed; will retry');
+    this.logger.info(
+      { webhookId: row.webhookId, deliveryId: row.id, attempt: row.attempts, status: r.status, error: r.error },
+      'webhook delivery failed; will retry',
+    );
     this.metrics.webhookDeliveries.inc({ result: 'retry' });
   }
 }

@@ -11,7 +11,11 @@ export interface ApiErrorBody {
   message?: string;
   code?: string;
   retryAfter?: number;
-  details?: { fieldErrors?: Record<string, string[]>; formErrors?: string[]; feedback?: { warning?: string; suggestions?: string[] } };
+  details?: {
+    fieldErrors?: Record<string, string[]>;
+    formErrors?: string[];
+    feedback?: { warning?: string; suggestions?: string[] };
+  };
   [k: string]: unknown;
 }
 
@@ -36,7 +40,9 @@ export const onSessionEvent = (l: Listener) => {
     listeners.delete(l);
   };
 };
-const emit = (kind: 'enrolment' | 'signed-out') => listeners.forEach((l) => l({ kind }));
+const emit = (kind: 'enrolment' | 'signed-out') => {
+  for (const l of listeners) l({ kind });
+};
 
 /** What a 403 `step_up_required` asks for: a fresh proof by one of `methods` (src/http/step-up.ts). */
 export interface StepUpRequest {
@@ -60,7 +66,11 @@ export function refreshSession(): Promise<boolean> {
   refreshing ??= (async () => {
     const csrf = csrfToken();
     if (!csrf) return false;
-    const res = await fetch('/api/v1/auth/refresh', { method: 'POST', headers: { 'x-service-csrf': csrf }, credentials: 'same-origin' });
+    const res = await fetch('/api/v1/auth/refresh', {
+      method: 'POST',
+      headers: { 'x-service-csrf': csrf },
+      credentials: 'same-origin',
+    });
     if (!res.ok) return false;
     session.signedIn((await res.json()) as TokenResponse);
     return true;
@@ -72,7 +82,8 @@ export function refreshSession(): Promise<boolean> {
   return refreshing;
 }
 
-const NO_REFRESH = /\/api\/v1\/auth\/(login|refresh|logout|register|register-partner|forgot-password|reset-password|accept-invite|invite\/preview|mfa\/verify|mfa\/sms\/send|mfa\/passkey\/|passkey\/login\/)|\/api\/v1\/sso\/exchange/;
+const NO_REFRESH =
+  /\/api\/v1\/auth\/(login|refresh|logout|register|register-partner|forgot-password|reset-password|accept-invite|invite\/preview|mfa\/verify|mfa\/sms\/send|mfa\/passkey\/|passkey\/login\/)|\/api\/v1\/sso\/exchange/;
 
 async function authFetch(input: Request): Promise<Response> {
   const retry = input.clone();
@@ -91,14 +102,26 @@ async function authFetch(input: Request): Promise<Response> {
     }
   }
   if (res.status === 403 && stepUpHandler && !/\/api\/v1\/auth\/step-up/.test(input.url)) {
-    const body = (await res.clone().json().catch(() => ({}))) as ApiErrorBody;
+    const body = (await res
+      .clone()
+      .json()
+      .catch(() => ({}))) as ApiErrorBody;
     if (body.code === 'step_up_required') {
       const methods = Array.isArray(body.methods) ? (body.methods as string[]) : [];
-      if (await stepUpHandler({ methods, maxAgeSeconds: typeof body.maxAgeSeconds === 'number' ? body.maxAgeSeconds : undefined })) res = await send(afterStepUp);
+      if (
+        await stepUpHandler({
+          methods,
+          maxAgeSeconds: typeof body.maxAgeSeconds === 'number' ? body.maxAgeSeconds : undefined,
+        })
+      )
+        res = await send(afterStepUp);
     }
   }
   if (res.status === 428) {
-    const body = (await res.clone().json().catch(() => ({}))) as ApiErrorBody;
+    const body = (await res
+      .clone()
+      .json()
+      .catch(() => ({}))) as ApiErrorBody;
     if (body.code === 'mfa_enrollment_required') emit('enrolment');
   }
   return res;
@@ -110,7 +133,9 @@ export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin'
 export async function call<T>(p: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await p;
   if (!response.ok) {
-    const body = (error && typeof error === 'object' ? error : { message: String(error ?? response.statusText) }) as ApiErrorBody;
+    const body = (
+      error && typeof error === 'object' ? error : { message: String(error ?? response.statusText) }
+    ) as ApiErrorBody;
     if (response.status === 429 && body.retryAfter === undefined) {
       const h = Number(response.headers.get('retry-after'));
       if (Number.isFinite(h)) body.retryAfter = h;

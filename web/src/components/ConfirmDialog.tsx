@@ -21,7 +21,13 @@ export function useConfirmed<T>(act: (record: T) => Promise<unknown>, onDone: (r
   return {
     target,
     ask: setTarget,
-    dialog: { opened: target !== null, pending: m.isPending, error: m.error, onConfirm: () => target !== null && m.mutate(target), onClose: () => setTarget(null) },
+    dialog: {
+      opened: target !== null,
+      pending: m.isPending,
+      error: m.error,
+      onConfirm: () => target !== null && m.mutate(target),
+      onClose: () => setTarget(null),
+    },
   };
 }
 

@@ -6,7 +6,10 @@ import { useState } from 'react';
 
 export function useCursorPages(key?: unknown) {
   const k = JSON.stringify(key ?? null);
-  const [state, setState] = useState<{ key: string; cursors: (string | undefined)[] }>({ key: k, cursors: [undefined] });
+  const [state, setState] = useState<{ key: string; cursors: (string | undefined)[] }>({
+    key: k,
+    cursors: [undefined],
+  });
   const cursors = state.key === k ? state.cursors : [undefined];
   return {
     /** The cursor of the page shown (undefined: the first page). */
@@ -32,7 +35,12 @@ export function useCursorList<R extends { nextCursor: string | null }>(
 ) {
   const pages = useCursorPages(resetOn);
   const cursor = pages.cursor;
-  const list = useQuery({ queryKey: [...queryKey, cursor], enabled, placeholderData: keepPreviousData, queryFn: () => fetchPage(cursor) });
+  const list = useQuery({
+    queryKey: [...queryKey, cursor],
+    enabled,
+    placeholderData: keepPreviousData,
+    queryFn: () => fetchPage(cursor),
+  });
   return { pages, list };
 }
 
@@ -40,7 +48,15 @@ export function useCursorList<R extends { nextCursor: string | null }>(
  * Previous / Next for a keyset-paged list. With `numbered` the bar is always there and says "Page N"; without it,
  * the bar shows only when there is another page to go to.
  */
-export function CursorPager({ pages, next, numbered = false }: { pages: CursorPages; next: string | null | undefined; numbered?: boolean }) {
+export function CursorPager({
+  pages,
+  next,
+  numbered = false,
+}: {
+  pages: CursorPages;
+  next: string | null | undefined;
+  numbered?: boolean;
+}) {
   if (!numbered && pages.page < 2 && !next) return null;
   return (
     <Group>

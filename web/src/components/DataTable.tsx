@@ -26,9 +26,11 @@ export function DataTable<R extends { id: string }>({
     <Table striped={striped} highlightOnHover={highlightOnHover} data-testid={testId}>
       <Table.Thead>
         <Table.Tr>
-          {columns.filter((c): c is string => c !== false).map((c) => (
-            <Table.Th key={c}>{c}</Table.Th>
-          ))}
+          {columns
+            .filter((c): c is string => c !== false)
+            .map((c) => (
+              <Table.Th key={c}>{c}</Table.Th>
+            ))}
           <Table.Th>
             <span className="gh-visually-hidden">{hidden}</span>
           </Table.Th>

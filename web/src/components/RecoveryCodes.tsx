@@ -16,6 +16,7 @@ export function RecoveryCodes({ codes }: { codes: string[] }) {
       <Alert color="yellow" title="Save your recovery codes now">
         Each code signs you in once if you lose your second factor. They are shown only this time.
       </Alert>
+      {/* biome-ignore lint/a11y/useSemanticElements: a two-column grid of codes; ul would need its own reset styles */}
       <div className="gh-two-columns" role="list" aria-label="Recovery codes" data-testid="recovery-codes">
         {codes.map((c) => (
           <Text key={c} ff="monospace" size="sm" role="listitem">

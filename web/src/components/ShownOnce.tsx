@@ -3,7 +3,19 @@
 import { Alert, Button, Code, CopyButton, Group, Stack } from '@mantine/core';
 import type { ReactNode } from 'react';
 
-export function ShownOnce({ what, value, testId, children, onDone }: { what: string; value: string; testId: string; children?: ReactNode; onDone: () => void }) {
+export function ShownOnce({
+  what,
+  value,
+  testId,
+  children,
+  onDone,
+}: {
+  what: string;
+  value: string;
+  testId: string;
+  children?: ReactNode;
+  onDone: () => void;
+}) {
   return (
     <Stack>
       <Alert color="yellow" title="Copy it now">

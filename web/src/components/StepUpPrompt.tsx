@@ -14,11 +14,18 @@ interface Pending extends StepUpRequest {
 
 function renew(r: { accessToken: string; expiresIn: number }) {
   const s = session.get();
-  if (s.user) session.signedIn({ accessToken: r.accessToken, expiresIn: r.expiresIn, user: s.user, mfaEnrollmentRequired: s.mfaEnrollmentRequired });
+  if (s.user)
+    session.signedIn({
+      accessToken: r.accessToken,
+      expiresIn: r.expiresIn,
+      user: s.user,
+      mfaEnrollmentRequired: s.mfaEnrollmentRequired,
+    });
 }
 
 function passkeyProblem(err: unknown): string {
-  if (err instanceof Error && (err.name === 'NotAllowedError' || err.name === 'AbortError')) return 'The passkey request was cancelled or timed out.';
+  if (err instanceof Error && (err.name === 'NotAllowedError' || err.name === 'AbortError'))
+    return 'The passkey request was cancelled or timed out.';
   return explain(err);
 }
 
@@ -101,12 +108,25 @@ export function StepUpPrompt() {
       </Button>
     ),
     methods.includes('totp') && (
-      <form key="totp" onSubmit={(e) => { e.preventDefault(); void prove({ code }); }}>
+      <form
+        key="totp"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void prove({ code });
+        }}
+      >
         <Stack gap="xs">
           <Text size="sm" id="step-up-code">
             The 6-digit code from your authenticator app:
           </Text>
-          <PinInput length={6} type="number" oneTimeCode value={code} onChange={setCode} aria-label="Authenticator code" />
+          <PinInput
+            length={6}
+            type="number"
+            oneTimeCode
+            value={code}
+            onChange={setCode}
+            aria-label="Authenticator code"
+          />
           <Button type="submit" loading={busy} disabled={code.length < 6}>
             Confirm with the code
           </Button>
@@ -119,10 +139,23 @@ export function StepUpPrompt() {
           Text me a code
         </Button>
       ) : (
-        <form key="sms" onSubmit={(e) => { e.preventDefault(); void prove({ code: smsCode }); }}>
+        <form
+          key="sms"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void prove({ code: smsCode });
+          }}
+        >
           <Stack gap="xs">
             <Text size="sm">The 6-digit code texted to the phone ending in {smsTo}:</Text>
-            <PinInput length={6} type="number" oneTimeCode value={smsCode} onChange={setSmsCode} aria-label="Text-message code" />
+            <PinInput
+              length={6}
+              type="number"
+              oneTimeCode
+              value={smsCode}
+              onChange={setSmsCode}
+              aria-label="Text-message code"
+            />
             <Button type="submit" loading={busy} disabled={smsCode.length < 6}>
               Confirm with the texted code
             </Button>
@@ -130,9 +163,21 @@ export function StepUpPrompt() {
         </form>
       )),
     methods.includes('password') && (
-      <form key="password" onSubmit={(e) => { e.preventDefault(); void prove({ password }); }}>
+      <form
+        key="password"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void prove({ password });
+        }}
+      >
         <Stack gap="xs">
-          <PasswordInput label="Your password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} required />
+          <PasswordInput
+            label="Your password"
+            autoComplete="current-password"
+            value={password}
+            onChange={(e) => setPassword(e.currentTarget.value)}
+            required
+          />
           <Button type="submit" loading={busy} disabled={!password}>
             Confirm with the password
           </Button>
@@ -149,10 +194,17 @@ export function StepUpPrompt() {
           This action hands out or changes access, so it needs a recent proof that you are at the keyboard
           {minutes ? ` (within the last ${minutes} minutes)` : ''}. Your action continues once you confirm.
         </Text>
-        {error && <Alert color="red" role="alert">{error}</Alert>}
+        {error && (
+          <Alert color="red" role="alert">
+            {error}
+          </Alert>
+        )}
         {parts.length === 0 ? (
-          <Alert color="yellow">This session cannot prove itself again here: sign out and sign in again, then retry the action.</Alert>
+          <Alert color="yellow">
+            This session cannot prove itself again here: sign out and sign in again, then retry the action.
+          </Alert>
         ) : (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the dividers are positional and never reorder
           parts.flatMap((p, i) => (i === 0 ? [p] : [<Divider key={`or-${i}`} label="or" labelPosition="center" />, p]))
         )}
         <Button variant="default" onClick={() => finish(false)}>

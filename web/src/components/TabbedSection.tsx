@@ -14,7 +14,17 @@ export interface Part {
   Page: ComponentType;
 }
 
-export function TabbedSection({ title, base, parts: all, noneText }: { title: string; base: string; parts: readonly Part[]; noneText: string }) {
+export function TabbedSection({
+  title,
+  base,
+  parts: all,
+  noneText,
+}: {
+  title: string;
+  base: string;
+  parts: readonly Part[];
+  noneText: string;
+}) {
   const me = useMe();
   const loc = useLocation();
   const navigate = useNavigate();

@@ -28,7 +28,10 @@ export function TenantSelect({
     <Select
       label={label}
       description={description}
-      data={[{ value: '', label: partnerLabel }, ...(orgs.data ?? []).map((o) => ({ value: o.id, label: orgLabel(o.name) }))]}
+      data={[
+        { value: '', label: partnerLabel },
+        ...(orgs.data ?? []).map((o) => ({ value: o.id, label: orgLabel(o.name) })),
+      ]}
       value={value ?? ''}
       onChange={(v) => onChange(v || null)}
       allowDeselect={false}

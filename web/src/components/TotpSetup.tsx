@@ -19,9 +19,10 @@ export function TotpSetup({ onEnabled, onDone }: { onEnabled: (t: TokenResponse)
     },
   });
   // Start once when shown (StrictMode runs effects twice; a second setup replaces the first, harmless but wasteful).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs once on mount by design
   useEffect(() => {
     if (setup.isIdle) setup.mutate();
-  }, []); // eslint-disable-line react-hooks/exhaustive-deps
+  }, []);
 
   if (codes)
     return (
@@ -31,7 +32,12 @@ export function TotpSetup({ onEnabled, onDone }: { onEnabled: (t: TokenResponse)
         <Button onClick={onDone}>I have saved my codes</Button>
       </Stack>
     );
-  if (setup.isError) return <Alert color="red" role="alert">{explain(setup.error)}</Alert>;
+  if (setup.isError)
+    return (
+      <Alert color="red" role="alert">
+        {explain(setup.error)}
+      </Alert>
+    );
   if (!setup.data) return <Loader aria-label="Preparing" />;
   return (
     <form
@@ -42,14 +48,20 @@ export function TotpSetup({ onEnabled, onDone }: { onEnabled: (t: TokenResponse)
       noValidate
     >
       <Stack>
-        <Text size="sm">1. Scan this code with an authenticator app (Google Authenticator, 1Password, Microsoft Authenticator…).</Text>
+        <Text size="sm">
+          1. Scan this code with an authenticator app (Google Authenticator, 1Password, Microsoft Authenticator…).
+        </Text>
         <Image src={setup.data.qrCodeDataUrl} alt="QR code for your authenticator app" w={200} h={200} />
         <Text size="sm">
           Cannot scan? Type this key: <Code data-testid="totp-secret">{setup.data.secret}</Code>
         </Text>
         <Text size="sm">2. Enter the 6-digit code the app shows.</Text>
         <PinInput length={6} type="number" oneTimeCode value={code} onChange={setCode} aria-label="Verification code" />
-        {enable.isError && <Alert color="red" role="alert">{explain(enable.error)}</Alert>}
+        {enable.isError && (
+          <Alert color="red" role="alert">
+            {explain(enable.error)}
+          </Alert>
+        )}
         <Button type="submit" loading={enable.isPending} disabled={code.length < 6}>
           Turn on
         </Button>

@@ -56,7 +56,8 @@ const WORDS: Record<string, string> = {
   enrollment_key_expired: 'The enrollment key has expired. Create a new one.',
   enrollment_key_exhausted: 'The enrollment key has enrolled all the devices it may. Create a new one.',
   last_sign_in_method: 'That would leave the account without a way to sign in.',
-  password_confirmation_required: 'This session began at your identity provider: confirm your password to act elsewhere.',
+  password_confirmation_required:
+    'This session began at your identity provider: confirm your password to act elsewhere.',
   mfa_already_enabled: 'Two-step verification is already on.',
   key_limit_reached: 'This account already has two active keys: revoke one first.',
   ip_not_allowed: 'This key may not be used from this address.',
@@ -84,8 +85,10 @@ export function explain(err: unknown): string {
       if (fields.length) text = `${text} ${fields.join('; ')}.`;
     }
     if (b.code === 'invalid_csv' && b.message) text = `${text} ${b.message}`;
-    if (b.code === 'permission_ceiling' && Array.isArray(b.missing) && b.missing.length) text = `${text} Not yours to give: ${(b.missing as string[]).join(', ')}.`;
-    if (b.code === 'role_has_users' && typeof b.userCount === 'number') text = `${b.userCount} user(s) still hold this role. Move them to another role first.`;
+    if (b.code === 'permission_ceiling' && Array.isArray(b.missing) && b.missing.length)
+      text = `${text} Not yours to give: ${(b.missing as string[]).join(', ')}.`;
+    if (b.code === 'role_has_users' && typeof b.userCount === 'number')
+      text = `${b.userCount} user(s) still hold this role. Move them to another role first.`;
     if (b.code === 'internal_error' && typeof b.errorId === 'string') text = `${text} Reference: ${b.errorId}.`;
     return text;
   }
@@ -107,7 +110,8 @@ export function loginErrorText(value: string): string {
     id_token_invalid: 'The identity provider’s answer could not be verified.',
     saml_response_invalid: 'The identity provider’s answer could not be verified.',
     assertion_replayed: 'This sign-in answer was already used. Start again.',
-    user_not_found: 'Your identity provider knows you, but you have no account here. Ask your administrator for an invitation.',
+    user_not_found:
+      'Your identity provider knows you, but you have no account here. Ask your administrator for an invitation.',
     no_org_access: 'Your account has no access to this organisation.',
     sso_denied: 'The identity provider did not let you in.',
     access_denied: 'The identity provider did not let you in.',
@@ -115,7 +119,8 @@ export function loginErrorText(value: string): string {
     sso_expired: 'The single sign-on attempt expired. Start again.',
     sso_not_configured: 'Single sign-on is not set up for your organisation.',
     sso_inactive: 'Single sign-on is turned off for your organisation.',
-    user_not_provisioned: 'Your identity provider knows you, but you have no account here. Ask your administrator for an invitation.',
+    user_not_provisioned:
+      'Your identity provider knows you, but you have no account here. Ask your administrator for an invitation.',
     account_disabled: 'Your account is disabled. Ask your administrator.',
     email_domain_not_allowed: 'Your e-mail domain is not allowed for this organisation’s single sign-on.',
     account_link_required: 'An account with your e-mail already exists. Sign in with your password first to link it.',

@@ -46,7 +46,11 @@ const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/roles', label: 'Roles', perm: 'users:read' },
   { to: '/sso', label: 'Single sign-on', perm: 'settings:read' },
   { to: '/audit', label: 'Audit', perm: 'audit:read' },
-  { to: '/onboarding', label: 'Onboarding', perm: ['devices:read', 'organizations:write', 'settings:read', 'scripts:read', 'automations:read'] },
+  {
+    to: '/onboarding',
+    label: 'Onboarding',
+    perm: ['devices:read', 'organizations:write', 'settings:read', 'scripts:read', 'automations:read'],
+  },
   { to: '/integrations', label: 'Integrations', perm: ['api_keys:read', 'audit:manage', 'users:read'] },
   { to: '/access', label: 'Access', perm: null },
   { to: '/account', label: 'My account', perm: null },
@@ -83,7 +87,14 @@ export default function Shell() {
       </header>
       <nav className="gh-nav" aria-label="Main">
         {items.map((n) => (
-          <NavLink key={n.to} component={Link} to={n.to} label={n.label} variant="filled" active={loc.pathname.startsWith(n.to)} />
+          <NavLink
+            key={n.to}
+            component={Link}
+            to={n.to}
+            label={n.label}
+            variant="filled"
+            active={loc.pathname.startsWith(n.to)}
+          />
         ))}
       </nav>
       <main className="gh-main">

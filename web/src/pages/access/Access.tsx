@@ -11,5 +11,7 @@ const PARTS = [
 ] as const;
 
 export default function Access() {
-  return <TabbedSection title="Access" base="access" parts={PARTS} noneText="Your role opens none of the access pages." />;
+  return (
+    <TabbedSection title="Access" base="access" parts={PARTS} noneText="Your role opens none of the access pages." />
+  );
 }

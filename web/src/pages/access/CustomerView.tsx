@@ -17,9 +17,18 @@ type MspAccess = 'allowed' | 'approval_required' | 'suspended';
 type JitApproval = keyof typeof APPROVAL_WORDS;
 
 const MSP_WORDS: Record<MspAccess, { label: string; text: string }> = {
-  allowed: { label: 'Allowed', text: 'Partner staff with standing access reach the organisation as their role allows (the default).' },
-  approval_required: { label: 'Approval required', text: 'No partner member reaches the organisation without a just-in-time grant approved by one of its own admins.' },
-  suspended: { label: 'Suspended', text: 'No partner member reaches the organisation, not even a Partner Admin. Only the partner’s break-glass account may, with a reason, and every admin of both sides is told.' },
+  allowed: {
+    label: 'Allowed',
+    text: 'Partner staff with standing access reach the organisation as their role allows (the default).',
+  },
+  approval_required: {
+    label: 'Approval required',
+    text: 'No partner member reaches the organisation without a just-in-time grant approved by one of its own admins.',
+  },
+  suspended: {
+    label: 'Suspended',
+    text: 'No partner member reaches the organisation, not even a Partner Admin. Only the partner’s break-glass account may, with a reason, and every admin of both sides is told.',
+  },
 };
 const JIT_TEXT: Record<JitApproval, string> = {
   auto: 'An eligible partner member’s request opens access at once (audited).',
@@ -29,12 +38,18 @@ const JIT_TEXT: Record<JitApproval, string> = {
 
 export default function CustomerView() {
   const choice = useOrgChoice();
-  if (choice.orgsError) return <Alert color="red" role="alert">{explain(choice.orgsError)}</Alert>;
+  if (choice.orgsError)
+    return (
+      <Alert color="red" role="alert">
+        {explain(choice.orgsError)}
+      </Alert>
+    );
   if (choice.noOrg) return <NoOrganisation />;
   return (
     <Stack>
       <Text size="sm" maw={720}>
-        Who from the managing partner can reach this organisation, how, and what they did here. The organisation decides how far the partner’s staff get in.
+        Who from the managing partner can reach this organisation, how, and what they did here. The organisation decides
+        how far the partner’s staff get in.
       </Text>
       {choice.picker}
       {choice.orgId && <OrgView key={choice.orgId} orgId={choice.orgId} />}
@@ -44,10 +59,28 @@ export default function CustomerView() {
 
 function OrgView({ orgId }: { orgId: string }) {
   const me = useMe();
-  const { pages, list } = useCursorList(['access', 'partner-access', orgId], (cursor) => call(api.GET('/api/v1/orgs/organizations/{id}/partner-access', { params: { path: { id: orgId }, query: { cursor, limit: 50 } } })));
-  const grants = useQuery({ queryKey: ['access', 'grants'], queryFn: () => call(api.GET('/api/v1/access/grants', { params: { query: { state: 'active', limit: 200 } } })) });
+  const { pages, list } = useCursorList(['access', 'partner-access', orgId], (cursor) =>
+    call(
+      api.GET('/api/v1/orgs/organizations/{id}/partner-access', {
+        params: { path: { id: orgId }, query: { cursor, limit: 50 } },
+      }),
+    ),
+  );
+  const grants = useQuery({
+    queryKey: ['access', 'grants'],
+    queryFn: () => call(api.GET('/api/v1/access/grants', { params: { query: { state: 'active', limit: 200 } } })),
+  });
   const audit = can(me.data, 'audit:read');
-  const activity = useCursorList(['access', 'partner-activity', orgId], (cursor) => call(api.GET('/api/v1/orgs/organizations/{id}/partner-activity', { params: { path: { id: orgId }, query: { cursor, limit: 50 } } })), { enabled: audit });
+  const activity = useCursorList(
+    ['access', 'partner-activity', orgId],
+    (cursor) =>
+      call(
+        api.GET('/api/v1/orgs/organizations/{id}/partner-activity', {
+          params: { path: { id: orgId }, query: { cursor, limit: 50 } },
+        }),
+      ),
+    { enabled: audit },
+  );
   const granted = (grants.data?.data ?? []).filter((g) => g.orgId === orgId);
   return (
     <Stack>
@@ -55,19 +88,43 @@ function OrgView({ orgId }: { orgId: string }) {
       <Title order={2} size="h4">
         Standing access
       </Title>
-      <Loaded q={list} what="partner access" size="sm" isEmpty={(d) => d.data.length === 0} empty="No partner member holds standing access to this organisation.">
+      <Loaded
+        q={list}
+        what="partner access"
+        size="sm"
+        isEmpty={(d) => d.data.length === 0}
+        empty="No partner member holds standing access to this organisation."
+      >
         {(d) => (
-          <DataTable testId="partner-access" columns={['Member', 'Role', 'How', 'Until', 'Reaches it now']} hidden="Notes" rows={d.data.map((x) => ({ ...x, id: x.userId }))}>
+          <DataTable
+            testId="partner-access"
+            columns={['Member', 'Role', 'How', 'Until', 'Reaches it now']}
+            hidden="Notes"
+            rows={d.data.map((x) => ({ ...x, id: x.userId }))}
+          >
             {(x) => (
               <>
                 <Table.Td>
-                  {x.name} <Text span size="xs" c="dimmed">{x.email}</Text>
+                  {x.name}{' '}
+                  <Text span size="xs" c="dimmed">
+                    {x.email}
+                  </Text>
                 </Table.Td>
                 <Table.Td>{x.roleName}</Table.Td>
-                <Table.Td>{x.orgAccess === 'all' ? 'Standing: every organisation' : 'Standing: selected organisations'}</Table.Td>
+                <Table.Td>
+                  {x.orgAccess === 'all' ? 'Standing: every organisation' : 'Standing: selected organisations'}
+                </Table.Td>
                 <Table.Td>{x.until ? when(x.until) : 'No end'}</Table.Td>
-                <Table.Td>{x.reachesNow ? 'Yes' : `No (held out by ${x.blockedBy?.replace(/_/g, ' ') ?? 'policy'})`}</Table.Td>
-                <Table.Td>{x.breakGlass && <Badge variant="outline" color="dark">Break-glass account</Badge>}</Table.Td>
+                <Table.Td>
+                  {x.reachesNow ? 'Yes' : `No (held out by ${x.blockedBy?.replace(/_/g, ' ') ?? 'policy'})`}
+                </Table.Td>
+                <Table.Td>
+                  {x.breakGlass && (
+                    <Badge variant="outline" color="dark">
+                      Break-glass account
+                    </Badge>
+                  )}
+                </Table.Td>
               </>
             )}
           </DataTable>
@@ -77,9 +134,20 @@ function OrgView({ orgId }: { orgId: string }) {
       <Title order={2} size="h4">
         Granted now (just-in-time)
       </Title>
-      <Loaded q={grants} what="grants" size="sm" isEmpty={() => granted.length === 0} empty="No just-in-time grant to this organisation is in force.">
+      <Loaded
+        q={grants}
+        what="grants"
+        size="sm"
+        isEmpty={() => granted.length === 0}
+        empty="No just-in-time grant to this organisation is in force."
+      >
         {() => (
-          <DataTable testId="org-grants" columns={['Member', 'Until', 'Approval', 'Reason', 'Ticket']} hidden="Site" rows={granted}>
+          <DataTable
+            testId="org-grants"
+            columns={['Member', 'Until', 'Approval', 'Reason', 'Ticket']}
+            hidden="Site"
+            rows={granted}
+          >
             {(g) => (
               <>
                 <Table.Td>{g.userId === me.data?.id ? 'You' : g.userId}</Table.Td>
@@ -94,16 +162,28 @@ function OrgView({ orgId }: { orgId: string }) {
         )}
       </Loaded>
       <Text size="xs" c="dimmed">
-        Partner members eligible to request access are not listed here: the service does not expose them to the organisation yet.
+        Partner members eligible to request access are not listed here: the service does not expose them to the
+        organisation yet.
       </Text>
       <Title order={2} size="h4">
         Recent actions of the partner’s staff
       </Title>
       {audit ? (
         <>
-          <Loaded q={activity.list} what="activity" size="sm" isEmpty={(d) => d.data.length === 0} empty="The partner’s staff have done nothing here yet.">
+          <Loaded
+            q={activity.list}
+            what="activity"
+            size="sm"
+            isEmpty={(d) => d.data.length === 0}
+            empty="The partner’s staff have done nothing here yet."
+          >
             {(d) => (
-              <DataTable testId="partner-activity" columns={['When', 'Who', 'Action', 'Result', 'On', 'From']} hidden="Details" rows={d.data}>
+              <DataTable
+                testId="partner-activity"
+                columns={['When', 'Who', 'Action', 'Result', 'On', 'From']}
+                hidden="Details"
+                rows={d.data}
+              >
                 {(a) => (
                   <>
                     <Table.Td>{when(a.at)}</Table.Td>
@@ -133,12 +213,21 @@ function Settings({ orgId, mspAccess }: { orgId: string; mspAccess: MspAccess | 
   const me = useMe();
   const qc = useQueryClient();
   const write = can(me.data, 'organizations:write');
-  const org = useQuery({ queryKey: ['organization', orgId], queryFn: () => call(api.GET('/api/v1/orgs/organizations/{id}', { params: { path: { id: orgId } } })) });
+  const org = useQuery({
+    queryKey: ['organization', orgId],
+    queryFn: () => call(api.GET('/api/v1/orgs/organizations/{id}', { params: { path: { id: orgId } } })),
+  });
   const jit = ((org.data?.settings as { jitApproval?: JitApproval } | undefined)?.jitApproval ?? 'auto') as JitApproval;
   const [msp, setMsp] = useState<MspAccess | null>(null);
   const [approval, setApproval] = useState<JitApproval | null>(null);
   const save = useMutation({
-    mutationFn: () => call(api.PATCH('/api/v1/orgs/organizations/{id}', { params: { path: { id: orgId } }, body: { settings: { ...(msp ? { mspAccess: msp } : {}), ...(approval ? { jitApproval: approval } : {}) } } })),
+    mutationFn: () =>
+      call(
+        api.PATCH('/api/v1/orgs/organizations/{id}', {
+          params: { path: { id: orgId } },
+          body: { settings: { ...(msp ? { mspAccess: msp } : {}), ...(approval ? { jitApproval: approval } : {}) } },
+        }),
+      ),
     onSuccess: () => {
       done('Saved. Both sides’ admins are told of the change.');
       setMsp(null);
@@ -151,25 +240,48 @@ function Settings({ orgId, mspAccess }: { orgId: string; mspAccess: MspAccess | 
   const shownJit = approval ?? jit;
   return (
     <Stack gap="sm">
-      <Radio.Group label="Partner access to this organisation (mspAccess)" description={write ? 'Only the organisation’s own admins may loosen it; the partner may only tighten it.' : undefined} value={shownMsp ?? ''} onChange={(v) => setMsp(v as MspAccess)}>
+      <Radio.Group
+        label="Partner access to this organisation (mspAccess)"
+        description={
+          write ? 'Only the organisation’s own admins may loosen it; the partner may only tighten it.' : undefined
+        }
+        value={shownMsp ?? ''}
+        onChange={(v) => setMsp(v as MspAccess)}
+      >
         <Stack gap="xs" mt="xs">
           {(Object.keys(MSP_WORDS) as MspAccess[]).map((k) => (
             <Radio key={k} value={k} label={MSP_WORDS[k].label} description={MSP_WORDS[k].text} disabled={!write} />
           ))}
         </Stack>
       </Radio.Group>
-      <Radio.Group label="Who approves a just-in-time request (jitApproval)" value={org.isSuccess ? shownJit : ''} onChange={(v) => setApproval(v as JitApproval)}>
+      <Radio.Group
+        label="Who approves a just-in-time request (jitApproval)"
+        value={org.isSuccess ? shownJit : ''}
+        onChange={(v) => setApproval(v as JitApproval)}
+      >
         <Stack gap="xs" mt="xs">
           {(Object.keys(JIT_TEXT) as JitApproval[]).map((k) => (
             <Radio key={k} value={k} label={APPROVAL_WORDS[k]} description={JIT_TEXT[k]} disabled={!write} />
           ))}
         </Stack>
       </Radio.Group>
-      {org.isError && <Alert color="red" role="alert">{explain(org.error)}</Alert>}
-      {save.isError && <Alert color="red" role="alert">{explain(save.error)}</Alert>}
+      {org.isError && (
+        <Alert color="red" role="alert">
+          {explain(org.error)}
+        </Alert>
+      )}
+      {save.isError && (
+        <Alert color="red" role="alert">
+          {explain(save.error)}
+        </Alert>
+      )}
       {write && (
         <Group>
-          <Button onClick={() => save.mutate()} loading={save.isPending} disabled={(!msp || msp === mspAccess) && (!approval || approval === jit)}>
+          <Button
+            onClick={() => save.mutate()}
+            loading={save.isPending}
+            disabled={(!msp || msp === mspAccess) && (!approval || approval === jit)}
+          >
             Save access settings
           </Button>
         </Group>

@@ -50,13 +50,26 @@ export default function Explain() {
     queryFn: () => call(api.GET('/api/v1/users', { params: { query: { orgId: peopleOf ?? undefined, limit: 200 } } })),
   });
   const ask = useMutation({
-    mutationFn: () => call(api.GET('/api/v1/access/explain', { params: { query: { userId: userId!, permission: permission as Query['permission'], resourceType, resourceId: resourceId.trim() } } })),
+    mutationFn: () =>
+      call(
+        api.GET('/api/v1/access/explain', {
+          params: {
+            query: {
+              userId: userId!,
+              permission: permission as Query['permission'],
+              resourceType,
+              resourceId: resourceId.trim(),
+            },
+          },
+        }),
+      ),
   });
   const answer = ask.data;
   return (
     <Stack>
       <Text size="sm" maw={720}>
-        Why can a person do something on a record, or why not? The answer walks the same checks every request passes and names the one that refuses.
+        Why can a person do something on a record, or why not? The answer walks the same checks every request passes and
+        names the one that refuses.
       </Text>
       <form
         onSubmit={(e) => {
@@ -85,22 +98,46 @@ export default function Explain() {
             onChange={setUserId}
             placeholder={people.isPending ? 'Loading…' : 'Choose a person'}
           />
-          {people.isError && <Alert color="red" role="alert">{explain(people.error)}</Alert>}
+          {people.isError && (
+            <Alert color="red" role="alert">
+              {explain(people.error)}
+            </Alert>
+          )}
           <Select
             label="Permission"
             searchable
             required
-            data={(catalog.data ?? []).map((p) => ({ value: permKey(p), label: `${resourceLabel(p.resource)}: ${p.action} (${permKey(p)})` }))}
+            data={(catalog.data ?? []).map((p) => ({
+              value: permKey(p),
+              label: `${resourceLabel(p.resource)}: ${p.action} (${permKey(p)})`,
+            }))}
             value={permission}
             onChange={setPermission}
             allowDeselect={false}
           />
           <Group grow align="start">
-            <Select label="Record type" data={TYPES} value={resourceType} onChange={(v) => v && setResourceType(v as Query['resourceType'])} allowDeselect={false} />
+            <Select
+              label="Record type"
+              data={TYPES}
+              value={resourceType}
+              onChange={(v) => v && setResourceType(v as Query['resourceType'])}
+              allowDeselect={false}
+            />
             {resourceType === 'organization' && orgs.length > 0 ? (
-              <Select label="Organisation" required data={orgs.map((o) => ({ value: o.id, label: o.name }))} value={resourceId || null} onChange={(v) => setResourceId(v ?? '')} />
+              <Select
+                label="Organisation"
+                required
+                data={orgs.map((o) => ({ value: o.id, label: o.name }))}
+                value={resourceId || null}
+                onChange={(v) => setResourceId(v ?? '')}
+              />
             ) : (
-              <TextInput label="Record ID" required value={resourceId} onChange={(e) => setResourceId(e.currentTarget.value)} />
+              <TextInput
+                label="Record ID"
+                required
+                value={resourceId}
+                onChange={(e) => setResourceId(e.currentTarget.value)}
+              />
             )}
           </Group>
           <Group>
@@ -110,12 +147,17 @@ export default function Explain() {
           </Group>
         </Stack>
       </form>
-      {ask.isError && <Alert color="red" role="alert">{explain(ask.error)}</Alert>}
+      {ask.isError && (
+        <Alert color="red" role="alert">
+          {explain(ask.error)}
+        </Alert>
+      )}
       {answer && (
         <Stack data-testid="explanation">
           <Group>
             <Title order={2} size="h4">
-              {answer.subject.name} {answer.allowed ? 'can' : 'cannot'} use {answer.permission} on this {(TYPES.find((x) => x.value === answer.resource.type)?.label ?? answer.resource.type).toLowerCase()}
+              {answer.subject.name} {answer.allowed ? 'can' : 'cannot'} use {answer.permission} on this{' '}
+              {(TYPES.find((x) => x.value === answer.resource.type)?.label ?? answer.resource.type).toLowerCase()}
             </Title>
             <Badge color={answer.allowed ? 'green' : 'red'} variant="filled" data-testid="verdict">
               {answer.allowed ? 'Allowed' : 'Denied'}
@@ -135,7 +177,8 @@ export default function Explain() {
               <List size="sm">
                 {answer.memberships.map((m) => (
                   <List.Item key={`${m.scope}-${m.orgId ?? m.partnerId}`}>
-                    {m.scope === 'partner' ? 'Partner membership' : 'Organisation membership'} as {m.roleName}: {m.allowed ? 'allows' : `refused at ${STEP_WORDS[m.deniedBy!]}`}
+                    {m.scope === 'partner' ? 'Partner membership' : 'Organisation membership'} as {m.roleName}:{' '}
+                    {m.allowed ? 'allows' : `refused at ${STEP_WORDS[m.deniedBy!]}`}
                   </List.Item>
                 ))}
               </List>
@@ -149,7 +192,13 @@ export default function Explain() {
 
 function Steps({ reasons, testId }: { reasons: Reason[]; testId: string }) {
   return (
-    <DataTable testId={testId} columns={['Step', 'Result', 'What it found']} hidden="More" rows={reasons.map((r, i) => ({ ...r, id: String(i) }))} striped={false}>
+    <DataTable
+      testId={testId}
+      columns={['Step', 'Result', 'What it found']}
+      hidden="More"
+      rows={reasons.map((r, i) => ({ ...r, id: String(i) }))}
+      striped={false}
+    >
       {(r) => (
         <>
           <Table.Td>{STEP_WORDS[r.step]}</Table.Td>
@@ -159,7 +208,16 @@ function Steps({ reasons, testId }: { reasons: Reason[]; testId: string }) {
             </Text>
           </Table.Td>
           <Table.Td>{r.detail}</Table.Td>
-          <Table.Td>{[r.roleName && `Role: ${r.roleName}`, r.via && `Via: ${r.via.replace(/_/g, ' ')}`, r.until && `Until ${new Date(r.until).toLocaleString()}`, r.breakGlass && 'Break-glass account'].filter(Boolean).join(' · ')}</Table.Td>
+          <Table.Td>
+            {[
+              r.roleName && `Role: ${r.roleName}`,
+              r.via && `Via: ${r.via.replace(/_/g, ' ')}`,
+              r.until && `Until ${new Date(r.until).toLocaleString()}`,
+              r.breakGlass && 'Break-glass account',
+            ]
+              .filter(Boolean)
+              .join(' · ')}
+          </Table.Td>
         </>
       )}
     </DataTable>

@@ -8,7 +8,8 @@ export function useOrgNames() {
   return { orgs: orgs.data ?? [], name: (id: string) => names.get(id) ?? id };
 }
 
-export const minutesText = (m: number) => (m % 60 === 0 ? `${m / 60} h` : m > 60 ? `${Math.floor(m / 60)} h ${m % 60} min` : `${m} min`);
+export const minutesText = (m: number) =>
+  m % 60 === 0 ? `${m / 60} h` : m > 60 ? `${Math.floor(m / 60)} h ${m % 60} min` : `${m} min`;
 
 export const APPROVAL_WORDS: Record<'auto' | 'partner_admin' | 'customer_admin', string> = {
   auto: 'Granted at once',

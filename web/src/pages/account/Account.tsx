@@ -53,8 +53,16 @@ function Profile() {
           <Text size="sm">
             E-mail: <b>{me.data?.email}</b> · signed in to a {me.data?.scope ?? 'personal'} context
           </Text>
-          <TextInput label="Name" value={name ?? me.data?.name ?? ''} onChange={(e) => setName(e.currentTarget.value)} />
-          {save.isError && <Alert color="red" role="alert">{explain(save.error)}</Alert>}
+          <TextInput
+            label="Name"
+            value={name ?? me.data?.name ?? ''}
+            onChange={(e) => setName(e.currentTarget.value)}
+          />
+          {save.isError && (
+            <Alert color="red" role="alert">
+              {explain(save.error)}
+            </Alert>
+          )}
           <Group>
             <Button type="submit" loading={save.isPending} disabled={name === null}>
               Save
@@ -92,9 +100,18 @@ function Password() {
         }}
       >
         <Stack>
-          <PasswordInput label="Current password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.currentTarget.value)} />
+          <PasswordInput
+            label="Current password"
+            autoComplete="current-password"
+            value={current}
+            onChange={(e) => setCurrent(e.currentTarget.value)}
+          />
           <NewPassword value={next} confirm={confirm} onChange={setNext} onConfirm={setConfirm} />
-          {change.isError && <Alert color="red" role="alert">{explain(change.error)}</Alert>}
+          {change.isError && (
+            <Alert color="red" role="alert">
+              {explain(change.error)}
+            </Alert>
+          )}
           <Group>
             <Button type="submit" loading={change.isPending}>
               Change password

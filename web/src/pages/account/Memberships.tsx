@@ -25,7 +25,10 @@ const label = (m: Membership) => (m.scope === 'partner' ? m.partnerName : `${m.o
 export function Memberships() {
   const qc = useQueryClient();
   const navigate = useNavigate();
-  const list = useQuery({ queryKey: ['memberships'], queryFn: async () => (await call(api.GET('/api/v1/auth/memberships'))).data as Membership[] });
+  const list = useQuery({
+    queryKey: ['memberships'],
+    queryFn: async () => (await call(api.GET('/api/v1/auth/memberships'))).data as Membership[],
+  });
   const [confirming, setConfirming] = useState<Membership | null>(null);
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
@@ -33,7 +36,11 @@ export function Memberships() {
     mutationFn: (v: { m: Membership; password?: string; code?: string }) =>
       call(
         api.POST('/api/v1/auth/switch-context', {
-          body: { ...(v.m.scope === 'partner' ? { partnerId: v.m.partnerId } : { orgId: v.m.orgId! }), ...(v.password ? { password: v.password } : {}), ...(v.code ? { code: v.code } : {}) },
+          body: {
+            ...(v.m.scope === 'partner' ? { partnerId: v.m.partnerId } : { orgId: v.m.orgId! }),
+            ...(v.password ? { password: v.password } : {}),
+            ...(v.code ? { code: v.code } : {}),
+          },
         }),
       ),
     onSuccess: (t, v) => {
@@ -47,13 +54,23 @@ export function Memberships() {
     },
     onError: (err, v) => {
       // A session begun at an identity provider confirms the account's own password before it leaves that tenant.
-      if (err instanceof ApiError && (err.code === 'password_confirmation_required' || err.code === 'mfa_code_required')) setConfirming(v.m);
+      if (
+        err instanceof ApiError &&
+        (err.code === 'password_confirmation_required' || err.code === 'mfa_code_required')
+      )
+        setConfirming(v.m);
     },
   });
 
   return (
     <Section title="Where you act">
-      <Loaded q={list} what="your memberships" size="sm" isEmpty={(d) => d.length === 0} empty="You are not a member of a partner or an organisation yet. Ask an administrator to invite you.">
+      <Loaded
+        q={list}
+        what="your memberships"
+        size="sm"
+        isEmpty={(d) => d.length === 0}
+        empty="You are not a member of a partner or an organisation yet. Ask an administrator to invite you."
+      >
         {(d) => (
           <Stack>
             <Table data-testid="memberships">
@@ -82,7 +99,13 @@ export function Memberships() {
                           Current
                         </Badge>
                       ) : (
-                        <Button size="xs" variant="default" onClick={() => switchTo.mutate({ m })} loading={switchTo.isPending && switchTo.variables?.m === m} aria-label={`Switch to ${label(m)}`}>
+                        <Button
+                          size="xs"
+                          variant="default"
+                          onClick={() => switchTo.mutate({ m })}
+                          loading={switchTo.isPending && switchTo.variables?.m === m}
+                          aria-label={`Switch to ${label(m)}`}
+                        >
                           Switch
                         </Button>
                       )}
@@ -96,7 +119,11 @@ export function Memberships() {
                 This is your only membership.
               </Text>
             )}
-            {switchTo.isError && !confirming && <Alert color="red" role="alert">{explain(switchTo.error)}</Alert>}
+            {switchTo.isError && !confirming && (
+              <Alert color="red" role="alert">
+                {explain(switchTo.error)}
+              </Alert>
+            )}
           </Stack>
         )}
       </Loaded>
@@ -108,10 +135,28 @@ export function Memberships() {
           }}
         >
           <Stack>
-            <Text size="sm">You signed in through your identity provider. To act in {confirming ? label(confirming) : 'another place'}, confirm your Gatehouse password (and a code, if you use two-step verification).</Text>
-            <PasswordInput label="Password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.currentTarget.value)} />
-            <TextInput label="Verification code (if asked)" autoComplete="one-time-code" value={code} onChange={(e) => setCode(e.currentTarget.value)} />
-            {switchTo.isError && <Alert color="red" role="alert">{explain(switchTo.error)}</Alert>}
+            <Text size="sm">
+              You signed in through your identity provider. To act in {confirming ? label(confirming) : 'another place'}
+              , confirm your Gatehouse password (and a code, if you use two-step verification).
+            </Text>
+            <PasswordInput
+              label="Password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onChange={(e) => setPassword(e.currentTarget.value)}
+            />
+            <TextInput
+              label="Verification code (if asked)"
+              autoComplete="one-time-code"
+              value={code}
+              onChange={(e) => setCode(e.currentTarget.value)}
+            />
+            {switchTo.isError && (
+              <Alert color="red" role="alert">
+                {explain(switchTo.error)}
+              </Alert>
+            )}
             <Button type="submit" loading={switchTo.isPending}>
               Switch
             </Button>

@@ -17,7 +17,10 @@ interface Passkey {
 
 export function Passkeys() {
   const qc = useQueryClient();
-  const list = useQuery({ queryKey: ['passkeys'], queryFn: async () => (await call(api.GET('/api/v1/auth/passkeys'))).data as Passkey[] });
+  const list = useQuery({
+    queryKey: ['passkeys'],
+    queryFn: async () => (await call(api.GET('/api/v1/auth/passkeys'))).data as Passkey[],
+  });
   const [adding, setAdding] = useState(false);
   const [name, setName] = useState('');
   const [pw, setPw] = useState('');
@@ -30,7 +33,9 @@ export function Passkeys() {
   };
   const add = useMutation({
     mutationFn: async () => {
-      const { options } = await call(api.POST('/api/v1/auth/passkeys/register/options', { body: { currentPassword: pw, name } }));
+      const { options } = await call(
+        api.POST('/api/v1/auth/passkeys/register/options', { body: { currentPassword: pw, name } }),
+      );
       const credential = await startRegistration({ optionsJSON: options as never });
       return call(api.POST('/api/v1/auth/passkeys/register/verify', { body: { credential: credential as never } }));
     },
@@ -42,7 +47,8 @@ export function Passkeys() {
     },
   });
   const rename = useMutation({
-    mutationFn: (p: Passkey) => call(api.PATCH('/api/v1/auth/passkeys/{id}', { params: { path: { id: p.id } }, body: { name } })),
+    mutationFn: (p: Passkey) =>
+      call(api.PATCH('/api/v1/auth/passkeys/{id}', { params: { path: { id: p.id } }, body: { name } })),
     onSuccess: () => {
       setRenaming(null);
       setName('');
@@ -50,7 +56,8 @@ export function Passkeys() {
     },
   });
   const remove = useMutation({
-    mutationFn: (p: Passkey) => call(api.DELETE('/api/v1/auth/passkeys/{id}', { params: { path: { id: p.id } }, body: { currentPassword: pw } })),
+    mutationFn: (p: Passkey) =>
+      call(api.DELETE('/api/v1/auth/passkeys/{id}', { params: { path: { id: p.id } }, body: { currentPassword: pw } })),
     onSuccess: () => {
       setRemoving(null);
       setPw('');
@@ -63,7 +70,9 @@ export function Passkeys() {
         {list.isPending ? (
           <Text size="sm">Loading…</Text>
         ) : list.isError ? (
-          <Alert color="red" role="alert">{explain(list.error)}</Alert>
+          <Alert color="red" role="alert">
+            {explain(list.error)}
+          </Alert>
         ) : list.data.length === 0 ? (
           <Text size="sm" c="dimmed">
             No passkey yet. A passkey signs you in with your device’s screen lock or a security key.
@@ -86,7 +95,14 @@ export function Passkeys() {
                   <Table.Td>{p.lastUsedAt ? new Date(p.lastUsedAt).toLocaleString() : 'Never'}</Table.Td>
                   <Table.Td>
                     <Group gap="xs">
-                      <Button size="xs" variant="default" onClick={() => { setName(p.name); setRenaming(p); }}>
+                      <Button
+                        size="xs"
+                        variant="default"
+                        onClick={() => {
+                          setName(p.name);
+                          setRenaming(p);
+                        }}
+                      >
                         Rename
                       </Button>
                       <Button size="xs" variant="default" color="red" onClick={() => setRemoving(p)}>
@@ -104,11 +120,32 @@ export function Passkeys() {
         </Group>
       </Stack>
       <Modal opened={adding} onClose={() => setAdding(false)} title="Add a passkey">
-        <form onSubmit={(e) => { e.preventDefault(); add.mutate(); }}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            add.mutate();
+          }}
+        >
           <Stack>
-            <TextInput label="Name" placeholder="Work laptop" value={name} onChange={(e) => setName(e.currentTarget.value)} required />
-            <PasswordInput label="Current password" autoComplete="current-password" value={pw} onChange={(e) => setPw(e.currentTarget.value)} required />
-            {add.isError && <Alert color="red" role="alert">{explain(add.error)}</Alert>}
+            <TextInput
+              label="Name"
+              placeholder="Work laptop"
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              required
+            />
+            <PasswordInput
+              label="Current password"
+              autoComplete="current-password"
+              value={pw}
+              onChange={(e) => setPw(e.currentTarget.value)}
+              required
+            />
+            {add.isError && (
+              <Alert color="red" role="alert">
+                {explain(add.error)}
+              </Alert>
+            )}
             <Button type="submit" loading={add.isPending}>
               Continue
             </Button>
@@ -116,10 +153,19 @@ export function Passkeys() {
         </form>
       </Modal>
       <Modal opened={!!renaming} onClose={() => setRenaming(null)} title="Rename passkey">
-        <form onSubmit={(e) => { e.preventDefault(); if (renaming) rename.mutate(renaming); }}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (renaming) rename.mutate(renaming);
+          }}
+        >
           <Stack>
             <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} required />
-            {rename.isError && <Alert color="red" role="alert">{explain(rename.error)}</Alert>}
+            {rename.isError && (
+              <Alert color="red" role="alert">
+                {explain(rename.error)}
+              </Alert>
+            )}
             <Button type="submit" loading={rename.isPending}>
               Save
             </Button>
@@ -127,10 +173,25 @@ export function Passkeys() {
         </form>
       </Modal>
       <Modal opened={!!removing} onClose={() => setRemoving(null)} title={`Remove “${removing?.name ?? ''}”`}>
-        <form onSubmit={(e) => { e.preventDefault(); if (removing) remove.mutate(removing); }}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (removing) remove.mutate(removing);
+          }}
+        >
           <Stack>
-            <PasswordInput label="Current password" autoComplete="current-password" value={pw} onChange={(e) => setPw(e.currentTarget.value)} required />
-            {remove.isError && <Alert color="red" role="alert">{explain(remove.error)}</Alert>}
+            <PasswordInput
+              label="Current password"
+              autoComplete="current-password"
+              value={pw}
+              onChange={(e) => setPw(e.currentTarget.value)}
+              required
+            />
+            {remove.isError && (
+              <Alert color="red" role="alert">
+                {explain(remove.error)}
+              </Alert>
+            )}
             <Button type="submit" color="red" loading={remove.isPending}>
               Remove
             </Button>

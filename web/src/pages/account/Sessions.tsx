@@ -39,7 +39,10 @@ const device = (s: SessionRow) => [s.browser, s.os].filter(Boolean).join(' on ')
 export function Sessions() {
   const qc = useQueryClient();
   const navigate = useNavigate();
-  const list = useQuery({ queryKey: ['sessions'], queryFn: async () => (await call(api.GET('/api/v1/auth/sessions'))).data as SessionRow[] });
+  const list = useQuery({
+    queryKey: ['sessions'],
+    queryFn: async () => (await call(api.GET('/api/v1/auth/sessions'))).data as SessionRow[],
+  });
   const [ending, setEnding] = useState<SessionRow | 'others' | null>(null);
   const end = useMutation({
     mutationFn: async (what: SessionRow | 'others') => {
@@ -54,7 +57,9 @@ export function Sessions() {
         navigate('/login', { replace: true });
         return;
       }
-      ok(what === 'others' ? `${n} other session${n === 1 ? '' : 's'} ended.` : `The session of ${device(what)} ended.`);
+      ok(
+        what === 'others' ? `${n} other session${n === 1 ? '' : 's'} ended.` : `The session of ${device(what)} ended.`,
+      );
       void qc.invalidateQueries({ queryKey: ['sessions'] });
     },
   });
@@ -98,7 +103,17 @@ export function Sessions() {
                     <Table.Td>{new Date(s.createdAt).toLocaleString()}</Table.Td>
                     <Table.Td>{new Date(s.lastSeenAt).toLocaleString()}</Table.Td>
                     <Table.Td>
-                      <Button size="xs" variant="default" color="red" onClick={() => setEnding(s)} aria-label={s.current ? 'End session: this browser' : `End session: ${device(s)} (${s.ip ?? 'unknown address'}, since ${new Date(s.createdAt).toLocaleString()})`}>
+                      <Button
+                        size="xs"
+                        variant="default"
+                        color="red"
+                        onClick={() => setEnding(s)}
+                        aria-label={
+                          s.current
+                            ? 'End session: this browser'
+                            : `End session: ${device(s)} (${s.ip ?? 'unknown address'}, since ${new Date(s.createdAt).toLocaleString()})`
+                        }
+                      >
                         End session
                       </Button>
                     </Table.Td>
@@ -118,7 +133,13 @@ export function Sessions() {
       </Loaded>
       <ConfirmDialog
         opened={!!ending}
-        title={ending === 'others' ? 'End every other session?' : ending?.current ? 'End this browser’s session?' : 'End that session?'}
+        title={
+          ending === 'others'
+            ? 'End every other session?'
+            : ending?.current
+              ? 'End this browser’s session?'
+              : 'End that session?'
+        }
         action={`End session${ending === 'others' ? 's' : ''}`}
         pending={end.isPending}
         error={end.error}

@@ -86,7 +86,11 @@ export function SmsFactor() {
           </Button>
         </Group>
       )}
-      {enable.isError && <Alert color="red" role="alert">{explain(enable.error)}</Alert>}
+      {enable.isError && (
+        <Alert color="red" role="alert">
+          {explain(enable.error)}
+        </Alert>
+      )}
       {codes && <RecoveryCodes codes={codes} />}
       {editing && !sentTo && (
         <form
@@ -96,8 +100,21 @@ export function SmsFactor() {
           }}
         >
           <Stack gap="xs">
-            <TextInput label="Mobile number" description="International form: + and the country code, like +1 202 555 0123." type="tel" autoComplete="tel" required value={phone} onChange={(e) => setPhone(e.currentTarget.value)} data-autofocus />
-            {send.isError && <Alert color="red" role="alert">{explain(send.error)}</Alert>}
+            <TextInput
+              label="Mobile number"
+              description="International form: + and the country code, like +1 202 555 0123."
+              type="tel"
+              autoComplete="tel"
+              required
+              value={phone}
+              onChange={(e) => setPhone(e.currentTarget.value)}
+              data-autofocus
+            />
+            {send.isError && (
+              <Alert color="red" role="alert">
+                {explain(send.error)}
+              </Alert>
+            )}
             <Group>
               <Button type="submit" loading={send.isPending} disabled={!phone.trim()}>
                 Text me a code
@@ -117,9 +134,22 @@ export function SmsFactor() {
           }}
         >
           <Stack gap="xs">
-            <Text size="sm">We texted a code to the phone ending {sentTo}. Enter it here (it expires in 10 minutes).</Text>
-            <PinInput length={6} type="number" oneTimeCode value={code} onChange={setCode} aria-label="Code from the text message" />
-            {confirm.isError && <Alert color="red" role="alert">{explain(confirm.error)}</Alert>}
+            <Text size="sm">
+              We texted a code to the phone ending {sentTo}. Enter it here (it expires in 10 minutes).
+            </Text>
+            <PinInput
+              length={6}
+              type="number"
+              oneTimeCode
+              value={code}
+              onChange={setCode}
+              aria-label="Code from the text message"
+            />
+            {confirm.isError && (
+              <Alert color="red" role="alert">
+                {explain(confirm.error)}
+              </Alert>
+            )}
             <Group>
               <Button type="submit" loading={confirm.isPending} disabled={code.length < 6}>
                 Verify the phone
@@ -127,7 +157,13 @@ export function SmsFactor() {
               <Button variant="default" onClick={() => send.mutate()} loading={send.isPending}>
                 Send the code again
               </Button>
-              <Button variant="default" onClick={() => { setSentTo(null); setEditing(false); }}>
+              <Button
+                variant="default"
+                onClick={() => {
+                  setSentTo(null);
+                  setEditing(false);
+                }}
+              >
                 Cancel
               </Button>
             </Group>

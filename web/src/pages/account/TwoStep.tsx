@@ -20,7 +20,10 @@ export function TwoStep() {
   const [pw, setPw] = useState('');
   const [code, setCode] = useState('');
   const refresh = () => qc.invalidateQueries({ queryKey: ['me'] });
-  const regen = useMutation({ mutationFn: () => call(api.POST('/api/v1/auth/mfa/recovery-codes')), onSuccess: (r) => setCodes(r.recoveryCodes) });
+  const regen = useMutation({
+    mutationFn: () => call(api.POST('/api/v1/auth/mfa/recovery-codes')),
+    onSuccess: (r) => setCodes(r.recoveryCodes),
+  });
   const disable = useMutation({
     mutationFn: () => call(api.POST('/api/v1/auth/mfa/disable', { body: { currentPassword: pw, code } })),
     onSuccess: (t) => {
@@ -43,7 +46,11 @@ export function TwoStep() {
           </Text>
           {enabled && (
             <Text size="sm" c="dimmed">
-              (sign-in asks for {(me.data as { mfaMethod?: string } | undefined)?.mfaMethod === 'sms' ? 'a text-message code' : 'a code from your authenticator app'})
+              (sign-in asks for{' '}
+              {(me.data as { mfaMethod?: string } | undefined)?.mfaMethod === 'sms'
+                ? 'a text-message code'
+                : 'a code from your authenticator app'}
+              )
             </Text>
           )}
         </Group>
@@ -71,7 +78,11 @@ export function TwoStep() {
             </Button>
           </Group>
         )}
-        {regen.isError && <Alert color="red" role="alert">{explain(regen.error)}</Alert>}
+        {regen.isError && (
+          <Alert color="red" role="alert">
+            {explain(regen.error)}
+          </Alert>
+        )}
         {codes && <RecoveryCodes codes={codes} />}
         <SmsFactor />
       </Stack>
@@ -83,10 +94,19 @@ export function TwoStep() {
           }}
         >
           <Stack>
-            <PasswordInput label="Current password" autoComplete="current-password" value={pw} onChange={(e) => setPw(e.currentTarget.value)} />
+            <PasswordInput
+              label="Current password"
+              autoComplete="current-password"
+              value={pw}
+              onChange={(e) => setPw(e.currentTarget.value)}
+            />
             <Text size="sm">A code from your authenticator app (or a recovery code):</Text>
             <PinInput length={6} type="number" value={code} onChange={setCode} aria-label="Verification code" />
-            {disable.isError && <Alert color="red" role="alert">{explain(disable.error)}</Alert>}
+            {disable.isError && (
+              <Alert color="red" role="alert">
+                {explain(disable.error)}
+              </Alert>
+            )}
             <Button type="submit" color="red" loading={disable.isPending}>
               Turn off
             </Button>

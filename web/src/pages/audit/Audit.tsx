@@ -23,7 +23,8 @@ const RESULTS = [
 ];
 
 /** `datetime-local` value (the browser's time zone) → an instant the API accepts. */
-const instant = (local: string) => (local && !Number.isNaN(Date.parse(local)) ? new Date(local).toISOString() : undefined);
+const instant = (local: string) =>
+  local && !Number.isNaN(Date.parse(local)) ? new Date(local).toISOString() : undefined;
 
 interface Actor {
   id: string;
@@ -51,9 +52,14 @@ export default function Audit() {
     from: instant(from),
     to: instant(to),
   };
-  const { pages, list } = useCursorList(['audit', filters], (cursor) => call(api.GET('/api/v1/audit-logs', { params: { query: { ...filters, cursor, limit: PAGE } } })));
+  const { pages, list } = useCursorList(['audit', filters], (cursor) =>
+    call(api.GET('/api/v1/audit-logs', { params: { query: { ...filters, cursor, limit: PAGE } } })),
+  );
   const reset = pages.reset;
-  const orgName = (id: string | null) => (id ? (orgs.data?.find((o) => o.id === id)?.name ?? (id === me.data?.orgId ? 'Your organisation' : id)) : 'The partner');
+  const orgName = (id: string | null) =>
+    id
+      ? (orgs.data?.find((o) => o.id === id)?.name ?? (id === me.data?.orgId ? 'Your organisation' : id))
+      : 'The partner';
   const filtered = Object.values(filters).some(Boolean);
 
   return (
@@ -149,9 +155,20 @@ export default function Audit() {
           </Button>
         )}
       </Group>
-      <Loaded q={list} what="audit records" isEmpty={(d) => d.data.length === 0} empty={filtered ? 'No record matches these filters.' : 'No audit record yet.'}>
+      <Loaded
+        q={list}
+        what="audit records"
+        isEmpty={(d) => d.data.length === 0}
+        empty={filtered ? 'No record matches these filters.' : 'No audit record yet.'}
+      >
         {(d) => (
-          <DataTable testId="audit-table" highlightOnHover columns={['Time', 'Action', 'Result', 'Actor', partner && 'Organisation', 'Resource']} hidden="Details" rows={d.data}>
+          <DataTable
+            testId="audit-table"
+            highlightOnHover
+            columns={['Time', 'Action', 'Result', 'Actor', partner && 'Organisation', 'Resource']}
+            hidden="Details"
+            rows={d.data}
+          >
             {(r) => (
               <>
                 <Table.Td>{new Date(r.at).toLocaleString()}</Table.Td>
@@ -169,7 +186,12 @@ export default function Audit() {
                 {partner && <Table.Td>{orgName(r.orgId)}</Table.Td>}
                 <Table.Td>{r.resourceType ?? '—'}</Table.Td>
                 <Table.Td>
-                  <Button size="xs" variant="default" onClick={() => setOpen(r)} aria-label={`Details of ${r.action} at ${new Date(r.at).toLocaleString()}`}>
+                  <Button
+                    size="xs"
+                    variant="default"
+                    onClick={() => setOpen(r)}
+                    aria-label={`Details of ${r.action} at ${new Date(r.at).toLocaleString()}`}
+                  >
                     Details
                   </Button>
                 </Table.Td>
@@ -195,7 +217,15 @@ export default function Audit() {
 }
 
 /** The actor filter: a member of the partner (or of the chosen organisation), found by name or e-mail. */
-function ActorSelect({ orgId, value, onChange }: { orgId?: string; value: Actor | null; onChange: (a: Actor | null) => void }) {
+function ActorSelect({
+  orgId,
+  value,
+  onChange,
+}: {
+  orgId?: string;
+  value: Actor | null;
+  onChange: (a: Actor | null) => void;
+}) {
   const me = useMe();
   const [search, setSearch] = useState('');
   const [debounced] = useDebouncedValue(search.trim(), 250);
@@ -203,7 +233,16 @@ function ActorSelect({ orgId, value, onChange }: { orgId?: string; value: Actor 
   const users = useQuery({
     queryKey: ['users', orgId, debounced, 'actor-picker'],
     enabled: mayList,
-    queryFn: async () => (await call(api.GET('/api/v1/users', { params: { query: { orgId, search: debounced && debounced !== value?.label ? debounced : undefined, limit: 20 } } }))).data,
+    queryFn: async () =>
+      (
+        await call(
+          api.GET('/api/v1/users', {
+            params: {
+              query: { orgId, search: debounced && debounced !== value?.label ? debounced : undefined, limit: 20 },
+            },
+          }),
+        )
+      ).data,
   });
   const options = new Map<string, string>((users.data ?? []).map((u) => [u.id, u.email]));
   if (value) options.set(value.id, value.label);

@@ -4,7 +4,17 @@ import type { components } from '../../api/schema';
 
 export type AuditRecord = components['schemas']['AuditRecord'];
 
-export function AuditDetails({ record, orgName, onClose, onFilter }: { record: AuditRecord | null; orgName: (id: string | null) => string; onClose: () => void; onFilter: (f: { action?: string; actorUserId?: string; actorEmail?: string | null }) => void }) {
+export function AuditDetails({
+  record,
+  orgName,
+  onClose,
+  onFilter,
+}: {
+  record: AuditRecord | null;
+  orgName: (id: string | null) => string;
+  onClose: () => void;
+  onFilter: (f: { action?: string; actorUserId?: string; actorEmail?: string | null }) => void;
+}) {
   const rows: [string, string][] = record
     ? [
         ['Time', new Date(record.at).toLocaleString()],
@@ -20,7 +30,15 @@ export function AuditDetails({ record, orgName, onClose, onFilter }: { record: A
     : [];
   return (
     // lockScroll off and a named close button: see main.tsx (the CSP refuses react-remove-scroll's inline <style>).
-    <Drawer opened={!!record} onClose={onClose} position="right" size="lg" title="Audit record" lockScroll={false} closeButtonProps={{ 'aria-label': 'Close' }}>
+    <Drawer
+      opened={!!record}
+      onClose={onClose}
+      position="right"
+      size="lg"
+      title="Audit record"
+      lockScroll={false}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+    >
       {record && (
         <Stack>
           <Table data-testid="audit-record">
@@ -52,7 +70,11 @@ export function AuditDetails({ record, orgName, onClose, onFilter }: { record: A
               Only this action
             </Button>
             {record.actorUserId && (
-              <Button variant="default" size="xs" onClick={() => onFilter({ actorUserId: record.actorUserId!, actorEmail: record.actorEmail })}>
+              <Button
+                variant="default"
+                size="xs"
+                onClick={() => onFilter({ actorUserId: record.actorUserId!, actorEmail: record.actorEmail })}
+              >
                 Only this actor
               </Button>
             )}

@@ -18,9 +18,13 @@ type Format = 'csv' | 'jsonl';
 export function ExportButtons({ filters }: { filters: AuditFilters }) {
   const exp = useMutation({
     mutationFn: async (format: Format) => {
-      const res = await api.GET('/api/v1/audit-logs/export', { params: { query: { ...filters, format } }, parseAs: 'blob' });
+      const res = await api.GET('/api/v1/audit-logs/export', {
+        params: { query: { ...filters, format } },
+        parseAs: 'blob',
+      });
       const blob = await call(Promise.resolve(res));
-      const name = /filename="([^"]+)"/.exec(res.response.headers.get('content-disposition') ?? '')?.[1] ?? `audit.${format}`;
+      const name =
+        /filename="([^"]+)"/.exec(res.response.headers.get('content-disposition') ?? '')?.[1] ?? `audit.${format}`;
       saveBlob(blob as Blob, name);
       return name;
     },
@@ -32,7 +36,11 @@ export function ExportButtons({ filters }: { filters: AuditFilters }) {
       <Button variant="default" loading={exp.isPending && exp.variables === 'csv'} onClick={() => exp.mutate('csv')}>
         Export CSV
       </Button>
-      <Button variant="default" loading={exp.isPending && exp.variables === 'jsonl'} onClick={() => exp.mutate('jsonl')}>
+      <Button
+        variant="default"
+        loading={exp.isPending && exp.variables === 'jsonl'}
+        onClick={() => exp.mutate('jsonl')}
+      >
         Export JSON Lines
       </Button>
     </>
@@ -57,14 +65,16 @@ export function VerifyChain() {
         )}
         {verify.data?.ok === true && (
           <Alert color="green" py={6} title="The audit chain is intact">
-            {verify.data.checked} record{verify.data.checked === 1 ? '' : 's'} checked: none was changed, removed or reordered.
+            {verify.data.checked} record{verify.data.checked === 1 ? '' : 's'} checked: none was changed, removed or
+            reordered.
           </Alert>
         )}
         {verify.data?.ok === false && (
           <Alert color="red" py={6} title="The audit chain is broken">
             <Text size="sm">
-              Record {verify.data.firstBrokenId ?? '(unknown)'} no longer matches its hash or its link to the record before it ({verify.data.checked} records checked). Someone changed the
-              stored audit trail: keep an export and tell your security contact.
+              Record {verify.data.firstBrokenId ?? '(unknown)'} no longer matches its hash or its link to the record
+              before it ({verify.data.checked} records checked). Someone changed the stored audit trail: keep an export
+              and tell your security contact.
             </Text>
           </Alert>
         )}

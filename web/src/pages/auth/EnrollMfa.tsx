@@ -15,7 +15,14 @@ export default function EnrollMfa() {
     navigate('/login', { replace: true });
   };
   return (
-    <AuthCard title="Set up two-step verification" footer={<Button variant="subtle" onClick={() => void logout()}>Sign out</Button>}>
+    <AuthCard
+      title="Set up two-step verification"
+      footer={
+        <Button variant="subtle" onClick={() => void logout()}>
+          Sign out
+        </Button>
+      }
+    >
       <Stack>
         <Text size="sm">Your organisation requires a second factor. Set up an authenticator app to continue.</Text>
         <TotpSetup

@@ -32,7 +32,14 @@ export default function ForgotPassword() {
         <form onSubmit={submit} noValidate>
           <Stack>
             <FormError error={error} />
-            <TextInput label="E-mail" type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
+            <TextInput
+              label="E-mail"
+              type="email"
+              autoComplete="username"
+              required
+              value={email}
+              onChange={(e) => setEmail(e.currentTarget.value)}
+            />
             <Button type="submit" loading={busy}>
               Send the reset link
             </Button>

@@ -14,7 +14,11 @@ export default function Invite() {
   const [params] = useSearchParams();
   const token = params.get('token') ?? '';
   const signedIn = useSignedIn();
-  const preview = useQuery({ queryKey: ['invite', token], enabled: !!token, queryFn: () => call(api.POST('/api/v1/auth/invite/preview', { body: { token } })) });
+  const preview = useQuery({
+    queryKey: ['invite', token],
+    enabled: !!token,
+    queryFn: () => call(api.POST('/api/v1/auth/invite/preview', { body: { token } })),
+  });
   const [name, setName] = useState<string | null>(null);
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
@@ -34,15 +38,21 @@ export default function Invite() {
       setBusy(false);
     }
   };
-  const p = preview.data as { email: string; name: string | null; partnerName?: string | null; orgName?: string | null } | undefined;
+  const p = preview.data as
+    | { email: string; name: string | null; partnerName?: string | null; orgName?: string | null }
+    | undefined;
   return (
     <AuthCard title="Accept your invitation" footer={<BackToSignIn />}>
       {!token ? (
-        <Alert color="red" role="alert">This page needs the link from the invitation e-mail.</Alert>
+        <Alert color="red" role="alert">
+          This page needs the link from the invitation e-mail.
+        </Alert>
       ) : preview.isPending ? (
         <Loader aria-label="Loading the invitation" />
       ) : preview.isError ? (
-        <Alert color="red" role="alert">{explain(preview.error)}</Alert>
+        <Alert color="red" role="alert">
+          {explain(preview.error)}
+        </Alert>
       ) : (
         <form onSubmit={submit} noValidate>
           <Stack>
@@ -50,8 +60,19 @@ export default function Invite() {
               You are invited to <b>{p?.orgName ?? p?.partnerName ?? 'Gatehouse'}</b> as <b>{p?.email}</b>.
             </Text>
             <FormError error={error} />
-            <TextInput label="Your name" autoComplete="name" value={name ?? p?.name ?? ''} onChange={(e) => setName(e.currentTarget.value)} />
-            <NewPassword label="Choose a password" value={password} confirm={confirm} onChange={setPassword} onConfirm={setConfirm} />
+            <TextInput
+              label="Your name"
+              autoComplete="name"
+              value={name ?? p?.name ?? ''}
+              onChange={(e) => setName(e.currentTarget.value)}
+            />
+            <NewPassword
+              label="Choose a password"
+              value={password}
+              confirm={confirm}
+              onChange={setPassword}
+              onConfirm={setConfirm}
+            />
             <Button type="submit" loading={busy}>
               Accept and sign in
             </Button>

@@ -25,7 +25,8 @@ interface Sso {
 }
 
 function passkeyError(err: unknown): string {
-  if (err instanceof Error && (err.name === 'NotAllowedError' || err.name === 'AbortError')) return 'The passkey request was cancelled or timed out.';
+  if (err instanceof Error && (err.name === 'NotAllowedError' || err.name === 'AbortError'))
+    return 'The passkey request was cancelled or timed out.';
   return explain(err);
 }
 
@@ -60,7 +61,11 @@ export default function Login() {
   // Cancelled quietly when the page leaves or "Use a passkey instead" starts a ceremony of its own.
   const signedInRef = useRef(signedIn);
   signedInRef.current = signedIn;
-  const autofill = useRef<{ started: boolean; live: boolean; waiting: boolean }>({ started: false, live: true, waiting: false });
+  const autofill = useRef<{ started: boolean; live: boolean; waiting: boolean }>({
+    started: false,
+    live: true,
+    waiting: false,
+  });
   useEffect(() => {
     const a = autofill.current;
     a.live = true;
@@ -76,14 +81,23 @@ export default function Login() {
     if (!(await browserSupportsWebAuthnAutofill().catch(() => false)) || !a.live) return;
     try {
       // Without options (passkeys off, or the address is rate limited) the field simply offers no passkey.
-      const options = await call(api.POST('/api/v1/auth/passkey/login/options', {})).then((r) => r.options, () => null);
+      const options = await call(api.POST('/api/v1/auth/passkey/login/options', {})).then(
+        (r) => r.options,
+        () => null,
+      );
       if (!options || !a.live) return;
       a.waiting = true;
       const credential = await startAuthentication({ optionsJSON: options as never, useBrowserAutofill: true });
       setBusy(true);
-      signedInRef.current((await call(api.POST('/api/v1/auth/passkey/login/verify', { body: { credential: credential as never } }))) as TokenResponse);
+      signedInRef.current(
+        (await call(
+          api.POST('/api/v1/auth/passkey/login/verify', { body: { credential: credential as never } }),
+        )) as TokenResponse,
+      );
     } catch (err) {
-      const quiet = err instanceof Error && (err.name === 'AbortError' || err.name === 'NotAllowedError' || /abort/i.test(err.message));
+      const quiet =
+        err instanceof Error &&
+        (err.name === 'AbortError' || err.name === 'NotAllowedError' || /abort/i.test(err.message));
       if (a.live && !quiet) setError(passkeyError(err));
     } finally {
       a.waiting = false;
@@ -105,7 +119,9 @@ export default function Login() {
     setError(null);
     setBusy(true);
     try {
-      const res = (await call(api.POST('/api/v1/auth/login', { body: { email, password } }))) as TokenResponse | (Challenge & { mfaRequired: true });
+      const res = (await call(api.POST('/api/v1/auth/login', { body: { email, password } }))) as
+        | TokenResponse
+        | (Challenge & { mfaRequired: true });
       if ('mfaRequired' in res) setChallenge(res);
       else signedIn(res);
     } catch (err) {
@@ -121,7 +137,11 @@ export default function Login() {
     try {
       const { options } = await call(api.POST('/api/v1/auth/passkey/login/options', {}));
       const credential = await startAuthentication({ optionsJSON: options as never });
-      signedIn((await call(api.POST('/api/v1/auth/passkey/login/verify', { body: { credential: credential as never } }))) as TokenResponse);
+      signedIn(
+        (await call(
+          api.POST('/api/v1/auth/passkey/login/verify', { body: { credential: credential as never } }),
+        )) as TokenResponse,
+      );
     } catch (err) {
       setError(passkeyError(err));
     } finally {
@@ -177,7 +197,13 @@ export default function Login() {
           )}
           {!sso?.enforceSSO && (
             <>
-              <PasswordInput label="Password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.currentTarget.value)} />
+              <PasswordInput
+                label="Password"
+                autoComplete="current-password"
+                required
+                value={password}
+                onChange={(e) => setPassword(e.currentTarget.value)}
+              />
               <Group justify="space-between">
                 <Anchor component={Link} to="/forgot-password" size="sm">
                   Forgot password?
@@ -228,7 +254,11 @@ function SecondFactor({ challenge, onRestart }: { challenge: Challenge; onRestar
     setBusy(true);
     setError(null);
     try {
-      signedIn((await call(api.POST('/api/v1/auth/mfa/verify', { body: { tempToken: challenge.tempToken, code: code.trim() } }))) as TokenResponse);
+      signedIn(
+        (await call(
+          api.POST('/api/v1/auth/mfa/verify', { body: { tempToken: challenge.tempToken, code: code.trim() } }),
+        )) as TokenResponse,
+      );
     } catch (err) {
       setError(explain(err));
     } finally {
@@ -240,9 +270,17 @@ function SecondFactor({ challenge, onRestart }: { challenge: Challenge; onRestar
     setBusy(true);
     setError(null);
     try {
-      const { options } = await call(api.POST('/api/v1/auth/mfa/passkey/options', { body: { tempToken: challenge.tempToken } }));
+      const { options } = await call(
+        api.POST('/api/v1/auth/mfa/passkey/options', { body: { tempToken: challenge.tempToken } }),
+      );
       const credential = await startAuthentication({ optionsJSON: options as never });
-      signedIn((await call(api.POST('/api/v1/auth/mfa/passkey/verify', { body: { tempToken: challenge.tempToken, credential: credential as never } }))) as TokenResponse);
+      signedIn(
+        (await call(
+          api.POST('/api/v1/auth/mfa/passkey/verify', {
+            body: { tempToken: challenge.tempToken, credential: credential as never },
+          }),
+        )) as TokenResponse,
+      );
     } catch (err) {
       setError(passkeyError(err));
     } finally {
@@ -250,7 +288,12 @@ function SecondFactor({ challenge, onRestart }: { challenge: Challenge; onRestar
     }
   };
 
-  const title = mode === 'recovery' ? 'Use a recovery code' : mode === 'passkey' ? 'Confirm with your passkey' : 'Two-step verification';
+  const title =
+    mode === 'recovery'
+      ? 'Use a recovery code'
+      : mode === 'passkey'
+        ? 'Confirm with your passkey'
+        : 'Two-step verification';
   return (
     <AuthCard title={title}>
       <Stack>
@@ -264,13 +307,29 @@ function SecondFactor({ challenge, onRestart }: { challenge: Challenge; onRestar
           <form onSubmit={verify} noValidate>
             <Stack>
               {mode === 'recovery' ? (
-                <TextInput label="Recovery code" autoComplete="off" value={code} onChange={(e) => setCode(e.currentTarget.value)} required />
+                <TextInput
+                  label="Recovery code"
+                  autoComplete="off"
+                  value={code}
+                  onChange={(e) => setCode(e.currentTarget.value)}
+                  required
+                />
               ) : (
                 <>
                   <Text size="sm" id="code-label">
-                    {mode === 'totp' ? 'Enter the 6-digit code from your authenticator app.' : 'Enter the 6-digit code we texted you.'}
+                    {mode === 'totp'
+                      ? 'Enter the 6-digit code from your authenticator app.'
+                      : 'Enter the 6-digit code we texted you.'}
                   </Text>
-                  <PinInput length={6} type="number" oneTimeCode value={code} onChange={setCode} aria-label="Verification code" autoFocus />
+                  <PinInput
+                    length={6}
+                    type="number"
+                    oneTimeCode
+                    value={code}
+                    onChange={setCode}
+                    aria-label="Verification code"
+                    autoFocus
+                  />
                 </>
               )}
               <Button type="submit" loading={busy} disabled={code.trim().length < 6}>
@@ -296,7 +355,15 @@ function SecondFactor({ challenge, onRestart }: { challenge: Challenge; onRestar
             </Anchor>
           )}
           {mode !== 'recovery' && (
-            <Anchor component="button" type="button" size="sm" onClick={() => { setCode(''); setMode('recovery'); }}>
+            <Anchor
+              component="button"
+              type="button"
+              size="sm"
+              onClick={() => {
+                setCode('');
+                setMode('recovery');
+              }}
+            >
               Use a recovery code
             </Anchor>
           )}

@@ -16,14 +16,19 @@ export default function Register() {
   const [error, setError] = useState<string | null>(null);
   const [closed, setClosed] = useState(false);
   const [busy, setBusy] = useState(false);
-  const field = (k: keyof typeof form) => ({ value: form[k], onChange: (e: React.ChangeEvent<HTMLInputElement>) => setForm({ ...form, [k]: e.currentTarget.value }) });
+  const field = (k: keyof typeof form) => ({
+    value: form[k],
+    onChange: (e: React.ChangeEvent<HTMLInputElement>) => setForm({ ...form, [k]: e.currentTarget.value }),
+  });
   const submit = async (e: React.FormEvent) => {
     e.preventDefault();
     if (password !== confirm) return setError('The two passwords differ.');
     setBusy(true);
     setError(null);
     try {
-      signedIn((await call(api.POST('/api/v1/auth/register-partner', { body: { ...form, password } }))) as TokenResponse);
+      signedIn(
+        (await call(api.POST('/api/v1/auth/register-partner', { body: { ...form, password } }))) as TokenResponse,
+      );
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) setClosed(true);
       else setError(explain(err));
@@ -44,7 +49,13 @@ export default function Register() {
             <TextInput label="Company name" required autoComplete="organization" {...field('companyName')} />
             <TextInput label="Your name" required autoComplete="name" {...field('name')} />
             <TextInput label="E-mail" type="email" required autoComplete="username" {...field('email')} />
-            <NewPassword label="Password" value={password} confirm={confirm} onChange={setPassword} onConfirm={setConfirm} />
+            <NewPassword
+              label="Password"
+              value={password}
+              confirm={confirm}
+              onChange={setPassword}
+              onConfirm={setConfirm}
+            />
             <Button type="submit" loading={busy}>
               Create account
             </Button>

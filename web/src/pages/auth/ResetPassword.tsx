@@ -31,7 +31,9 @@ export default function ResetPassword() {
   return (
     <AuthCard title="Choose a new password" footer={<BackToSignIn />}>
       {!token ? (
-        <Alert color="red" role="alert">This page needs the link from the reset e-mail.</Alert>
+        <Alert color="red" role="alert">
+          This page needs the link from the reset e-mail.
+        </Alert>
       ) : done ? (
         <Alert color="green" role="status" title="Password changed">
           Your password is changed and every session was signed out. Sign in with the new password.

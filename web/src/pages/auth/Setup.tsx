@@ -20,7 +20,10 @@ export default function Setup() {
   const [confirm, setConfirm] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const field = (k: keyof typeof form) => ({ value: form[k], onChange: (e: React.ChangeEvent<HTMLInputElement>) => setForm({ ...form, [k]: e.currentTarget.value }) });
+  const field = (k: keyof typeof form) => ({
+    value: form[k],
+    onChange: (e: React.ChangeEvent<HTMLInputElement>) => setForm({ ...form, [k]: e.currentTarget.value }),
+  });
   const submit = async (e: React.FormEvent) => {
     e.preventDefault();
     if (password !== confirm) return setError('The two passwords differ.');
@@ -39,13 +42,17 @@ export default function Setup() {
       {status.isPending ? (
         <Loader aria-label="Loading" />
       ) : status.isError ? (
-        <Alert color="red" role="alert">{explain(status.error)}</Alert>
+        <Alert color="red" role="alert">
+          {explain(status.error)}
+        </Alert>
       ) : !status.data.needed ? (
         <Alert color="green" role="status" title="Already set up">
           Gatehouse is set up. Sign in instead.
         </Alert>
       ) : !token ? (
-        <Alert color="yellow" role="alert">Open the setup link the service printed when it started (it ends in <code>/setup?token=…</code>).</Alert>
+        <Alert color="yellow" role="alert">
+          Open the setup link the service printed when it started (it ends in <code>/setup?token=…</code>).
+        </Alert>
       ) : (
         <form onSubmit={submit} noValidate>
           <Stack>
@@ -53,7 +60,13 @@ export default function Setup() {
             <TextInput label="Company name" required autoComplete="organization" {...field('companyName')} />
             <TextInput label="Your name" required autoComplete="name" {...field('name')} />
             <TextInput label="E-mail" type="email" required autoComplete="username" {...field('email')} />
-            <NewPassword label="Password" value={password} confirm={confirm} onChange={setPassword} onConfirm={setConfirm} />
+            <NewPassword
+              label="Password"
+              value={password}
+              confirm={confirm}
+              onChange={setPassword}
+              onConfirm={setConfirm}
+            />
             <Button type="submit" loading={busy}>
               Create the administrator
             </Button>

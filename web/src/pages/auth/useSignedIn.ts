@@ -8,7 +8,7 @@ export function useSignedIn() {
   return (t: TokenResponse) => {
     session.signedIn(t);
     const next = params.get('next');
-    const safe = next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+    const safe = next?.startsWith('/') && !next.startsWith('//') ? next : '/';
     navigate(t.mfaEnrollmentRequired ? '/enroll-mfa' : safe, { replace: true });
   };
 }

@@ -4,11 +4,23 @@ import { lazy } from 'react';
 import { TabbedSection } from '../../components/TabbedSection';
 
 const PARTS = [
-  { path: 'service-accounts', label: 'Service accounts', perm: 'api_keys:read', Page: lazy(() => import('./ServiceAccounts')) },
+  {
+    path: 'service-accounts',
+    label: 'Service accounts',
+    perm: 'api_keys:read',
+    Page: lazy(() => import('./ServiceAccounts')),
+  },
   { path: 'webhooks', label: 'Webhooks', perm: 'audit:manage', Page: lazy(() => import('./Webhooks')) },
   { path: 'scim-tokens', label: 'SCIM tokens', perm: 'users:read', Page: lazy(() => import('./ScimTokens')) },
 ] as const;
 
 export default function Integrations() {
-  return <TabbedSection title="Integrations" base="integrations" parts={PARTS} noneText="Your role opens none of the integrations (service accounts, webhooks, SCIM tokens)." />;
+  return (
+    <TabbedSection
+      title="Integrations"
+      base="integrations"
+      parts={PARTS}
+      noneText="Your role opens none of the integrations (service accounts, webhooks, SCIM tokens)."
+    />
+  );
 }

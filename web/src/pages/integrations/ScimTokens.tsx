@@ -26,7 +26,11 @@ export default function ScimTokens() {
   const qc = useQueryClient();
   const write = can(me.data, 'users:write');
   const owner = useOwner('SCIM tokens of');
-  const { pages, list } = useCursorList(['scim-tokens', owner.orgId], (cursor) => call(api.GET('/api/v1/scim-tokens', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })), { resetOn: owner.orgId });
+  const { pages, list } = useCursorList(
+    ['scim-tokens', owner.orgId],
+    (cursor) => call(api.GET('/api/v1/scim-tokens', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })),
+    { resetOn: owner.orgId },
+  );
   const [creating, setCreating] = useState(false);
   const revoke = useConfirmed(
     (x: Token) => call(api.DELETE('/api/v1/scim-tokens/{id}', { params: { path: { id: x.id } } })),
@@ -37,14 +41,22 @@ export default function ScimTokens() {
   );
   return (
     <Stack>
-      <Text size="sm">An identity provider (Entra ID, Okta) creates, updates and removes accounts here through SCIM 2.0 with a token of its own.</Text>
+      <Text size="sm">
+        An identity provider (Entra ID, Okta) creates, updates and removes accounts here through SCIM 2.0 with a token
+        of its own.
+      </Text>
       <Group align="end" justify="space-between">
         {owner.picker ?? <span />}
         {write && <Button onClick={() => setCreating(true)}>New SCIM token</Button>}
       </Group>
       <Loaded q={list} what="SCIM tokens" isEmpty={(d) => d.data.length === 0} empty="No SCIM token here yet.">
         {(d) => (
-          <DataTable testId="scim-tokens" columns={['Name', 'Starts with', 'Default role', 'Created', 'Last used', 'Status']} hidden="Actions" rows={d.data}>
+          <DataTable
+            testId="scim-tokens"
+            columns={['Name', 'Starts with', 'Default role', 'Created', 'Last used', 'Status']}
+            hidden="Actions"
+            rows={d.data}
+          >
             {(x) => (
               <>
                 <Table.Td>{x.name}</Table.Td>
@@ -63,7 +75,13 @@ export default function ScimTokens() {
                 </Table.Td>
                 <Table.Td>
                   {write && !x.revokedAt && (
-                    <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(x)} aria-label={`Revoke ${x.name}`}>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      color="red"
+                      onClick={() => revoke.ask(x)}
+                      aria-label={`Revoke ${x.name}`}
+                    >
                       Revoke
                     </Button>
                   )}
@@ -74,19 +92,25 @@ export default function ScimTokens() {
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />
-      {creating && <CreateToken onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />}
-      <ConfirmDialog
-        {...revoke.dialog}
-        title={`Revoke “${revoke.target?.name ?? ''}”?`}
-        action="Revoke"
-      >
+      {creating && (
+        <CreateToken onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />
+      )}
+      <ConfirmDialog {...revoke.dialog} title={`Revoke “${revoke.target?.name ?? ''}”?`} action="Revoke">
         The identity provider’s requests with this token are refused from the next one. Accounts it provisioned stay.
       </ConfirmDialog>
     </Stack>
   );
 }
 
-function CreateToken({ onClose, initialOrgId, partner }: { onClose: () => void; initialOrgId: string | null; partner: boolean }) {
+function CreateToken({
+  onClose,
+  initialOrgId,
+  partner,
+}: {
+  onClose: () => void;
+  initialOrgId: string | null;
+  partner: boolean;
+}) {
   const qc = useQueryClient();
   const [orgId, setOrgId] = useState<string | null>(initialOrgId);
   const [name, setName] = useState('');
@@ -94,7 +118,12 @@ function CreateToken({ onClose, initialOrgId, partner }: { onClose: () => void; 
   const [invite, setInvite] = useState(true);
   const [created, setCreated] = useState<string | null>(null);
   const create = useMutation({
-    mutationFn: () => call(api.POST('/api/v1/scim-tokens', { body: { orgId: orgId ?? undefined, name: name.trim(), defaultRoleId: roleId!, sendInvitations: invite } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/scim-tokens', {
+          body: { orgId: orgId ?? undefined, name: name.trim(), defaultRoleId: roleId!, sendInvitations: invite },
+        }),
+      ),
     onSuccess: (x) => {
       setCreated(x.token);
       void qc.invalidateQueries({ queryKey: ['scim-tokens'] });
@@ -128,10 +157,33 @@ function CreateToken({ onClose, initialOrgId, partner }: { onClose: () => void; 
                 }}
               />
             )}
-            <TextInput label="Name" description="Which identity provider or connector uses it." placeholder="Entra ID" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-            <RoleSelect orgId={orgId ?? undefined} enabled={true} label="Default role" description="What a provisioned account holds until a mapped group gives another." value={roleId} onChange={setRoleId} />
-            <Checkbox label="E-mail new accounts an invitation to set a password" checked={invite} onChange={(e) => setInvite(e.currentTarget.checked)} />
-            {create.isError && <Alert color="red" role="alert">{explain(create.error)}</Alert>}
+            <TextInput
+              label="Name"
+              description="Which identity provider or connector uses it."
+              placeholder="Entra ID"
+              required
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              data-autofocus
+            />
+            <RoleSelect
+              orgId={orgId ?? undefined}
+              enabled={true}
+              label="Default role"
+              description="What a provisioned account holds until a mapped group gives another."
+              value={roleId}
+              onChange={setRoleId}
+            />
+            <Checkbox
+              label="E-mail new accounts an invitation to set a password"
+              checked={invite}
+              onChange={(e) => setInvite(e.currentTarget.checked)}
+            />
+            {create.isError && (
+              <Alert color="red" role="alert">
+                {explain(create.error)}
+              </Alert>
+            )}
             <Button type="submit" loading={create.isPending} disabled={!name.trim() || !roleId}>
               Create token
             </Button>

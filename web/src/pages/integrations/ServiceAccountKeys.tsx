@@ -29,13 +29,33 @@ function keyStatus(k: Key) {
   return k.active ? 'Active' : 'Expired';
 }
 
-export function ServiceAccountKeys({ account, write, onClose }: { account: Account | null; write: boolean; onClose: () => void }) {
+export function ServiceAccountKeys({
+  account,
+  write,
+  onClose,
+}: {
+  account: Account | null;
+  write: boolean;
+  onClose: () => void;
+}) {
   const qc = useQueryClient();
   const id = account?.id;
-  const { pages, list } = useCursorList(['api-keys', id], (cursor) => call(api.GET('/api/v1/service-accounts/{id}/keys', { params: { path: { id: id! }, query: { cursor, limit: 50 } } })), { resetOn: id, enabled: !!id });
+  const { pages, list } = useCursorList(
+    ['api-keys', id],
+    (cursor) =>
+      call(
+        api.GET('/api/v1/service-accounts/{id}/keys', { params: { path: { id: id! }, query: { cursor, limit: 50 } } }),
+      ),
+    { resetOn: id, enabled: !!id },
+  );
   const [creating, setCreating] = useState(false);
   const revoke = useConfirmed(
-    (k: Key) => call(api.DELETE('/api/v1/service-accounts/{id}/keys/{keyId}', { params: { path: { id: k.serviceAccountId, keyId: k.id } } })),
+    (k: Key) =>
+      call(
+        api.DELETE('/api/v1/service-accounts/{id}/keys/{keyId}', {
+          params: { path: { id: k.serviceAccountId, keyId: k.id } },
+        }),
+      ),
     (k) => {
       done(`Key “${k.name}” revoked: it is refused from the next request.`);
       void qc.invalidateQueries({ queryKey: ['api-keys'] });
@@ -44,10 +64,16 @@ export function ServiceAccountKeys({ account, write, onClose }: { account: Accou
   );
   return (
     <>
-      <Modal opened={!!account && !creating && !revoke.target} onClose={onClose} title={`Keys of “${account?.name ?? ''}”`} size="xl">
+      <Modal
+        opened={!!account && !creating && !revoke.target}
+        onClose={onClose}
+        title={`Keys of “${account?.name ?? ''}”`}
+        size="xl"
+      >
         <Stack>
           <Text size="sm">
-            Use a key as <code>Authorization: Bearer &lt;key&gt;</code>. At most two keys are active at once, so a rotation overlaps: issue a new one, deploy it, revoke the old one.
+            Use a key as <code>Authorization: Bearer &lt;key&gt;</code>. At most two keys are active at once, so a
+            rotation overlaps: issue a new one, deploy it, revoke the old one.
           </Text>
           {write && (
             <Group justify="end">
@@ -56,9 +82,19 @@ export function ServiceAccountKeys({ account, write, onClose }: { account: Accou
               </Button>
             </Group>
           )}
-          <Loaded q={list} what="keys" isEmpty={(d) => d.data.length === 0} empty="No key yet: this account cannot call the API.">
+          <Loaded
+            q={list}
+            what="keys"
+            isEmpty={(d) => d.data.length === 0}
+            empty="No key yet: this account cannot call the API."
+          >
             {(d) => (
-              <DataTable testId="api-keys" columns={['Prefix', 'Name', 'Created', 'Expires', 'Last used', 'Status']} hidden="Actions" rows={d.data}>
+              <DataTable
+                testId="api-keys"
+                columns={['Prefix', 'Name', 'Created', 'Expires', 'Last used', 'Status']}
+                hidden="Actions"
+                rows={d.data}
+              >
                 {(k) => (
                   <>
                     <Table.Td>
@@ -76,7 +112,9 @@ export function ServiceAccountKeys({ account, write, onClose }: { account: Accou
                     </Table.Td>
                     <Table.Td>{when(k.createdAt)}</Table.Td>
                     <Table.Td>{k.expiresAt ? when(k.expiresAt) : 'Never'}</Table.Td>
-                    <Table.Td>{k.lastUsedAt ? `${when(k.lastUsedAt)}${k.lastUsedIp ? ` from ${k.lastUsedIp}` : ''}` : 'Never'}</Table.Td>
+                    <Table.Td>
+                      {k.lastUsedAt ? `${when(k.lastUsedAt)}${k.lastUsedIp ? ` from ${k.lastUsedIp}` : ''}` : 'Never'}
+                    </Table.Td>
                     <Table.Td>
                       <Text size="sm" fw={k.active ? 400 : 700}>
                         {keyStatus(k)}
@@ -84,7 +122,13 @@ export function ServiceAccountKeys({ account, write, onClose }: { account: Accou
                     </Table.Td>
                     <Table.Td>
                       {write && !k.revokedAt && (
-                        <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(k)} aria-label={`Revoke ${k.name}`}>
+                        <Button
+                          size="xs"
+                          variant="default"
+                          color="red"
+                          onClick={() => revoke.ask(k)}
+                          aria-label={`Revoke ${k.name}`}
+                        >
                           Revoke
                         </Button>
                       )}
@@ -98,11 +142,7 @@ export function ServiceAccountKeys({ account, write, onClose }: { account: Accou
         </Stack>
       </Modal>
       {account && creating && <CreateKey account={account} onClose={() => setCreating(false)} />}
-      <ConfirmDialog
-        {...revoke.dialog}
-        title={`Revoke “${revoke.target?.name ?? ''}”?`}
-        action="Revoke"
-      >
+      <ConfirmDialog {...revoke.dialog} title={`Revoke “${revoke.target?.name ?? ''}”?`} action="Revoke">
         The key, and access tokens obtained with it, are refused from the next request.
       </ConfirmDialog>
     </>
@@ -141,7 +181,8 @@ function CreateKey({ account, onClose }: { account: Account; onClose: () => void
       {created ? (
         <ShownOnce what="key" value={created.key} testId="api-key" onDone={onClose}>
           <Text size="sm">
-            {created.expiresAt ? `Valid until ${when(created.expiresAt)}.` : 'It does not expire.'} Client ID for OAuth: <code>{account.clientId}</code>
+            {created.expiresAt ? `Valid until ${when(created.expiresAt)}.` : 'It does not expire.'} Client ID for OAuth:{' '}
+            <code>{account.clientId}</code>
           </Text>
         </ShownOnce>
       ) : (
@@ -152,8 +193,21 @@ function CreateKey({ account, onClose }: { account: Account; onClose: () => void
           }}
         >
           <Stack>
-            <TextInput label="Name" placeholder="Rotation 2026-03" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-            <Select label="Valid for" data={LIFETIMES} value={lifetime} onChange={(v) => setLifetime(v ?? '')} allowDeselect={false} />
+            <TextInput
+              label="Name"
+              placeholder="Rotation 2026-03"
+              required
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              data-autofocus
+            />
+            <Select
+              label="Valid for"
+              data={LIFETIMES}
+              value={lifetime}
+              onChange={(v) => setLifetime(v ?? '')}
+              allowDeselect={false}
+            />
             <Textarea
               label="Allowed addresses"
               description="Address blocks the key may be used from, one per line (203.0.113.0/24, 2001:db8::/32). Empty: anywhere."
@@ -162,7 +216,11 @@ function CreateKey({ account, onClose }: { account: Account; onClose: () => void
               autosize
               minRows={2}
             />
-            {create.isError && <Alert color="red" role="alert">{explain(create.error)}</Alert>}
+            {create.isError && (
+              <Alert color="red" role="alert">
+                {explain(create.error)}
+              </Alert>
+            )}
             <Button type="submit" loading={create.isPending} disabled={!name.trim()}>
               Create key
             </Button>

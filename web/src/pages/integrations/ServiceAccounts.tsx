@@ -23,12 +23,20 @@ export default function ServiceAccounts() {
   const qc = useQueryClient();
   const write = can(me.data, 'api_keys:write');
   const owner = useOwner('Service accounts of');
-  const { pages, list } = useCursorList(['service-accounts', owner.orgId], (cursor) => call(api.GET('/api/v1/service-accounts', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })), { resetOn: owner.orgId });
+  const { pages, list } = useCursorList(
+    ['service-accounts', owner.orgId],
+    (cursor) =>
+      call(api.GET('/api/v1/service-accounts', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })),
+    { resetOn: owner.orgId },
+  );
   const [creating, setCreating] = useState(false);
   const [keysOf, setKeysOf] = useState<Account | null>(null);
   const refresh = () => void qc.invalidateQueries({ queryKey: ['service-accounts'] });
   const toggle = useMutation({
-    mutationFn: (a: Account) => call(api.PATCH('/api/v1/service-accounts/{id}', { params: { path: { id: a.id } }, body: { disabled: !a.disabled } })),
+    mutationFn: (a: Account) =>
+      call(
+        api.PATCH('/api/v1/service-accounts/{id}', { params: { path: { id: a.id } }, body: { disabled: !a.disabled } }),
+      ),
     onSuccess: (a) => {
       done(a.disabled ? `“${a.name}” is disabled: its keys are refused.` : `“${a.name}” is enabled again.`);
       refresh();
@@ -45,14 +53,27 @@ export default function ServiceAccounts() {
 
   return (
     <Stack>
-      <Text size="sm">A service account is a program’s identity: it holds one role, has no password, and calls the API with a key of its own.</Text>
+      <Text size="sm">
+        A service account is a program’s identity: it holds one role, has no password, and calls the API with a key of
+        its own.
+      </Text>
       <Group align="end" justify="space-between">
         {owner.picker ?? <span />}
         {write && <Button onClick={() => setCreating(true)}>New service account</Button>}
       </Group>
-      <Loaded q={list} what="service accounts" isEmpty={(d) => d.data.length === 0} empty="No service account here yet.">
+      <Loaded
+        q={list}
+        what="service accounts"
+        isEmpty={(d) => d.data.length === 0}
+        empty="No service account here yet."
+      >
         {(d) => (
-          <DataTable testId="service-accounts" columns={['Name', 'Role', 'Client ID', 'Active keys', 'Created', 'Status']} hidden="Actions" rows={d.data}>
+          <DataTable
+            testId="service-accounts"
+            columns={['Name', 'Role', 'Client ID', 'Active keys', 'Created', 'Status']}
+            hidden="Actions"
+            rows={d.data}
+          >
             {(a) => (
               <>
                 <Table.Td>
@@ -83,10 +104,22 @@ export default function ServiceAccounts() {
                     </Button>
                     {write && (
                       <>
-                        <Button size="xs" variant="default" loading={toggle.isPending && toggle.variables?.id === a.id} onClick={() => toggle.mutate(a)} aria-label={`${a.disabled ? 'Enable' : 'Disable'} ${a.name}`}>
+                        <Button
+                          size="xs"
+                          variant="default"
+                          loading={toggle.isPending && toggle.variables?.id === a.id}
+                          onClick={() => toggle.mutate(a)}
+                          aria-label={`${a.disabled ? 'Enable' : 'Disable'} ${a.name}`}
+                        >
                           {a.disabled ? 'Enable' : 'Disable'}
                         </Button>
-                        <Button size="xs" variant="default" color="red" onClick={() => remove.ask(a)} aria-label={`Delete ${a.name}`}>
+                        <Button
+                          size="xs"
+                          variant="default"
+                          color="red"
+                          onClick={() => remove.ask(a)}
+                          aria-label={`Delete ${a.name}`}
+                        >
                           Delete
                         </Button>
                       </>
@@ -99,20 +132,33 @@ export default function ServiceAccounts() {
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />
-      {creating && <CreateAccount opened onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />}
+      {creating && (
+        <CreateAccount
+          opened
+          onClose={() => setCreating(false)}
+          initialOrgId={owner.orgId ?? null}
+          partner={owner.partner}
+        />
+      )}
       <ServiceAccountKeys account={keysOf} write={write} onClose={() => setKeysOf(null)} />
-      <ConfirmDialog
-        {...remove.dialog}
-        title={`Delete “${remove.target?.name ?? ''}”?`}
-        action="Delete"
-      >
+      <ConfirmDialog {...remove.dialog} title={`Delete “${remove.target?.name ?? ''}”?`} action="Delete">
         Every key of this account is refused from its next request. This cannot be undone.
       </ConfirmDialog>
     </Stack>
   );
 }
 
-function CreateAccount({ opened, onClose, initialOrgId, partner }: { opened: boolean; onClose: () => void; initialOrgId: string | null; partner: boolean }) {
+function CreateAccount({
+  opened,
+  onClose,
+  initialOrgId,
+  partner,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  initialOrgId: string | null;
+  partner: boolean;
+}) {
   const qc = useQueryClient();
   const [orgId, setOrgId] = useState<string | null>(initialOrgId);
   const [name, setName] = useState('');
@@ -120,7 +166,16 @@ function CreateAccount({ opened, onClose, initialOrgId, partner }: { opened: boo
   const [description, setDescription] = useState('');
   const create = useMutation({
     mutationFn: () =>
-      call(api.POST('/api/v1/service-accounts', { body: { orgId: orgId ?? undefined, name: name.trim(), roleId: roleId!, description: description.trim() || undefined } })),
+      call(
+        api.POST('/api/v1/service-accounts', {
+          body: {
+            orgId: orgId ?? undefined,
+            name: name.trim(),
+            roleId: roleId!,
+            description: description.trim() || undefined,
+          },
+        }),
+      ),
     onSuccess: (a) => {
       done(`Service account “${a.name}” created. Issue it a key next.`);
       void qc.invalidateQueries({ queryKey: ['service-accounts'] });
@@ -143,7 +198,14 @@ function CreateAccount({ opened, onClose, initialOrgId, partner }: { opened: boo
         }}
       >
         <Stack>
-          <TextInput label="Name" placeholder="PSA sync" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+          <TextInput
+            label="Name"
+            placeholder="PSA sync"
+            required
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            data-autofocus
+          />
           {partner && (
             <TenantSelect
               label="Organisation"
@@ -156,9 +218,27 @@ function CreateAccount({ opened, onClose, initialOrgId, partner }: { opened: boo
               enabled={opened}
             />
           )}
-          <RoleSelect orgId={orgId ?? undefined} enabled={opened} label="Role" description="What the account may do. Never more than you hold yourself." value={roleId} onChange={setRoleId} />
-          <Textarea label="Description" placeholder="Ticketing integration" value={description} onChange={(e) => setDescription(e.currentTarget.value)} autosize minRows={2} />
-          {create.isError && <Alert color="red" role="alert">{explain(create.error)}</Alert>}
+          <RoleSelect
+            orgId={orgId ?? undefined}
+            enabled={opened}
+            label="Role"
+            description="What the account may do. Never more than you hold yourself."
+            value={roleId}
+            onChange={setRoleId}
+          />
+          <Textarea
+            label="Description"
+            placeholder="Ticketing integration"
+            value={description}
+            onChange={(e) => setDescription(e.currentTarget.value)}
+            autosize
+            minRows={2}
+          />
+          {create.isError && (
+            <Alert color="red" role="alert">
+              {explain(create.error)}
+            </Alert>
+          )}
           <Button type="submit" loading={create.isPending} disabled={!name.trim() || !roleId}>
             Create service account
           </Button>

@@ -22,15 +22,24 @@ type Delivery = components['schemas']['WebhookDelivery'];
 export default function Webhooks() {
   const qc = useQueryClient();
   const owner = useOwner('Webhooks of');
-  const { pages, list } = useCursorList(['webhooks', owner.orgId], (cursor) => call(api.GET('/api/v1/webhooks', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })), { resetOn: owner.orgId });
+  const { pages, list } = useCursorList(
+    ['webhooks', owner.orgId],
+    (cursor) => call(api.GET('/api/v1/webhooks', { params: { query: { orgId: owner.orgId, cursor, limit: 50 } } })),
+    { resetOn: owner.orgId },
+  );
   const [creating, setCreating] = useState(false);
   const [logOf, setLogOf] = useState<Webhook | null>(null);
   const [pinged, setPinged] = useState<{ id: string; text: string; ok: boolean } | null>(null);
   const refresh = () => void qc.invalidateQueries({ queryKey: ['webhooks'] });
   const toggle = useMutation({
-    mutationFn: (w: Webhook) => call(api.PATCH('/api/v1/webhooks/{id}', { params: { path: { id: w.id } }, body: { active: !w.active } })),
+    mutationFn: (w: Webhook) =>
+      call(api.PATCH('/api/v1/webhooks/{id}', { params: { path: { id: w.id } }, body: { active: !w.active } })),
     onSuccess: (w) => {
-      done(w.active ? 'The webhook is resumed: new events are queued again.' : 'The webhook is paused: no new events are queued.');
+      done(
+        w.active
+          ? 'The webhook is resumed: new events are queued again.'
+          : 'The webhook is paused: no new events are queued.',
+      );
       refresh();
     },
     onError: failed,
@@ -38,7 +47,13 @@ export default function Webhooks() {
   const ping = useMutation({
     mutationFn: (w: Webhook) => call(api.POST('/api/v1/webhooks/{id}/ping', { params: { path: { id: w.id } } })),
     onSuccess: (r, w) =>
-      setPinged({ id: w.id, ok: r.ok, text: r.ok ? `The receiver answered ${r.status ?? ''}.`.replace(' .', '.') : `Not delivered: ${r.error ?? (r.status ? `the receiver answered ${r.status}` : 'no answer')}.` }),
+      setPinged({
+        id: w.id,
+        ok: r.ok,
+        text: r.ok
+          ? `The receiver answered ${r.status ?? ''}.`.replace(' .', '.')
+          : `Not delivered: ${r.error ?? (r.status ? `the receiver answered ${r.status}` : 'no answer')}.`,
+      }),
     onError: (err, w) => setPinged({ id: w.id, ok: false, text: explain(err) }),
   });
   const remove = useConfirmed(
@@ -51,7 +66,9 @@ export default function Webhooks() {
 
   return (
     <Stack>
-      <Text size="sm">A webhook sends audit events to a URL as they happen, in order, signed with its secret (Standard Webhooks).</Text>
+      <Text size="sm">
+        A webhook sends audit events to a URL as they happen, in order, signed with its secret (Standard Webhooks).
+      </Text>
       <Group align="end" justify="space-between">
         {owner.picker ?? <span />}
         <Button onClick={() => setCreating(true)}>New webhook</Button>
@@ -85,16 +102,39 @@ export default function Webhooks() {
                 </Table.Td>
                 <Table.Td>
                   <Group gap="xs" wrap="nowrap">
-                    <Button size="xs" variant="default" loading={ping.isPending && ping.variables?.id === w.id} onClick={() => ping.mutate(w)} aria-label={`Ping ${w.url}`}>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      loading={ping.isPending && ping.variables?.id === w.id}
+                      onClick={() => ping.mutate(w)}
+                      aria-label={`Ping ${w.url}`}
+                    >
                       Ping
                     </Button>
-                    <Button size="xs" variant="default" onClick={() => setLogOf(w)} aria-label={`Deliveries of ${w.url}`}>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      onClick={() => setLogOf(w)}
+                      aria-label={`Deliveries of ${w.url}`}
+                    >
                       Deliveries
                     </Button>
-                    <Button size="xs" variant="default" loading={toggle.isPending && toggle.variables?.id === w.id} onClick={() => toggle.mutate(w)} aria-label={`${w.active ? 'Pause' : 'Resume'} ${w.url}`}>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      loading={toggle.isPending && toggle.variables?.id === w.id}
+                      onClick={() => toggle.mutate(w)}
+                      aria-label={`${w.active ? 'Pause' : 'Resume'} ${w.url}`}
+                    >
                       {w.active ? 'Pause' : 'Resume'}
                     </Button>
-                    <Button size="xs" variant="default" color="red" onClick={() => remove.ask(w)} aria-label={`Delete ${w.url}`}>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      color="red"
+                      onClick={() => remove.ask(w)}
+                      aria-label={`Delete ${w.url}`}
+                    >
                       Delete
                     </Button>
                   </Group>
@@ -105,21 +145,26 @@ export default function Webhooks() {
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />
-      {creating && <CreateWebhook onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />}
+      {creating && (
+        <CreateWebhook onClose={() => setCreating(false)} initialOrgId={owner.orgId ?? null} partner={owner.partner} />
+      )}
       {logOf && <Deliveries webhook={logOf} onClose={() => setLogOf(null)} />}
-      <ConfirmDialog
-        {...remove.dialog}
-        title="Delete this webhook?"
-        action="Delete"
-        breakAll
-      >
+      <ConfirmDialog {...remove.dialog} title="Delete this webhook?" action="Delete" breakAll>
         {remove.target?.url} gets no more events; its queued deliveries and its delivery log are deleted.
       </ConfirmDialog>
     </Stack>
   );
 }
 
-function CreateWebhook({ onClose, initialOrgId, partner }: { onClose: () => void; initialOrgId: string | null; partner: boolean }) {
+function CreateWebhook({
+  onClose,
+  initialOrgId,
+  partner,
+}: {
+  onClose: () => void;
+  initialOrgId: string | null;
+  partner: boolean;
+}) {
   const qc = useQueryClient();
   const [orgId, setOrgId] = useState<string | null>(initialOrgId);
   const [url, setUrl] = useState('');
@@ -127,7 +172,12 @@ function CreateWebhook({ onClose, initialOrgId, partner }: { onClose: () => void
   const [description, setDescription] = useState('');
   const [created, setCreated] = useState<{ secret: string; url: string } | null>(null);
   const create = useMutation({
-    mutationFn: () => call(api.POST('/api/v1/webhooks', { body: { url: url.trim(), events, orgId: orgId ?? undefined, description: description.trim() || undefined } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/webhooks', {
+          body: { url: url.trim(), events, orgId: orgId ?? undefined, description: description.trim() || undefined },
+        }),
+      ),
     onSuccess: (w) => {
       setCreated({ secret: w.secret, url: w.url });
       void qc.invalidateQueries({ queryKey: ['webhooks'] });
@@ -147,7 +197,15 @@ function CreateWebhook({ onClose, initialOrgId, partner }: { onClose: () => void
           }}
         >
           <Stack>
-            <TextInput label="URL" placeholder="https://siem.example.com/hooks/gatehouse" required type="url" value={url} onChange={(e) => setUrl(e.currentTarget.value)} data-autofocus />
+            <TextInput
+              label="URL"
+              placeholder="https://siem.example.com/hooks/gatehouse"
+              required
+              type="url"
+              value={url}
+              onChange={(e) => setUrl(e.currentTarget.value)}
+              data-autofocus
+            />
             <TagsInput
               label="Events"
               description="Action prefixes such as role. or auth.login (press Enter after each); * for every event."
@@ -156,9 +214,25 @@ function CreateWebhook({ onClose, initialOrgId, partner }: { onClose: () => void
               splitChars={[',', ' ']}
               required
             />
-            {partner && <TenantSelect label="Organisation" partnerLabel="The partner and all its organisations" value={orgId} onChange={setOrgId} />}
-            <TextInput label="Description" placeholder="SIEM" value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
-            {create.isError && <Alert color="red" role="alert">{explain(create.error)}</Alert>}
+            {partner && (
+              <TenantSelect
+                label="Organisation"
+                partnerLabel="The partner and all its organisations"
+                value={orgId}
+                onChange={setOrgId}
+              />
+            )}
+            <TextInput
+              label="Description"
+              placeholder="SIEM"
+              value={description}
+              onChange={(e) => setDescription(e.currentTarget.value)}
+            />
+            {create.isError && (
+              <Alert color="red" role="alert">
+                {explain(create.error)}
+              </Alert>
+            )}
             <Button type="submit" loading={create.isPending} disabled={!url.trim() || events.length === 0}>
               Create webhook
             </Button>
@@ -171,9 +245,24 @@ function CreateWebhook({ onClose, initialOrgId, partner }: { onClose: () => void
 
 function Deliveries({ webhook, onClose }: { webhook: Webhook; onClose: () => void }) {
   const qc = useQueryClient();
-  const { pages, list } = useCursorList(['webhook-deliveries', webhook.id], (cursor) => call(api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id: webhook.id }, query: { cursor, limit: 50 } } })), { resetOn: webhook.id });
+  const { pages, list } = useCursorList(
+    ['webhook-deliveries', webhook.id],
+    (cursor) =>
+      call(
+        api.GET('/api/v1/webhooks/{id}/deliveries', {
+          params: { path: { id: webhook.id }, query: { cursor, limit: 50 } },
+        }),
+      ),
+    { resetOn: webhook.id },
+  );
   const redeliver = useMutation({
-    mutationFn: (d: Delivery | null) => call(api.POST('/api/v1/webhooks/{id}/redeliver', { params: { path: { id: webhook.id } }, body: d ? { deliveryId: d.id } : {} })),
+    mutationFn: (d: Delivery | null) =>
+      call(
+        api.POST('/api/v1/webhooks/{id}/redeliver', {
+          params: { path: { id: webhook.id } },
+          body: d ? { deliveryId: d.id } : {},
+        }),
+      ),
     onSuccess: (r) => {
       done(`${r.queued} deliver${r.queued === 1 ? 'y' : 'ies'} queued again.`);
       void qc.invalidateQueries({ queryKey: ['webhook-deliveries'] });
@@ -186,14 +275,27 @@ function Deliveries({ webhook, onClose }: { webhook: Webhook; onClose: () => voi
           Events sent to {webhook.url}, newest first. A failed delivery was retried for 24 hours, then set aside.
         </Text>
         <Group justify="end">
-          <Button variant="default" loading={redeliver.isPending && redeliver.variables === null} onClick={() => redeliver.mutate(null)}>
+          <Button
+            variant="default"
+            loading={redeliver.isPending && redeliver.variables === null}
+            onClick={() => redeliver.mutate(null)}
+          >
             Redeliver every failed one
           </Button>
         </Group>
-        {redeliver.isError && <Alert color="red" role="alert">{explain(redeliver.error)}</Alert>}
+        {redeliver.isError && (
+          <Alert color="red" role="alert">
+            {explain(redeliver.error)}
+          </Alert>
+        )}
         <Loaded q={list} what="deliveries" isEmpty={(d) => d.data.length === 0} empty="No event delivered yet.">
           {(d) => (
-            <DataTable testId="webhook-deliveries" columns={['#', 'Event', 'Status', 'Attempts', 'Last answer']} hidden="Actions" rows={d.data}>
+            <DataTable
+              testId="webhook-deliveries"
+              columns={['#', 'Event', 'Status', 'Attempts', 'Last answer']}
+              hidden="Actions"
+              rows={d.data}
+            >
               {(x) => (
                 <>
                   <Table.Td>{x.sequence}</Table.Td>
@@ -203,11 +305,19 @@ function Deliveries({ webhook, onClose }: { webhook: Webhook; onClose: () => voi
                       {when(x.createdAt)}
                     </Text>
                   </Table.Td>
-                  <Table.Td>{x.status === 'delivered' ? 'Delivered' : x.status === 'failed' ? 'Failed' : 'Pending'}</Table.Td>
+                  <Table.Td>
+                    {x.status === 'delivered' ? 'Delivered' : x.status === 'failed' ? 'Failed' : 'Pending'}
+                  </Table.Td>
                   <Table.Td>{x.attempts}</Table.Td>
                   <Table.Td>{x.lastStatus ? `HTTP ${x.lastStatus}` : (x.lastError ?? '—')}</Table.Td>
                   <Table.Td>
-                    <Button size="xs" variant="default" loading={redeliver.isPending && redeliver.variables?.id === x.id} onClick={() => redeliver.mutate(x)} aria-label={`Redeliver event ${x.sequence}`}>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      loading={redeliver.isPending && redeliver.variables?.id === x.id}
+                      onClick={() => redeliver.mutate(x)}
+                      aria-label={`Redeliver event ${x.sequence}`}
+                    >
                       Redeliver
                     </Button>
                   </Table.Td>

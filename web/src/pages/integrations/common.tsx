@@ -15,12 +15,21 @@ export function useOwner(label: string) {
   const me = useMe();
   const partner = me.data?.scope === 'partner';
   const [orgId, setOrgId] = useState<string | null>(null);
-  const picker = partner ? <TenantSelect label={label} partnerLabel="The partner itself" value={orgId} onChange={setOrgId} /> : null;
+  const picker = partner ? (
+    <TenantSelect label={label} partnerLabel="The partner itself" value={orgId} onChange={setOrgId} />
+  ) : null;
   return { orgId: partner ? (orgId ?? undefined) : undefined, picker, partner };
 }
 
 /** The role a new record of this owner will hold: the owner's roles, loaded while `enabled`, refusals in words. */
-export function RoleSelect(p: { orgId: string | undefined; enabled: boolean; label: string; description: string; value: string | null; onChange: (v: string | null) => void }) {
+export function RoleSelect(p: {
+  orgId: string | undefined;
+  enabled: boolean;
+  label: string;
+  description: string;
+  value: string | null;
+  onChange: (v: string | null) => void;
+}) {
   const roles = useAllRoles(p.orgId, p.enabled);
   return (
     <>
@@ -33,7 +42,11 @@ export function RoleSelect(p: { orgId: string | undefined; enabled: boolean; lab
         required
         placeholder={roles.isPending && p.enabled ? 'Loading…' : 'Choose a role'}
       />
-      {roles.isError && <Alert color="red" role="alert">{explain(roles.error)}</Alert>}
+      {roles.isError && (
+        <Alert color="red" role="alert">
+          {explain(roles.error)}
+        </Alert>
+      )}
     </>
   );
 }

@@ -1,6 +1,20 @@
 // Partner-wide configuration: policies, alert templates, patch policies and maintenance windows, owned by the
 // partner (in force in every organisation) or by one organisation; create, edit, delete.
-import { Alert, Button, Group, JsonInput, Modal, MultiSelect, NumberInput, Select, Stack, Table, TagsInput, Text, TextInput } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Group,
+  JsonInput,
+  Modal,
+  MultiSelect,
+  NumberInput,
+  Select,
+  Stack,
+  Table,
+  TagsInput,
+  Text,
+  TextInput,
+} from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
@@ -38,8 +52,10 @@ interface Item {
 
 function summary(i: Item): string {
   const b = i.body as Record<string, any>;
-  if (i.kind === 'maintenance_window') return `${(b.daysOfWeek as number[]).map((d) => DAYS[d]!.slice(0, 3)).join(', ')} at ${b.start} for ${b.durationMinutes} min (${b.timezone})`;
-  if (i.kind === 'patch_policy') return `auto-approve ${(b.autoApprove as string[]).join(', ') || 'nothing'}; reboot ${String(b.rebootBehavior).replace('_', ' ')}; defer ${b.deferDays} days`;
+  if (i.kind === 'maintenance_window')
+    return `${(b.daysOfWeek as number[]).map((d) => DAYS[d]!.slice(0, 3)).join(', ')} at ${b.start} for ${b.durationMinutes} min (${b.timezone})`;
+  if (i.kind === 'patch_policy')
+    return `auto-approve ${(b.autoApprove as string[]).join(', ') || 'nothing'}; reboot ${String(b.rebootBehavior).replace('_', ' ')}; defer ${b.deferDays} days`;
   if (i.kind === 'alert_template') return `${b.severity}: ${b.condition}`;
   return `${Object.keys(b.settings ?? {}).length} setting(s)`;
 }
@@ -51,7 +67,15 @@ export default function ConfigItems() {
   const orgs = useOrganizations(partner);
   const [orgId, setOrgId] = useState<string | null>(null);
   const [kind, setKind] = useState<Kind | null>(null);
-  const { pages, list } = useCursorList(['config-items', orgId, kind], (cursor) => call(api.GET('/api/v1/config-items', { params: { query: { orgId: orgId ?? undefined, kind: kind ?? undefined, cursor, limit: 50 } } })) as Promise<{ data: Item[]; nextCursor: string | null }>);
+  const { pages, list } = useCursorList(
+    ['config-items', orgId, kind],
+    (cursor) =>
+      call(
+        api.GET('/api/v1/config-items', {
+          params: { query: { orgId: orgId ?? undefined, kind: kind ?? undefined, cursor, limit: 50 } },
+        }),
+      ) as Promise<{ data: Item[]; nextCursor: string | null }>,
+  );
   const [editing, setEditing] = useState<Item | 'new' | null>(null);
   const remove = useConfirmed(
     (i: Item) => call(api.DELETE('/api/v1/config-items/{id}', { params: { path: { id: i.id } } })),
@@ -96,9 +120,19 @@ export default function ConfigItems() {
         </Group>
         {write && <Button onClick={() => setEditing('new')}>New item</Button>}
       </Group>
-      <Loaded q={list} what="configuration" isEmpty={(d) => d.data.length === 0} empty="Nothing configured yet. Add a maintenance window, a patch policy, an alert template or a policy.">
+      <Loaded
+        q={list}
+        what="configuration"
+        isEmpty={(d) => d.data.length === 0}
+        empty="Nothing configured yet. Add a maintenance window, a patch policy, an alert template or a policy."
+      >
         {(d) => (
-          <DataTable testId="config-items" columns={['Name', 'Kind', 'Settings', 'In force in', 'Changed']} hidden="Actions" rows={d.data}>
+          <DataTable
+            testId="config-items"
+            columns={['Name', 'Kind', 'Settings', 'In force in', 'Changed']}
+            hidden="Actions"
+            rows={d.data}
+          >
             {(i) => (
               <>
                 <Table.Td>{i.name}</Table.Td>
@@ -108,7 +142,9 @@ export default function ConfigItems() {
                 </Table.Td>
                 <Table.Td>
                   <Text size="sm">
-                    {i.source === 'partner' ? 'Every organisation' : (orgs.data?.find((o) => o.id === i.orgId)?.name ?? 'One organisation')}
+                    {i.source === 'partner'
+                      ? 'Every organisation'
+                      : (orgs.data?.find((o) => o.id === i.orgId)?.name ?? 'One organisation')}
                   </Text>
                 </Table.Td>
                 <Table.Td>{when(i.updatedAt)}</Table.Td>
@@ -120,7 +156,13 @@ export default function ConfigItems() {
                       </Button>
                     )}
                     {del && (
-                      <Button size="xs" variant="default" color="red" onClick={() => remove.ask(i)} aria-label={`Delete ${i.name}`}>
+                      <Button
+                        size="xs"
+                        variant="default"
+                        color="red"
+                        onClick={() => remove.ask(i)}
+                        aria-label={`Delete ${i.name}`}
+                      >
                         Delete
                       </Button>
                     )}
@@ -132,12 +174,15 @@ export default function ConfigItems() {
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />
-      {editing && <ItemEditor key={editing === 'new' ? 'new' : editing.id} item={editing === 'new' ? null : editing} orgId={partner ? orgId : (me.data?.orgId ?? null)} onClose={() => setEditing(null)} />}
-      <ConfirmDialog
-        {...remove.dialog}
-        title={`Delete “${remove.target?.name ?? ''}”?`}
-        action="Delete"
-      >
+      {editing && (
+        <ItemEditor
+          key={editing === 'new' ? 'new' : editing.id}
+          item={editing === 'new' ? null : editing}
+          orgId={partner ? orgId : (me.data?.orgId ?? null)}
+          onClose={() => setEditing(null)}
+        />
+      )}
+      <ConfirmDialog {...remove.dialog} title={`Delete “${remove.target?.name ?? ''}”?`} action="Delete">
         It stops applying {remove.target?.source === 'partner' ? 'in every organisation' : 'in its organisation'}.
       </ConfirmDialog>
     </Stack>
@@ -167,7 +212,8 @@ function ItemEditor({ item, orgId, onClose }: { item: Item | null; orgId: string
   const [settings, setSettings] = useState<string>(JSON.stringify(b.settings ?? {}, null, 2));
 
   const bodyOf = (): Record<string, unknown> => {
-    if (kind === 'maintenance_window') return { timezone, start, durationMinutes: Number(duration), daysOfWeek: days.map(Number).sort() };
+    if (kind === 'maintenance_window')
+      return { timezone, start, durationMinutes: Number(duration), daysOfWeek: days.map(Number).sort() };
     if (kind === 'patch_policy') return { autoApprove, rebootBehavior: reboot, deferDays: Number(defer) };
     if (kind === 'alert_template') return { condition, severity, notify };
     try {
@@ -180,8 +226,23 @@ function ItemEditor({ item, orgId, onClose }: { item: Item | null; orgId: string
     mutationFn: () => {
       const body = bodyOf() as never;
       return item
-        ? call(api.PATCH('/api/v1/config-items/{id}', { params: { path: { id: item.id } }, body: { name: name.trim(), description: description.trim() || null, body } }))
-        : call(api.POST('/api/v1/config-items', { body: { kind, name: name.trim(), description: description.trim() || null, body, ...(orgId ? { orgId } : {}) } as never }));
+        ? call(
+            api.PATCH('/api/v1/config-items/{id}', {
+              params: { path: { id: item.id } },
+              body: { name: name.trim(), description: description.trim() || null, body },
+            }),
+          )
+        : call(
+            api.POST('/api/v1/config-items', {
+              body: {
+                kind,
+                name: name.trim(),
+                description: description.trim() || null,
+                body,
+                ...(orgId ? { orgId } : {}),
+              } as never,
+            }),
+          );
     },
     onSuccess: () => {
       done(item ? 'Saved.' : `“${name.trim()}” created.`);
@@ -198,23 +259,73 @@ function ItemEditor({ item, orgId, onClose }: { item: Item | null; orgId: string
         }}
       >
         <Stack>
-          {!item && <Select label="Kind" data={KINDS} value={kind} onChange={(v) => v && setKind(v as Kind)} allowDeselect={false} />}
-          {!item && <Text size="sm">{orgId ? 'It applies in the organisation chosen in “Configuration of”.' : 'It applies in every organisation of the partner.'}</Text>}
-          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+          {!item && (
+            <Select
+              label="Kind"
+              data={KINDS}
+              value={kind}
+              onChange={(v) => v && setKind(v as Kind)}
+              allowDeselect={false}
+            />
+          )}
+          {!item && (
+            <Text size="sm">
+              {orgId
+                ? 'It applies in the organisation chosen in “Configuration of”.'
+                : 'It applies in every organisation of the partner.'}
+            </Text>
+          )}
+          <TextInput
+            label="Name"
+            required
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            data-autofocus
+          />
           <TextInput label="Description" value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
           {kind === 'maintenance_window' && (
             <>
-              <Select label="Time zone" data={ZONES} value={timezone} onChange={(v) => v && setTimezone(v)} searchable allowDeselect={false} />
+              <Select
+                label="Time zone"
+                data={ZONES}
+                value={timezone}
+                onChange={(v) => v && setTimezone(v)}
+                searchable
+                allowDeselect={false}
+              />
               <Group grow>
-                <TextInput label="Starts at (HH:MM)" value={start} onChange={(e) => setStart(e.currentTarget.value)} required />
-                <NumberInput label="Lasts (minutes)" min={1} max={1440} value={duration} onChange={setDuration} required />
+                <TextInput
+                  label="Starts at (HH:MM)"
+                  value={start}
+                  onChange={(e) => setStart(e.currentTarget.value)}
+                  required
+                />
+                <NumberInput
+                  label="Lasts (minutes)"
+                  min={1}
+                  max={1440}
+                  value={duration}
+                  onChange={setDuration}
+                  required
+                />
               </Group>
-              <MultiSelect label="On" data={DAYS.map((d, i) => ({ value: String(i), label: d }))} value={days} onChange={setDays} required />
+              <MultiSelect
+                label="On"
+                data={DAYS.map((d, i) => ({ value: String(i), label: d }))}
+                value={days}
+                onChange={setDays}
+                required
+              />
             </>
           )}
           {kind === 'patch_policy' && (
             <>
-              <MultiSelect label="Install without approval" data={['critical', 'important', 'moderate', 'low']} value={autoApprove} onChange={setAutoApprove} />
+              <MultiSelect
+                label="Install without approval"
+                data={['critical', 'important', 'moderate', 'low']}
+                value={autoApprove}
+                onChange={setAutoApprove}
+              />
               <Select
                 label="Reboot"
                 data={[
@@ -231,13 +342,44 @@ function ItemEditor({ item, orgId, onClose }: { item: Item | null; orgId: string
           )}
           {kind === 'alert_template' && (
             <>
-              <TextInput label="Condition" placeholder="disk.free_percent < 10" required value={condition} onChange={(e) => setCondition(e.currentTarget.value)} />
-              <Select label="Severity" data={['info', 'warning', 'error', 'critical']} value={severity} onChange={(v) => v && setSeverity(v)} allowDeselect={false} />
-              <TagsInput label="Notify" description="Addresses or channel names; press Enter after each." value={notify} onChange={setNotify} />
+              <TextInput
+                label="Condition"
+                placeholder="disk.free_percent < 10"
+                required
+                value={condition}
+                onChange={(e) => setCondition(e.currentTarget.value)}
+              />
+              <Select
+                label="Severity"
+                data={['info', 'warning', 'error', 'critical']}
+                value={severity}
+                onChange={(v) => v && setSeverity(v)}
+                allowDeselect={false}
+              />
+              <TagsInput
+                label="Notify"
+                description="Addresses or channel names; press Enter after each."
+                value={notify}
+                onChange={setNotify}
+              />
             </>
           )}
-          {kind === 'policy' && <JsonInput label="Settings (JSON object)" autosize minRows={6} formatOnBlur validationError="Not valid JSON" value={settings} onChange={setSettings} />}
-          {save.isError && <Alert color="red" role="alert">{explain(save.error)}</Alert>}
+          {kind === 'policy' && (
+            <JsonInput
+              label="Settings (JSON object)"
+              autosize
+              minRows={6}
+              formatOnBlur
+              validationError="Not valid JSON"
+              value={settings}
+              onChange={setSettings}
+            />
+          )}
+          {save.isError && (
+            <Alert color="red" role="alert">
+              {explain(save.error)}
+            </Alert>
+          )}
           <Button type="submit" loading={save.isPending} disabled={!name.trim()}>
             {item ? 'Save' : 'Create'}
           </Button>

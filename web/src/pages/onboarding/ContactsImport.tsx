@@ -26,11 +26,25 @@ type Decision = 'merge' | 'create' | 'skip';
 const JSON_LIMIT = 900_000;
 const SHOWN = 200;
 
-async function runImport(orgId: string, csv: string, dryRun: boolean, acknowledge: { externalId: string; action: 'merge' | 'create' }[]): Promise<ImportResult> {
-  if (csv.length < JSON_LIMIT) return (await call(api.POST('/api/v1/contacts/import', { body: { orgId, csv, dryRun, acknowledge } }))) as ImportResult;
+async function runImport(
+  orgId: string,
+  csv: string,
+  dryRun: boolean,
+  acknowledge: { externalId: string; action: 'merge' | 'create' }[],
+): Promise<ImportResult> {
+  if (csv.length < JSON_LIMIT)
+    return (await call(
+      api.POST('/api/v1/contacts/import', { body: { orgId, csv, dryRun, acknowledge } }),
+    )) as ImportResult;
   return (await call(
     api.POST('/api/v1/contacts/import', {
-      params: { query: { orgId, dryRun: dryRun ? 'true' : 'false', ...(acknowledge.length ? { acknowledge: JSON.stringify(acknowledge) } : {}) } },
+      params: {
+        query: {
+          orgId,
+          dryRun: dryRun ? 'true' : 'false',
+          ...(acknowledge.length ? { acknowledge: JSON.stringify(acknowledge) } : {}),
+        },
+      },
       body: csv,
       bodySerializer: (b: unknown) => b as string,
       headers: { 'content-type': 'text/csv' },
@@ -94,7 +108,10 @@ function RowErrors({ rows }: { rows: RowResult[] }) {
 
 /** The existing contact a held-back row resembles, so the person deciding sees both. */
 function ExistingContact({ id }: { id: string }) {
-  const c = useQuery({ queryKey: ['contact', id], queryFn: () => call(api.GET('/api/v1/contacts/{id}', { params: { path: { id } } })) });
+  const c = useQuery({
+    queryKey: ['contact', id],
+    queryFn: () => call(api.GET('/api/v1/contacts/{id}', { params: { path: { id } } })),
+  });
   if (c.isPending) return <Text size="sm">Loading…</Text>;
   if (c.isError) return <Text size="sm">{explain(c.error)}</Text>;
   const name = [c.data.firstName, c.data.lastName].filter(Boolean).join(' ');
@@ -132,7 +149,13 @@ export default function ContactsImport() {
     mutationFn: () => runImport(org.orgId!, csv!, true, []),
     onSuccess: (r) => {
       setDry(r);
-      setDecisions(Object.fromEntries(r.rows.filter((x) => x.status === 'held_back' && x.externalId).map((x) => [x.externalId!, 'skip' as Decision])));
+      setDecisions(
+        Object.fromEntries(
+          r.rows
+            .filter((x) => x.status === 'held_back' && x.externalId)
+            .map((x) => [x.externalId!, 'skip' as Decision]),
+        ),
+      );
     },
   });
   const commit = useMutation({
@@ -148,8 +171,18 @@ export default function ContactsImport() {
     },
   });
 
-  if (!write) return <Text c="dimmed">Importing contacts needs the organizations:write permission, which your role does not hold.</Text>;
-  if (org.orgsError) return <Alert color="red" role="alert">{explain(org.orgsError)}</Alert>;
+  if (!write)
+    return (
+      <Text c="dimmed">
+        Importing contacts needs the organizations:write permission, which your role does not hold.
+      </Text>
+    );
+  if (org.orgsError)
+    return (
+      <Alert color="red" role="alert">
+        {explain(org.orgsError)}
+      </Alert>
+    );
   if (org.noOrg) return <NoOrganisation />;
   const held = dry?.rows.filter((r) => r.status === 'held_back') ?? [];
   const setAll = (d: Decision) => setDecisions(Object.fromEntries(Object.keys(decisions).map((k) => [k, d])));
@@ -164,13 +197,27 @@ export default function ContactsImport() {
       {step === 0 && (
         <Stack>
           <Text size="sm">
-            Columns: <code>externalId</code> (or <code>previousId</code>), <code>firstName</code>, <code>lastName</code>, <code>email</code>, <code>phone</code>, <code>title</code>, <code>site</code>. Each row needs an ID and a name or an e-mail.
+            Columns: <code>externalId</code> (or <code>previousId</code>), <code>firstName</code>, <code>lastName</code>
+            , <code>email</code>, <code>phone</code>, <code>title</code>, <code>site</code>. Each row needs an ID and a
+            name or an e-mail.
           </Text>
           <Group align="end">
             {org.picker}
-            <FileInput label="CSV file" placeholder="Choose a file" accept=".csv,text/csv" value={file} onChange={(f) => void pick(f)} clearable w={320} />
+            <FileInput
+              label="CSV file"
+              placeholder="Choose a file"
+              accept=".csv,text/csv"
+              value={file}
+              onChange={(f) => void pick(f)}
+              clearable
+              w={320}
+            />
           </Group>
-          {dryRun.isError && <Alert color="red" role="alert">{explain(dryRun.error)}</Alert>}
+          {dryRun.isError && (
+            <Alert color="red" role="alert">
+              {explain(dryRun.error)}
+            </Alert>
+          )}
           <Group>
             <Button onClick={() => dryRun.mutate()} loading={dryRun.isPending} disabled={!csv || !org.orgId}>
               Check the file (dry run)
@@ -180,12 +227,15 @@ export default function ContactsImport() {
       )}
       {step === 1 && dry && (
         <Stack>
-          <Text size="sm">Nothing is written yet. This is what the import would do{org.orgName ? ` in ${org.orgName}` : ''}:</Text>
+          <Text size="sm">
+            Nothing is written yet. This is what the import would do{org.orgName ? ` in ${org.orgName}` : ''}:
+          </Text>
           <Summary r={dry} dry />
           {held.length > 0 && (
             <Stack gap="xs">
               <Alert color="yellow" title="Possible duplicates held back">
-                These rows resemble contacts that already exist. Decide for each: merge into the existing contact, create a new one, or leave it out of this import.
+                These rows resemble contacts that already exist. Decide for each: merge into the existing contact,
+                create a new one, or leave it out of this import.
               </Alert>
               <Group gap="xs">
                 <Button size="xs" variant="default" onClick={() => setAll('merge')}>
@@ -216,7 +266,9 @@ export default function ContactsImport() {
                       <Table.Td>{r.match && <ExistingContact id={r.match.contactId} />}</Table.Td>
                       <Table.Td>
                         <Badge variant="light" color="blue">
-                          {r.match?.reason === 'email' ? 'same e-mail' : `similar name (${Math.round((r.match?.score ?? 0) * 100)}%)`}
+                          {r.match?.reason === 'email'
+                            ? 'same e-mail'
+                            : `similar name (${Math.round((r.match?.score ?? 0) * 100)}%)`}
                         </Badge>
                       </Table.Td>
                       <Table.Td>
@@ -238,11 +290,20 @@ export default function ContactsImport() {
                   ))}
                 </Table.Tbody>
               </Table>
-              {held.length > SHOWN && <Text size="sm">The first {SHOWN} of {held.length} held-back rows are listed; “Merge all”, “Create all” and “Leave all out” apply to every one.</Text>}
+              {held.length > SHOWN && (
+                <Text size="sm">
+                  The first {SHOWN} of {held.length} held-back rows are listed; “Merge all”, “Create all” and “Leave all
+                  out” apply to every one.
+                </Text>
+              )}
             </Stack>
           )}
           <RowErrors rows={dry.rows} />
-          {commit.isError && <Alert color="red" role="alert">{explain(commit.error)}</Alert>}
+          {commit.isError && (
+            <Alert color="red" role="alert">
+              {explain(commit.error)}
+            </Alert>
+          )}
           <Group>
             <Button variant="default" onClick={reset}>
               Back

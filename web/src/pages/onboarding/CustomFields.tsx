@@ -1,6 +1,19 @@
 // Custom fields: the definitions in force (partner-wide and the organisation's own), create and delete, then the
 // import wizard that fills their values from a CSV.
-import { Alert, Button, Card, Group, Modal, Select, Stack, Table, TagsInput, Text, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Card,
+  Group,
+  Modal,
+  Select,
+  Stack,
+  Table,
+  TagsInput,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
@@ -23,14 +36,21 @@ export interface Definition {
   source: 'partner' | 'organization';
 }
 export type EntityType = 'device' | 'site' | 'organization' | 'contact';
-export const ENTITY_LABELS: Record<EntityType, string> = { device: 'Devices', site: 'Sites', organization: 'Organisations', contact: 'Contacts' };
+export const ENTITY_LABELS: Record<EntityType, string> = {
+  device: 'Devices',
+  site: 'Sites',
+  organization: 'Organisations',
+  contact: 'Contacts',
+};
 const TYPES = ['text', 'number', 'boolean', 'date', 'select'] as const;
 
 export function useDefinitions(orgId: string | null, entityType?: EntityType) {
   return useQuery({
     queryKey: ['custom-fields', orgId, entityType],
     enabled: !!orgId,
-    queryFn: async () => (await call(api.GET('/api/v1/custom-fields', { params: { query: { orgId: orgId!, entityType, limit: 200 } } }))).data as Definition[],
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/custom-fields', { params: { query: { orgId: orgId!, entityType, limit: 200 } } })))
+        .data as Definition[],
   });
 }
 
@@ -48,7 +68,12 @@ export default function CustomFields() {
       void qc.invalidateQueries({ queryKey: ['custom-fields'] });
     },
   );
-  if (org.orgsError) return <Alert color="red" role="alert">{explain(org.orgsError)}</Alert>;
+  if (org.orgsError)
+    return (
+      <Alert color="red" role="alert">
+        {explain(org.orgsError)}
+      </Alert>
+    );
   if (org.noOrg) return <NoOrganisation />;
   return (
     <Stack>
@@ -64,9 +89,20 @@ export default function CustomFields() {
         <Title order={2} size="h4" mb="sm">
           Fields
         </Title>
-        <Loaded q={defs} what="custom fields" isEmpty={(d) => d.length === 0} empty="No custom field yet. Define one, then import its values from a spreadsheet.">
+        <Loaded
+          q={defs}
+          what="custom fields"
+          isEmpty={(d) => d.length === 0}
+          empty="No custom field yet. Define one, then import its values from a spreadsheet."
+        >
           {(d) => (
-            <DataTable testId="custom-fields" striped={false} columns={['Name', 'Key', 'Of', 'Type', 'Defined for']} hidden="Actions" rows={d}>
+            <DataTable
+              testId="custom-fields"
+              striped={false}
+              columns={['Name', 'Key', 'Of', 'Type', 'Defined for']}
+              hidden="Actions"
+              rows={d}
+            >
               {(f) => (
                 <>
                   <Table.Td>{f.name}</Table.Td>
@@ -76,13 +112,17 @@ export default function CustomFields() {
                   <Table.Td>{ENTITY_LABELS[f.entityType]}</Table.Td>
                   <Table.Td>{f.type === 'select' ? `select: ${(f.options ?? []).join(', ')}` : f.type}</Table.Td>
                   <Table.Td>
-                    <Text size="sm">
-                      {f.source === 'partner' ? 'Every organisation' : 'This organisation'}
-                    </Text>
+                    <Text size="sm">{f.source === 'partner' ? 'Every organisation' : 'This organisation'}</Text>
                   </Table.Td>
                   <Table.Td>
                     {write && (
-                      <Button size="xs" variant="default" color="red" onClick={() => remove.ask(f)} aria-label={`Delete ${f.name}`}>
+                      <Button
+                        size="xs"
+                        variant="default"
+                        color="red"
+                        onClick={() => remove.ask(f)}
+                        aria-label={`Delete ${f.name}`}
+                      >
                         Delete
                       </Button>
                     )}
@@ -94,19 +134,27 @@ export default function CustomFields() {
         </Loaded>
       </Card>
       {org.orgId && <CustomFieldsImport orgId={org.orgId} write={write} />}
-      {org.orgId && <CreateField opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} partner={org.partner} />}
-      <ConfirmDialog
-        {...remove.dialog}
-        title={`Delete “${remove.target?.name ?? ''}”?`}
-        action="Delete"
-      >
+      {org.orgId && (
+        <CreateField opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} partner={org.partner} />
+      )}
+      <ConfirmDialog {...remove.dialog} title={`Delete “${remove.target?.name ?? ''}”?`} action="Delete">
         The field and every value stored in it are deleted.
       </ConfirmDialog>
     </Stack>
   );
 }
 
-function CreateField({ opened, onClose, orgId, partner }: { opened: boolean; onClose: () => void; orgId: string; partner: boolean }) {
+function CreateField({
+  opened,
+  onClose,
+  orgId,
+  partner,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  orgId: string;
+  partner: boolean;
+}) {
   const qc = useQueryClient();
   const [name, setName] = useState('');
   const [key, setKey] = useState('');
@@ -114,12 +162,24 @@ function CreateField({ opened, onClose, orgId, partner }: { opened: boolean; onC
   const [entityType, setEntityType] = useState<EntityType>('device');
   const [options, setOptions] = useState<string[]>([]);
   const [owner, setOwner] = useState<'partner' | 'organization'>('organization');
-  const suggested = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '_').replace(/^[^a-z]+|_+$/g, '').slice(0, 64);
+  const suggested = name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^[^a-z]+|_+$/g, '')
+    .slice(0, 64);
   const create = useMutation({
     mutationFn: () =>
       call(
         api.POST('/api/v1/custom-fields', {
-          body: { name: name.trim(), key: key || suggested, type, entityType, ...(type === 'select' ? { options } : {}), ...(owner === 'organization' ? { orgId } : {}) },
+          body: {
+            name: name.trim(),
+            key: key || suggested,
+            type,
+            entityType,
+            ...(type === 'select' ? { options } : {}),
+            ...(owner === 'organization' ? { orgId } : {}),
+          },
         }),
       ),
     onSuccess: () => {
@@ -140,11 +200,42 @@ function CreateField({ opened, onClose, orgId, partner }: { opened: boolean; onC
         }}
       >
         <Stack>
-          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-          <TextInput label="Key" description="Lower-case letters, digits and _; used in imports and the API." placeholder={suggested} value={key} onChange={(e) => setKey(e.currentTarget.value)} />
-          <Select label="Of" data={Object.entries(ENTITY_LABELS).map(([value, label]) => ({ value, label }))} value={entityType} onChange={(v) => v && setEntityType(v as EntityType)} allowDeselect={false} />
-          <Select label="Type" data={[...TYPES]} value={type} onChange={(v) => v && setType(v as typeof type)} allowDeselect={false} />
-          {type === 'select' && <TagsInput label="Options" description="Press Enter after each option." value={options} onChange={setOptions} />}
+          <TextInput
+            label="Name"
+            required
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            data-autofocus
+          />
+          <TextInput
+            label="Key"
+            description="Lower-case letters, digits and _; used in imports and the API."
+            placeholder={suggested}
+            value={key}
+            onChange={(e) => setKey(e.currentTarget.value)}
+          />
+          <Select
+            label="Of"
+            data={Object.entries(ENTITY_LABELS).map(([value, label]) => ({ value, label }))}
+            value={entityType}
+            onChange={(v) => v && setEntityType(v as EntityType)}
+            allowDeselect={false}
+          />
+          <Select
+            label="Type"
+            data={[...TYPES]}
+            value={type}
+            onChange={(v) => v && setType(v as typeof type)}
+            allowDeselect={false}
+          />
+          {type === 'select' && (
+            <TagsInput
+              label="Options"
+              description="Press Enter after each option."
+              value={options}
+              onChange={setOptions}
+            />
+          )}
           {partner && (
             <Select
               label="Defined for"
@@ -157,7 +248,11 @@ function CreateField({ opened, onClose, orgId, partner }: { opened: boolean; onC
               allowDeselect={false}
             />
           )}
-          {create.isError && <Alert color="red" role="alert">{explain(create.error)}</Alert>}
+          {create.isError && (
+            <Alert color="red" role="alert">
+              {explain(create.error)}
+            </Alert>
+          )}
           <Button type="submit" loading={create.isPending} disabled={!name.trim()}>
             Create field
           </Button>

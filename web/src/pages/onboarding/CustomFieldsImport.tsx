@@ -1,6 +1,19 @@
 // The custom-fields import wizard: a CSV, which column names the entity, which column fills which field (mapping),
 // a preview of every row (nothing written), then the commit.
-import { Alert, Badge, Button, Card, FileInput, Group, Select, Stack, Stepper, Table, Text, Title } from '@mantine/core';
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  FileInput,
+  Group,
+  Select,
+  Stack,
+  Stepper,
+  Table,
+  Text,
+  Title,
+} from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
@@ -44,12 +57,23 @@ export function CustomFieldsImport({ orgId, write }: { orgId: string; write: boo
     setHeaders(h);
     setMatchColumn(h[0] ?? null);
     // Columns named like a field's key or name map to it at once.
-    const byName = new Map((defs.data ?? []).flatMap((d) => [[d.key.toLowerCase(), d.key] as const, [d.name.toLowerCase(), d.key] as const]));
+    const byName = new Map(
+      (defs.data ?? []).flatMap((d) => [[d.key.toLowerCase(), d.key] as const, [d.name.toLowerCase(), d.key] as const]),
+    );
     setMapping(Object.fromEntries(h.slice(1).map((c) => [c, byName.get(c.toLowerCase()) ?? SKIP])));
   };
-  const body = () => ({ orgId, entityType, csv: csv!, matchColumn: matchColumn!, mapping: Object.fromEntries(Object.entries(mapping).filter(([c, k]) => k !== SKIP && c !== matchColumn)) });
+  const body = () => ({
+    orgId,
+    entityType,
+    csv: csv!,
+    matchColumn: matchColumn!,
+    mapping: Object.fromEntries(Object.entries(mapping).filter(([c, k]) => k !== SKIP && c !== matchColumn)),
+  });
   const mapped = Object.entries(mapping).filter(([c, k]) => k !== SKIP && c !== matchColumn).length;
-  const check = useMutation({ mutationFn: async () => (await call(api.POST('/api/v1/custom-fields/import/preview', { body: body() }))) as Preview, onSuccess: setPreview });
+  const check = useMutation({
+    mutationFn: async () => (await call(api.POST('/api/v1/custom-fields/import/preview', { body: body() }))) as Preview,
+    onSuccess: setPreview,
+  });
   const commit = useMutation({
     mutationFn: async () => (await call(api.POST('/api/v1/custom-fields/import/commit', { body: body() }))).summary,
     onSuccess: (s) => {
@@ -86,17 +110,40 @@ export function CustomFieldsImport({ orgId, write }: { orgId: string; write: boo
               allowDeselect={false}
               w={200}
             />
-            <FileInput label="CSV file" placeholder="Choose a file" accept=".csv,text/csv" value={file} onChange={(f) => void pick(f)} w={320} />
+            <FileInput
+              label="CSV file"
+              placeholder="Choose a file"
+              accept=".csv,text/csv"
+              value={file}
+              onChange={(f) => void pick(f)}
+              w={320}
+            />
           </Group>
         )}
         {step === 1 && (
           <Stack>
             <Text size="sm">
-              Choose the column that identifies each {ENTITY_LABELS[entityType].toLowerCase().replace(/s$/, '')} ({MATCH_HINT[entityType]}), then the field each other column fills. Empty cells leave a value unchanged.
+              Choose the column that identifies each {ENTITY_LABELS[entityType].toLowerCase().replace(/s$/, '')} (
+              {MATCH_HINT[entityType]}), then the field each other column fills. Empty cells leave a value unchanged.
             </Text>
-            <Select label="Identifying column" data={headers} value={matchColumn} onChange={setMatchColumn} allowDeselect={false} w={320} />
-            {defs.isError && <Alert color="red" role="alert">{explain(defs.error)}</Alert>}
-            {defs.isSuccess && defs.data.length === 0 && <Alert color="yellow">There is no custom field of {ENTITY_LABELS[entityType].toLowerCase()} yet. Define one above first.</Alert>}
+            <Select
+              label="Identifying column"
+              data={headers}
+              value={matchColumn}
+              onChange={setMatchColumn}
+              allowDeselect={false}
+              w={320}
+            />
+            {defs.isError && (
+              <Alert color="red" role="alert">
+                {explain(defs.error)}
+              </Alert>
+            )}
+            {defs.isSuccess && defs.data.length === 0 && (
+              <Alert color="yellow">
+                There is no custom field of {ENTITY_LABELS[entityType].toLowerCase()} yet. Define one above first.
+              </Alert>
+            )}
             <Table data-testid="mapping">
               <Table.Thead>
                 <Table.Tr>
@@ -113,7 +160,10 @@ export function CustomFieldsImport({ orgId, write }: { orgId: string; write: boo
                       <Table.Td>
                         <Select
                           aria-label={`Field for column ${c}`}
-                          data={[{ value: SKIP, label: 'Do not import' }, ...(defs.data ?? []).map((d) => ({ value: d.key, label: `${d.name} (${d.key})` }))]}
+                          data={[
+                            { value: SKIP, label: 'Do not import' },
+                            ...(defs.data ?? []).map((d) => ({ value: d.key, label: `${d.name} (${d.key})` })),
+                          ]}
                           value={mapping[c] ?? SKIP}
                           onChange={(v) => setMapping({ ...mapping, [c]: v ?? SKIP })}
                           allowDeselect={false}
@@ -124,7 +174,11 @@ export function CustomFieldsImport({ orgId, write }: { orgId: string; write: boo
                   ))}
               </Table.Tbody>
             </Table>
-            {check.isError && <Alert color="red" role="alert">{explain(check.error)}</Alert>}
+            {check.isError && (
+              <Alert color="red" role="alert">
+                {explain(check.error)}
+              </Alert>
+            )}
             <Group>
               <Button variant="default" onClick={restart}>
                 Back
@@ -166,21 +220,39 @@ export function CustomFieldsImport({ orgId, write }: { orgId: string; write: boo
                           {r.status === 'unmatched' ? 'not found' : 'invalid'}
                         </Badge>
                       </Table.Td>
-                      <Table.Td>{r.status === 'unmatched' ? `No ${entityType} matches this row.` : (r.errors ?? []).join('; ')}</Table.Td>
+                      <Table.Td>
+                        {r.status === 'unmatched' ? `No ${entityType} matches this row.` : (r.errors ?? []).join('; ')}
+                      </Table.Td>
                     </Table.Tr>
                   ))}
                 </Table.Tbody>
               </Table>
             )}
-            {problems.length > SHOWN && <Text size="sm">The first {SHOWN} of {problems.length} rows with problems are listed.</Text>}
-            {!write && <Text c="dimmed">Writing the values needs the settings:write permission, which your role does not hold.</Text>}
-            {commit.isError && <Alert color="red" role="alert">{explain(commit.error)}</Alert>}
+            {problems.length > SHOWN && (
+              <Text size="sm">
+                The first {SHOWN} of {problems.length} rows with problems are listed.
+              </Text>
+            )}
+            {!write && (
+              <Text c="dimmed">
+                Writing the values needs the settings:write permission, which your role does not hold.
+              </Text>
+            )}
+            {commit.isError && (
+              <Alert color="red" role="alert">
+                {explain(commit.error)}
+              </Alert>
+            )}
             <Group>
               <Button variant="default" onClick={() => setPreview(null)}>
                 Back
               </Button>
               {write && (
-                <Button onClick={() => commit.mutate()} loading={commit.isPending} disabled={preview.summary.valid === 0}>
+                <Button
+                  onClick={() => commit.mutate()}
+                  loading={commit.isPending}
+                  disabled={preview.summary.valid === 0}
+                >
                   Write {preview.summary.valid} row{preview.summary.valid === 1 ? '' : 's'}
                 </Button>
               )}
@@ -190,7 +262,8 @@ export function CustomFieldsImport({ orgId, write }: { orgId: string; write: boo
         {step === 3 && written && (
           <Stack>
             <Alert color="green" title="Values written">
-              {written.written} row{written.written === 1 ? '' : 's'} written, {written.skipped} skipped (not found or invalid).
+              {written.written} row{written.written === 1 ? '' : 's'} written, {written.skipped} skipped (not found or
+              invalid).
             </Alert>
             <Group>
               <Button variant="default" onClick={restart}>

@@ -40,7 +40,8 @@ function useSites(orgId: string | null) {
   return useQuery({
     queryKey: ['sites', orgId],
     enabled: !!orgId,
-    queryFn: async () => (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: orgId!, limit: 200 } } }))).data as Named[],
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: orgId!, limit: 200 } } }))).data as Named[],
   });
 }
 
@@ -56,8 +57,16 @@ export default function EnrollmentKeys() {
   const qc = useQueryClient();
   const write = can(me.data, 'devices:write');
   const sites = useSites(org.orgId);
-  const siteName = (id: string | null) => (id ? (sites.data?.find((s) => s.id === id)?.name ?? 'A site') : 'Chosen by the agent');
-  const { pages, list } = useCursorList(['enrollment-keys', org.orgId], (cursor) => call(api.GET('/api/v1/enrollment-keys', { params: { query: { orgId: org.orgId!, cursor, limit: 50 } } })) as Promise<{ data: Key[]; nextCursor: string | null }>, { enabled: !!org.orgId });
+  const siteName = (id: string | null) =>
+    id ? (sites.data?.find((s) => s.id === id)?.name ?? 'A site') : 'Chosen by the agent';
+  const { pages, list } = useCursorList(
+    ['enrollment-keys', org.orgId],
+    (cursor) =>
+      call(
+        api.GET('/api/v1/enrollment-keys', { params: { query: { orgId: org.orgId!, cursor, limit: 50 } } }),
+      ) as Promise<{ data: Key[]; nextCursor: string | null }>,
+    { enabled: !!org.orgId },
+  );
   const [creating, setCreating] = useState(false);
   const revoke = useConfirmed(
     (k: Key) => call(api.DELETE('/api/v1/enrollment-keys/{id}', { params: { path: { id: k.id } } })),
@@ -67,11 +76,19 @@ export default function EnrollmentKeys() {
     },
   );
 
-  if (org.orgsError) return <Alert color="red" role="alert">{explain(org.orgsError)}</Alert>;
+  if (org.orgsError)
+    return (
+      <Alert color="red" role="alert">
+        {explain(org.orgsError)}
+      </Alert>
+    );
   if (org.noOrg) return <NoOrganisation />;
   return (
     <Stack>
-      <Text size="sm">An agent trades a key for its device token when it is installed. A key works a limited number of times until it expires; only its fingerprint is stored.</Text>
+      <Text size="sm">
+        An agent trades a key for its device token when it is installed. A key works a limited number of times until it
+        expires; only its fingerprint is stored.
+      </Text>
       <Group align="end" justify="space-between">
         {org.picker ?? <span />}
         {write && (
@@ -83,9 +100,19 @@ export default function EnrollmentKeys() {
       {org.orgsLoading ? (
         <Text aria-busy="true">Loading organisations…</Text>
       ) : (
-        <Loaded q={list} what="enrollment keys" isEmpty={(d) => d.data.length === 0} empty="No enrollment key for this organisation. Create one to enrol devices.">
+        <Loaded
+          q={list}
+          what="enrollment keys"
+          isEmpty={(d) => d.data.length === 0}
+          empty="No enrollment key for this organisation. Create one to enrol devices."
+        >
           {(d) => (
-            <DataTable testId="enrollment-keys" columns={['Name', 'Site', 'Used', 'Expires', 'Status']} hidden="Actions" rows={d.data}>
+            <DataTable
+              testId="enrollment-keys"
+              columns={['Name', 'Site', 'Used', 'Expires', 'Status']}
+              hidden="Actions"
+              rows={d.data}
+            >
               {(k) => {
                 const s = status(k);
                 return (
@@ -103,7 +130,13 @@ export default function EnrollmentKeys() {
                     </Table.Td>
                     <Table.Td>
                       {write && (
-                        <Button size="xs" variant="default" color="red" onClick={() => revoke.ask(k)} aria-label={`Revoke ${k.name}`}>
+                        <Button
+                          size="xs"
+                          variant="default"
+                          color="red"
+                          onClick={() => revoke.ask(k)}
+                          aria-label={`Revoke ${k.name}`}
+                        >
                           Revoke
                         </Button>
                       )}
@@ -116,19 +149,27 @@ export default function EnrollmentKeys() {
         </Loaded>
       )}
       <CursorPager pages={pages} next={list.data?.nextCursor} />
-      {org.orgId && <CreateKey opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} sites={sites.data ?? []} />}
-      <ConfirmDialog
-        {...revoke.dialog}
-        title={`Revoke “${revoke.target?.name ?? ''}”?`}
-        action="Revoke"
-      >
+      {org.orgId && (
+        <CreateKey opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} sites={sites.data ?? []} />
+      )}
+      <ConfirmDialog {...revoke.dialog} title={`Revoke “${revoke.target?.name ?? ''}”?`} action="Revoke">
         Agents can no longer enrol with this key. Devices it already enrolled stay.
       </ConfirmDialog>
     </Stack>
   );
 }
 
-function CreateKey({ opened, onClose, orgId, sites }: { opened: boolean; onClose: () => void; orgId: string; sites: Named[] }) {
+function CreateKey({
+  opened,
+  onClose,
+  orgId,
+  sites,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  orgId: string;
+  sites: Named[];
+}) {
   const qc = useQueryClient();
   const [name, setName] = useState('');
   const [siteId, setSiteId] = useState<string | null>(null);
@@ -139,7 +180,13 @@ function CreateKey({ opened, onClose, orgId, sites }: { opened: boolean; onClose
     mutationFn: () =>
       call(
         api.POST('/api/v1/enrollment-keys', {
-          body: { orgId, name: name.trim(), siteId: siteId ?? undefined, maxUsage: Number(maxUsage) || 1, expiresAt: new Date(Date.now() + Number(lifetime) * 1000).toISOString() },
+          body: {
+            orgId,
+            name: name.trim(),
+            siteId: siteId ?? undefined,
+            maxUsage: Number(maxUsage) || 1,
+            expiresAt: new Date(Date.now() + Number(lifetime) * 1000).toISOString(),
+          },
         }),
       ),
     onSuccess: (k) => {
@@ -171,7 +218,14 @@ function CreateKey({ opened, onClose, orgId, sites }: { opened: boolean; onClose
           }}
         >
           <Stack>
-            <TextInput label="Name" placeholder="Head office laptops" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+            <TextInput
+              label="Name"
+              placeholder="Head office laptops"
+              required
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              data-autofocus
+            />
             <Select
               label="Site"
               description="Devices enrolled with this key join this site. Leave empty to let the agent name one."
@@ -181,9 +235,26 @@ function CreateKey({ opened, onClose, orgId, sites }: { opened: boolean; onClose
               clearable
               placeholder={sites.length ? 'Any site the agent names' : 'No site yet'}
             />
-            <NumberInput label="How many devices it may enrol" min={1} max={1_000_000} value={maxUsage} onChange={setMaxUsage} required />
-            <Select label="Valid for" data={LIFETIMES} value={lifetime} onChange={(v) => v && setLifetime(v)} allowDeselect={false} />
-            {create.isError && <Alert color="red" role="alert">{explain(create.error)}</Alert>}
+            <NumberInput
+              label="How many devices it may enrol"
+              min={1}
+              max={1_000_000}
+              value={maxUsage}
+              onChange={setMaxUsage}
+              required
+            />
+            <Select
+              label="Valid for"
+              data={LIFETIMES}
+              value={lifetime}
+              onChange={(v) => v && setLifetime(v)}
+              allowDeselect={false}
+            />
+            {create.isError && (
+              <Alert color="red" role="alert">
+                {explain(create.error)}
+              </Alert>
+            )}
             <Button type="submit" loading={create.isPending} disabled={!name.trim()}>
               Create key
             </Button>

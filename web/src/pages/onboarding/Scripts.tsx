@@ -43,7 +43,15 @@ export default function Scripts() {
   const [orgId, setOrgId] = useState<string | null>(null);
   const [search, setSearch] = useState('');
   const [debounced] = useDebouncedValue(search.trim(), 250);
-  const { pages, list } = useCursorList(['scripts', orgId, debounced], (cursor) => call(api.GET('/api/v1/scripts', { params: { query: { orgId: orgId ?? undefined, search: debounced || undefined, cursor, limit: 50 } } })) as Promise<{ data: Summary[]; nextCursor: string | null }>);
+  const { pages, list } = useCursorList(
+    ['scripts', orgId, debounced],
+    (cursor) =>
+      call(
+        api.GET('/api/v1/scripts', {
+          params: { query: { orgId: orgId ?? undefined, search: debounced || undefined, cursor, limit: 50 } },
+        }),
+      ) as Promise<{ data: Summary[]; nextCursor: string | null }>,
+  );
   const [editing, setEditing] = useState<Summary | 'new' | null>(null);
   const remove = useConfirmed(
     (s: Summary) => call(api.DELETE('/api/v1/scripts/{id}', { params: { path: { id: s.id } } })),
@@ -85,9 +93,23 @@ export default function Scripts() {
         </Group>
         {write && <Button onClick={() => setEditing('new')}>New script</Button>}
       </Group>
-      <Loaded q={list} what="scripts" isEmpty={(d) => d.data.length === 0} empty={debounced ? `No script’s name starts with “${debounced}”.` : 'No script yet. Add the ones your technicians run on devices.'}>
+      <Loaded
+        q={list}
+        what="scripts"
+        isEmpty={(d) => d.data.length === 0}
+        empty={
+          debounced
+            ? `No script’s name starts with “${debounced}”.`
+            : 'No script yet. Add the ones your technicians run on devices.'
+        }
+      >
         {(d) => (
-          <DataTable testId="scripts" columns={['Name', 'Language', 'Available to', 'Parameters', 'Changed']} hidden="Actions" rows={d.data}>
+          <DataTable
+            testId="scripts"
+            columns={['Name', 'Language', 'Available to', 'Parameters', 'Changed']}
+            hidden="Actions"
+            rows={d.data}
+          >
             {(s) => (
               <>
                 <Table.Td>
@@ -103,18 +125,31 @@ export default function Scripts() {
                 <Table.Td>{languageName(s.language)}</Table.Td>
                 <Table.Td>
                   <Text size="sm">
-                    {s.source === 'partner' ? 'Every organisation' : (orgs.data?.find((o) => o.id === s.orgId)?.name ?? 'One organisation')}
+                    {s.source === 'partner'
+                      ? 'Every organisation'
+                      : (orgs.data?.find((o) => o.id === s.orgId)?.name ?? 'One organisation')}
                   </Text>
                 </Table.Td>
                 <Table.Td>{s.parameters.length}</Table.Td>
                 <Table.Td>{when(s.updatedAt)}</Table.Td>
                 <Table.Td>
                   <Group gap="xs" wrap="nowrap">
-                    <Button size="xs" variant="default" onClick={() => setEditing(s)} aria-label={`${write ? 'Edit' : 'View'} ${s.name}`}>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      onClick={() => setEditing(s)}
+                      aria-label={`${write ? 'Edit' : 'View'} ${s.name}`}
+                    >
                       {write ? 'Edit' : 'View'}
                     </Button>
                     {del && (
-                      <Button size="xs" variant="default" color="red" onClick={() => remove.ask(s)} aria-label={`Delete ${s.name}`}>
+                      <Button
+                        size="xs"
+                        variant="default"
+                        color="red"
+                        onClick={() => remove.ask(s)}
+                        aria-label={`Delete ${s.name}`}
+                      >
                         Delete
                       </Button>
                     )}
@@ -126,32 +161,76 @@ export default function Scripts() {
         )}
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />
-      {editing && <ScriptEditor key={editing === 'new' ? 'new' : editing.id} script={editing === 'new' ? null : editing} orgId={partner ? orgId : (me.data?.orgId ?? null)} partner={partner} readOnly={!write} onClose={() => setEditing(null)} />}
-      <ConfirmDialog
-        {...remove.dialog}
-        title={`Delete “${remove.target?.name ?? ''}”?`}
-        action="Delete"
-      >
+      {editing && (
+        <ScriptEditor
+          key={editing === 'new' ? 'new' : editing.id}
+          script={editing === 'new' ? null : editing}
+          orgId={partner ? orgId : (me.data?.orgId ?? null)}
+          partner={partner}
+          readOnly={!write}
+          onClose={() => setEditing(null)}
+        />
+      )}
+      <ConfirmDialog {...remove.dialog} title={`Delete “${remove.target?.name ?? ''}”?`} action="Delete">
         The script is removed from {remove.target?.source === 'partner' ? 'every organisation' : 'its organisation'}.
       </ConfirmDialog>
     </Stack>
   );
 }
 
-function ScriptEditor({ script, orgId, partner, readOnly, onClose }: { script: Summary | null; orgId: string | null; partner: boolean; readOnly: boolean; onClose: () => void }) {
+function ScriptEditor({
+  script,
+  orgId,
+  partner,
+  readOnly,
+  onClose,
+}: {
+  script: Summary | null;
+  orgId: string | null;
+  partner: boolean;
+  readOnly: boolean;
+  onClose: () => void;
+}) {
   const qc = useQueryClient();
-  const full = useQuery({ queryKey: ['script', script?.id], enabled: !!script, queryFn: () => call(api.GET('/api/v1/scripts/{id}', { params: { path: { id: script!.id } } })) });
+  const full = useQuery({
+    queryKey: ['script', script?.id],
+    enabled: !!script,
+    queryFn: () => call(api.GET('/api/v1/scripts/{id}', { params: { path: { id: script!.id } } })),
+  });
   const [name, setName] = useState(script?.name ?? '');
   const [description, setDescription] = useState(script?.description ?? '');
   const [language, setLanguage] = useState<Language>(script?.language ?? 'powershell');
   const [content, setContent] = useState<string | null>(null);
-  const [availability, setAvailability] = useState<'partner' | 'organization'>(partner && !orgId ? 'partner' : 'organization');
+  const [availability, setAvailability] = useState<'partner' | 'organization'>(
+    partner && !orgId ? 'partner' : 'organization',
+  );
   const text = content ?? full.data?.content ?? '';
   const save = useMutation({
     mutationFn: () =>
       script
-        ? call(api.PATCH('/api/v1/scripts/{id}', { params: { path: { id: script.id } }, body: { name: name.trim(), description: description.trim() || null, language, ...(content !== null ? { content } : {}) } }))
-        : call(api.POST('/api/v1/scripts', { body: { name: name.trim(), description: description.trim() || null, language, content: text, availability, ...(availability === 'organization' && orgId ? { orgId } : {}) } })),
+        ? call(
+            api.PATCH('/api/v1/scripts/{id}', {
+              params: { path: { id: script.id } },
+              body: {
+                name: name.trim(),
+                description: description.trim() || null,
+                language,
+                ...(content !== null ? { content } : {}),
+              },
+            }),
+          )
+        : call(
+            api.POST('/api/v1/scripts', {
+              body: {
+                name: name.trim(),
+                description: description.trim() || null,
+                language,
+                content: text,
+                availability,
+                ...(availability === 'organization' && orgId ? { orgId } : {}),
+              },
+            }),
+          ),
     onSuccess: () => {
       done(script ? 'Script saved.' : `Script “${name.trim()}” created.`);
       void qc.invalidateQueries({ queryKey: ['scripts'] });
@@ -161,11 +240,18 @@ function ScriptEditor({ script, orgId, partner, readOnly, onClose }: { script: S
   });
   const noOrg = !script && availability === 'organization' && !orgId;
   return (
-    <Modal opened onClose={onClose} title={script ? (readOnly ? script.name : `Edit “${script.name}”`) : 'New script'} size="xl">
+    <Modal
+      opened
+      onClose={onClose}
+      title={script ? (readOnly ? script.name : `Edit “${script.name}”`) : 'New script'}
+      size="xl"
+    >
       {script && full.isPending ? (
         <Text aria-busy="true">Loading the script…</Text>
       ) : script && full.isError ? (
-        <Alert color="red" role="alert">{explain(full.error)}</Alert>
+        <Alert color="red" role="alert">
+          {explain(full.error)}
+        </Alert>
       ) : (
         <form
           onSubmit={(e) => {
@@ -174,10 +260,29 @@ function ScriptEditor({ script, orgId, partner, readOnly, onClose }: { script: S
           }}
         >
           <Stack>
-            <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} readOnly={readOnly} data-autofocus />
-            <TextInput label="Description" value={description} onChange={(e) => setDescription(e.currentTarget.value)} readOnly={readOnly} />
+            <TextInput
+              label="Name"
+              required
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              readOnly={readOnly}
+              data-autofocus
+            />
+            <TextInput
+              label="Description"
+              value={description}
+              onChange={(e) => setDescription(e.currentTarget.value)}
+              readOnly={readOnly}
+            />
             <Group grow>
-              <Select label="Language" data={LANGUAGES.map((l) => ({ ...l }))} value={language} onChange={(v) => v && setLanguage(v as Language)} allowDeselect={false} disabled={readOnly} />
+              <Select
+                label="Language"
+                data={LANGUAGES.map((l) => ({ ...l }))}
+                value={language}
+                onChange={(v) => v && setLanguage(v as Language)}
+                allowDeselect={false}
+                disabled={readOnly}
+              />
               {!script && partner && (
                 <Select
                   label="Available to"
@@ -191,9 +296,28 @@ function ScriptEditor({ script, orgId, partner, readOnly, onClose }: { script: S
                 />
               )}
             </Group>
-            {noOrg && <Alert color="yellow">Choose an organisation in “Scripts of” first, or make the script available to every organisation.</Alert>}
-            <Textarea label="Script" required autosize minRows={10} maxRows={24} ff="monospace" value={text} onChange={(e) => setContent(e.currentTarget.value)} readOnly={readOnly} spellCheck={false} />
-            {save.isError && <Alert color="red" role="alert">{explain(save.error)}</Alert>}
+            {noOrg && (
+              <Alert color="yellow">
+                Choose an organisation in “Scripts of” first, or make the script available to every organisation.
+              </Alert>
+            )}
+            <Textarea
+              label="Script"
+              required
+              autosize
+              minRows={10}
+              maxRows={24}
+              ff="monospace"
+              value={text}
+              onChange={(e) => setContent(e.currentTarget.value)}
+              readOnly={readOnly}
+              spellCheck={false}
+            />
+            {save.isError && (
+              <Alert color="red" role="alert">
+                {explain(save.error)}
+              </Alert>
+            )}
             {!readOnly && (
               <Button type="submit" loading={save.isPending} disabled={!name.trim() || !text || noOrg}>
                 {script ? 'Save' : 'Create script'}

@@ -33,11 +33,23 @@ export function useOrgChoice() {
     />
   ) : null;
   const noOrg = partner && orgs.isSuccess && orgs.data.length === 0;
-  return { orgId, picker, noOrg, partner, orgsError: orgs.isError ? orgs.error : null, orgsLoading: partner && orgs.isPending, orgName: orgs.data?.find((o) => o.id === orgId)?.name };
+  return {
+    orgId,
+    picker,
+    noOrg,
+    partner,
+    orgsError: orgs.isError ? orgs.error : null,
+    orgsLoading: partner && orgs.isPending,
+    orgName: orgs.data?.find((o) => o.id === orgId)?.name,
+  };
 }
 
 export function NoOrganisation() {
-  return <Text c="dimmed">No organisation yet. Create one on the Tenants page first: onboarding acts inside an organisation.</Text>;
+  return (
+    <Text c="dimmed">
+      No organisation yet. Create one on the Tenants page first: onboarding acts inside an organisation.
+    </Text>
+  );
 }
 
 /** The column names of a CSV's first record (quoted names and a UTF-8 BOM handled; the API parses the rest). */

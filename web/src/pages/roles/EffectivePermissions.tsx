@@ -19,7 +19,9 @@ export function EffectivePermissions({ role, orgId, onClose }: { role: Role; org
       ) : (
         <Stack>
           <Text size="sm" data-testid="inheritance-chain">
-            {chain.length > 1 ? `Inherits: ${chain.map((c) => c.name).join(' → ')}` : 'This role inherits from no other role.'}
+            {chain.length > 1
+              ? `Inherits: ${chain.map((c) => c.name).join(' → ')}`
+              : 'This role inherits from no other role.'}
           </Text>
           {eff.data.permissions.length === 0 ? (
             <Text c="dimmed">This role grants no permission yet.</Text>
@@ -40,7 +42,9 @@ export function EffectivePermissions({ role, orgId, onClose }: { role: Role; org
                         {permKey(p)}
                       </Text>
                     </Table.Td>
-                    <Table.Td>{p.resource === '*' ? 'Every permission' : (words.get(permKey(p)) ?? resourceLabel(p.resource))}</Table.Td>
+                    <Table.Td>
+                      {p.resource === '*' ? 'Every permission' : (words.get(permKey(p)) ?? resourceLabel(p.resource))}
+                    </Table.Td>
                     <Table.Td>
                       {p.inherited ? (
                         <Text size="sm">Inherited from {p.sourceRoleName}</Text>

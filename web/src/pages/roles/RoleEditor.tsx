@@ -1,14 +1,34 @@
 // The role builder: name, description, parent role, Force MFA, and the catalogue's permissions as grouped
 // checkboxes. Inherited permissions show as held (from their source role); those the caller does not hold are
 // disabled (the permission ceiling: nobody grants what they do not hold).
-import { Alert, Button, Checkbox, Fieldset, Group, Modal, Select, Stack, Text, Textarea, TextInput } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Checkbox,
+  Fieldset,
+  Group,
+  Modal,
+  Select,
+  Stack,
+  Text,
+  Textarea,
+  TextInput,
+} from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, call } from '../../api/client';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
-import { groupByResource, permKey, resourceLabel, useAllRoles, useCatalog, useEffectivePermissions, type Role } from './data';
+import {
+  groupByResource,
+  permKey,
+  resourceLabel,
+  useAllRoles,
+  useCatalog,
+  useEffectivePermissions,
+  type Role,
+} from './data';
 
 // A style object is applied through the CSSOM, which the console's CSP (style-src 'self') allows.
 const GRID = { display: 'grid', gridTemplateColumns: 'repeat(auto-fill, minmax(320px, 1fr))', gap: 12 } as const;
@@ -32,20 +52,34 @@ export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?
     if (detail.data) setSelected(new Set(detail.data.permissions.map(permKey)));
   }, [detail.data]);
   const parent = useEffectivePermissions(parentId, orgId);
-  const inherited = new Map((parentId ? (parent.data?.permissions ?? []) : []).map((p) => [permKey(p), p.sourceRoleName]));
+  const inherited = new Map(
+    (parentId ? (parent.data?.permissions ?? []) : []).map((p) => [permKey(p), p.sourceRoleName]),
+  );
 
   const save = useMutation({
     mutationFn: async () => {
-      const permissions = [...selected].filter((k) => !inherited.has(k)).map((k) => {
-        const [resource, action] = k.split(':') as [string, string];
-        return { resource, action };
-      });
-      const body = { name: name.trim(), description: description.trim() || null, parentRoleId: parentId, forceMfa, permissions };
-      if (role) return call(api.PATCH('/api/v1/roles/{id}', { params: { path: { id: role.id }, query: { orgId } }, body }));
+      const permissions = [...selected]
+        .filter((k) => !inherited.has(k))
+        .map((k) => {
+          const [resource, action] = k.split(':') as [string, string];
+          return { resource, action };
+        });
+      const body = {
+        name: name.trim(),
+        description: description.trim() || null,
+        parentRoleId: parentId,
+        forceMfa,
+        permissions,
+      };
+      if (role)
+        return call(api.PATCH('/api/v1/roles/{id}', { params: { path: { id: role.id }, query: { orgId } }, body }));
       return call(api.POST('/api/v1/roles', { body: { ...body, ...(orgId ? { orgId } : {}) } }));
     },
     onSuccess: () => {
-      notifications.show({ color: 'green', message: role ? `Role “${name.trim()}” saved.` : `Role “${name.trim()}” created.` });
+      notifications.show({
+        color: 'green',
+        message: role ? `Role “${name.trim()}” saved.` : `Role “${name.trim()}” created.`,
+      });
       void qc.invalidateQueries({ queryKey: ['roles'] });
       void qc.invalidateQueries({ queryKey: ['assignable-roles'] });
       onClose();
@@ -78,8 +112,22 @@ export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?
           }}
         >
           <Stack>
-            <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} maxLength={100} data-autofocus />
-            <Textarea label="Description" value={description} onChange={(e) => setDescription(e.currentTarget.value)} maxLength={2000} autosize minRows={1} />
+            <TextInput
+              label="Name"
+              required
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              maxLength={100}
+              data-autofocus
+            />
+            <Textarea
+              label="Description"
+              value={description}
+              onChange={(e) => setDescription(e.currentTarget.value)}
+              maxLength={2000}
+              autosize
+              minRows={1}
+            />
             <Select
               label="Parent role"
               description="The role also holds every permission of its parent (and of the parent’s parents)."
@@ -103,6 +151,7 @@ export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?
             <Text fw={600} size="sm" id="role-permissions">
               Permissions
             </Text>
+            {/* biome-ignore lint/a11y/useSemanticElements: the inner Fieldsets are the fieldsets; this grid only labels them */}
             <div role="group" aria-labelledby="role-permissions" style={GRID}>
               {groupByResource(catalog.data ?? []).map(([resource, entries]) => (
                 <Fieldset key={resource} legend={resourceLabel(resource)} variant="filled" p="xs">
@@ -115,7 +164,13 @@ export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?
                         <Checkbox
                           key={key}
                           label={e.description}
-                          description={from ? `${key} · inherited from ${from}` : held ? key : `${key} · you do not hold this permission`}
+                          description={
+                            from
+                              ? `${key} · inherited from ${from}`
+                              : held
+                                ? key
+                                : `${key} · you do not hold this permission`
+                          }
                           checked={!!from || selected.has(key)}
                           disabled={!!from || (!held && !selected.has(key))}
                           onChange={(ev) => toggle(key, ev.currentTarget.checked)}

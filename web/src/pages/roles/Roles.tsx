@@ -24,7 +24,9 @@ export default function Roles() {
   const [orgId, setOrgId] = useState<string | null>(null);
   const [dialog, setDialog] = useState<Dialog>(null);
   const scope = orgId ?? undefined;
-  const { pages, list } = useCursorList(['roles', scope, 'page'], (cursor) => call(api.GET('/api/v1/roles', { params: { query: { orgId: scope, cursor, limit: PAGE } } })));
+  const { pages, list } = useCursorList(['roles', scope, 'page'], (cursor) =>
+    call(api.GET('/api/v1/roles', { params: { query: { orgId: scope, cursor, limit: PAGE } } })),
+  );
   const write = can(me.data, 'users:write');
   const remove = can(me.data, 'users:delete');
   const close = () => setDialog(null);
@@ -50,7 +52,13 @@ export default function Roles() {
       )}
       <Loaded q={list} what="roles" isEmpty={(d) => d.data.length === 0} empty="No roles here yet.">
         {(d) => (
-          <DataTable testId="roles-table" highlightOnHover columns={['Name', 'Inherits from', 'Force MFA', 'Users']} hidden="Actions" rows={d.data}>
+          <DataTable
+            testId="roles-table"
+            highlightOnHover
+            columns={['Name', 'Inherits from', 'Force MFA', 'Users']}
+            hidden="Actions"
+            rows={d.data}
+          >
             {(r) => (
               <>
                 <Table.Td>
@@ -79,8 +87,12 @@ export default function Roles() {
                       </Button>
                     </Menu.Target>
                     <Menu.Dropdown>
-                      <Menu.Item onClick={() => setDialog({ kind: 'effective', role: r })}>Effective permissions</Menu.Item>
-                      {write && !r.isSystem && <Menu.Item onClick={() => setDialog({ kind: 'edit', role: r })}>Edit</Menu.Item>}
+                      <Menu.Item onClick={() => setDialog({ kind: 'effective', role: r })}>
+                        Effective permissions
+                      </Menu.Item>
+                      {write && !r.isSystem && (
+                        <Menu.Item onClick={() => setDialog({ kind: 'edit', role: r })}>Edit</Menu.Item>
+                      )}
                       {write && <Menu.Item onClick={() => setDialog({ kind: 'clone', role: r })}>Clone</Menu.Item>}
                       {remove && !r.isSystem && (
                         <Menu.Item color="red" onClick={() => setDialog({ kind: 'delete', role: r })}>
@@ -109,7 +121,13 @@ function CloneDialog({ role, orgId, onClose }: { role: Role; orgId?: string; onC
   const qc = useQueryClient();
   const [name, setName] = useState(`Copy of ${role.name}`);
   const clone = useMutation({
-    mutationFn: () => call(api.POST('/api/v1/roles/{id}/clone', { params: { path: { id: role.id } }, body: { name: name.trim(), ...(orgId ? { orgId } : {}) } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/roles/{id}/clone', {
+          params: { path: { id: role.id } },
+          body: { name: name.trim(), ...(orgId ? { orgId } : {}) },
+        }),
+      ),
     onSuccess: () => {
       notifications.show({ color: 'green', message: `Role “${name.trim()}” created from ${role.name}.` });
       void qc.invalidateQueries({ queryKey: ['roles'] });
@@ -125,8 +143,17 @@ function CloneDialog({ role, orgId, onClose }: { role: Role; orgId?: string; onC
         }}
       >
         <Stack>
-          <Text size="sm">The copy holds every permission {role.name} has, its inherited ones included, as its own.</Text>
-          <TextInput label="Name of the copy" required value={name} onChange={(e) => setName(e.currentTarget.value)} maxLength={100} data-autofocus />
+          <Text size="sm">
+            The copy holds every permission {role.name} has, its inherited ones included, as its own.
+          </Text>
+          <TextInput
+            label="Name of the copy"
+            required
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            maxLength={100}
+            data-autofocus
+          />
           {clone.isError && (
             <Alert color="red" role="alert">
               {explain(clone.error)}
@@ -152,8 +179,17 @@ function DeleteDialog({ role, orgId, onClose }: { role: Role; orgId?: string; on
     },
   });
   return (
-    <ConfirmDialog title={`Delete the role ${role.name}?`} action="Delete" pending={del.isPending} error={del.error} onConfirm={() => del.mutate()} onClose={onClose}>
-      {role.userCount > 0 ? `${role.userCount} user(s) hold this role: move them to another role first.` : 'Nobody holds this role. Deleting it cannot be undone.'}
+    <ConfirmDialog
+      title={`Delete the role ${role.name}?`}
+      action="Delete"
+      pending={del.isPending}
+      error={del.error}
+      onConfirm={() => del.mutate()}
+      onClose={onClose}
+    >
+      {role.userCount > 0
+        ? `${role.userCount} user(s) hold this role: move them to another role first.`
+        : 'Nobody holds this role. Deleting it cannot be undone.'}
     </ConfirmDialog>
   );
 }

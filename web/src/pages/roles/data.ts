@@ -33,7 +33,10 @@ export function useEffectivePermissions(roleId: string | null | undefined, orgId
   return useQuery({
     queryKey: ['roles', orgId, 'effective', roleId],
     enabled: !!roleId,
-    queryFn: async () => call(api.GET('/api/v1/roles/{id}/effective-permissions', { params: { path: { id: roleId! }, query: { orgId } } })),
+    queryFn: async () =>
+      call(
+        api.GET('/api/v1/roles/{id}/effective-permissions', { params: { path: { id: roleId! }, query: { orgId } } }),
+      ),
   });
 }
 
@@ -48,7 +51,8 @@ const RESOURCE_WORDS: Record<string, string> = {
   audit: 'Audit trail',
 };
 
-export const resourceLabel = (r: string) => RESOURCE_WORDS[r] ?? r.charAt(0).toUpperCase() + r.slice(1).replace(/_/g, ' ');
+export const resourceLabel = (r: string) =>
+  RESOURCE_WORDS[r] ?? r.charAt(0).toUpperCase() + r.slice(1).replace(/_/g, ' ');
 
 export const permKey = (p: { resource: string; action: string }) => `${p.resource}:${p.action}`;
 

@@ -1,7 +1,22 @@
 // Create a provider from a preset, or change one. OpenID Connect (issuer, client id and secret, scopes) or SAML 2.0
 // (the IdP's metadata by URL or as XML, attribute names); then who may use it: allowed domains, automatic
 // provisioning with a default role, enforce SSO, trust the IdP's MFA. New providers start inactive.
-import { Alert, Button, Checkbox, FileButton, Group, Modal, PasswordInput, Radio, Select, Stack, TagsInput, Text, Textarea, TextInput } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Checkbox,
+  FileButton,
+  Group,
+  Modal,
+  PasswordInput,
+  Radio,
+  Select,
+  Stack,
+  TagsInput,
+  Text,
+  Textarea,
+  TextInput,
+} from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -18,7 +33,15 @@ type PresetId = NonNullable<operations['postSsoProviders']['requestBody']['conte
 const PLACEHOLDER = /\{[^}]+\}/;
 const DOMAIN = /^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
-export function ProviderForm({ provider, orgId, onClose }: { provider: Provider | null; orgId?: string; onClose: () => void }) {
+export function ProviderForm({
+  provider,
+  orgId,
+  onClose,
+}: {
+  provider: Provider | null;
+  orgId?: string;
+  onClose: () => void;
+}) {
   const qc = useQueryClient();
   const presets = usePresets();
   const roles = useAllRoles(orgId);
@@ -30,7 +53,9 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
   const [clientId, setClientId] = useState(provider?.type === 'oidc' ? provider.clientId : '');
   const [clientSecret, setClientSecret] = useState('');
   const [scopes, setScopes] = useState(provider?.scopes || 'openid email profile');
-  const [source, setSource] = useState<'url' | 'xml'>(provider?.type === 'saml' && !provider.metadataUrl ? 'xml' : 'url');
+  const [source, setSource] = useState<'url' | 'xml'>(
+    provider?.type === 'saml' && !provider.metadataUrl ? 'xml' : 'url',
+  );
   const [metadataUrl, setMetadataUrl] = useState(provider?.metadataUrl ?? '');
   const [metadataXml, setMetadataXml] = useState('');
   const [emailAttribute, setEmailAttribute] = useState(provider?.emailAttribute ?? '');
@@ -60,31 +85,69 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
 
   const badDomains = domains.filter((d) => !DOMAIN.test(d));
   const problem =
-    (kind === 'oidc' && PLACEHOLDER.test(issuer) && `Replace ${PLACEHOLDER.exec(issuer)![0]} in the issuer with your own value.`) ||
-    (kind === 'saml' && source === 'url' && PLACEHOLDER.test(metadataUrl) && `Replace ${PLACEHOLDER.exec(metadataUrl)![0]} in the metadata URL with your own value.`) ||
+    (kind === 'oidc' &&
+      PLACEHOLDER.test(issuer) &&
+      `Replace ${PLACEHOLDER.exec(issuer)![0]} in the issuer with your own value.`) ||
+    (kind === 'saml' &&
+      source === 'url' &&
+      PLACEHOLDER.test(metadataUrl) &&
+      `Replace ${PLACEHOLDER.exec(metadataUrl)![0]} in the metadata URL with your own value.`) ||
     (badDomains.length > 0 && `Not a domain: ${badDomains.join(', ')}.`) ||
     (autoProvision && !defaultRoleId && 'Choose the role new users get.') ||
     null;
 
   const save = useMutation({
     mutationFn: async () => {
-      const common = { name: name.trim(), allowedDomains: domains.join(','), autoProvision, defaultRoleId, enforceSSO, trustIdpMfa };
+      const common = {
+        name: name.trim(),
+        allowedDomains: domains.join(','),
+        autoProvision,
+        defaultRoleId,
+        enforceSSO,
+        trustIdpMfa,
+      };
       const attributes = { emailAttribute: emailAttribute.trim() || null, nameAttribute: nameAttribute.trim() || null };
       const metadata = source === 'url' ? { metadataUrl: metadataUrl.trim() } : { metadataXml };
       // An edit sends the metadata only when it changed (the XML is never shown back).
-      const changedMetadata = source === 'url' ? (metadata.metadataUrl && metadata.metadataUrl !== provider?.metadataUrl ? metadata : {}) : metadataXml.trim() ? metadata : {};
+      const changedMetadata =
+        source === 'url'
+          ? metadata.metadataUrl && metadata.metadataUrl !== provider?.metadataUrl
+            ? metadata
+            : {}
+          : metadataXml.trim()
+            ? metadata
+            : {};
       const saml = { ...attributes, ...changedMetadata };
-      const oidc = { issuer: issuer.trim(), clientId: clientId.trim(), scopes: scopes.trim(), ...(clientSecret ? { clientSecret } : {}) };
+      const oidc = {
+        issuer: issuer.trim(),
+        clientId: clientId.trim(),
+        scopes: scopes.trim(),
+        ...(clientSecret ? { clientSecret } : {}),
+      };
       if (provider) {
-        return call(api.PATCH('/api/v1/sso/providers/{id}', { params: { path: { id: provider.id } }, body: { ...common, ...(provider.type === 'saml' ? saml : oidc) } }));
+        return call(
+          api.PATCH('/api/v1/sso/providers/{id}', {
+            params: { path: { id: provider.id } },
+            body: { ...common, ...(provider.type === 'saml' ? saml : oidc) },
+          }),
+        );
       }
       const owner = { ...(orgId ? { orgId } : {}), ...(presetId ? { preset: presetId as PresetId } : {}) };
-      if (kind === 'saml') return call(api.POST('/api/v1/sso/providers', { body: { type: 'saml', ...owner, ...common, ...attributes, ...metadata } }));
+      if (kind === 'saml')
+        return call(
+          api.POST('/api/v1/sso/providers', {
+            body: { type: 'saml', ...owner, ...common, ...attributes, ...metadata },
+          }),
+        );
       return call(api.POST('/api/v1/sso/providers', { body: { type: 'oidc', ...owner, ...common, ...oidc } }));
     },
     onSuccess: (p) => {
-      notifications.show({ color: 'green', message: editing ? `“${p.name}” saved.` : `“${p.name}” created. It starts inactive: test it, then turn it on.` });
-      if (untested(p)) notifications.show({ color: 'yellow', title: 'Not tested yet', message: UNTESTED_TEXT, autoClose: false });
+      notifications.show({
+        color: 'green',
+        message: editing ? `“${p.name}” saved.` : `“${p.name}” created. It starts inactive: test it, then turn it on.`,
+      });
+      if (untested(p))
+        notifications.show({ color: 'yellow', title: 'Not tested yet', message: UNTESTED_TEXT, autoClose: false });
       void qc.invalidateQueries({ queryKey: ['sso-providers'] });
       onClose();
     },
@@ -101,7 +164,14 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
           ]
         : [
             { label: 'ACS URL', value: (preset?.saml ?? anySaml)?.acsUrl ?? '' },
-            { label: 'Entity ID (audience)', value: (preset?.saml ?? anySaml)?.entityIdTemplate.replace('{providerId}', '<the provider id, shown once created>') ?? '' },
+            {
+              label: 'Entity ID (audience)',
+              value:
+                (preset?.saml ?? anySaml)?.entityIdTemplate.replace(
+                  '{providerId}',
+                  '<the provider id, shown once created>',
+                ) ?? '',
+            },
           ];
 
   return (
@@ -139,20 +209,52 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
                 </Group>
               </Radio.Group>
             )}
-            <RegisterAt idp={idpName} values={register} notes={kind === 'saml' ? (preset?.saml?.notes ?? undefined) : preset?.notes} />
-            <TextInput label="Name" description="Shown on the sign-in page (Continue with …)." required value={name} onChange={(e) => setName(e.currentTarget.value)} maxLength={255} />
+            <RegisterAt
+              idp={idpName}
+              values={register}
+              notes={kind === 'saml' ? (preset?.saml?.notes ?? undefined) : preset?.notes}
+            />
+            <TextInput
+              label="Name"
+              description="Shown on the sign-in page (Continue with …)."
+              required
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              maxLength={255}
+            />
             {kind === 'oidc' ? (
               <>
-                <TextInput label="Issuer" description="Its /.well-known/openid-configuration is read from here." required type="url" value={issuer} onChange={(e) => setIssuer(e.currentTarget.value)} />
-                <TextInput label="Client ID" required value={clientId} onChange={(e) => setClientId(e.currentTarget.value)} />
+                <TextInput
+                  label="Issuer"
+                  description="Its /.well-known/openid-configuration is read from here."
+                  required
+                  type="url"
+                  value={issuer}
+                  onChange={(e) => setIssuer(e.currentTarget.value)}
+                />
+                <TextInput
+                  label="Client ID"
+                  required
+                  value={clientId}
+                  onChange={(e) => setClientId(e.currentTarget.value)}
+                />
                 <PasswordInput
                   label="Client secret"
-                  description={provider?.hasClientSecret ? 'Stored encrypted and never shown. Leave empty to keep it.' : 'Stored encrypted and never shown again.'}
+                  description={
+                    provider?.hasClientSecret
+                      ? 'Stored encrypted and never shown. Leave empty to keep it.'
+                      : 'Stored encrypted and never shown again.'
+                  }
                   value={clientSecret}
                   onChange={(e) => setClientSecret(e.currentTarget.value)}
                   autoComplete="off"
                 />
-                <TextInput label="Scopes" description="Space-separated; must include openid." value={scopes} onChange={(e) => setScopes(e.currentTarget.value)} />
+                <TextInput
+                  label="Scopes"
+                  description="Space-separated; must include openid."
+                  value={scopes}
+                  onChange={(e) => setScopes(e.currentTarget.value)}
+                />
               </>
             ) : (
               <>
@@ -163,12 +265,21 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
                   </Group>
                 </Radio.Group>
                 {source === 'url' ? (
-                  <TextInput label="Metadata URL" description="Fetched now, and again by Test." required={!editing} type="url" value={metadataUrl} onChange={(e) => setMetadataUrl(e.currentTarget.value)} />
+                  <TextInput
+                    label="Metadata URL"
+                    description="Fetched now, and again by Test."
+                    required={!editing}
+                    type="url"
+                    value={metadataUrl}
+                    onChange={(e) => setMetadataUrl(e.currentTarget.value)}
+                  />
                 ) : (
                   <Stack gap={4}>
                     <Textarea
                       label="Metadata XML"
-                      description={editing ? 'Leave empty to keep the current metadata.' : 'The EntityDescriptor your IdP exports.'}
+                      description={
+                        editing ? 'Leave empty to keep the current metadata.' : 'The EntityDescriptor your IdP exports.'
+                      }
                       required={!editing}
                       value={metadataXml}
                       onChange={(e) => setMetadataXml(e.currentTarget.value)}
@@ -178,7 +289,10 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
                       ff="monospace"
                     />
                     <Group>
-                      <FileButton onChange={(f) => void f?.text().then(setMetadataXml)} accept=".xml,application/xml,text/xml">
+                      <FileButton
+                        onChange={(f) => void f?.text().then(setMetadataXml)}
+                        accept=".xml,application/xml,text/xml"
+                      >
                         {(props) => (
                           <Button {...props} size="xs" variant="default">
                             Upload metadata file
@@ -188,8 +302,17 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
                     </Group>
                   </Stack>
                 )}
-                <TextInput label="E-mail attribute" description="Leave empty for the usual names, else an e-mail NameID." value={emailAttribute} onChange={(e) => setEmailAttribute(e.currentTarget.value)} />
-                <TextInput label="Name attribute" value={nameAttribute} onChange={(e) => setNameAttribute(e.currentTarget.value)} />
+                <TextInput
+                  label="E-mail attribute"
+                  description="Leave empty for the usual names, else an e-mail NameID."
+                  value={emailAttribute}
+                  onChange={(e) => setEmailAttribute(e.currentTarget.value)}
+                />
+                <TextInput
+                  label="Name attribute"
+                  value={nameAttribute}
+                  onChange={(e) => setNameAttribute(e.currentTarget.value)}
+                />
               </>
             )}
             <TagsInput
@@ -201,7 +324,12 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
               placeholder="example.com"
               clearable
             />
-            <Checkbox label="Create accounts automatically" description="Someone the IdP vouches for who has no account here gets one, with the role below." checked={autoProvision} onChange={(e) => setAutoProvision(e.currentTarget.checked)} />
+            <Checkbox
+              label="Create accounts automatically"
+              description="Someone the IdP vouches for who has no account here gets one, with the role below."
+              checked={autoProvision}
+              onChange={(e) => setAutoProvision(e.currentTarget.checked)}
+            />
             <Select
               label="Role of new users"
               placeholder={roles.isPending ? 'Loading roles…' : 'Choose a role'}
@@ -223,7 +351,12 @@ export function ProviderForm({ provider, orgId, onClose }: { provider: Provider 
                 <Warning />
               </Alert>
             )}
-            <Checkbox label="Trust the IdP’s two-step verification" description="A second factor done at the IdP counts as MFA here." checked={trustIdpMfa} onChange={(e) => setTrustIdpMfa(e.currentTarget.checked)} />
+            <Checkbox
+              label="Trust the IdP’s two-step verification"
+              description="A second factor done at the IdP counts as MFA here."
+              checked={trustIdpMfa}
+              onChange={(e) => setTrustIdpMfa(e.currentTarget.checked)}
+            />
             {problem && (
               <Text size="sm" c="red.8" role="status">
                 {problem}

@@ -23,7 +23,15 @@ export function CopyValue({ label, value, testId }: { label: string; value: stri
   );
 }
 
-export function RegisterAt({ idp, values, notes }: { idp: string; values: { label: string; value: string; testId?: string }[]; notes?: string }) {
+export function RegisterAt({
+  idp,
+  values,
+  notes,
+}: {
+  idp: string;
+  values: { label: string; value: string; testId?: string }[];
+  notes?: string;
+}) {
   return (
     <Stack gap={6} p="sm" bg="gray.0" component="section" aria-label={`Register at ${idp}`}>
       <Text size="sm" fw={600}>

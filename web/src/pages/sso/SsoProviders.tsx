@@ -33,7 +33,8 @@ export default function SsoProviders() {
     onSettled: refresh,
   });
   const status = useMutation({
-    mutationFn: ({ p, to }: { p: Provider; to: Status }) => call(api.POST('/api/v1/sso/providers/{id}/status', { params: { path: { id: p.id } }, body: { status: to } })),
+    mutationFn: ({ p, to }: { p: Provider; to: Status }) =>
+      call(api.POST('/api/v1/sso/providers/{id}/status', { params: { path: { id: p.id } }, body: { status: to } })),
     onSuccess: (p) => {
       notifications.show({ color: 'green', message: `${p.name}: ${STATUS_WORDS[p.status]}.` });
       refresh();
@@ -50,7 +51,14 @@ export default function SsoProviders() {
         </Title>
         {write && <Button onClick={() => setDialog({ kind: 'create' })}>New provider</Button>}
       </Group>
-      {me.data?.scope === 'partner' && <TenantSelect label="Providers of" partnerLabel="The partner (your technicians)" value={orgId} onChange={setOrgId} />}
+      {me.data?.scope === 'partner' && (
+        <TenantSelect
+          label="Providers of"
+          partnerLabel="The partner (your technicians)"
+          value={orgId}
+          onChange={setOrgId}
+        />
+      )}
       {warned.map((p) => (
         <Alert key={p.id} color="yellow" title={`${p.name} has never passed a test`} data-testid="untested-warning">
           <Warning />
@@ -60,10 +68,20 @@ export default function SsoProviders() {
         q={list}
         what="providers"
         isEmpty={(d) => d.length === 0}
-        empty={<>No identity provider yet. {write ? 'Add one from a preset: Microsoft Entra ID, Okta, Google Workspace and more.' : ''}</>}
+        empty={
+          <>
+            No identity provider yet.{' '}
+            {write ? 'Add one from a preset: Microsoft Entra ID, Okta, Google Workspace and more.' : ''}
+          </>
+        }
       >
         {(d) => (
-          <DataTable testId="sso-table" columns={['Name', 'Protocol', 'Status', 'Allowed domains', 'Enforced', 'Last test passed']} hidden="Actions" rows={d}>
+          <DataTable
+            testId="sso-table"
+            columns={['Name', 'Protocol', 'Status', 'Allowed domains', 'Enforced', 'Last test passed']}
+            hidden="Actions"
+            rows={d}
+          >
             {(p) => (
               <>
                 <Table.Td>{p.name}</Table.Td>
@@ -94,9 +112,17 @@ export default function SsoProviders() {
                           Test
                         </Menu.Item>
                         <Menu.Item onClick={() => setDialog({ kind: 'edit', provider: p })}>Edit</Menu.Item>
-                        {p.status !== 'active' && <Menu.Item onClick={() => status.mutate({ p, to: 'active' })}>Turn on (active)</Menu.Item>}
-                        {p.status !== 'testing' && <Menu.Item onClick={() => status.mutate({ p, to: 'testing' })}>Set to testing</Menu.Item>}
-                        {p.status !== 'inactive' && <Menu.Item onClick={() => status.mutate({ p, to: 'inactive' })}>Turn off (inactive)</Menu.Item>}
+                        {p.status !== 'active' && (
+                          <Menu.Item onClick={() => status.mutate({ p, to: 'active' })}>Turn on (active)</Menu.Item>
+                        )}
+                        {p.status !== 'testing' && (
+                          <Menu.Item onClick={() => status.mutate({ p, to: 'testing' })}>Set to testing</Menu.Item>
+                        )}
+                        {p.status !== 'inactive' && (
+                          <Menu.Item onClick={() => status.mutate({ p, to: 'inactive' })}>
+                            Turn off (inactive)
+                          </Menu.Item>
+                        )}
                         <Menu.Item color="red" onClick={() => setDialog({ kind: 'delete', provider: p })}>
                           Delete
                         </Menu.Item>
@@ -110,11 +136,22 @@ export default function SsoProviders() {
         )}
       </Loaded>
       <Text size="sm" c="dimmed">
-        Only an active provider is offered at sign-in: people whose e-mail domain is allowed see “Continue with …” on the sign-in page.
+        Only an active provider is offered at sign-in: people whose e-mail domain is allowed see “Continue with …” on
+        the sign-in page.
       </Text>
       {dialog?.kind === 'create' && <ProviderForm provider={null} orgId={scope} onClose={() => setDialog(null)} />}
-      {dialog?.kind === 'edit' && <ProviderForm provider={dialog.provider} orgId={scope} onClose={() => setDialog(null)} />}
-      {dialog?.kind === 'test' && <TestResult provider={dialog.provider} result={test.data} error={test.error} pending={test.isPending} onClose={() => setDialog(null)} />}
+      {dialog?.kind === 'edit' && (
+        <ProviderForm provider={dialog.provider} orgId={scope} onClose={() => setDialog(null)} />
+      )}
+      {dialog?.kind === 'test' && (
+        <TestResult
+          provider={dialog.provider}
+          result={test.data}
+          error={test.error}
+          pending={test.isPending}
+          onClose={() => setDialog(null)}
+        />
+      )}
       {dialog?.kind === 'delete' && <DeleteProvider provider={dialog.provider} onClose={() => setDialog(null)} />}
     </Stack>
   );
@@ -131,8 +168,16 @@ function DeleteProvider({ provider, onClose }: { provider: Provider; onClose: ()
     },
   });
   return (
-    <ConfirmDialog title={`Delete ${provider.name}?`} action="Delete" pending={del.isPending} error={del.error} onConfirm={() => del.mutate()} onClose={onClose}>
-      Every account link to this provider goes with it; people who signed in only through it need a password or a new provider.
+    <ConfirmDialog
+      title={`Delete ${provider.name}?`}
+      action="Delete"
+      pending={del.isPending}
+      error={del.error}
+      onConfirm={() => del.mutate()}
+      onClose={onClose}
+    >
+      Every account link to this provider goes with it; people who signed in only through it need a password or a new
+      provider.
     </ConfirmDialog>
   );
 }

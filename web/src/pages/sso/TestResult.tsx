@@ -5,12 +5,28 @@ import { explain } from '../../lib/errors';
 import type { Provider, TestResult as Result } from './data';
 import { CopyValue } from './RegisterAt';
 
-export function TestResult({ provider, result, error, pending, onClose }: { provider: Provider; result?: Result; error: unknown; pending: boolean; onClose: () => void }) {
+export function TestResult({
+  provider,
+  result,
+  error,
+  pending,
+  onClose,
+}: {
+  provider: Provider;
+  result?: Result;
+  error: unknown;
+  pending: boolean;
+  onClose: () => void;
+}) {
   return (
     <Modal opened onClose={onClose} title={`Test of ${provider.name}`} size="lg">
       <div aria-live="polite" data-testid="test-result">
         {pending ? (
-          <Text aria-busy="true">{provider.type === 'saml' ? 'Reading the IdP’s metadata…' : 'Asking the issuer for its OpenID configuration…'}</Text>
+          <Text aria-busy="true">
+            {provider.type === 'saml'
+              ? 'Reading the IdP’s metadata…'
+              : 'Asking the issuer for its OpenID configuration…'}
+          </Text>
         ) : error ? (
           <Alert color="red" role="alert">
             {explain(error)}
@@ -19,7 +35,8 @@ export function TestResult({ provider, result, error, pending, onClose }: { prov
           <Alert color="red" title="The test failed">
             <Text size="sm">{result.error}</Text>
             <Text size="sm" mt="xs">
-              Check the {provider.type === 'saml' ? 'metadata URL or XML' : 'issuer, client ID and secret'} and that the identity provider is reachable from this server.
+              Check the {provider.type === 'saml' ? 'metadata URL or XML' : 'issuer, client ID and secret'} and that the
+              identity provider is reachable from this server.
             </Text>
           </Alert>
         ) : 'certificates' in result ? (

@@ -9,11 +9,19 @@ export type TestResult = operations['postSsoProvidersByIdTest']['responses'][200
 export type Status = Provider['status'];
 
 export function usePresets(enabled = true) {
-  return useQuery({ queryKey: ['sso-presets'], enabled, staleTime: Infinity, queryFn: async () => (await call(api.GET('/api/v1/sso/presets'))).data });
+  return useQuery({
+    queryKey: ['sso-presets'],
+    enabled,
+    staleTime: Infinity,
+    queryFn: async () => (await call(api.GET('/api/v1/sso/presets'))).data,
+  });
 }
 
 export function useProviders(orgId: string | undefined) {
-  return useQuery({ queryKey: ['sso-providers', orgId], queryFn: async () => (await call(api.GET('/api/v1/sso/providers', { params: { query: { orgId } } }))).data });
+  return useQuery({
+    queryKey: ['sso-providers', orgId],
+    queryFn: async () => (await call(api.GET('/api/v1/sso/providers', { params: { query: { orgId } } }))).data,
+  });
 }
 
 export const STATUS_WORDS: Record<Status, string> = {
@@ -23,6 +31,8 @@ export const STATUS_WORDS: Record<Status, string> = {
 };
 
 /** Enforcing SSO through a provider whose discovery test never passed (the API's `provider_untested` warning). */
-export const untested = (p: Pick<Provider, 'enforceSSO' | 'lastTestedAt' | 'warnings'>) => !!p.warnings?.includes('provider_untested') || (p.enforceSSO && !p.lastTestedAt);
+export const untested = (p: Pick<Provider, 'enforceSSO' | 'lastTestedAt' | 'warnings'>) =>
+  !!p.warnings?.includes('provider_untested') || (p.enforceSSO && !p.lastTestedAt);
 
-export const UNTESTED_TEXT = 'Single sign-on is enforced through a provider that has never passed a test. If its settings are wrong, nobody but the partner’s administrators can sign in: run “Test” now.';
+export const UNTESTED_TEXT =
+  'Single sign-on is enforced through a provider that has never passed a test. If its settings are wrong, nobody but the partner’s administrators can sign in: run “Test” now.';

@@ -1,6 +1,19 @@
 // Tenants: the partner's organisations, and in each its sites, device groups and devices; create, rename, delete;
 // the organisation's security settings (require MFA, allowed methods).
-import { Alert, Button, Card, Checkbox, Group, Modal, NavLink, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Card,
+  Checkbox,
+  Group,
+  Modal,
+  NavLink,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -15,14 +28,28 @@ interface Named {
 }
 interface Org extends Named {
   slug: string;
-  settings: { security?: { requireMfa?: boolean; allowedMfaMethods?: { totp?: boolean; sms?: boolean; passkey?: boolean } } } & Record<string, unknown>;
+  settings: {
+    security?: { requireMfa?: boolean; allowedMfaMethods?: { totp?: boolean; sms?: boolean; passkey?: boolean } };
+  } & Record<string, unknown>;
 }
 
 const done = (message: string) => notifications.show({ color: 'green', message });
 const failed = (err: unknown) => notifications.show({ color: 'red', title: 'Not done', message: explain(err) });
 
 /** A name asked for in a small dialog (create or rename). */
-function NameDialog({ title, initial, opened, onClose, onSave }: { title: string; initial?: string; opened: boolean; onClose: () => void; onSave: (name: string) => Promise<unknown> }) {
+function NameDialog({
+  title,
+  initial,
+  opened,
+  onClose,
+  onSave,
+}: {
+  title: string;
+  initial?: string;
+  opened: boolean;
+  onClose: () => void;
+  onSave: (name: string) => Promise<unknown>;
+}) {
   const [name, setName] = useState(initial ?? '');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -45,8 +72,18 @@ function NameDialog({ title, initial, opened, onClose, onSave }: { title: string
         }}
       >
         <Stack>
-          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-          {error && <Alert color="red" role="alert">{error}</Alert>}
+          <TextInput
+            label="Name"
+            required
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            data-autofocus
+          />
+          {error && (
+            <Alert color="red" role="alert">
+              {error}
+            </Alert>
+          )}
           <Button type="submit" loading={busy} disabled={!name.trim()}>
             Save
           </Button>
@@ -59,7 +96,11 @@ function NameDialog({ title, initial, opened, onClose, onSave }: { title: string
 export default function Tenants() {
   const me = useMe();
   const qc = useQueryClient();
-  const orgs = useQuery({ queryKey: ['organizations'], queryFn: async () => (await call(api.GET('/api/v1/orgs/organizations', { params: { query: { limit: 200 } } }))).data as Org[] });
+  const orgs = useQuery({
+    queryKey: ['organizations'],
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/orgs/organizations', { params: { query: { limit: 200 } } }))).data as Org[],
+  });
   const [selected, setSelected] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const org = orgs.data?.find((o) => o.id === (selected ?? me.data?.orgId)) ?? orgs.data?.[0];
@@ -72,13 +113,25 @@ export default function Tenants() {
         </Title>
         {write && me.data?.scope === 'partner' && <Button onClick={() => setCreating(true)}>New organisation</Button>}
       </Group>
-      <Loaded q={orgs} what="organisations" isEmpty={(d) => d.length === 0} empty="No organisation yet. Create the first one for a customer.">
+      <Loaded
+        q={orgs}
+        what="organisations"
+        isEmpty={(d) => d.length === 0}
+        empty="No organisation yet. Create the first one for a customer."
+      >
         {(d) => (
           <div className="gh-master-detail">
             <div>
               <Card withBorder p={4} component="nav" aria-label="Organisations">
                 {d.map((o) => (
-                  <NavLink key={o.id} label={o.name} variant="filled" active={o.id === org?.id} onClick={() => setSelected(o.id)} component="button" />
+                  <NavLink
+                    key={o.id}
+                    label={o.name}
+                    variant="filled"
+                    active={o.id === org?.id}
+                    onClick={() => setSelected(o.id)}
+                    component="button"
+                  />
                 ))}
               </Card>
             </div>
@@ -140,7 +193,9 @@ function OrgDetail({ org, write }: { org: Org; write: boolean }) {
         opened={renaming}
         onClose={() => setRenaming(false)}
         onSave={async (name) => {
-          await call(api.PATCH('/api/v1/orgs/organizations/{id}', { params: { path: { id: org.id } }, body: { name } }));
+          await call(
+            api.PATCH('/api/v1/orgs/organizations/{id}', { params: { path: { id: org.id } }, body: { name } }),
+          );
           await qc.invalidateQueries({ queryKey: ['organizations'] });
           done('Renamed.');
         }}
@@ -148,7 +203,11 @@ function OrgDetail({ org, write }: { org: Org; write: boolean }) {
       <Modal opened={deleting} onClose={() => setDeleting(false)} title={`Delete “${org.name}”?`}>
         <Stack>
           <Text size="sm">Its sites, device groups, devices and memberships go with it.</Text>
-          {remove.isError && <Alert color="red" role="alert">{explain(remove.error)}</Alert>}
+          {remove.isError && (
+            <Alert color="red" role="alert">
+              {explain(remove.error)}
+            </Alert>
+          )}
           <Button color="red" onClick={() => remove.mutate()} loading={remove.isPending}>
             Delete
           </Button>
@@ -158,7 +217,17 @@ function OrgDetail({ org, write }: { org: Org; write: boolean }) {
   );
 }
 
-function Section({ title, onAdd, addLabel, children }: { title: string; onAdd?: () => void; addLabel?: string; children: React.ReactNode }) {
+function Section({
+  title,
+  onAdd,
+  addLabel,
+  children,
+}: {
+  title: string;
+  onAdd?: () => void;
+  addLabel?: string;
+  children: React.ReactNode;
+}) {
   return (
     <Card withBorder component="section" aria-label={title}>
       <Group justify="space-between" mb="xs">
@@ -176,8 +245,25 @@ function Section({ title, onAdd, addLabel, children }: { title: string; onAdd?: 
   );
 }
 
-function NamedTable({ rows, empty, onRename, onDelete, label }: { rows: Named[]; empty: string; label: string; onRename?: (r: Named) => void; onDelete?: (r: Named) => void }) {
-  if (rows.length === 0) return <Text size="sm" c="dimmed">{empty}</Text>;
+function NamedTable({
+  rows,
+  empty,
+  onRename,
+  onDelete,
+  label,
+}: {
+  rows: Named[];
+  empty: string;
+  label: string;
+  onRename?: (r: Named) => void;
+  onDelete?: (r: Named) => void;
+}) {
+  if (rows.length === 0)
+    return (
+      <Text size="sm" c="dimmed">
+        {empty}
+      </Text>
+    );
   return (
     <Table>
       <Table.Tbody>
@@ -187,12 +273,23 @@ function NamedTable({ rows, empty, onRename, onDelete, label }: { rows: Named[];
             <Table.Td w={200}>
               <Group gap="xs" justify="end">
                 {onRename && (
-                  <Button size="xs" variant="default" onClick={() => onRename(r)} aria-label={`Rename ${label} ${r.name}`}>
+                  <Button
+                    size="xs"
+                    variant="default"
+                    onClick={() => onRename(r)}
+                    aria-label={`Rename ${label} ${r.name}`}
+                  >
                     Rename
                   </Button>
                 )}
                 {onDelete && (
-                  <Button size="xs" variant="default" color="red" onClick={() => onDelete(r)} aria-label={`Delete ${label} ${r.name}`}>
+                  <Button
+                    size="xs"
+                    variant="default"
+                    color="red"
+                    onClick={() => onDelete(r)}
+                    aria-label={`Delete ${label} ${r.name}`}
+                  >
                     Delete
                   </Button>
                 )}
@@ -209,7 +306,11 @@ function Sites({ orgId }: { orgId: string }) {
   const me = useMe();
   const qc = useQueryClient();
   const key = ['sites', orgId];
-  const sites = useQuery({ queryKey: key, queryFn: async () => (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId, limit: 200 } } }))).data as Named[] });
+  const sites = useQuery({
+    queryKey: key,
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId, limit: 200 } } }))).data as Named[],
+  });
   const [creating, setCreating] = useState(false);
   const [renaming, setRenaming] = useState<Named | null>(null);
   const write = can(me.data, 'sites:write');
@@ -225,9 +326,17 @@ function Sites({ orgId }: { orgId: string }) {
   return (
     <Section title="Sites" onAdd={write ? () => setCreating(true) : undefined} addLabel="New site">
       {sites.isError ? (
-        <Alert color="red" role="alert">{explain(sites.error)}</Alert>
+        <Alert color="red" role="alert">
+          {explain(sites.error)}
+        </Alert>
       ) : (
-        <NamedTable label="site" rows={sites.data ?? []} empty={sites.isPending ? 'Loading…' : 'No site yet.'} onRename={write ? setRenaming : undefined} onDelete={can(me.data, 'sites:delete') ? (s) => void del(s) : undefined} />
+        <NamedTable
+          label="site"
+          rows={sites.data ?? []}
+          empty={sites.isPending ? 'Loading…' : 'No site yet.'}
+          onRename={write ? setRenaming : undefined}
+          onDelete={can(me.data, 'sites:delete') ? (s) => void del(s) : undefined}
+        />
       )}
       <NameDialog
         title="New site"
@@ -260,7 +369,11 @@ function DeviceGroups({ orgId }: { orgId: string }) {
   const me = useMe();
   const qc = useQueryClient();
   const key = ['device-groups', orgId];
-  const groups = useQuery({ queryKey: key, queryFn: async () => (await call(api.GET('/api/v1/device-groups', { params: { query: { orgId, limit: 200 } } }))).data as Named[] });
+  const groups = useQuery({
+    queryKey: key,
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/device-groups', { params: { query: { orgId, limit: 200 } } }))).data as Named[],
+  });
   const [creating, setCreating] = useState(false);
   const [renaming, setRenaming] = useState<Named | null>(null);
   const write = can(me.data, 'sites:write');
@@ -276,9 +389,17 @@ function DeviceGroups({ orgId }: { orgId: string }) {
   return (
     <Section title="Device groups" onAdd={write ? () => setCreating(true) : undefined} addLabel="New device group">
       {groups.isError ? (
-        <Alert color="red" role="alert">{explain(groups.error)}</Alert>
+        <Alert color="red" role="alert">
+          {explain(groups.error)}
+        </Alert>
       ) : (
-        <NamedTable label="device group" rows={groups.data ?? []} empty={groups.isPending ? 'Loading…' : 'No device group yet.'} onRename={write ? setRenaming : undefined} onDelete={can(me.data, 'sites:delete') ? (g) => void del(g) : undefined} />
+        <NamedTable
+          label="device group"
+          rows={groups.data ?? []}
+          empty={groups.isPending ? 'Loading…' : 'No device group yet.'}
+          onRename={write ? setRenaming : undefined}
+          onDelete={can(me.data, 'sites:delete') ? (g) => void del(g) : undefined}
+        />
       )}
       <NameDialog
         title="New device group"
@@ -297,7 +418,9 @@ function DeviceGroups({ orgId }: { orgId: string }) {
           opened
           onClose={() => setRenaming(null)}
           onSave={async (name) => {
-            await call(api.PATCH('/api/v1/device-groups/{id}', { params: { path: { id: renaming.id } }, body: { name } }));
+            await call(
+              api.PATCH('/api/v1/device-groups/{id}', { params: { path: { id: renaming.id } }, body: { name } }),
+            );
             await qc.invalidateQueries({ queryKey: key });
             done('Renamed.');
           }}
@@ -310,14 +433,27 @@ function DeviceGroups({ orgId }: { orgId: string }) {
 function Devices({ orgId }: { orgId: string }) {
   const devices = useQuery({
     queryKey: ['devices', orgId],
-    queryFn: async () => (await call(api.GET('/api/v1/devices', { params: { query: { orgId, limit: 200 } } }))).data as { id: string; hostname: string; osType: string; name?: string | null; lastSeenAt?: string | null }[],
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/devices', { params: { query: { orgId, limit: 200 } } }))).data as {
+        id: string;
+        hostname: string;
+        osType: string;
+        name?: string | null;
+        lastSeenAt?: string | null;
+      }[],
   });
   return (
     <Section title="Devices">
       {devices.isError ? (
-        <Alert color="red" role="alert">{explain(devices.error)}</Alert>
+        <Alert color="red" role="alert">
+          {explain(devices.error)}
+        </Alert>
       ) : !devices.data?.length ? (
-        <Text size="sm" c="dimmed">{devices.isPending ? 'Loading…' : 'No device yet. Devices appear when an agent enrols with an enrollment key.'}</Text>
+        <Text size="sm" c="dimmed">
+          {devices.isPending
+            ? 'Loading…'
+            : 'No device yet. Devices appear when an agent enrols with an enrollment key.'}
+        </Text>
       ) : (
         <Table>
           <Table.Thead>
@@ -344,9 +480,21 @@ function Security({ org, write }: { org: Org; write: boolean }) {
   const qc = useQueryClient();
   const sec = org.settings?.security ?? {};
   const [requireMfa, setRequireMfa] = useState(!!sec.requireMfa);
-  const [methods, setMethods] = useState({ totp: sec.allowedMfaMethods?.totp ?? true, sms: sec.allowedMfaMethods?.sms ?? true, passkey: sec.allowedMfaMethods?.passkey ?? true });
+  const [methods, setMethods] = useState({
+    totp: sec.allowedMfaMethods?.totp ?? true,
+    sms: sec.allowedMfaMethods?.sms ?? true,
+    passkey: sec.allowedMfaMethods?.passkey ?? true,
+  });
   const save = useMutation({
-    mutationFn: () => call(api.PATCH('/api/v1/orgs/organizations/{id}', { params: { path: { id: org.id } }, body: { settings: { ...org.settings, security: { ...sec, requireMfa, allowedMfaMethods: methods } } } as never })),
+    mutationFn: () =>
+      call(
+        api.PATCH('/api/v1/orgs/organizations/{id}', {
+          params: { path: { id: org.id } },
+          body: {
+            settings: { ...org.settings, security: { ...sec, requireMfa, allowedMfaMethods: methods } },
+          } as never,
+        }),
+      ),
     onSuccess: () => {
       done('Security settings saved.');
       void qc.invalidateQueries({ queryKey: ['organizations'] });
@@ -355,14 +503,29 @@ function Security({ org, write }: { org: Org; write: boolean }) {
   return (
     <Section title="Security">
       <Stack gap="xs">
-        <Checkbox label="Require two-step verification for every user" checked={requireMfa} onChange={(e) => setRequireMfa(e.currentTarget.checked)} disabled={!write} />
+        <Checkbox
+          label="Require two-step verification for every user"
+          checked={requireMfa}
+          onChange={(e) => setRequireMfa(e.currentTarget.checked)}
+          disabled={!write}
+        />
         <Text size="sm">Allowed methods:</Text>
         <Group>
           {(['totp', 'sms', 'passkey'] as const).map((m) => (
-            <Checkbox key={m} label={{ totp: 'Authenticator app', sms: 'Text message', passkey: 'Passkey' }[m]} checked={methods[m]} onChange={(e) => setMethods({ ...methods, [m]: e.currentTarget.checked })} disabled={!write} />
+            <Checkbox
+              key={m}
+              label={{ totp: 'Authenticator app', sms: 'Text message', passkey: 'Passkey' }[m]}
+              checked={methods[m]}
+              onChange={(e) => setMethods({ ...methods, [m]: e.currentTarget.checked })}
+              disabled={!write}
+            />
           ))}
         </Group>
-        {save.isError && <Alert color="red" role="alert">{explain(save.error)}</Alert>}
+        {save.isError && (
+          <Alert color="red" role="alert">
+            {explain(save.error)}
+          </Alert>
+        )}
         {write && (
           <Group>
             <Button onClick={() => save.mutate()} loading={save.isPending}>

@@ -1,6 +1,19 @@
 // Users: the partner's members or an organisation's, searched and paged with the API's keyset cursors; invite,
 // resend, change role, disable/enable, remove, reset MFA. Every refusal of the API is shown in words.
-import { Alert, Button, Group, Menu, Modal, MultiSelect, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Group,
+  Menu,
+  Modal,
+  MultiSelect,
+  Select,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -36,7 +49,8 @@ export function useOrganizations(enabled = true) {
   return useQuery({
     queryKey: ['organizations'],
     enabled,
-    queryFn: async () => (await call(api.GET('/api/v1/orgs/organizations', { params: { query: { limit: 200 } } }))).data as Named[],
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/orgs/organizations', { params: { query: { limit: 200 } } }))).data as Named[],
   });
 }
 
@@ -47,7 +61,15 @@ export default function Users() {
   const [search, setSearch] = useState('');
   const [debounced] = useDebouncedValue(search.trim(), 250);
   const scope = orgId ?? undefined;
-  const { pages, list } = useCursorList(['users', scope, debounced], (cursor) => call(api.GET('/api/v1/users', { params: { query: { orgId: scope, search: debounced || undefined, cursor, limit: PAGE } } })) as Promise<{ data: Row[]; nextCursor: string | null }>);
+  const { pages, list } = useCursorList(
+    ['users', scope, debounced],
+    (cursor) =>
+      call(
+        api.GET('/api/v1/users', {
+          params: { query: { orgId: scope, search: debounced || undefined, cursor, limit: PAGE } },
+        }),
+      ) as Promise<{ data: Row[]; nextCursor: string | null }>,
+  );
   const [inviting, setInviting] = useState(false);
   const reset = pages.reset;
 
@@ -82,9 +104,20 @@ export default function Users() {
           w={320}
         />
       </Group>
-      <Loaded q={list} what="users" isEmpty={(d) => d.data.length === 0} empty={debounced ? `Nobody’s name or e-mail starts with “${debounced}”.` : 'No members yet. Invite someone.'}>
+      <Loaded
+        q={list}
+        what="users"
+        isEmpty={(d) => d.data.length === 0}
+        empty={debounced ? `Nobody’s name or e-mail starts with “${debounced}”.` : 'No members yet. Invite someone.'}
+      >
         {(d) => (
-          <DataTable testId="users-table" highlightOnHover columns={['Name', 'E-mail', 'Role', 'Status', 'MFA', 'Last sign-in']} hidden="Actions" rows={d.data}>
+          <DataTable
+            testId="users-table"
+            highlightOnHover
+            columns={['Name', 'E-mail', 'Role', 'Status', 'MFA', 'Last sign-in']}
+            hidden="Actions"
+            rows={d.data}
+          >
             {(u) => <UserCells user={u} orgId={scope} self={u.id === me.data?.id} />}
           </DataTable>
         )}
@@ -103,13 +136,28 @@ function UserCells({ user, orgId, self }: { user: Row; orgId?: string; self: boo
   const q = { query: { orgId } };
   const act = useMutation({
     mutationFn: async (what: 'resend' | 'disable' | 'enable' | 'remove' | 'mfa') => {
-      if (what === 'resend') return call(api.POST('/api/v1/users/resend-invite', { body: { userId: user.id, ...(orgId ? { orgId } : {}) } }));
-      if (what === 'disable' || what === 'enable') return call(api.PATCH('/api/v1/users/{id}', { params: { path: { id: user.id }, ...q }, body: { status: what === 'disable' ? 'disabled' : 'active' } }));
+      if (what === 'resend')
+        return call(
+          api.POST('/api/v1/users/resend-invite', { body: { userId: user.id, ...(orgId ? { orgId } : {}) } }),
+        );
+      if (what === 'disable' || what === 'enable')
+        return call(
+          api.PATCH('/api/v1/users/{id}', {
+            params: { path: { id: user.id }, ...q },
+            body: { status: what === 'disable' ? 'disabled' : 'active' },
+          }),
+        );
       if (what === 'remove') return call(api.DELETE('/api/v1/users/{id}', { params: { path: { id: user.id }, ...q } }));
       return call(api.POST('/api/v1/users/{id}/mfa/reset', { params: { path: { id: user.id }, ...q } }));
     },
     onSuccess: (_r, what) => {
-      const words = { resend: 'Invitation sent again.', disable: 'User disabled; their sessions ended.', enable: 'User enabled.', remove: 'User removed.', mfa: 'Two-step verification reset.' };
+      const words = {
+        resend: 'Invitation sent again.',
+        disable: 'User disabled; their sessions ended.',
+        enable: 'User enabled.',
+        remove: 'User removed.',
+        mfa: 'Two-step verification reset.',
+      };
       notifications.show({ color: 'green', message: words[what] });
       setConfirm(null);
       void qc.invalidateQueries({ queryKey: ['users'] });
@@ -179,16 +227,33 @@ function useAssignableRoles(orgId?: string, enabled = true) {
   return useQuery({
     queryKey: ['assignable-roles', orgId],
     enabled,
-    queryFn: async () => (await call(api.GET('/api/v1/users/roles', { params: { query: { orgId, limit: 200 } } }))).data as Named[],
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/users/roles', { params: { query: { orgId, limit: 200 } } }))).data as Named[],
   });
 }
 
-function RoleModal({ opened, onClose, user, orgId }: { opened: boolean; onClose: () => void; user: Row; orgId?: string }) {
+function RoleModal({
+  opened,
+  onClose,
+  user,
+  orgId,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  user: Row;
+  orgId?: string;
+}) {
   const qc = useQueryClient();
   const roles = useAssignableRoles(orgId, opened);
   const [roleId, setRoleId] = useState<string | null>(user.roleId);
   const save = useMutation({
-    mutationFn: () => call(api.POST('/api/v1/users/{id}/role', { params: { path: { id: user.id }, query: { orgId } }, body: { roleId: roleId! } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/users/{id}/role', {
+          params: { path: { id: user.id }, query: { orgId } },
+          body: { roleId: roleId! },
+        }),
+      ),
     onSuccess: () => {
       notifications.show({ color: 'green', message: 'Role changed.' });
       void qc.invalidateQueries({ queryKey: ['users'] });
@@ -198,8 +263,18 @@ function RoleModal({ opened, onClose, user, orgId }: { opened: boolean; onClose:
   return (
     <Modal opened={opened} onClose={onClose} title={`Role of ${user.email}`}>
       <Stack>
-        <Select label="Role" data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))} value={roleId} onChange={setRoleId} allowDeselect={false} />
-        {save.isError && <Alert color="red" role="alert">{explain(save.error)}</Alert>}
+        <Select
+          label="Role"
+          data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))}
+          value={roleId}
+          onChange={setRoleId}
+          allowDeselect={false}
+        />
+        {save.isError && (
+          <Alert color="red" role="alert">
+            {explain(save.error)}
+          </Alert>
+        )}
         <Button onClick={() => save.mutate()} loading={save.isPending} disabled={!roleId}>
           Save
         </Button>
@@ -208,14 +283,25 @@ function RoleModal({ opened, onClose, user, orgId }: { opened: boolean; onClose:
   );
 }
 
-function InviteModal({ opened, onClose, orgId, partner }: { opened: boolean; onClose: () => void; orgId?: string; partner: boolean }) {
+function InviteModal({
+  opened,
+  onClose,
+  orgId,
+  partner,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  orgId?: string;
+  partner: boolean;
+}) {
   const qc = useQueryClient();
   const roles = useAssignableRoles(orgId, opened);
   const orgs = useOrganizations(opened && partner);
   const sites = useQuery({
     queryKey: ['sites', orgId],
     enabled: opened && !!orgId,
-    queryFn: async () => (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: orgId!, limit: 200 } } }))).data as Named[],
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: orgId!, limit: 200 } } }))).data as Named[],
   });
   const [email, setEmail] = useState('');
   const [name, setName] = useState('');
@@ -237,7 +323,12 @@ function InviteModal({ opened, onClose, orgId, partner }: { opened: boolean; onC
         }),
       ),
     onSuccess: (r) => {
-      notifications.show({ color: 'green', message: r.inviteEmailSent ? `Invitation sent to ${email}.` : `${email} was added (they already have an account and were told by mail).` });
+      notifications.show({
+        color: 'green',
+        message: r.inviteEmailSent
+          ? `Invitation sent to ${email}.`
+          : `${email} was added (they already have an account and were told by mail).`,
+      });
       void qc.invalidateQueries({ queryKey: ['users'] });
       setEmail('');
       setName('');
@@ -253,9 +344,21 @@ function InviteModal({ opened, onClose, orgId, partner }: { opened: boolean; onC
         }}
       >
         <Stack>
-          <TextInput label="E-mail" type="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
+          <TextInput
+            label="E-mail"
+            type="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.currentTarget.value)}
+          />
           <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
-          <Select label="Role" required data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))} value={roleId} onChange={setRoleId} />
+          <Select
+            label="Role"
+            required
+            data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))}
+            value={roleId}
+            onChange={setRoleId}
+          />
           {partner && (
             <Select
               label="Organisation access"
@@ -270,7 +373,12 @@ function InviteModal({ opened, onClose, orgId, partner }: { opened: boolean; onC
             />
           )}
           {partner && orgAccess === 'selected' && (
-            <MultiSelect label="Organisations" data={(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))} value={orgIds} onChange={setOrgIds} />
+            <MultiSelect
+              label="Organisations"
+              data={(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))}
+              value={orgIds}
+              onChange={setOrgIds}
+            />
           )}
           {orgId && (
             <MultiSelect
@@ -281,7 +389,11 @@ function InviteModal({ opened, onClose, orgId, partner }: { opened: boolean; onC
               onChange={setSiteIds}
             />
           )}
-          {invite.isError && <Alert color="red" role="alert">{explain(invite.error)}</Alert>}
+          {invite.isError && (
+            <Alert color="red" role="alert">
+              {explain(invite.error)}
+            </Alert>
+          )}
           <Button type="submit" loading={invite.isPending} disabled={!roleId || !email}>
             Send invitation
           </Button>
