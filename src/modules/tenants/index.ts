@@ -34,5 +34,5 @@ export {
   MSP_ACCESS,
   mspAccessOf,
   standingAccessLapseDaysOf,
-} from './settings.js';
+} from '../../access/settings.js';
 export { findGroup, findSite } from './sites-service.js';

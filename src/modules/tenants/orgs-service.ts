@@ -32,7 +32,7 @@ import {
   mspStrictness,
   normaliseAllowlist,
   type TenantSettings,
-} from './settings.js';
+} from '../../access/settings.js';
 
 type OrgRow = OrganizationRow;
 export const orgToJson = (o: OrgRow) => ({
