@@ -8,9 +8,8 @@ import { AppError } from '../../http/errors.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
-import { accessibleOrg } from '../tenants/access.js';
-import { idParam } from '../tenants/schemas.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
+import { accessibleOrg, idParam } from '../tenants/index.js';
 import { importContacts, importResultJson } from './import-service.js';
 import { contactToJson, deleteContact, findContact, listContacts, updateContact } from './service.js';
 

@@ -8,9 +8,9 @@ import { metaOf } from '../../http/meta.js';
 import { isAdminRole, requireStepUp } from '../../http/step-up.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam, listRoles, orgQuery, roleJson, roleListQuery } from '../roles/index.js';
+import { findRole, idParam, listRoles, orgQuery, roleJson, roleListQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
-import { listMembers } from './membership-repo.js';
+import { listMembers } from './repo.js';
 import { resetUserMfa } from './mfa-reset.js';
 import {
   assignRoleBody,
@@ -62,6 +62,26 @@ export function userAdminRoutes(deps: Deps) {
         },
       },
       async (req) => listRoles(deps.db, await target(req, req.query.orgId), req.query),
+    );
+
+    // The members holding a role: a list of users, so it lives here (the roles module does not reach into users).
+    r.get(
+      '/roles/:id/users',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        schema: {
+          tags: ['roles'],
+          summary: 'Members of the scope holding the role',
+          params: idParam,
+          querystring: userListQuery,
+          response: { 200: page(userRow), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => {
+        const t = await target(req, req.query.orgId);
+        await findRole(deps.db, t, req.params.id);
+        return listMembers(deps.db, t, { ...req.query, roleId: req.params.id });
+      },
     );
 
     r.post(
