@@ -6,14 +6,21 @@ import { organizations, partners, sessions, users } from '../../db/schema/index.
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
-import { consumeFlow, createFlow, peekFlow, voidFlows } from './flows.js';
+import type { AuditRequestMeta } from '../audit/index.js';
+import {
+  assertStrongPassword,
+  consumeFlow,
+  createFlow,
+  hashPassword,
+  type IssuedSession,
+  listMemberships,
+  markMembershipUsed,
+  peekFlow,
+  type SessionContext,
+  voidFlows,
+} from '../identity/index.js';
 import { proveAccount } from './proof.js';
-import { listMemberships, markMembershipUsed } from './memberships.js';
-import { startSession } from './login-service.js';
-import { assertStrongPassword, hashPassword } from './passwords.js';
-import type { SessionContext } from './sessions.js';
-import type { IssuedSession } from './token-response.js';
+import { startSession } from '../identity/index.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 

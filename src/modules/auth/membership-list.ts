@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
 import { organizations, partners, roles } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
-import { listMemberships } from './memberships.js';
+import { listMemberships } from '../identity/index.js';
 
 export const membershipJson = z
   .object({

@@ -6,14 +6,23 @@ import { sessions, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
-import { consumeFlow, createFlow, peekFlow, voidFlows } from './flows.js';
-import { findUserByEmail, RESET_TTL_MS, resetUrl } from './login-service.js';
-import { mails } from './mail-templates.js';
-import { listMemberships, pickDefault, ssoEnforcedFor } from './memberships.js';
-import { assertStrongPassword, hashPassword, verifyPassword } from './passwords.js';
-import { revokeUserSessions } from './sessions.js';
-import type { IssuedSession } from './token-response.js';
+import type { AuditRequestMeta } from '../audit/index.js';
+import {
+  assertStrongPassword,
+  consumeFlow,
+  createFlow,
+  hashPassword,
+  type IssuedSession,
+  listMemberships,
+  mails,
+  peekFlow,
+  pickDefault,
+  revokeUserSessions,
+  ssoEnforcedFor,
+  verifyPassword,
+  voidFlows,
+} from '../identity/index.js';
+import { findUserByEmail, RESET_TTL_MS, resetUrl } from '../identity/index.js';
 
 /** Always succeeds from the caller's view; sends a link only to an active account that may use a password. */
 export async function forgotPassword(deps: Deps, email: string, ip: string): Promise<void> {

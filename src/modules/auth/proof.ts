@@ -2,9 +2,9 @@
 // session began in): its password, and its second factor when it has one (TOTP or a recovery code).
 import type { Deps } from '../../deps.js';
 import type { users } from '../../db/schema/index.js';
-import { acceptTotp, consumeRecoveryCode } from '../mfa/factors.js';
-import { looksLikeRecoveryCode } from '../mfa/codes.js';
-import { verifyPassword } from './passwords.js';
+import { acceptTotp, consumeRecoveryCode } from '../mfa/index.js';
+import { looksLikeRecoveryCode } from '../mfa/index.js';
+import { verifyPassword } from '../identity/index.js';
 
 type UserRow = typeof users.$inferSelect;
 

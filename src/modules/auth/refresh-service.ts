@@ -4,13 +4,11 @@ import type { Deps } from '../../deps.js';
 import { organizations, sessionRotatedTokens, sessions, users } from '../../db/schema/index.js';
 import { loadPrincipal } from '../../http/authenticate.js';
 import type { Principal } from '../../http/context.js';
-import { enforceOwnIpAllowlist } from '../access/ip-policy.js';
+import { enforceOwnIpAllowlist } from '../../http/ip-policy.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
-import { revokeUserSessions } from './sessions.js';
-import { markMembershipUsed } from './memberships.js';
-import type { IssuedSession } from './token-response.js';
+import type { AuditRequestMeta } from '../audit/index.js';
+import { type IssuedSession, markMembershipUsed, revokeUserSessions } from '../identity/index.js';
 
 /** How long a rotation counts as in flight when its answer never went out (see markRotationDelivered). */
 const ROTATION_IN_FLIGHT_MS = 30_000;

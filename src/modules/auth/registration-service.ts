@@ -5,11 +5,10 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { partnerUsers, partners, users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
-import type { AuditActor, AuditRequestMeta } from '../audit/writer.js';
-import { PARTNER_ADMIN_ROLE_ID } from '../roles/catalog.js';
-import { startSession } from './login-service.js';
-import { assertStrongPassword, hashPassword } from './passwords.js';
-import type { IssuedSession } from './token-response.js';
+import type { AuditActor, AuditRequestMeta } from '../audit/index.js';
+import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
+import { startSession } from '../identity/index.js';
+import { assertStrongPassword, hashPassword, type IssuedSession } from '../identity/index.js';
 
 export function slugify(name: string): string {
   const s = name

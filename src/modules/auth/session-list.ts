@@ -1,50 +1,16 @@
 // Sessions you can see and end (issue 19): the caller's own live sessions, and a member's sessions for admins.
 // Ending one sets revoked_at; every instance reads it on the next request (authenticate), so it ends everywhere.
 import { and, desc, eq, gt, isNull, ne, type SQL } from 'drizzle-orm';
-import { UAParser } from 'ua-parser-js';
-import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { sessions } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { auditTenant, type TargetScope } from '../tenants/scope.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
+import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { sessionJson, toSessionJson } from '../identity/index.js';
 
-export const sessionJson = z
-  .object({
-    id: z.uuid(),
-    createdAt: z.string(),
-    lastSeenAt: z.string(),
-    ip: z.string().nullable(),
-    browser: z.string().nullable(),
-    os: z.string().nullable(),
-    method: z.string().nullable(),
-    mfa: z.boolean(),
-    current: z.boolean(),
-  })
-  .meta({ id: 'Session' });
-export type SessionJson = z.infer<typeof sessionJson>;
-
-type SessionRow = typeof sessions.$inferSelect;
-
-const named = (name?: string, version?: string) =>
-  name ? (version ? `${name} ${version}` : name).slice(0, 100) : null;
-
-export function toSessionJson(s: SessionRow, currentId: string | null): SessionJson {
-  const ua = s.userAgent ? new UAParser(s.userAgent.slice(0, 512)).getResult() : null;
-  return {
-    id: s.id,
-    createdAt: s.createdAt.toISOString(),
-    lastSeenAt: (s.lastUsedAt ?? s.createdAt).toISOString(),
-    ip: s.ipAddress,
-    browser: named(ua?.browser.name, ua?.browser.major),
-    os: named(ua?.os.name, ua?.os.version),
-    method: s.method,
-    mfa: s.mfa,
-    current: s.id === currentId,
-  };
-}
+export { sessionJson };
 
 const live = (now: Date) =>
   and(isNull(sessions.revokedAt), gt(sessions.expiresAt, now), gt(sessions.absoluteExpiresAt, now));

@@ -6,11 +6,11 @@ import { passkeys, sessions, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { stepUpMethods, type StepUpMethod } from '../../http/step-up.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
-import { acceptTotp } from '../mfa/factors.js';
-import { acceptStepUpSms } from '../mfa/sms-service.js';
-import { advanceCounter, verifyAssertion, type VerifiedAssertion } from '../passkeys/assertion.js';
-import { verifyPassword } from './passwords.js';
+import type { AuditRequestMeta } from '../audit/index.js';
+import { acceptTotp } from '../mfa/index.js';
+import { acceptStepUpSms } from '../mfa/index.js';
+import { advanceCounter, verifyAssertion, type VerifiedAssertion } from '../passkeys/index.js';
+import { verifyPassword } from '../identity/index.js';
 
 export interface ProofInput {
   password?: string;
