@@ -24,6 +24,7 @@ import type { ActiveGrant, Principal } from './context.js';
 import { AppError } from './errors.js';
 import { metaOf } from './meta.js';
 import { isPeopleOnly } from './people-only.js';
+import { attachScope } from './scope.js';
 import type { RateLimits } from './rate-limit.js';
 import { VerifiedTokenCache } from './token-cache.js';
 import type { LivenessCache } from './liveness-cache.js';
@@ -384,6 +385,7 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
       }
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;
+      attachScope(req, principal);
       // A token replayed from outside the tenant's IP allow-list is refused, on every request (issue 18 §3).
       if (principal.actorType === 'user') {
         await enforceOwnIpAllowlist(deps, principal, metaOf(req));

@@ -1,5 +1,6 @@
 // The request context: the principal (src/access/principal.ts) on the request, and the request's metadata.
 import type { Principal } from '../access/principal.js';
+import type { Scope } from '../access/scope.js';
 
 export type { ActiveGrant, Principal, PrincipalUser, ServiceAccountActor } from '../access/principal.js';
 
@@ -12,6 +13,8 @@ export interface RequestMeta {
 declare module 'fastify' {
   interface FastifyRequest {
     auth: Principal | null;
+    /** The caller's Scope, resolved once (src/http/scope.ts): what services hand to the tenant-scope predicates. */
+    scope: Scope | null;
   }
 }
 
