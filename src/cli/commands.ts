@@ -10,7 +10,7 @@ import { exportStream } from '../modules/audit/export.js';
 import { verifyAllChains } from '../modules/audit/verify.js';
 import { AuditWriter, type AuditActor } from '../modules/audit/writer.js';
 import { KeyRing } from '../modules/auth/keys.js';
-import { resealAll } from '../modules/auth/sealed-values.js';
+import { resealAll } from '../db/sealed-values.js';
 import { createPartnerWithAdmin, refusingDuplicateEmail } from '../modules/auth/registration-service.js';
 import { registerPartnerBody } from '../modules/auth/schemas.js';
 import { assertStrongPassword, hashPassword } from '../modules/identity/index.js';

@@ -1,8 +1,6 @@
 // Password sign-in (spec 3.3, CONTRACT 3): every failure looks alike (same 401, similar time).
-import { eq } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { passkeys } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import {
@@ -17,7 +15,7 @@ import {
   verifyPassword,
   voidFlows,
 } from '../identity/index.js';
-import { loginFacts, NO_USER, type LoginMembership, type LoginUser } from './login-statements.js';
+import { hasPasskey, loginFacts, NO_USER, type LoginMembership, type LoginUser } from './repo.js';
 
 /** At most one "someone is guessing your password" mail per account and credential in this time. */
 export const ATTACK_NOTICE_INTERVAL_MS = 24 * 60 * 60 * 1000;
@@ -153,8 +151,7 @@ export async function login(
 
 /** The pending second step: a tempToken bound to the user's credential version (a change voids it). */
 async function startMfaChallenge(deps: Deps, user: LoginUser, ctx: SessionContext) {
-  const hasPasskey =
-    (await deps.db.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, user.id)).limit(1)).length > 0;
+  const withPasskey = await hasPasskey(deps.db, user.id);
   const { token } = await createFlow(deps.db, {
     kind: 'login_mfa',
     userId: user.id,
@@ -162,12 +159,12 @@ async function startMfaChallenge(deps: Deps, user: LoginUser, ctx: SessionContex
     ttlMs: LOGIN_MFA_TTL_MS,
     now: deps.clock.now(),
   });
-  const method = user.mfaMethod ?? (hasPasskey ? 'passkey' : 'totp');
+  const method = user.mfaMethod ?? (withPasskey ? 'passkey' : 'totp');
   return {
     mfaRequired: true as const,
     mfaMethod: method,
     tempToken: token,
-    ...(hasPasskey ? { passkeyAvailable: true as const } : {}),
+    ...(withPasskey ? { passkeyAvailable: true as const } : {}),
     ...(method === 'sms' && user.phoneNumber ? { phoneLast4: user.phoneNumber.slice(-4) } : {}),
   };
 }
