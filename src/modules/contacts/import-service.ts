@@ -13,6 +13,7 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
+import { accessibleOrg } from '../tenants/index.js';
 import { ImportReport, type ImportSummary } from './import-report.js';
 import { ContactIndex, flat, type ContactFields } from './matching.js';
 import {
@@ -109,12 +110,12 @@ function checkHeader(names: string[]): string[] {
   return names;
 }
 
-export interface ImportOptions {
+export interface ImportRequest {
   orgId: string;
-  partnerId: string;
   dryRun: boolean;
   acknowledge: { externalId: string; action: 'merge' | 'create' }[];
 }
+type ImportOptions = ImportRequest & { partnerId: string };
 
 export interface ImportResult {
   summary: ImportSummary;
@@ -203,13 +204,16 @@ class Writer {
   }
 }
 
+/** Imports into an organisation the caller may act on (404 otherwise, before the file is read). */
 export async function importContacts(
   deps: Deps,
   p: Principal,
   source: Readable,
-  opts: ImportOptions,
+  request: ImportRequest,
   meta: AuditRequestMeta,
 ): Promise<ImportResult> {
+  const org = await accessibleOrg(deps.db, p, request.orgId);
+  const opts: ImportOptions = { ...request, orgId: org.id, partnerId: org.partnerId };
   const run = async (tx: Executor): Promise<ImportResult> => {
     if (!opts.dryRun) await lockOrgImports(tx, opts.orgId);
     const breathe = slicer();

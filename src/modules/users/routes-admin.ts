@@ -8,9 +8,8 @@ import { metaOf } from '../../http/meta.js';
 import { isAdminRole, requireStepUp } from '../../http/step-up.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { findRole, idParam, listRoles, orgQuery, roleJson, roleListQuery } from '../roles/index.js';
+import { idParam, listRoles, orgQuery, roleJson, roleListQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
-import { listMembers } from './repo.js';
 import { resetUserMfa } from './mfa-reset.js';
 import {
   assignRoleBody,
@@ -21,7 +20,16 @@ import {
   userListQuery,
   userRow,
 } from './schemas.js';
-import { assignRole, inviteUser, memberOrThrow, removeUser, resendInvite, updateUser } from './service.js';
+import {
+  assignRole,
+  inviteUser,
+  listRoleHolders,
+  listUsers,
+  memberOrThrow,
+  removeUser,
+  resendInvite,
+  updateUser,
+} from './service.js';
 
 export function userAdminRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
@@ -47,7 +55,7 @@ export function userAdminRoutes(deps: Deps) {
           response: { 200: page(userRow), ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => listMembers(deps.db, await target(req, req.query.orgId), req.query),
+      async (req) => listUsers(deps, await target(req, req.query.orgId), req.query),
     );
 
     r.get(
@@ -77,11 +85,7 @@ export function userAdminRoutes(deps: Deps) {
           response: { 200: page(userRow), ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => {
-        const t = await target(req, req.query.orgId);
-        await findRole(deps.db, t, req.params.id);
-        return listMembers(deps.db, t, { ...req.query, roleId: req.params.id });
-      },
+      async (req) => listRoleHolders(deps, await target(req, req.query.orgId), req.params.id, req.query),
     );
 
     r.post(

@@ -23,6 +23,7 @@ import {
   insertInvitedUser,
   insertOrgMembership,
   insertPartnerMembership,
+  listMembers,
   lockInviteAddress,
   organizationNameOf,
   partnerNameOf,
@@ -305,6 +306,21 @@ export async function assignRole(
     );
   });
   return (await findMember(deps.db, target, userId))!;
+}
+
+/** Members of the scope (GET /users). */
+export const listUsers = (deps: Pick<Deps, 'db'>, target: TargetScope, q: Parameters<typeof listMembers>[2]) =>
+  listMembers(deps.db, target, q);
+
+/** Members of the scope holding a role of the scope (404 for a role not visible there). */
+export async function listRoleHolders(
+  deps: Pick<Deps, 'db'>,
+  target: TargetScope,
+  roleId: string,
+  q: Omit<Parameters<typeof listMembers>[2], 'roleId'>,
+) {
+  await findRole(deps.db, target, roleId);
+  return listMembers(deps.db, target, { ...q, roleId });
 }
 
 export const memberOrThrow = async (deps: Deps, target: TargetScope, userId: string) =>
