@@ -147,12 +147,6 @@ export async function setMembershipRole(
 
 export type UserRow = typeof users.$inferSelect;
 
-/** The account whose address matches case-insensitively. */
-export async function findUserByEmailCi(tx: Executor, email: string): Promise<UserRow | undefined> {
-  const [user] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${email})`).limit(1);
-  return user;
-}
-
 export async function userNameOf(tx: Executor, userId: string): Promise<string | undefined> {
   const [user] = await tx.select({ name: users.name }).from(users).where(eq(users.id, userId));
   return user?.name;

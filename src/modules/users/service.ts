@@ -5,7 +5,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl } from '../auth/index.js';
-import { mails, revokeUserSessions } from '../identity/index.js';
+import { findUserByEmail, mails, revokeUserSessions } from '../identity/index.js';
 import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, partnerOrgIds, type TargetScope } from '../tenants/index.js';
 import {
@@ -19,7 +19,6 @@ import {
 import {
   deleteMembership,
   findMember,
-  findUserByEmailCi,
   insertInvitedUser,
   insertOrgMembership,
   insertPartnerMembership,
@@ -92,7 +91,7 @@ export async function inviteUser(
     }
     // Serialise invitations of one address: the unique email index would otherwise fail one of two racers.
     await lockInviteAddress(tx, input.email);
-    let user = await findUserByEmailCi(tx, input.email);
+    let user = (await findUserByEmail(tx, input.email)) ?? undefined;
     const existing = Boolean(user);
     if (user && (await findMember(tx, target, user.id))) throw new AppError('user_exists_in_scope');
     if (!user) user = await insertInvitedUser(tx, input.email, input.name);
