@@ -1,6 +1,6 @@
 // The SQL of the access core (the one file of src/access that imports drizzle-orm or the schema, as a module's
-// repo.ts): the role chain the resolver reads, a tenant's settings for the sign-in address check, and the marking of
-// a just-in-time grant seen expired.
+// repo.ts): the role chain the resolver reads, a tenant's settings for the sign-in address check, the marking of
+// a just-in-time grant seen expired, and the pipeline's statements (authenticate's last-seen write, step-up's factors).
 import { eq, sql } from 'drizzle-orm';
 import type { Executor } from '../db/connect.js';
 import { organizations, partners } from '../db/schema/index.js';
@@ -59,4 +59,28 @@ export async function markGrantExpired(tx: Executor, grantId: string, at: Date):
     where g.id = ${grantId} and r.id = g.request_id and g.expired_at is null and g.revoked_at is null and g.expires_at <= ${at}
     returning g.partner_id, g.org_id, g.site_id, g.user_id, g.expires_at, g.request_id, r.reason, r.ticket_ref`);
   return (res as unknown as { rows: ExpiredGrantRow[] }).rows[0] ?? null;
+}
+
+/** Writes a session's last-seen; the condition repeats the interval so that instances racing on one session write it once. */
+export async function touchSessionRow(db: Executor, sid: string, at: Date, before: Date): Promise<void> {
+  await db.execute(
+    sql`update sessions set last_used_at = ${at} where id = ${sid} and (last_used_at is null or last_used_at <= ${before})`,
+  );
+}
+
+export interface StepUpFactorsRow {
+  has_password: boolean;
+  has_totp: boolean;
+  has_sms: boolean;
+  has_passkey: boolean;
+}
+
+/** Which proofs an account holds for a step-up: a password, TOTP, a verified SMS number, a passkey (undefined: no user). */
+export async function stepUpFactorsRow(db: Executor, userId: string): Promise<StepUpFactorsRow | undefined> {
+  const result = await db.execute(sql`
+    select u.password_hash is not null as has_password, u.mfa_secret is not null as has_totp,
+           (u.mfa_method = 'sms' and u.phone_verified and u.phone_number is not null) as has_sms,
+           exists (select 1 from passkeys k where k.user_id = u.id) as has_passkey
+    from users u where u.id = ${userId}`);
+  return (result as unknown as { rows: StepUpFactorsRow[] }).rows[0];
 }
