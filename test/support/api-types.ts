@@ -49,6 +49,11 @@ type MostSpecific<M extends Method, C extends keyof Patterns<M>> = {
     : never;
 }[C];
 
+/** The path itself when a route answers it with the method, else a type no string is (naming the problem). */
+export type Checked<M extends Method, P extends string> = [RouteOf<M, P>] extends [never]
+  ? `no ${Uppercase<M>} route has this path`
+  : P;
+
 /** The route key a concrete path reaches with a method. */
 export type RouteOf<M extends Method, P extends string> =
   Normal<P> extends keyof Patterns<M> ? Normal<P> : MostSpecific<M, Candidates<M, Normal<P>>>;
