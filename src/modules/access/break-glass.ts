@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { metaOf } from '../../http/meta.js';
 import { actorOf } from '../audit/index.js';
-import { adminsOfBothSides } from './admins.js';
+import { adminsOfBothSides } from './repo.js';
 import { accessMails } from './mail-templates.js';
 
 const alerted = new Map<string, number>();

@@ -11,8 +11,7 @@ import { bumpAuthzEpoch } from '../roles/index.js';
 import { scopeOf } from '../../access/scope.js';
 import { accessibleOrg, assertFullPartnerAccess } from './access.js';
 import { ipAllowed } from '../../platform/cidr.js';
-import { adminsOfBothSides } from '../access/admins.js';
-import { accessMails } from '../access/mail-templates.js';
+import { accessMails, adminsOfBothSides } from '../access/index.js';
 import {
   clearOrgRoles,
   deleteOrgRow,
