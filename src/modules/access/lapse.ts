@@ -19,7 +19,7 @@ import type { MailOutbox } from '../../platform/mail-outbox.js';
 import { classifyOutage, driverReason } from '../../platform/outage-cause.js';
 import type { AuditWriter } from '../audit/index.js';
 import { standingAccessLapseDaysOf } from '../tenants/index.js';
-import { accessMails } from './mail-templates.js';
+import { accessMails } from '../../access/mails.js';
 import { lapseStandingAccess, markLapseWarnings, partnerAdminEmails, partnersWithLapse } from './repo.js';
 
 const DAY_MS = 86_400_000;

@@ -1,10 +1,10 @@
-// The SQL of the access module (issue 12 §3): the admins mailed about partner access, the customer's view, the
+// The SQL of the access module (issue 12 §3): the Partner Admins mailed about the lapse, the customer's view, the
 // subjects an explanation is about, who-can's candidates, the standing-access lapse sweep and just-in-time access.
 // The only file of the module that imports drizzle-orm or the schema; the statements are moved here as they were.
 import { and, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { accessGrants, accessRequests, organizations, partners, sites } from '../../db/schema/index.js';
-import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
+import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import type { Owner, PartnerOwned, Siteless } from '../../access/decision.js';
 import { GRANTS_SQL, ORG_POLICIES_SQL, type MembershipFacts } from '../../http/authenticate.js';
 import type { ServiceAccountFacts } from '../service-accounts/index.js';
@@ -16,30 +16,7 @@ const idList = (ids: string[]) =>
     sql`, `,
   );
 
-// ---- Both sides' admins (issue 18 §2) ----
-
-/**
- * Who "both sides' admins" are: the partner's active Partner Admins and the organisation's active Organization Admins
- * (the system admin roles), whom mspAccess changes and break-glass uses are mailed to; with both names.
- */
-export async function adminsOfBothSides(tx: Executor, partnerId: string, orgId: string) {
-  const res = await tx.execute(sql`
-    select u.email from partner_users pu join users u on u.id = pu.user_id
-      where pu.partner_id = ${partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID} and u.status = 'active'
-    union
-    select u.email from organization_users ou join users u on u.id = ou.user_id
-      where ou.org_id = ${orgId} and ou.role_id = ${ORG_ADMIN_ROLE_ID} and u.status = 'active'
-    order by 1 limit 500`);
-  const names = await tx.execute(
-    sql`select o.name as org_name, p.name as partner_name from organizations o join partners p on p.id = o.partner_id where o.id = ${orgId}`,
-  );
-  const n = (names as unknown as { rows: { org_name: string; partner_name: string }[] }).rows[0];
-  return {
-    emails: (res as unknown as { rows: { email: string }[] }).rows.map((r) => r.email),
-    orgName: n?.org_name ?? 'the organisation',
-    partnerName: n?.partner_name ?? 'the partner',
-  };
-}
+// ---- The Partner Admins (both sides' admins: src/access/repo.ts adminsOfBothSides) ----
 
 /** The partner's active Partner Admins' addresses. */
 export async function partnerAdminEmails(tx: Executor, partnerId: string): Promise<string[]> {
