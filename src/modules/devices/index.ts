@@ -1,3 +1,3 @@
 // The devices module's public face: the only file other modules (and the app) may import.
 export { deviceRoutes } from './routes.js';
-export { addDevicesToGroup, findDevice } from './service.js';
+export { findDevice } from './service.js';

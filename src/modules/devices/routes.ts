@@ -26,8 +26,8 @@ import {
 } from '../enrollment/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../tenants/index.js';
-import { deviceDetail, deviceJson, deviceListQuery, updateDeviceBody } from './schemas.js';
-import { deleteDevice, getDevice, listDevices, updateDevice } from './service.js';
+import { addDevicesBody, deviceDetail, deviceJson, deviceListQuery, updateDeviceBody } from './schemas.js';
+import { addDevicesToGroup, deleteDevice, getDevice, listDevices, updateDevice } from './service.js';
 
 const ok = z.object({ success: z.literal(true) });
 
@@ -182,6 +182,24 @@ export function deviceRoutes(deps: Deps) {
         },
       },
       async (req) => reportInventory(deps, bearerToken(req), req.body),
+    );
+    // Adding devices to a device group is a change to the devices (their group), so it is the devices module's route.
+    r.post(
+      '/device-groups/:id/devices',
+      {
+        onRequest: [auth, can(P.DEVICES_WRITE)],
+        schema: {
+          tags: ['device groups'],
+          summary: 'Add devices to the group',
+          params: idParam,
+          body: addDevicesBody,
+          response: { 200: ok, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => {
+        await addDevicesToGroup(deps, p(req), req.params.id, req.body.deviceIds, metaOf(req));
+        return { success: true as const };
+      },
     );
   };
 }

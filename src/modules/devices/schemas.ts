@@ -43,3 +43,5 @@ export const updateDeviceBody = z
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
   .meta({ minProperties: 1 });
+
+export const addDevicesBody = z.strictObject({ deviceIds: z.array(z.uuid()).min(1).max(1000) });

@@ -8,7 +8,6 @@ import { requireStepUp } from '../../http/step-up.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { addDevicesToGroup } from '../devices/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import {
   createOrg,
@@ -21,7 +20,6 @@ import {
   updatePartner,
 } from './orgs-service.js';
 import {
-  addDevicesBody,
   createGroupBody,
   createOrgBody,
   createSiteBody,
@@ -315,23 +313,6 @@ export function tenantRoutes(deps: Deps) {
       },
       async (req) => {
         await deleteGroup(deps, p(req), req.params.id, metaOf(req));
-        return { success: true as const };
-      },
-    );
-    r.post(
-      '/device-groups/:id/devices',
-      {
-        onRequest: [auth, can(P.DEVICES_WRITE)],
-        schema: {
-          tags: ['device groups'],
-          summary: 'Add devices to the group',
-          params: idParam,
-          body: addDevicesBody,
-          response: { 200: ok, ...errors(400, 404), ...authErrors },
-        },
-      },
-      async (req) => {
-        await addDevicesToGroup(deps, p(req), req.params.id, req.body.deviceIds, metaOf(req));
         return { success: true as const };
       },
     );

@@ -128,7 +128,6 @@ export const updateGroupBody = z
   .strictObject({ name: name.optional(), siteId: z.uuid().nullable().optional() })
   .refine((b) => Object.keys(b).length > 0, { message: 'Nothing to change' })
   .meta({ minProperties: 1 });
-export const addDevicesBody = z.strictObject({ deviceIds: z.array(z.uuid()).min(1).max(1000) });
 
 export const listQuery = z.strictObject({
   orgId: z.uuid().optional(),
