@@ -29,6 +29,7 @@ import type { LivenessCache } from './liveness-cache.js';
 import type { AuditWriter } from '../modules/audit/writer.js';
 import { looksLikeApiKey } from '../modules/service-accounts/key-format.js';
 import { authenticateApiKey, servicePrincipalForToken } from '../modules/service-accounts/principal.js';
+import { asSystem } from '../db/row-security.js';
 
 export interface SessionRow {
   session_id: string;
@@ -355,9 +356,9 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
       const token = bearerToken(req);
       if (!token) throw new AppError('unauthenticated');
       // A service account's key (`gh_...`) or the token it obtained (client_id claim): the same Principal shape, its scope.
-      let principal: Principal | null;
-      if (looksLikeApiKey(token)) principal = await authenticateApiKey(deps, token, metaOf(req));
-      else {
+      // The lookups that identify the caller run before its Scope exists: the system context `authenticate`.
+      const principal = await asSystem('authenticate', async (): Promise<Principal | null> => {
+        if (looksLikeApiKey(token)) return authenticateApiKey(deps, token, metaOf(req));
         let claims = verified.get(token, deps.clock.now().getTime());
         if (!claims) {
           claims = await deps.tokens.verify(token);
@@ -365,10 +366,10 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
           const { exp } = decodeJwt(token);
           if (typeof exp === 'number') verified.set(token, claims, exp);
         }
-        principal = claims.clientId
-          ? await servicePrincipalForToken(deps, claims.sub, claims.sid, metaOf(req))
-          : await loadPrincipal(deps, claims.sub, claims.sid, req.ip, true);
-      }
+        return claims.clientId
+          ? servicePrincipalForToken(deps, claims.sub, claims.sid, metaOf(req))
+          : loadPrincipal(deps, claims.sub, claims.sid, req.ip, true);
+      });
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;
       // A token replayed from outside the tenant's IP allow-list is refused, on every request (issue 18 §3).

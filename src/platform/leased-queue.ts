@@ -6,6 +6,7 @@ import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Logger } from 'pino';
 import type { Db } from '../db/connect.js';
 import { classifyOutage, driverReason } from './outage-cause.js';
+import { asSystem } from '../db/row-security.js';
 
 /** The columns a leased table has: an id, when the row is due, whose lease holds it, how often it was tried. */
 export type LeasedTable = PgTable & { id: PgColumn; notBefore: PgColumn; leasedUntil: PgColumn; attempts: PgColumn };
@@ -87,7 +88,8 @@ export class LeasedQueue<R> {
       this.again = true;
       return;
     }
-    this.draining = this.drain().finally(() => {
+    // Whoever kicked (a request, after its response), the drain serves no caller: the system context `process`.
+    this.draining = asSystem('process', () => this.drain()).finally(() => {
       this.draining = null;
       if (this.again && !this.stopped) {
         this.again = false;
