@@ -166,19 +166,20 @@ export async function openPostgres(url: string, poolSize = 10, opts: OpenOptions
     ping: async () => void (await pool.query('select 1')),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     // Several instances starting at once serialise on an advisory lock held by one dedicated connection.
-    migrate: async () => {
-      const client = await pool.connect();
-      try {
-        await client.query('select pg_advisory_lock(7242001)');
+    migrate: () =>
+      pool.asOwner(async () => {
+        const client = await pool.connect();
         try {
-          await pool.asOwner(() => migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR }));
+          await client.query('select pg_advisory_lock(7242001)');
+          try {
+            await migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR });
+          } finally {
+            await client.query('select pg_advisory_unlock(7242001)');
+          }
         } finally {
-          await client.query('select pg_advisory_unlock(7242001)');
+          client.release();
         }
-      } finally {
-        client.release();
-      }
-    },
+      }),
     close: () => pool.end(),
   };
 }
