@@ -1,7 +1,7 @@
 // Layering rules of docs/architecture.md (issue 12 §3), checked by `npm run lint:deps` in CI. Violations that
 // existed when the check was introduced are listed in .dependency-cruiser-known-violations.json: the check fails
 // on any new one; shrink that file as modules gain a repo.ts and an index.ts (`npm run lint:deps:baseline`).
-// The fifth rule, no-module-cycles (two modules never import each other), is checked by scripts/lint-deps.mjs from
+// The sixth rule, no-module-cycles (two modules never import each other), is checked by scripts/lint-deps.mjs from
 // the same cruise: dependency-cruiser's folder-level rules cannot be baselined.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -14,11 +14,19 @@ module.exports = {
       to: { path: '^src/modules/' },
     },
     {
+      name: 'access-core-down-only',
+      comment:
+        'The access core (src/access: tokens, resolver, settings, decisions, scope) sits below the pipeline: it may use db and platform only.',
+      severity: 'error',
+      from: { path: '^src/access/' },
+      to: { path: '^src/', pathNot: '^src/(access|db|platform)/' },
+    },
+    {
       name: 'db-platform-not-up',
-      comment: 'src/db and src/platform are the bottom layers: they import no module and nothing of src/http.',
+      comment: 'src/db and src/platform are the bottom layers: they import no module and nothing of src/http or src/access.',
       severity: 'error',
       from: { path: '^src/(db|platform)/' },
-      to: { path: '^src/(modules|http)/' },
+      to: { path: '^src/(modules|http|access)/' },
     },
     {
       name: 'module-internals',
@@ -29,9 +37,9 @@ module.exports = {
     },
     {
       name: 'sql-only-in-db-and-repos',
-      comment: 'drizzle-orm and the schema are used in src/db and in modules/<area>/repo.ts only.',
+      comment: 'drizzle-orm and the schema are used in src/db, in modules/<area>/repo.ts and in src/access/repo.ts only.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/db/', '^src/modules/[^/]+/repo\\.ts$'] },
+      from: { path: '^src/', pathNot: ['^src/db/', '^src/modules/[^/]+/repo\\.ts$', '^src/access/repo\\.ts$'] },
       to: { path: ['^drizzle-orm', '(^|/)node_modules/drizzle-orm/', '^src/db/schema/'] },
     },
   ],

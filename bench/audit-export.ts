@@ -110,7 +110,7 @@ async function prepare(rows: number, small: number): Promise<Prepared> {
   const { loadConfig } = await import('../src/config.js');
   const { buildDeps } = await import('../src/deps.js');
   const { createLogger } = await import('../src/platform/logger.js');
-  const { createSession } = await import('../src/modules/auth/sessions.js');
+  const { createSession } = await import('../src/modules/identity/index.js');
   const { organizations, partnerUsers, partners, users } = await import('../src/db/schema/index.js');
   const { PARTNER_ADMIN_ROLE_ID } = await import('../src/modules/roles/catalog.js');
 

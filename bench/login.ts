@@ -29,7 +29,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
-import { hashPassword } from '../src/modules/auth/passwords.js';
+import { hashPassword } from '../src/modules/identity/passwords.js';
 
 declare module 'autocannon' {
   interface Options {
@@ -109,7 +109,7 @@ async function serve(userCount: number): Promise<void> {
   log.restore();
 
   // The pieces of the sign-in, each alone: token signing, the session statement, the audit chain write.
-  const { insertSignIn } = await import('../src/modules/auth/login-statements.js');
+  const { insertSignIn } = await import('../src/modules/identity/repo.js');
   const { sha256, randomToken } = await import('../src/platform/crypto.js');
   const ctx = { scope: 'organization' as const, partnerId: partner.id, orgId: org.id, roleId: ORG_ADMIN_ROLE_ID };
   const d = t.deps;

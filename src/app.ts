@@ -18,6 +18,7 @@ import { installJsonDepthLimit, onClientError, refuseLongUrl } from './http/inpu
 import { refuseNulBytes, refuseUnexpectedBody } from './http/input-guards.js';
 import { finishDocument, installOpenApiRules } from './http/openapi.js';
 import { assertStepUpRoutes, carriesStepUp } from './http/step-up.js';
+import { installScope } from './http/scope.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { installDeniedAudit } from './modules/audit/denied.js';
 import { authAccountRoutes } from './modules/auth/routes.js';
@@ -82,6 +83,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   app.decorateRequest('auth', null);
   // Row-level security: each request's statements run as its caller's Scope or a named public flow (first hook).
   installRowContext(app);
+  installScope(app);
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
   installOutageMonitor(app, { database: () => deps.database.ping(), store: () => deps.store.ping() });

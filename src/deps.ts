@@ -13,8 +13,8 @@ import { OidcClients } from './modules/sso/oidc.js';
 import { RateLimits } from './http/rate-limit.js';
 import { AuditWriter } from './modules/audit/writer.js';
 import { KeyRing } from './modules/auth/keys.js';
-import { TokenService } from './modules/auth/tokens.js';
-import { RoleCache } from './modules/roles/resolver.js';
+import { TokenService } from './access/tokens.js';
+import { RoleCache } from './access/resolver.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { DatabaseStore, RedisStore, type SharedStore } from './platform/kv.js';
 import { createMetrics, timedStore, type Metrics } from './platform/metrics.js';
@@ -22,6 +22,7 @@ import { MailOutbox } from './platform/mail-outbox.js';
 import { parseKey, SecretBox } from './platform/secret-box.js';
 import { WebhookWorker } from './modules/webhooks/worker.js';
 import { StandingAccessLapse } from './modules/access/lapse.js';
+import { apiKeyAuthenticator } from './modules/service-accounts/principal.js';
 
 export interface Deps {
   config: Config;
@@ -97,16 +98,14 @@ export async function buildDeps(
     webhooks.noteQueued();
   });
   const limits = new RateLimits(store, clock, config.rateLimits, (limit) => metrics.rateLimited.inc({ limit }));
+  const keyAuth = { db: database.db, roleCache, clock, limits, audit, apiKeyEnvironment: config.apiKeyEnvironment };
   const authContext: AuthenticateDeps = {
-    db: database.db,
+    ...keyAuth,
     tokens,
-    roleCache,
-    clock,
     enable2fa: config.enable2fa,
     enrollUrl: `${config.appUrl}/account/security`,
-    limits,
-    audit,
-    apiKeyEnvironment: config.apiKeyEnvironment,
+    // The pipeline knows no feature: service accounts' credentials are checked through this interface.
+    apiKeys: apiKeyAuthenticator(keyAuth),
     liveness: new LivenessCache(),
   };
   const mailer = createMailer({

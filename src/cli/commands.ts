@@ -1,20 +1,20 @@
 // The operator commands, over the same services as the HTTP API. Each returns its result; main.ts prints it.
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Database, Db } from '../db/connect.js';
+import { appliedMigrationCount } from '../db/migration-count.js';
 import { encryptionKey } from '../deps.js';
 import { exportStream } from '../modules/audit/export.js';
 import { verifyAllChains } from '../modules/audit/verify.js';
 import { AuditWriter, type AuditActor } from '../modules/audit/writer.js';
 import { KeyRing } from '../modules/auth/keys.js';
-import { resealAll } from '../modules/auth/sealed-values.js';
+import { resealAll } from '../db/sealed-values.js';
 import { createPartnerWithAdmin, refusingDuplicateEmail } from '../modules/auth/registration-service.js';
 import { registerPartnerBody } from '../modules/auth/schemas.js';
-import { assertStrongPassword, hashPassword } from '../modules/auth/passwords.js';
-import { assertSetupOpen } from '../modules/setup/service.js';
+import { assertStrongPassword, hashPassword } from '../modules/identity/index.js';
+import { assertSetupOpen } from '../modules/setup/index.js';
 import { operatorDisable, operatorResetMfa, operatorResetPassword } from '../modules/users/operator.js';
 import { systemClock } from '../platform/clock.js';
 import { parseKey, SecretBox } from '../platform/secret-box.js';
@@ -264,16 +264,7 @@ export async function auditExportCommand(
 }
 
 export async function migrateCommand(database: Database, actor: AuditActor): Promise<Result> {
-  const applied = async () => {
-    try {
-      const r = (await database.db.execute(
-        sql`select count(*)::int as n from drizzle.__drizzle_migrations`,
-      )) as unknown as { rows?: { n: number }[] } | { n: number }[];
-      return (Array.isArray(r) ? r : (r.rows ?? []))[0]?.n ?? 0;
-    } catch {
-      return 0;
-    }
-  };
+  const applied = () => appliedMigrationCount(database.db);
   const before = await applied();
   progress('applying migrations...');
   await database.migrate();

@@ -4,31 +4,30 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import type { Db } from '../db/connect.js';
 import { preparedStatement, uuidArg } from '../db/prepared.js';
-import type { ResolvedRole, RoleCache } from '../modules/roles/resolver.js';
-import { accountReason } from '../modules/access/decision.js';
-import { enforceOwnIpAllowlist } from '../modules/access/ip-policy.js';
-import { armBreakGlass } from '../modules/access/break-glass.js';
-import { recordGrantExpiry } from '../modules/access/jit.js';
-import type { TokenService } from '../modules/auth/tokens.js';
+import type { ResolvedRole, RoleCache } from '../access/resolver.js';
+import { accountReason } from '../access/decision.js';
+import { enforceOwnIpAllowlist } from './ip-policy.js';
+import { armBreakGlass } from '../access/break-glass.js';
+import { recordGrantExpiry } from '../access/grants.js';
+import type { TokenService } from '../access/tokens.js';
 import {
   effectiveSecurity,
   allowedMethodList,
   breakGlassUserOf,
   ipAllowlistOf,
   phishingResistant,
-} from '../modules/tenants/settings.js';
+} from '../access/settings.js';
 import { normaliseIp } from '../platform/cidr.js';
 import type { Clock } from '../platform/clock.js';
+import type { AuditRecorder, AuditRequestMeta } from '../access/audit.js';
 import type { ActiveGrant, Principal } from './context.js';
 import { AppError } from './errors.js';
 import { metaOf } from './meta.js';
 import { isPeopleOnly } from './people-only.js';
+import { attachScope } from './scope.js';
 import type { RateLimits } from './rate-limit.js';
 import { VerifiedTokenCache } from './token-cache.js';
 import type { LivenessCache } from './liveness-cache.js';
-import type { AuditWriter } from '../modules/audit/writer.js';
-import { looksLikeApiKey } from '../modules/service-accounts/key-format.js';
-import { authenticateApiKey, servicePrincipalForToken } from '../modules/service-accounts/principal.js';
 import { asSystem } from '../db/row-security.js';
 
 export interface SessionRow {
@@ -89,10 +88,25 @@ export interface AuthenticateDeps {
   enrollUrl: string;
   /** API keys: the per-key limit, the audit of a use from a new address, and this instance's key environment. */
   limits: RateLimits;
-  audit: AuditWriter;
+  audit: AuditRecorder;
   apiKeyEnvironment: string;
+  /** Service accounts' API keys and the tokens obtained with them (modules/service-accounts, wired in src/deps.ts). */
+  apiKeys: ApiKeyAuthenticator;
   /** This instance's liveness rows, invalidated by push; authenticate reads through it, sign-in and refresh do not. */
   liveness?: LivenessCache;
+}
+
+/**
+ * How a service account's credential becomes a principal: the service-accounts module implements it
+ * (apiKeyAuthenticator in modules/service-accounts/principal.ts) and src/deps.ts wires it in.
+ */
+export interface ApiKeyAuthenticator {
+  /** Whether a bearer credential is meant as an API key (then it never goes to the JWT verifier). */
+  looksLikeApiKey(token: string): boolean;
+  /** An API key presented as a bearer credential: the principal of its service account, or 401/403/429. */
+  authenticateApiKey(key: string, meta: AuditRequestMeta): Promise<Principal>;
+  /** An access token obtained with a key (client_credentials, `client_id` claim): the key must still be live. */
+  servicePrincipalForToken(accountId: string, keyId: string, meta: AuditRequestMeta): Promise<Principal>;
 }
 
 /** Last-seen of a session is written at most once per this interval, not on every request. */
@@ -358,7 +372,7 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
       // A service account's key (`gh_...`) or the token it obtained (client_id claim): the same Principal shape, its scope.
       // The lookups that identify the caller run before its Scope exists: the system context `authenticate`.
       const principal = await asSystem('authenticate', async (): Promise<Principal | null> => {
-        if (looksLikeApiKey(token)) return authenticateApiKey(deps, token, metaOf(req));
+        if (deps.apiKeys.looksLikeApiKey(token)) return deps.apiKeys.authenticateApiKey(token, metaOf(req));
         let claims = verified.get(token, deps.clock.now().getTime());
         if (!claims) {
           claims = await deps.tokens.verify(token);
@@ -367,11 +381,12 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
           if (typeof exp === 'number') verified.set(token, claims, exp);
         }
         return claims.clientId
-          ? servicePrincipalForToken(deps, claims.sub, claims.sid, metaOf(req))
+          ? deps.apiKeys.servicePrincipalForToken(claims.sub, claims.sid, metaOf(req))
           : loadPrincipal(deps, claims.sub, claims.sid, req.ip, true);
       });
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;
+      attachScope(req, principal);
       // A token replayed from outside the tenant's IP allow-list is refused, on every request (issue 18 §3).
       if (principal.actorType === 'user') {
         await enforceOwnIpAllowlist(deps, principal, metaOf(req));

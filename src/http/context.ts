@@ -1,87 +1,8 @@
-import type { EffectiveSecurity } from '../modules/tenants/settings.js';
+// The request context: the principal (src/access/principal.ts) on the request, and the request's metadata.
+import type { Principal } from '../access/principal.js';
+import type { Scope } from '../access/scope.js';
 
-/** Who is calling, in which tenant, through which session: resolved once per request by authenticate. */
-export interface Principal {
-  /** A person (a session) or a service account (an API key, or an access token obtained with one). */
-  actorType: 'user' | 'service_account';
-  /** The user's id; for a service account, the service account's id. */
-  userId: string;
-  /** The user's email; for a service account, its clientId (never written to the audit trail as an email). */
-  email: string;
-  /** The session's id; for a service account, the id of the key it authenticated with. */
-  sessionId: string;
-  /** Set for a service account only. */
-  serviceAccount: ServiceAccountActor | null;
-  /** This session verified a second factor. */
-  mfa: boolean;
-  mfaEnabled: boolean;
-  scope: 'partner' | 'organization' | null;
-  partnerId: string | null;
-  orgId: string | null;
-  roleId: string | null;
-  roleName: string | null;
-  /** Partner scope: which organisations the caller may act on (`eligible`: none standing; just-in-time grants only). */
-  orgAccess: 'all' | 'selected' | 'none' | 'eligible' | null;
-  /** orgAccess `selected`: the organisations of standing access. */
-  orgIds: string[];
-  /** orgAccess `eligible`: the organisations the member may request just-in-time access to. */
-  eligibleOrgIds?: string[];
-  /** A partner member's just-in-time grants in force now (read with the session on every request, never cached). */
-  grants?: ActiveGrant[];
-  /** Organisation scope: null = every site / device group. */
-  siteIds: string[] | null;
-  deviceGroupIds: string[] | null;
-  permissions: ReadonlySet<string>;
-  security: EffectiveSecurity;
-  /** Force MFA applies and no factor is enrolled. */
-  mfaEnrollmentRequired: boolean;
-  /** The session's last password or second-factor proof (step-up); null when none is recorded. */
-  authTime: Date | null;
-  /** ENABLE_2FA=false: no session can verify a second factor, so step-up (requireMfa) cannot be asked for. */
-  mfaStepUpWaived: boolean;
-  /** The request's client address; null when the principal was built without a request (GET /access/explain). */
-  ip?: string | null;
-  /** The own tenant's IP allow-list (a partner member: the partner's; an organisation member: the organisation's); [] = any. */
-  ipAllowlist?: string[];
-  /** The partner's designated break-glass account, acting in its partner membership: exempt from IP allow-lists, audited. */
-  breakGlass?: boolean;
-  /** The break-glass account's stated reason (header x-break-glass-reason): lets it into an organisation that suspended partner access. */
-  breakGlassReason?: string | null;
-  /** Organisations this request reached as break-glass past their mspAccess (alerted once the answer is sent). */
-  breakGlassUsed?: Set<string>;
-  /** A partner member: the partner's organisations that set policies on partner members (IP allow-list, mspAccess), by id. */
-  orgPolicies?: Record<string, unknown>;
-  /** The caller's profile fields, read with the session check (GET /users/me answers from them, no second query). */
-  user?: PrincipalUser;
-}
-
-/** A just-in-time grant in force (issue 18 §1): it widens the member's scope to the organisation (or one site of it) until expiresAt. */
-export interface ActiveGrant {
-  id: string;
-  orgId: string;
-  siteId: string | null;
-  expiresAt: Date;
-  approval: 'auto' | 'partner_admin' | 'customer_admin';
-}
-
-export interface ServiceAccountActor {
-  id: string;
-  name: string;
-  clientId: string;
-  keyId: string;
-}
-
-/** Profile fields of the user read by the per-request session check; never a secret (hash, TOTP secret, codes). */
-export interface PrincipalUser {
-  name: string;
-  avatarUrl: string | null;
-  status: 'active' | 'invited' | 'disabled';
-  mfaMethod: 'totp' | 'sms' | 'passkey' | null;
-  phoneVerified: boolean;
-  phoneLast4: string | null;
-  lastLoginAt: Date | null;
-  createdAt: Date;
-}
+export type { ActiveGrant, Principal, PrincipalUser, ServiceAccountActor } from '../access/principal.js';
 
 export interface RequestMeta {
   ip: string;
@@ -92,6 +13,8 @@ export interface RequestMeta {
 declare module 'fastify' {
   interface FastifyRequest {
     auth: Principal | null;
+    /** The caller's Scope, resolved once (src/http/scope.ts): what services hand to the tenant-scope predicates. */
+    scope: Scope | null;
   }
 }
 

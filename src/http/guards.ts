@@ -1,7 +1,7 @@
 // Guards after authenticate, in the order CONTRACT section 10 fixes:
 // tenant context → full org access → permission → step-up MFA.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { permissionReason } from '../modules/access/decision.js';
+import { permissionReason } from '../access/decision.js';
 import type { PermissionKey } from '../access/catalog.js';
 import type { Principal } from './context.js';
 import { AppError } from './errors.js';

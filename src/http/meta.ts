@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { AuditRequestMeta } from '../modules/audit/writer.js';
+import type { AuditRequestMeta } from '../access/audit.js';
 
 /** Client IP (X-Forwarded-For only with TRUST_PROXY) and user agent, for sessions and the audit trail. */
 export function metaOf(req: FastifyRequest): AuditRequestMeta {

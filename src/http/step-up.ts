@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/connect.js';
 import type { Clock } from '../platform/clock.js';
-import { hasPermission, loadRoleChain } from '../modules/roles/resolver.js';
+import { hasPermission, loadRoleChain } from '../access/resolver.js';
 import type { Principal } from './context.js';
 import { AppError } from './errors.js';
 import { principalOf } from './guards.js';

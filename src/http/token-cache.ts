@@ -2,7 +2,7 @@
 // Only what verification proved is kept (the claims); liveness (session, user, membership) is still checked on every
 // request (src/http/liveness-cache.ts), so a revoked session, a disabled user or a removed membership is refused on
 // the next request as before.
-import type { AccessClaims } from '../modules/auth/tokens.js';
+import type { AccessClaims } from '../access/tokens.js';
 
 interface Entry {
   claims: AccessClaims;

@@ -4,7 +4,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partnerUsers } from '../../src/db/schema/index.js';
-import { markMembershipUsed } from '../../src/modules/auth/memberships.js';
+import { markMembershipUsed } from '../../src/modules/identity/index.js';
 import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import {

@@ -1,7 +1,7 @@
 // argon2id runs off the event loop with at most one computation per core: a login storm queues hashes instead of
 // stretching every other request (issue 15, P2).
 import { describe, expect, it } from 'vitest';
-import { ARGON2_CONCURRENCY, argon2Load, hashPassword, verifyPassword } from '../../src/modules/auth/passwords.js';
+import { ARGON2_CONCURRENCY, argon2Load, hashPassword, verifyPassword } from '../../src/modules/identity/passwords.js';
 
 describe('argon2id concurrency is capped at the number of cores', () => {
   it('three times as many hashes as cores: never more than the cap at once, the rest queued, every result right', async () => {

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ssoProviders } from '../../src/db/schema/index.js';
-import { hashPassword, verifyPassword } from '../../src/modules/auth/passwords.js';
+import { hashPassword, verifyPassword } from '../../src/modules/identity/passwords.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { addPartnerMember, createPartner, createUser } from '../support/fixtures.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';

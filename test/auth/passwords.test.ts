@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authFlows, sessions, users } from '../../src/db/schema/index.js';
-import { hashPassword, verifyPassword } from '../../src/modules/auth/passwords.js';
+import { hashPassword, verifyPassword } from '../../src/modules/identity/passwords.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { linkToken, startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import {

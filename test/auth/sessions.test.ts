@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { organizationUsers, partnerUsers, sessions } from '../../src/db/schema/index.js';
-import { createFlow } from '../../src/modules/auth/flows.js';
+import { createFlow } from '../../src/modules/identity/index.js';
 import { ORG_ADMIN_ROLE_ID, SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';
 import { addOrgMember, addPartnerMember, createOrg, createPartner, createUser } from '../support/fixtures.js';

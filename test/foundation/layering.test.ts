@@ -15,7 +15,12 @@ const CLEAN: Record<string, string> = {
   'src/db/tenant-scope.ts':
     "import { eq } from 'drizzle-orm';\nimport { t } from './schema/index.js';\nexport const f = () => [eq, t];\n",
   'src/platform/clock.ts': 'export const now = () => 0;\n',
-  'src/http/guards.ts': "import { now } from '../platform/clock.js';\nexport const g = now;\n",
+  'src/access/decision.ts':
+    "import { now } from '../platform/clock.js';\nimport { f } from '../db/tenant-scope.js';\nexport const d = () => [now, f];\n",
+  'src/access/repo.ts':
+    "import { eq } from 'drizzle-orm';\nimport { t } from '../db/schema/index.js';\nexport const q = () => [eq, t];\n",
+  'src/http/guards.ts':
+    "import { now } from '../platform/clock.js';\nimport { d } from '../access/decision.js';\nexport const g = () => [now, d];\n",
   'src/modules/a/index.ts': "export { find } from './repo.js';\n",
   'src/modules/a/repo.ts':
     "import { eq } from 'drizzle-orm';\nimport { t } from '../../db/schema/index.js';\nexport const find = () => [eq, t];\n",
@@ -59,6 +64,22 @@ describe('the layering check', { timeout: 120_000 }, () => {
     [
       'http-not-to-modules',
       { 'src/http/meta.ts': "import { find } from '../modules/a/index.js';\nexport const m = find;\n" },
+    ],
+    [
+      'access-core-down-only',
+      { 'src/access/scope.ts': "import { g } from '../http/guards.js';\nexport const s = g;\n" },
+    ],
+    [
+      'access-core-down-only',
+      { 'src/access/scope.ts': "import { find } from '../modules/a/index.js';\nexport const s = find;\n" },
+    ],
+    [
+      'db-platform-not-up',
+      { 'src/db/tenant-scope.ts': "import { d } from '../access/decision.js';\nexport const f = d;\n" },
+    ],
+    [
+      'sql-only-in-db-and-repos',
+      { 'src/access/scope.ts': "import { sql } from 'drizzle-orm';\nexport const s = sql;\n" },
     ],
     ['db-platform-not-up', { 'src/platform/mail.ts': "import { g } from '../http/guards.js';\nexport const m = g;\n" }],
     [

@@ -12,7 +12,7 @@ import {
   permissions,
 } from '../../src/db/schema/index.js';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID, SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
-import { bumpAuthzEpoch } from '../../src/modules/roles/resolver.js';
+import { bumpAuthzEpoch } from '../../src/modules/roles/repo.js';
 import { startApp, type TestApp } from '../support/app.js';
 import {
   addOrgMember,

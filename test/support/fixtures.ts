@@ -13,7 +13,7 @@ import {
   sites,
   users,
 } from '../../src/db/schema/index.js';
-import { createSession } from '../../src/modules/auth/sessions.js';
+import { createSession } from '../../src/modules/identity/index.js';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import type { TestApp } from './app.js';
 import type { ApiClient } from './client.js';

@@ -1,24 +1,12 @@
 // Break-glass into an organisation that suspended partner access (issue 18 §2): allowed only to the partner's designated
-// account with a stated reason (header x-break-glass-reason); each use is audited and mailed to both sides' admins,
-// once the answer is sent (once an hour per session and organisation, per instance).
+// account with a stated reason (header x-break-glass-reason, src/access/break-glass.ts); each use is audited and mailed
+// to both sides' admins, once the answer is sent (once an hour per session and organisation, per instance).
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
-import type { Principal } from '../../http/context.js';
 import { metaOf } from '../../http/meta.js';
 import { actorOf } from '../audit/index.js';
 import { adminsOfBothSides } from './admins.js';
 import { accessMails } from './mail-templates.js';
-
-export const BREAK_GLASS_REASON_HEADER = 'x-break-glass-reason';
-
-/** Arms the principal of the partner's break-glass account when the request states a reason. */
-export function armBreakGlass(p: Principal, headers: Record<string, string | string[] | undefined>): void {
-  if (!p.breakGlass) return;
-  const reason = headers[BREAK_GLASS_REASON_HEADER];
-  if (typeof reason !== 'string' || !reason.trim()) return;
-  p.breakGlassReason = reason.trim().slice(0, 500);
-  p.breakGlassUsed = new Set();
-}
 
 const alerted = new Map<string, number>();
 const ALERT_EVERY_MS = 3600_000;

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { decodeCursor, encodeCursor } from '../../http/pagination.js';
 import { findInScope, mspAccessOf, ORGANIZATION } from '../tenants/index.js';
-import { orgAccessReasons } from './decision.js';
+import { orgAccessReasons } from '../../access/decision.js';
 import { userSubjects } from './subjects.js';
 
 const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;

@@ -15,7 +15,7 @@ import {
   type Owner,
   type PartnerOwned,
   type Siteless,
-} from './decision.js';
+} from '../../access/decision.js';
 import { cursorSchema, type ExplainQuery, type ResourceType, type WhoCanQuery } from './schemas.js';
 import { serviceAccountSubjects, userSubjects, type Subject } from './subjects.js';
 

@@ -7,9 +7,10 @@ import { and, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { accessGrants, accessRequests, organizations, partners, sites } from '../../db/schema/index.js';
+import { recordGrantExpiry } from '../../access/grants.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/index.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { jitApprovalOf, jitMaxMinutesOf, mspAccessOf } from '../tenants/index.js';
 import { isOrgAdmin, isPartnerAdmin } from './admins.js';
 import type { AccessRequestBody, DecisionBody, GrantListQuery, RequestListQuery } from './jit-schemas.js';
@@ -284,59 +285,6 @@ export async function decideRequest(
     return requestJson(decided!, g, now.getTime());
   });
   return out;
-}
-
-/**
- * Records a grant first seen past its end (`access.expire`, once: whichever request or sweep marks it). Called by
- * authenticate when a member's own grant has run out, and by GET /access/grants as a sweep of what it lists.
- */
-export async function recordGrantExpiry(
-  tx: Executor,
-  audit: AuditWriter,
-  grantId: string,
-  at: Date,
-  observed: 'request' | 'sweep',
-): Promise<boolean> {
-  const res = await tx.execute(sql`update access_grants g set expired_at = ${at} from access_requests r
-    where g.id = ${grantId} and r.id = g.request_id and g.expired_at is null and g.revoked_at is null and g.expires_at <= ${at}
-    returning g.partner_id, g.org_id, g.site_id, g.user_id, g.expires_at, g.request_id, r.reason, r.ticket_ref`);
-  const m = (
-    res as unknown as {
-      rows: {
-        partner_id: string;
-        org_id: string;
-        site_id: string | null;
-        user_id: string;
-        expires_at: Date | string;
-        request_id: string;
-        reason: string;
-        ticket_ref: string | null;
-      }[];
-    }
-  ).rows[0];
-  if (!m) return false;
-  await audit.record(
-    tx,
-    {
-      action: 'access.expire',
-      actor: null,
-      partnerId: m.partner_id,
-      orgId: m.org_id,
-      resourceType: 'access_grant',
-      resourceId: grantId,
-      details: {
-        requestId: m.request_id,
-        userId: m.user_id,
-        siteId: m.site_id,
-        expiresAt: new Date(m.expires_at).toISOString(),
-        reason: m.reason,
-        ticketRef: m.ticket_ref,
-        observed,
-      },
-    },
-    null,
-  );
-  return true;
 }
 
 /** Grants the caller sees: a member its own; a Partner Admin every one of the partner; an organisation admin its organisation's. */

@@ -1,5 +1,5 @@
 // Mails of access governance (issue 18 §2), built like the account mails (one builder, every value escaped).
-import { build } from '../auth/mail-templates.js';
+import { build } from '../../platform/mail-template.js';
 
 const LABEL: Record<string, string> = {
   allowed: "allowed (the partner's staff reach it as their roles allow)",

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CATALOG_ENTRIES } from '../../access/catalog.js';
 import { MSP_ACCESS } from '../tenants/index.js';
-import { ACCESS_STEPS } from './decision.js';
+import { ACCESS_STEPS } from '../../access/decision.js';
 
 export const RESOURCE_TYPES = ['partner', 'organization', 'site', 'device_group', 'device'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];

@@ -1,19 +1,26 @@
 // Invitation links (7 days, one live link per user) and the switch between a user's memberships.
-import { and, eq } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { organizations, partners, sessions, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
-import { consumeFlow, createFlow, peekFlow, voidFlows } from './flows.js';
+import type { AuditRequestMeta } from '../audit/index.js';
+import {
+  assertStrongPassword,
+  consumeFlow,
+  createFlow,
+  findUser,
+  hashPassword,
+  type IssuedSession,
+  listMemberships,
+  markMembershipUsed,
+  peekFlow,
+  type SessionContext,
+  voidFlows,
+} from '../identity/index.js';
 import { proveAccount } from './proof.js';
-import { listMemberships, markMembershipUsed } from './memberships.js';
-import { startSession } from './login-service.js';
-import { assertStrongPassword, hashPassword } from './passwords.js';
-import type { SessionContext } from './sessions.js';
-import type { IssuedSession } from './token-response.js';
+import { activateInvitedUser, moveSession, sessionMethod, tenantNames } from './repo.js';
+import { startSession } from '../identity/index.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 
@@ -39,19 +46,9 @@ export async function createInviteToken(
 export const inviteUrl = (appUrl: string, token: string) =>
   `${appUrl}/accept-invite?token=${encodeURIComponent(token)}`;
 
-async function tenantNames(db: Executor, ctx: SessionContext) {
-  const [p] = ctx.partnerId
-    ? await db.select({ name: partners.name }).from(partners).where(eq(partners.id, ctx.partnerId))
-    : [];
-  const [o] = ctx.orgId
-    ? await db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, ctx.orgId))
-    : [];
-  return { partnerName: p?.name, orgName: o?.name };
-}
-
 export async function previewInvite(deps: Deps, token: string) {
   const flow = await peekFlow(deps.db, 'invite', token, deps.clock.now());
-  const [user] = flow?.userId ? await deps.db.select().from(users).where(eq(users.id, flow.userId)) : [];
+  const user = flow?.userId ? await findUser(deps.db, flow.userId) : undefined;
   if (!flow || !user || user.status !== 'invited') throw new AppError('invite_invalid');
   const ctx = (flow.data as { context: SessionContext }).context;
   return { email: user.email, name: user.name, ...(await tenantNames(deps.db, ctx)) };
@@ -64,7 +61,7 @@ export async function acceptInvite(
 ): Promise<IssuedSession> {
   const now = deps.clock.now();
   const pending = await peekFlow(deps.db, 'invite', input.token, now);
-  const [user] = pending?.userId ? await deps.db.select().from(users).where(eq(users.id, pending.userId)) : [];
+  const user = pending?.userId ? await findUser(deps.db, pending.userId) : undefined;
   if (!pending || !user || user.status !== 'invited') throw new AppError('invite_invalid');
   await assertStrongPassword(input.password, { email: user.email, name: input.name ?? user.name });
   const passwordHash = await hashPassword(input.password);
@@ -77,11 +74,7 @@ export async function acceptInvite(
       (m) => m.scope === ctx.scope && (ctx.scope === 'partner' ? m.partnerId === ctx.partnerId : m.orgId === ctx.orgId),
     );
     if (!still) throw new AppError('invite_invalid', 'The invitation was withdrawn.');
-    const [activated] = await tx
-      .update(users)
-      .set({ status: 'active', passwordHash, passwordChangedAt: now, name: input.name ?? user.name, updatedAt: now })
-      .where(and(eq(users.id, user.id), eq(users.status, 'invited')))
-      .returning();
+    const activated = await activateInvitedUser(tx, user.id, { passwordHash, name: input.name ?? user.name, now });
     if (!activated) throw new AppError('invite_invalid');
     await deps.audit.record(
       tx,
@@ -120,16 +113,12 @@ export async function switchContext(
   const ctx: SessionContext = { scope: m.scope, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId };
   // A session begun at an identity provider acts in that provider's tenant only: anywhere else the account proves
   // itself with its own password (and second factor) first, once per session (issue 13).
-  const [current] = await deps.db
-    .select({ method: sessions.method })
-    .from(sessions)
-    .where(eq(sessions.id, principal.sessionId));
   const leavingIdp =
-    current?.method === 'sso' &&
+    (await sessionMethod(deps.db, principal.sessionId)) === 'sso' &&
     (ctx.scope !== principal.scope || ctx.partnerId !== principal.partnerId || ctx.orgId !== principal.orgId);
   if (leavingIdp) {
     if (target.password === undefined) throw new AppError('password_confirmation_required');
-    const [user] = await deps.db.select().from(users).where(eq(users.id, principal.userId));
+    const user = await findUser(deps.db, principal.userId);
     const refusal = user ? await proveAccount(deps, user, target.password, target.code) : 'invalid_credentials';
     if (refusal === 'invalid_credentials') throw new AppError(refusal, 'The password is not correct.', {}, 400);
     if (refusal) throw new AppError(refusal);
@@ -137,17 +126,7 @@ export async function switchContext(
   const refreshToken = randomToken();
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
-    await tx
-      .update(sessions)
-      .set({
-        scope: ctx.scope,
-        partnerId: ctx.scope === 'partner' ? ctx.partnerId : null,
-        orgId: ctx.orgId,
-        tokenHash: sha256(refreshToken),
-        lastUsedAt: now,
-        ...(leavingIdp ? { method: 'sso+password' } : {}),
-      })
-      .where(eq(sessions.id, principal.sessionId));
+    await moveSession(tx, principal.sessionId, ctx, sha256(refreshToken), now, leavingIdp ? 'sso+password' : undefined);
     await markMembershipUsed(tx, principal.userId, ctx, now);
     await deps.audit.record(
       tx,

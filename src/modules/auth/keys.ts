@@ -1,12 +1,17 @@
 // Ed25519 signing keys: generated on first start, private half sealed in the database, public halves
 // published as JWKS. Every instance loads the same keys; an unknown kid triggers one reload (rotation).
 import { randomUUID } from 'node:crypto';
-import { desc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
 import type { Db } from '../../db/connect.js';
-import { signingKeys } from '../../db/schema/index.js';
 import type { SecretBox } from '../../platform/secret-box.js';
+import {
+  hasActiveSigningKey,
+  insertSigningKey,
+  listSigningKeys,
+  lockSigningKeys,
+  retireActiveSigningKey,
+} from './repo.js';
 
 /** Signing keys are re-read at most this often (rotation reaches every instance within it). */
 const RELOAD_MS = 60_000;
@@ -33,9 +38,8 @@ export class KeyRing {
   /** Loads the keys, creating the first one if none exists (instances racing on first start agree on one). */
   async init(): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(7242002)`);
-      const [active] = await tx.select().from(signingKeys).where(eq(signingKeys.active, true)).limit(1);
-      if (active) return;
+      await lockSigningKeys(tx);
+      if (await hasActiveSigningKey(tx)) return;
       await this.insertKey(tx);
     });
     await this.load();
@@ -46,9 +50,11 @@ export class KeyRing {
     const kid = randomUUID();
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' };
     const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: 'EdDSA' };
-    await tx
-      .insert(signingKeys)
-      .values({ kid, publicJwk, privateJwkEnc: this.box.seal(JSON.stringify(privateJwk), `signing-key:${kid}`) });
+    await insertSigningKey(tx, {
+      kid,
+      publicJwk,
+      privateJwkEnc: this.box.seal(JSON.stringify(privateJwk), `signing-key:${kid}`),
+    });
     return kid;
   }
 
@@ -57,18 +63,14 @@ export class KeyRing {
    * verify until they expire. Running instances sign with the new key from their next reload (at most RELOAD_MS).
    */
   async rotate(tx: Executor, now: Date): Promise<{ kid: string; retiredKid: string | null }> {
-    await tx.execute(sql`select pg_advisory_xact_lock(7242002)`);
-    const [old] = await tx
-      .update(signingKeys)
-      .set({ active: false, retiredAt: now })
-      .where(eq(signingKeys.active, true))
-      .returning({ kid: signingKeys.kid });
+    await lockSigningKeys(tx);
+    const retiredKid = await retireActiveSigningKey(tx, now);
     const kid = await this.insertKey(tx);
-    return { kid, retiredKid: old?.kid ?? null };
+    return { kid, retiredKid };
   }
 
   private async load(): Promise<void> {
-    const rows = await this.db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
+    const rows = await listSigningKeys(this.db);
     const verifying = new Map<string, LoadedKey>();
     const publishedSince = Date.now() - this.retiredGraceMs;
     for (const row of rows) {

@@ -1,26 +1,25 @@
 // Password sign-in (spec 3.3, CONTRACT 3): every failure looks alike (same 401, similar time).
-import { eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
-import type { Executor, Tx } from '../../db/connect.js';
-import { passkeys, users } from '../../db/schema/index.js';
-import { sha256 } from '../../platform/crypto.js';
+import type { Executor } from '../../db/connect.js';
 import { AppError } from '../../http/errors.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
-import { enforceSignInAddress } from '../access/ip-policy.js';
-import { createFlow, voidFlows } from './flows.js';
-import { mails } from './mail-templates.js';
-import { insertSignIn, loginFacts, NO_USER, type LoginMembership, type LoginUser } from './login-statements.js';
-import { pickDefault } from './memberships.js';
-import { verifyPassword } from './passwords.js';
-import { newSessionTerms, signSessionToken, type SessionContext } from './sessions.js';
-import type { IssuedSession } from './token-response.js';
+import type { AuditRequestMeta } from '../audit/index.js';
+import {
+  createFlow,
+  RESET_TTL_MS,
+  resetUrl,
+  startSession,
+  type IssuedSession,
+  mails,
+  pickDefault,
+  type SessionContext,
+  verifyPassword,
+  voidFlows,
+} from '../identity/index.js';
+import { hasPasskey, loginFacts, NO_USER, type LoginMembership, type LoginUser } from './repo.js';
 
 /** At most one "someone is guessing your password" mail per account and credential in this time. */
 export const ATTACK_NOTICE_INTERVAL_MS = 24 * 60 * 60 * 1000;
 export const LOGIN_MFA_TTL_MS = 5 * 60 * 1000;
-export const RESET_TTL_MS = 60 * 60 * 1000;
-
-type UserRow = typeof users.$inferSelect;
 
 export type LoginOutcome =
   | { kind: 'session'; issued: IssuedSession }
@@ -36,61 +35,6 @@ export type LoginOutcome =
     };
 
 const invalid = () => new AppError('invalid_credentials');
-
-export const findUserByEmail = async (db: Executor, email: string) =>
-  (await db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`).limit(1))[0] ?? null;
-
-/**
- * Signs a user in to a membership, inside the sign-in transaction: the address checked against the tenant's
- * allow-list, then one statement for the session row, the membership marked used and the last login, then the audit
- * record. `settings` are the tenant's settings when the caller already read them (password sign-in).
- */
-export async function startSession(
-  deps: Deps,
-  tx: Tx,
-  user: Pick<UserRow, 'id' | 'email'>,
-  ctx: SessionContext,
-  opts: { mfa: boolean; method: string; meta: AuditRequestMeta; settings?: unknown },
-): Promise<IssuedSession> {
-  // Every sign-in is a proof (password, factor, passkey or the IdP's own sign-in): step-up starts fresh.
-  const now = deps.clock.now();
-  await enforceSignInAddress(deps, tx, user, ctx, opts.meta, opts.settings);
-  const terms = newSessionTerms(deps, now);
-  const sessionId = await insertSignIn(deps.db, tx, {
-    userId: user.id,
-    tokenHash: sha256(terms.refreshToken),
-    ip: opts.meta.ip?.slice(0, 45) ?? null,
-    userAgent: opts.meta.userAgent?.slice(0, 1024) ?? null,
-    context: ctx,
-    mfa: opts.mfa,
-    expiresAt: terms.expiresAt,
-    absoluteExpiresAt: terms.absoluteExpiresAt,
-    now,
-    method: opts.method.slice(0, 32),
-  });
-  await deps.audit.record(
-    tx,
-    {
-      action: 'user.login',
-      actor: { userId: user.id, email: user.email },
-      partnerId: ctx.partnerId,
-      orgId: ctx.orgId,
-      resourceType: 'session',
-      resourceId: sessionId,
-      details: { method: opts.method, mfa: opts.mfa },
-    },
-    opts.meta,
-  );
-  const accessToken = await signSessionToken(deps, user.id, sessionId, ctx, opts.mfa, now);
-  return {
-    userId: user.id,
-    sessionId,
-    accessToken,
-    refreshToken: terms.refreshToken,
-    signedIn: true,
-    expiresAt: terms.expiresAt,
-  };
-}
 
 /**
  * Throttling that follows the attacker, not the victim (docs/operations.md, "Sign-in throttling"). There is no
@@ -207,8 +151,7 @@ export async function login(
 
 /** The pending second step: a tempToken bound to the user's credential version (a change voids it). */
 async function startMfaChallenge(deps: Deps, user: LoginUser, ctx: SessionContext) {
-  const hasPasskey =
-    (await deps.db.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, user.id)).limit(1)).length > 0;
+  const withPasskey = await hasPasskey(deps.db, user.id);
   const { token } = await createFlow(deps.db, {
     kind: 'login_mfa',
     userId: user.id,
@@ -216,12 +159,12 @@ async function startMfaChallenge(deps: Deps, user: LoginUser, ctx: SessionContex
     ttlMs: LOGIN_MFA_TTL_MS,
     now: deps.clock.now(),
   });
-  const method = user.mfaMethod ?? (hasPasskey ? 'passkey' : 'totp');
+  const method = user.mfaMethod ?? (withPasskey ? 'passkey' : 'totp');
   return {
     mfaRequired: true as const,
     mfaMethod: method,
     tempToken: token,
-    ...(hasPasskey ? { passkeyAvailable: true as const } : {}),
+    ...(withPasskey ? { passkeyAvailable: true as const } : {}),
     ...(method === 'sms' && user.phoneNumber ? { phoneLast4: user.phoneNumber.slice(-4) } : {}),
   };
 }
@@ -235,6 +178,3 @@ async function sendAttackNotice(deps: Deps, user: Pick<LoginUser, 'id' | 'email'
   });
   deps.outbox.kick();
 }
-
-export const resetUrl = (deps: Deps, token: string) =>
-  `${deps.config.appUrl}/reset-password?token=${encodeURIComponent(token)}`;

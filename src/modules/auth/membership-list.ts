@@ -1,10 +1,9 @@
 // The caller's memberships with names, for choosing where to switch (POST /auth/switch-context).
-import { inArray } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
-import { organizations, partners, roles } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
-import { listMemberships } from './memberships.js';
+import { listMemberships } from '../identity/index.js';
+import { namesOf } from './repo.js';
 
 export const membershipJson = z
   .object({
@@ -21,24 +20,14 @@ export const membershipJson = z
   .meta({ id: 'Membership' });
 export type MembershipJson = z.infer<typeof membershipJson>;
 
-const namesOf = async (db: Executor, table: typeof partners | typeof organizations | typeof roles, ids: string[]) =>
-  new Map(
-    ids.length
-      ? (await db.select({ id: table.id, name: table.name }).from(table).where(inArray(table.id, ids))).map((r) => [
-          r.id,
-          r.name,
-        ])
-      : [],
-  );
-
 /** Partner memberships first, then organisations, each by name. */
 export async function listOwnMemberships(db: Executor, p: Principal): Promise<{ data: MembershipJson[] }> {
   const list = await listMemberships(db, p.userId);
   const unique = (xs: (string | null)[]) => [...new Set(xs.filter((x): x is string => x !== null))];
   const [partnerNames, orgNames, roleNames] = await Promise.all([
-    namesOf(db, partners, unique(list.map((m) => m.partnerId))),
-    namesOf(db, organizations, unique(list.map((m) => m.orgId))),
-    namesOf(db, roles, unique(list.map((m) => m.roleId))),
+    namesOf(db, 'partners', unique(list.map((m) => m.partnerId))),
+    namesOf(db, 'organizations', unique(list.map((m) => m.orgId))),
+    namesOf(db, 'roles', unique(list.map((m) => m.roleId))),
   ]);
   const data = list
     .filter(

@@ -1,19 +1,28 @@
 // Forgot, reset and change password (spec 5.3, CONTRACT 3).
-import { eq, sql } from 'drizzle-orm';
-import type { Tx } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
-import { sessions, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
-import { consumeFlow, createFlow, peekFlow, voidFlows } from './flows.js';
-import { findUserByEmail, RESET_TTL_MS, resetUrl } from './login-service.js';
-import { mails } from './mail-templates.js';
-import { listMemberships, pickDefault, ssoEnforcedFor } from './memberships.js';
-import { assertStrongPassword, hashPassword, verifyPassword } from './passwords.js';
-import { revokeUserSessions } from './sessions.js';
-import type { IssuedSession } from './token-response.js';
+import type { AuditRequestMeta } from '../audit/index.js';
+import {
+  assertStrongPassword,
+  consumeFlow,
+  createFlow,
+  findUser,
+  hashPassword,
+  type IssuedSession,
+  listMemberships,
+  mails,
+  peekFlow,
+  pickDefault,
+  revokeUserSessions,
+  setPassword,
+  ssoEnforcedFor,
+  verifyPassword,
+  voidFlows,
+} from '../identity/index.js';
+import { renewSessionToken } from './repo.js';
+import { findUserByEmail, RESET_TTL_MS, resetUrl } from '../identity/index.js';
 
 /** Always succeeds from the caller's view; sends a link only to an active account that may use a password. */
 export async function forgotPassword(deps: Deps, email: string, ip: string): Promise<void> {
@@ -33,20 +42,6 @@ export async function forgotPassword(deps: Deps, email: string, ip: string): Pro
   deps.outbox.kick();
 }
 
-export async function setPassword(deps: Pick<Deps, 'clock'>, tx: Tx, userId: string, newHash: string) {
-  await tx
-    .update(users)
-    .set({
-      passwordHash: newHash,
-      passwordChangedAt: deps.clock.now(),
-      failedLoginCount: 0,
-      lockedUntil: null,
-      credentialVersion: sql`${users.credentialVersion} + 1`,
-      updatedAt: deps.clock.now(),
-    })
-    .where(eq(users.id, userId));
-}
-
 export async function resetPassword(
   deps: Deps,
   token: string,
@@ -56,7 +51,7 @@ export async function resetPassword(
   const now = deps.clock.now();
   const pending = await peekFlow(deps.db, 'password_reset', token, now);
   if (!pending?.userId) throw new AppError('invalid_reset_token');
-  const [user] = await deps.db.select().from(users).where(eq(users.id, pending.userId));
+  const user = await findUser(deps.db, pending.userId);
   if (!user || user.status === 'disabled' || (await ssoEnforcedFor(deps.db, user.id)))
     throw new AppError('invalid_reset_token');
   // Strength first, so a weak attempt does not burn the link.
@@ -95,7 +90,7 @@ export async function changePassword(
   meta: AuditRequestMeta,
 ): Promise<IssuedSession> {
   await deps.limits.enforce('passwordRecheck', principal.userId);
-  const [user] = await deps.db.select().from(users).where(eq(users.id, principal.userId));
+  const user = await findUser(deps.db, principal.userId);
   if (!user) throw new AppError('unauthenticated');
   if (!(await verifyPassword(user.passwordHash, input.currentPassword))) {
     throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);
@@ -113,10 +108,7 @@ export async function changePassword(
     await setPassword(deps, tx, user.id, newHash);
     await revokeUserSessions(deps, tx, user.id, 'password_change', principal.sessionId);
     // The caller's own session continues under a new refresh token.
-    await tx
-      .update(sessions)
-      .set({ tokenHash: sha256(refreshToken), lastUsedAt: now, authTime: now })
-      .where(eq(sessions.id, principal.sessionId));
+    await renewSessionToken(tx, principal.sessionId, sha256(refreshToken), now);
     await deps.audit.record(
       tx,
       {

@@ -1,16 +1,27 @@
 // Refresh-token rotation with reuse detection, and logout (CONTRACT section 2).
-import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
-import { organizations, sessionRotatedTokens, sessions, users } from '../../db/schema/index.js';
 import { loadPrincipal } from '../../http/authenticate.js';
 import type { Principal } from '../../http/context.js';
-import { enforceOwnIpAllowlist } from '../access/ip-policy.js';
+import { enforceOwnIpAllowlist } from '../../http/ip-policy.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
-import { revokeUserSessions } from './sessions.js';
-import { markMembershipUsed } from './memberships.js';
-import type { IssuedSession } from './token-response.js';
+import type { AuditRequestMeta } from '../audit/index.js';
+import {
+  findSession,
+  findUser,
+  type IssuedSession,
+  markMembershipUsed,
+  revokeUserSessions,
+} from '../identity/index.js';
+import {
+  findLiveSessionByToken,
+  findRotatedToken,
+  partnerOfOrg,
+  recordRotatedToken,
+  revokeSession,
+  rotateSessionToken,
+  setRotatedAt,
+} from './repo.js';
 
 /** How long a rotation counts as in flight when its answer never went out (see markRotationDelivered). */
 const ROTATION_IN_FLIGHT_MS = 30_000;
@@ -37,35 +48,20 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
   const oldHash = sha256(refreshToken);
   const next = randomToken();
   const outcome = await deps.db.transaction(async (tx) => {
-    const [current] = await tx
-      .select({ id: sessions.id, absoluteExpiresAt: sessions.absoluteExpiresAt })
-      .from(sessions)
-      .where(
-        and(
-          eq(sessions.tokenHash, oldHash),
-          isNull(sessions.revokedAt),
-          gt(sessions.expiresAt, now),
-          gt(sessions.absoluteExpiresAt, now),
-        ),
-      )
-      .limit(1);
-    const rotated = current
-      ? await tx
-          .update(sessions)
-          .set({
-            tokenHash: sha256(next),
-            lastUsedAt: now,
-            expiresAt: new Date(
-              Math.min(now.getTime() + deps.config.refreshTokenTtl * 1000, current.absoluteExpiresAt.getTime()),
-            ),
-          })
-          .where(and(eq(sessions.id, current.id), eq(sessions.tokenHash, oldHash), isNull(sessions.revokedAt)))
-          .returning()
-      : [];
-    const session = rotated[0];
+    const current = await findLiveSessionByToken(tx, oldHash, now);
+    const session = current
+      ? await rotateSessionToken(
+          tx,
+          current.id,
+          oldHash,
+          sha256(next),
+          now,
+          new Date(Math.min(now.getTime() + deps.config.refreshTokenTtl * 1000, current.absoluteExpiresAt.getTime())),
+        )
+      : null;
     if (session) {
       // In flight until the answer is ready: a twin request arriving meanwhile lost a race, it is no replay.
-      await tx.insert(sessionRotatedTokens).values({
+      await recordRotatedToken(tx, {
         tokenHash: oldHash,
         sessionId: session.id,
         rotatedAt: new Date(now.getTime() + ROTATION_IN_FLIGHT_MS),
@@ -80,35 +76,23 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
       );
       return { kind: 'ok' as const, session };
     }
-    const [reused] = await tx
-      .select()
-      .from(sessionRotatedTokens)
-      .where(eq(sessionRotatedTokens.tokenHash, oldHash))
-      .limit(1);
+    const reused = await findRotatedToken(tx, oldHash);
     if (!reused) return { kind: 'invalid' as const };
     if (arrivedAt <= reused.rotatedAt.getTime()) return { kind: 'raced' as const };
     if (reused.rotatedBy === clientOf(meta) && arrivedAt - reused.rotatedAt.getTime() <= SAME_CLIENT_RACE_MS)
       return { kind: 'raced' as const };
-    const [victim] = await tx
-      .update(sessions)
-      .set({ revokedAt: now, revokeReason: 'refresh_reuse' })
-      .where(and(eq(sessions.id, reused.sessionId), isNull(sessions.revokedAt)))
-      .returning();
-    const [s] = victim ? [victim] : await tx.select().from(sessions).where(eq(sessions.id, reused.sessionId));
-    const [user] = s
-      ? await tx.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, s.userId))
-      : [];
+    const victim = await revokeSession(tx, reused.sessionId, 'refresh_reuse', now);
+    const s = victim ?? (await findSession(tx, reused.sessionId));
+    const user = s ? await findUser(tx, s.userId) : undefined;
     // An organisation session stores no partner; its events still belong to the partner's trail.
-    const [org] = s?.orgId
-      ? await tx.select({ partnerId: organizations.partnerId }).from(organizations).where(eq(organizations.id, s.orgId))
-      : [];
+    const orgPartnerId = s?.orgId ? await partnerOfOrg(tx, s.orgId) : null;
     await deps.audit.record(
       tx,
       {
         action: 'auth.refresh.reuse_detected',
         result: 'denied',
         actor: user ? { userId: user.id, email: user.email } : null,
-        partnerId: s?.partnerId ?? org?.partnerId ?? null,
+        partnerId: s?.partnerId ?? orgPartnerId ?? null,
         orgId: s?.orgId ?? null,
         resourceType: 'session',
         resourceId: reused.sessionId,
@@ -139,10 +123,7 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
 
 /** Call once the answer carrying the new pair is ready: from now on the old token presented again is a replay. */
 export async function markRotationDelivered(deps: Deps, oldRefreshToken: string): Promise<void> {
-  await deps.db
-    .update(sessionRotatedTokens)
-    .set({ rotatedAt: deps.clock.now() })
-    .where(eq(sessionRotatedTokens.tokenHash, sha256(oldRefreshToken)));
+  await setRotatedAt(deps.db, sha256(oldRefreshToken), deps.clock.now());
 }
 
 /** Revokes every session of the user (spec 5.1.5). */

@@ -1,34 +1,20 @@
 // Self-service registration (only with ENABLE_REGISTRATION=true).
 import { randomBytes } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { partnerUsers, partners, users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
-import type { AuditActor, AuditRequestMeta } from '../audit/writer.js';
-import { PARTNER_ADMIN_ROLE_ID } from '../roles/catalog.js';
-import { startSession } from './login-service.js';
-import { assertStrongPassword, hashPassword } from './passwords.js';
-import type { IssuedSession } from './token-response.js';
-
-export function slugify(name: string): string {
-  const s = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 60)
-    .replace(/-+$/g, '');
-  return s || 'tenant';
-}
+import type { AuditActor, AuditRequestMeta } from '../audit/index.js';
+import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
+import { slugify } from '../../platform/slug.js';
+import { startSession } from '../identity/index.js';
+import { assertStrongPassword, hashPassword, type IssuedSession } from '../identity/index.js';
+import { emailTaken, insertActiveUser, insertPartner, insertPartnerAdmin, partnerSlugTaken } from './repo.js';
 
 async function uniquePartnerSlug(tx: Executor, name: string): Promise<string> {
   const base = slugify(name);
   for (let i = 0; i < 5; i++) {
     const candidate = i === 0 ? base : `${base}-${randomBytes(3).toString('hex')}`;
-    const taken = await tx.select({ id: partners.id }).from(partners).where(eq(partners.slug, candidate)).limit(1);
-    if (taken.length === 0) return candidate;
+    if (!(await partnerSlugTaken(tx, candidate))) return candidate;
   }
   return `${base}-${randomBytes(6).toString('hex')}`;
 }
@@ -37,23 +23,8 @@ const isUniqueViolation = (err: unknown) =>
   (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505';
 
 async function insertUser(tx: Executor, input: { email: string; name: string; passwordHash: string }, now: Date) {
-  const existing = await tx
-    .select({ id: users.id })
-    .from(users)
-    .where(sql`lower(${users.email}) = lower(${input.email})`)
-    .limit(1);
-  if (existing.length) throw new AppError('email_taken');
-  const [user] = await tx
-    .insert(users)
-    .values({
-      email: input.email,
-      name: input.name,
-      passwordHash: input.passwordHash,
-      status: 'active',
-      passwordChangedAt: now,
-    })
-    .returning();
-  return user!;
+  if (await emailTaken(tx, input.email)) throw new AppError('email_taken');
+  return insertActiveUser(tx, input, now);
 }
 
 /**
@@ -125,31 +96,22 @@ export async function createPartnerWithAdmin(
   opts: { via: 'registration' | 'setup' | 'cli'; meta: AuditRequestMeta | null; actor?: AuditActor },
 ) {
   const now = deps.clock.now();
-  const [partner] = await tx
-    .insert(partners)
-    .values({ name: input.companyName, slug: await uniquePartnerSlug(tx, input.companyName) })
-    .returning({ id: partners.id, name: partners.name, slug: partners.slug });
+  const partner = await insertPartner(tx, input.companyName, await uniquePartnerSlug(tx, input.companyName));
   const user = await insertUser(tx, { email: input.email, name: input.name, passwordHash: input.passwordHash }, now);
-  await tx.insert(partnerUsers).values({
-    partnerId: partner!.id,
-    userId: user.id,
-    roleId: PARTNER_ADMIN_ROLE_ID,
-    orgAccess: 'all',
-    lastUsedAt: now,
-  });
+  await insertPartnerAdmin(tx, partner.id, user.id, now);
   await deps.audit.record(
     tx,
     {
       action: 'partner.create',
       actor: opts.actor ?? { userId: user.id, email: user.email },
-      partnerId: partner!.id,
+      partnerId: partner.id,
       resourceType: 'partner',
-      resourceId: partner!.id,
+      resourceId: partner.id,
       details: { via: opts.via, adminUserId: user.id },
     },
     opts.meta,
   );
-  return { partner: partner!, user };
+  return { partner, user };
 }
 
 /** Maps a unique violation on the e-mail (a concurrent insert) to email_taken. */

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { metaOf } from '../../http/meta.js';
 import { errors } from '../../http/schemas.js';
-import { assertCsrf, REFRESH_COOKIE } from './cookies.js';
+import { assertCsrf, REFRESH_COOKIE, respondWithTokens, tokenResponse } from '../identity/index.js';
 import { acceptInvite, previewInvite } from './invites.js';
 import { login } from './login-service.js';
 import { forgotPassword, resetPassword } from './password-service.js';
@@ -24,7 +24,6 @@ import {
   resetPasswordBody,
   success,
 } from './schemas.js';
-import { respondWithTokens, tokenResponse } from './token-response.js';
 
 export function authPublicRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {

@@ -7,17 +7,16 @@ import { AppError } from '../../http/errors.js';
 import { principalOf } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
-import { authenticationCredential, sixDigits } from '../mfa/schemas.js';
-import { assertionOptions } from '../passkeys/assertion.js';
-import { passwordlessOptions, passwordlessSignIn } from '../passkeys/passwordless.js';
-import { idParam } from '../roles/schemas.js';
-import { reportSession } from './devices.js';
-import { presentedPasswordField } from './passwords.js';
+import { authenticationCredential, sixDigits } from '../mfa/index.js';
+import { assertionOptions } from '../passkeys/index.js';
+import { passwordlessOptions, passwordlessSignIn } from '../passkeys/index.js';
+import { idParam } from '../roles/index.js';
+import { reportSession } from './device-report.js';
+import { presentedPasswordField, respondWithTokens, tokenResponse } from '../identity/index.js';
 import { endOtherSessions, endOwnSession, listOwnSessions, sessionJson } from './session-list.js';
-import { sendStepUpSms } from '../mfa/sms-service.js';
+import { sendStepUpSms } from '../mfa/index.js';
 import { removePassword, stepUp } from './step-up-service.js';
 import { success } from './schemas.js';
-import { respondWithTokens, tokenResponse } from './token-response.js';
 
 const exactlyOne = (b: Record<string, unknown>) => Object.values(b).filter((v) => v !== undefined).length === 1;
 const stepUpBody = z

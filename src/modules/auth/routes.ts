@@ -6,15 +6,13 @@ import type { Deps } from '../../deps.js';
 import { principalOf } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
-import { currentProfile } from '../users/profile.js';
-import { userProfile } from '../users/schemas.js';
-import { clearSessionCookies } from './cookies.js';
+import { currentProfile, userProfile } from '../identity/index.js';
+import { clearSessionCookies, respondWithTokens, tokenResponse } from '../identity/index.js';
 import { switchContext } from './invites.js';
 import { listOwnMemberships, membershipJson } from './membership-list.js';
 import { changePassword } from './password-service.js';
 import { logout } from './refresh-service.js';
 import { changePasswordBody, success, switchContextBody } from './schemas.js';
-import { respondWithTokens, tokenResponse } from './token-response.js';
 
 const jwk = z.looseObject({
   kty: z.string(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { newPasswordField, presentedPasswordField } from './passwords.js';
+import { newPasswordField, presentedPasswordField } from '../identity/index.js';
 
 export const emailField = z.email({ message: 'must be an email address' }).max(255).trim();
 const nameField = z.string().trim().min(1).max(255);

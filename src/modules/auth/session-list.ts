@@ -1,85 +1,25 @@
 // Sessions you can see and end (issue 19): the caller's own live sessions, and a member's sessions for admins.
 // Ending one sets revoked_at; every instance reads it on the next request (authenticate), so it ends everywhere.
-import { and, desc, eq, gt, isNull, ne, type SQL } from 'drizzle-orm';
-import { UAParser } from 'ua-parser-js';
-import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { sessions } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
-import { auditTenant, type TargetScope } from '../tenants/scope.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
+import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { sessionJson, toSessionJson } from '../identity/index.js';
+import { endLiveSessions, liveSessions } from './repo.js';
 
-export const sessionJson = z
-  .object({
-    id: z.uuid(),
-    createdAt: z.string(),
-    lastSeenAt: z.string(),
-    ip: z.string().nullable(),
-    browser: z.string().nullable(),
-    os: z.string().nullable(),
-    method: z.string().nullable(),
-    mfa: z.boolean(),
-    current: z.boolean(),
-  })
-  .meta({ id: 'Session' });
-export type SessionJson = z.infer<typeof sessionJson>;
-
-type SessionRow = typeof sessions.$inferSelect;
-
-const named = (name?: string, version?: string) =>
-  name ? (version ? `${name} ${version}` : name).slice(0, 100) : null;
-
-export function toSessionJson(s: SessionRow, currentId: string | null): SessionJson {
-  const ua = s.userAgent ? new UAParser(s.userAgent.slice(0, 512)).getResult() : null;
-  return {
-    id: s.id,
-    createdAt: s.createdAt.toISOString(),
-    lastSeenAt: (s.lastUsedAt ?? s.createdAt).toISOString(),
-    ip: s.ipAddress,
-    browser: named(ua?.browser.name, ua?.browser.major),
-    os: named(ua?.os.name, ua?.os.version),
-    method: s.method,
-    mfa: s.mfa,
-    current: s.id === currentId,
-  };
-}
-
-const live = (now: Date) =>
-  and(isNull(sessions.revokedAt), gt(sessions.expiresAt, now), gt(sessions.absoluteExpiresAt, now));
-
-async function liveSessions(db: Executor, userId: string, now: Date, extra?: SQL) {
-  return db
-    .select()
-    .from(sessions)
-    .where(and(eq(sessions.userId, userId), live(now), extra))
-    .orderBy(desc(sessions.createdAt), desc(sessions.id))
-    .limit(200);
-}
+export { sessionJson };
 
 export async function listOwnSessions(deps: Deps, p: Principal) {
   const rows = await liveSessions(deps.db, p.userId, deps.clock.now());
   return { data: rows.map((s) => toSessionJson(s, p.sessionId)) };
 }
 
-async function revoke(deps: Deps, tx: Executor, where: SQL | undefined, reason: string) {
-  return tx
-    .update(sessions)
-    .set({ revokedAt: deps.clock.now(), revokeReason: reason })
-    .where(and(where, live(deps.clock.now())))
-    .returning({ id: sessions.id });
-}
-
 /** Ends one of the caller's own sessions (the current one too: that is a sign-out of this device). */
 export async function endOwnSession(deps: Deps, p: Principal, sessionId: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
-    const ended = await revoke(
-      deps,
-      tx,
-      and(eq(sessions.id, sessionId), eq(sessions.userId, p.userId)),
-      'user_revoked',
-    );
+    const ended = await endLiveSessions(tx, { userId: p.userId, sessionId }, 'user_revoked', deps.clock.now());
     if (!ended.length) throw notFound('session');
     await deps.audit.record(
       tx,
@@ -100,11 +40,11 @@ export async function endOwnSession(deps: Deps, p: Principal, sessionId: string,
 /** Ends every other session of the caller; the calling one continues. */
 export async function endOtherSessions(deps: Deps, p: Principal, meta: AuditRequestMeta) {
   return deps.db.transaction(async (tx) => {
-    const ended = await revoke(
-      deps,
+    const ended = await endLiveSessions(
       tx,
-      and(eq(sessions.userId, p.userId), ne(sessions.id, p.sessionId)),
+      { userId: p.userId, exceptSessionId: p.sessionId },
       'user_revoked_others',
+      deps.clock.now(),
     );
     await deps.audit.record(
       tx,
@@ -124,13 +64,8 @@ export async function endOtherSessions(deps: Deps, p: Principal, meta: AuditRequ
 }
 
 /** An admin sees and ends the sessions a member holds in the admin's target scope (not those of other tenants). */
-export const inTargetScope = (target: TargetScope) =>
-  target.kind === 'partner'
-    ? and(eq(sessions.scope, 'partner'), eq(sessions.partnerId, target.partnerId))
-    : and(eq(sessions.scope, 'organization'), eq(sessions.orgId, target.orgId));
-
 export async function listMemberSessions(deps: Deps, target: TargetScope, userId: string) {
-  const rows = await liveSessions(deps.db, userId, deps.clock.now(), inTargetScope(target));
+  const rows = await liveSessions(deps.db, userId, deps.clock.now(), target);
   return { data: rows.map((s) => toSessionJson(s, null)) };
 }
 
@@ -143,12 +78,7 @@ export async function endMemberSession(
   meta: AuditRequestMeta,
   tx: Executor,
 ) {
-  const ended = await revoke(
-    deps,
-    tx,
-    and(eq(sessions.id, sessionId), eq(sessions.userId, userId), inTargetScope(target)),
-    'admin_revoked',
-  );
+  const ended = await endLiveSessions(tx, { userId, sessionId, target }, 'admin_revoked', deps.clock.now());
   if (!ended.length) throw notFound('session');
   await deps.audit.record(
     tx,

@@ -1,16 +1,15 @@
 // Proofs of presence made by a signed-in user: step-up (renews the session's auth_time) and going passwordless.
-import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Deps } from '../../deps.js';
-import { passkeys, sessions, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { stepUpMethods, type StepUpMethod } from '../../http/step-up.js';
-import type { AuditRequestMeta } from '../audit/writer.js';
-import { acceptTotp } from '../mfa/factors.js';
-import { acceptStepUpSms } from '../mfa/sms-service.js';
-import { advanceCounter, verifyAssertion, type VerifiedAssertion } from '../passkeys/assertion.js';
-import { verifyPassword } from './passwords.js';
+import type { AuditRequestMeta } from '../audit/index.js';
+import { acceptTotp } from '../mfa/index.js';
+import { acceptStepUpSms } from '../mfa/index.js';
+import { advanceCounter, verifyAssertion, type VerifiedAssertion } from '../passkeys/index.js';
+import { findUser, lockUser, verifyPassword } from '../identity/index.js';
+import { passkeyCount, removePasswordHash, renewAuthTime } from './repo.js';
 
 export interface ProofInput {
   password?: string;
@@ -35,7 +34,7 @@ async function checkProof(
   accepted: readonly StepUpMethod[],
 ): Promise<{ method: StepUpMethod; assertion?: VerifiedAssertion }> {
   const kind = kindOf(input);
-  const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
+  const user = await findUser(deps.db, p.userId);
   if (!user) throw new AppError('unauthenticated');
   if (kind === 'password') {
     await deps.limits.enforce('passwordRecheck', p.userId);
@@ -75,12 +74,8 @@ export async function stepUp(deps: Deps, p: Principal, input: ProofInput, meta: 
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     if (proof.assertion) await advanceCounter(tx, proof.assertion, now);
-    const renewed = await tx
-      .update(sessions)
-      .set({ authTime: now })
-      .where(and(eq(sessions.id, p.sessionId), isNull(sessions.revokedAt)))
-      .returning({ id: sessions.id });
-    if (!renewed.length) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
+    if (!(await renewAuthTime(tx, p.sessionId, now)))
+      throw new AppError('unauthenticated', 'The session has ended; sign in again.');
     await deps.audit.record(
       tx,
       {
@@ -134,28 +129,20 @@ export async function removePassword(
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     // Serialises against a concurrent passkey deletion or factor change of the same account.
-    await tx.execute(sql`select id from users where id = ${p.userId} for update`);
-    const [user] = await tx.select().from(users).where(eq(users.id, p.userId));
+    await lockUser(tx, p.userId);
+    const user = await findUser(tx, p.userId);
     if (!user?.passwordHash) throw new AppError('conflict', 'This account has no password.');
-    const keys = await tx.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, p.userId));
     const allowed = p.security.allowedMfaMethods;
-    const passkeyCount = allowed.passkey ? keys.length : 0;
+    const keys = await passkeyCount(tx, p.userId);
+    const passkeys = allowed.passkey ? keys : 0;
     const otherFactor =
       !p.security.phishingResistantOnly &&
       ((allowed.totp && Boolean(user.mfaSecret)) || (allowed.sms && user.mfaMethod === 'sms' && user.phoneVerified));
-    if (passkeyCount === 0 || (passkeyCount < 2 && !otherFactor))
-      throw new AppError('last_sign_in_method', undefined, { passkeys: passkeyCount, otherFactor });
+    if (passkeys === 0 || (passkeys < 2 && !otherFactor))
+      throw new AppError('last_sign_in_method', undefined, { passkeys, otherFactor });
     if (proof.assertion) await advanceCounter(tx, proof.assertion, now);
-    await tx
-      .update(users)
-      .set({
-        passwordHash: null,
-        passwordChangedAt: now,
-        credentialVersion: sql`${users.credentialVersion} + 1`,
-        updatedAt: now,
-      })
-      .where(eq(users.id, p.userId));
-    await tx.update(sessions).set({ authTime: now }).where(eq(sessions.id, p.sessionId));
+    await removePasswordHash(tx, p.userId, now);
+    await renewAuthTime(tx, p.sessionId, now, false);
     await deps.audit.record(
       tx,
       {

@@ -7,16 +7,23 @@ import { randomUUID } from 'node:crypto';
 import { pipeline, type Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse } from 'csv-parse';
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { contacts, sites } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { actorOf, type AuditRequestMeta } from '../audit/writer.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
+import { accessibleOrg } from '../tenants/index.js';
 import { ImportReport, type ImportSummary } from './import-report.js';
 import { ContactIndex, flat, type ContactFields } from './matching.js';
+import {
+  type ContactWrite,
+  contactPage,
+  insertContactBatch,
+  lockOrgImports,
+  siteNamesOf,
+  updateContactBatch,
+} from './repo.js';
 
 /** A new contact id as a flat string (see `flat`): the index keeps every id until the answer is written. */
 const newId = () => {
@@ -103,12 +110,12 @@ function checkHeader(names: string[]): string[] {
   return names;
 }
 
-export interface ImportOptions {
+export interface ImportRequest {
   orgId: string;
-  partnerId: string;
   dryRun: boolean;
   acknowledge: { externalId: string; action: 'merge' | 'create' }[];
 }
+type ImportOptions = ImportRequest & { partnerId: string };
 
 export interface ImportResult {
   summary: ImportSummary;
@@ -126,18 +133,6 @@ function slicer() {
   };
 }
 
-const contactColumns = {
-  id: contacts.id,
-  externalId: contacts.externalId,
-  previousId: contacts.previousId,
-  firstName: contacts.firstName,
-  lastName: contacts.lastName,
-  email: contacts.email,
-  phone: contacts.phone,
-  title: contacts.title,
-  siteId: contacts.siteId,
-};
-
 /** Indexes the organisation's contacts page by page (keyset): no page outlives its indexing. */
 async function loadContacts(
   tx: Executor,
@@ -147,12 +142,7 @@ async function loadContacts(
 ): Promise<void> {
   let after: string | null = null;
   for (;;) {
-    const page = await tx
-      .select(contactColumns)
-      .from(contacts)
-      .where(and(eq(contacts.orgId, orgId), after ? gt(contacts.id, after) : undefined))
-      .orderBy(asc(contacts.id))
-      .limit(LOAD_BATCH);
+    const page = await contactPage(tx, orgId, after, LOAD_BATCH);
     for (const c of page) {
       index.add(c.id, c);
       await breathe();
@@ -162,31 +152,7 @@ async function loadContacts(
   }
 }
 
-type Write = ContactFields & { id: string };
-
-/**
- * A batch travels as one JSON parameter expanded by jsonb_to_recordset: building and binding a multi-row VALUES list
- * costs about a millisecond of main-thread time per row through the ORM, the JSON text a few microseconds.
- */
-const RECORD = sql.raw(
-  'id uuid, site_id uuid, external_id text, previous_id text, first_name text, last_name text, email text, phone text, title text',
-);
-const recordset = (rows: Iterable<Write>) => {
-  const out: unknown[] = [];
-  for (const w of rows)
-    out.push({
-      id: w.id,
-      site_id: w.siteId,
-      external_id: w.externalId,
-      previous_id: w.previousId,
-      first_name: w.firstName,
-      last_name: w.lastName,
-      email: w.email,
-      phone: w.phone,
-      title: w.title,
-    });
-  return JSON.stringify(out);
-};
+type Write = ContactWrite;
 
 /**
  * Pending writes, flushed in batches: new contacts as one INSERT per batch, changed ones as one UPDATE per batch.
@@ -224,38 +190,34 @@ class Writer {
 
   async flush() {
     const at = this.now.toISOString();
+    // Each statement's JSON is built when it is called, before the pending map is cleared.
     if (this.updates.size) {
-      const rows = recordset(this.updates.values());
+      const written = updateContactBatch(this.tx, this.orgId, this.updates.values(), at);
       this.updates.clear();
-      await this.tx.execute(sql`
-        update contacts c set site_id = x.site_id, external_id = x.external_id, previous_id = x.previous_id, first_name = x.first_name,
-          last_name = x.last_name, email = x.email, phone = x.phone, title = x.title, updated_at = ${at}::timestamptz
-        from jsonb_to_recordset(${rows}::jsonb) as x(${RECORD})
-        where c.id = x.id and c.org_id = ${this.orgId}::uuid`);
+      await written;
     }
     if (this.inserts.size) {
-      const rows = recordset(this.inserts.values());
+      const written = insertContactBatch(this.tx, this.orgId, this.inserts.values(), at);
       this.inserts.clear();
-      await this.tx.execute(sql`
-        insert into contacts (id, org_id, site_id, external_id, previous_id, first_name, last_name, email, phone, title, created_at, updated_at)
-        select x.id, ${this.orgId}::uuid, x.site_id, x.external_id, x.previous_id, x.first_name, x.last_name, x.email, x.phone, x.title, ${at}::timestamptz, ${at}::timestamptz
-        from jsonb_to_recordset(${rows}::jsonb) as x(${RECORD})`);
+      await written;
     }
   }
 }
 
+/** Imports into an organisation the caller may act on (404 otherwise, before the file is read). */
 export async function importContacts(
   deps: Deps,
   p: Principal,
   source: Readable,
-  opts: ImportOptions,
+  request: ImportRequest,
   meta: AuditRequestMeta,
 ): Promise<ImportResult> {
+  const org = await accessibleOrg(deps.db, p, request.orgId);
+  const opts: ImportOptions = { ...request, orgId: org.id, partnerId: org.partnerId };
   const run = async (tx: Executor): Promise<ImportResult> => {
-    if (!opts.dryRun)
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`contacts-import:${opts.orgId}`}, 0))`);
+    if (!opts.dryRun) await lockOrgImports(tx, opts.orgId);
     const breathe = slicer();
-    const siteRows = await tx.select({ id: sites.id, name: sites.name }).from(sites).where(eq(sites.orgId, opts.orgId));
+    const siteRows = await siteNamesOf(tx, opts.orgId);
     const siteByName = new Map(siteRows.map((s) => [s.name.trim().toLowerCase(), s.id]));
     const index = new ContactIndex();
     await loadContacts(tx, opts.orgId, index, breathe);

@@ -8,9 +8,8 @@ import { AppError } from '../../http/errors.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../roles/catalog.js';
-import { accessibleOrg } from '../tenants/access.js';
-import { idParam } from '../tenants/schemas.js';
+import { PERMISSIONS as P } from '../../access/catalog.js';
+import { idParam } from '../tenants/index.js';
 import { importContacts, importResultJson } from './import-service.js';
 import { contactToJson, deleteContact, findContact, listContacts, updateContact } from './service.js';
 
@@ -180,14 +179,7 @@ export function contactRoutes(deps: Deps) {
           acknowledge = b.data.acknowledge ?? [];
           source = Readable.from(slices(b.data.csv));
         }
-        const org = await accessibleOrg(deps.db, p, orgId);
-        const result = await importContacts(
-          deps,
-          p,
-          source,
-          { orgId: org.id, partnerId: org.partnerId, dryRun, acknowledge },
-          metaOf(req),
-        );
+        const result = await importContacts(deps, p, source, { orgId, dryRun, acknowledge }, metaOf(req));
         // Streamed as built (importResultJson), the shape of `importResult`: a large report is not re-validated in
         // one blocking call.
         const body = Readable.from(importResultJson(result), { objectMode: false }) as unknown as z.infer<

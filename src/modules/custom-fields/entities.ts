@@ -6,7 +6,7 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { principalOf } from '../../http/guards.js';
-import { findContact } from '../contacts/service.js';
+import { findContact } from '../contacts/index.js';
 import { findDevice } from '../devices/index.js';
 import { PERMISSIONS as P, type PermissionKey } from '../../access/catalog.js';
 import { hasPermission } from '../roles/index.js';

@@ -1,12 +1,18 @@
 // The account's second factors as stored on the user row; each change bumps credential_version, which voids
 // pending login challenges (tempTokens) issued before it.
-import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { passkeys, users } from '../../db/schema/index.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { hashRecoveryCode, matchTotp } from './codes.js';
-
-type UserRow = typeof users.$inferSelect;
+import {
+  claimTotpStep,
+  clearFactors,
+  findUser,
+  hasPasskey,
+  storeFactorState,
+  storeRecoveryCodeHashes,
+  takeRecoveryCodeHash,
+  type UserRow,
+} from './repo.js';
 
 export const sealTotp = (box: SecretBox, userId: string, secret: string) => box.seal(secret, `totp:${userId}`);
 export const openTotp = (box: SecretBox, user: Pick<UserRow, 'id' | 'mfaSecret'>) =>
@@ -27,30 +33,16 @@ export async function acceptTotp(
   if (!secret || !/^\d{6}$/.test(code)) return false;
   const step = matchTotp(secret, code, nowMs);
   if (step === null) return false;
-  const rows = await db
-    .update(users)
-    .set({ mfaLastTotpStep: step })
-    .where(and(eq(users.id, user.id), or(isNull(users.mfaLastTotpStep), lt(users.mfaLastTotpStep, step))))
-    .returning({ id: users.id });
-  return rows.length === 1;
+  return claimTotpStep(db, user.id, step);
 }
 
 /** Consumes one recovery code atomically (jsonb array minus the element, only if present). */
 export async function consumeRecoveryCode(db: Executor, userId: string, code: string): Promise<boolean> {
-  const h = hashRecoveryCode(code);
-  const rows = await db
-    .update(users)
-    .set({ mfaRecoveryCodes: sql`${users.mfaRecoveryCodes} - ${h}::text` })
-    .where(and(eq(users.id, userId), sql`${users.mfaRecoveryCodes} ? ${h}`))
-    .returning({ id: users.id });
-  return rows.length === 1;
+  return takeRecoveryCodeHash(db, userId, hashRecoveryCode(code));
 }
 
 export async function setRecoveryCodes(db: Executor, userId: string, codes: string[]): Promise<void> {
-  await db
-    .update(users)
-    .set({ mfaRecoveryCodes: codes.map(hashRecoveryCode) })
-    .where(eq(users.id, userId));
+  await storeRecoveryCodeHashes(db, userId, codes.map(hashRecoveryCode));
 }
 
 /** What remains after a factor is removed: the primary method falls back to another enrolled factor. */
@@ -59,46 +51,22 @@ export async function recomputeFactors(
   userId: string,
   now: Date,
 ): Promise<{ mfaEnabled: boolean; mfaMethod: UserRow['mfaMethod'] }> {
-  const [u] = await db.select().from(users).where(eq(users.id, userId));
-  const [pk] = await db.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, userId)).limit(1);
+  const u = await findUser(db, userId);
   const backed = {
     totp: Boolean(u?.mfaSecret),
     sms: Boolean(u?.phoneVerified && u.phoneNumber && u.mfaMethod === 'sms'),
-    passkey: Boolean(pk),
+    passkey: await hasPasskey(db, userId),
   };
   // The primary method stays what it was while its factor remains; only a removed primary falls back.
   const current = u?.mfaMethod ?? null;
   const method: UserRow['mfaMethod'] =
     current && backed[current] ? current : backed.totp ? 'totp' : backed.passkey ? 'passkey' : null;
   const enabled = method !== null;
-  await db
-    .update(users)
-    .set({
-      mfaEnabled: enabled,
-      mfaMethod: method,
-      ...(enabled ? {} : { mfaRecoveryCodes: null, mfaLastTotpStep: null }),
-      credentialVersion: sql`${users.credentialVersion} + 1`,
-      updatedAt: now,
-    })
-    .where(eq(users.id, userId));
+  await storeFactorState(db, userId, { mfaEnabled: enabled, mfaMethod: method }, now);
   return { mfaEnabled: enabled, mfaMethod: method };
 }
 
 /** Removes every factor: secret, phone, recovery codes and passkeys (MFA disable and admin reset). */
 export async function clearAllFactors(db: Executor, userId: string, now: Date): Promise<void> {
-  await db.delete(passkeys).where(eq(passkeys.userId, userId));
-  await db
-    .update(users)
-    .set({
-      mfaSecret: null,
-      mfaEnabled: false,
-      mfaMethod: null,
-      mfaRecoveryCodes: null,
-      mfaLastTotpStep: null,
-      phoneNumber: null,
-      phoneVerified: false,
-      credentialVersion: sql`${users.credentialVersion} + 1`,
-      updatedAt: now,
-    })
-    .where(eq(users.id, userId));
+  await clearFactors(db, userId, now);
 }

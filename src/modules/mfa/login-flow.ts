@@ -1,18 +1,16 @@
 // The pending second step of a sign-in: a tempToken (5 minutes) bound to the user's credential version.
-import { eq } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { consumeFlow, countFlowAttempt, peekFlow, type Flow } from '../auth/flows.js';
-import type { SessionContext } from '../auth/sessions.js';
+import { consumeFlow, countFlowAttempt, peekFlow, type Flow, type SessionContext } from '../identity/index.js';
+import { findUser, type UserRow } from './repo.js';
 
 export const MAX_CODE_ATTEMPTS = 5;
 
 export interface PendingLogin {
   flow: Flow;
-  user: typeof users.$inferSelect;
+  user: UserRow;
   context: SessionContext;
 }
 
@@ -20,7 +18,7 @@ export interface PendingLogin {
 export async function pendingLogin(deps: Pick<Deps, 'db' | 'clock'>, tempToken: string): Promise<PendingLogin> {
   const flow = await peekFlow(deps.db, 'login_mfa', tempToken, deps.clock.now());
   if (!flow?.userId) throw new AppError('invalid_temp_token');
-  const [user] = await deps.db.select().from(users).where(eq(users.id, flow.userId));
+  const user = await findUser(deps.db, flow.userId);
   const data = flow.data as { context: SessionContext; credentialVersion: number };
   if (user?.status !== 'active' || user.credentialVersion !== data.credentialVersion)
     throw new AppError('invalid_temp_token');

@@ -1,5 +1,5 @@
 // MFA, phone and passkey routes (spec 4.3; CONTRACT 4). With ENABLE_2FA=false every one of them answers 404.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
@@ -7,9 +7,7 @@ import { AppError } from '../../http/errors.js';
 import { principalOf, requireMfa } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
-import { sha256 } from '../../platform/crypto.js';
-import { REFRESH_COOKIE } from '../auth/cookies.js';
-import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
+import { REFRESH_COOKIE, respondWithTokens, tokenResponse } from '../identity/index.js';
 import {
   deletePasskey,
   listPasskeys,
@@ -18,9 +16,8 @@ import {
   renamePasskey,
   verifyLoginPasskey,
   verifyRegistration,
-} from '../passkeys/service.js';
+} from '../passkeys/index.js';
 import { idParam } from '../roles/index.js';
-import { sessionHoldsRefresh } from './repo.js';
 import {
   deletePasskeyBody,
   disableBody,
@@ -55,12 +52,6 @@ export function mfaRoutes(deps: Deps) {
     const auth = deps.authenticate();
     const tags = ['mfa'];
 
-    /** The refresh cookie must be the calling session's own: only then can a replacement reach the client. */
-    const sessionBound = async (req: FastifyRequest) => {
-      const cookie = req.cookies[REFRESH_COOKIE];
-      if (!cookie) return false;
-      return sessionHoldsRefresh(deps.db, principalOf(req).sessionId, sha256(cookie));
-    };
     const withCodes = async (reply: FastifyReply, out: Awaited<ReturnType<typeof confirmTotpSetup>>) => ({
       ...(await respondWithTokens(deps, reply, out.issued)),
       recoveryCodes: out.recoveryCodes,
@@ -185,7 +176,8 @@ export function mfaRoutes(deps: Deps) {
         respondWithTokens(
           deps,
           reply,
-          await disableMfa(deps, principalOf(req), req.body, await sessionBound(req), metaOf(req)),
+          // The refresh cookie must be the calling session's own: only then can a replacement reach the client.
+          await disableMfa(deps, principalOf(req), req.body, req.cookies[REFRESH_COOKIE], metaOf(req)),
         ),
     );
 

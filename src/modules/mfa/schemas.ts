@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { presentedPasswordField } from '../auth/passwords.js';
+import { presentedPasswordField } from '../identity/index.js';
 
 export const tempTokenField = z.string().min(16).max(512);
 /** 6 digits, or a recovery code (16 characters, dashes and spaces allowed). */

@@ -1,17 +1,20 @@
 // TOTP enrolment, confirmation, recovery-code rotation and MFA disable (spec 3.4, 5.4; CONTRACT 4).
-import { and, desc, eq, gt, isNull } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
-import { authFlows, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
+import { sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { createFlow, voidFlows } from '../auth/flows.js';
-import { verifyPassword } from '../auth/passwords.js';
-import { revokeUserSessions, rotateCallerSession } from '../auth/sessions.js';
-import type { IssuedSession } from '../auth/token-response.js';
+import {
+  createFlow,
+  voidFlows,
+  verifyPassword,
+  revokeUserSessions,
+  rotateCallerSession,
+  type IssuedSession,
+} from '../identity/index.js';
 import { matchTotp, newRecoveryCodes, newTotpSecret, qrDataUrl, totpFor } from './codes.js';
 import { acceptTotp, clearAllFactors, consumeRecoveryCode, sealTotp, setRecoveryCodes } from './factors.js';
-import { sql } from 'drizzle-orm';
+import { findUser, latestLiveFlow, mfaEnabledOf, sessionHoldsRefresh, storeTotpFactor, takeFlowById } from './repo.js';
 
 export const SETUP_TTL_MS = 10 * 60 * 1000;
 
@@ -25,7 +28,7 @@ export function assertMethodAllowed(p: Principal, method: 'totp' | 'sms' | 'pass
 /** Starts (or restarts) a TOTP enrolment: a pending secret and ten recovery codes, valid 10 minutes. */
 export async function startTotpSetup(deps: Deps, p: Principal) {
   assertMethodAllowed(p, 'totp');
-  const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
+  const user = await findUser(deps.db, p.userId);
   if (!user) throw new AppError('unauthenticated');
   if (user.mfaSecret) throw new AppError('mfa_already_enabled', 'An authenticator app is already enrolled.');
   const secret = newTotpSecret();
@@ -60,19 +63,7 @@ export async function confirmTotpSetup(
 ): Promise<{ issued: IssuedSession; recoveryCodes: string[] }> {
   await deps.limits.enforce('mfaVerify', p.userId);
   const now = deps.clock.now();
-  const [pending] = await deps.db
-    .select()
-    .from(authFlows)
-    .where(
-      and(
-        eq(authFlows.userId, p.userId),
-        eq(authFlows.kind, 'mfa_setup'),
-        isNull(authFlows.consumedAt),
-        gt(authFlows.expiresAt, now),
-      ),
-    )
-    .orderBy(desc(authFlows.createdAt))
-    .limit(1);
+  const pending = await latestLiveFlow(deps.db, p.userId, 'mfa_setup', now);
   if (!pending) throw new AppError('invalid_mfa_setup');
   const data = pending.data as { secret: string; recoveryCodes: string };
   const secret = deps.box.open(data.secret, `totp-setup:${p.userId}`);
@@ -80,24 +71,18 @@ export async function confirmTotpSetup(
   const step = /^\d{6}$/.test(code) ? matchTotp(secret, code, now.getTime()) : null;
   if (step === null) throw new AppError('invalid_mfa_code');
   const issued = await deps.db.transaction(async (tx) => {
-    const taken = await tx
-      .update(authFlows)
-      .set({ consumedAt: now })
-      .where(and(eq(authFlows.id, pending.id), isNull(authFlows.consumedAt)))
-      .returning({ id: authFlows.id });
-    if (!taken.length) throw new AppError('invalid_mfa_setup');
-    const [user] = await tx.select().from(users).where(eq(users.id, p.userId));
-    await tx
-      .update(users)
-      .set({
-        mfaSecret: sealTotp(deps.box, p.userId, secret),
-        mfaEnabled: true,
+    if (!(await takeFlowById(tx, pending.id, now))) throw new AppError('invalid_mfa_setup');
+    const user = await findUser(tx, p.userId);
+    await storeTotpFactor(
+      tx,
+      p.userId,
+      {
+        sealedSecret: sealTotp(deps.box, p.userId, secret),
         mfaMethod: user?.mfaMethod && user.mfaMethod !== 'passkey' ? user.mfaMethod : 'totp',
-        mfaLastTotpStep: step,
-        credentialVersion: sql`${users.credentialVersion} + 1`,
-        updatedAt: now,
-      })
-      .where(eq(users.id, p.userId));
+        step,
+      },
+      now,
+    );
     await setRecoveryCodes(tx, p.userId, recoveryCodes);
     await revokeUserSessions(deps, tx, p.userId, 'mfa_enabled', p.sessionId);
     await deps.audit.record(
@@ -123,8 +108,7 @@ export async function confirmTotpSetup(
 export async function rotateRecoveryCodes(deps: Deps, p: Principal, meta: AuditRequestMeta): Promise<string[]> {
   const codes = newRecoveryCodes();
   await deps.db.transaction(async (tx) => {
-    const [user] = await tx.select({ mfaEnabled: users.mfaEnabled }).from(users).where(eq(users.id, p.userId));
-    if (!user?.mfaEnabled) throw new AppError('conflict', 'MFA is not enabled.');
+    if (!(await mfaEnabledOf(tx, p.userId))) throw new AppError('conflict', 'MFA is not enabled.');
     await setRecoveryCodes(tx, p.userId, codes);
     await deps.audit.record(
       tx,
@@ -144,19 +128,21 @@ export async function rotateRecoveryCodes(deps: Deps, p: Principal, meta: AuditR
 
 /**
  * Spec 5.4: password and a current code; clears every factor, revokes every other session and replaces the
- * calling one. Refused when a policy requires MFA (403) or when no refresh cookie can carry the new session (428).
+ * calling one. Refused when a policy requires MFA (403) or when no refresh cookie can carry the new session (428):
+ * `refreshToken` is the request's refresh cookie, which must be the calling session's own.
  */
 export async function disableMfa(
   deps: Deps,
   p: Principal,
   input: { currentPassword: string; code: string },
-  hasRefreshCookie: boolean,
+  refreshToken: string | undefined,
   meta: AuditRequestMeta,
 ): Promise<IssuedSession> {
+  const sessionBound = refreshToken ? await sessionHoldsRefresh(deps.db, p.sessionId, sha256(refreshToken)) : false;
   if (p.security.requireMfa) throw new AppError('org_requires_mfa');
-  if (!hasRefreshCookie) throw new AppError('session_binding_required');
+  if (!sessionBound) throw new AppError('session_binding_required');
   await deps.limits.enforce('passwordRecheck', p.userId);
-  const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
+  const user = await findUser(deps.db, p.userId);
   if (!user?.mfaEnabled) throw new AppError('conflict', 'MFA is not enabled.');
   if (!(await verifyPassword(user.passwordHash, input.currentPassword)))
     throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);

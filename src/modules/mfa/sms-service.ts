@@ -1,18 +1,32 @@
 // Phone verification, the SMS factor and one-time SMS codes (spec 5.4, section 8 limits).
-import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { authFlows, organizations, partners, users } from '../../db/schema/index.js';
 import { effectiveSecurity } from '../tenants/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { countFlowAttempt, createFlow, voidFlows } from '../auth/flows.js';
-import { revokeUserSessions, rotateCallerSession } from '../auth/sessions.js';
-import type { IssuedSession } from '../auth/token-response.js';
+import {
+  countFlowAttempt,
+  createFlow,
+  voidFlows,
+  revokeUserSessions,
+  rotateCallerSession,
+  type IssuedSession,
+} from '../identity/index.js';
 import { hashSmsCode, newRecoveryCodes, newSmsCode, randomSalt } from './codes.js';
 import { setRecoveryCodes } from './factors.js';
 import { MAX_CODE_ATTEMPTS, pendingLogin } from './login-flow.js';
+import {
+  enableSmsFactor,
+  findUser,
+  latestLiveFlow,
+  mfaMethodOf,
+  storeVerifiedPhone,
+  takeFlowById,
+  tenantSettingsOf,
+  type UserRow,
+  voidFlowById,
+} from './repo.js';
 import { assertMethodAllowed } from './setup-service.js';
 
 const CODE_TTL_MS = 10 * 60 * 1000;
@@ -68,32 +82,14 @@ async function checkCode(
   countWrong = true,
 ) {
   const now = deps.clock.now();
-  const [flow] = await db
-    .select()
-    .from(authFlows)
-    .where(
-      and(
-        eq(authFlows.userId, userId),
-        eq(authFlows.kind, kind),
-        isNull(authFlows.consumedAt),
-        gt(authFlows.expiresAt, now),
-      ),
-    )
-    .orderBy(desc(authFlows.createdAt))
-    .limit(1);
+  const flow = await latestLiveFlow(db, userId, kind, now);
   const data = flow?.data as { phone: string; salt: string; codeHash: string; purpose: string } | undefined;
   if (!flow || !data || data.purpose !== purpose) return null;
   if (hashSmsCode(data.salt, code) !== data.codeHash) {
-    if (countWrong && (await countFlowAttempt(db, flow.id)) >= MAX_CODE_ATTEMPTS)
-      await db.update(authFlows).set({ consumedAt: now }).where(eq(authFlows.id, flow.id));
+    if (countWrong && (await countFlowAttempt(db, flow.id)) >= MAX_CODE_ATTEMPTS) await voidFlowById(db, flow.id, now);
     return null;
   }
-  const taken = await db
-    .update(authFlows)
-    .set({ consumedAt: now })
-    .where(and(eq(authFlows.id, flow.id), isNull(authFlows.consumedAt)))
-    .returning({ id: authFlows.id });
-  return taken.length ? data.phone : null;
+  return (await takeFlowById(db, flow.id, now)) ? data.phone : null;
 }
 
 export async function startPhoneVerification(
@@ -116,17 +112,9 @@ export async function confirmPhone(deps: Deps, p: Principal, code: string, meta:
   const phone = await checkCode(deps, deps.db, 'phone_verify', p.userId, code, 'verify');
   if (!phone) throw new AppError('invalid_mfa_code');
   await deps.db.transaction(async (tx) => {
-    const [before] = await tx.select({ method: users.mfaMethod }).from(users).where(eq(users.id, p.userId));
+    const before = await mfaMethodOf(tx, p.userId);
     // A new number replaces the SMS factor's target; the factor itself stays on only if it was on.
-    await tx
-      .update(users)
-      .set({
-        phoneNumber: phone,
-        phoneVerified: true,
-        credentialVersion: sql`${users.credentialVersion} + 1`,
-        updatedAt: deps.clock.now(),
-      })
-      .where(eq(users.id, p.userId));
+    await storeVerifiedPhone(tx, p.userId, phone, deps.clock.now());
     await deps.audit.record(
       tx,
       {
@@ -136,7 +124,7 @@ export async function confirmPhone(deps: Deps, p: Principal, code: string, meta:
         orgId: p.orgId,
         resourceType: 'user',
         resourceId: p.userId,
-        details: { phoneLast4: phone.slice(-4), smsFactor: before?.method === 'sms' },
+        details: { phoneLast4: phone.slice(-4), smsFactor: before === 'sms' },
       },
       meta,
     );
@@ -150,21 +138,13 @@ export async function enableSmsMfa(
   meta: AuditRequestMeta,
 ): Promise<{ issued: IssuedSession; recoveryCodes: string[] }> {
   assertMethodAllowed(p, 'sms');
-  const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
+  const user = await findUser(deps.db, p.userId);
   if (!user?.phoneVerified || !user.phoneNumber) throw new AppError('phone_not_verified');
   const recoveryCodes = newRecoveryCodes();
   const now = deps.clock.now();
   const issued = await deps.db.transaction(async (tx) => {
-    await tx
-      .update(users)
-      // Enabling SMS makes it the method offered at sign-in (an enrolled app still accepts its codes).
-      .set({
-        mfaEnabled: true,
-        mfaMethod: 'sms',
-        credentialVersion: sql`${users.credentialVersion} + 1`,
-        updatedAt: now,
-      })
-      .where(eq(users.id, p.userId));
+    // Enabling SMS makes it the method offered at sign-in (an enrolled app still accepts its codes).
+    await enableSmsFactor(tx, p.userId, now);
     await setRecoveryCodes(tx, p.userId, recoveryCodes);
     await revokeUserSessions(deps, tx, p.userId, 'mfa_enabled', p.sessionId);
     await deps.audit.record(
@@ -187,13 +167,8 @@ export async function enableSmsMfa(
 }
 
 async function smsAllowedFor(db: Executor, ctx: { partnerId: string | null; orgId: string | null }): Promise<boolean> {
-  const [p] = ctx.partnerId
-    ? await db.select({ settings: partners.settings }).from(partners).where(eq(partners.id, ctx.partnerId))
-    : [];
-  const [o] = ctx.orgId
-    ? await db.select({ settings: organizations.settings }).from(organizations).where(eq(organizations.id, ctx.orgId))
-    : [];
-  return effectiveSecurity(p?.settings, o?.settings).allowedMfaMethods.sms;
+  const settings = await tenantSettingsOf(db, ctx);
+  return effectiveSecurity(settings.partner, settings.org).allowedMfaMethods.sms;
 }
 
 /**
@@ -202,7 +177,7 @@ async function smsAllowedFor(db: Executor, ctx: { partnerId: string | null; orgI
  */
 async function textOneTimeCode(
   deps: Deps,
-  user: typeof users.$inferSelect,
+  user: UserRow,
   o: { allowed: () => boolean | Promise<boolean>; limitKey: string; purpose: string; text: (code: string) => string },
 ): Promise<{ success: true; phoneLast4: string }> {
   if (!user.phoneVerified || !user.phoneNumber || user.mfaMethod !== 'sms')
@@ -239,7 +214,7 @@ const stepUpPurpose = (sessionId: string) => `stepup:${sessionId}`;
 /** Step-up by SMS: a code to the verified phone for this session, limited per session and per phone number. */
 export async function sendStepUpSms(deps: Deps, p: Principal): Promise<{ success: true; phoneLast4: string }> {
   if (!deps.config.enable2fa) throw new AppError('not_found', 'Second factors are turned off.');
-  const [user] = await deps.db.select().from(users).where(eq(users.id, p.userId));
+  const user = await findUser(deps.db, p.userId);
   if (!user) throw new AppError('unauthenticated');
   return textOneTimeCode(deps, user, {
     allowed: () => p.security.allowedMfaMethods.sms && !p.security.phishingResistantOnly,

@@ -2,8 +2,7 @@
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { startSession } from '../auth/login-service.js';
-import type { IssuedSession } from '../auth/token-response.js';
+import { startSession, type IssuedSession } from '../identity/index.js';
 import { looksLikeRecoveryCode } from './codes.js';
 import { acceptTotp, consumeRecoveryCode } from './factors.js';
 import { failedAttempt, pendingLogin, takePendingLogin, type PendingLogin } from './login-flow.js';

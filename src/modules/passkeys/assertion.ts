@@ -1,14 +1,13 @@
 // WebAuthn assertions outside the password sign-in: passwordless sign-in (discoverable credentials, empty
 // allowCredentials) and re-authentication of a signed-in user (step-up, removing the password). Each challenge is a
 // stored flow consumed on first use; user verification is required; the counter may never go backwards.
-import { and, eq } from 'drizzle-orm';
 // @simplewebauthn/server is imported where a ceremony runs (~0.3 s and ~20 MB to load, not needed to start).
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { passkeys } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
-import { consumeFlow, createFlow } from '../auth/flows.js';
+import { consumeFlow, createFlow } from '../identity/index.js';
+import { findByCredential, moveCounter, type PasskeyRow, passkeysOf } from './repo.js';
 
 export const ASSERTION_TTL_MS = 5 * 60 * 1000;
 
@@ -21,7 +20,6 @@ export type AssertionPurpose = 'passkey_login' | 'webauthn_reauth' | 'webauthn_l
 /** A passkey alone is possession and inherence only when the authenticator verified the user. */
 const requiresUserVerification = (purpose: AssertionPurpose) => purpose !== 'webauthn_login';
 type FlowRow = NonNullable<Awaited<ReturnType<typeof consumeFlow>>>;
-type PasskeyRow = typeof passkeys.$inferSelect;
 
 export const relyingParty = (deps: Pick<Deps, 'config'>) => ({
   rpID: new URL(deps.config.publicUrl).hostname,
@@ -46,7 +44,7 @@ export async function assertionOptions(
   userId: string | null,
   data: Record<string, unknown> = {},
 ) {
-  const keys = userId ? await deps.db.select().from(passkeys).where(eq(passkeys.userId, userId)) : [];
+  const keys = userId ? await passkeysOf(deps.db, userId) : [];
   if (userId && keys.length === 0) throw new AppError('invalid_challenge', 'This account has no passkey.');
   const { generateAuthenticationOptions } = await import('@simplewebauthn/server');
   const options = await generateAuthenticationOptions({
@@ -87,10 +85,7 @@ export async function verifyAssertion(
   const flow = challenge ? await consumeFlow(deps.db, purpose, `${purpose}:${challenge}`, deps.clock.now()) : null;
   if (!flow || (userId !== null && flow.userId !== userId) || !flowMatches(flow))
     throw new AppError('invalid_challenge');
-  const [key] = await deps.db
-    .select()
-    .from(passkeys)
-    .where(and(eq(passkeys.credentialId, String(credential.id)), userId ? eq(passkeys.userId, userId) : undefined));
+  const key = await findByCredential(deps.db, String(credential.id), userId);
   if (!key) throw new AppError('passkey_verification_failed', 'This passkey is not registered.');
   if (purpose === 'passkey_login') {
     const handle = credential.response?.userHandle;
@@ -128,10 +123,6 @@ export async function verifyAssertion(
 
 /** Compare-and-set on the counter: a cloned authenticator racing the real one cannot both pass. */
 export async function advanceCounter(tx: Executor, v: VerifiedAssertion, now: Date): Promise<void> {
-  const moved = await tx
-    .update(passkeys)
-    .set({ counter: v.newCounter, lastUsedAt: now, backedUp: v.backedUp })
-    .where(and(eq(passkeys.id, v.key.id), eq(passkeys.counter, v.key.counter)))
-    .returning({ id: passkeys.id });
-  if (!moved.length) throw new AppError('passkey_verification_failed', 'The signature counter did not advance.');
+  if (!(await moveCounter(tx, v.key, { counter: v.newCounter, backedUp: v.backedUp }, now)))
+    throw new AppError('passkey_verification_failed', 'The signature counter did not advance.');
 }

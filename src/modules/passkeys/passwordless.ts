@@ -1,24 +1,16 @@
 // Passkey-first sign-in (issue 19): no e-mail, no password. A user-verified passkey is possession and inherence at
 // once, so the session counts as MFA.
-import { eq } from 'drizzle-orm';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Deps } from '../../deps.js';
-import { users } from '../../db/schema/index.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { startSession } from '../auth/login-service.js';
-import { listMemberships, pickDefault, ssoEnforcedFor } from '../auth/memberships.js';
-import type { IssuedSession } from '../auth/token-response.js';
+import { startSession, listMemberships, pickDefault, ssoEnforcedFor, type IssuedSession } from '../identity/index.js';
 import { advanceCounter, assertionOptions, verifyAssertion, type VerifiedAssertion } from './assertion.js';
+import { findUser, type UserRow } from './repo.js';
 
 export const passwordlessOptions = (deps: Deps) => assertionOptions(deps, 'passkey_login', null);
 
-async function recordFailure(
-  deps: Deps,
-  user: typeof users.$inferSelect | null,
-  reason: string,
-  meta: AuditRequestMeta,
-) {
+async function recordFailure(deps: Deps, user: UserRow | null, reason: string, meta: AuditRequestMeta) {
   const ctx = user ? pickDefault(await listMemberships(deps.db, user.id)) : { partnerId: null, orgId: null };
   await deps.db.transaction((tx) =>
     deps.audit.record(
@@ -50,7 +42,7 @@ export async function passwordlessSignIn(
     if (err instanceof AppError) await recordFailure(deps, null, err.code, meta);
     throw err;
   }
-  const [user] = await deps.db.select().from(users).where(eq(users.id, verified.key.userId));
+  const user = await findUser(deps.db, verified.key.userId);
   const refusal = !user
     ? 'unknown_user'
     : user.status !== 'active'

@@ -1,28 +1,47 @@
 // Passkeys (spec 2.7, 5.4; CONTRACT 4) with @simplewebauthn/server: registration behind a password re-check,
 // single-use 5-minute challenges, a signature counter that may never go backwards.
-import { and, desc, eq, sql } from 'drizzle-orm';
 // @simplewebauthn/server is imported where a ceremony runs (~0.3 s and ~20 MB to load, not needed to start).
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Deps } from '../../deps.js';
-import { passkeys, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { consumeFlow, createFlow, voidFlows } from '../auth/flows.js';
-import { startSession } from '../auth/login-service.js';
-import { verifyPassword } from '../auth/passwords.js';
-import { revokeUserSessions } from '../auth/sessions.js';
-import type { IssuedSession } from '../auth/token-response.js';
-import { recomputeFactors } from '../mfa/factors.js';
-import { pendingLogin, recordSecondFactorFailure, takePendingLogin, type PendingLogin } from '../mfa/login-flow.js';
-import { assertMethodAllowed } from '../mfa/setup-service.js';
+import {
+  consumeFlow,
+  createFlow,
+  voidFlows,
+  startSession,
+  verifyPassword,
+  revokeUserSessions,
+  type IssuedSession,
+} from '../identity/index.js';
+import {
+  assertMethodAllowed,
+  type PendingLogin,
+  pendingLogin,
+  recomputeFactors,
+  recordSecondFactorFailure,
+  takePendingLogin,
+} from '../mfa/index.js';
 import { advanceCounter, assertionOptions, challengeOf, relyingParty, verifyAssertion } from './assertion.js';
+import {
+  deletePasskeyRow,
+  enablePasskeyFactor,
+  findOwnPasskey,
+  findUser,
+  insertPasskey,
+  lockUser,
+  type PasskeyRow,
+  passkeysNewestFirst,
+  passkeysOf,
+  renameOwnPasskey,
+} from './repo.js';
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 
 const rp = relyingParty;
 
-export const passkeyJson = (k: typeof passkeys.$inferSelect) => ({
+export const passkeyJson = (k: PasskeyRow) => ({
   id: k.id,
   name: k.name,
   createdAt: k.createdAt.toISOString(),
@@ -33,7 +52,7 @@ export const passkeyJson = (k: typeof passkeys.$inferSelect) => ({
 
 async function recheckPassword(deps: Deps, userId: string, password: string) {
   await deps.limits.enforce('passwordRecheck', userId);
-  const [user] = await deps.db.select().from(users).where(eq(users.id, userId));
+  const user = await findUser(deps.db, userId);
   if (!user || !(await verifyPassword(user.passwordHash, password)))
     throw new AppError('invalid_credentials', 'The current password is not correct.', {}, 400);
   return user;
@@ -42,7 +61,7 @@ async function recheckPassword(deps: Deps, userId: string, password: string) {
 export async function registrationOptions(deps: Deps, p: Principal, input: { currentPassword: string; name: string }) {
   assertMethodAllowed(p, 'passkey');
   const user = await recheckPassword(deps, p.userId, input.currentPassword);
-  const existing = await deps.db.select().from(passkeys).where(eq(passkeys.userId, p.userId));
+  const existing = await passkeysOf(deps.db, p.userId);
   const { rpID } = rp(deps);
   const { generateRegistrationOptions } = await import('@simplewebauthn/server');
   const options = await generateRegistrationOptions({
@@ -100,34 +119,22 @@ export async function verifyRegistration(
   const info = verification.registrationInfo;
   const name = (flow.data as { name: string }).name;
   const row = await deps.db.transaction(async (tx) => {
-    const [u] = await tx.select().from(users).where(eq(users.id, p.userId));
-    const [inserted] = await tx
-      .insert(passkeys)
-      .values({
-        userId: p.userId,
-        name,
-        credentialId: info.credential.id,
-        publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
-        counter: info.credential.counter,
-        transports: (credential.response.transports ?? []) as string[],
-        deviceType: info.credentialDeviceType,
-        backedUp: info.credentialBackedUp,
-        aaguid: info.aaguid,
-      })
-      .onConflictDoNothing()
-      .returning();
+    const u = await findUser(tx, p.userId);
+    const inserted = await insertPasskey(tx, {
+      userId: p.userId,
+      name,
+      credentialId: info.credential.id,
+      publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
+      counter: info.credential.counter,
+      transports: (credential.response.transports ?? []) as string[],
+      deviceType: info.credentialDeviceType,
+      backedUp: info.credentialBackedUp,
+      aaguid: info.aaguid,
+    });
     if (!inserted) throw new AppError('conflict', 'This passkey is already registered.');
     // The first passkey becomes the primary method only when no TOTP or SMS factor exists.
     const primary = u?.mfaMethod === 'totp' || u?.mfaMethod === 'sms' ? u.mfaMethod : 'passkey';
-    await tx
-      .update(users)
-      .set({
-        mfaEnabled: true,
-        mfaMethod: primary,
-        credentialVersion: sql`${users.credentialVersion} + 1`,
-        updatedAt: now,
-      })
-      .where(eq(users.id, p.userId));
+    await enablePasskeyFactor(tx, p.userId, primary, now);
     // Turning MFA on ends the password-only sessions elsewhere, as enabling TOTP or SMS does.
     if (!u?.mfaEnabled) {
       await revokeUserSessions(deps, tx, p.userId, 'mfa_enabled', p.sessionId);
@@ -164,20 +171,12 @@ export async function verifyRegistration(
 }
 
 export async function listPasskeys(deps: Deps, p: Principal) {
-  const rows = await deps.db
-    .select()
-    .from(passkeys)
-    .where(eq(passkeys.userId, p.userId))
-    .orderBy(desc(passkeys.createdAt));
+  const rows = await passkeysNewestFirst(deps.db, p.userId);
   return { data: rows.map(passkeyJson) };
 }
 
 export async function renamePasskey(deps: Deps, p: Principal, id: string, name: string) {
-  const [row] = await deps.db
-    .update(passkeys)
-    .set({ name })
-    .where(and(eq(passkeys.id, id), eq(passkeys.userId, p.userId)))
-    .returning();
+  const row = await renameOwnPasskey(deps.db, p.userId, id, name);
   if (!row) throw notFound('passkey');
   return { passkey: passkeyJson(row) };
 }
@@ -192,13 +191,10 @@ export async function deletePasskey(
   await recheckPassword(deps, p.userId, currentPassword);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
-    await tx.execute(sql`select id from users where id = ${p.userId} for update`);
-    const [row] = await tx
-      .select()
-      .from(passkeys)
-      .where(and(eq(passkeys.id, id), eq(passkeys.userId, p.userId)));
+    await lockUser(tx, p.userId);
+    const row = await findOwnPasskey(tx, p.userId, id);
     if (!row) throw notFound('passkey');
-    await tx.delete(passkeys).where(eq(passkeys.id, id));
+    await deletePasskeyRow(tx, id);
     const after = await recomputeFactors(tx, p.userId, now);
     if (!after.mfaEnabled && p.security.requireMfa && deps.config.enable2fa) throw new AppError('last_factor_required');
     await deps.audit.record(

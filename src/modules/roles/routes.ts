@@ -7,8 +7,6 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { requireStepUp } from '../../http/step-up.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { listMembers } from '../users/membership-repo.js';
-import { userRow, userListQuery } from '../users/schemas.js';
 import { resolveTarget } from '../tenants/index.js';
 import { ACTION_ALIASES, ACTIONS, CATALOG_ENTRIES, PERMISSIONS as P, RESOURCES } from '../../access/catalog.js';
 import {
@@ -27,7 +25,6 @@ import {
   cloneRole,
   createRole,
   deleteRole,
-  findRole,
   getRoleDetail,
   listRoles,
   roleEffectivePermissions,
@@ -192,25 +189,6 @@ export function roleRoutes(deps: Deps) {
               metaOf(req),
             ),
           ),
-    );
-
-    r.get(
-      '/roles/:id/users',
-      {
-        onRequest: [auth, full, requirePermission(P.USERS_READ)],
-        schema: {
-          tags,
-          summary: 'Members of the scope holding the role',
-          params: idParam,
-          querystring: userListQuery,
-          response: { 200: page(userRow), ...errors(400, 404), ...authErrors },
-        },
-      },
-      async (req) => {
-        const t = await target(req, req.query.orgId);
-        await findRole(deps.db, t, req.params.id);
-        return listMembers(deps.db, t, { ...req.query, roleId: req.params.id });
-      },
     );
 
     r.get(

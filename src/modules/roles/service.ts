@@ -29,7 +29,7 @@ import {
   updateRoleRow,
   type RoleRow,
 } from './repo.js';
-import { hasPermission, loadRoleChain, MAX_ROLE_DEPTH } from './resolver.js';
+import { hasPermission, loadRoleChain, MAX_ROLE_DEPTH } from '../../access/resolver.js';
 
 export async function findRole(db: Executor, target: TargetScope, id: string): Promise<RoleRow> {
   const row = await findRoleRow(db, target, id);

@@ -4,9 +4,9 @@
 import type { Tx } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
 import { loadRoleChain } from '../roles/index.js';
-import { revokeUserSessions } from '../auth/sessions.js';
+import { revokeUserSessions } from '../identity/index.js';
 import type { TargetScope } from '../tenants/index.js';
-import { deleteMembership, setMembershipRole } from '../users/membership-repo.js';
+import { deleteMembership, setMembershipRole } from '../users/index.js';
 import { assertScimAssignable, creatorPermissions } from './ceiling.js';
 import type { ScimCaller } from './context.js';
 import {

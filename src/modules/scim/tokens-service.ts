@@ -9,7 +9,7 @@ import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { findRole } from '../roles/index.js';
 import { auditTenant, findInScope, SCIM_TOKEN, type TargetScope } from '../tenants/index.js';
-import { assertWithinSiteScope } from '../users/guards.js';
+import { assertWithinSiteScope } from '../users/index.js';
 import { assertScimAssignable } from './ceiling.js';
 import { insertScimToken, listScimTokenRows, revokeScimTokenRow, roleNames, type ScimTokenRow } from './repo.js';
 

@@ -1,15 +1,17 @@
 // The request context of a service account (issue 17 §1): built from its key on every request, read live from the
 // database (key, account, role epoch), so a revoked key, an expired one, a disabled or deleted account, or a changed
 // role is refused or applied on the next request on every instance. Nothing here outlives a request.
+import type { AuditRecorder } from '../../access/audit.js';
+import type { ResolvedRole, RoleCache } from '../../access/resolver.js';
+import { effectiveSecurity } from '../../access/settings.js';
 import type { Db } from '../../db/connect.js';
+import type { ApiKeyAuthenticator } from '../../http/authenticate.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import type { RateLimits } from '../../http/rate-limit.js';
 import type { Clock } from '../../platform/clock.js';
-import { actorOf, type AuditRequestMeta, type AuditWriter } from '../audit/index.js';
-import type { ResolvedRole, RoleCache } from '../roles/index.js';
-import { effectiveSecurity } from '../tenants/index.js';
-import { ipAllowed, keyMatches, normaliseIp, parseApiKey } from './key-format.js';
+import { actorOf, type AuditRequestMeta } from '../audit/index.js';
+import { ipAllowed, keyMatches, looksLikeApiKey, normaliseIp, parseApiKey } from './key-format.js';
 import { addKeyIp, keyById, keyByPrefix, touchKey, type KeyAuthRow } from './repo.js';
 
 export interface KeyAuthDeps {
@@ -17,9 +19,16 @@ export interface KeyAuthDeps {
   roleCache: RoleCache;
   clock: Clock;
   limits: RateLimits;
-  audit: AuditWriter;
+  audit: AuditRecorder;
   apiKeyEnvironment: string;
 }
+
+/** The pipeline's view of service-account credentials (src/http/authenticate.ts), wired in by src/deps.ts. */
+export const apiKeyAuthenticator = (deps: KeyAuthDeps): ApiKeyAuthenticator => ({
+  looksLikeApiKey,
+  authenticateApiKey: (key, meta) => authenticateApiKey(deps, key, meta),
+  servicePrincipalForToken: (accountId, keyId, meta) => servicePrincipalForToken(deps, accountId, keyId, meta),
+});
 
 type KeyRow = KeyAuthRow;
 

@@ -10,7 +10,7 @@ import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, findInScope, SERVICE_ACCOUNT, type TargetScope } from '../tenants/index.js';
-import { assertTargetWithinCeiling, assertWithinSiteScope } from '../users/guards.js';
+import { assertTargetWithinCeiling, assertWithinSiteScope } from '../users/index.js';
 import {
   accountExtras,
   deleteAccountRow,

@@ -5,9 +5,9 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { metaOf } from '../../http/meta.js';
 import { errors } from '../../http/schemas.js';
-import { countRegistrationAttempt } from '../auth/registration-service.js';
-import { opaqueToken, registerPartnerBody } from '../auth/schemas.js';
-import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
+import { countRegistrationAttempt } from '../auth/index.js';
+import { opaqueToken, registerPartnerBody } from '../auth/index.js';
+import { respondWithTokens, tokenResponse } from '../identity/index.js';
 import { completeSetup, setupNeeded } from './service.js';
 
 export const setupBody = registerPartnerBody.extend({ token: opaqueToken });

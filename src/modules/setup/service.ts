@@ -1,21 +1,19 @@
 // First run: while no partner exists, a single-use setup link (1 hour, stored as its SHA-256) lets whoever started
 // the service create the first partner and its administrator. Any partner, however created, ends setup.
-import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { partners } from '../../db/schema/index.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { consumeFlow, createFlow } from '../auth/flows.js';
-import { registerPartner } from '../auth/registration-service.js';
+import { consumeFlow, createFlow } from '../identity/index.js';
+import { registerPartner } from '../auth/index.js';
+import { anyPartnerExists, tryXactLock } from './repo.js';
 
 export const SETUP_TTL_MS = 60 * 60 * 1000;
 /** Serialises setups across instances: two valid links cannot both create a "first" partner. */
 const SETUP_LOCK = 7242003;
 
 export async function setupNeeded(db: Executor): Promise<boolean> {
-  const [row] = await db.select({ id: partners.id }).from(partners).limit(1);
-  return !row;
+  return !(await anyPartnerExists(db));
 }
 
 /**
@@ -23,11 +21,7 @@ export async function setupNeeded(db: Executor): Promise<boolean> {
  * running elsewhere is refused at once (409) rather than waited for: only one of them can be the first.
  */
 export async function assertSetupOpen(tx: Executor): Promise<void> {
-  const result = await tx.execute(sql`select pg_try_advisory_xact_lock(${SETUP_LOCK}) as locked`);
-  const [row] = ((result as { rows?: { locked: boolean }[] }).rows ?? (result as unknown as { locked: boolean }[])) as {
-    locked: boolean;
-  }[];
-  if (!row?.locked) throw new AppError('setup_completed', 'Another setup is in progress.');
+  if (!(await tryXactLock(tx, SETUP_LOCK))) throw new AppError('setup_completed', 'Another setup is in progress.');
   if (!(await setupNeeded(tx))) throw new AppError('setup_completed');
 }
 

@@ -1,24 +1,41 @@
 // Who an identity asserted by a provider (OIDC or SAML) signs in as: an existing link, an existing account (linked at
 // once when nothing is escalated, otherwise after the account proves itself), or a new account (auto-provisioning).
 // The protocol modules verify the assertion; everything after that lives here, once for both.
-import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/connect.js';
-import {
-  organizationUsers,
-  organizations,
-  partnerUsers,
-  ssoIdentities,
-  ssoProviders,
-  users,
-} from '../../db/schema/index.js';
 import { AppError, type SsoFailureCode } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { consumeFlow, countFlowAttempt, createFlow, peekFlow } from '../auth/flows.js';
-import { startSession } from '../auth/login-service.js';
-import { proveAccount } from '../auth/proof.js';
-import type { SessionContext } from '../auth/sessions.js';
-import type { IssuedSession } from '../auth/token-response.js';
+import {
+  consumeFlow,
+  countFlowAttempt,
+  createFlow,
+  peekFlow,
+  startSession,
+  type SessionContext,
+  type IssuedSession,
+} from '../identity/index.js';
+import { proveAccount } from '../auth/index.js';
+import {
+  activateUser,
+  belongsElsewhere,
+  deleteOtherSubjects,
+  findProviderById,
+  findUser,
+  findUserByEmail,
+  identitiesOfUserAt,
+  identityBySubject,
+  type IdentityRow,
+  insertIdentity,
+  linkPreviewUser,
+  orgExists,
+  orgMemberRole,
+  partnerMemberRole,
+  type ProviderRow,
+  providerNameAndType,
+  providerStatusOf,
+  provisionAccount,
+  touchIdentity,
+} from './repo.js';
 
 export const EXCHANGE_TTL_MS = 60 * 1000;
 /** The link page of the console: a single-use flow (issue 13). */
@@ -27,7 +44,7 @@ export const MAX_LINK_ATTEMPTS = 5;
 /** `amr` values (RFC 8176) that name a second factor. */
 export const MFA_AMR = new Set(['mfa', 'otp', 'hwk', 'swk', 'sms', 'fpt', 'face']);
 
-type Provider = typeof ssoProviders.$inferSelect;
+type Provider = ProviderRow;
 
 /** A failure that ends the flow with a redirect to /login?error=<code> (codes catalogued in http/errors.ts). */
 export class SsoFailure extends Error {
@@ -128,28 +145,11 @@ export async function finishSignIn(
 
 async function membershipIn(tx: Tx, provider: Provider, userId: string): Promise<SessionContext | null> {
   if (provider.orgId) {
-    const [m] = await tx
-      .select({ roleId: organizationUsers.roleId })
-      .from(organizationUsers)
-      .where(and(eq(organizationUsers.orgId, provider.orgId), eq(organizationUsers.userId, userId)));
-    return m ? { scope: 'organization', partnerId: provider.partnerId, orgId: provider.orgId, roleId: m.roleId } : null;
+    const roleId = await orgMemberRole(tx, provider.orgId, userId);
+    return roleId ? { scope: 'organization', partnerId: provider.partnerId, orgId: provider.orgId, roleId } : null;
   }
-  const [m] = await tx
-    .select({ roleId: partnerUsers.roleId })
-    .from(partnerUsers)
-    .where(and(eq(partnerUsers.partnerId, provider.partnerId), eq(partnerUsers.userId, userId)));
-  return m ? { scope: 'partner', partnerId: provider.partnerId, orgId: null, roleId: m.roleId } : null;
-}
-
-/** A membership outside the provider's tenant (the organisation; for a partner-owned provider, the partner and its organisations). */
-async function belongsElsewhere(tx: Tx, provider: Provider, userId: string): Promise<boolean> {
-  const res = await tx.execute(sql`
-    select 1 from partner_users where user_id = ${userId} and (${provider.orgId}::uuid is not null or partner_id <> ${provider.partnerId})
-    union all
-    select 1 from organization_users where user_id = ${userId} and org_id is distinct from ${provider.orgId}::uuid
-      and (${provider.orgId}::uuid is not null or org_id not in (select id from organizations where partner_id = ${provider.partnerId}))
-    limit 1`);
-  return (res as unknown as { rows: unknown[] }).rows.length > 0;
+  const roleId = await partnerMemberRole(tx, provider.partnerId, userId);
+  return roleId ? { scope: 'partner', partnerId: provider.partnerId, orgId: null, roleId } : null;
 }
 
 type Resolution =
@@ -170,25 +170,19 @@ async function resolveIdentity(
   meta: AuditRequestMeta,
 ): Promise<Resolution> {
   const now = deps.clock.now();
-  const viaLink = async (link: typeof ssoIdentities.$inferSelect): Promise<Resolution> => {
-    const [u] = await tx.select().from(users).where(eq(users.id, link.userId));
+  const viaLink = async (link: IdentityRow): Promise<Resolution> => {
+    const u = await findUser(tx, link.userId);
     if (!u || u.status === 'disabled') return { error: 'account_disabled' };
     const ctx = await membershipIn(tx, provider, u.id);
     if (!ctx) return { error: 'no_org_access' };
-    await tx.update(ssoIdentities).set({ lastLoginAt: now, email: who.email }).where(eq(ssoIdentities.id, link.id));
+    await touchIdentity(tx, link.id, who.email, now);
     return { userId: u.id, context: ctx };
   };
-  const [link] = await tx
-    .select()
-    .from(ssoIdentities)
-    .where(and(eq(ssoIdentities.providerId, provider.id), eq(ssoIdentities.subject, who.subject)));
+  const link = await identityBySubject(tx, provider.id, who.subject);
   if (link) return viaLink(link);
-  const [existing] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${who.email})`).limit(1);
+  const existing = await findUserByEmail(tx, who.email);
   if (existing) {
-    const here = await tx
-      .select()
-      .from(ssoIdentities)
-      .where(and(eq(ssoIdentities.userId, existing.id), eq(ssoIdentities.providerId, provider.id)));
+    const here = await identitiesOfUserAt(tx, existing.id, provider.id);
     // A concurrent flow of the same person committed the account and its link between our two reads: that link is ours.
     const same = here.find((l) => l.subject === who.subject);
     if (same) return viaLink(same);
@@ -200,44 +194,28 @@ async function resolveIdentity(
     if (here.length || (await belongsElsewhere(tx, provider, existing.id)))
       return { link: { userId: existing.id, context: ctx } };
     await recordLink(deps, tx, provider, existing, who, 'automatic', meta);
-    if (existing.status === 'invited')
-      await tx.update(users).set({ status: 'active', updatedAt: now }).where(eq(users.id, existing.id));
+    if (existing.status === 'invited') await activateUser(tx, existing.id, now);
     return { userId: existing.id, context: ctx };
   }
   if (!provider.autoProvision) return { error: 'user_not_found' };
   if (!provider.defaultRoleId) return { error: 'default_role_required' };
-  if (provider.orgId) {
-    const [org] = await tx
-      .select({ id: organizations.id })
-      .from(organizations)
-      .where(eq(organizations.id, provider.orgId));
-    if (!org) return { error: 'provider_not_found' };
-  }
-  const [u] = await tx.insert(users).values({ email: who.email, name: who.name, status: 'active' }).returning();
-  if (provider.orgId)
-    await tx.insert(organizationUsers).values({ orgId: provider.orgId, userId: u!.id, roleId: provider.defaultRoleId });
-  else
-    await tx
-      .insert(partnerUsers)
-      .values({ partnerId: provider.partnerId, userId: u!.id, roleId: provider.defaultRoleId, orgAccess: 'none' });
-  await tx
-    .insert(ssoIdentities)
-    .values({ providerId: provider.id, userId: u!.id, subject: who.subject, email: who.email, lastLoginAt: now });
+  if (provider.orgId && !(await orgExists(tx, provider.orgId))) return { error: 'provider_not_found' };
+  const u = await provisionAccount(tx, { ...provider, defaultRoleId: provider.defaultRoleId }, who, now);
   await deps.audit.record(
     tx,
     {
       action: 'user.sso.provision',
-      actor: { userId: u!.id, email: u!.email },
+      actor: { userId: u.id, email: u.email },
       partnerId: provider.partnerId,
       orgId: provider.orgId,
       resourceType: 'user',
-      resourceId: u!.id,
+      resourceId: u.id,
       details: { providerId: provider.id, roleId: provider.defaultRoleId },
     },
     meta,
   );
   return {
-    userId: u!.id,
+    userId: u.id,
     context: provider.orgId
       ? { scope: 'organization', partnerId: provider.partnerId, orgId: provider.orgId, roleId: provider.defaultRoleId }
       : { scope: 'partner', partnerId: provider.partnerId, orgId: null, roleId: provider.defaultRoleId },
@@ -253,16 +231,13 @@ async function recordLink(
   how: 'automatic' | 'confirmed',
   meta: AuditRequestMeta,
 ) {
-  const [row] = await tx
-    .insert(ssoIdentities)
-    .values({
-      providerId: provider.id,
-      userId: user.id,
-      subject: who.subject,
-      email: who.email,
-      lastLoginAt: deps.clock.now(),
-    })
-    .returning({ id: ssoIdentities.id });
+  const identityId = await insertIdentity(tx, {
+    providerId: provider.id,
+    userId: user.id,
+    subject: who.subject,
+    email: who.email,
+    lastLoginAt: deps.clock.now(),
+  });
   await deps.audit.record(
     tx,
     {
@@ -271,7 +246,7 @@ async function recordLink(
       partnerId: provider.partnerId,
       orgId: provider.orgId,
       resourceType: 'sso_identity',
-      resourceId: row!.id,
+      resourceId: identityId,
       details: { providerId: provider.id, how },
     },
     meta,
@@ -292,11 +267,7 @@ async function federatedSession(
   data: ExchangeData,
   meta: AuditRequestMeta,
 ): Promise<IssuedSession> {
-  const [provider] = await tx
-    .select({ status: ssoProviders.status })
-    .from(ssoProviders)
-    .where(eq(ssoProviders.id, data.providerId));
-  if (provider?.status !== 'active')
+  if ((await providerStatusOf(tx, data.providerId)) !== 'active')
     throw new AppError('invalid_exchange_code', 'The SSO provider is no longer active.');
   return startSession(deps, tx, user, data.context, { mfa: data.mfa === true, method: 'sso', meta });
 }
@@ -307,7 +278,7 @@ export async function exchange(deps: Deps, code: string, meta: AuditRequestMeta)
   return deps.db.transaction(async (tx) => {
     const flow = await consumeFlow(tx, 'sso_exchange', code, now);
     if (!flow?.userId) throw new AppError('invalid_exchange_code');
-    const [u] = await tx.select().from(users).where(eq(users.id, flow.userId));
+    const u = await findUser(tx, flow.userId);
     if (u?.status !== 'active') throw new AppError('invalid_exchange_code');
     return federatedSession(deps, tx, u, flow.data as ExchangeData, meta);
   });
@@ -318,18 +289,8 @@ export async function linkPreview(deps: Deps, token: string) {
   const flow = await peekFlow(deps.db, 'sso_link', token, deps.clock.now());
   if (!flow?.userId) throw new AppError('sso_link_invalid');
   const data = flow.data as ExchangeData & { email: string };
-  const [u] = await deps.db
-    .select({
-      email: users.email,
-      mfaEnabled: users.mfaEnabled,
-      hasPassword: sql<boolean>`${users.passwordHash} is not null`,
-    })
-    .from(users)
-    .where(eq(users.id, flow.userId));
-  const [p] = await deps.db
-    .select({ name: ssoProviders.name, type: ssoProviders.type })
-    .from(ssoProviders)
-    .where(eq(ssoProviders.id, data.providerId));
+  const u = await linkPreviewUser(deps.db, flow.userId);
+  const p = await providerNameAndType(deps.db, data.providerId);
   if (!u || !p) throw new AppError('sso_link_invalid');
   return {
     email: u.email,
@@ -353,7 +314,7 @@ export async function confirmLink(
   const now = deps.clock.now();
   const flow = await peekFlow(deps.db, 'sso_link', input.flow, now);
   if (!flow?.userId) throw new AppError('sso_link_invalid');
-  const [u] = await deps.db.select().from(users).where(eq(users.id, flow.userId));
+  const u = await findUser(deps.db, flow.userId);
   if (!u || u.status === 'disabled') throw new AppError('sso_link_invalid');
   const refusal = await proveAccount(deps, u, input.password, input.code);
   if (refusal) {
@@ -364,22 +325,11 @@ export async function confirmLink(
   const data = flow.data as ExchangeData & { subject: string; email: string };
   return deps.db.transaction(async (tx) => {
     if (!(await consumeFlow(tx, 'sso_link', input.flow, now))) throw new AppError('sso_link_invalid');
-    const [provider] = await tx.select().from(ssoProviders).where(eq(ssoProviders.id, data.providerId));
+    const provider = await findProviderById(tx, data.providerId);
     if (provider?.status !== 'active') throw new AppError('sso_link_invalid', 'The SSO provider is no longer active.');
     // The owner confirmed: this subject replaces any other the account held at this provider.
-    await tx
-      .delete(ssoIdentities)
-      .where(
-        and(
-          eq(ssoIdentities.providerId, provider.id),
-          eq(ssoIdentities.userId, u.id),
-          ne(ssoIdentities.subject, data.subject),
-        ),
-      );
-    const [taken] = await tx
-      .select({ userId: ssoIdentities.userId })
-      .from(ssoIdentities)
-      .where(and(eq(ssoIdentities.providerId, provider.id), eq(ssoIdentities.subject, data.subject)));
+    await deleteOtherSubjects(tx, provider.id, u.id, data.subject);
+    const taken = await identityBySubject(tx, provider.id, data.subject);
     if (taken && taken.userId !== u.id)
       throw new AppError('conflict', 'This identity is already linked to another account.');
     if (!taken) await recordLink(deps, tx, provider, u, data, 'confirmed', meta);

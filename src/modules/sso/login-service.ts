@@ -1,15 +1,22 @@
 // The SSO login flow (spec 5.8; CONTRACT 6): authorization code + PKCE, state and nonce in an SSO session row
 // bound to the browser; identity resolution and the exchange code live in identity-service.ts (shared with SAML).
-import { and, eq, isNull, sql } from 'drizzle-orm';
 // openid-client is imported when an OpenID Connect sign-in runs (not needed to start).
 import type * as oidc from 'openid-client';
 import type { Deps } from '../../deps.js';
-import { ssoProviders, ssoSessions } from '../../db/schema/index.js';
 import type { SsoFailureCode } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import { failSignIn, finishSignIn, MFA_AMR, SsoFailure, type SignInOutcome } from './identity-service.js';
 import { openSecret } from './providers-service.js';
+import {
+  activeProviderForDomain,
+  activeProviderOf,
+  findProviderById,
+  insertSsoSession,
+  type ProviderRow,
+  ssoSessionByState,
+  takeSsoSession,
+} from './repo.js';
 import { startSamlLogin } from './saml-login.js';
 
 export { exchange, SsoFailure } from './identity-service.js';
@@ -24,7 +31,7 @@ export const bindingCookieOptions = (deps: Deps) => ({
   path: '/api/v1/sso',
 });
 
-type Provider = typeof ssoProviders.$inferSelect;
+type Provider = ProviderRow;
 
 /**
  * Only a same-site relative path: no scheme, no //host, no backslash tricks. Characters outside printable ASCII
@@ -46,17 +53,7 @@ export const loginUrl = (deps: Deps, ownerId: string) => `${deps.config.publicUr
 
 /** The active provider of an organisation, or the partner-owned one when the id is a partner's. */
 export async function activeProviderFor(deps: Deps, ownerId: string): Promise<Provider | null> {
-  const [p] = await deps.db
-    .select()
-    .from(ssoProviders)
-    .where(
-      and(
-        eq(ssoProviders.status, 'active'),
-        sql`(${ssoProviders.orgId} = ${ownerId} or (${ssoProviders.orgId} is null and ${ssoProviders.partnerId} = ${ownerId}))`,
-      ),
-    )
-    .limit(1);
-  return p ?? null;
+  return (await activeProviderOf(deps.db, ownerId)) ?? null;
 }
 
 export async function startLogin(
@@ -80,7 +77,7 @@ export async function startLogin(
   const nonce = client.randomNonce();
   const binding = randomToken();
   const now = deps.clock.now();
-  await deps.db.insert(ssoSessions).values({
+  await insertSsoSession(deps.db, {
     providerId: provider.id,
     stateHash: sha256(state),
     nonce: deps.box.seal(nonce, 'sso-nonce'),
@@ -115,26 +112,15 @@ export async function completeLogin(
   const state = typeof query.state === 'string' ? query.state : null;
   if (!state) throw new SsoFailure('invalid_state');
   const now = deps.clock.now();
-  const [row] = await deps.db
-    .select()
-    .from(ssoSessions)
-    .where(eq(ssoSessions.stateHash, sha256(state)))
-    .limit(1);
+  const row = await ssoSessionByState(deps.db, sha256(state));
   if (!row || row.consumedAt) throw new SsoFailure('invalid_state');
   if (row.expiresAt <= now) throw new SsoFailure('session_expired');
   if (!binding || sha256(binding) !== row.browserBindingHash) throw new SsoFailure('invalid_state');
-  const taken = await deps.db
-    .update(ssoSessions)
-    .set({ consumedAt: now })
-    .where(and(eq(ssoSessions.id, row.id), isNull(ssoSessions.consumedAt)))
-    .returning({ id: ssoSessions.id });
-  if (!taken.length) throw new SsoFailure('invalid_state');
+  if (!(await takeSsoSession(deps.db, row.id, now))) throw new SsoFailure('invalid_state');
   if (typeof query.error === 'string')
     throw new SsoFailure(query.error === 'access_denied' ? 'access_denied' : 'sso_failed');
 
-  const [provider] = row.providerId
-    ? await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, row.providerId))
-    : [];
+  const provider = row.providerId ? await findProviderById(deps.db, row.providerId) : undefined;
   if (provider?.status !== 'active') throw new SsoFailure('provider_not_found');
   if (provider.type !== 'oidc') throw new SsoFailure('invalid_state'); // a SAML request's session answers only at the ACS
 
@@ -210,17 +196,7 @@ export async function checkOwner(deps: Deps, ownerId: string) {
 /** From the email's domain only: never says whether the address has an account. */
 export async function discover(deps: Deps, email: string) {
   const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-  const [p] = await deps.db
-    .select()
-    .from(ssoProviders)
-    .where(
-      and(
-        eq(ssoProviders.status, 'active'),
-        sql`${domain} = any(string_to_array(${ssoProviders.allowedDomains}, ','))`,
-      ),
-    )
-    .orderBy(ssoProviders.createdAt)
-    .limit(1);
+  const p = await activeProviderForDomain(deps.db, domain);
   if (!p) return { ssoEnabled: false };
   const ownerId = p.orgId ?? p.partnerId;
   return {

@@ -1,9 +1,6 @@
 // SSO provider administration (spec 2.8, 4.4; CONTRACT 6): per organisation, or partner-owned.
-import { and, asc, eq, ne } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { ownedBy } from '../../db/tenant-scope.js';
-import { ssoIdentities, ssoProviders } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
@@ -11,9 +8,20 @@ import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js'
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';
 import { SSO_PRESETS } from './presets.js';
+import {
+  deleteIdentitiesOf,
+  deleteProviderRow,
+  findOwnedProvider,
+  insertProvider,
+  listOwnedProviders,
+  type NewProvider,
+  otherActiveProvider,
+  type ProviderRow,
+  updateProviderRow,
+} from './repo.js';
 import { acsUrl, certificateInfo, fetchMetadata, parseIdpMetadata, SamlXmlError, spMetadataUrl } from './saml.js';
 
-type Row = typeof ssoProviders.$inferSelect;
+type Row = ProviderRow;
 
 /** What an administrator registers at a SAML IdP, and what was read from its metadata. */
 const samlJson = (deps: Deps, r: Row) =>
@@ -52,21 +60,13 @@ export const providerToJson = (deps: Deps, r: Row) => ({
 });
 
 export async function findProvider(db: Executor, t: TargetScope, id: string): Promise<Row> {
-  const [row] = await db
-    .select()
-    .from(ssoProviders)
-    .where(and(eq(ssoProviders.id, id), ownedBy(t, ssoProviders)))
-    .limit(1);
+  const row = await findOwnedProvider(db, t, id);
   if (!row) throw notFound('SSO provider');
   return row;
 }
 
 export async function listProviders(deps: Deps, t: TargetScope) {
-  const rows = await deps.db
-    .select()
-    .from(ssoProviders)
-    .where(ownedBy(t, ssoProviders))
-    .orderBy(asc(ssoProviders.name), asc(ssoProviders.id));
+  const rows = await listOwnedProviders(deps.db, t);
   return { data: rows.map((r) => providerToJson(deps, r)), nextCursor: null };
 }
 
@@ -169,7 +169,7 @@ export async function createProvider(
     throw new AppError('unsupported_provider_type');
   const preset = SSO_PRESETS.find((p) => p.id === input.preset);
   let protocol: Pick<
-    typeof ssoProviders.$inferInsert,
+    NewProvider,
     | 'type'
     | 'issuer'
     | 'clientId'
@@ -213,21 +213,18 @@ export async function createProvider(
   }
   return deps.db.transaction(async (tx) => {
     await checkDefaultRole(tx, t, input.autoProvision ?? false, input.defaultRoleId ?? null, caller);
-    const [row] = await tx
-      .insert(ssoProviders)
-      .values({
-        partnerId: t.partnerId,
-        orgId: t.orgId,
-        name: input.name,
-        status: 'inactive',
-        ...protocol,
-        autoProvision: input.autoProvision ?? false,
-        defaultRoleId: input.defaultRoleId ?? null,
-        allowedDomains: input.allowedDomains ?? '',
-        enforceSso: input.enforceSSO ?? false,
-        trustIdpMfa: input.trustIdpMfa ?? false,
-      })
-      .returning();
+    const row = await insertProvider(tx, {
+      partnerId: t.partnerId,
+      orgId: t.orgId,
+      name: input.name,
+      status: 'inactive',
+      ...protocol,
+      autoProvision: input.autoProvision ?? false,
+      defaultRoleId: input.defaultRoleId ?? null,
+      allowedDomains: input.allowedDomains ?? '',
+      enforceSso: input.enforceSSO ?? false,
+      trustIdpMfa: input.trustIdpMfa ?? false,
+    });
     await deps.audit.record(
       tx,
       {
@@ -235,12 +232,12 @@ export async function createProvider(
         actor: actorOf(caller),
         ...auditTenant(t),
         resourceType: 'sso_provider',
-        resourceId: row!.id,
+        resourceId: row.id,
         details: { name: input.name, type: protocol.type, issuer: protocol.issuer, preset: input.preset ?? null },
       },
       meta,
     );
-    return { ...providerToJson(deps, row!), ...warningsFor(row!, input) };
+    return { ...providerToJson(deps, row), ...warningsFor(row, input) };
   });
 }
 
@@ -276,44 +273,33 @@ export async function updateProvider(
       input.status === 'active';
     await checkDefaultRole(tx, t, autoProvision, defaultRoleId, widens ? caller : null);
     if (input.status === 'active') {
-      const [other] = await tx
-        .select({ id: ssoProviders.id })
-        .from(ssoProviders)
-        .where(and(ownedBy(t, ssoProviders), eq(ssoProviders.status, 'active'), ne(ssoProviders.id, id)))
-        .limit(1);
-      if (other) throw new AppError('conflict', 'Another provider is already active here; deactivate it first.');
+      if (await otherActiveProvider(tx, t, id))
+        throw new AppError('conflict', 'Another provider is already active here; deactivate it first.');
     }
-    const [row] = await tx
-      .update(ssoProviders)
-      .set({
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(issuer !== undefined ? { issuer } : {}),
-        ...(md
-          ? { metadataXml: md.xml, metadataUrl: input.metadataUrl ?? null, idpCerts: md.certs, idpSsoUrl: md.ssoUrl }
-          : {}),
-        ...(input.emailAttribute !== undefined ? { emailAttribute: input.emailAttribute } : {}),
-        ...(input.nameAttribute !== undefined ? { nameAttribute: input.nameAttribute } : {}),
-        ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
-        ...(input.clientSecret !== undefined
-          ? { clientSecret: input.clientSecret ? deps.box.seal(input.clientSecret, 'sso-client-secret') : null }
-          : {}),
-        ...(input.scopes !== undefined ? { scopes: input.scopes } : {}),
-        ...(input.allowedDomains !== undefined ? { allowedDomains: input.allowedDomains } : {}),
-        ...(input.enforceSSO !== undefined ? { enforceSso: input.enforceSSO } : {}),
-        ...(input.trustIdpMfa !== undefined ? { trustIdpMfa: input.trustIdpMfa } : {}),
-        ...(input.status !== undefined ? { status: input.status } : {}),
-        autoProvision,
-        defaultRoleId,
-        updatedAt: deps.clock.now(),
-      })
-      .where(eq(ssoProviders.id, id))
-      .returning();
+    const row = await updateProviderRow(tx, id, {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(issuer !== undefined ? { issuer } : {}),
+      ...(md
+        ? { metadataXml: md.xml, metadataUrl: input.metadataUrl ?? null, idpCerts: md.certs, idpSsoUrl: md.ssoUrl }
+        : {}),
+      ...(input.emailAttribute !== undefined ? { emailAttribute: input.emailAttribute } : {}),
+      ...(input.nameAttribute !== undefined ? { nameAttribute: input.nameAttribute } : {}),
+      ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
+      ...(input.clientSecret !== undefined
+        ? { clientSecret: input.clientSecret ? deps.box.seal(input.clientSecret, 'sso-client-secret') : null }
+        : {}),
+      ...(input.scopes !== undefined ? { scopes: input.scopes } : {}),
+      ...(input.allowedDomains !== undefined ? { allowedDomains: input.allowedDomains } : {}),
+      ...(input.enforceSSO !== undefined ? { enforceSso: input.enforceSSO } : {}),
+      ...(input.trustIdpMfa !== undefined ? { trustIdpMfa: input.trustIdpMfa } : {}),
+      ...(input.status !== undefined ? { status: input.status } : {}),
+      autoProvision,
+      defaultRoleId,
+      updatedAt: deps.clock.now(),
+    });
     // A subject means something only at its issuer: links made at the old one must not sign anyone in at the new one.
     const issuerChanged = issuer !== undefined && issuer !== current.issuer;
-    const unlinked = issuerChanged
-      ? (await tx.delete(ssoIdentities).where(eq(ssoIdentities.providerId, id)).returning({ id: ssoIdentities.id }))
-          .length
-      : 0;
+    const unlinked = issuerChanged ? await deleteIdentitiesOf(tx, id) : 0;
     const changed = Object.keys(input)
       .filter((k) => k !== 'clientSecret' && k !== 'metadataXml')
       .concat(md ? ['metadata'] : [])
@@ -335,7 +321,7 @@ export async function updateProvider(
       },
       meta,
     );
-    return { ...providerToJson(deps, row!), ...warningsFor(row!, input) };
+    return { ...providerToJson(deps, row), ...warningsFor(row, input) };
   });
 }
 
@@ -348,7 +334,7 @@ export async function deleteProvider(
 ) {
   await deps.db.transaction(async (tx) => {
     const current = await findProvider(tx, t, id);
-    await tx.delete(ssoProviders).where(eq(ssoProviders.id, id)); // identities cascade
+    await deleteProviderRow(tx, id); // identities cascade
     await deps.audit.record(
       tx,
       {
@@ -373,7 +359,7 @@ export async function testProvider(deps: Deps, t: TargetScope, id: string) {
   try {
     const config = await deps.oidc.discover(p.issuer, p.clientId, openSecret(deps, p));
     const m = config.serverMetadata();
-    await deps.db.update(ssoProviders).set({ lastTestedOkAt: deps.clock.now() }).where(eq(ssoProviders.id, p.id));
+    await updateProviderRow(deps.db, p.id, { lastTestedOkAt: deps.clock.now() });
     return {
       ok: true as const,
       issuer: m.issuer,
@@ -402,13 +388,10 @@ async function testSamlProvider(deps: Deps, p: Row) {
     const certificates = certificateInfo(md.certs, deps.clock.now());
     if (certificates.every((c) => c.expired))
       return { ok: false as const, error: 'Every signing certificate in the metadata has expired.' };
-    await deps.db
-      .update(ssoProviders)
-      .set({
-        lastTestedOkAt: deps.clock.now(),
-        ...(p.metadataUrl ? { metadataXml: xml, idpCerts: md.certs, idpSsoUrl: md.ssoUrl } : {}),
-      })
-      .where(eq(ssoProviders.id, p.id));
+    await updateProviderRow(deps.db, p.id, {
+      lastTestedOkAt: deps.clock.now(),
+      ...(p.metadataUrl ? { metadataXml: xml, idpCerts: md.certs, idpSsoUrl: md.ssoUrl } : {}),
+    });
     return { ok: true as const, type: 'saml' as const, issuer: md.entityId, ssoUrl: md.ssoUrl, certificates };
   } catch (err) {
     return {

@@ -8,11 +8,11 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
 import { notFound } from '../../http/errors.js';
-import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
+import { respondWithTokens, tokenResponse } from '../identity/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
-import { findMember } from '../users/membership-repo.js';
+import { findMember } from '../users/index.js';
 import { identitiesOf, unlinkOwnIdentity } from './identities-service.js';
 import { confirmLink, linkPreview, type SignInOutcome } from './identity-service.js';
 

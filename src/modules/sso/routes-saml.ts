@@ -3,18 +3,14 @@
 // the browser call them. Failures end as the OIDC callback's do, in `${APP_URL}/login?error=<code>`.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { ssoProviders } from '../../db/schema/index.js';
-import { notFound } from '../../http/errors.js';
 import { metaOf } from '../../http/meta.js';
 import { errors } from '../../http/schemas.js';
 import { BINDING_COOKIE, bindingCookieOptions } from './login-service.js';
 import { landingUrl } from './routes-identities.js';
-import { completeSamlReturn, consumeSamlResponse, MAX_SAML_RESPONSE } from './saml-login.js';
+import { completeSamlReturn, consumeSamlResponse, MAX_SAML_RESPONSE, samlProviderMetadata } from './saml-login.js';
 import { SsoFailure } from './identity-service.js';
-import { spMetadataXml } from './saml.js';
 import { acsBody, samlReturnQuery } from './schemas.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -46,14 +42,9 @@ export function samlRoutes(deps: Deps) {
         },
       },
       async (req, reply) => {
-        const [p] = await deps.db
-          .select()
-          .from(ssoProviders)
-          .where(and(eq(ssoProviders.id, req.params.providerId), eq(ssoProviders.type, 'saml')))
-          .limit(1);
-        if (!p) throw notFound('SAML provider');
+        const xml = await samlProviderMetadata(deps, req.params.providerId);
         reply.header('content-type', METADATA_TYPE);
-        return spMetadataXml(deps, p);
+        return xml;
       },
     );
 

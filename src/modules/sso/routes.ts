@@ -7,7 +7,7 @@ import { requireStepUp } from '../../http/step-up.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { respondWithTokens, tokenResponse } from '../auth/token-response.js';
+import { respondWithTokens, tokenResponse } from '../identity/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
 import { findInScope, resolveTarget, SSO_PROVIDER } from '../tenants/index.js';

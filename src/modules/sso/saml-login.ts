@@ -4,17 +4,23 @@
 // signed assertion, single use of the assertion in the shared store). A cross-site POST carries no SameSite=Lax
 // cookie, so the ACS hands the verified identity to GET /sso/saml/return, where the browser binding is checked and
 // the shared sign-in (identity-service.ts) runs, exactly as for OIDC.
-import { and, eq, isNull } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
-import { ssoProviders, ssoSessions } from '../../db/schema/index.js';
-import type { SsoFailureCode } from '../../http/errors.js';
+import { notFound, type SsoFailureCode } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { consumeFlow, createFlow } from '../auth/flows.js';
+import { consumeFlow, createFlow } from '../identity/index.js';
 import { failSignIn, finishSignIn, SsoFailure, type AssertedIdentity, type SignInOutcome } from './identity-service.js';
-import { acsUrl, CLOCK_SKEW_MS, parseXml, samlFor, samlReturnUrl, type SamlXmlError } from './saml.js';
+import {
+  findProviderById,
+  findSamlProviderById,
+  insertSsoSession,
+  type ProviderRow,
+  ssoSessionByState,
+  takeSsoSession,
+} from './repo.js';
+import { acsUrl, CLOCK_SKEW_MS, parseXml, samlFor, samlReturnUrl, spMetadataXml, type SamlXmlError } from './saml.js';
 
-type Provider = typeof ssoProviders.$inferSelect;
+type Provider = ProviderRow;
 
 const SAML_NS = 'urn:oasis:names:tc:SAML:2.0:assertion';
 const TRANSIENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient';
@@ -67,6 +73,13 @@ const SURNAME = [
   'User.LastName',
 ];
 
+/** Our SP metadata for a SAML provider (GET /sso/saml/:providerId/metadata). */
+export async function samlProviderMetadata(deps: Deps, providerId: string): Promise<string> {
+  const p = await findSamlProviderById(deps.db, providerId);
+  if (!p) throw notFound('SAML provider');
+  return spMetadataXml(deps, p);
+}
+
 /** SP-initiated login: an AuthnRequest (HTTP-Redirect) whose id is the SSO session's state. */
 export async function startSamlLogin(
   deps: Deps,
@@ -77,7 +90,7 @@ export async function startSamlLogin(
   const requestId = `_${randomToken(24)}`;
   const binding = randomToken();
   const location = await (await samlFor(deps, provider, { requestId })).getAuthorizeUrlAsync('', undefined, {});
-  await deps.db.insert(ssoSessions).values({
+  await insertSsoSession(deps.db, {
     providerId: provider.id,
     stateHash: sha256(requestId),
     nonce: deps.box.seal(requestId, 'sso-nonce'),
@@ -146,17 +159,11 @@ export async function consumeSamlResponse(
   // IdP-initiated sign-in (no InResponseTo) is off: every response must answer a request this service sent.
   const inResponseTo = attr(root, 'InResponseTo');
   if (!inResponseTo || inResponseTo.length > 200) throw new SsoFailure('invalid_state');
-  const [session] = await deps.db
-    .select()
-    .from(ssoSessions)
-    .where(eq(ssoSessions.stateHash, sha256(inResponseTo)))
-    .limit(1);
+  const session = await ssoSessionByState(deps.db, sha256(inResponseTo));
   // A consumed session is still verified: an assertion posted again is then refused by its single-use claim.
   if (!session) throw new SsoFailure('invalid_state');
   if (session.expiresAt <= deps.clock.now()) throw new SsoFailure('session_expired');
-  const [provider] = session.providerId
-    ? await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, session.providerId))
-    : [];
+  const provider = session.providerId ? await findProviderById(deps.db, session.providerId) : undefined;
   if (provider?.status !== 'active' || provider.type !== 'saml') throw new SsoFailure('provider_not_found');
   const fail = async (code: SsoFailureCode, why: string) => {
     deps.logger.warn({ providerId: provider.id, reason: why }, 'saml response refused');
@@ -217,12 +224,8 @@ export async function consumeSamlResponse(
     ))
   )
     throw await fail('assertion_replayed', 'assertion already used');
-  const taken = await deps.db
-    .update(ssoSessions)
-    .set({ consumedAt: deps.clock.now() })
-    .where(and(eq(ssoSessions.id, session.id), isNull(ssoSessions.consumedAt)))
-    .returning({ id: ssoSessions.id });
-  if (!taken.length) throw await fail('invalid_state', 'the request was answered already');
+  if (!(await takeSsoSession(deps.db, session.id, deps.clock.now())))
+    throw await fail('invalid_state', 'the request was answered already');
 
   const attrs = attributesOf(assertion);
   const email =
@@ -271,7 +274,7 @@ export async function completeSamlReturn(
   const flow = await consumeFlow(deps.db, 'saml_return', token, deps.clock.now());
   if (!flow) throw new SsoFailure('invalid_state');
   const data = flow.data as ReturnData;
-  const [provider] = await deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, data.providerId));
+  const provider = await findProviderById(deps.db, data.providerId);
   if (provider?.status !== 'active') throw new SsoFailure('provider_not_found');
   if (!binding || sha256(binding) !== data.bindingHash) throw await failSignIn(deps, provider, 'invalid_state', meta);
   const outcome = await finishSignIn(deps, provider, data.who, meta);

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
-import { refusalOf, scopeReasons } from '../access/decision.js';
+import { scopeReasons } from '../../access/decision.js';
+import { refusalOf } from '../../http/refusal.js';
 import {
   contactWithPartner,
   deviceWithPartner,

@@ -1,5 +1,6 @@
 // The tenants module's public face: the only file other modules may import (the app mounts routes.ts itself).
-export { accessibleOrg, assertFullPartnerAccess, groupRestriction, scopeOf, siteRestriction } from './access.js';
+export { accessibleOrg, assertFullPartnerAccess } from './access.js';
+export { groupRestriction, scopeOf, siteRestriction } from '../../access/scope.js';
 export {
   BY_ID_ROUTES,
   byIdQuery,
@@ -34,5 +35,5 @@ export {
   MSP_ACCESS,
   mspAccessOf,
   standingAccessLapseDaysOf,
-} from './settings.js';
+} from '../../access/settings.js';
 export { findGroup, findSite } from './sites-service.js';

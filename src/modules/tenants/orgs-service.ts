@@ -6,9 +6,10 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { slugify } from '../auth/registration-service.js';
+import { slugify } from '../../platform/slug.js';
 import { bumpAuthzEpoch } from '../roles/index.js';
-import { accessibleOrg, assertFullPartnerAccess, scopeOf } from './access.js';
+import { scopeOf } from '../../access/scope.js';
+import { accessibleOrg, assertFullPartnerAccess } from './access.js';
 import { ipAllowed } from '../../platform/cidr.js';
 import { adminsOfBothSides } from '../access/admins.js';
 import { accessMails } from '../access/mail-templates.js';
@@ -32,7 +33,7 @@ import {
   mspStrictness,
   normaliseAllowlist,
   type TenantSettings,
-} from './settings.js';
+} from '../../access/settings.js';
 
 type OrgRow = OrganizationRow;
 export const orgToJson = (o: OrgRow) => ({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { tenantSettingsSchema } from './settings.js';
+import { tenantSettingsSchema } from '../../access/settings.js';
 
 const slug = z
   .string()

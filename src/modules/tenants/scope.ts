@@ -4,7 +4,8 @@ import type { Executor } from '../../db/connect.js';
 import type { Target } from '../../db/tenant-scope.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { orgAccessReasons, refusalOf } from '../access/decision.js';
+import { orgAccessReasons } from '../../access/decision.js';
+import { refusalOf } from '../../http/refusal.js';
 import { partnerOrgId, partnerOrgRows } from './repo.js';
 
 export type TargetScope = Target;

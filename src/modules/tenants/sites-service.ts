@@ -6,7 +6,8 @@ import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { accessibleOrg, groupRestriction, scopeOf, siteRestriction } from './access.js';
+import { groupRestriction, scopeOf, siteRestriction } from '../../access/scope.js';
+import { accessibleOrg } from './access.js';
 import { DEVICE_GROUP, SITE, findInScope } from './by-id.js';
 import {
   deleteGroupRow,

@@ -1,10 +1,9 @@
 // Escalation guards for user administration: the target's powers, the last administrator, other tenants.
-import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { organizationUsers, organizations, partnerUsers, partners, users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { assertWithinCeiling, loadRoleChain } from '../roles/index.js';
+import { activePartnerMembers, countIdsInOrg, lockPartnerRow, orgMembershipsOf, partnerMembershipsOf } from './repo.js';
 
 /** A caller may only administer a member whose role grants no more than the caller holds. */
 export async function assertTargetWithinCeiling(db: Executor, caller: Principal, targetRoleId: string): Promise<void> {
@@ -40,12 +39,8 @@ export function assertWithinSiteScope(
  * administrators demoting each other at once cannot both succeed.
  */
 export async function assertNotLastAdmin(tx: Executor, partnerId: string, userId: string): Promise<void> {
-  await tx.execute(sql`select id from ${partners} where id = ${partnerId} for update`);
-  const members = await tx
-    .select({ userId: partnerUsers.userId, roleId: partnerUsers.roleId })
-    .from(partnerUsers)
-    .innerJoin(users, eq(users.id, partnerUsers.userId))
-    .where(and(eq(partnerUsers.partnerId, partnerId), eq(users.status, 'active')));
+  await lockPartnerRow(tx, partnerId);
+  const members = await activePartnerMembers(tx, partnerId);
   const adminRoles = new Set<string>();
   for (const roleId of new Set(members.map((m) => m.roleId))) {
     if ((await loadRoleChain(tx, roleId))?.permissions.has('*:*')) adminRoles.add(roleId);
@@ -57,10 +52,7 @@ export async function assertNotLastAdmin(tx: Executor, partnerId: string, userId
 
 /** Partners where the user holds `*:*` (for a global change such as disabling the account). */
 export async function partnersAdministeredBy(tx: Executor, userId: string): Promise<string[]> {
-  const rows = await tx
-    .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId })
-    .from(partnerUsers)
-    .where(eq(partnerUsers.userId, userId));
+  const rows = await partnerMembershipsOf(tx, userId);
   const out: string[] = [];
   for (const r of rows) if ((await loadRoleChain(tx, r.roleId))?.permissions.has('*:*')) out.push(r.partnerId);
   return out;
@@ -74,15 +66,8 @@ export async function partnersAdministeredBy(tx: Executor, userId: string): Prom
  * its organisation with a low role.
  */
 export async function assertAccountAdministrable(tx: Executor, caller: Principal, userId: string): Promise<void> {
-  const partnerMemberships = await tx
-    .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId })
-    .from(partnerUsers)
-    .where(eq(partnerUsers.userId, userId));
-  const orgMemberships = await tx
-    .select({ orgId: organizationUsers.orgId, partnerId: organizations.partnerId, roleId: organizationUsers.roleId })
-    .from(organizationUsers)
-    .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
-    .where(eq(organizationUsers.userId, userId));
+  const partnerMemberships = await partnerMembershipsOf(tx, userId);
+  const orgMemberships = await orgMembershipsOf(tx, userId);
   const inside =
     caller.scope === 'partner'
       ? partnerMemberships.every((m) => m.partnerId === caller.partnerId) &&
@@ -107,13 +92,7 @@ export async function assertIdsInOrg(
 ) {
   if (!ids?.length) return;
   const unique = [...new Set(ids)];
-  const res = await db.execute(
-    sql`select count(*)::int as n from ${sql.identifier(table)} where org_id = ${orgId} and id in ${sql`(${sql.join(
-      unique.map((i) => sql`${i}`),
-      sql`, `,
-    )})`}`,
-  );
-  const n = Number((res as unknown as { rows: { n: number }[] }).rows[0]?.n ?? 0);
+  const n = await countIdsInOrg(db, table, orgId, unique);
   if (n !== unique.length)
     throw new AppError('validation_failed', `Some ${field} are not of this organization.`, {
       details: { fieldErrors: { [field]: ['Not of this organization'] }, formErrors: [] },

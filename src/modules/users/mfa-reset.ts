@@ -1,15 +1,13 @@
 // Admin MFA reset (spec 5.5): tenant-scoped, never one's own account, clears every factor and ends every session.
-import { eq } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
-import { users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { revokeUserSessions } from '../auth/sessions.js';
-import { clearAllFactors } from '../mfa/factors.js';
+import { revokeUserSessions } from '../identity/index.js';
+import { clearAllFactors } from '../mfa/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { assertTargetWithinCeiling } from './guards.js';
-import { findMember } from './membership-repo.js';
+import { findMember, mfaStateOf } from './repo.js';
 
 export async function resetUserMfa(
   deps: Deps,
@@ -24,10 +22,7 @@ export async function resetUserMfa(
     const member = await findMember(tx, target, userId);
     if (!member) throw notFound('user');
     await assertTargetWithinCeiling(tx, caller, member.roleId);
-    const [user] = await tx
-      .select({ mfaMethod: users.mfaMethod, mfaEnabled: users.mfaEnabled })
-      .from(users)
-      .where(eq(users.id, userId));
+    const user = await mfaStateOf(tx, userId);
     await clearAllFactors(tx, userId, deps.clock.now());
     // Sessions and refresh tokens end now; remote sessions hang off these sessions and end with them.
     const revoked = await revokeUserSessions(deps, tx, userId, 'mfa_reset');

@@ -1,20 +1,26 @@
 // What an operator does from the command line (`gatehouse users ...`) when nobody can sign in to do it: the same
 // rules as the admin routes (strength, sessions revoked, last administrator kept), no tenant scope (the operator
 // holds the database), audited as the `cli` actor in the tenant of the user's default membership.
-import { eq } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { users } from '../../db/schema/index.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { AuditActor } from '../audit/index.js';
-import { createFlow, voidFlows } from '../auth/flows.js';
-import { findUserByEmail, RESET_TTL_MS, resetUrl } from '../auth/login-service.js';
-import { listMemberships, pickDefault } from '../auth/memberships.js';
-import { setPassword } from '../auth/password-service.js';
-import { assertStrongPassword, hashPassword } from '../auth/passwords.js';
-import { revokeUserSessions } from '../auth/sessions.js';
-import { clearAllFactors } from '../mfa/factors.js';
+import {
+  assertStrongPassword,
+  createFlow,
+  findUserByEmail,
+  hashPassword,
+  listMemberships,
+  pickDefault,
+  RESET_TTL_MS,
+  resetUrl,
+  revokeUserSessions,
+  setPassword,
+  voidFlows,
+} from '../identity/index.js';
+import { clearAllFactors } from '../mfa/index.js';
 import { assertNotLastAdmin, partnersAdministeredBy } from './guards.js';
+import { mfaStateOf, updateUserRow } from './repo.js';
 
 type OperatorDeps = Pick<Deps, 'db' | 'clock' | 'audit' | 'config'>;
 
@@ -92,10 +98,7 @@ export async function operatorResetPassword(
 export async function operatorResetMfa(deps: OperatorDeps, actor: AuditActor, email: string) {
   const user = await userByEmail(deps, email);
   const revoked = await deps.db.transaction(async (tx) => {
-    const [before] = await tx
-      .select({ mfaMethod: users.mfaMethod, mfaEnabled: users.mfaEnabled })
-      .from(users)
-      .where(eq(users.id, user.id));
+    const before = await mfaStateOf(tx, user.id);
     await clearAllFactors(tx, user.id, deps.clock.now());
     const n = await revokeUserSessions(deps, tx, user.id, 'mfa_reset');
     await deps.audit.record(
@@ -125,7 +128,7 @@ export async function operatorDisable(deps: OperatorDeps, actor: AuditActor, ema
   const user = await userByEmail(deps, email);
   const revoked = await deps.db.transaction(async (tx) => {
     for (const partnerId of await partnersAdministeredBy(tx, user.id)) await assertNotLastAdmin(tx, partnerId, user.id);
-    await tx.update(users).set({ status: 'disabled', updatedAt: deps.clock.now() }).where(eq(users.id, user.id));
+    await updateUserRow(tx, user.id, { status: 'disabled', updatedAt: deps.clock.now() });
     const n = await revokeUserSessions(deps, tx, user.id, 'disabled');
     await deps.audit.record(
       tx,

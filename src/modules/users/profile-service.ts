@@ -1,11 +1,9 @@
-import { eq } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
-import { users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { toProfile } from './profile.js';
-import type { UserProfile } from './schemas.js';
+import { toProfile, type UserProfile } from '../identity/index.js';
+import { updateProfileRow } from './repo.js';
 
 export async function updateOwnProfile(
   deps: Pick<Deps, 'db' | 'audit' | 'clock'>,
@@ -14,11 +12,7 @@ export async function updateOwnProfile(
   meta: AuditRequestMeta,
 ): Promise<UserProfile> {
   return deps.db.transaction(async (tx) => {
-    const [user] = await tx
-      .update(users)
-      .set({ ...patch, updatedAt: deps.clock.now() })
-      .where(eq(users.id, principal.userId))
-      .returning();
+    const user = await updateProfileRow(tx, principal.userId, { ...patch, updatedAt: deps.clock.now() });
     if (!user) throw notFound('user');
     await deps.audit.record(
       tx,

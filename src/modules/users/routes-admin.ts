@@ -10,7 +10,6 @@ import { authErrors, errors, page } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam, listRoles, orgQuery, roleJson, roleListQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
-import { listMembers } from './membership-repo.js';
 import { resetUserMfa } from './mfa-reset.js';
 import {
   assignRoleBody,
@@ -21,7 +20,16 @@ import {
   userListQuery,
   userRow,
 } from './schemas.js';
-import { assignRole, inviteUser, memberOrThrow, removeUser, resendInvite, updateUser } from './service.js';
+import {
+  assignRole,
+  inviteUser,
+  listRoleHolders,
+  listUsers,
+  memberOrThrow,
+  removeUser,
+  resendInvite,
+  updateUser,
+} from './service.js';
 
 export function userAdminRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
@@ -47,7 +55,7 @@ export function userAdminRoutes(deps: Deps) {
           response: { 200: page(userRow), ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => listMembers(deps.db, await target(req, req.query.orgId), req.query),
+      async (req) => listUsers(deps, await target(req, req.query.orgId), req.query),
     );
 
     r.get(
@@ -62,6 +70,22 @@ export function userAdminRoutes(deps: Deps) {
         },
       },
       async (req) => listRoles(deps.db, await target(req, req.query.orgId), req.query),
+    );
+
+    // The members holding a role: a list of users, so it lives here (the roles module does not reach into users).
+    r.get(
+      '/roles/:id/users',
+      {
+        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        schema: {
+          tags: ['roles'],
+          summary: 'Members of the scope holding the role',
+          params: idParam,
+          querystring: userListQuery,
+          response: { 200: page(userRow), ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => listRoleHolders(deps, await target(req, req.query.orgId), req.params.id, req.query),
     );
 
     r.post(

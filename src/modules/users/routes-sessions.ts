@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
-import { sessionJson } from '../auth/session-list.js';
+import { sessionJson } from '../auth/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam, orgQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';

@@ -4,9 +4,9 @@ import type { Deps } from '../../deps.js';
 import { principalOf } from '../../http/guards.js';
 import { authErrors, errors } from '../../http/schemas.js';
 import { metaOf } from '../../http/meta.js';
+import { currentProfile, userProfile } from '../identity/index.js';
 import { updateOwnProfile } from './profile-service.js';
-import { currentProfile } from './profile.js';
-import { updateOwnProfileBody, userProfile } from './schemas.js';
+import { updateOwnProfileBody } from './schemas.js';
 
 /** Account surface: the caller's own profile. Reachable while Force MFA holds the account. */
 export function userAccountRoutes(deps: Deps) {

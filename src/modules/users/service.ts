@@ -1,14 +1,11 @@
 // User administration in a target scope (spec 3.1, 4.1, 5.7; CONTRACT 5).
-import { eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/connect.js';
-import { organizationUsers, organizations, partnerUsers, partners, users } from '../../db/schema/index.js';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { createInviteToken, inviteUrl } from '../auth/invites.js';
-import { mails } from '../auth/mail-templates.js';
-import { revokeUserSessions } from '../auth/sessions.js';
+import { createInviteToken, inviteUrl } from '../auth/index.js';
+import { findUserByEmail, mails, revokeUserSessions } from '../identity/index.js';
 import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, partnerOrgIds, type TargetScope } from '../tenants/index.js';
 import {
@@ -19,23 +16,28 @@ import {
   assertTargetWithinCeiling,
   partnersAdministeredBy,
 } from './guards.js';
-import { deleteMembership, findMember, setMembershipRole } from './membership-repo.js';
+import {
+  deleteMembership,
+  findMember,
+  insertInvitedUser,
+  insertOrgMembership,
+  insertPartnerMembership,
+  listMembers,
+  lockInviteAddress,
+  organizationNameOf,
+  partnerNameOf,
+  setMembershipRole,
+  updateUserRow,
+  userNameOf,
+} from './repo.js';
 
 async function tenantName(tx: Tx, target: TargetScope): Promise<string> {
-  if (target.orgId)
-    return (
-      (await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, target.orgId)))[0]
-        ?.name ?? 'your organization'
-    );
-  return (
-    (await tx.select({ name: partners.name }).from(partners).where(eq(partners.id, target.partnerId)))[0]?.name ??
-    'your partner'
-  );
+  if (target.orgId) return (await organizationNameOf(tx, target.orgId)) ?? 'your organization';
+  return (await partnerNameOf(tx, target.partnerId)) ?? 'your partner';
 }
 
 async function inviterNameOf(tx: Tx, caller: Principal): Promise<string> {
-  const [inviter] = await tx.select({ name: users.name }).from(users).where(eq(users.id, caller.userId));
-  return inviter?.name ?? caller.serviceAccount?.name ?? caller.email;
+  return (await userNameOf(tx, caller.userId)) ?? caller.serviceAccount?.name ?? caller.email;
 }
 
 const fieldError = (field: string, msg: string) =>
@@ -88,15 +90,14 @@ export async function inviteUser(
         throw fieldError('orgIds', 'Some organizations are not of this partner');
     }
     // Serialise invitations of one address: the unique email index would otherwise fail one of two racers.
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invite:${input.email.toLowerCase()}`}, 0))`);
-    let [user] = await tx.select().from(users).where(sql`lower(${users.email}) = lower(${input.email})`).limit(1);
+    await lockInviteAddress(tx, input.email);
+    let user = (await findUserByEmail(tx, input.email)) ?? undefined;
     const existing = Boolean(user);
     if (user && (await findMember(tx, target, user.id))) throw new AppError('user_exists_in_scope');
-    if (!user)
-      [user] = await tx.insert(users).values({ email: input.email, name: input.name, status: 'invited' }).returning();
+    if (!user) user = await insertInvitedUser(tx, input.email, input.name);
     const u = user!;
     if (target.kind === 'partner') {
-      await tx.insert(partnerUsers).values({
+      await insertPartnerMembership(tx, {
         partnerId: target.partnerId,
         userId: u.id,
         roleId: input.roleId,
@@ -104,7 +105,7 @@ export async function inviteUser(
         orgIds: orgAccess === 'selected' || orgAccess === 'eligible' ? [...new Set(input.orgIds ?? [])] : [],
       });
     } else {
-      await tx.insert(organizationUsers).values({
+      await insertOrgMembership(tx, {
         orgId: target.orgId,
         userId: u.id,
         roleId: input.roleId,
@@ -216,14 +217,11 @@ export async function updateUser(
     if (patch.status === 'disabled' && member.status !== 'disabled') {
       for (const partnerId of await partnersAdministeredBy(tx, userId)) await assertNotLastAdmin(tx, partnerId, userId);
     }
-    await tx
-      .update(users)
-      .set({
-        ...(patch.name !== undefined ? { name: patch.name } : {}),
-        ...(patch.status ? { status: patch.status } : {}),
-        updatedAt: deps.clock.now(),
-      })
-      .where(eq(users.id, userId));
+    await updateUserRow(tx, userId, {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.status ? { status: patch.status } : {}),
+      updatedAt: deps.clock.now(),
+    });
     const revoked = patch.status === 'disabled' ? await revokeUserSessions(deps, tx, userId, 'disabled') : 0;
     await deps.audit.record(
       tx,
@@ -307,6 +305,21 @@ export async function assignRole(
     );
   });
   return (await findMember(deps.db, target, userId))!;
+}
+
+/** Members of the scope (GET /users). */
+export const listUsers = (deps: Pick<Deps, 'db'>, target: TargetScope, q: Parameters<typeof listMembers>[2]) =>
+  listMembers(deps.db, target, q);
+
+/** Members of the scope holding a role of the scope (404 for a role not visible there). */
+export async function listRoleHolders(
+  deps: Pick<Deps, 'db'>,
+  target: TargetScope,
+  roleId: string,
+  q: Omit<Parameters<typeof listMembers>[2], 'roleId'>,
+) {
+  await findRole(deps.db, target, roleId);
+  return listMembers(deps.db, target, { ...q, roleId });
 }
 
 export const memberOrThrow = async (deps: Deps, target: TargetScope, userId: string) =>

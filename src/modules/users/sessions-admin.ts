@@ -5,10 +5,10 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { endMemberSession, listMemberSessions } from '../auth/session-list.js';
+import { endMemberSession, listMemberSessions } from '../auth/index.js';
 import type { TargetScope } from '../tenants/index.js';
 import { assertTargetWithinCeiling, assertWithinSiteScope } from './guards.js';
-import { findMember } from './membership-repo.js';
+import { findMember } from './repo.js';
 
 async function administrableMember(db: Executor, caller: Principal, target: TargetScope, userId: string) {
   const member = await findMember(db, target, userId);

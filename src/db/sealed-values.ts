@@ -1,8 +1,8 @@
 // Every value sealed with the secret box, where it lives and the associated data it was sealed with: the list
 // `gatehouse keys rotate-encryption` walks to re-seal them under the current ENCRYPTION_KEY.
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/connect.js';
-import type { SecretBox } from '../../platform/secret-box.js';
+import type { Db } from './connect.js';
+import type { SecretBox } from '../platform/secret-box.js';
 
 interface SealedLocation {
   label: string;

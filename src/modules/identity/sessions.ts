@@ -1,19 +1,13 @@
 // Sessions (spec 2.6): one row per sign-in, holding the SHA-256 of the current refresh token.
-import { and, eq, isNull, ne, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { sessions } from '../../db/schema/index.js';
-import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { Deps } from '../../deps.js';
+import { randomToken, sha256 } from '../../platform/crypto.js';
+import { insertSession, replaceSessionToken, revokeSessionsOf, type SessionFilter, type SessionScope } from './repo.js';
 
 /** Refresh tokens slide for REFRESH_TOKEN_TTL, but never past this from sign-in. */
 export const ABSOLUTE_SESSION_MS = 30 * 24 * 3600 * 1000;
 
-export interface SessionContext {
-  scope: 'partner' | 'organization' | null;
-  partnerId: string | null;
-  orgId: string | null;
-  roleId: string | null;
-}
+export type SessionContext = SessionScope;
 
 export interface NewSession {
   sessionId: string;
@@ -68,27 +62,21 @@ export async function createSession(
   // Every sign-in is a proof (password, factor, passkey or the IdP's own sign-in): step-up starts fresh.
   const authTime = deps.clock.now();
   const { refreshToken, expiresAt, absoluteExpiresAt } = newSessionTerms(deps, authTime);
-  const [row] = await tx
-    .insert(sessions)
-    .values({
-      userId: input.userId,
-      tokenHash: sha256(refreshToken),
-      ipAddress: input.ip?.slice(0, 45) ?? null,
-      userAgent: input.userAgent?.slice(0, 1024) ?? null,
-      scope: input.context.scope,
-      partnerId: input.context.scope === 'partner' ? input.context.partnerId : null,
-      orgId: input.context.scope === 'organization' ? input.context.orgId : null,
-      mfa: input.mfa,
-      expiresAt,
-      absoluteExpiresAt,
-      lastUsedAt: authTime,
-      authTime,
-      method: input.method?.slice(0, 32) ?? null,
-      deviceId: input.deviceId ?? null,
-    })
-    .returning({ id: sessions.id });
-  const accessToken = await signSessionToken(deps, input.userId, row!.id, input.context, input.mfa, authTime);
-  return { sessionId: row!.id, refreshToken, accessToken };
+  const sessionId = await insertSession(tx, {
+    userId: input.userId,
+    tokenHash: sha256(refreshToken),
+    ip: input.ip?.slice(0, 45) ?? null,
+    userAgent: input.userAgent?.slice(0, 1024) ?? null,
+    context: input.context,
+    mfa: input.mfa,
+    expiresAt,
+    absoluteExpiresAt,
+    now: authTime,
+    method: input.method?.slice(0, 32) ?? null,
+    deviceId: input.deviceId ?? null,
+  });
+  const accessToken = await signSessionToken(deps, input.userId, sessionId, input.context, input.mfa, authTime);
+  return { sessionId, refreshToken, accessToken };
 }
 
 /** Revokes every live session of a user (logout, password change or reset, disable, MFA reset), optionally but one, or only those `only` selects. */
@@ -98,21 +86,9 @@ export async function revokeUserSessions(
   userId: string,
   reason: string,
   exceptSessionId?: string,
-  only?: SQL,
+  only?: SessionFilter,
 ) {
-  const rows = await tx
-    .update(sessions)
-    .set({ revokedAt: deps.clock.now(), revokeReason: reason })
-    .where(
-      and(
-        eq(sessions.userId, userId),
-        isNull(sessions.revokedAt),
-        exceptSessionId ? ne(sessions.id, exceptSessionId) : undefined,
-        only,
-      ),
-    )
-    .returning({ id: sessions.id });
-  return rows.length;
+  return revokeSessionsOf(tx, userId, reason, deps.clock.now(), exceptSessionId, only);
 }
 
 /**
@@ -135,10 +111,7 @@ export async function rotateCallerSession(
 ): Promise<NewSession> {
   const refreshToken = randomToken();
   const now = deps.clock.now();
-  await tx
-    .update(sessions)
-    .set({ tokenHash: sha256(refreshToken), mfa, lastUsedAt: now, authTime: now })
-    .where(eq(sessions.id, principal.sessionId));
+  await replaceSessionToken(tx, principal.sessionId, sha256(refreshToken), now, mfa);
   const accessToken = await deps.tokens.sign({
     sub: principal.userId,
     sid: principal.sessionId,

@@ -1,5 +1,14 @@
-import { SignJWT, jwtVerify, decodeProtectedHeader, errors as joseErrors } from 'jose';
-import type { KeyRing } from './keys.js';
+// Access tokens (EdDSA JWTs): signed at sign-in, refresh and client_credentials, verified on every request. The keys
+// come from a SigningKeys (the auth module's KeyRing: generated, sealed and rotated there, wired in src/deps.ts).
+import { SignJWT, jwtVerify, decodeProtectedHeader, errors as joseErrors, type CryptoKey } from 'jose';
+
+/** The signing keys tokens are signed and verified with (implemented by modules/auth/keys.ts KeyRing). */
+export interface SigningKeys {
+  /** The active key: tokens are signed with it, its kid in the header. */
+  signingKey(): { kid: string; privateKey: CryptoKey };
+  /** The public key of a kid (active or recently retired), or nothing when unknown. */
+  verificationKey(kid: string): Promise<CryptoKey | undefined | null>;
+}
 
 export interface AccessClaims {
   sub: string;
@@ -17,7 +26,7 @@ export interface AccessClaims {
 
 export class TokenService {
   constructor(
-    private readonly keys: KeyRing,
+    private readonly keys: SigningKeys,
     private readonly issuer: string,
     private readonly ttlSeconds: number,
     private readonly now: () => Date,

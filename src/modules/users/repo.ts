@@ -1,8 +1,8 @@
-// SQL for memberships of a target scope (partner or organisation).
+// Users: the SQL of accounts and of memberships of a target scope (partner or organisation).
 import { and, asc, eq, ilike, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
-import { organizationUsers, partnerUsers, roles, users } from '../../db/schema/index.js';
+import { organizationUsers, organizations, partnerUsers, partners, roles, users } from '../../db/schema/index.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { TargetScope } from '../tenants/index.js';
 import type { UserRowJson } from './schemas.js';
@@ -143,4 +143,111 @@ export async function setMembershipRole(
       .update(organizationUsers)
       .set({ roleId })
       .where(and(eq(organizationUsers.orgId, target.orgId), eq(organizationUsers.userId, userId)));
+}
+
+export type UserRow = typeof users.$inferSelect;
+
+export async function userNameOf(tx: Executor, userId: string): Promise<string | undefined> {
+  const [user] = await tx.select({ name: users.name }).from(users).where(eq(users.id, userId));
+  return user?.name;
+}
+
+export async function mfaStateOf(tx: Executor, userId: string) {
+  const [user] = await tx
+    .select({ mfaMethod: users.mfaMethod, mfaEnabled: users.mfaEnabled })
+    .from(users)
+    .where(eq(users.id, userId));
+  return user;
+}
+
+export async function updateUserRow(
+  tx: Executor,
+  userId: string,
+  set: { name?: string; status?: 'active' | 'disabled'; updatedAt: Date },
+): Promise<void> {
+  await tx.update(users).set(set).where(eq(users.id, userId));
+}
+
+/** The caller's own name or avatar; the updated row (none: the account is gone). */
+export async function updateProfileRow(
+  tx: Executor,
+  userId: string,
+  set: { name?: string; avatarUrl?: string | null; updatedAt: Date },
+): Promise<UserRow | undefined> {
+  const [user] = await tx.update(users).set(set).where(eq(users.id, userId)).returning();
+  return user;
+}
+
+export async function insertInvitedUser(tx: Executor, email: string, name: string): Promise<UserRow | undefined> {
+  const [user] = await tx.insert(users).values({ email, name, status: 'invited' }).returning();
+  return user;
+}
+
+/** Serialise invitations of one address: the unique email index would otherwise fail one of two racers. */
+export async function lockInviteAddress(tx: Executor, email: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invite:${email.toLowerCase()}`}, 0))`);
+}
+
+export async function insertPartnerMembership(tx: Executor, values: typeof partnerUsers.$inferInsert): Promise<void> {
+  await tx.insert(partnerUsers).values(values);
+}
+
+export async function insertOrgMembership(tx: Executor, values: typeof organizationUsers.$inferInsert): Promise<void> {
+  await tx.insert(organizationUsers).values(values);
+}
+
+export async function organizationNameOf(tx: Executor, orgId: string): Promise<string | undefined> {
+  return (await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, orgId)))[0]
+    ?.name;
+}
+
+export async function partnerNameOf(tx: Executor, partnerId: string): Promise<string | undefined> {
+  return (await tx.select({ name: partners.name }).from(partners).where(eq(partners.id, partnerId)))[0]?.name;
+}
+
+/** Locks the partner row (administrators demoting each other at once take turns). */
+export async function lockPartnerRow(tx: Executor, partnerId: string): Promise<void> {
+  await tx.execute(sql`select id from ${partners} where id = ${partnerId} for update`);
+}
+
+/** Active members of a partner with their roles. */
+export function activePartnerMembers(tx: Executor, partnerId: string) {
+  return tx
+    .select({ userId: partnerUsers.userId, roleId: partnerUsers.roleId })
+    .from(partnerUsers)
+    .innerJoin(users, eq(users.id, partnerUsers.userId))
+    .where(and(eq(partnerUsers.partnerId, partnerId), eq(users.status, 'active')));
+}
+
+/** Every partner membership of an account, whatever the tenant. */
+export function partnerMembershipsOf(tx: Executor, userId: string) {
+  return tx
+    .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId })
+    .from(partnerUsers)
+    .where(eq(partnerUsers.userId, userId));
+}
+
+/** Every organisation membership of an account, with the organisation's partner. */
+export function orgMembershipsOf(tx: Executor, userId: string) {
+  return tx
+    .select({ orgId: organizationUsers.orgId, partnerId: organizations.partnerId, roleId: organizationUsers.roleId })
+    .from(organizationUsers)
+    .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
+    .where(eq(organizationUsers.userId, userId));
+}
+
+/** How many of `ids` (distinct) are sites or device groups of the organisation. */
+export async function countIdsInOrg(
+  db: Executor,
+  table: 'sites' | 'device_groups',
+  orgId: string,
+  ids: string[],
+): Promise<number> {
+  const res = await db.execute(
+    sql`select count(*)::int as n from ${sql.identifier(table)} where org_id = ${orgId} and id in ${sql`(${sql.join(
+      ids.map((i) => sql`${i}`),
+      sql`, `,
+    )})`}`,
+  );
+  return Number((res as unknown as { rows: { n: number }[] }).rows[0]?.n ?? 0);
 }

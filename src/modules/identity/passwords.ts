@@ -3,7 +3,10 @@ import { availableParallelism } from 'node:os';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
 import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import { z } from 'zod';
+import type { Tx } from '../../db/connect.js';
+import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
+import { storePasswordHash } from './repo.js';
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 256;
@@ -126,4 +129,9 @@ export async function assertStrongPassword(
       details: { feedback, score: result.score },
     });
   }
+}
+
+/** Stores a new password hash (inside the caller's transaction); the caller revokes sessions as its rule says. */
+export async function setPassword(deps: Pick<Deps, 'clock'>, tx: Tx, userId: string, newHash: string): Promise<void> {
+  await storePasswordHash(tx, userId, newHash, deps.clock.now());
 }

@@ -1,7 +1,7 @@
 // Security settings of partners and organisations (spec 2.9, CONTRACT 7): the partner's value applies to
 // every organisation and the strictest wins.
 import { z } from 'zod';
-import { normaliseCidr, normaliseIp } from '../../platform/cidr.js';
+import { normaliseCidr, normaliseIp } from '../platform/cidr.js';
 
 /** An address or CIDR block of an allow-list, as stored (`10.1.2.3` → `10.1.2.3/32`), or null when it is neither. */
 export function allowlistEntry(v: string): string | null {

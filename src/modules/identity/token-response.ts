@@ -4,10 +4,11 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { loadPrincipal } from '../../http/authenticate.js';
 import { AppError } from '../../http/errors.js';
-import { currentProfile } from '../users/profile.js';
-import { userProfile } from '../users/schemas.js';
 import { setSessionCookies } from './cookies.js';
 import { recognizeDevice } from './devices.js';
+import { currentProfile } from './profile.js';
+import { sessionExpiry } from './repo.js';
+import { userProfile } from './schemas.js';
 
 export const tokenResponse = z
   .object({
@@ -67,15 +68,7 @@ export async function respondWithTokens(
 ): Promise<TokenResponse> {
   const principal = await loadPrincipal(deps.authContext, issued.userId, issued.sessionId);
   if (!principal) throw new AppError('unauthenticated', 'The session could not be established.');
-  const expiresAt =
-    issued.expiresAt ??
-    (
-      await deps.db.query.sessions.findMany({
-        where: (s, { eq }) => eq(s.id, issued.sessionId),
-        columns: { expiresAt: true },
-        limit: 1,
-      })
-    )[0]?.expiresAt;
+  const expiresAt = issued.expiresAt ?? (await sessionExpiry(deps.db, issued.sessionId));
   const maxAge = expiresAt ? (expiresAt.getTime() - deps.clock.now().getTime()) / 1000 : deps.config.refreshTokenTtl;
   setSessionCookies(reply, deps.config, issued.refreshToken, maxAge);
   if (issued.signedIn) {

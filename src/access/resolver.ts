@@ -1,10 +1,8 @@
 // Effective permissions of a role: its own plus its ancestors' (single-parent chain of at most 16 roles).
 // Cached per role; the cache is keyed by the authz epoch that every request reads with its session check,
 // so a change made on any instance is seen by the next request everywhere.
-import type { Executor } from '../../db/connect.js';
+import type { Executor } from '../db/connect.js';
 import { roleChainRows } from './repo.js';
-
-export { bumpAuthzEpoch } from './repo.js';
 
 export const MAX_ROLE_DEPTH = 16;
 

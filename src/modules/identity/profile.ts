@@ -1,11 +1,9 @@
-import { eq } from 'drizzle-orm';
+// The profile of the signed-in user: the token response's user, GET /auth/me and GET /users/me.
 import type { Executor } from '../../db/connect.js';
-import { users } from '../../db/schema/index.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
+import { findUser, type UserRow } from './repo.js';
 import type { UserProfile } from './schemas.js';
-
-export type UserRow = typeof users.$inferSelect;
 
 /** The profile of the user behind a principal, with the permissions of the membership the session acts in. */
 export function toProfile(
@@ -57,7 +55,7 @@ export async function currentProfile(db: Executor, principal: Principal): Promis
 }
 
 export async function loadProfile(db: Executor, principal: Principal): Promise<UserProfile> {
-  const [user] = await db.select().from(users).where(eq(users.id, principal.userId)).limit(1);
+  const user = await findUser(db, principal.userId);
   if (!user) throw notFound('user');
   return toProfile(user, principal);
 }

@@ -2,11 +2,10 @@
 // record, step by step, each step with its reason. The request pipeline (requirePermission, findInScope's covers,
 // mayAccessOrg) and GET /access/explain and /access/who-can all call these functions: the answer and its explanation
 // cannot drift apart.
-import type { Principal } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
-import { ipAllowed } from '../../platform/cidr.js';
-import { ipAllowlistOf, mspAccessOf } from '../tenants/index.js';
-import { hasPermission, type ResolvedRole } from '../roles/index.js';
+import { ipAllowed } from '../platform/cidr.js';
+import type { Principal } from './principal.js';
+import { hasPermission, type ResolvedRole } from './resolver.js';
+import { ipAllowlistOf, mspAccessOf } from './settings.js';
 
 export const ACCESS_STEPS = [
   'account',
@@ -223,14 +222,10 @@ export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
   return out;
 }
 
-/** The answer a by-id route gives when the scope denies: an address outside a list is 403, anything else 404. */
-export function refusalOf(reasons: AccessReason[], what: string): AppError | null {
-  const denied = reasons.find((r) => !r.allowed);
-  if (!denied) return null;
-  if (denied.step === 'msp_access') return new AppError('msp_access_denied');
-  if (denied.step === 'ip_allowlist')
-    return new AppError('ip_not_allowed', 'This address is outside the IP allow-list of the organization.');
-  return notFound(what);
+/** The organisations a partner caller may act on: all of the partner's, its selected ones, or none. */
+export function mayAccessOrg(p: Principal, orgId: string): boolean {
+  // Ownership by the partner (orgAccess all) is checked against the database by the callers.
+  return orgAccessReasons(p, orgId).every((r) => r.allowed);
 }
 
 /** Whether the principal's scope covers a record (findInScope's `covers` is this, reduced to its answer). */

@@ -1,18 +1,17 @@
 // IP allow-lists of partners and organisations (issue 18 §3), enforced at sign-in, at refresh and on every request,
 // through the one decision (ipListReason). The partner's break-glass account is exempt; each exempted use is audited.
-import { eq } from 'drizzle-orm';
-import type { Executor } from '../../db/connect.js';
-import { organizations, partners } from '../../db/schema/index.js';
-import type { Principal } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
-import { normaliseIp } from '../../platform/cidr.js';
-import type { AuditRequestMeta, AuditWriter } from '../audit/index.js';
-import { breakGlassUserOf, ipAllowlistOf } from '../tenants/index.js';
-import { ipListReason, ownIpReason } from './decision.js';
+import type { AuditRecorder, AuditRequestMeta } from '../access/audit.js';
+import { ipListReason, ownIpReason } from '../access/decision.js';
+import type { Principal } from '../access/principal.js';
+import { membershipTenantSettings } from '../access/repo.js';
+import { breakGlassUserOf, ipAllowlistOf } from '../access/settings.js';
+import type { Executor } from '../db/connect.js';
+import { normaliseIp } from '../platform/cidr.js';
+import { AppError } from './errors.js';
 
 interface PolicyDeps {
   db: Executor;
-  audit: AuditWriter;
+  audit: AuditRecorder;
 }
 
 const refused = (whose: string) =>
@@ -86,18 +85,10 @@ export async function enforceSignInAddress(
   settings?: unknown,
 ): Promise<void> {
   if (!ctx.scope) return;
-  const [row] =
-    settings !== undefined
-      ? [{ settings }]
-      : ctx.scope === 'partner'
-        ? await tx.select({ settings: partners.settings }).from(partners).where(eq(partners.id, ctx.partnerId!))
-        : await tx
-            .select({ settings: organizations.settings })
-            .from(organizations)
-            .where(eq(organizations.id, ctx.orgId!));
-  const list = ipAllowlistOf(row?.settings);
+  const tenantSettings = settings !== undefined ? settings : await membershipTenantSettings(tx, ctx);
+  const list = ipAllowlistOf(tenantSettings);
   if (list.length === 0) return;
-  const breakGlass = ctx.scope === 'partner' && breakGlassUserOf(row?.settings) === user.id;
+  const breakGlass = ctx.scope === 'partner' && breakGlassUserOf(tenantSettings) === user.id;
   const ip = meta.ip ? (normaliseIp(meta.ip) ?? meta.ip) : null;
   const reason = ipListReason(list, ip ?? '', breakGlass, ctx.scope === 'partner' ? 'the partner' : 'the organisation');
   if (!reason.allowed) throw refused(ctx.scope === 'partner' ? 'partner' : 'organization');

@@ -1,0 +1,66 @@
+// The caller's Scope: which tenant it acts in (its membership: a partner's or an organisation's), which organisations
+// it may reach in lists, and its site and device-group restrictions. Resolved once per request: authenticate puts it on
+// the request (req.scope, src/http/scope.ts) and scopeOf(principal) answers with that same object; nothing else
+// rebuilds it. The conditions that apply it to queries are the predicates of src/db/tenant-scope.ts.
+import type { OrgReach, TenantScope } from '../db/tenant-scope.js';
+import { mayAccessOrg } from './decision.js';
+import type { Principal } from './principal.js';
+
+/** The membership the caller acts in (a service account: the tenant that owns it). */
+export type Membership =
+  | { kind: 'partner'; partnerId: string; orgId: null; roleId: string | null }
+  | { kind: 'organization'; partnerId: string; orgId: string; roleId: string | null };
+
+/** What the caller may see, as data for the predicates of src/db/tenant-scope.ts, with the membership it acts in. */
+export interface Scope extends TenantScope {
+  /** null: no tenant context (a person between memberships); such a caller reaches no organisation. */
+  membership: Membership | null;
+}
+
+/** One Scope per principal, that is per request (a principal is built for one request and never outlives it). */
+const resolved = new WeakMap<Principal, Scope>();
+
+/** The caller's Scope: resolved on first use, then the same object for the rest of the request. */
+export function scopeOf(p: Principal): Scope {
+  let s = resolved.get(p);
+  if (!s) {
+    s = resolveScope(p);
+    resolved.set(p, s);
+  }
+  return s;
+}
+
+function resolveScope(p: Principal): Scope {
+  return {
+    membership: membershipOf(p),
+    partnerId: p.partnerId,
+    orgs: orgReachOf(p),
+    siteIds: siteRestriction(p),
+    deviceGroupIds: groupRestriction(p),
+  };
+}
+
+function membershipOf(p: Principal): Membership | null {
+  if (!p.partnerId) return null;
+  if (p.scope === 'partner') return { kind: 'partner', partnerId: p.partnerId, orgId: null, roleId: p.roleId };
+  if (p.scope === 'organization' && p.orgId)
+    return { kind: 'organization', partnerId: p.partnerId, orgId: p.orgId, roleId: p.roleId };
+  return null;
+}
+
+function orgReachOf(p: Principal): OrgReach {
+  if (p.scope === 'organization') return { kind: 'one', orgId: p.orgId! };
+  // Organisations whose policies on partner members refuse this request (their IP allow-list) are left out of lists.
+  const except = Object.keys(p.orgPolicies ?? {}).filter((id) => !mayAccessOrg(p, id));
+  if (p.orgAccess === 'all') return { kind: 'partner', partnerId: p.partnerId!, except };
+  // Standing selected organisations, and those a whole-organisation just-in-time grant opens now (a one-site grant
+  // reaches its site's records by id, not through lists). The grant's organisation is the partner's (it was checked
+  // when requested; grants of a member of another partner are not read with this session).
+  const granted = (p.grants ?? []).filter((g) => g.siteId === null && mayAccessOrg(p, g.orgId)).map((g) => g.orgId);
+  return { kind: 'ids', ids: [...new Set([...(p.orgAccess === 'selected' ? p.orgIds : []), ...granted])], except };
+}
+
+/** Site restriction of an organisation member (null = every site). */
+export const siteRestriction = (p: Principal): string[] | null => (p.scope === 'organization' ? p.siteIds : null);
+export const groupRestriction = (p: Principal): string[] | null =>
+  p.scope === 'organization' ? p.deviceGroupIds : null;

@@ -1,0 +1,13 @@
+// An access decision's denial as the answer of a by-id route (src/access/decision.ts reasons, HTTP errors here).
+import type { AccessReason } from '../access/decision.js';
+import { AppError, notFound } from './errors.js';
+
+/** The answer a by-id route gives when the scope denies: an address outside a list is 403, anything else 404. */
+export function refusalOf(reasons: AccessReason[], what: string): AppError | null {
+  const denied = reasons.find((r) => !r.allowed);
+  if (!denied) return null;
+  if (denied.step === 'msp_access') return new AppError('msp_access_denied');
+  if (denied.step === 'ip_allowlist')
+    return new AppError('ip_not_allowed', 'This address is outside the IP allow-list of the organization.');
+  return notFound(what);
+}
