@@ -222,3 +222,40 @@ ALTER TABLE "organizations" FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint
 -- Also the organisations of the person's own memberships in other partners (the context switcher names them).
 CREATE POLICY gh_tenant ON "organizations" USING (gh_rls_system() OR (partner_id = gh_rls_partner() AND gh_rls_org(id)) OR EXISTS (SELECT 1 FROM organization_users ou WHERE ou.org_id = organizations.id AND ou.user_id = gh_rls_user()));
+--> statement-breakpoint
+-- Tenant tables without partner_id belong to a parent row: visible when the parent is (its own policy decides).
+ALTER TABLE "custom_field_values" ENABLE ROW LEVEL SECURITY;
+--> statement-breakpoint
+ALTER TABLE "custom_field_values" FORCE ROW LEVEL SECURITY;
+--> statement-breakpoint
+CREATE POLICY gh_tenant ON "custom_field_values" USING (gh_rls_system() OR EXISTS (SELECT 1 FROM "custom_field_definitions" p WHERE p.id = "custom_field_values".definition_id));
+--> statement-breakpoint
+ALTER TABLE "device_group_members" ENABLE ROW LEVEL SECURITY;
+--> statement-breakpoint
+ALTER TABLE "device_group_members" FORCE ROW LEVEL SECURITY;
+--> statement-breakpoint
+CREATE POLICY gh_tenant ON "device_group_members" USING (gh_rls_system() OR EXISTS (SELECT 1 FROM "devices" p WHERE p.id = "device_group_members".device_id));
+--> statement-breakpoint
+ALTER TABLE "device_inventory" ENABLE ROW LEVEL SECURITY;
+--> statement-breakpoint
+ALTER TABLE "device_inventory" FORCE ROW LEVEL SECURITY;
+--> statement-breakpoint
+CREATE POLICY gh_tenant ON "device_inventory" USING (gh_rls_system() OR EXISTS (SELECT 1 FROM "devices" p WHERE p.id = "device_inventory".device_id));
+--> statement-breakpoint
+ALTER TABLE "service_account_keys" ENABLE ROW LEVEL SECURITY;
+--> statement-breakpoint
+ALTER TABLE "service_account_keys" FORCE ROW LEVEL SECURITY;
+--> statement-breakpoint
+CREATE POLICY gh_tenant ON "service_account_keys" USING (gh_rls_system() OR EXISTS (SELECT 1 FROM "service_accounts" p WHERE p.id = "service_account_keys".service_account_id));
+--> statement-breakpoint
+ALTER TABLE "service_account_key_ips" ENABLE ROW LEVEL SECURITY;
+--> statement-breakpoint
+ALTER TABLE "service_account_key_ips" FORCE ROW LEVEL SECURITY;
+--> statement-breakpoint
+CREATE POLICY gh_tenant ON "service_account_key_ips" USING (gh_rls_system() OR EXISTS (SELECT 1 FROM "service_account_keys" p WHERE p.id = "service_account_key_ips".key_id));
+--> statement-breakpoint
+ALTER TABLE "webhook_deliveries" ENABLE ROW LEVEL SECURITY;
+--> statement-breakpoint
+ALTER TABLE "webhook_deliveries" FORCE ROW LEVEL SECURITY;
+--> statement-breakpoint
+CREATE POLICY gh_tenant ON "webhook_deliveries" USING (gh_rls_system() OR EXISTS (SELECT 1 FROM "webhooks" p WHERE p.id = "webhook_deliveries".webhook_id));
