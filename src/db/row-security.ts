@@ -7,6 +7,8 @@
 // A connection carries its settings until they change: the statement that finds its connection set for another
 // context sets it first (one round trip, only when the context differs from the connection's last one).
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { sql } from 'drizzle-orm';
+import type { Executor } from './connect.js';
 
 /**
  * The named system contexts: code that must act before a tenant is known, or across tenants, and what it is for.
@@ -24,6 +26,8 @@ export const SYSTEM_CONTEXTS = {
   setup: 'the first-run setup, before any partner exists',
   'session-report': 'a browser reporting a session it did not start (the token is the only identity)',
   jwks: 'the public signing keys',
+  'account-census':
+    "an account-wide change (status, name, MFA reset) counts the account's memberships in every tenant to refuse it when any lies outside the caller's",
 } as const;
 export type SystemContextName = keyof typeof SYSTEM_CONTEXTS;
 
@@ -113,4 +117,20 @@ export async function ensureContext(
   conn.rowContext = undefined; // a failure half-way leaves it unknown: the next statement sets it again
   await run(values);
   conn.rowContext = key;
+}
+
+/**
+ * Runs `fn`'s statements on `ex` in a named system context. Outside a transaction that is asSystem; inside one, the
+ * connection is already the transaction's, so the context is switched for the transaction (`set_config(..., true)`)
+ * and switched back after `fn`, and reverts at its end anyway.
+ */
+export async function asSystemWithin<T>(ex: Executor, name: SystemContextName, fn: () => PromiseLike<T>): Promise<T> {
+  if (!('rollback' in ex)) return asSystem(name, fn);
+  const outer = contextValues(currentRowContext(), null)[1]!;
+  await ex.execute(sql`select set_config('gatehouse.ctx', ${`system:${name}`}, true)`);
+  try {
+    return await fn();
+  } finally {
+    await ex.execute(sql`select set_config('gatehouse.ctx', ${outer}, true)`);
+  }
 }
