@@ -26,8 +26,11 @@ export const SYSTEM_CONTEXTS = {
   setup: 'the first-run setup, before any partner exists',
   'session-report': 'a browser reporting a session it did not start (the token is the only identity)',
   jwks: 'the public signing keys',
-  'account-census':
-    "an account-wide change (status, name, MFA reset) counts the account's memberships in every tenant to refuse it when any lies outside the caller's",
+  'account-wide':
+    "an account-wide change (status, name, password or MFA reset): the account's memberships in every tenant are counted (the change is refused when any lies outside the caller's) and its sessions in every tenant end",
+  agent: 'an enrolled agent reporting for its own device, found by its device token',
+  'access-request':
+    'a member asks for just-in-time access to an organisation it cannot reach yet: eligibility is checked, and the request, its automatic approval and their audit records are written there',
 } as const;
 export type SystemContextName = keyof typeof SYSTEM_CONTEXTS;
 

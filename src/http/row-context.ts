@@ -5,8 +5,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type RowScope, runWithRowHolder, type RowHolder, type SystemContextName } from '../db/row-security.js';
 import type { Principal } from './context.js';
 
-/** The public routes (no caller yet), each with the system context it runs in. A public route not listed sees no tenant row. */
-export const PUBLIC_FLOWS: Readonly<Record<string, SystemContextName>> = {
+/**
+ * The routes that run in a named system context, whole: the public flows (no caller yet; a public route not listed
+ * sees no tenant row), the agent's report, and the one authenticated route that acts beyond its caller's Scope by
+ * design (a just-in-time access request, for an organisation the member cannot reach yet).
+ */
+export const ROUTE_CONTEXTS: Readonly<Record<string, SystemContextName>> = {
+  'POST /api/v1/agents/inventory': 'agent',
+  'POST /api/v1/access/requests': 'access-request',
   'GET /api/v1/.well-known/jwks.json': 'jwks',
   'POST /api/v1/agents/enroll': 'enrolment',
   'POST /api/v1/auth/accept-invite': 'sign-up',
@@ -83,7 +89,7 @@ export function installRowContext(app: FastifyInstance): void {
   const holderOf = (req: FastifyRequest): RowHolder => {
     let h = holders.get(req);
     if (!h) {
-      const system = PUBLIC_FLOWS[`${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`] ?? null;
+      const system = ROUTE_CONTEXTS[`${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`] ?? null;
       h = {
         system,
         scope: () => scopeOfRequest(req),

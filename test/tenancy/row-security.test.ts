@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RowScope, asScope, asSystem, runWithRowHolder, SYSTEM_CONTEXTS } from '../../src/db/row-security.js';
-import { PUBLIC_FLOWS } from '../../src/http/row-context.js';
+import { ROUTE_CONTEXTS } from '../../src/http/row-context.js';
 import { startApp, type TestApp } from '../support/app.js';
 import {
   createContact,
@@ -99,9 +99,9 @@ describe('the catalogue: every table with partner_id or org_id has forced row-le
     expect(me).toEqual({ who: 'gatehouse_app', sup: false, bypass: false, owns: 0 });
   });
 
-  it('every system context is named once, with its purpose; every public flow uses one of them', () => {
+  it('every system context is named once, with its purpose; every route context is one of them', () => {
     for (const [name, purpose] of Object.entries(SYSTEM_CONTEXTS)) expect(purpose.length, name).toBeGreaterThan(20);
-    for (const ctx of Object.values(PUBLIC_FLOWS)) expect(Object.keys(SYSTEM_CONTEXTS)).toContain(ctx);
+    for (const ctx of Object.values(ROUTE_CONTEXTS)) expect(Object.keys(SYSTEM_CONTEXTS)).toContain(ctx);
   });
 });
 

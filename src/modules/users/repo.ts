@@ -220,9 +220,9 @@ export function activePartnerMembers(tx: Executor, partnerId: string) {
     .where(and(eq(partnerUsers.partnerId, partnerId), eq(users.status, 'active')));
 }
 
-/** Every partner membership of an account, whatever the tenant (read in the system context `account-census`). */
+/** Every partner membership of an account, whatever the tenant (read in the system context `account-wide`). */
 export function partnerMembershipsOf(tx: Executor, userId: string) {
-  return asSystemWithin(tx, 'account-census', () =>
+  return asSystemWithin(tx, 'account-wide', () =>
     tx
       .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId })
       .from(partnerUsers)
@@ -230,9 +230,9 @@ export function partnerMembershipsOf(tx: Executor, userId: string) {
   );
 }
 
-/** Every organisation membership of an account, with the organisation's partner (system context `account-census`). */
+/** Every organisation membership of an account, with the organisation's partner (system context `account-wide`). */
 export function orgMembershipsOf(tx: Executor, userId: string) {
-  return asSystemWithin(tx, 'account-census', () =>
+  return asSystemWithin(tx, 'account-wide', () =>
     tx
       .select({ orgId: organizationUsers.orgId, partnerId: organizations.partnerId, roleId: organizationUsers.roleId })
       .from(organizationUsers)
