@@ -88,13 +88,15 @@ ALTER TABLE "access_grants" ENABLE ROW LEVEL SECURITY;
 --> statement-breakpoint
 ALTER TABLE "access_grants" FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint
-CREATE POLICY gh_tenant ON "access_grants" USING (gh_rls_system() OR (partner_id = gh_rls_partner() AND gh_rls_org(org_id)) OR user_id = gh_rls_user());
+-- Just-in-time requests and grants are the partner's workflow: every member of the partner may see them (the
+-- service decides who approves); an organisation's admin too, for its customer approval.
+CREATE POLICY gh_tenant ON "access_grants" USING (gh_rls_system() OR partner_id = gh_rls_partner() OR user_id = gh_rls_user());
 --> statement-breakpoint
 ALTER TABLE "access_requests" ENABLE ROW LEVEL SECURITY;
 --> statement-breakpoint
 ALTER TABLE "access_requests" FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint
-CREATE POLICY gh_tenant ON "access_requests" USING (gh_rls_system() OR (partner_id = gh_rls_partner() AND gh_rls_org(org_id)) OR user_id = gh_rls_user());
+CREATE POLICY gh_tenant ON "access_requests" USING (gh_rls_system() OR partner_id = gh_rls_partner() OR user_id = gh_rls_user());
 --> statement-breakpoint
 ALTER TABLE "audit_logs" ENABLE ROW LEVEL SECURITY;
 --> statement-breakpoint
@@ -184,7 +186,9 @@ ALTER TABLE "sessions" ENABLE ROW LEVEL SECURITY;
 --> statement-breakpoint
 ALTER TABLE "sessions" FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint
-CREATE POLICY gh_tenant ON "sessions" USING (gh_rls_system() OR (partner_id = gh_rls_partner() AND gh_rls_org(org_id)) OR user_id = gh_rls_user());
+-- An organisation session carries org_id only (partner_id is set for partner sessions): it is visible when its
+-- organisation is (the organisations policy decides).
+CREATE POLICY gh_tenant ON "sessions" USING (gh_rls_system() OR (partner_id = gh_rls_partner() AND gh_rls_org(org_id)) OR user_id = gh_rls_user() OR (partner_id IS NULL AND org_id IS NOT NULL AND EXISTS (SELECT 1 FROM organizations o WHERE o.id = sessions.org_id)));
 --> statement-breakpoint
 ALTER TABLE "sites" ENABLE ROW LEVEL SECURITY;
 --> statement-breakpoint
