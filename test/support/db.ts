@@ -112,3 +112,15 @@ export async function freshDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/**
+ * ANALYZE as the owner: the application's role (gatehouse_app) owns no table, and ANALYZE skips tables it does not
+ * own (PostgreSQL's autovacuum, which runs as a superuser, does it in production).
+ */
+export async function analyzeAsOwner(db: Database['db']): Promise<void> {
+  const { sql } = await import('drizzle-orm');
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`select set_config('role', 'none', true)`);
+    await tx.execute(sql`analyze`);
+  });
+}
