@@ -68,20 +68,21 @@ $$;
 CREATE OR REPLACE FUNCTION gh_rls_row(partner uuid, org uuid) RETURNS boolean LANGUAGE plpgsql STABLE AS $$
 BEGIN
   IF coalesce(current_setting('gatehouse.ctx', true), '') LIKE 'system:%' THEN RETURN true; END IF;
-  IF partner IS NULL OR partner IS DISTINCT FROM nullif(current_setting('gatehouse.partner_id', true), '')::uuid THEN
-    RETURN false;
+  -- A row with an organisation but no partner (an organisation's session, older organisation roles): visible when
+  -- its organisation is (the organisations policy decides).
+  IF partner IS NULL THEN
+    RETURN org IS NOT NULL AND EXISTS (SELECT 1 FROM organizations o WHERE o.id = org);
   END IF;
+  IF partner IS DISTINCT FROM nullif(current_setting('gatehouse.partner_id', true), '')::uuid THEN RETURN false; END IF;
   IF org IS NULL OR current_setting('gatehouse.org_ids', true) = '*' THEN RETURN true; END IF;
   RETURN org = ANY (gh_rls_org_ids());
 END;
 $$;
 --> statement-breakpoint
--- A session: the caller's own, or in the caller's tenant; an organisation session carries org_id only (partner_id
--- is set for partner sessions) and is visible when its organisation is (the organisations policy decides).
+-- A session: the caller's own, or in the caller's tenant (an organisation session carries org_id only).
 CREATE OR REPLACE FUNCTION gh_rls_session(partner uuid, org uuid, owner uuid) RETURNS boolean LANGUAGE plpgsql STABLE AS $$
 BEGIN
-  IF gh_rls_row(partner, org) OR owner = gh_rls_user() THEN RETURN true; END IF;
-  RETURN partner IS NULL AND org IS NOT NULL AND EXISTS (SELECT 1 FROM organizations o WHERE o.id = org);
+  RETURN owner = gh_rls_user() OR gh_rls_row(partner, org);
 END;
 $$;
 --> statement-breakpoint
