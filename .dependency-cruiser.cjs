@@ -37,9 +37,15 @@ module.exports = {
     },
     {
       name: 'sql-only-in-db-and-repos',
-      comment: 'drizzle-orm and the schema are used in src/db, in modules/<area>/repo.ts and in src/access/repo.ts only.',
+      comment:
+        'drizzle-orm and the schema are used in src/db, in modules/<area>/repo.ts (and its repo-*.ts parts) and in src/access/repo.ts only. ' +
+        'A repo-*.ts file is a piece of the repository split out for size, imported by repo.ts only: scim/repo-filter.ts compiles a ' +
+        'SCIM filter to one SQL condition, so it builds SQL and belongs to the repository, but folded into repo.ts it would bury its statements.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/db/', '^src/modules/[^/]+/repo\\.ts$', '^src/access/repo\\.ts$'] },
+      from: {
+        path: '^src/',
+        pathNot: ['^src/db/', '^src/modules/[^/]+/repo\\.ts$', '^src/modules/[^/]+/repo-[a-z-]+\\.ts$', '^src/access/repo\\.ts$'],
+      },
       to: { path: ['^drizzle-orm', '(^|/)node_modules/drizzle-orm/', '^src/db/schema/'] },
     },
   ],

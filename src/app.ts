@@ -25,6 +25,7 @@ import { authAccountRoutes } from './modules/auth/routes.js';
 import { authPublicRoutes } from './modules/auth/routes-public.js';
 import { authSecurityRoutes } from './modules/auth/routes-security.js';
 import { mfaRoutes } from './modules/mfa/routes.js';
+import { passkeyRoutes } from './modules/passkeys/routes.js';
 import { ssoRoutes } from './modules/sso/routes.js';
 import { tenantRoutes } from './modules/tenants/routes.js';
 import { installByIdScope } from './modules/tenants/by-id.js';
@@ -208,6 +209,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(setupRoutes(deps));
       await api.register(authAccountRoutes(deps));
       await api.register(mfaRoutes(deps));
+      await api.register(passkeyRoutes(deps));
       await api.register(authSecurityRoutes(deps));
       await api.register(ssoRoutes(deps));
       await api.register(tenantRoutes(deps));

@@ -1,9 +1,11 @@
 // The SQL of the access core (the one file of src/access that imports drizzle-orm or the schema, as a module's
-// repo.ts): the role chain the resolver reads, a tenant's settings for the sign-in address check, and the marking of
-// a just-in-time grant seen expired.
+// repo.ts): the role chain the resolver reads, a tenant's settings for the sign-in address check, the marking of
+// a just-in-time grant seen expired, the pipeline's statements (authenticate's last-seen write, step-up's factors),
+// the authorisation epoch and both sides' admins (mailed by tenants and the access module).
 import { eq, sql } from 'drizzle-orm';
 import type { Executor } from '../db/connect.js';
 import { organizations, partners } from '../db/schema/index.js';
+import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from './catalog.js';
 
 /** A role and its ancestors (at most `maxDepth`), each with its own permissions, nearest first. */
 export async function roleChainRows(
@@ -59,4 +61,60 @@ export async function markGrantExpired(tx: Executor, grantId: string, at: Date):
     where g.id = ${grantId} and r.id = g.request_id and g.expired_at is null and g.revoked_at is null and g.expires_at <= ${at}
     returning g.partner_id, g.org_id, g.site_id, g.user_id, g.expires_at, g.request_id, r.reason, r.ticket_ref`);
   return (res as unknown as { rows: ExpiredGrantRow[] }).rows[0] ?? null;
+}
+
+/** Writes a session's last-seen; the condition repeats the interval so that instances racing on one session write it once. */
+export async function touchSessionRow(db: Executor, sid: string, at: Date, before: Date): Promise<void> {
+  await db.execute(
+    sql`update sessions set last_used_at = ${at} where id = ${sid} and (last_used_at is null or last_used_at <= ${before})`,
+  );
+}
+
+export interface StepUpFactorsRow {
+  has_password: boolean;
+  has_totp: boolean;
+  has_sms: boolean;
+  has_passkey: boolean;
+}
+
+/** Which proofs an account holds for a step-up: a password, TOTP, a verified SMS number, a passkey (undefined: no user). */
+export async function stepUpFactorsRow(db: Executor, userId: string): Promise<StepUpFactorsRow | undefined> {
+  const result = await db.execute(sql`
+    select u.password_hash is not null as has_password, u.mfa_secret is not null as has_totp,
+           (u.mfa_method = 'sms' and u.phone_verified and u.phone_number is not null) as has_sms,
+           exists (select 1 from passkeys k where k.user_id = u.id) as has_passkey
+    from users u where u.id = ${userId}`);
+  return (result as unknown as { rows: StepUpFactorsRow[] }).rows[0];
+}
+
+/**
+ * Bumps the authorisation epoch (the resolver's cache key): in the same transaction as any change to a role, its
+ * parent, its permissions or its Force MFA flag, or to what a tenant's settings decide (assignments are read live).
+ */
+export async function bumpAuthzEpoch(tx: Executor): Promise<void> {
+  await tx.execute(sql`update authz_state set epoch = epoch + 1 where id = 1`);
+}
+
+/**
+ * Who "both sides' admins" are (issue 18 §2): the partner's active Partner Admins and the organisation's active
+ * Organization Admins (the system admin roles), whom mspAccess changes (tenants) and break-glass uses (access) are
+ * mailed to; with both names.
+ */
+export async function adminsOfBothSides(tx: Executor, partnerId: string, orgId: string) {
+  const res = await tx.execute(sql`
+    select u.email from partner_users pu join users u on u.id = pu.user_id
+      where pu.partner_id = ${partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID} and u.status = 'active'
+    union
+    select u.email from organization_users ou join users u on u.id = ou.user_id
+      where ou.org_id = ${orgId} and ou.role_id = ${ORG_ADMIN_ROLE_ID} and u.status = 'active'
+    order by 1 limit 500`);
+  const names = await tx.execute(
+    sql`select o.name as org_name, p.name as partner_name from organizations o join partners p on p.id = o.partner_id where o.id = ${orgId}`,
+  );
+  const n = (names as unknown as { rows: { org_name: string; partner_name: string }[] }).rows[0];
+  return {
+    emails: (res as unknown as { rows: { email: string }[] }).rows.map((r) => r.email),
+    orgName: n?.org_name ?? 'the organisation',
+    partnerName: n?.partner_name ?? 'the partner',
+  };
 }

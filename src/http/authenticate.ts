@@ -1,11 +1,11 @@
 // The session liveness check, tenant context and Force-MFA gate, run on every protected request.
-import { sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import type { Db } from '../db/connect.js';
 import { preparedStatement, uuidArg } from '../db/prepared.js';
 import type { ResolvedRole, RoleCache } from '../access/resolver.js';
 import { accountReason } from '../access/decision.js';
+import { touchSessionRow } from '../access/repo.js';
 import { enforceOwnIpAllowlist } from './ip-policy.js';
 import { armBreakGlass } from '../access/break-glass.js';
 import { recordGrantExpiry } from '../access/grants.js';
@@ -116,9 +116,7 @@ export const LAST_SEEN_EVERY_MS = 60_000;
 async function touchSession(db: Db, sid: string, now: number) {
   const at = new Date(now);
   const before = new Date(now - LAST_SEEN_EVERY_MS);
-  await db.execute(
-    sql`update sessions set last_used_at = ${at} where id = ${sid} and (last_used_at is null or last_used_at <= ${before})`,
-  );
+  await touchSessionRow(db, sid, at, before);
 }
 
 /**

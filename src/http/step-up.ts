@@ -1,9 +1,9 @@
 // Step-up (issue 19): the routes that hand out access need a password or second-factor proof made in the
 // acting session within STEP_UP_MAX_AGE. One guard, one list; app.ts refuses to start if they disagree.
-import { sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/connect.js';
 import type { Clock } from '../platform/clock.js';
+import { stepUpFactorsRow } from '../access/repo.js';
 import { hasPermission, loadRoleChain } from '../access/resolver.js';
 import type { Principal } from './context.js';
 import { AppError } from './errors.js';
@@ -62,16 +62,7 @@ export const stepUpFresh = (deps: StepUpDeps, p: Principal) =>
  * the password or any enrolled factor. An account with none of them signs in again.
  */
 export async function stepUpMethods(deps: StepUpDeps, p: Principal): Promise<StepUpMethod[]> {
-  const result = await deps.db.execute(sql`
-    select u.password_hash is not null as has_password, u.mfa_secret is not null as has_totp,
-           (u.mfa_method = 'sms' and u.phone_verified and u.phone_number is not null) as has_sms,
-           exists (select 1 from passkeys k where k.user_id = u.id) as has_passkey
-    from users u where u.id = ${p.userId}`);
-  const row = (
-    result as unknown as {
-      rows: { has_password: boolean; has_totp: boolean; has_sms: boolean; has_passkey: boolean }[];
-    }
-  ).rows[0];
+  const row = await stepUpFactorsRow(deps.db, p.userId);
   if (!row) return ['reauthenticate'];
   const allowed = p.security.allowedMfaMethods;
   const factors: StepUpMethod[] = [];

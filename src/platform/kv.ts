@@ -2,10 +2,9 @@
 // In Redis when REDIS_URL is set (several instances, fast), otherwise in the database.
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { and, eq, lte, sql } from 'drizzle-orm';
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/connect.js';
-import { kvEntries, rateLimitHits } from '../db/schema/index.js';
+import { claimMarker, countHits, deleteHits, recordHitUnlessFull, sweepKv } from '../db/kv.js';
 
 export interface WindowResult {
   allowed: boolean;
@@ -113,7 +112,7 @@ export class RedisStore implements SharedStore {
 
 /**
  * Database store: a log of hits per key, serialised per key by a transaction-level advisory lock,
- * so the count and the insert cannot interleave between instances.
+ * so the count and the insert cannot interleave between instances (the statements: src/db/kv.ts).
  */
 export class DatabaseStore implements SharedStore {
   readonly kind = 'database';
@@ -124,22 +123,10 @@ export class DatabaseStore implements SharedStore {
   ) {}
 
   async hit(key: string, limit: number, windowMs: number, nowMs: number): Promise<WindowResult> {
-    const k = this.prefix + key;
-    const since = new Date(nowMs - windowMs);
-    const result = await this.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${k}, 0))`);
-      const rows = await tx
-        .select({ at: rateLimitHits.at })
-        .from(rateLimitHits)
-        .where(and(eq(rateLimitHits.key, k), sql`${rateLimitHits.at} > ${since}`))
-        .orderBy(rateLimitHits.at);
-      if (rows.length >= limit) {
-        const oldest = rows[0]!.at.getTime();
-        return { allowed: false, remaining: 0, retryAfter: ceilSeconds(oldest + windowMs - nowMs) };
-      }
-      await tx.insert(rateLimitHits).values({ key: k, at: new Date(nowMs) });
-      return { allowed: true, remaining: limit - rows.length - 1, retryAfter: 0 };
-    });
+    const r = await recordHitUnlessFull(this.db, this.prefix + key, limit, new Date(nowMs - windowMs), new Date(nowMs));
+    const result: WindowResult = r.full
+      ? { allowed: false, remaining: 0, retryAfter: ceilSeconds(r.oldest.getTime() + windowMs - nowMs) }
+      : { allowed: true, remaining: limit - r.before - 1, retryAfter: 0 };
     if (++this.hitsSinceSweep >= 500) {
       this.hitsSinceSweep = 0;
       void this.sweep(nowMs).catch(() => {});
@@ -147,38 +134,21 @@ export class DatabaseStore implements SharedStore {
     return result;
   }
 
-  async count(key: string, windowMs: number, nowMs: number): Promise<number> {
-    const [row] = await this.db
-      .select({ n: sql<number>`count(*)::int` })
-      .from(rateLimitHits)
-      .where(and(eq(rateLimitHits.key, this.prefix + key), sql`${rateLimitHits.at} > ${new Date(nowMs - windowMs)}`));
-    return row?.n ?? 0;
+  count(key: string, windowMs: number, nowMs: number): Promise<number> {
+    return countHits(this.db, this.prefix + key, new Date(nowMs - windowMs));
   }
 
-  async reset(key: string): Promise<void> {
-    await this.db.delete(rateLimitHits).where(eq(rateLimitHits.key, this.prefix + key));
+  reset(key: string): Promise<void> {
+    return deleteHits(this.db, this.prefix + key);
   }
 
-  async claim(key: string, ttlMs: number, nowMs: number): Promise<boolean> {
-    const k = this.prefix + key;
-    const now = new Date(nowMs);
-    const rows = await this.db
-      .insert(kvEntries)
-      .values({ key: k, value: true, expiresAt: new Date(nowMs + ttlMs) })
-      .onConflictDoUpdate({
-        target: kvEntries.key,
-        set: { value: true, expiresAt: new Date(nowMs + ttlMs) },
-        // Only an expired marker may be taken over.
-        setWhere: lte(kvEntries.expiresAt, now),
-      })
-      .returning({ key: kvEntries.key });
-    return rows.length === 1;
+  claim(key: string, ttlMs: number, nowMs: number): Promise<boolean> {
+    return claimMarker(this.db, this.prefix + key, new Date(nowMs + ttlMs), new Date(nowMs));
   }
 
   /** Drops hits older than a day and expired markers. */
-  async sweep(nowMs: number): Promise<void> {
-    await this.db.delete(rateLimitHits).where(lte(rateLimitHits.at, new Date(nowMs - 86_400_000)));
-    await this.db.delete(kvEntries).where(lte(kvEntries.expiresAt, new Date(nowMs)));
+  sweep(nowMs: number): Promise<void> {
+    return sweepKv(this.db, new Date(nowMs - 86_400_000), new Date(nowMs));
   }
 
   async ping(): Promise<void> {}

@@ -1,44 +1,10 @@
 // The mechanics every durable queue in the database shares (the mail outbox, webhook deliveries): due rows are
 // claimed for a lease with FOR UPDATE SKIP LOCKED, so several instances never take the same row and a crashed
 // instance's rows come back once its lease runs out; a drain runs on kick() and on a poll; stop() waits briefly.
-import { and, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
-import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+// The claim statement itself is SQL and lives in src/db/leased-queue-sql.ts (claimDue); this file keeps the mechanics.
 import type { Logger } from 'pino';
-import type { Db } from '../db/connect.js';
 import { classifyOutage, driverReason } from './outage-cause.js';
 import { asSystem } from '../db/row-security.js';
-
-/** The columns a leased table has: an id, when the row is due, whose lease holds it, how often it was tried. */
-export type LeasedTable = PgTable & { id: PgColumn; notBefore: PgColumn; leasedUntil: PgColumn; attempts: PgColumn };
-
-export interface ClaimOptions {
-  now: Date;
-  leaseMs: number;
-  limit: number;
-  /** What else makes a row claimable (not given up, the head of its line, ...). */
-  where?: SQL;
-  orderBy: SQL | PgColumn;
-}
-
-/**
- * Takes up to `limit` due rows for this instance for one lease and counts the attempt. Rows another instance holds
- * (locked now, or leased and not yet expired) are skipped.
- */
-export async function claimDue<T extends LeasedTable>(db: Db, table: T, o: ClaimOptions): Promise<T['$inferSelect'][]> {
-  const t = table as unknown as { id: PgColumn; notBefore: PgColumn; leasedUntil: PgColumn; attempts: PgColumn };
-  const due = db
-    .select({ id: t.id })
-    .from(table as PgTable)
-    .where(and(o.where, lte(t.notBefore, o.now), or(isNull(t.leasedUntil), lte(t.leasedUntil, o.now))))
-    .orderBy(o.orderBy)
-    .limit(o.limit)
-    .for('update', { skipLocked: true });
-  return (await db
-    .update(table as PgTable)
-    .set({ leasedUntil: new Date(o.now.getTime() + o.leaseMs), attempts: sql`${t.attempts} + 1` } as never)
-    .where(inArray(t.id, due))
-    .returning()) as T['$inferSelect'][];
-}
 
 /**
  * Exponential backoff: `baseMs`, doubled per attempt, capped at `capMs`. With `jitter` the delay is drawn from its
@@ -65,7 +31,7 @@ export interface LeasedQueueOptions<R> {
   stopGraceMs?: number;
   /** Handle the rows of one batch side by side (they are independent), or one after the other. */
   parallel?: boolean;
-  /** Claims up to `limit` due rows (claimDue). */
+  /** Claims up to `limit` due rows (claimDue, src/db/leased-queue-sql.ts). */
   claim(limit: number): Promise<R[]>;
   /** Does the work of one claimed row and settles it (deleted, rescheduled or given up). */
   handle(row: R): Promise<void>;

@@ -1,13 +1,20 @@
 // Transactional outbox for mail: a message is stored in the transaction that calls for it and sent after commit.
 // A crash (kill -9) between the commit and the SMTP server's acceptance loses nothing: the row stays, and any
 // instance sends it once its lease has run out. Delivery is at least once; a mail is deleted once accepted.
-// The claim, lease, poll and kick mechanics are the shared leased queue (src/platform/leased-queue.ts).
-import { asc, eq, isNull } from 'drizzle-orm';
+// The claim, lease, poll and kick mechanics are the shared leased queue (src/platform/leased-queue.ts); the statements
+// are src/db/mail-outbox.ts.
 import type { Logger } from 'pino';
 import type { Db, Tx } from '../db/connect.js';
-import { mailOutbox } from '../db/schema/index.js';
+import {
+  claimDueMails,
+  deleteMail,
+  giveUpMail,
+  insertOutboxMail,
+  type MailOutboxRow,
+  rescheduleMail,
+} from '../db/mail-outbox.js';
 import type { Clock } from './clock.js';
-import { backoffMs, claimDue, LeasedQueue } from './leased-queue.js';
+import { backoffMs, LeasedQueue } from './leased-queue.js';
 import type { Mailer, MailMessage } from './mail.js';
 import type { Metrics } from './metrics.js';
 import type { SecretBox } from './secret-box.js';
@@ -18,7 +25,7 @@ const MAX_ATTEMPTS = 8;
 /** Backoff after a failed attempt: 5 s, 10 s, 20 s ... capped at one hour. */
 export const retryDelayMs = (attempts: number) => backoffMs(attempts, { baseMs: 5_000, capMs: 3_600_000 });
 
-type Row = typeof mailOutbox.$inferSelect;
+type Row = MailOutboxRow;
 
 export class MailOutbox {
   private readonly queue: LeasedQueue<Row>;
@@ -37,14 +44,7 @@ export class MailOutbox {
       logger,
       batch: 10,
       pollMs: 2_000,
-      claim: (limit) =>
-        claimDue(db, mailOutbox, {
-          now: clock.now(),
-          leaseMs,
-          limit,
-          where: isNull(mailOutbox.failedAt),
-          orderBy: asc(mailOutbox.notBefore),
-        }),
+      claim: (limit) => claimDueMails(db, clock.now(), leaseMs, limit),
       handle: (row) => this.deliver(row),
     });
   }
@@ -52,12 +52,7 @@ export class MailOutbox {
   /** Stores the message in the caller's transaction. Call kick() after the commit for a prompt send. */
   async enqueue(tx: Tx | Db, msg: MailMessage): Promise<void> {
     const now = this.clock.now();
-    await tx.insert(mailOutbox).values({
-      template: msg.template,
-      sealed: this.box.seal(JSON.stringify(msg), AAD),
-      notBefore: now,
-      createdAt: now,
-    });
+    await insertOutboxMail(tx, { template: msg.template, sealed: this.box.seal(JSON.stringify(msg), AAD), now });
   }
 
   /** Sends what is due, soon. */
@@ -83,10 +78,7 @@ export class MailOutbox {
         { err, template: row.template, outboxId: row.id },
         'mail outbox: message cannot be opened; given up',
       );
-      await this.db
-        .update(mailOutbox)
-        .set({ failedAt: this.clock.now(), leasedUntil: null, lastError: 'cannot open the sealed message' })
-        .where(eq(mailOutbox.id, row.id));
+      await giveUpMail(this.db, row.id, this.clock.now(), 'cannot open the sealed message');
       this.metrics.mails.inc({ result: 'failed', template: row.template });
       return;
     }
@@ -100,18 +92,12 @@ export class MailOutbox {
         { err, template: row.template, outboxId: row.id, attempt: row.attempts },
         last ? 'mail delivery failed; given up' : 'mail delivery failed; will retry',
       );
-      await this.db
-        .update(mailOutbox)
-        .set(
-          last
-            ? { failedAt: now, leasedUntil: null, lastError: reason }
-            : { notBefore: new Date(now.getTime() + retryDelayMs(row.attempts)), leasedUntil: null, lastError: reason },
-        )
-        .where(eq(mailOutbox.id, row.id));
+      if (last) await giveUpMail(this.db, row.id, now, reason);
+      else await rescheduleMail(this.db, row.id, new Date(now.getTime() + retryDelayMs(row.attempts)), reason);
       this.metrics.mails.inc({ result: last ? 'failed' : 'retry', template: row.template });
       return;
     }
-    await this.db.delete(mailOutbox).where(eq(mailOutbox.id, row.id));
+    await deleteMail(this.db, row.id);
     this.metrics.mails.inc({ result: 'sent', template: row.template });
   }
 }

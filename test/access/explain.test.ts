@@ -434,7 +434,7 @@ describe('who-can is bounded: an attacker-shaped tenant with 100k members answer
           permission: 'devices:read',
           resourceType: 'device',
           resourceId: dev.id,
-          cursor: first.body.nextCursor,
+          cursor: first.body.nextCursor ?? undefined,
           limit: 200,
         },
       }),

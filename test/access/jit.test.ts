@@ -3,6 +3,7 @@
 // another instance, explain naming the grant, and the audit trail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';
+import type { RequestBody } from '../support/api-types.js';
 import {
   auditRecords,
   createDevice,
@@ -51,7 +52,8 @@ async function world(orgSettings: object = {}) {
 }
 type World = Awaited<ReturnType<typeof world>>;
 
-const ask = (who: SignedInMember, body: object) => who.api.post('/access/requests', body);
+const ask = (who: SignedInMember, body: RequestBody<'post', '/access/requests'>) =>
+  who.api.post('/access/requests', body);
 const onPeer = (who: SignedInMember) => peer.client().withToken(who.session.accessToken);
 const setOrg = (who: SignedInMember, orgId: string, settings: object) =>
   who.api.patch(`/orgs/organizations/${orgId}`, { settings });
@@ -190,8 +192,8 @@ describe('other tenants', () => {
     expectError(await elsewhere.orgAdmin.api.post(`/access/requests/${req.body.id}/approve`, {}), 404, 'not_found');
     expect((await elsewhere.orgAdmin.api.get('/access/requests')).body.data).toEqual([]);
     const ok = expectStatus(await w.orgAdmin.api.post(`/access/requests/${req.body.id}/approve`, {}), 200);
-    expectError(await elsewhere.partnerAdmin.api.delete(`/access/grants/${ok.body.grant.id}`), 404, 'not_found');
-    expectError(await elsewhere.orgAdmin.api.delete(`/access/grants/${ok.body.grant.id}`), 404, 'not_found');
+    expectError(await elsewhere.partnerAdmin.api.delete(`/access/grants/${ok.body.grant!.id}`), 404, 'not_found');
+    expectError(await elsewhere.orgAdmin.api.delete(`/access/grants/${ok.body.grant!.id}`), 404, 'not_found');
     expect((await elsewhere.partnerAdmin.api.get('/access/grants')).body.data).toEqual([]);
     // A member of the same partner asking for an organisation of another partner: it does not exist here.
     expectError(await ask(w.tech, { orgId: elsewhere.org.id, durationMinutes: 30, reason: 'x' }), 404, 'not_found');
@@ -215,7 +217,9 @@ describe('duration cap', () => {
     );
     expectError(await ask(w.tech, { orgId: w.org.id, durationMinutes: 61, reason: 'Long' }), 400, 'validation_failed');
     const ok = expectStatus(await ask(w.tech, { orgId: w.org.id, durationMinutes: 60, reason: 'Short' }), 201);
-    expect(new Date(ok.body.grant.expiresAt).getTime() - new Date(ok.body.grant.startsAt).getTime()).toBe(60 * 60_000);
+    expect(new Date(ok.body.grant!.expiresAt).getTime() - new Date(ok.body.grant!.startsAt).getTime()).toBe(
+      60 * 60_000,
+    );
     expectError(await setOrg(w.orgAdmin, w.org.id, { security: { jitMaxMinutes: 600 } }), 400, 'validation_failed');
   });
 });
@@ -315,12 +319,12 @@ describe('audit records', () => {
       actorUserId: w.partnerAdmin.user.id,
       details: expect.objectContaining({ reason: 'Reboot the DC', ticketRef: 'INC-9' }),
     });
-    expect(await one('access.grant', approved.body.grant.id)).toMatchObject({
+    expect(await one('access.grant', approved.body.grant!.id)).toMatchObject({
       details: expect.objectContaining({
         requestId: a.body.id,
         reason: 'Reboot the DC',
         ticketRef: 'INC-9',
-        expiresAt: approved.body.grant.expiresAt,
+        expiresAt: approved.body.grant!.expiresAt,
       }),
     });
     expect(await one('access.deny', b.body.id)).toMatchObject({

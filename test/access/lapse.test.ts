@@ -98,7 +98,7 @@ describe('the setting', () => {
     ).toBeUndefined();
     for (const bad of [6, 366, 30.5, '30'])
       expectError(
-        await w.admin.api.patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: bad } } }),
+        await w.admin.api.raw.patch('/orgs/partners/me', { settings: { security: { standingAccessLapseDays: bad } } }),
         400,
         'validation_failed',
       );

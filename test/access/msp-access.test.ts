@@ -38,8 +38,12 @@ async function world() {
   const orgAdmin = await signedInOrgMember(t, org, { roleId: ORG_ADMIN });
   return { partner, org, device, partnerAdmin, tech, orgAdmin };
 }
-const setMsp = (who: SignedInMember, orgId: string, mspAccess: string, headers: Record<string, string> = {}) =>
-  who.api.patch(`/orgs/organizations/${orgId}`, { settings: { mspAccess } }, { headers });
+const setMsp = (
+  who: SignedInMember,
+  orgId: string,
+  mspAccess: 'allowed' | 'approval_required' | 'suspended',
+  headers: Record<string, string> = {},
+) => who.api.patch(`/orgs/organizations/${orgId}`, { settings: { mspAccess } }, { headers });
 
 describe('suspended refuses a Partner Admin', () => {
   it('on its records, on a peer, and in lists; the organisation admin still works; allowed again lets them back', async () => {

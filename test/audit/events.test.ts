@@ -8,7 +8,7 @@ import { totpFor } from '../../src/modules/mfa/codes.js';
 import type { AuditRecordJson } from '../../src/modules/audit/schemas.js';
 import { ORG_ADMIN_ROLE_ID, SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
-import { ApiClient, type RequestOptions } from '../support/client.js';
+import { ApiClient, type RawRequestOptions } from '../support/client.js';
 import {
   addOrgMember,
   createOrg,
@@ -52,15 +52,16 @@ const CONTRACT_8 = [
   'auth.password.reset',
   'auth.password.change',
 ];
-const [, , , , ORG_TECH, ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string);
+const ORG_TECH = SYSTEM_ROLES[4]!.id as string;
+const ORG_VIEWER = SYSTEM_ROLES[5]!.id as string;
 
 const UA = 'gatehouse-audit-walk/1.0';
 const strongPassword = () => `Glacier-${randomBytes(5).toString('hex')}-Saffron!`;
 
 /** The console's client, with a user agent of its own on every request (to find it in the records). */
 class WalkClient extends ApiClient {
-  override request<T = any>(method: string, path: string, opts: RequestOptions = {}) {
-    return super.request<T>(method, path, { ...opts, headers: { 'user-agent': UA, ...opts.headers } });
+  protected override send(method: string, path: string, opts: RawRequestOptions = {}) {
+    return super.send(method, path, { ...opts, headers: { 'user-agent': UA, ...opts.headers } });
   }
 }
 
@@ -397,7 +398,7 @@ describe("an organisation member's own sign-in, MFA and password events carry it
       resourceType: 'passkey',
       resourceId: passkeyId,
     });
-    ok(await api.request('DELETE', `/auth/passkeys/${passkeyId}`, { body: { currentPassword: password } }));
+    ok(await api.delete(`/auth/passkeys/${passkeyId}`, { body: { currentPassword: password } }));
     await expectRecord('auth.mfa.passkey.delete', {
       actorUserId: user.id,
       partnerId,

@@ -91,7 +91,7 @@ describe('keyset pagination, newest first', () => {
     expect(ids(first.body.data)).toEqual([...older].reverse().slice(0, 5));
     const newer = await appendRecords(t.deps.db, other.id, 3, () => ({ action: 'arrive.new' }));
     const second = await auditor.api.get('/audit-logs', {
-      query: { action: 'arrive.*', limit: 5, cursor: first.body.nextCursor },
+      query: { action: 'arrive.*', limit: 5, cursor: first.body.nextCursor ?? undefined },
     });
     expect(ids(second.body.data)).toEqual([...older].reverse().slice(5, 10));
     const fresh = await auditor.api.get('/audit-logs', { query: { action: 'arrive.*', limit: 5 } });

@@ -124,7 +124,7 @@ describe('the audit routes are refused without their permission, and the refusal
     const viewer = await signedInOrgMember(t, { id: O1, partnerId: P1 }, { roleId: ORG_VIEWER });
     const tech = await signedInPartnerMember(t, P1, { roleId: PARTNER_TECH });
     for (const api of [viewer.api, tech.api]) {
-      for (const path of ['/audit-logs', '/audit-logs/export?format=csv', '/audit-logs/verify']) {
+      for (const path of ['/audit-logs', '/audit-logs/export?format=csv', '/audit-logs/verify'] as const) {
         const res = await api.get(path);
         expect({ path, status: res.status, code: res.body.code }).toEqual({ path, status: 403, code: 'forbidden' });
       }

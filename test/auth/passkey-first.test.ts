@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { roles, users } from '../../src/db/schema/index.js';
 import { startApp, type TestApp } from '../support/app.js';
-import type { ApiClient } from '../support/client.js';
+import { type ApiClient, errorBody } from '../support/client.js';
 import { cloneCredential, getAssertion, type SoftCredential } from '../support/webauthn.js';
 import {
   auditOf,
@@ -169,14 +169,14 @@ describe('passkey-first sign-in: single-use challenges, counters, origin, user v
   });
 
   it('bad bodies are 400 validation_failed', async () => {
-    expectError(await t.client().post('/auth/passkey/login/verify', {}), 400, 'validation_failed');
+    expectError(await t.client().raw.post('/auth/passkey/login/verify', {}), 400, 'validation_failed');
     expectError(
-      await t.client().post('/auth/passkey/login/verify', { credential: { id: 'x' } }),
+      await t.client().raw.post('/auth/passkey/login/verify', { credential: { id: 'x' } }),
       400,
       'validation_failed',
     );
     expectError(
-      await t.client().post('/auth/passkey/login/verify', { credential: 'nope', email: 'a@b.c' }),
+      await t.client().raw.post('/auth/passkey/login/verify', { credential: 'nope', email: 'a@b.c' }),
       400,
       'validation_failed',
     );
@@ -190,7 +190,7 @@ describe('passkey-first sign-in: the login rate limit applies per address', () =
       const bogus = {
         id: 'AAAA',
         rawId: 'AAAA',
-        type: 'public-key',
+        type: 'public-key' as const,
         response: { clientDataJSON: 'AAAA', authenticatorData: 'AAAA', signature: 'AAAA' },
       };
       const answers = [];
@@ -255,7 +255,7 @@ describe('going passwordless: DELETE /auth/password', () => {
   it('the password is not a proof here, a wrong code is refused, and bodies are validated', async () => {
     const m = await passkeyMember(2);
     expectError(
-      await m.api.request('DELETE', '/auth/password', { body: { password: PASSWORD } }),
+      await m.api.raw.request('DELETE', '/auth/password', { body: { password: PASSWORD } }),
       400,
       'validation_failed',
     );
@@ -272,7 +272,7 @@ describe('step-up with a passkey or a TOTP code; under required MFA the password
     const role = { name: `Role ${randomBytes(3).toString('hex')}`, permissions: [] };
     const refused = await m.api.post('/roles', role);
     expectError(refused, 403, 'step_up_required');
-    expect(refused.body.methods).toEqual(['totp', 'passkey']);
+    expect(errorBody(refused).methods).toEqual(['totp', 'passkey']);
     expectError(await m.api.post('/auth/step-up', { password: PASSWORD }), 403, 'mfa_method_not_allowed');
     const byKey = await m.api.post('/auth/step-up', { credential: await reauth(m.api, m.creds[0]!) });
     expect(byKey.status, byKey.text).toBe(200);
@@ -302,7 +302,7 @@ describe('phishing-resistant MFA (organisation setting and role flag): only pass
     t.clock.advance(11 * 60_000);
     const refused = await totpApi.post('/roles', { name: `R ${randomBytes(3).toString('hex')}`, permissions: [] });
     expectError(refused, 403, 'step_up_required');
-    expect(refused.body.methods).toEqual(['passkey']);
+    expect(errorBody(refused).methods).toEqual(['passkey']);
     const { api: keyApi } = await passkeySignIn(m.creds[0]!);
     expect((await keyApi.post('/auth/mfa/recovery-codes')).status).toBe(200);
     expectError(await keyApi.post('/auth/mfa/setup'), 403, 'mfa_method_not_allowed');

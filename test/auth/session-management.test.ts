@@ -158,7 +158,7 @@ describe('last seen is coalesced: at most one write per minute per session', () 
     t.clock.advance(20_000);
     await api.get('/auth/me');
     expect(await lastSeen()).toBe(moved);
-    const listed = (await api.get('/auth/sessions')).body.data[0];
+    const listed = (await api.get('/auth/sessions')).body.data[0]!;
     expect(Date.parse(listed.lastSeenAt)).toBe(moved);
   });
 });

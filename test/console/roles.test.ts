@@ -111,7 +111,7 @@ describe('journey: role builder with inheritance', () => {
 
     // The API checked it too: the child's effective permissions name the parent as their source.
     const roles = await admin.api.get('/roles');
-    const childId = roles.body.data.find((r: { name: string }) => r.name === 'Helpdesk senior').id;
+    const childId = roles.body.data.find((r: { name: string }) => r.name === 'Helpdesk senior')!.id;
     const api = await admin.api.get(`/roles/${childId}/effective-permissions`);
     expect(
       api.body.permissions
@@ -183,8 +183,8 @@ describe('the role builder stays under the permission ceiling', () => {
     const created = await admin.api.post('/roles', {
       name: 'Role manager',
       permissions: ['users:read', 'users:write', 'devices:read'].map((k) => ({
-        resource: k.split(':')[0],
-        action: k.split(':')[1],
+        resource: k.split(':')[0]!,
+        action: k.split(':')[1]!,
       })),
     });
     expect(created.status, created.text).toBe(201);

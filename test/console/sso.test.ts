@@ -139,7 +139,7 @@ describe('journey: SSO sign-in through the OpenID Provider', () => {
     const org = (await api.get('/orgs/organizations')).body.data.find(
       (o: { name: string }) => o.name === 'Contoso Dental',
     );
-    const members = await api.get('/users', { query: { orgId: org.id } });
+    const members = await api.get('/users', { query: { orgId: org!.id } });
     expect(members.body.data.map((u: { email: string; roleName: string }) => [u.email, u.roleName])).toEqual([
       [email, 'Organization Technician'],
     ]);

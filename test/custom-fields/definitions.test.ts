@@ -212,8 +212,8 @@ describe('partner-wide definitions are in force in every organisation of the par
     expect(ids(list0)).toEqual(expect.arrayContaining([wide.id, own0.id]));
     expect(ids(list0)).not.toContain(own1.id);
     expect(list0.body.data.every((d: { entityType: string }) => d.entityType === 'site')).toBe(true);
-    expect(list0.body.data.find((d: { id: string }) => d.id === wide.id).source).toBe('partner');
-    expect(list0.body.data.find((d: { id: string }) => d.id === own0.id).source).toBe('organization');
+    expect(list0.body.data.find((d: { id: string }) => d.id === wide.id)!.source).toBe('partner');
+    expect(list0.body.data.find((d: { id: string }) => d.id === own0.id)!.source).toBe('organization');
     const viaPartner = await a.admin.api.get('/custom-fields', { query: { orgId: a.orgs[1].id, limit: 200 } });
     expect(ids(viaPartner)).toEqual(expect.arrayContaining([wide.id, own1.id]));
     expect(ids(viaPartner)).not.toContain(own0.id);
@@ -267,7 +267,7 @@ describe('changing and deleting a definition', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ name: 'Tier', options: ['a', 'b', 'c'], key: def.key, type: 'select' });
     for (const patch of [{ key: 'other' }, { type: 'text' }, { entityType: 'site' }, { orgId: a.orgs[1].id }, {}])
-      refused(await a.admin.api.patch(`/custom-fields/${def.id}`, patch), 400, 'validation_failed');
+      refused(await a.admin.api.raw.patch(`/custom-fields/${def.id}`, patch), 400, 'validation_failed');
     fieldError(await a.admin.api.patch(`/custom-fields/${def.id}`, { options: ['a', 'a'] }), 'options');
     const text = await define(a.admin.api, { orgId: a.orgs[0].id });
     fieldError(await a.admin.api.patch(`/custom-fields/${text.id}`, { options: ['x'] }), 'options');
@@ -379,7 +379,7 @@ describe('permissions: settings:read | write', () => {
     for (const caller of [a.tech, a.viewer, a.orgViewer]) {
       refused(await caller.api.get('/custom-fields'), 403, 'forbidden');
       refused(await caller.api.get(`/custom-fields/${def.id}`), 403, 'forbidden');
-      refused(await caller.api.post('/custom-fields', { key: 'BAD KEY' }), 403, 'forbidden');
+      refused(await caller.api.raw.post('/custom-fields', { key: 'BAD KEY' }), 403, 'forbidden');
       refused(await caller.api.patch(`/custom-fields/${def.id}`, { name: 'x' }), 403, 'forbidden');
       refused(await caller.api.delete(`/custom-fields/${def.id}`), 403, 'forbidden');
     }

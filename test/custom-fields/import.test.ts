@@ -3,6 +3,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
+import type { RequestBody } from '../support/api-types.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
 import {
   auditRecords,
@@ -41,7 +42,7 @@ beforeAll(async () => {
     { key: 'rack_count', type: 'number', entityType: 'site' },
     { key: 'contract', type: 'text', entityType: 'organization' },
     { key: 'vip', type: 'boolean', entityType: 'contact' },
-  ];
+  ] as const;
   for (const d of defs) expect((await a.admin.api.post('/custom-fields', { name: d.key, ...d })).status).toBe(201);
   expect(
     (
@@ -60,6 +61,7 @@ const refused = (res: ApiResponse, status: number, code: string) => {
   expect(res.status, res.text).toBe(status);
   expect(res.body).toMatchObject({ code, error: expect.any(String), message: expect.any(String) });
 };
+type ImportInput = RequestBody<'post', '/custom-fields/import/preview'>;
 const DEVICE_MAPPING = { Tag: 'asset_tag', RAM: 'ram_gb', Managed: 'managed', Warranty: 'warranty_end', Tier: 'tier' };
 const DEVICE_CSV = [
   'Hostname,Tag,RAM,Managed,Warranty,Tier',
@@ -71,7 +73,7 @@ const DEVICE_CSV = [
   ',A-8,4,no,,', // nothing to match on
   'pc-01,A-1b,32,no,,', // the same device again
 ].join('\n');
-const body = (extra: Record<string, unknown> = {}) => ({
+const body = (extra: Partial<ImportInput> = {}): ImportInput => ({
   orgId: a.orgs[0].id,
   entityType: 'device',
   csv: DEVICE_CSV,
@@ -124,7 +126,7 @@ describe('preview: every row matched and checked, nothing written', () => {
   });
 
   it('refuses a mapping to unknown fields (400 validation_failed) and a file without the named columns (400 invalid_csv)', async () => {
-    for (const mapping of [
+    for (const mapping of <Record<string, string>[]>[
       { Tag: 'no_such_field' },
       { Tag: 'rack_count' },
       { Tag: 'org1_only' },
@@ -159,7 +161,7 @@ describe('preview: every row matched and checked, nothing written', () => {
   });
 
   it('refuses malformed requests (400 validation_failed)', async () => {
-    for (const extra of [
+    for (const extra of <Record<string, unknown>[]>[
       { csv: '' },
       { entityType: 'ticket' },
       { orgId: 'x' },
@@ -168,9 +170,13 @@ describe('preview: every row matched and checked, nothing written', () => {
       { matchColumn: '' },
       { dryRun: true },
     ]) {
-      refused(await a.admin.api.post('/custom-fields/import/preview', body(extra)), 400, 'validation_failed');
+      refused(await a.admin.api.raw.post('/custom-fields/import/preview', body(extra)), 400, 'validation_failed');
     }
-    refused(await a.admin.api.post('/custom-fields/import/commit', { orgId: a.orgs[0].id }), 400, 'validation_failed');
+    refused(
+      await a.admin.api.raw.post('/custom-fields/import/commit', { orgId: a.orgs[0].id }),
+      400,
+      'validation_failed',
+    );
   });
 });
 
@@ -313,7 +319,7 @@ describe('matching each entity type', () => {
 
 describe('tenant isolation and permissions', () => {
   it("another tenant's organisation is 404, for preview and commit", async () => {
-    for (const path of ['/custom-fields/import/preview', '/custom-fields/import/commit']) {
+    for (const path of ['/custom-fields/import/preview', '/custom-fields/import/commit'] as const) {
       refused(await b.admin.api.post(path, body()), 404, 'not_found');
       refused(await a.orgAdmins[1].api.post(path, body()), 404, 'not_found');
       refused(

@@ -2,6 +2,7 @@
 // entity's read permission and written with its write permission.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
+import type { RequestBody } from '../support/api-types.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
 import {
   auditRecords,
@@ -14,6 +15,7 @@ import {
   type OnboardingTenant,
 } from '../support/fixtures.js';
 
+type EntityType = RequestBody<'put', '/custom-fields/values'>['entityType'];
 let t: TestApp;
 let a: OnboardingTenant;
 let b: OnboardingTenant;
@@ -48,7 +50,7 @@ beforeAll(async () => {
     { key: 'rack_count', type: 'number', entityType: 'site' },
     { key: 'contract', type: 'text', entityType: 'organization' },
     { key: 'vip', type: 'boolean', entityType: 'contact' },
-  ];
+  ] as const;
   for (const d of defs) expect((await a.admin.api.post('/custom-fields', { name: d.key, ...d })).status).toBe(201);
   expect(
     (await b.admin.api.post('/custom-fields', { key: 'asset_tag', name: 'B tag', type: 'text', entityType: 'device' }))
@@ -71,7 +73,7 @@ const refused = (res: ApiResponse, status: number, code: string) => {
   expect(res.status, res.text).toBe(status);
   expect(res.body).toMatchObject({ code, error: expect.any(String), message: expect.any(String) });
 };
-const put = (api: ApiClient, entityType: string, entityId: string, values: Record<string, unknown>) =>
+const put = (api: ApiClient, entityType: EntityType, entityId: string, values: Record<string, unknown>) =>
   api.put('/custom-fields/values', { entityType, entityId, values });
 const get = (api: ApiClient, entityType: string, entityId: string) =>
   api.get('/custom-fields/values', { query: { entityType, entityId } });
@@ -136,7 +138,7 @@ describe('values are JSON of their type', () => {
     refused(await put(a.admin.api, 'device', dev2.id, {}), 400, 'validation_failed');
     refused(await put(a.admin.api, 'device', dev2.id, { 'Bad Key': 1 }), 400, 'validation_failed');
     refused(
-      await a.admin.api.put('/custom-fields/values', {
+      await a.admin.api.raw.put('/custom-fields/values', {
         entityType: 'device',
         entityId: dev2.id,
         values: { ram_gb: 1 },
@@ -146,7 +148,7 @@ describe('values are JSON of their type', () => {
       'validation_failed',
     );
     refused(
-      await a.admin.api.put('/custom-fields/values', {
+      await a.admin.api.raw.put('/custom-fields/values', {
         entityType: 'ticket',
         entityId: dev2.id,
         values: { ram_gb: 1 },
@@ -253,7 +255,7 @@ describe("permissions: the entity's read permission to read, its write permissio
     expect((await get(a.tech.api, 'contact', contact0.id)).status).toBe(200);
     // The refusal comes before the rest of the input is validated (CONTRACT 10).
     refused(
-      await a.tech.api.put('/custom-fields/values', { entityType: 'site', entityId: 'not-a-uuid', values: 'nope' }),
+      await a.tech.api.raw.put('/custom-fields/values', { entityType: 'site', entityId: 'not-a-uuid', values: 'nope' }),
       403,
       'forbidden',
     );

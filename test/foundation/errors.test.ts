@@ -154,7 +154,11 @@ describe('an unknown route is 404 not_found', () => {
   ])('%s %s', async (method, path) => {
     const res = await t
       .client()
-      .request(method, `${t.baseUrl}${path}`, method === 'GET' || method === 'DELETE' ? {} : { body: { name: 'x' } });
+      .raw.request(
+        method,
+        `${t.baseUrl}${path}`,
+        method === 'GET' || method === 'DELETE' ? {} : { body: { name: 'x' } },
+      );
     expectEnvelope(res, 404, 'not_found');
   });
 
@@ -165,21 +169,21 @@ describe('an unknown route is 404 not_found', () => {
   ])('%s %s is 405 method_not_allowed with Allow', async (method, path, allows) => {
     const res = await t
       .client()
-      .request(method, `${t.baseUrl}${path}`, method === 'DELETE' ? {} : { body: { name: 'x' } });
+      .raw.request(method, `${t.baseUrl}${path}`, method === 'DELETE' ? {} : { body: { name: 'x' } });
     expectEnvelope(res, 405, 'method_not_allowed');
     expect(res.headers.get('allow')).toContain(allows);
   });
 
   it('is the same 404 with a valid token (no route leaks through authentication)', async () => {
-    expectEnvelope(await admin.get('/api/v1/no-such-thing'), 404, 'not_found');
-    expectEnvelope(await admin.get(`${t.baseUrl}/no-such-thing`), 404, 'not_found');
+    expectEnvelope(await admin.raw.get('/api/v1/no-such-thing'), 404, 'not_found');
+    expectEnvelope(await admin.raw.get(`${t.baseUrl}/no-such-thing`), 404, 'not_found');
   });
 
   // The router refuses these before any hook; without Fastify's `frameworkErrors` option wired to
   // onFrameworkError it answers its own body (code FST_ERR_BAD_URL, no request id, no no-store).
   it('a path with malformed percent-encoding is 400 validation_failed in the envelope', async () => {
     for (const path of ['/api/v1/%E0%A4%A', '/%ZZ', '/api/v1/users/%']) {
-      const res = await t.client().get(`${t.baseUrl}${path}`);
+      const res = await t.client().raw.get(`${t.baseUrl}${path}`);
       expectEnvelope(res, 400, 'validation_failed');
       expect(res.body.details.formErrors.length, path).toBeGreaterThan(0);
     }
@@ -188,14 +192,14 @@ describe('an unknown route is 404 not_found', () => {
 
 describe('a body that fails validation is 400 validation_failed naming the field', () => {
   it('an unknown field is named by its own path', async () => {
-    const res = await admin.patch('/users/me', { name: 'Ada', isAdmin: true });
+    const res = await admin.raw.patch('/users/me', { name: 'Ada', isAdmin: true });
     expectEnvelope(res, 400, 'validation_failed');
     expect(res.body.details.fieldErrors).toEqual({ isAdmin: [expect.any(String)] });
     expect(Array.isArray(res.body.details.formErrors)).toBe(true);
   });
 
   it('several unknown fields are each named', async () => {
-    const res = await admin.patch('/users/me', { name: 'Ada', role: 'admin', partnerId: 'x' });
+    const res = await admin.raw.patch('/users/me', { name: 'Ada', role: 'admin', partnerId: 'x' });
     expectEnvelope(res, 400, 'validation_failed');
     expect(Object.keys(res.body.details.fieldErrors).sort()).toEqual(['partnerId', 'role']);
   });
@@ -214,7 +218,7 @@ describe('a body that fails validation is 400 validation_failed naming the field
 
   it('a wrong type is named by its field', async () => {
     for (const body of [{ name: 42 }, { name: ['Ada'] }, { avatarUrl: { href: 'https://x.test' } }, { name: null }]) {
-      const res = await admin.patch('/users/me', body);
+      const res = await admin.raw.patch('/users/me', body);
       expectEnvelope(res, 400, 'validation_failed');
       const field = Object.keys(body)[0]!;
       expect(res.body.details.fieldErrors, JSON.stringify(body)).toHaveProperty([field]);
@@ -246,15 +250,15 @@ describe('a body that fails validation is 400 validation_failed naming the field
 
 describe('a route that takes no body refuses one (unknown fields, CONTRACT section 1)', () => {
   it('POST /auth/mfa/setup with a field is 400 validation_failed naming it; with {} or nothing it proceeds', async () => {
-    const withField = await admin.post('/auth/mfa/setup', { isAdmin: true });
+    const withField = await admin.raw.post('/auth/mfa/setup', { isAdmin: true });
     expect(withField.status).toBe(400);
     expect(withField.body).toMatchObject({
       code: 'validation_failed',
       details: { fieldErrors: { isAdmin: ['Unrecognized key'] } },
     });
-    const asArray = await admin.post('/auth/mfa/setup', [1]);
+    const asArray = await admin.raw.post('/auth/mfa/setup', [1]);
     expect(asArray.body.code).toBe('validation_failed');
-    expect((await admin.post('/auth/mfa/setup', {})).status).not.toBe(400);
+    expect((await admin.raw.post('/auth/mfa/setup', {})).status).not.toBe(400);
   });
 
   it('an empty body labelled application/json counts as no body there; where a body is required it is 400', async () => {
@@ -335,11 +339,11 @@ describe('every error answer is JSON, not cacheable, and carries x-request-id', 
     const noScopeApi = t.client().withToken((await sessionFor(t, noScope.id, { scope: null })).accessToken);
     const pendingMfa = (await partnerAdmin(t, { mfaEnabled: false })).api;
     const cases: [Promise<ApiResponse>, number, string][] = [
-      [admin.patch('/users/me', { bogus: 1 }), 400, 'validation_failed'],
+      [admin.raw.patch('/users/me', { bogus: 1 }), 400, 'validation_failed'],
       [t.client().me(), 401, 'unauthenticated'],
       [noScopeApi.permissionCatalog(), 403, 'tenant_context_required'],
-      [t.client().get('/nowhere'), 404, 'not_found'],
-      [t.client().get(`${t.baseUrl}/nowhere`), 404, 'not_found'],
+      [t.client().raw.get('/nowhere'), 404, 'not_found'],
+      [t.client().raw.get(`${t.baseUrl}/nowhere`), 404, 'not_found'],
       [
         admin.request('PATCH', '/users/me', {
           rawBody: `{"name":"${'a'.repeat(t.deps.config.bodyLimit)}"}`,
@@ -355,9 +359,9 @@ describe('every error answer is JSON, not cacheable, and carries x-request-id', 
   });
 
   it('echoes a well-formed x-request-id and replaces a malformed one', async () => {
-    const given = await t.client().get(`${t.baseUrl}/nowhere`, { headers: { 'x-request-id': 'trace-abc.123' } });
+    const given = await t.client().raw.get(`${t.baseUrl}/nowhere`, { headers: { 'x-request-id': 'trace-abc.123' } });
     expect(given.headers.get('x-request-id')).toBe('trace-abc.123');
-    const bad = await t.client().get(`${t.baseUrl}/nowhere`, { headers: { 'x-request-id': 'bad id<script>' } });
+    const bad = await t.client().raw.get(`${t.baseUrl}/nowhere`, { headers: { 'x-request-id': 'bad id<script>' } });
     expect(bad.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
@@ -365,7 +369,7 @@ describe('every error answer is JSON, not cacheable, and carries x-request-id', 
 describe('order of refusals (CONTRACT section 10)', () => {
   it('no token and an invalid body: 401, not 400', async () => {
     const anon = t.client();
-    expectEnvelope(await anon.patch('/users/me', { isAdmin: true }), 401, 'unauthenticated');
+    expectEnvelope(await anon.raw.patch('/users/me', { isAdmin: true }), 401, 'unauthenticated');
     expectEnvelope(
       await anon.request('PATCH', '/users/me', { rawBody: '{not json', contentType: 'application/json' }),
       401,
@@ -380,7 +384,7 @@ describe('order of refusals (CONTRACT section 10)', () => {
 
   it('a garbage token and an invalid body: 401, not 400', async () => {
     expectEnvelope(
-      await t.client().withToken('garbage.token.here').patch('/users/me', { name: 7 }),
+      await t.client().withToken('garbage.token.here').raw.patch('/users/me', { name: 7 }),
       401,
       'unauthenticated',
     );

@@ -70,7 +70,7 @@ describe('a reset clears every factor and ends every session of the user', () =>
       (await target.api.post('/auth/refresh', undefined, { token: null, headers: { 'x-service-csrf': csrf } })).status,
     ).toBe(401);
     expectError(
-      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: target.recoveryCodes[0] }),
+      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: target.recoveryCodes[0]! }),
       401,
       'invalid_temp_token',
     );

@@ -54,11 +54,15 @@ describe('wrong code formats: 400 validation_failed', () => {
     async (_label, code) => {
       const m = await totpMember(t);
       const { api: c, body } = await challenge(t, m.email);
-      expectError(await c.post('/auth/mfa/verify', { tempToken: body.tempToken, code }), 400, 'validation_failed');
-      expectError(await m.api.post('/auth/mfa/verify', { code }), 400, 'validation_failed');
-      expectError(await m.api.post('/auth/mfa/enable', { code }), 400, 'validation_failed');
-      expectError(await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code }), 400, 'validation_failed');
-      expectError(await m.api.post('/auth/phone/confirm', { code }), 400, 'validation_failed');
+      expectError(await c.raw.post('/auth/mfa/verify', { tempToken: body.tempToken, code }), 400, 'validation_failed');
+      expectError(await m.api.raw.post('/auth/mfa/verify', { code }), 400, 'validation_failed');
+      expectError(await m.api.raw.post('/auth/mfa/enable', { code }), 400, 'validation_failed');
+      expectError(
+        await m.api.raw.post('/auth/mfa/disable', { currentPassword: PASSWORD, code }),
+        400,
+        'validation_failed',
+      );
+      expectError(await m.api.raw.post('/auth/phone/confirm', { code }), 400, 'validation_failed');
       // None of these spent the tempToken or counted as a wrong guess.
       t.clock.advance(30_000);
       expect(
@@ -69,8 +73,8 @@ describe('wrong code formats: 400 validation_failed', () => {
 
   it('a recovery code is not a 6-digit code where only 6 digits are taken (enable, phone confirm)', async () => {
     const m = await totpMember(t);
-    expectError(await m.api.post('/auth/mfa/enable', { code: m.recoveryCodes[0] }), 400, 'validation_failed');
-    expectError(await m.api.post('/auth/phone/confirm', { code: m.recoveryCodes[0] }), 400, 'validation_failed');
+    expectError(await m.api.raw.post('/auth/mfa/enable', { code: m.recoveryCodes[0] }), 400, 'validation_failed');
+    expectError(await m.api.raw.post('/auth/phone/confirm', { code: m.recoveryCodes[0] }), 400, 'validation_failed');
   });
 
   it('the validation error names the field', async () => {
@@ -92,11 +96,11 @@ describe('tempTokens: missing, malformed, unknown, expired or of another flow', 
     async (path, bodyOf) => {
       const api = t.client();
       for (const bad of ['short', 'x'.repeat(513), 1e19, null, { a: 1 }])
-        expectError(await api.post(path, bodyOf(bad)), 400, 'validation_failed');
+        expectError(await api.raw.post(path, bodyOf(bad)), 400, 'validation_failed');
       const missing = bodyOf(undefined) as Record<string, unknown>;
       delete missing.tempToken;
-      if (path !== '/auth/mfa/verify') expectError(await api.post(path, missing), 400, 'validation_failed');
-      expectError(await api.post(path, bodyOf('A'.repeat(43))), 401, 'invalid_temp_token');
+      if (path !== '/auth/mfa/verify') expectError(await api.raw.post(path, missing), 400, 'validation_failed');
+      expectError(await api.raw.post(path, bodyOf('A'.repeat(43))), 401, 'invalid_temp_token');
     },
   );
 
@@ -110,12 +114,12 @@ describe('tempTokens: missing, malformed, unknown, expired or of another flow', 
       clientExtensionResults: {},
     };
     expectError(
-      await api.post('/auth/mfa/passkey/verify', { tempToken: 'short', credential }),
+      await api.raw.post('/auth/mfa/passkey/verify', { tempToken: 'short', credential }),
       400,
       'validation_failed',
     );
     expectError(
-      await api.post('/auth/mfa/passkey/verify', { tempToken: 'A'.repeat(43), credential }),
+      await api.raw.post('/auth/mfa/passkey/verify', { tempToken: 'A'.repeat(43), credential }),
       401,
       'invalid_temp_token',
     );
@@ -182,12 +186,12 @@ describe('malformed WebAuthn credentials', () => {
       ['transports not strings', { ...response, response: { ...response.response, transports: [1, 2] } }],
     ];
     for (const [label, credential] of schemaErrors) {
-      const res = await api.post('/auth/passkeys/register/verify', credential === undefined ? {} : { credential });
+      const res = await api.raw.post('/auth/passkeys/register/verify', credential === undefined ? {} : { credential });
       expectError(res, 400, 'validation_failed');
       void label;
     }
     expectError(
-      await api.post('/auth/passkeys/register/verify', { credential: response, extra: 1 }),
+      await api.raw.post('/auth/passkeys/register/verify', { credential: response, extra: 1 }),
       400,
       'validation_failed',
     );
@@ -240,7 +244,7 @@ describe('malformed WebAuthn credentials', () => {
     ];
     for (const [label, mutate, code] of cases) {
       const { api, r } = await fresh();
-      const res = await api.post('/auth/passkeys/register/verify', { credential: mutate(r) });
+      const res = await api.raw.post('/auth/passkeys/register/verify', { credential: mutate(r) });
       expect(res.body.code, label).toBe(code);
       expectError(res, 400, code);
     }
@@ -265,7 +269,7 @@ describe('malformed WebAuthn credentials', () => {
       { ...good, rawId: '***' },
     ]) {
       expectError(
-        await c.post(
+        await c.raw.post(
           '/auth/mfa/passkey/verify',
           bad === undefined ? { tempToken: body.tempToken } : { tempToken: body.tempToken, credential: bad },
         ),
@@ -353,12 +357,12 @@ describe('foreign and malformed passkey ids', () => {
       );
     }
     expectError(
-      await ownerApi.patch(`/auth/passkeys/${passkey.id}`, { name: 'X', extra: true }),
+      await ownerApi.raw.patch(`/auth/passkeys/${passkey.id}`, { name: 'X', extra: true }),
       400,
       'validation_failed',
     );
     expectError(
-      await ownerApi.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD, extra: true } }),
+      await ownerApi.raw.delete(`/auth/passkeys/${passkey.id}`, { body: { currentPassword: PASSWORD, extra: true } }),
       400,
       'validation_failed',
     );
@@ -407,7 +411,7 @@ describe('no route of the issue answers hostile bodies with a 5xx', () => {
     const m = await totpMember(t, { kind: 'partner' });
     for (const h of HOSTILE) {
       for (const api of [m.api, t.client()] as ApiClient[]) {
-        const res = await api.request(method, path, { rawBody: h.rawBody, contentType: h.contentType });
+        const res = await api.raw.request(method, path, { rawBody: h.rawBody, contentType: h.contentType });
         const label = `${method} ${path} with ${h.label}`;
         if (res.status < 300 && BODILESS.has(path) && api === m.api) continue;
         expectCatalogued4xx(res, label);

@@ -105,7 +105,7 @@ describe('POST /auth/mfa/disable clears every factor and replaces the calling se
       (await m.api.post('/auth/mfa/disable', { currentPassword: PASSWORD, code: freshTotp(t, m.secret) })).status,
     ).toBe(200);
     expectError(
-      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: m.recoveryCodes[0] }),
+      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: m.recoveryCodes[0]! }),
       401,
       'invalid_temp_token',
     );

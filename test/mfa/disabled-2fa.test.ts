@@ -82,8 +82,8 @@ describe('the enrolment and challenge routes answer 404', () => {
   it.each(MFA_ROUTES)('%s %s → 404 not_found, signed in or not', async (method, path, body) => {
     const m = await member(t);
     const api = await signIn(t, m.email);
-    expectError(await api.request(method, path, { body }), 404, 'not_found');
-    expectError(await t.client().request(method, path, { body }), 404, 'not_found');
+    expectError(await api.raw.request(method, path, { body }), 404, 'not_found');
+    expectError(await t.client().raw.request(method, path, { body }), 404, 'not_found');
   });
 });
 

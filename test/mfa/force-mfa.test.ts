@@ -179,7 +179,7 @@ describe("the organisation's and the partner's requireMfa", () => {
     expect(toFree.body.mfaEnrollmentRequired).toBe(false);
     api.token = toFree.body.accessToken;
     expect((await api.get(PROTECTED_ROUTE)).status).toBe(200);
-    const toForced = await api.post('/auth/switch-context', { orgId: m.orgId });
+    const toForced = await api.post('/auth/switch-context', { orgId: m.orgId! });
     expect(toForced.body.mfaEnrollmentRequired).toBe(true);
     api.token = toForced.body.accessToken;
     await expectHeld(api);

@@ -116,7 +116,7 @@ describe('a tempToken is useless after success', () => {
       (await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, m.secret) })).status,
     ).toBe(200);
     expectError(
-      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: m.recoveryCodes[0] }),
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: m.recoveryCodes[0]! }),
       401,
       'invalid_temp_token',
     );
@@ -139,7 +139,7 @@ describe('a tempToken is useless after success', () => {
     const { api, body } = await challenge(t, m.email);
     const [viaTotp, viaRecovery] = await Promise.all([
       api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: freshTotp(t, m.secret) }),
-      api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: m.recoveryCodes[0] }),
+      api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: m.recoveryCodes[0]! }),
     ]);
     expect(statuses([viaTotp, viaRecovery])).toEqual([200, 401]);
     const left = (await userRow(t, m.user.id)).mfaRecoveryCodes!.length;
@@ -180,7 +180,7 @@ describe('a tempToken dies when the credentials change meanwhile', () => {
     const reset = await t.client().post('/auth/reset-password', { token, newPassword: NEW_PASSWORD });
     expect(reset.status, reset.text).toBe(200);
     expectError(
-      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: m.recoveryCodes[0] }),
+      await pending.api.post('/auth/mfa/verify', { tempToken: pending.body.tempToken, code: m.recoveryCodes[0]! }),
       401,
       'invalid_temp_token',
     );

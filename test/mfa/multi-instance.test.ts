@@ -49,7 +49,7 @@ describe('pending sign-ins and challenges are shared', () => {
     const ok = await peer.client().post('/auth/mfa/verify', { tempToken, code: freshTotp(t, m.secret) });
     expect(ok.status, ok.text).toBe(200);
     expectError(
-      await t.client().post('/auth/mfa/verify', { tempToken, code: m.recoveryCodes[0] }),
+      await t.client().post('/auth/mfa/verify', { tempToken, code: m.recoveryCodes[0]! }),
       401,
       'invalid_temp_token',
     );
@@ -68,7 +68,7 @@ describe('pending sign-ins and challenges are shared', () => {
     const m = await totpMember(t);
     const a = await loginOn(t.client(), m.email);
     const b = await loginOn(peer.client(), m.email);
-    const code = m.recoveryCodes[4];
+    const code = m.recoveryCodes[4]!;
     const results = await Promise.all([
       t.client().post('/auth/mfa/verify', { tempToken: a, code }),
       peer.client().post('/auth/mfa/verify', { tempToken: b, code }),

@@ -62,7 +62,7 @@ describe('a recovery code completes a sign-in once', () => {
     const b = await totpMember(t);
     const { api, body } = await challenge(t, a.email);
     expectError(
-      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: b.recoveryCodes[0] }),
+      await api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: b.recoveryCodes[0]! }),
       401,
       'invalid_mfa_code',
     );
@@ -84,8 +84,8 @@ describe('a recovery code completes a sign-in once', () => {
     const m = await totpMember(t);
     const { api, body } = await challenge(t, m.email);
     const results = await Promise.all([
-      api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: m.recoveryCodes[0] }),
-      api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: m.recoveryCodes[1] }),
+      api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: m.recoveryCodes[0]! }),
+      api.post('/auth/mfa/verify', { tempToken: body.tempToken, code: m.recoveryCodes[1]! }),
     ]);
     expect(statuses(results)).toEqual([200, 401]);
     expect(results.find((r) => r.status === 401)!.body.code).toBe('invalid_temp_token');
@@ -108,11 +108,11 @@ describe('POST /auth/mfa/recovery-codes replaces every code at once', () => {
 
     const old = await challenge(t, m.email);
     expectError(
-      await old.api.post('/auth/mfa/verify', { tempToken: old.body.tempToken, code: m.recoveryCodes[9] }),
+      await old.api.post('/auth/mfa/verify', { tempToken: old.body.tempToken, code: m.recoveryCodes[9]! }),
       401,
       'invalid_mfa_code',
     );
-    const ok = await old.api.post('/auth/mfa/verify', { tempToken: old.body.tempToken, code: fresh[9] });
+    const ok = await old.api.post('/auth/mfa/verify', { tempToken: old.body.tempToken, code: fresh[9]! });
     expect(ok.status, ok.text).toBe(200);
 
     const audit = await auditOf(t, 'auth.mfa.recovery_codes.rotate', m.user.id);
@@ -161,7 +161,7 @@ describe('POST /auth/mfa/recovery-codes replaces every code at once', () => {
     const m = await totpMember(t);
     const api = await signIn(t, m.email).catch(() => null);
     expect(api).toBeNull(); // MFA on: password alone does not sign in
-    const res = await m.api.post('/auth/mfa/disable', { currentPassword: m.password, code: m.recoveryCodes[2] });
+    const res = await m.api.post('/auth/mfa/disable', { currentPassword: m.password, code: m.recoveryCodes[2]! });
     expect(res.status, res.text).toBe(200);
     expect((await userRow(t, m.user.id)).mfaRecoveryCodes).toBeNull();
   });

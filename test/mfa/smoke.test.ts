@@ -46,7 +46,7 @@ it('a Partner Admin held by Force MFA enrols TOTP, then signs in with password +
   expect(decodeJwt(ok.body.accessToken).mfa).toBe(true);
   const again = await second.post('/auth/mfa/verify', {
     tempToken: challenge.body.tempToken,
-    code: setup.body.recoveryCodes[0],
+    code: setup.body.recoveryCodes[0]!,
   });
   expect(again.body.code).toBe('invalid_temp_token');
 });

@@ -404,7 +404,7 @@ describe('step-up by SMS (a risky route after STEP_UP_MAX_AGE)', () => {
       email: `admin-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.test`,
       name: 'New Admin',
       roleId: '00000000-0000-4000-8000-000000000004',
-      orgId: m.orgId,
+      orgId: m.orgId!,
     });
 
   it('step_up_required lists sms; a code sent to the phone renews auth_time and the risky route passes; the code works once', async () => {

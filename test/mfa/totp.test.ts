@@ -95,7 +95,7 @@ describe('TOTP setup through HTTP', () => {
     expect(url.searchParams.get('period')).toBe('30');
     expect(url.searchParams.get('issuer')).toBe('Gatehouse');
     expect(res.body.qrCodeDataUrl).toMatch(/^data:image\/png;base64,/);
-    const png = Buffer.from(res.body.qrCodeDataUrl.split(',')[1], 'base64');
+    const png = Buffer.from(res.body.qrCodeDataUrl.split(',')[1]!, 'base64');
     expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
     expect(res.body.recoveryCodes).toHaveLength(10);
     expect(new Set(res.body.recoveryCodes).size).toBe(10);

@@ -156,7 +156,7 @@ describe('contacts', () => {
     expect(imported.details).toMatchObject({
       summary: { created: 2, updated: 0, unchanged: 0, heldBack: 0, failed: 0 },
     });
-    const ann = res.rows[0].contactId as string;
+    const ann = res.rows[0]!.contactId as string;
     expectStatus(await api.patch(`/contacts/${ann}`, { title: 'CFO' }), 200);
     await expectEvent('contact.update', ann, { ...by, resourceType: 'contact' });
     expectStatus(await api.delete(`/contacts/${ann}`), 200);

@@ -480,10 +480,10 @@ describe('contacts CRUD', () => {
     const page = expectStatus(await api.get('/contacts', { query: { orgId: org.id, limit: 3 } }), 200);
     expect(page.body.data).toHaveLength(3);
     const rest = expectStatus(
-      await api.get('/contacts', { query: { orgId: org.id, limit: 3, cursor: page.body.nextCursor } }),
+      await api.get('/contacts', { query: { orgId: org.id, limit: 3, cursor: page.body.nextCursor ?? undefined } }),
       200,
     );
-    expect(rest.body.data.map((c: { externalId: string }) => c.externalId)).toEqual(['d']);
+    expect(rest.body.data.map((c) => c.externalId)).toEqual(['d']);
     expectError(await api.get('/contacts'), 400, 'validation_failed');
   });
 
@@ -507,7 +507,7 @@ describe('contacts CRUD', () => {
     });
     expect(expectStatus(await api.patch(`/contacts/${ann}`, { siteId: null }), 200).body.siteId).toBeNull();
     expectError(await api.patch(`/contacts/${ann}`, { email: 'not an email' }), 400, 'validation_failed');
-    expectError(await api.patch(`/contacts/${ann}`, { orgId: crypto.randomUUID() }), 400, 'validation_failed');
+    expectError(await api.raw.patch(`/contacts/${ann}`, { orgId: crypto.randomUUID() }), 400, 'validation_failed');
     expectError(await api.patch(`/contacts/${ann}`, {}), 400, 'validation_failed');
     expectError(await api.patch(`/contacts/${ann}`, { externalId: 'b' }), 409, 'conflict');
     const otherOrg = await createOrg(t, org.partnerId);

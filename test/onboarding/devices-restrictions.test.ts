@@ -75,7 +75,7 @@ describe('devices are created only by agent enrolment', () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     const site = await createSite(t, org.id);
-    const created = await api.post('/devices', {
+    const created = await api.raw.post('/devices', {
       orgId: org.id,
       siteId: site.id,
       hostname: 'manual',

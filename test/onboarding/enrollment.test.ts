@@ -100,11 +100,11 @@ describe('enrollment keys', () => {
       'validation_failed',
     );
     expectError(
-      await api.post('/enrollment-keys', { orgId: org.id, name: 'x', key: 'my-own-key-1234' }),
+      await api.raw.post('/enrollment-keys', { orgId: org.id, name: 'x', key: 'my-own-key-1234' }),
       400,
       'validation_failed',
     );
-    expectError(await api.post('/enrollment-keys', { name: 'x' }), 400, 'validation_failed');
+    expectError(await api.raw.post('/enrollment-keys', { name: 'x' }), 400, 'validation_failed');
   });
 
   it('a deleted key stops working at once', async () => {
@@ -187,7 +187,7 @@ describe('POST /agents/enroll', () => {
     });
     expect(await t.deps.db.select().from(devices).where(eq(devices.orgId, org.id))).toHaveLength(3);
     expectError(
-      await t.client().post('/agents/enroll', { enrollmentKey: two.key, hostname: 'x', osType: 'amiga' }),
+      await t.client().raw.post('/agents/enroll', { enrollmentKey: two.key, hostname: 'x', osType: 'amiga' }),
       400,
       'validation_failed',
     );
@@ -279,11 +279,11 @@ describe('POST /agents/inventory', () => {
     );
     expectStatus(second, 200);
     const two = expectStatus(await api.get(`/devices/${agent.deviceId}`), 200).body;
-    expect(two.inventory.hardware).toEqual({ cpu: 'Intel i7' });
-    expect(two.inventory.software).toEqual([{ name: 'Firefox', version: '121' }]);
-    expect(two.inventory.patches).toEqual([{ id: 'KB500001', status: 'installed' }]);
-    expect(Date.parse(two.inventory.reportedAt)).toBeGreaterThan(Date.parse(one.inventory.reportedAt));
-    expect(Date.parse(two.lastSeenAt)).toBeGreaterThan(Date.parse(one.lastSeenAt));
+    expect(two.inventory!.hardware).toEqual({ cpu: 'Intel i7' });
+    expect(two.inventory!.software).toEqual([{ name: 'Firefox', version: '121' }]);
+    expect(two.inventory!.patches).toEqual([{ id: 'KB500001', status: 'installed' }]);
+    expect(Date.parse(two.inventory!.reportedAt)).toBeGreaterThan(Date.parse(one.inventory!.reportedAt));
+    expect(Date.parse(two.lastSeenAt!)).toBeGreaterThan(Date.parse(one.lastSeenAt!));
     // An empty report empties the state; another device's state is untouched.
     expectStatus(
       await t

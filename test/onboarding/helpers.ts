@@ -62,9 +62,11 @@ export function enroll(
   },
 ) {
   const given = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
-  return t
-    .client()
-    .post('/agents/enroll', { hostname: `pc-${Math.random().toString(36).slice(2, 8)}`, osType: 'windows', ...given });
+  return t.client().raw.post('/agents/enroll', {
+    hostname: `pc-${Math.random().toString(36).slice(2, 8)}`,
+    osType: 'windows',
+    ...given,
+  });
 }
 
 /** A device enrolled through the agent API with a fresh single-use key pinned to the site. */

@@ -89,23 +89,23 @@ describe('settings are stored on the partner and the organisation', () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     expectError(
-      await api.patch('/orgs/partners/me', { settings: { security: { requireMfa: 'true' } } }),
+      await api.raw.patch('/orgs/partners/me', { settings: { security: { requireMfa: 'true' } } }),
       400,
       'validation_failed',
     );
     expectError(
-      await api.patch('/orgs/partners/me', { settings: { security: { allowedMfaMethods: { email: true } } } }),
+      await api.raw.patch('/orgs/partners/me', { settings: { security: { allowedMfaMethods: { email: true } } } }),
       400,
       'validation_failed',
     );
-    expectError(await api.patch('/orgs/partners/me', { slug: 'new-slug' }), 400, 'validation_failed');
+    expectError(await api.raw.patch('/orgs/partners/me', { slug: 'new-slug' }), 400, 'validation_failed');
     expectError(
-      await api.patch(`/orgs/organizations/${org.id}`, { settings: { branding: { color: 'red' } } }),
+      await api.raw.patch(`/orgs/organizations/${org.id}`, { settings: { branding: { color: 'red' } } }),
       400,
       'validation_failed',
     );
     expectError(
-      await api.patch(`/orgs/organizations/${org.id}`, { settings: { security: { requireMfa: 1 } } }),
+      await api.raw.patch(`/orgs/organizations/${org.id}`, { settings: { security: { requireMfa: 1 } } }),
       400,
       'validation_failed',
     );

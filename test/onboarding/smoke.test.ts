@@ -47,7 +47,7 @@ it('builds a customer tree and enrols exactly maxUsage devices under 50 concurre
   );
   expect(inv.status, JSON.stringify(inv.body)).toBe(200);
   const detail = await api.get(`/devices/${enrolled.body.deviceId}`);
-  expect(detail.body.inventory.software).toEqual([{ name: 'Chrome', version: '1' }]);
+  expect(detail.body.inventory!.software).toEqual([{ name: 'Chrome', version: '1' }]);
   const eff = await api.get(`/orgs/organizations/${org.body.id}/effective-settings`);
   expect(eff.status).toBe(200);
 });
@@ -67,11 +67,11 @@ it('imports contacts idempotently, holds back fuzzy matches, reports bad rows, a
   const first = await api.post('/contacts/import', { orgId: org.body.id, csv });
   expect(first.status, JSON.stringify(first.body)).toBe(200);
   expect(first.body.summary).toEqual({ created: 2, updated: 0, unchanged: 0, heldBack: 1, failed: 2 });
-  expect(first.body.rows.find((r: { externalId: string }) => r.externalId === 'c-3')).toMatchObject({
+  expect(first.body.rows.find((r) => r.externalId === 'c-3')).toMatchObject({
     line: 4,
     status: 'failed',
   });
-  expect(first.body.rows.find((r: { externalId: string }) => r.externalId === 'c-4')).toMatchObject({
+  expect(first.body.rows.find((r) => r.externalId === 'c-4')).toMatchObject({
     status: 'held_back',
     match: { reason: 'name' },
   });

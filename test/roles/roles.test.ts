@@ -131,7 +131,7 @@ describe("custom roles are scoped to the caller's partner or organisation", () =
       { name: 'A', permissions: [], isSystem: true },
       { name: 'A', permissions: [{ resource: 'devices' }] },
     ]) {
-      const r = await api.post('/roles', body);
+      const r = await api.raw.post('/roles', body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.code).toBe('validation_failed');
     }
@@ -369,13 +369,13 @@ describe("user counts of system roles never include other tenants' members", () 
       await signedInPartnerMember(t, theirs.partner.id, { roleId: PARTNER_ADMIN });
       await signedInOrgMember(t, theirOrg, { roleId: ORG_VIEWER });
     }
-    for (const path of ['/roles', '/users/roles']) {
+    for (const path of ['/roles', '/users/roles'] as const) {
       const p = (await mine.api.get(path)).body.data as Role[];
       expect(byName(p, 'Partner Admin')!.userCount, path).toBe(1);
       expect(byName(p, 'Partner Viewer')!.userCount, path).toBe(0);
       const o = (await mine.api.get(path, { query: { orgId: myOrg.id } })).body.data as Role[];
       expect(byName(o, 'Organization Viewer')!.userCount, path).toBe(1);
-      expect(byName((await theirs.api.get(path)).body.data, 'Partner Admin')!.userCount).toBe(4);
+      expect(byName((await theirs.api.get(path)).body.data as Role[], 'Partner Admin')!.userCount).toBe(4);
     }
     expect((await mine.api.get(`/roles/${PARTNER_ADMIN}`)).body.userCount).toBe(1);
     expect((await mine.api.get(`/roles/${ORG_VIEWER}`, { query: { orgId: myOrg.id } })).body.userCount).toBe(1);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { analyzeAsOwner } from '../support/db.js';
 import { startApp, type TestApp } from '../support/app.js';
+import type { PathOf } from '../support/api-types.js';
 import { createPartner, partnerAdmin } from '../support/fixtures.js';
 
 /** Tables that grow with tenants: a sequential scan of one of them is a query that slows down as customers grow. */
@@ -146,7 +147,7 @@ function literal(v: unknown): string {
 }
 
 /** The statements one request sends (reads only), each with the large tables it sequentially scans. */
-async function plansOf(path: string, query: Record<string, string> = {}) {
+async function plansOf(path: PathOf<'get'>, query: Record<string, string> = {}) {
   captured = [];
   capturing = true;
   const res = await admin.api.get(path, { query });
@@ -194,7 +195,7 @@ describe('hot queries on a large tenant use indexes, never a sequential scan of 
   it('GET /devices across the partner, and in one organisation: first and deep pages', async () => {
     noLargeSeqScan((await plansOf('/devices', { limit: '50' })).plans);
     noLargeSeqScan((await plansOf('/devices', { limit: '50', cursor: await deepCursor('/devices', 5) })).plans);
-    const orgId = (await admin.api.get('/orgs/organizations', { query: { limit: '1' } })).body.data[0].id as string;
+    const orgId = (await admin.api.get('/orgs/organizations', { query: { limit: '1' } })).body.data[0]!.id as string;
     noLargeSeqScan((await plansOf('/devices', { limit: '10', orgId })).plans);
   });
 
@@ -211,7 +212,7 @@ describe('hot queries on a large tenant use indexes, never a sequential scan of 
   it('GET /users for the partner and for one organisation: first and deep pages', async () => {
     noLargeSeqScan((await plansOf('/users', { limit: '50' })).plans);
     noLargeSeqScan((await plansOf('/users', { limit: '50', cursor: await deepCursor('/users', 5) })).plans);
-    const orgId = (await admin.api.get('/orgs/organizations', { query: { limit: '1' } })).body.data[0].id as string;
+    const orgId = (await admin.api.get('/orgs/organizations', { query: { limit: '1' } })).body.data[0]!.id as string;
     noLargeSeqScan((await plansOf('/users', { limit: '10', orgId })).plans);
   });
 
@@ -228,7 +229,7 @@ describe('hot queries on a large tenant use indexes, never a sequential scan of 
       expect(list.seq).toEqual([]);
     }
     // One organisation's members: the same shape on organization_users.
-    const orgId = (await admin.api.get('/orgs/organizations', { query: { limit: '1' } })).body.data[0].id as string;
+    const orgId = (await admin.api.get('/orgs/organizations', { query: { limit: '1' } })).body.data[0]!.id as string;
     const { plans } = await plansOf('/users', { limit: '10', orgId });
     const list = plans.find((p) => p.full.includes('"organization_users"."email_key"'))!;
     expect(JSON.stringify(list.root)).toContain('"Index Name":"organization_users_org_email_key_idx"');
@@ -276,7 +277,7 @@ describe('hot queries on a large tenant use indexes, never a sequential scan of 
 });
 
 /** The nextCursor after `pages` pages of 50. */
-async function deepCursor(path: string, pages: number): Promise<string> {
+async function deepCursor(path: PathOf<'get'>, pages: number): Promise<string> {
   let cursor: string | undefined;
   for (let i = 0; i < pages; i++) {
     const res = await admin.api.get(path, { query: { limit: '50', ...(cursor ? { cursor } : {}) } });

@@ -145,9 +145,9 @@ describe('single-use codes are single-use across three instances', () => {
       temps.push(
         (await app.client().post('/auth/login', { email: m.email, password: PASSWORD })).body.tempToken as string,
       );
-    const code = m.recoveryCodes[2];
+    const code = m.recoveryCodes[2]!;
     const results = await Promise.all(
-      all.map((app, i) => app.client().post('/auth/mfa/verify', { tempToken: temps[i], code })),
+      all.map((app, i) => app.client().post('/auth/mfa/verify', { tempToken: temps[i]!, code })),
     );
     expect(statuses(results)).toEqual([200, 401, 401]);
   });

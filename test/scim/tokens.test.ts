@@ -93,7 +93,7 @@ describe('who may issue one: users:write, the ceiling, never *:*', () => {
       'validation_failed',
     );
     expectError(
-      await w.admin.api.post('/scim-tokens', { name: 'x', defaultRoleId: PARTNER_VIEWER, extra: 1 }),
+      await w.admin.api.raw.post('/scim-tokens', { name: 'x', defaultRoleId: PARTNER_VIEWER, extra: 1 }),
       400,
       'validation_failed',
     );

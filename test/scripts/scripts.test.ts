@@ -2,6 +2,7 @@
 // changed only with orgAccess all; organisation scripts belong to one organisation. scripts:read|write|delete.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
+import type { RequestBody } from '../support/api-types.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
 import { auditRecords, onboardingTenant, signedInPartnerMember, type OnboardingTenant } from '../support/fixtures.js';
 
@@ -28,21 +29,24 @@ const fieldError = (res: ApiResponse, field: string) => {
   ).toBe(true);
 };
 
-const PARAMS = [
+type ScriptInput = RequestBody<'post', '/scripts'>;
+const PARAMS: ScriptInput['parameters'] = [
   { name: 'Path', type: 'string', required: true, description: 'Folder to clean' },
   { name: 'days', type: 'number', default: 30 },
   { name: 'dryRun', type: 'boolean', default: false },
   { name: 'level', type: 'select', options: ['low', 'high'], default: 'low' },
 ];
 let n = 0;
-const scriptBody = (extra: Record<string, unknown> = {}) => ({
+const scriptBody = (extra: Partial<ScriptInput> = {}): ScriptInput => ({
   name: `Clean temp ${++n}`,
   language: 'powershell',
   content: 'Remove-Item -Recurse $Path\\*.tmp',
   availability: 'organization',
   ...extra,
 });
-async function create(api: ApiClient, extra: Record<string, unknown>) {
+/** A body with fields no script takes: sent raw. */
+const badScriptBody = (extra: Record<string, unknown>) => ({ ...scriptBody(), ...extra });
+async function create(api: ApiClient, extra: Partial<ScriptInput>) {
   const res = await api.post('/scripts', scriptBody(extra));
   expect(res.status, res.text).toBe(201);
   return res.body as { id: string; name: string; orgId: string | null };
@@ -90,17 +94,17 @@ describe('creating a script', () => {
     fieldError(await a.admin.api.post('/scripts', scriptBody({ availability: 'organization' })), 'orgId');
     fieldError(await a.orgAdmins[0].api.post('/scripts', scriptBody({ availability: 'organization' })), 'orgId');
     fieldError(
-      await a.admin.api.post('/scripts', scriptBody({ availability: 'everyone', orgId: a.orgs[0].id })),
+      await a.admin.api.raw.post('/scripts', badScriptBody({ availability: 'everyone', orgId: a.orgs[0].id })),
       'availability',
     );
     expect(await create(a.orgAdmins[0].api, { orgId: a.orgs[0].id })).toMatchObject({ orgId: a.orgs[0].id });
   });
 
   it('every language of spec 2.11 is accepted and nothing else', async () => {
-    for (const language of ['powershell', 'cmd', 'bash', 'python'])
+    for (const language of ['powershell', 'cmd', 'bash', 'python'] as const)
       await create(a.orgAdmins[0].api, { orgId: a.orgs[0].id, language });
     fieldError(
-      await a.orgAdmins[0].api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, language: 'perl' })),
+      await a.orgAdmins[0].api.raw.post('/scripts', badScriptBody({ orgId: a.orgs[0].id, language: 'perl' })),
       'language',
     );
   });
@@ -133,11 +137,11 @@ describe('creating a script', () => {
     ['parameters that are not a list', { name: 'x' }, 'parameters'],
   ];
   it.each(badParams)('refuses %s (400 validation_failed)', async (_label, parameters, field) => {
-    fieldError(await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, parameters })), field);
+    fieldError(await a.admin.api.raw.post('/scripts', badScriptBody({ orgId: a.orgs[0].id, parameters })), field);
   });
 
   it('exit codes are 32-bit integers written plainly, mapped to info | warning | error | critical', async () => {
-    const edges = { '0': 'info', '-2147483648': 'error', '2147483647': 'critical', '3010': 'warning' };
+    const edges = { '0': 'info', '-2147483648': 'error', '2147483647': 'critical', '3010': 'warning' } as const;
     const ok = await create(a.admin.api, { orgId: a.orgs[0].id, exitCodeSeverityMapping: edges });
     expect((await a.admin.api.get(`/scripts/${ok.id}`)).body.exitCodeSeverityMapping).toEqual(edges);
     for (const code of ['2147483648', '-2147483649', '01', '-0', '1.5', '1e3', 'abc', '', ' 1']) {
@@ -148,9 +152,9 @@ describe('creating a script', () => {
       refused(res, 400, 'validation_failed');
     }
     fieldError(
-      await a.admin.api.post(
+      await a.admin.api.raw.post(
         '/scripts',
-        scriptBody({ orgId: a.orgs[0].id, exitCodeSeverityMapping: { '1': 'fatal' } }),
+        badScriptBody({ orgId: a.orgs[0].id, exitCodeSeverityMapping: { '1': 'fatal' } }),
       ),
       'exitCodeSeverityMapping',
     );
@@ -182,7 +186,7 @@ describe('creating a script', () => {
 
   it('refuses unknown fields, a NUL in the name, a non-uuid id and bad list queries', async () => {
     fieldError(
-      await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, partnerId: b.partner.id })),
+      await a.admin.api.raw.post('/scripts', badScriptBody({ orgId: a.orgs[0].id, partnerId: b.partner.id })),
       'partnerId',
     );
     fieldError(await a.admin.api.post('/scripts', scriptBody({ orgId: a.orgs[0].id, name: 'a\u0000b' })), 'name');
@@ -205,7 +209,7 @@ describe("the partner's scripts are visible in every organisation of the partner
     const row = list0.body.data.find((r: { id: string }) => r.id === shared.id);
     expect(row).toMatchObject({ source: 'partner', availability: 'partner' });
     expect(row).not.toHaveProperty('content');
-    expect(list0.body.data.find((r: { id: string }) => r.id === own0.id).source).toBe('organization');
+    expect(list0.body.data.find((r: { id: string }) => r.id === own0.id)?.source).toBe('organization');
     for (const admin of a.orgAdmins) {
       const list = await admin.api.get('/scripts', { query: { limit: 200 } });
       expect(ids(list)).toContain(shared.id);
@@ -250,8 +254,8 @@ describe("the partner's scripts are visible in every organisation of the partner
 
   it('availability and orgId are fixed: a PATCH cannot move a script between levels', async () => {
     const own = await create(a.orgAdmins[0].api, { orgId: a.orgs[0].id });
-    fieldError(await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, { availability: 'partner' }), 'availability');
-    fieldError(await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, { orgId: a.orgs[1].id }), 'orgId');
+    fieldError(await a.orgAdmins[0].api.raw.patch(`/scripts/${own.id}`, { availability: 'partner' }), 'availability');
+    fieldError(await a.orgAdmins[0].api.raw.patch(`/scripts/${own.id}`, { orgId: a.orgs[1].id }), 'orgId');
     refused(await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, {}), 400, 'validation_failed');
     fieldError(
       await a.orgAdmins[0].api.patch(`/scripts/${own.id}`, {
@@ -342,6 +346,6 @@ describe('permissions: scripts:read | write | delete', () => {
     expect((await writer.api.patch(`/scripts/${own.id}`, { name: 'by writer' })).status).toBe(200);
     refused(await writer.api.delete(`/scripts/${own.id}`), 403, 'forbidden');
     // The permission is refused before the body is validated (CONTRACT 10).
-    refused(await a.viewer.api.post('/scripts', { nonsense: true }), 403, 'forbidden');
+    refused(await a.viewer.api.raw.post('/scripts', { nonsense: true }), 403, 'forbidden');
   });
 });

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
+import { errorBody } from '../support/client.js';
 import {
   auditRecords,
   createOrg,
@@ -139,7 +140,7 @@ describe('the role of a service account is under the creator’s ceiling and nev
     const member = await signedInOrgMember(t, w.orgs[0], { roleId: keyAdmin.body.id });
     const refused = await member.api.post('/service-accounts', { name: 'too strong', roleId: ORG_TECH });
     expectError(refused, 403, 'permission_ceiling');
-    expect(refused.body.missing).toContain('devices:execute');
+    expect(errorBody(refused).missing).toContain('devices:execute');
     // Within the ceiling: a role with devices:read only.
     const reader = await w.admin.api.post('/roles', {
       name: `Reader ${randomUUID().slice(0, 6)}`,
@@ -197,7 +198,7 @@ describe('the role of a service account is under the creator’s ceiling and nev
     const small = await w.admin.api.post('/roles', {
       name: `Org reader ${randomUUID().slice(0, 6)}`,
       orgId: w.orgs[0].id,
-      permissions: [perms[2]],
+      permissions: [perms[2]!],
     });
     const restricted = await signedInOrgMember(t, w.orgs[0], { roleId: keyAdmin.body.id, siteIds: [site.body.id] });
     expectError(
@@ -296,7 +297,7 @@ describe('change and delete', () => {
     await issueKey(w.admin.api, sa.id);
     const refused = await w.admin.api.delete(`/roles/${role.body.id}`);
     expectError(refused, 400, 'role_has_users');
-    expect(refused.body.serviceAccountCount).toBe(1);
+    expect(errorBody(refused).serviceAccountCount).toBe(1);
     expect((await w.admin.api.delete(`/service-accounts/${sa.id}`)).status).toBe(200);
     expectError(await w.admin.api.get(`/service-accounts/${sa.id}`), 404, 'not_found');
     expect((await auditRecords(t, 'service_account.delete', sa.id)).length).toBe(1);

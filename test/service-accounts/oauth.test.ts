@@ -3,6 +3,7 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, startPeer, type TestApp } from '../support/app.js';
+import type { ApiResponse } from '../support/client.js';
 import { type OnboardingTenant, onboardingTenant } from '../support/fixtures.js';
 import { serviceAccountWithKey, type ServiceAccountWithKey } from '../support/service-accounts.js';
 import { expectError, ORG_VIEWER, PARTNER_VIEWER } from '../onboarding/helpers.js';
@@ -26,7 +27,7 @@ function tokenRequest(fields: Record<string, string>, headers: Record<string, st
   return t
     .client()
     .fresh()
-    .request('POST', new URL('/api/v1/oauth/token', base).toString(), {
+    .raw.request('POST', new URL('/api/v1/oauth/token', base).toString(), {
       rawBody: form(fields),
       contentType: FORM,
       headers,
@@ -35,7 +36,7 @@ function tokenRequest(fields: Record<string, string>, headers: Record<string, st
 }
 
 /** An OAuth error: the envelope with `error` = the OAuth code and an `error_description`. */
-function expectOauthError(res: Awaited<ReturnType<typeof tokenRequest>>, status: number, code: string) {
+function expectOauthError(res: ApiResponse, status: number, code: string) {
   expectError(res, status, code);
   expect(res.body.error).toBe(code);
   expect(res.body.error_description).toEqual(expect.any(String));

@@ -45,7 +45,7 @@ describe('an account with access beyond the provider proves itself once on the l
     const s = await memberOfTwo();
     const who = idpUser(s.member.email);
     const r = await runSsoLogin(t, s.org.id, { idp, user: who });
-    const flow = linkFlowOf(r.location);
+    const flow = linkFlowOf(r.location)!;
     expect(r.location!.startsWith(`${t.deps.config.appUrl}/sso/link?flow=`)).toBe(true);
     expect(await links(s.member.id)).toHaveLength(0);
 
@@ -77,7 +77,7 @@ describe('an account with access beyond the provider proves itself once on the l
 
   it('two confirmations of one flow at once: exactly one links and signs in', async () => {
     const s = await memberOfTwo();
-    const flow = linkFlowOf((await runSsoLogin(t, s.org.id, { idp, user: idpUser(s.member.email) })).location);
+    const flow = linkFlowOf((await runSsoLogin(t, s.org.id, { idp, user: idpUser(s.member.email) })).location)!;
     const answers = await Promise.all([1, 2, 3].map(() => t.client().post('/sso/link', { flow, password: PASSWORD })));
     expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400]);
     expect(await links(s.member.id)).toHaveLength(1);
@@ -85,7 +85,7 @@ describe('an account with access beyond the provider proves itself once on the l
 
   it('five wrong passwords end the flow', async () => {
     const s = await memberOfTwo();
-    const flow = linkFlowOf((await runSsoLogin(t, s.org.id, { idp, user: idpUser(s.member.email) })).location);
+    const flow = linkFlowOf((await runSsoLogin(t, s.org.id, { idp, user: idpUser(s.member.email) })).location)!;
     for (let i = 0; i < 5; i++)
       expect((await t.client().post('/sso/link', { flow, password: `wrong ${i} password` })).status).toBe(401);
     const late = await t.client().post('/sso/link', { flow, password: PASSWORD });
@@ -94,7 +94,7 @@ describe('an account with access beyond the provider proves itself once on the l
 
   it('the flow lives 10 minutes', async () => {
     const s = await memberOfTwo();
-    const flow = linkFlowOf((await runSsoLogin(t, s.org.id, { idp, user: idpUser(s.member.email) })).location);
+    const flow = linkFlowOf((await runSsoLogin(t, s.org.id, { idp, user: idpUser(s.member.email) })).location)!;
     t.clock.advance(10 * 60 * 1000 + 1000);
     try {
       const late = await t.client().post('/sso/link', { flow, password: PASSWORD });
@@ -108,7 +108,7 @@ describe('an account with access beyond the provider proves itself once on the l
 describe('a session begun at an organisation’s IdP acts in that organisation only', () => {
   it('switch-context to another membership asks for the password, then works', async () => {
     const s = await memberOfTwo();
-    const flow = linkFlowOf((await runSsoLogin(t, s.org.id, { idp, user: idpUser(s.member.email) })).location);
+    const flow = linkFlowOf((await runSsoLogin(t, s.org.id, { idp, user: idpUser(s.member.email) })).location)!;
     const signedIn = await t.client().post('/sso/link', { flow, password: PASSWORD });
     const api = t.client().withToken(signedIn.body.accessToken);
     const refused = await api.post('/auth/switch-context', { orgId: s.other.id });
@@ -168,7 +168,7 @@ describe('users see and remove their own links; the last way in cannot be remove
     const mine = await api.get('/auth/identities');
     expect(mine.status, mine.text).toBe(200);
     expect(mine.body.data).toEqual([expect.objectContaining({ providerId: s.provider.id, type: 'oidc' })]);
-    const refused = await api.delete(`/auth/identities/${mine.body.data[0].id}`);
+    const refused = await api.delete(`/auth/identities/${mine.body.data[0]!.id}`);
     expect([refused.status, refused.body.code]).toEqual([403, 'last_sign_in_method']);
 
     const adminView = await s.api.get('/sso/identities', { query: { userId: res.body.user.id, orgId: s.org.id } });
@@ -176,7 +176,7 @@ describe('users see and remove their own links; the last way in cannot be remove
     expect(adminView.body.data).toHaveLength(1);
 
     await t.deps.db.update(users).set({ passwordHash: 'x' }).where(eq(users.id, res.body.user.id)); // now another way in exists
-    const ok = await api.delete(`/auth/identities/${mine.body.data[0].id}`);
+    const ok = await api.delete(`/auth/identities/${mine.body.data[0]!.id}`);
     expect(ok.status, ok.text).toBe(200);
     expect(await links(res.body.user.id)).toHaveLength(0);
     expect(await audits('sso.identity.unlink', res.body.user.id)).toHaveLength(1);

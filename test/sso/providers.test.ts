@@ -174,7 +174,7 @@ describe('the client secret is stored encrypted and never returned or logged', (
     seen.push(await tn.api.patch(`/sso/providers/${id}`, { clientSecret: rotated }, q));
     seen.push(await tn.api.post(`/sso/providers/${id}/status`, { status: 'testing' }, q));
     seen.push(await tn.api.post(`/sso/providers/${id}/test`, undefined, q));
-    seen.push(await tn.api.patch(`/sso/providers/${id}`, { clientSecret: 'x', bogus: 1 }, q)); // a refused body
+    seen.push(await tn.api.raw.patch(`/sso/providers/${id}`, { clientSecret: 'x', bogus: 1 }, q)); // a refused body
     for (const res of seen) {
       expect(res.text).not.toContain(secret);
       expect(res.text).not.toContain(rotated);
@@ -465,7 +465,7 @@ describe('provider status', () => {
       expect(res.body.status).toBe(status);
       expect((await tn.api.get(`/sso/providers/${id}`, q)).body.status).toBe(status);
     }
-    const bad = await tn.api.post(`/sso/providers/${id}/status`, { status: 'enabled' }, q);
+    const bad = await tn.api.raw.post(`/sso/providers/${id}/status`, { status: 'enabled' }, q);
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('validation_failed');
     const statusAudits = (await auditRecords(t, 'sso.provider.update', id)).map(

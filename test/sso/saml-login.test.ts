@@ -175,7 +175,7 @@ describe('SAML provider administration', () => {
         { expired: false, notAfter: expect.any(String), fingerprintSha256: expect.stringMatching(/^[0-9A-F:]+$/) },
       ],
     });
-    expect(new Date(ok.body.certificates[0].notAfter).getTime()).toBeGreaterThan(Date.now());
+    expect(new Date(ok.body.certificates[0]!.notAfter).getTime()).toBeGreaterThan(Date.now());
 
     const stale = await startSamlIdp({ certNotAfter: new Date(Date.now() - 86_400_000) });
     try {
@@ -227,7 +227,7 @@ describe('GET /sso/presets: SAML variants', () => {
     const res = await s.api.get('/sso/presets');
     const ids = ['entra', 'okta', 'google', 'auth0', 'keycloak', 'jumpcloud', 'onelogin', 'pingone'];
     for (const id of ids) {
-      const p = res.body.data.find((x: { id: string }) => x.id === id);
+      const p = res.body.data.find((x: { id: string }) => x.id === id)!;
       expect(p.saml, id).toMatchObject({
         acsUrl: `${t.deps.config.publicUrl}/api/v1/sso/saml/acs`,
         entityIdTemplate: `${t.deps.config.publicUrl}/api/v1/sso/saml/{providerId}/metadata`,
@@ -235,8 +235,8 @@ describe('GET /sso/presets: SAML variants', () => {
         nameAttribute: expect.any(String),
         notes: expect.stringMatching(/\S{3}/),
       });
-      if (p.saml.metadataUrlTemplate !== null) expect(p.saml.metadataUrlTemplate).toMatch(/^https:\/\//);
+      if (p.saml!.metadataUrlTemplate !== null) expect(p.saml!.metadataUrlTemplate).toMatch(/^https:\/\//);
     }
-    expect(res.body.data.find((x: { id: string }) => x.id === 'generic').saml).toBeUndefined();
+    expect(res.body.data.find((x: { id: string }) => x.id === 'generic')!.saml).toBeUndefined();
   });
 });

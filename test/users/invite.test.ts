@@ -259,7 +259,7 @@ describe('the invitation body fits the scope', () => {
       { roleId: ORG_VIEWER }, // an organisation role in the partner
     ];
     for (const c of cases) {
-      const r = await api.post('/users/invite', { email: to, name: 'Bad', ...c });
+      const r = await api.raw.post('/users/invite', { email: to, name: 'Bad', ...c });
       expect(r.status, JSON.stringify(c)).toBe(400);
       expect(r.body.code).toBe('validation_failed');
     }

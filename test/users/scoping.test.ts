@@ -112,8 +112,8 @@ describe('partner users whose orgAccess is not "all" cannot administer users and
       orgAccess: 'selected',
       orgIds: [w.orgA.id],
     });
-    expect((await limited.api.post('/roles', { bogus: true })).body.code).toBe('full_org_access_required');
-    expect((await limited.api.post('/users/invite', {})).body.code).toBe('full_org_access_required');
+    expect((await limited.api.raw.post('/roles', { bogus: true })).body.code).toBe('full_org_access_required');
+    expect((await limited.api.raw.post('/users/invite', {})).body.code).toBe('full_org_access_required');
   });
 });
 

@@ -13,7 +13,7 @@ it('a partner admin invites, lists, updates, re-roles and removes an organisatio
   const org = await createOrg(t, partner.id);
   const roles = await api.get('/roles', { query: { orgId: org.id } });
   expect(roles.status).toBe(200);
-  const viewer = roles.body.data.find((r: { name: string }) => r.name === 'Organization Viewer');
+  const viewer = roles.body.data.find((r: { name: string }) => r.name === 'Organization Viewer')!;
   const inv = await api.post('/users/invite', {
     email: 'new.tech@example.test',
     name: 'New Tech',

@@ -5,8 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { metaOf } from '../../http/meta.js';
 import { actorOf } from '../audit/index.js';
-import { adminsOfBothSides } from './admins.js';
-import { accessMails } from './mail-templates.js';
+import { accessMails } from '../../access/mails.js';
+import { adminsOfBothSides } from '../../access/repo.js';
 
 const alerted = new Map<string, number>();
 const ALERT_EVERY_MS = 3600_000;

@@ -1,14 +1,13 @@
 // The customer's view (issue 18 §2): every partner member who can reach the organisation, how, and what they did there.
-import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { decodeCursor, encodeCursor } from '../../http/pagination.js';
 import { findInScope, mspAccessOf, ORGANIZATION } from '../tenants/index.js';
 import { orgAccessReasons } from '../../access/decision.js';
+import { partnerActivityRows, partnerMemberIdsReaching } from './repo.js';
 import { userSubjects } from './subjects.js';
 
-const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
 const memberCursor = z.object({ id: z.uuid() });
 const seqCursor = z.object({ seq: z.number().int() });
 
@@ -21,11 +20,7 @@ export async function partnerAccess(
 ) {
   const { row: org } = await findInScope(deps.db, caller, ORGANIZATION, orgId);
   const after = decodeCursor(q.cursor, memberCursor);
-  const ids = rowsOf<{ user_id: string }>(
-    await deps.db.execute(sql`select pu.user_id from partner_users pu join users u on u.id = pu.user_id
-      where pu.partner_id = ${org.partnerId} and u.status = 'active' and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${org.id}::uuid = any(pu.org_ids)))
-      ${after ? sql`and pu.user_id > ${after.id}` : sql``} order by pu.user_id limit ${q.limit + 1}`),
-  ).map((r) => r.user_id);
+  const ids = await partnerMemberIdsReaching(deps.db, org, after?.id ?? null, q.limit + 1);
   const page = ids.slice(0, q.limit);
   const subjects = await userSubjects(
     deps.db,
@@ -74,24 +69,7 @@ export async function partnerActivity(
 ) {
   const { row: org } = await findInScope(deps.db, caller, ORGANIZATION, orgId);
   const after = decodeCursor(q.cursor, seqCursor);
-  const rows = rowsOf<{
-    seq: string | number;
-    id: string;
-    at: Date | string;
-    action: string;
-    result: string;
-    actor_user_id: string;
-    actor_email: string | null;
-    resource_type: string | null;
-    resource_id: string | null;
-    ip: string | null;
-  }>(
-    await deps.db.execute(sql`select a.seq, a.id, a.at, a.action, a.result, a.actor_user_id, a.actor_email, a.resource_type, a.resource_id, a.ip
-      from audit_logs a where a.org_id = ${org.id}
-        and exists (select 1 from partner_users pu where pu.partner_id = ${org.partnerId} and pu.user_id = a.actor_user_id)
-        ${after ? sql`and a.seq < ${after.seq}` : sql``}
-      order by a.seq desc limit ${q.limit + 1}`),
-  );
+  const rows = await partnerActivityRows(deps.db, org, after ? after.seq : null, q.limit + 1);
   const page = rows.slice(0, q.limit);
   return {
     data: page.map((r) => ({

@@ -1,6 +1,5 @@
 // GET /access/explain and GET /access/who-can (issue 18 §4): "why can X do Y on Z", answered by the decision functions
 // the request pipeline itself runs (decision.ts), over principals built by the pipeline's own builders (subjects.ts).
-import { sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -17,6 +16,7 @@ import {
   type Siteless,
 } from '../../access/decision.js';
 import { cursorSchema, type ExplainQuery, type ResourceType, type WhoCanQuery } from './schemas.js';
+import { candidateAccounts, candidateUsers, partnerOrgMember } from './repo.js';
 import { serviceAccountSubjects, userSubjects, type Subject } from './subjects.js';
 
 const RESOURCES: Record<Exclude<ResourceType, 'partner'>, ByIdResource<unknown>> = {
@@ -94,7 +94,8 @@ export async function explain(deps: Deps, caller: Principal, q: ExplainQuery) {
     if (subjects.length === 0) {
       // A member elsewhere in the partner (another organisation) is denied at the membership step; a partner caller sees
       // every organisation's members. Anyone else: the same 404 whether or not the user exists.
-      const elsewhere = caller.scope === 'partner' ? await partnerMember(deps, q.userId, t.owner.partnerId) : null;
+      const elsewhere =
+        caller.scope === 'partner' ? await partnerOrgMember(deps.db, q.userId, t.owner.partnerId) : null;
       if (!elsewhere) throw notFound('user');
       const reasons = [
         accountReason(elsewhere.status),
@@ -144,97 +145,6 @@ export async function explain(deps: Deps, caller: Principal, q: ExplainQuery) {
   };
 }
 
-const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
-
-async function partnerMember(deps: Deps, userId: string, partnerId: string) {
-  const [row] = rowsOf<{ name: string; email: string; status: string }>(
-    await deps.db.execute(sql`select u.name, u.email, u.status from users u where u.id = ${userId} and exists (
-      select 1 from organization_users ou join organizations o on o.id = ou.org_id where ou.user_id = u.id and o.partner_id = ${partnerId})`),
-  );
-  return row ?? null;
-}
-
-/**
- * Roles (of the system, the partner, or the organisation) whose chain grants the permission: the granting roles and
- * their descendants down to the chain limit. `*:*` counts for people, never for service accounts.
- */
-function grantingRoles(permission: string, partnerId: string, orgId: string | null, star: boolean) {
-  const [resource, action] = permission.split(':');
-  const own = sql`(r.scope = 'system' or r.partner_id = ${partnerId}${orgId ? sql` or r.org_id = ${orgId}` : sql``})`;
-  return sql`with recursive granting(id, depth) as (
-      select r.id, 0 from roles r
-      where ${own} and exists (select 1 from role_permissions rp join permissions p on p.id = rp.permission_id
-                               where rp.role_id = r.id and ((p.resource = ${resource} and p.action = ${action})${star ? sql` or (p.resource = '*' and p.action = '*')` : sql``}))
-      union all
-      select r.id, g.depth + 1 from roles r join granting g on r.parent_role_id = g.id where g.depth < 15 and ${own}
-    )`;
-}
-
-/**
- * Candidates a page of who-can considers, in id order after `after`: members (and accounts) whose role chain grants
- * the permission and whose standing scope reaches the record. SQL narrows; the decision above is then run on each.
- */
-async function candidateUsers(
-  deps: Deps,
-  t: Target,
-  permission: string,
-  after: string | null,
-  n: number,
-): Promise<string[]> {
-  const { partnerId, orgId, siteId, groupIds } = t.owner;
-  const partnerBranch = orgId
-    ? sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.role_id in (select id from granting)
-            and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${orgId}::uuid = any(pu.org_ids)))`
-    : sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.role_id in (select id from granting)`;
-  const siteRule =
-    siteId === undefined
-      ? sql`true`
-      : siteId === null
-        ? t.siteless === 'hidden'
-          ? sql`ou.site_ids is null`
-          : sql`true`
-        : sql`(ou.site_ids is null or ${siteId}::uuid = any(ou.site_ids))`;
-  const groupRule =
-    groupIds === undefined
-      ? sql`true`
-      : groupIds.length === 0
-        ? sql`ou.device_group_ids is null`
-        : sql`(ou.device_group_ids is null or ou.device_group_ids && array[${sql.join(
-            groupIds.map((g) => sql`${g}::uuid`),
-            sql`, `,
-          )}])`;
-  const orgBranch =
-    orgId && t.partnerOwned !== 'partner-only'
-      ? sql`union all select ou.user_id from organization_users ou where ou.org_id = ${orgId} and ou.role_id in (select id from granting) and ${siteRule} and ${groupRule}`
-      : sql``;
-  const rows = rowsOf<{ user_id: string }>(
-    await deps.db.execute(sql`${grantingRoles(permission, partnerId, orgId, true)}
-      select distinct c.user_id from (${partnerBranch} ${orgBranch}) c join users u on u.id = c.user_id and u.status = 'active'
-      ${after ? sql`where c.user_id > ${after}` : sql``}
-      order by c.user_id limit ${n}`),
-  );
-  return rows.map((r) => r.user_id);
-}
-
-async function candidateAccounts(
-  deps: Deps,
-  t: Target,
-  permission: string,
-  after: string | null,
-  n: number,
-): Promise<string[]> {
-  const { partnerId, orgId } = t.owner;
-  const inScope =
-    orgId && t.partnerOwned !== 'partner-only' ? sql`(a.org_id is null or a.org_id = ${orgId})` : sql`a.org_id is null`;
-  const rows = rowsOf<{ id: string }>(
-    await deps.db.execute(sql`${grantingRoles(permission, partnerId, orgId, false)}
-      select a.id from service_accounts a where a.partner_id = ${partnerId} and ${inScope} and not a.disabled and a.role_id in (select id from granting)
-      ${after ? sql`and a.id > ${after}` : sql``}
-      order by a.id limit ${n}`),
-  );
-  return rows.map((r) => r.id);
-}
-
 export async function whoCan(deps: Deps, caller: Principal, q: WhoCanQuery) {
   const t = await resolveTarget(deps, caller, q.resourceType, q.resourceId);
   const after = decodeCursor(q.cursor, cursorSchema);
@@ -243,7 +153,7 @@ export async function whoCan(deps: Deps, caller: Principal, q: WhoCanQuery) {
 
   let budget = q.limit;
   if (!after || after.k === 'u') {
-    const ids = await candidateUsers(deps, t, q.permission, after?.id ?? null, budget + 1);
+    const ids = await candidateUsers(deps.db, t, q.permission, after?.id ?? null, budget + 1);
     const page = ids.slice(0, budget);
     const subjects = await userSubjects(
       deps.db,
@@ -264,7 +174,7 @@ export async function whoCan(deps: Deps, caller: Principal, q: WhoCanQuery) {
     budget -= page.length;
   }
   if (!next && budget > 0) {
-    const ids = await candidateAccounts(deps, t, q.permission, after?.k === 's' ? after.id : null, budget + 1);
+    const ids = await candidateAccounts(deps.db, t, q.permission, after?.k === 's' ? after.id : null, budget + 1);
     const page = ids.slice(0, budget);
     const subjects = await serviceAccountSubjects(deps.db, deps.roleCache, page, t.owner.partnerId, t.owner.orgId);
     for (const id of page) {

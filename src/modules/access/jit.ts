@@ -3,10 +3,8 @@
 // the organisation's policy (jitApproval) grants it at once or has a Partner Admin or one of its own admins approve it.
 // A grant is read with the session on every request (authenticate's GRANTS_SQL) and decided in decision.ts's
 // organisation-access step: it widens the scope for its duration only, and revocation and expiry bite on the next request.
-import { and, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { accessGrants, accessRequests, organizations, partners, sites } from '../../db/schema/index.js';
 import { recordGrantExpiry } from '../../access/grants.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -14,9 +12,24 @@ import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { jitApprovalOf, jitMaxMinutesOf, mspAccessOf } from '../tenants/index.js';
 import { isOrgAdmin, isPartnerAdmin } from './admins.js';
 import type { AccessRequestBody, DecisionBody, GrantListQuery, RequestListQuery } from './jit-schemas.js';
-
-type RequestRow = typeof accessRequests.$inferSelect;
-type GrantRow = typeof accessGrants.$inferSelect;
+import {
+  type AccessGrantRow as GrantRow,
+  type AccessRequestRow as RequestRow,
+  decideAccessRequest,
+  type GrantAudience,
+  insertAccessGrant,
+  insertAccessRequest,
+  listAccessGrants,
+  listAccessRequests,
+  lockAccessRequest,
+  lockGrantWithRequest,
+  overdueGrantIds,
+  partnerOrganization,
+  partnerSettings,
+  type RequestAudience,
+  revokeAccessGrant,
+  siteOfOrganization,
+} from './repo.js';
 
 const fieldError = (field: string, msg: string) =>
   new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
@@ -93,20 +106,17 @@ async function openGrant(
   meta: AuditRequestMeta,
 ) {
   const now = deps.clock.now();
-  const [g] = await tx
-    .insert(accessGrants)
-    .values({
-      requestId: r.id,
-      partnerId: r.partnerId,
-      orgId: r.orgId,
-      siteId: r.siteId,
-      userId: r.userId,
-      approval: r.approval,
-      approvedBy,
-      startsAt: now,
-      expiresAt: new Date(now.getTime() + r.durationMinutes * 60_000),
-    })
-    .returning();
+  const g = await insertAccessGrant(tx, {
+    requestId: r.id,
+    partnerId: r.partnerId,
+    orgId: r.orgId,
+    siteId: r.siteId,
+    userId: r.userId,
+    approval: r.approval,
+    approvedBy,
+    startsAt: now,
+    expiresAt: new Date(now.getTime() + r.durationMinutes * 60_000),
+  });
   await deps.audit.record(
     tx,
     {
@@ -115,20 +125,17 @@ async function openGrant(
       partnerId: r.partnerId,
       orgId: r.orgId,
       resourceType: 'access_grant',
-      resourceId: g!.id,
-      details: auditOf(r, { expiresAt: g!.expiresAt.toISOString() }),
+      resourceId: g.id,
+      details: auditOf(r, { expiresAt: g.expiresAt.toISOString() }),
     },
     meta,
   );
-  return g!;
+  return g;
 }
 
 export async function requestAccess(deps: Deps, p: Principal, body: AccessRequestBody, meta: AuditRequestMeta) {
   assertPartnerPerson(p);
-  const [org] = await deps.db
-    .select({ id: organizations.id, settings: organizations.settings })
-    .from(organizations)
-    .where(and(eq(organizations.id, body.orgId), eq(organizations.partnerId, p.partnerId!)));
+  const org = await partnerOrganization(deps.db, body.orgId, p.partnerId!);
   if (!org) throw notFound('organization');
   const msp = mspAccessOf(org.settings);
   const standing = p.orgAccess === 'all' || (p.orgAccess === 'selected' && p.orgIds.includes(org.id));
@@ -138,89 +145,62 @@ export async function requestAccess(deps: Deps, p: Principal, body: AccessReques
   if (!eligible) throw new AppError('jit_not_eligible');
   if (msp === 'suspended') throw new AppError('msp_access_denied');
   if (body.siteId) {
-    const [site] = await deps.db
-      .select({ id: sites.id })
-      .from(sites)
-      .where(and(eq(sites.id, body.siteId), eq(sites.orgId, org.id)));
-    if (!site) throw notFound('site');
+    if (!(await siteOfOrganization(deps.db, body.siteId, org.id))) throw notFound('site');
   }
-  const [partner] = await deps.db
-    .select({ settings: partners.settings })
-    .from(partners)
-    .where(eq(partners.id, p.partnerId!));
-  const max = jitMaxMinutesOf(partner?.settings);
+  const max = jitMaxMinutesOf(await partnerSettings(deps.db, p.partnerId!));
   if (body.durationMinutes > max)
     throw fieldError('durationMinutes', `At most ${max} minutes (the partner's settings.security.jitMaxMinutes)`);
   const approval = jitApprovalOf(org.settings);
   const out = await deps.db.transaction(async (tx) => {
     const now = deps.clock.now();
-    const [r] = await tx
-      .insert(accessRequests)
-      .values({
-        partnerId: p.partnerId!,
-        orgId: org.id,
-        siteId: body.siteId ?? null,
-        userId: p.userId,
-        durationMinutes: body.durationMinutes,
-        reason: body.reason,
-        ticketRef: body.ticketRef ?? null,
-        approval,
-        createdAt: now,
-        ...(approval === 'auto' ? { status: 'approved' as const, decidedAt: now } : {}),
-      })
-      .returning();
+    const r = await insertAccessRequest(tx, {
+      partnerId: p.partnerId!,
+      orgId: org.id,
+      siteId: body.siteId ?? null,
+      userId: p.userId,
+      durationMinutes: body.durationMinutes,
+      reason: body.reason,
+      ticketRef: body.ticketRef ?? null,
+      approval,
+      createdAt: now,
+      ...(approval === 'auto' ? { status: 'approved' as const, decidedAt: now } : {}),
+    });
     await deps.audit.record(
       tx,
       {
         action: 'access.request',
         actor: actorOf(p),
-        partnerId: r!.partnerId,
-        orgId: r!.orgId,
+        partnerId: r.partnerId,
+        orgId: r.orgId,
         resourceType: 'access_request',
-        resourceId: r!.id,
-        details: auditOf(r!),
+        resourceId: r.id,
+        details: auditOf(r),
       },
       meta,
     );
-    const g = approval === 'auto' ? await openGrant(deps, tx, r!, null, p, meta) : null;
-    return requestJson(r!, g, now.getTime());
+    const g = approval === 'auto' ? await openGrant(deps, tx, r, null, p, meta) : null;
+    return requestJson(r, g, now.getTime());
   });
   return out;
 }
 
-/** Requests the caller may approve (pending, by the organisation's policy) and the caller's own. */
-function approverCondition(p: Principal): SQL | undefined {
-  if (isPartnerAdmin(p))
-    return and(
-      eq(accessRequests.partnerId, p.partnerId!),
-      eq(accessRequests.approval, 'partner_admin'),
-      eq(accessRequests.status, 'pending'),
-    );
+/** Requests the caller may approve (pending, by the organisation's policy). */
+function approverAudience(p: Principal): RequestAudience | undefined {
+  if (isPartnerAdmin(p)) return { kind: 'partner_admin', partnerId: p.partnerId! };
   if (p.scope === 'organization' && p.orgId && isOrgAdmin(p, p.orgId))
-    return and(
-      eq(accessRequests.orgId, p.orgId),
-      eq(accessRequests.approval, 'customer_admin'),
-      eq(accessRequests.status, 'pending'),
-    );
+    return { kind: 'customer_admin', orgId: p.orgId };
   return undefined;
 }
 
 export async function listRequests(deps: Deps, p: Principal, q: RequestListQuery) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
-  const own =
-    p.scope === 'partner'
-      ? and(eq(accessRequests.userId, p.userId), eq(accessRequests.partnerId, p.partnerId!))
-      : undefined;
-  const approvable = approverCondition(p);
-  const who = q.view === 'approvable' ? approvable : q.view === 'own' ? own : or(own, approvable);
-  if (!who) return { data: [] };
-  const rows = await deps.db
-    .select({ r: accessRequests, g: accessGrants })
-    .from(accessRequests)
-    .leftJoin(accessGrants, eq(accessGrants.requestId, accessRequests.id))
-    .where(and(who, q.status ? eq(accessRequests.status, q.status) : undefined))
-    .orderBy(desc(accessRequests.createdAt), desc(accessRequests.id))
-    .limit(q.limit);
+  const own: RequestAudience | undefined =
+    p.scope === 'partner' ? { kind: 'own', userId: p.userId, partnerId: p.partnerId! } : undefined;
+  const approvable = approverAudience(p);
+  const who = q.view === 'approvable' ? [approvable] : q.view === 'own' ? [own] : [own, approvable];
+  const audiences = who.filter((a): a is RequestAudience => a !== undefined);
+  if (audiences.length === 0) return { data: [] };
+  const rows = await listAccessRequests(deps.db, audiences, q.status, q.limit);
   const now = deps.clock.now().getTime();
   return { data: rows.map((x) => requestJson(x.r, x.g, now)) };
 }
@@ -236,7 +216,7 @@ export async function decideRequest(
 ) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
   const out = await deps.db.transaction(async (tx) => {
-    const [r] = await tx.select().from(accessRequests).where(eq(accessRequests.id, id)).for('update');
+    const r = await lockAccessRequest(tx, id);
     // Outside the caller's partner (or, for an organisation member, outside its organisation): it does not exist here.
     const visible =
       r && (p.scope === 'partner' ? r.partnerId === p.partnerId : p.scope === 'organization' && r.orgId === p.orgId);
@@ -258,16 +238,12 @@ export async function decideRequest(
       );
     if (r.status !== 'pending') throw new AppError('access_request_not_pending');
     const now = deps.clock.now();
-    const [decided] = await tx
-      .update(accessRequests)
-      .set({
-        status: verdict === 'approve' ? 'approved' : 'denied',
-        decidedBy: p.userId,
-        decidedAt: now,
-        decisionNote: body.note ?? null,
-      })
-      .where(eq(accessRequests.id, id))
-      .returning();
+    const decided = await decideAccessRequest(tx, id, {
+      status: verdict === 'approve' ? 'approved' : 'denied',
+      decidedBy: p.userId,
+      decidedAt: now,
+      decisionNote: body.note ?? null,
+    });
     await deps.audit.record(
       tx,
       {
@@ -277,12 +253,12 @@ export async function decideRequest(
         orgId: r.orgId,
         resourceType: 'access_request',
         resourceId: r.id,
-        details: auditOf(decided!, { note: body.note ?? null }),
+        details: auditOf(decided, { note: body.note ?? null }),
       },
       meta,
     );
-    const g = verdict === 'approve' ? await openGrant(deps, tx, decided!, p.userId, p, meta) : null;
-    return requestJson(decided!, g, now.getTime());
+    const g = verdict === 'approve' ? await openGrant(deps, tx, decided, p.userId, p, meta) : null;
+    return requestJson(decided, g, now.getTime());
   });
   return out;
 }
@@ -290,46 +266,24 @@ export async function decideRequest(
 /** Grants the caller sees: a member its own; a Partner Admin every one of the partner; an organisation admin its organisation's. */
 export async function listGrants(deps: Deps, p: Principal, q: GrantListQuery) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
-  const who =
+  const who: GrantAudience | undefined =
     p.scope === 'partner'
       ? isPartnerAdmin(p)
-        ? eq(accessGrants.partnerId, p.partnerId!)
-        : and(eq(accessGrants.partnerId, p.partnerId!), eq(accessGrants.userId, p.userId))
+        ? { kind: 'partner', partnerId: p.partnerId! }
+        : { kind: 'member', partnerId: p.partnerId!, userId: p.userId }
       : p.scope === 'organization' && p.orgId && isOrgAdmin(p, p.orgId)
-        ? eq(accessGrants.orgId, p.orgId)
+        ? { kind: 'organization', orgId: p.orgId }
         : undefined;
   if (!who) return { data: [] };
   const now = deps.clock.now();
   // The sweep: grants past their end that no request has observed yet are recorded expired now.
-  const overdue = await deps.db
-    .select({ id: accessGrants.id })
-    .from(accessGrants)
-    .where(
-      and(
-        who,
-        isNull(accessGrants.revokedAt),
-        isNull(accessGrants.expiredAt),
-        sql`${accessGrants.expiresAt} <= ${now}`,
-      ),
-    )
-    .limit(200);
+  const overdue = await overdueGrantIds(deps.db, who, now);
   if (overdue.length) {
     await deps.db.transaction(async (tx) => {
-      for (const g of overdue) await recordGrantExpiry(tx, deps.audit, g.id, now, 'sweep');
+      for (const id of overdue) await recordGrantExpiry(tx, deps.audit, id, now, 'sweep');
     });
   }
-  const active = and(
-    isNull(accessGrants.revokedAt),
-    isNull(accessGrants.expiredAt),
-    sql`${accessGrants.expiresAt} > ${now}`,
-  );
-  const rows = await deps.db
-    .select({ g: accessGrants, reason: accessRequests.reason, ticketRef: accessRequests.ticketRef })
-    .from(accessGrants)
-    .innerJoin(accessRequests, eq(accessRequests.id, accessGrants.requestId))
-    .where(and(who, q.state === 'active' ? active : undefined))
-    .orderBy(desc(accessGrants.startsAt), desc(accessGrants.id))
-    .limit(q.limit);
+  const rows = await listAccessGrants(deps.db, who, q.state === 'active', now, q.limit);
   return { data: rows.map((x) => grantJson(x.g, x, now.getTime())) };
 }
 
@@ -337,12 +291,7 @@ export async function listGrants(deps: Deps, p: Principal, q: GrantListQuery) {
 export async function revokeGrant(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
   return deps.db.transaction(async (tx) => {
-    const [row] = await tx
-      .select({ g: accessGrants, r: accessRequests })
-      .from(accessGrants)
-      .innerJoin(accessRequests, eq(accessRequests.id, accessGrants.requestId))
-      .where(eq(accessGrants.id, id))
-      .for('update', { of: accessGrants });
+    const row = await lockGrantWithRequest(tx, id);
     const g = row?.g;
     const visible =
       g &&
@@ -352,11 +301,7 @@ export async function revokeGrant(deps: Deps, p: Principal, id: string, meta: Au
     if (!row || !g || !visible) throw notFound('access grant');
     const now = deps.clock.now();
     if (grantState(g, now.getTime()) !== 'active') throw new AppError('conflict', 'The grant has already ended.');
-    const [revoked] = await tx
-      .update(accessGrants)
-      .set({ revokedAt: now, revokedBy: p.userId })
-      .where(eq(accessGrants.id, id))
-      .returning();
+    const revoked = await revokeAccessGrant(tx, id, now, p.userId);
     await deps.audit.record(
       tx,
       {
@@ -370,6 +315,6 @@ export async function revokeGrant(deps: Deps, p: Principal, id: string, meta: Au
       },
       meta,
     );
-    return grantJson(revoked!, row.r, now.getTime());
+    return grantJson(revoked, row.r, now.getTime());
   });
 }

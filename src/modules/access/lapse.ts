@@ -12,16 +12,15 @@
 //
 // Several instances: every row is claimed FOR UPDATE SKIP LOCKED and re-checked by the UPDATE that changes it, so one
 // instance warns or lapses a member, once. The sweep runs on a poll and on sweep() (tests, and after a settings change).
-import { sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
-import type { Db, Executor } from '../../db/connect.js';
+import type { Db } from '../../db/connect.js';
 import type { Clock } from '../../platform/clock.js';
 import type { MailOutbox } from '../../platform/mail-outbox.js';
 import { classifyOutage, driverReason } from '../../platform/outage-cause.js';
 import type { AuditWriter } from '../audit/index.js';
-import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import { standingAccessLapseDaysOf } from '../tenants/index.js';
-import { accessMails } from './mail-templates.js';
+import { accessMails } from '../../access/mails.js';
+import { lapseStandingAccess, markLapseWarnings, partnerAdminEmails, partnersWithLapse } from './repo.js';
 
 const DAY_MS = 86_400_000;
 const BATCH = 200;
@@ -31,8 +30,6 @@ const LISTED = 50;
 /** How long before the lapse the warning goes out: 7 days, or half the period when that is shorter. */
 export const lapseWarningLeadMs = (days: number) => Math.min(7, days / 2) * DAY_MS;
 
-type Rows<T> = { rows: T[] };
-const rowsOf = <T>(res: unknown) => (res as Rows<T>).rows;
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
 export interface LapseSweepResult {
@@ -84,11 +81,7 @@ export class StandingAccessLapse {
   private async pass(): Promise<LapseSweepResult> {
     const out: LapseSweepResult = { warned: 0, lapsed: 0 };
     try {
-      const partners = rowsOf<{ id: string; name: string; settings: unknown }>(
-        await this.d.db.execute(
-          sql`select id, name, settings from partners where settings->'security'->'standingAccessLapseDays' is not null and jsonb_typeof(settings->'security'->'standingAccessLapseDays') = 'number'`,
-        ),
-      );
+      const partners = await partnersWithLapse(this.d.db);
       for (const p of partners) {
         const days = standingAccessLapseDaysOf(p.settings);
         if (!days) continue;
@@ -125,25 +118,7 @@ export class StandingAccessLapse {
       const lead = lapseWarningLeadMs(days);
       const idleBefore = new Date(now.getTime() - (days * DAY_MS - lead));
       const warned = await this.d.db.transaction(async (tx) => {
-        const rows = rowsOf<{
-          user_id: string;
-          email: string;
-          name: string;
-          status: string;
-          idle_since: Date | string;
-        }>(
-          await tx.execute(sql`
-            with due as (
-              select pu.id from partner_users pu
-              where pu.partner_id = ${p.id} and pu.org_access in ('all', 'selected') and pu.role_id <> ${PARTNER_ADMIN_ROLE_ID}
-                and coalesce(pu.last_used_at, pu.created_at) <= ${idleBefore}
-                and (pu.lapse_warned_at is null or pu.lapse_warned_at < coalesce(pu.last_used_at, pu.created_at))
-              order by pu.id limit ${BATCH} for update skip locked)
-            update partner_users pu set lapse_warned_at = ${now}
-              from due, users u
-              where pu.id = due.id and u.id = pu.user_id
-              returning pu.user_id, u.email, u.name, u.status, coalesce(pu.last_used_at, pu.created_at) as idle_since`),
-        );
+        const rows = await markLapseWarnings(tx, p.id, idleBefore, now, BATCH);
         if (rows.length === 0) return 0;
         const url = `${this.d.appUrl}/login`;
         const listed: { email: string; lapsesOn: string }[] = [];
@@ -192,29 +167,7 @@ export class StandingAccessLapse {
       const idleBefore = new Date(now.getTime() - days * DAY_MS);
       const warnedBefore = new Date(now.getTime() - lead);
       const lapsed = await this.d.db.transaction(async (tx) => {
-        const rows = rowsOf<{
-          id: string;
-          user_id: string;
-          was: 'all' | 'selected';
-          was_org_ids: string[] | string;
-          org_ids: string[] | string;
-          idle_since: Date | string;
-        }>(
-          await tx.execute(sql`
-            with due as (
-              select pu.id, pu.org_access, pu.org_ids from partner_users pu
-              where pu.partner_id = ${partnerId} and pu.org_access in ('all', 'selected') and pu.role_id <> ${PARTNER_ADMIN_ROLE_ID}
-                and coalesce(pu.last_used_at, pu.created_at) <= ${idleBefore}
-                and pu.lapse_warned_at >= coalesce(pu.last_used_at, pu.created_at) and pu.lapse_warned_at <= ${warnedBefore}
-              order by pu.id limit ${BATCH} for update skip locked)
-            update partner_users pu set org_access = 'eligible', updated_at = ${now},
-                org_ids = case when due.org_access = 'all'
-                  then coalesce((select array_agg(o.id order by o.id) from organizations o where o.partner_id = pu.partner_id), '{}'::uuid[])
-                  else pu.org_ids end
-              from due
-              where pu.id = due.id
-              returning pu.id, pu.user_id, due.org_access as was, due.org_ids as was_org_ids, pu.org_ids, coalesce(pu.last_used_at, pu.created_at) as idle_since`),
-        );
+        const rows = await lapseStandingAccess(tx, partnerId, idleBefore, warnedBefore, now, BATCH);
         for (const r of rows)
           await this.d.audit.record(
             tx,
@@ -250,10 +203,4 @@ function uuids(v: string[] | string | null): string[] {
   if (Array.isArray(v)) return v;
   if (!v || v === '{}') return [];
   return v.replace(/^\{|\}$/g, '').split(',');
-}
-
-async function partnerAdminEmails(tx: Executor, partnerId: string): Promise<string[]> {
-  const res = await tx.execute(sql`select u.email from partner_users pu join users u on u.id = pu.user_id
-    where pu.partner_id = ${partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID} and u.status = 'active' order by 1 limit 500`);
-  return rowsOf<{ email: string }>(res).map((r) => r.email);
 }

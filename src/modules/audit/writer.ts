@@ -21,12 +21,8 @@ export type AuditActor = {
   scimToken?: { id: string; name: string };
 };
 
-/** The actor of an authenticated request: the user, or the service account whose key made the request. */
-export function actorOf(p: Principal): AuditActor {
-  if (p.actorType === 'service_account' && p.serviceAccount)
-    return { userId: p.userId, email: null, type: 'service_account', serviceAccount: p.serviceAccount };
-  return { userId: p.userId, email: p.email };
-}
+/** The actor of an authenticated request: the user, or the service account whose key made the request (access core). */
+export { actorOf } from '../../access/audit.js';
 
 export interface AuditEvent {
   action: string;

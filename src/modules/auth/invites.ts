@@ -16,11 +16,11 @@ import {
   markMembershipUsed,
   peekFlow,
   type SessionContext,
+  startSession,
   voidFlows,
 } from '../identity/index.js';
 import { proveAccount } from './proof.js';
 import { activateInvitedUser, moveSession, sessionMethod, tenantNames } from './repo.js';
-import { startSession } from '../identity/index.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 

@@ -1,9 +1,8 @@
 // Ed25519 signing keys: generated on first start, private half sealed in the database, public halves
 // published as JWKS. Every instance loads the same keys; an unknown kid triggers one reload (rotation).
 import { randomUUID } from 'node:crypto';
-import type { Executor } from '../../db/connect.js';
+import type { Db, Executor } from '../../db/connect.js';
 import { exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
-import type { Db } from '../../db/connect.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import {
   hasActiveSigningKey,

@@ -9,12 +9,15 @@ import {
   consumeFlow,
   createFlow,
   findUser,
+  findUserByEmail,
   hashPassword,
   type IssuedSession,
   listMemberships,
   mails,
   peekFlow,
   pickDefault,
+  RESET_TTL_MS,
+  resetUrl,
   revokeUserSessions,
   setPassword,
   ssoEnforcedFor,
@@ -22,7 +25,6 @@ import {
   voidFlows,
 } from '../identity/index.js';
 import { renewSessionToken } from './repo.js';
-import { findUserByEmail, RESET_TTL_MS, resetUrl } from '../identity/index.js';
 
 /** Always succeeds from the caller's view; sends a link only to an active account that may use a password. */
 export async function forgotPassword(deps: Deps, email: string, ip: string): Promise<void> {

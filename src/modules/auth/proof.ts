@@ -1,8 +1,7 @@
 // The account proves itself outside a password sign-in (confirming an SSO link, leaving the organisation an SSO
 // session began in): its password, and its second factor when it has one (TOTP or a recovery code).
 import type { Deps } from '../../deps.js';
-import { acceptTotp, consumeRecoveryCode } from '../mfa/index.js';
-import { looksLikeRecoveryCode } from '../mfa/index.js';
+import { acceptTotp, consumeRecoveryCode, looksLikeRecoveryCode } from '../mfa/index.js';
 import { type UserRow, verifyPassword } from '../identity/index.js';
 
 /** null when the proof holds; otherwise the code to answer. Attempts count against the per-user limits. */

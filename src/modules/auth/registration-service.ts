@@ -6,8 +6,7 @@ import { AppError } from '../../http/errors.js';
 import type { AuditActor, AuditRequestMeta } from '../audit/index.js';
 import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import { slugify } from '../../platform/slug.js';
-import { startSession } from '../identity/index.js';
-import { assertStrongPassword, hashPassword, type IssuedSession } from '../identity/index.js';
+import { assertStrongPassword, hashPassword, type IssuedSession, startSession } from '../identity/index.js';
 import { emailTaken, insertActiveUser, insertPartner, insertPartnerAdmin, partnerSlugTaken } from './repo.js';
 
 async function uniquePartnerSlug(tx: Executor, name: string): Promise<string> {

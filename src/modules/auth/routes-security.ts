@@ -7,14 +7,12 @@ import { AppError } from '../../http/errors.js';
 import { principalOf } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
-import { authenticationCredential, sixDigits } from '../mfa/index.js';
-import { assertionOptions } from '../passkeys/index.js';
-import { passwordlessOptions, passwordlessSignIn } from '../passkeys/index.js';
+import { authenticationCredential, sendStepUpSms, sixDigits } from '../mfa/index.js';
+import { assertionOptions, passwordlessOptions, passwordlessSignIn } from '../passkeys/index.js';
 import { idParam } from '../roles/index.js';
 import { reportSession } from './device-report.js';
 import { presentedPasswordField, respondWithTokens, tokenResponse } from '../identity/index.js';
 import { endOtherSessions, endOwnSession, listOwnSessions, sessionJson } from './session-list.js';
-import { sendStepUpSms } from '../mfa/index.js';
 import { removePassword, stepUp } from './step-up-service.js';
 import { success } from './schemas.js';
 

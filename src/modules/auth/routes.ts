@@ -6,8 +6,13 @@ import type { Deps } from '../../deps.js';
 import { principalOf } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
-import { currentProfile, userProfile } from '../identity/index.js';
-import { clearSessionCookies, respondWithTokens, tokenResponse } from '../identity/index.js';
+import {
+  clearSessionCookies,
+  currentProfile,
+  respondWithTokens,
+  tokenResponse,
+  userProfile,
+} from '../identity/index.js';
 import { switchContext } from './invites.js';
 import { listOwnMemberships, membershipJson } from './membership-list.js';
 import { changePassword } from './password-service.js';

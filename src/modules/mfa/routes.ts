@@ -1,38 +1,22 @@
-// MFA, phone and passkey routes (spec 4.3; CONTRACT 4). With ENABLE_2FA=false every one of them answers 404.
+// MFA and phone routes (spec 4.3; CONTRACT 4; the passkey routes are the passkeys module's). With ENABLE_2FA=false
+// every one of them answers 404.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { AppError } from '../../http/errors.js';
 import { principalOf, requireMfa } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
 import { REFRESH_COOKIE, respondWithTokens, tokenResponse } from '../identity/index.js';
+import { twoFactorOn } from './enabled.js';
 import {
-  deletePasskey,
-  listPasskeys,
-  loginOptions,
-  registrationOptions,
-  renamePasskey,
-  verifyLoginPasskey,
-  verifyRegistration,
-} from '../passkeys/index.js';
-import { idParam } from '../roles/index.js';
-import {
-  deletePasskeyBody,
   disableBody,
   enableBody,
-  passkeyJsonSchema,
-  passkeyVerifyBody,
   phoneConfirmBody,
   phoneVerifyBody,
   recoveryCodesResponse,
-  registerOptionsBody,
-  registerVerifyBody,
-  renameBody,
   setupResponse,
   smsSendBody,
-  tempTokenBody,
   verifyBody,
 } from './schemas.js';
 import { confirmTotpSetup, disableMfa, rotateRecoveryCodes, startTotpSetup } from './setup-service.js';
@@ -40,14 +24,11 @@ import { confirmPhone, enableSmsMfa, sendLoginSms, startPhoneVerification } from
 import { verifyLoginCode } from './verify-service.js';
 
 const tokensWithCodes = tokenResponse.extend({ recoveryCodes: z.array(z.string()) });
-const options = z.object({ options: z.record(z.string(), z.unknown()) });
 
 export function mfaRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    const enabled = async () => {
-      if (!deps.config.enable2fa) throw new AppError('not_found', 'Multi-factor authentication is turned off.');
-    };
+    const enabled = twoFactorOn(deps);
     const pending = deps.authenticate({ allowPendingMfaEnrollment: true });
     const auth = deps.authenticate();
     const tags = ['mfa'];
@@ -95,41 +76,6 @@ export function mfaRoutes(deps: Deps) {
         },
       },
       async (req) => sendLoginSms(deps, req.body.tempToken),
-    );
-
-    r.post(
-      '/auth/mfa/passkey/options',
-      {
-        onRequest: [enabled],
-        schema: {
-          tags,
-          summary: 'WebAuthn assertion options for a sign-in',
-          security: [],
-          body: tempTokenBody,
-          response: { 200: options, ...errors(400, 401) },
-        },
-      },
-      async (req) => (await loginOptions(deps, req.body.tempToken)) as unknown as { options: Record<string, unknown> },
-    );
-
-    r.post(
-      '/auth/mfa/passkey/verify',
-      {
-        onRequest: [enabled],
-        schema: {
-          tags,
-          summary: 'Complete a sign-in with a passkey',
-          security: [],
-          body: passkeyVerifyBody,
-          response: { 200: tokenResponse, ...errors(400, 401, 429) },
-        },
-      },
-      async (req, reply) =>
-        respondWithTokens(
-          deps,
-          reply,
-          await verifyLoginPasskey(deps, req.body.tempToken, req.body.credential as never, metaOf(req)),
-        ),
     );
 
     // Enrolment and management of the caller's own factors (reachable while Force MFA holds the account).
@@ -241,86 +187,6 @@ export function mfaRoutes(deps: Deps) {
         },
       },
       async (req, reply) => withCodes(reply, await enableSmsMfa(deps, principalOf(req), metaOf(req))),
-    );
-
-    r.post(
-      '/auth/passkeys/register/options',
-      {
-        onRequest: [enabled, pending],
-        schema: {
-          tags: ['passkeys'],
-          summary: 'Begin passkey registration (re-checks the password)',
-          body: registerOptionsBody,
-          response: { 200: options, ...errors(400, 429), ...authErrors },
-        },
-      },
-      async (req) =>
-        (await registrationOptions(deps, principalOf(req), req.body)) as unknown as {
-          options: Record<string, unknown>;
-        },
-    );
-
-    r.post(
-      '/auth/passkeys/register/verify',
-      {
-        onRequest: [enabled, pending],
-        schema: {
-          tags: ['passkeys'],
-          summary: 'Store the passkey and turn MFA on',
-          body: registerVerifyBody,
-          response: { 201: z.object({ passkey: passkeyJsonSchema }), ...errors(400, 409), ...authErrors },
-        },
-      },
-      async (req, reply) =>
-        reply
-          .code(201)
-          .send(await verifyRegistration(deps, principalOf(req), req.body.credential as never, metaOf(req))),
-    );
-
-    r.get(
-      '/auth/passkeys',
-      {
-        onRequest: [enabled, pending],
-        schema: {
-          tags: ['passkeys'],
-          summary: 'Your passkeys',
-          response: { 200: z.object({ data: z.array(passkeyJsonSchema) }), ...authErrors },
-        },
-      },
-      async (req) => listPasskeys(deps, principalOf(req)),
-    );
-
-    r.patch(
-      '/auth/passkeys/:id',
-      {
-        onRequest: [enabled, pending],
-        schema: {
-          tags: ['passkeys'],
-          summary: 'Rename a passkey',
-          params: idParam,
-          body: renameBody,
-          response: { 200: z.object({ passkey: passkeyJsonSchema }), ...errors(400, 404), ...authErrors },
-        },
-      },
-      async (req) => renamePasskey(deps, principalOf(req), req.params.id, req.body.name),
-    );
-
-    r.delete(
-      '/auth/passkeys/:id',
-      {
-        onRequest: [enabled, pending],
-        schema: {
-          tags: ['passkeys'],
-          summary: 'Delete a passkey (current password)',
-          params: idParam,
-          body: deletePasskeyBody,
-          response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 404, 429), ...authErrors },
-        },
-      },
-      async (req) => {
-        await deletePasskey(deps, principalOf(req), req.params.id, req.body.currentPassword, metaOf(req));
-        return { success: true as const };
-      },
     );
   };
 }

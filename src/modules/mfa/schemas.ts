@@ -37,7 +37,6 @@ export const phoneVerifyBody = z.strictObject({
 });
 export const phoneConfirmBody = z.strictObject({ code: sixDigits });
 export const smsSendBody = z.strictObject({ tempToken: tempTokenField });
-export const tempTokenBody = z.strictObject({ tempToken: tempTokenField });
 
 const b64url = z
   .string()
@@ -67,20 +66,4 @@ export const authenticationCredential = z.looseObject({
   }),
   clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
   authenticatorAttachment: z.string().max(32).optional(),
-});
-export const registerOptionsBody = z.strictObject({
-  currentPassword: presentedPasswordField,
-  name: z.string().trim().min(1).max(100),
-});
-export const registerVerifyBody = z.strictObject({ credential: registrationCredential });
-export const passkeyVerifyBody = z.strictObject({ tempToken: tempTokenField, credential: authenticationCredential });
-export const renameBody = z.strictObject({ name: z.string().trim().min(1).max(100) });
-export const deletePasskeyBody = z.strictObject({ currentPassword: presentedPasswordField });
-export const passkeyJsonSchema = z.object({
-  id: z.uuid(),
-  name: z.string(),
-  createdAt: z.string(),
-  lastUsedAt: z.string().nullable(),
-  backedUp: z.boolean(),
-  transports: z.array(z.string()),
 });

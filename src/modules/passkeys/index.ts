@@ -1,5 +1,5 @@
-// The face of the passkeys module: WebAuthn assertions for other sign-in paths (step-up, passwordless) and the
-// passkey operations the MFA routes serve.
+// The face of the passkeys module: WebAuthn assertions for other sign-in paths (step-up, passwordless). The routes
+// are wired in app.ts.
 export {
   type AssertionPurpose,
   advanceCounter,
@@ -8,12 +8,3 @@ export {
   verifyAssertion,
 } from './assertion.js';
 export { passwordlessOptions, passwordlessSignIn } from './passwordless.js';
-export {
-  deletePasskey,
-  listPasskeys,
-  loginOptions,
-  registrationOptions,
-  renamePasskey,
-  verifyLoginPasskey,
-  verifyRegistration,
-} from './service.js';

@@ -38,10 +38,8 @@ export async function roleChainRows(
   return (result as unknown as { rows: Record<string, unknown>[] }).rows;
 }
 
-/** Bump in the same transaction as any change to a role, its parent, its permissions or its Force MFA flag (assignments are read live). */
-export async function bumpAuthzEpoch(tx: Executor): Promise<void> {
-  await tx.execute(sql`update authz_state set epoch = epoch + 1 where id = 1`);
-}
+/** Bump in the same transaction as any change to a role, its parent, its permissions or its Force MFA flag (the access core's statement). */
+export { bumpAuthzEpoch } from '../../access/repo.js';
 
 export async function findRoleRow(db: Executor, target: Target, id: string): Promise<RoleRow | undefined> {
   const [row] = await db

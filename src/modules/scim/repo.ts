@@ -16,7 +16,7 @@ import {
   users,
 } from '../../db/schema/index.js';
 import { ownedBy, type Target } from '../../db/tenant-scope.js';
-import { filterToSql, type FilterTarget } from './filter.js';
+import { filterToSql, type FilterTarget } from './repo-filter.js';
 import { GROUP_SCHEMA, USER_SCHEMA } from './schemas.js';
 
 export type ScimUserRow = typeof scimUsers.$inferSelect;

@@ -5,14 +5,14 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/index.js';
+import { actorOf, type AuditRequestMeta } from '../../access/audit.js';
 import { slugify } from '../../platform/slug.js';
-import { bumpAuthzEpoch } from '../roles/index.js';
+import { bumpAuthzEpoch } from '../../access/repo.js';
 import { scopeOf } from '../../access/scope.js';
 import { accessibleOrg, assertFullPartnerAccess } from './access.js';
 import { ipAllowed } from '../../platform/cidr.js';
-import { adminsOfBothSides } from '../access/admins.js';
-import { accessMails } from '../access/mail-templates.js';
+import { accessMails } from '../../access/mails.js';
+import { adminsOfBothSides } from '../../access/repo.js';
 import {
   clearOrgRoles,
   deleteOrgRow,

@@ -5,7 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
-import { actorOf, type AuditRequestMeta } from '../audit/index.js';
+import { actorOf, type AuditRequestMeta } from '../../access/audit.js';
 import { groupRestriction, scopeOf, siteRestriction } from '../../access/scope.js';
 import { accessibleOrg } from './access.js';
 import { DEVICE_GROUP, SITE, findInScope } from './by-id.js';

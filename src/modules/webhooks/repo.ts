@@ -5,7 +5,7 @@ import { alias } from 'drizzle-orm/pg-core';
 import type { Db, Executor } from '../../db/connect.js';
 import { auditLogs, webhookDeliveries, webhooks } from '../../db/schema/index.js';
 import { ownedBy, type Target } from '../../db/tenant-scope.js';
-import { claimDue } from '../../platform/leased-queue.js';
+import { claimDue } from '../../db/leased-queue-sql.js';
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 type NewWebhook = typeof webhooks.$inferInsert;

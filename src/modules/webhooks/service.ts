@@ -9,7 +9,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';
-import { actorOf, type AuditRequestMeta } from '../audit/index.js';
+import { actorOf, type AuditRequestMeta } from '../../access/audit.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { RETRY_WINDOW_MS } from './fanout.js';
 import {

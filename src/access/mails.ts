@@ -1,5 +1,6 @@
-// Mails of access governance (issue 18 §2), built like the account mails (one builder, every value escaped).
-import { build } from '../../platform/mail-template.js';
+// Mails of access governance (issue 18 §2), built like the account mails (one builder, every value escaped). In the
+// access core because two modules send them: tenants (an mspAccess change) and access (break-glass, the lapse).
+import { build } from '../platform/mail-template.js';
 
 const LABEL: Record<string, string> = {
   allowed: "allowed (the partner's staff reach it as their roles allow)",
