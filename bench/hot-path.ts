@@ -27,6 +27,8 @@ export interface HotPathFigure {
   ceiling: LoadgenResult;
   app: LoadgenResult;
   ratio: number;
+  /** The same app with DATABASE_ROW_SECURITY=off, measured in the same run. */
+  noRls: LoadgenResult;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -162,7 +164,10 @@ async function main(): Promise<void> {
     process.stderr.write(`${int(ceiling.all.reqPerSec)} req/s; app ... `);
     const app = await measureApp(o, env, null);
     process.stderr.write(`${int(app.all.reqPerSec)} req/s\n`);
-    figures.push({ db: name, ceiling, app, ratio: app.all.reqPerSec / ceiling.all.reqPerSec });
+    process.stderr.write(`hot path · ${name}: the app without row-level security ... `);
+    const noRls = await measureApp(o, { ...env, DATABASE_ROW_SECURITY: 'off' }, null);
+    process.stderr.write(`${int(noRls.all.reqPerSec)} req/s\n`);
+    figures.push({ db: name, ceiling, app, noRls, ratio: app.all.reqPerSec / ceiling.all.reqPerSec });
     if (profile) {
       const dir = mkdtempSync(join(tmpdir(), 'gh-prof-'));
       await measureApp({ ...o, warmup: 1, duration: Math.min(o.duration, 6) }, env, dir);
@@ -186,6 +191,16 @@ async function main(): Promise<void> {
     console.log(
       `| ${f.db} | ${int(f.ceiling.all.reqPerSec)} | ${int(f.app.all.reqPerSec)} | ${(f.ratio * 100).toFixed(1)} % | ${ms(f.app.all.latencyP50Ms)} / ${ms(f.app.all.latencyP99Ms)} ` +
         `| ${int(f.ceiling.all.serverCpuMicrosPerReq)} / ${int(f.app.all.serverCpuMicrosPerReq)} (${(cpuRatio * 100).toFixed(1)} %) | ${f.app.non2xx} | ${met ? 'met' : 'NOT met'} |`,
+    );
+  }
+  console.log('\n### Row-level security: the same GET with and without it (issue 12 §4; goal: within 10 %)\n');
+  console.log('| Database | without RLS req/s | with RLS req/s | cost | server CPU µs/req without / with | Verdict |');
+  console.log('|---|---:|---:|---:|---:|---|');
+  for (const f of figures) {
+    const cost = 1 - f.app.all.reqPerSec / f.noRls.all.reqPerSec;
+    console.log(
+      `| ${f.db} | ${int(f.noRls.all.reqPerSec)} | ${int(f.app.all.reqPerSec)} | ${(cost * 100).toFixed(1)} % ` +
+        `| ${int(f.noRls.all.serverCpuMicrosPerReq)} / ${int(f.app.all.serverCpuMicrosPerReq)} | ${cost <= 0.1 ? 'met' : 'NOT met'} |`,
     );
   }
   console.log(

@@ -36,7 +36,7 @@ interface Ready {
 async function serve(scale: number): Promise<void> {
   const { sql } = await import('drizzle-orm');
   const { encodeCursor } = await import('../src/http/pagination.js');
-  const { prepareTemplate } = await import('../test/support/db.js');
+  const { analyzeAsOwner, prepareTemplate } = await import('../test/support/db.js');
   const { startApp } = await import('../test/support/app.js');
   const { partnerAdmin } = await import('../test/support/fixtures.js');
   const { SYSTEM_ROLES } = await import('../src/modules/roles/catalog.js');
@@ -85,7 +85,7 @@ async function serve(scale: number): Promise<void> {
       select now() - make_interval(secs => (${n.audit}::int - g)), 'device.update', 'success', ${p}, o.id, 'device', md5(g::text)
       from generate_series(${done + 1}::int, ${Math.min(n.audit, done + chunk)}::int) g join o on o.i = g % ${n.orgs}`);
   }
-  await db.execute(sql`analyze`);
+  await analyzeAsOwner(db);
   const seedSeconds = (performance.now() - started) / 1000;
 
   // Deep cursors: the sort key of the row 90 % of the way through each list.

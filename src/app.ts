@@ -13,6 +13,7 @@ import {
 import type { Deps } from './deps.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
 import { installOutageMonitor } from './http/outage.js';
+import { installRowContext } from './http/row-context.js';
 import { installJsonDepthLimit, onClientError, refuseLongUrl } from './http/input-limits.js';
 import { refuseNulBytes, refuseUnexpectedBody } from './http/input-guards.js';
 import { finishDocument, installOpenApiRules } from './http/openapi.js';
@@ -81,6 +82,8 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('auth', null);
+  // Row-level security: each request's statements run as its caller's Scope or a named public flow (first hook).
+  installRowContext(app);
   installScope(app);
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);

@@ -10,6 +10,8 @@ export const ENV_DOCS: Record<EnvName, string> = {
   HOST: 'listen address (`0.0.0.0` to accept other machines)',
   DATABASE_URL: 'PostgreSQL (`postgres://`); unset = embedded PGlite in `DATA_DIR`',
   DATA_DIR: 'embedded database and, in development, the generated encryption key',
+  DATABASE_ROW_SECURITY:
+    "`on`: every statement runs as the role `gatehouse_app` under row-level security keyed on the caller's tenant; `off` (refused in production) only to measure its cost",
   REDIS_URL: 'shared rate limits and short-lived state for several instances; unset = the database',
   PUBLIC_URL: 'public origin of the API: links, cookies, WebAuthn RP id, SSO redirect URI',
   APP_URL: 'origin of the admin console: setup, reset and invitation links',

@@ -26,6 +26,7 @@ export const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
   DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_ROW_SECURITY: z.enum(['on', 'off']).default('on'),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
@@ -148,6 +149,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     else if (PLACEHOLDER.test(e.ENCRYPTION_KEY) || isWeakKey(e.ENCRYPTION_KEY))
       problems.push('ENCRYPTION_KEY: placeholder value refused in production (use 32 random bytes)');
     if (!e.DATABASE_URL) problems.push('DATABASE_URL: production runs on PostgreSQL, not the embedded database');
+    if (e.DATABASE_ROW_SECURITY === 'off') problems.push('DATABASE_ROW_SECURITY: must be on in production');
     if (!e.PUBLIC_URL.startsWith('https://')) problems.push('PUBLIC_URL: must be https in production');
     if (e.SSO_ALLOW_INSECURE_ISSUERS) problems.push('SSO_ALLOW_INSECURE_ISSUERS: must not be true in production');
     if (e.WEBHOOKS_ALLOW_INSECURE) problems.push('WEBHOOKS_ALLOW_INSECURE: must not be true in production');
@@ -172,6 +174,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
+    rowSecurity: e.DATABASE_ROW_SECURITY === 'on',
     redisUrl: e.REDIS_URL,
     publicUrl: publicUrl.origin,
     appUrl: appUrl.origin,

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 // Each driver (PGlite, or pg) is imported by the function that opens it: a process loads only the one it uses.
 import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { APP_ROLE, asSystem, currentRowContext, ensureContext, SET_CONTEXT_SQL } from './row-security.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -109,7 +110,7 @@ function yieldBeforeEachStatement(client: PGlite): void {
   });
 }
 
-export async function openPglite(dataDir: string | undefined): Promise<Database> {
+export async function openPglite(dataDir: string | undefined, opts: OpenOptions = {}): Promise<Database> {
   const unlock = dataDir ? lockDataDir(dataDir) : () => {};
   try {
     const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
@@ -124,12 +125,13 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
       ...(template ? { loadDataDir: new Blob([readFileSync(template)]) } : {}),
     });
     yieldBeforeEachStatement(client);
+    const rows = scopeEachStatement(client, opts.rowSecurity ?? true);
     const db = drizzlePglite(client, { schema }) as unknown as Db;
     return {
       db,
       kind: 'pglite',
       ping: async () => void (await client.query('select 1')),
-      migrate: () => migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR }),
+      migrate: () => rows.asOwner(() => migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR })),
       close: async () => {
         await client.close();
         unlock();
@@ -141,14 +143,18 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   }
 }
 
-export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
+export async function openPostgres(url: string, poolSize = 10, opts: OpenOptions = {}): Promise<Database> {
   const [{ default: pg }, { drizzle: drizzlePg }, { migrate: migratePg }] = await Promise.all([
     import('pg'),
     import('drizzle-orm/node-postgres'),
     import('drizzle-orm/node-postgres/migrator'),
   ]);
   // A server that does not answer fails the request (503, src/http/outage.ts) instead of queueing it for ever.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000 });
+  const pool = new (scopedPoolClass(pg.Pool, opts.rowSecurity ?? true))({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5000,
+  });
   pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing the process
   // A checked-out client (inside a transaction, between statements) also emits 'error' when the server goes away;
   // the statement that follows fails and is mapped to 503, so the event itself must not crash the process.
@@ -160,23 +166,128 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
     ping: async () => void (await pool.query('select 1')),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     // Several instances starting at once serialise on an advisory lock held by one dedicated connection.
-    migrate: async () => {
-      const client = await pool.connect();
-      try {
-        await client.query('select pg_advisory_lock(7242001)');
+    migrate: () =>
+      pool.asOwner(async () => {
+        const client = await pool.connect();
         try {
-          await migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR });
+          await client.query('select pg_advisory_lock(7242001)');
+          try {
+            await migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR });
+          } finally {
+            await client.query('select pg_advisory_unlock(7242001)');
+          }
         } finally {
-          await client.query('select pg_advisory_unlock(7242001)');
+          client.release();
         }
-      } finally {
-        client.release();
-      }
-    },
+      }),
     close: () => pool.end(),
   };
 }
 
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl) : openPglite(opts.dataDir);
+export async function openDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  rowSecurity?: boolean;
+}): Promise<Database> {
+  const o = { rowSecurity: opts.rowSecurity ?? true };
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, 10, o) : openPglite(opts.dataDir, o);
+}
+
+export interface OpenOptions {
+  /**
+   * Run every statement as `gatehouse_app` under the caller's row-security context (default). Off: statements run
+   * as the login role in the system context, which bypasses the policies only when that role is a superuser; it
+   * exists to measure what row security costs (bench/hot-path.ts).
+   */
+  rowSecurity?: boolean;
+}
+
+type PgPoolClass = typeof import('pg').Pool;
+type PgClient = import('pg').PoolClient & { rowContext?: string };
+
+/**
+ * A pool whose every statement first brings its connection's row-security settings in step with the caller's
+ * context (src/db/row-security.ts). Drizzle runs single statements through `query` and transactions on a client
+ * from `connect`: both pass here. Migrations run as the owner, in the system context `process`.
+ */
+function scopedPoolClass(Pool: PgPoolClass, rowSecurity: boolean) {
+  return class ScopedPool extends Pool {
+    #owner = 0;
+    async asOwner<T>(fn: () => Promise<T>): Promise<T> {
+      this.#owner++;
+      try {
+        return await asSystem('process', fn);
+      } finally {
+        this.#owner--;
+      }
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: pg's overloads (promise and callback) are kept as they are
+    override connect(...args: any[]): any {
+      if (args.length) return (super.connect as (...a: unknown[]) => unknown)(...args);
+      return (async () => {
+        const client = (await super.connect()) as PgClient;
+        try {
+          const role = rowSecurity && !this.#owner ? APP_ROLE : null;
+          await ensureContext(client, (v) => client.query(SET_CONTEXT_SQL, v), role);
+        } catch (err) {
+          client.release(err as Error);
+          throw err;
+        }
+        return client;
+      })();
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: as above
+    override query(...args: any[]): any {
+      if (typeof args[args.length - 1] === 'function') return (super.query as (...a: unknown[]) => unknown)(...args);
+      return (async () => {
+        const client = (await this.connect()) as PgClient;
+        try {
+          const result = await client.query(args[0], args[1]);
+          client.release();
+          return result;
+        } catch (err) {
+          client.release(err as Error);
+          throw err;
+        }
+      })();
+    }
+  };
+}
+
+/**
+ * PGlite is one connection: the settings and the statement must run back to back, so each statement (and each
+ * transaction, whole) takes a turn on a lock, sets the context when it differs from the connection's, then runs.
+ */
+function scopeEachStatement(client: PGlite, rowSecurity: boolean) {
+  const query = client.query.bind(client);
+  const exec = client.exec.bind(client);
+  const transaction = client.transaction.bind(client);
+  const conn: { rowContext?: string } = {};
+  let owner = 0;
+  let tail: Promise<unknown> = Promise.resolve();
+  const turn = <T>(fn: () => Promise<T>): Promise<T> => {
+    const ctx = currentRowContext();
+    const run = async () => {
+      await ensureContext(conn, (v) => query(SET_CONTEXT_SQL, v), rowSecurity && !owner ? APP_ROLE : null, ctx);
+      return fn();
+    };
+    const result = tail.then(run, run);
+    tail = result.catch(() => {});
+    return result;
+  };
+  Object.assign(client, {
+    query: (...args: Parameters<typeof query>) => turn(() => query(...args)),
+    exec: (...args: Parameters<typeof exec>) => turn(() => exec(...args)),
+    transaction: (...args: Parameters<typeof transaction>) => turn(() => transaction(...args)),
+  });
+  return {
+    asOwner: async <T>(fn: () => Promise<T>): Promise<T> => {
+      owner++;
+      try {
+        return await asSystem('process', fn);
+      } finally {
+        owner--;
+      }
+    },
+  };
 }

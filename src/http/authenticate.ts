@@ -28,6 +28,7 @@ import { attachScope } from './scope.js';
 import type { RateLimits } from './rate-limit.js';
 import { VerifiedTokenCache } from './token-cache.js';
 import type { LivenessCache } from './liveness-cache.js';
+import { asSystem } from '../db/row-security.js';
 
 export interface SessionRow {
   session_id: string;
@@ -367,9 +368,9 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
       const token = bearerToken(req);
       if (!token) throw new AppError('unauthenticated');
       // A service account's key (`gh_...`) or the token it obtained (client_id claim): the same Principal shape, its scope.
-      let principal: Principal | null;
-      if (deps.apiKeys.looksLikeApiKey(token)) principal = await deps.apiKeys.authenticateApiKey(token, metaOf(req));
-      else {
+      // The lookups that identify the caller run before its Scope exists: the system context `authenticate`.
+      const principal = await asSystem('authenticate', async (): Promise<Principal | null> => {
+        if (deps.apiKeys.looksLikeApiKey(token)) return deps.apiKeys.authenticateApiKey(token, metaOf(req));
         let claims = verified.get(token, deps.clock.now().getTime());
         if (!claims) {
           claims = await deps.tokens.verify(token);
@@ -377,10 +378,10 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
           const { exp } = decodeJwt(token);
           if (typeof exp === 'number') verified.set(token, claims, exp);
         }
-        principal = claims.clientId
-          ? await deps.apiKeys.servicePrincipalForToken(claims.sub, claims.sid, metaOf(req))
-          : await loadPrincipal(deps, claims.sub, claims.sid, req.ip, true);
-      }
+        return claims.clientId
+          ? deps.apiKeys.servicePrincipalForToken(claims.sub, claims.sid, metaOf(req))
+          : loadPrincipal(deps, claims.sub, claims.sid, req.ip, true);
+      });
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;
       attachScope(req, principal);

@@ -4,6 +4,7 @@
 // The claim statement itself is SQL and lives in src/db/leased-queue-sql.ts (claimDue); this file keeps the mechanics.
 import type { Logger } from 'pino';
 import { classifyOutage, driverReason } from './outage-cause.js';
+import { asSystem } from '../db/row-security.js';
 
 /**
  * Exponential backoff: `baseMs`, doubled per attempt, capped at `capMs`. With `jitter` the delay is drawn from its
@@ -53,7 +54,8 @@ export class LeasedQueue<R> {
       this.again = true;
       return;
     }
-    this.draining = this.drain().finally(() => {
+    // Whoever kicked (a request, after its response), the drain serves no caller: the system context `process`.
+    this.draining = asSystem('process', () => this.drain()).finally(() => {
       this.draining = null;
       if (this.again && !this.stopped) {
         this.again = false;

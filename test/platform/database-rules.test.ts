@@ -284,8 +284,17 @@ describe('the audit trail is append-only in the database', () => {
     });
   });
 
-  it('TRUNCATE is refused by the trigger', async () => {
+  it('TRUNCATE is refused: the application role holds no such privilege, and the trigger refuses the owner', async () => {
     expect(await refused(run(sql`truncate audit_logs`))).toMatchObject({
+      code: INSUFFICIENT_PRIVILEGE,
+      message: expect.stringMatching(/permission denied for table audit_logs/),
+    });
+    // As the login role (the owner that runs the migrations), inside a transaction that is rolled back either way.
+    const asOwner = t.deps.db.transaction(async (tx) => {
+      await tx.execute(sql`select set_config('role', 'none', true)`);
+      await tx.execute(sql`truncate audit_logs`);
+    });
+    expect(await refused(asOwner)).toMatchObject({
       code: INSUFFICIENT_PRIVILEGE,
       message: expect.stringMatching(/append-only \(TRUNCATE refused\)/),
     });

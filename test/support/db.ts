@@ -78,6 +78,8 @@ export interface TestDatabase {
 
 export async function freshDatabase(): Promise<TestDatabase> {
   const baseUrl = process.env.DATABASE_URL;
+  // Off only to measure what row-level security costs (bench/hot-path.ts); the suite runs with it on.
+  const rowSecurity = process.env.DATABASE_ROW_SECURITY !== 'off';
   if (baseUrl) {
     const name = `gh_test_${randomBytes(6).toString('hex')}`;
     const admin = new pg.Client({ connectionString: adminUrl(baseUrl) });
@@ -85,7 +87,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
     await admin.query(`create database "${name}" template "${pgTemplateName()}"`);
     await admin.end();
     const url = adminUrl(baseUrl, name);
-    const database = await openPostgres(url, 10);
+    const database = await openPostgres(url, 10, { rowSecurity });
     return {
       database,
       url,
@@ -100,7 +102,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   cpSync(join(pgliteTemplateDir(), 'pg'), join(dataDir, 'pg'), { recursive: true });
-  const database = await openPglite(dataDir);
+  const database = await openPglite(dataDir, { rowSecurity });
   return {
     database,
     dataDir,
@@ -109,4 +111,16 @@ export async function freshDatabase(): Promise<TestDatabase> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * ANALYZE as the owner: the application's role (gatehouse_app) owns no table, and ANALYZE skips tables it does not
+ * own (PostgreSQL's autovacuum, which runs as a superuser, does it in production).
+ */
+export async function analyzeAsOwner(db: Database['db']): Promise<void> {
+  const { sql } = await import('drizzle-orm');
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`select set_config('role', 'none', true)`);
+    await tx.execute(sql`analyze`);
+  });
 }

@@ -153,6 +153,8 @@ export const organizationUsers = pgTable(
     orgId: uuid('org_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** The organisation's partner, set by the database (trigger gh_fill_partner_from_org): never written by the app. */
+    partnerId: uuid('partner_id'),
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),

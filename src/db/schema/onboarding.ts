@@ -23,6 +23,8 @@ export const enrollmentKeys = pgTable(
     orgId: uuid('org_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** The organisation's partner, set by the database (trigger gh_fill_partner_from_org): never written by the app. */
+    partnerId: uuid('partner_id'),
     siteId: uuid('site_id').references(() => sites.id, { onDelete: 'cascade' }),
     name: varchar('name', { length: 255 }).notNull(),
     keyHash: text('key_hash').notNull(),
@@ -76,6 +78,8 @@ export const contacts = pgTable(
     orgId: uuid('org_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** The organisation's partner, set by the database (trigger gh_fill_partner_from_org): never written by the app. */
+    partnerId: uuid('partner_id'),
     /** null = organisation-level contact; a deleted site leaves its contacts at organisation level. */
     siteId: uuid('site_id').references(() => sites.id, { onDelete: 'set null' }),
     externalId: varchar('external_id', { length: 255 }),

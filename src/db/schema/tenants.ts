@@ -76,6 +76,8 @@ export const sites = pgTable(
     orgId: uuid('org_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** The organisation's partner, set by the database (trigger gh_fill_partner_from_org): never written by the app. */
+    partnerId: uuid('partner_id'),
     name: varchar('name', { length: 255 }).notNull(),
     timezone: varchar('timezone', { length: 64 }).notNull().default('UTC'),
     address: text('address'),
@@ -95,6 +97,8 @@ export const deviceGroups = pgTable(
     orgId: uuid('org_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** The organisation's partner, set by the database (trigger gh_fill_partner_from_org): never written by the app. */
+    partnerId: uuid('partner_id'),
     siteId: uuid('site_id').references(() => sites.id, { onDelete: 'cascade' }),
     name: varchar('name', { length: 255 }).notNull(),
     ...timestamps,

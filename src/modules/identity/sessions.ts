@@ -3,6 +3,7 @@ import type { Executor } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import { insertSession, replaceSessionToken, revokeSessionsOf, type SessionFilter, type SessionScope } from './repo.js';
+import { asSystemWithin } from '../../db/row-security.js';
 
 /** Refresh tokens slide for REFRESH_TOKEN_TTL, but never past this from sign-in. */
 export const ABSOLUTE_SESSION_MS = 30 * 24 * 3600 * 1000;
@@ -88,7 +89,11 @@ export async function revokeUserSessions(
   exceptSessionId?: string,
   only?: SessionFilter,
 ) {
-  return revokeSessionsOf(tx, userId, reason, deps.clock.now(), exceptSessionId, only);
+  // Without a tenant filter the change is account-wide: the account's sessions in every tenant end.
+  if (only) return revokeSessionsOf(tx, userId, reason, deps.clock.now(), exceptSessionId, only);
+  return asSystemWithin(tx, 'account-wide', () =>
+    revokeSessionsOf(tx, userId, reason, deps.clock.now(), exceptSessionId, only),
+  );
 }
 
 /**

@@ -2,6 +2,7 @@
 // request on every instance). The tenant is the token's: its organisation, or the partner's own staff.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/connect.js';
+import { asSystem } from '../../db/row-security.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import { sha256 } from '../../platform/crypto.js';
@@ -40,7 +41,8 @@ export function makeScimAuthenticate(deps: { db: Db; clock: Clock }) {
       reply.header('www-authenticate', 'Bearer realm="scim"');
       throw new AppError('unauthenticated', 'A SCIM bearer token is required.');
     }
-    const row = await liveTokenByHash(deps.db, sha256(m[1]!));
+    const token = m[1]!;
+    const row = await asSystem('authenticate', () => liveTokenByHash(deps.db, sha256(token)));
     if (!row) {
       reply.header('www-authenticate', 'Bearer realm="scim", error="invalid_token"');
       throw new AppError('unauthenticated', 'The SCIM token is not valid or was revoked.');
@@ -48,8 +50,9 @@ export function makeScimAuthenticate(deps: { db: Db; clock: Clock }) {
     const now = deps.clock.now();
     // At most one write a minute per token, whichever instance gets there first.
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
-      await touchToken(deps.db, row.id, now);
+      await asSystem('authenticate', () => touchToken(deps.db, row.id, now));
     }
+    req.rowScope = { partnerId: row.partnerId, orgIds: row.orgId ? [row.orgId] : 'all', userId: null };
     req.scim = {
       tokenId: row.id,
       tokenName: row.name,

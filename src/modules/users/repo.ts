@@ -6,6 +6,7 @@ import { organizationUsers, organizations, partnerUsers, partners, roles, users 
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { TargetScope } from '../tenants/index.js';
 import type { UserRowJson } from './schemas.js';
+import { asSystemWithin } from '../../db/row-security.js';
 
 const base = {
   id: users.id,
@@ -219,21 +220,25 @@ export function activePartnerMembers(tx: Executor, partnerId: string) {
     .where(and(eq(partnerUsers.partnerId, partnerId), eq(users.status, 'active')));
 }
 
-/** Every partner membership of an account, whatever the tenant. */
+/** Every partner membership of an account, whatever the tenant (read in the system context `account-wide`). */
 export function partnerMembershipsOf(tx: Executor, userId: string) {
-  return tx
-    .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId })
-    .from(partnerUsers)
-    .where(eq(partnerUsers.userId, userId));
+  return asSystemWithin(tx, 'account-wide', () =>
+    tx
+      .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId })
+      .from(partnerUsers)
+      .where(eq(partnerUsers.userId, userId)),
+  );
 }
 
-/** Every organisation membership of an account, with the organisation's partner. */
+/** Every organisation membership of an account, with the organisation's partner (system context `account-wide`). */
 export function orgMembershipsOf(tx: Executor, userId: string) {
-  return tx
-    .select({ orgId: organizationUsers.orgId, partnerId: organizations.partnerId, roleId: organizationUsers.roleId })
-    .from(organizationUsers)
-    .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
-    .where(eq(organizationUsers.userId, userId));
+  return asSystemWithin(tx, 'account-wide', () =>
+    tx
+      .select({ orgId: organizationUsers.orgId, partnerId: organizations.partnerId, roleId: organizationUsers.roleId })
+      .from(organizationUsers)
+      .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
+      .where(eq(organizationUsers.userId, userId)),
+  );
 }
 
 /** How many of `ids` (distinct) are sites or device groups of the organisation. */

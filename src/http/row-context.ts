@@ -1,0 +1,103 @@
+// What a request's statements run as under row-level security (src/db/row-security.ts): the public flows below in
+// their named system context, every other route as its caller's Scope once the authentication guard has put the
+// caller on the request (before that, only the guard's own lookups run, in the system context `authenticate`).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type RowScope, runWithRowHolder, type RowHolder, type SystemContextName } from '../db/row-security.js';
+import type { Principal } from './context.js';
+
+/**
+ * The routes that run in a named system context, whole: the public flows (no caller yet; a public route not listed
+ * sees no tenant row), the agent's report, and the one authenticated route that acts beyond its caller's Scope by
+ * design (a just-in-time access request, for an organisation the member cannot reach yet).
+ */
+export const ROUTE_CONTEXTS: Readonly<Record<string, SystemContextName>> = {
+  'POST /api/v1/agents/inventory': 'agent',
+  'POST /api/v1/access/requests': 'access-request',
+  'GET /api/v1/.well-known/jwks.json': 'jwks',
+  'POST /api/v1/agents/enroll': 'enrolment',
+  'POST /api/v1/auth/accept-invite': 'sign-up',
+  'POST /api/v1/auth/forgot-password': 'sign-up',
+  'POST /api/v1/auth/invite/preview': 'sign-up',
+  'POST /api/v1/auth/register': 'sign-up',
+  'POST /api/v1/auth/register-partner': 'sign-up',
+  'POST /api/v1/auth/reset-password': 'sign-up',
+  'POST /api/v1/auth/login': 'login',
+  'POST /api/v1/auth/mfa/passkey/options': 'login',
+  'POST /api/v1/auth/mfa/passkey/verify': 'login',
+  'POST /api/v1/auth/mfa/sms/send': 'login',
+  'POST /api/v1/auth/mfa/verify': 'login',
+  'POST /api/v1/auth/passkey/login/options': 'login',
+  'POST /api/v1/auth/passkey/login/verify': 'login',
+  'POST /api/v1/auth/sso-discovery': 'login',
+  'POST /api/v1/auth/refresh': 'refresh',
+  'POST /api/v1/auth/sessions/report': 'session-report',
+  'POST /api/v1/oauth/token': 'oauth-token',
+  'POST /api/v1/setup': 'setup',
+  'GET /api/v1/setup/status': 'setup',
+  'GET /api/v1/sso/callback': 'sso',
+  'GET /api/v1/sso/check/:orgId': 'sso',
+  'POST /api/v1/sso/exchange': 'sso',
+  'POST /api/v1/sso/link': 'sso',
+  'POST /api/v1/sso/link/preview': 'sso',
+  'GET /api/v1/sso/login/:orgId': 'sso',
+  'POST /api/v1/sso/saml/acs': 'sso',
+  'GET /api/v1/sso/saml/return': 'sso',
+  'GET /api/v1/sso/saml/:providerId/metadata': 'sso',
+  'GET /healthz': 'process',
+  'GET /readyz': 'process',
+  'GET /metrics': 'process',
+};
+
+const scopes = new WeakMap<object, RowScope>();
+
+/** The row scope of a person or service account: its partner, the organisations it reaches, the acting person. */
+export function rowScopeOfPrincipal(p: Principal): RowScope {
+  let s = scopes.get(p);
+  if (s) return s;
+  const orgIds: RowScope['orgIds'] =
+    p.scope === 'organization'
+      ? p.orgId
+        ? [p.orgId]
+        : []
+      : p.orgAccess === 'all'
+        ? 'all'
+        : // standing organisations and every organisation of a just-in-time grant in force (a one-site grant too:
+          // the organisation is the wall's granularity; the site is the repositories' concern)
+          [...new Set([...(p.orgAccess === 'selected' ? p.orgIds : []), ...(p.grants ?? []).map((g) => g.orgId)])];
+  s = { partnerId: p.partnerId, orgIds, userId: p.actorType === 'user' ? p.userId : null };
+  scopes.set(p, s);
+  return s;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A caller other than a principal (a SCIM token) puts its row scope here; a principal's is derived from it. */
+    rowScope: RowScope | null;
+  }
+}
+
+const scopeOfRequest = (req: FastifyRequest): RowScope | null =>
+  req.rowScope ?? (req.auth ? rowScopeOfPrincipal(req.auth) : null);
+
+/**
+ * The first hook of every request: a holder for this request's statements. It is entered again after the body is
+ * read (the body arrives on the socket's events, outside the context the request started in).
+ */
+export function installRowContext(app: FastifyInstance): void {
+  app.decorateRequest('rowScope', null);
+  const holders = new WeakMap<FastifyRequest, RowHolder>();
+  const holderOf = (req: FastifyRequest): RowHolder => {
+    let h = holders.get(req);
+    if (!h) {
+      const system = ROUTE_CONTEXTS[`${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`] ?? null;
+      h = {
+        system,
+        scope: () => scopeOfRequest(req),
+      };
+      holders.set(req, h);
+    }
+    return h;
+  };
+  app.addHook('onRequest', (req, _reply, done) => runWithRowHolder(holderOf(req), done));
+  app.addHook('preValidation', (req, _reply, done) => runWithRowHolder(holderOf(req), done));
+}
