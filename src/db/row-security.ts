@@ -29,6 +29,10 @@ export const SYSTEM_CONTEXTS = {
   'account-wide':
     "an account-wide change (status, name, password or MFA reset): the account's memberships in every tenant are counted (the change is refused when any lies outside the caller's) and its sessions in every tenant end",
   agent: 'an enrolled agent reporting for its own device, found by its device token',
+  'audit-chain':
+    "the audit writer appends to a hash chain: it reads the chain's tail and the webhooks it fans out to, whoever the caller",
+  'switch-context':
+    "a person moves their session to another of their own memberships: the target membership, its role and its tenant's policies are read there",
   'access-request':
     'a member asks for just-in-time access to an organisation it cannot reach yet: eligibility is checked, and the request, its automatic approval and their audit records are written there',
 } as const;

@@ -8,11 +8,13 @@ import type { Principal } from './context.js';
 /**
  * The routes that run in a named system context, whole: the public flows (no caller yet; a public route not listed
  * sees no tenant row), the agent's report, and the one authenticated route that acts beyond its caller's Scope by
- * design (a just-in-time access request, for an organisation the member cannot reach yet).
+ * design (a just-in-time access request, for an organisation the member cannot reach yet; a switch to another of the
+ * person's own memberships, in another tenant).
  */
 export const ROUTE_CONTEXTS: Readonly<Record<string, SystemContextName>> = {
   'POST /api/v1/agents/inventory': 'agent',
   'POST /api/v1/access/requests': 'access-request',
+  'POST /api/v1/auth/switch-context': 'switch-context',
   'GET /api/v1/.well-known/jwks.json': 'jwks',
   'POST /api/v1/agents/enroll': 'enrolment',
   'POST /api/v1/auth/accept-invite': 'sign-up',

@@ -100,6 +100,11 @@ END $$;
 --> statement-breakpoint
 GRANT USAGE ON SCHEMA public TO gatehouse_app;
 --> statement-breakpoint
+-- The applied-migrations list is read (readiness, `gatehouse db status`), never written, by the application.
+GRANT USAGE ON SCHEMA drizzle TO gatehouse_app;
+--> statement-breakpoint
+GRANT SELECT ON ALL TABLES IN SCHEMA drizzle TO gatehouse_app;
+--> statement-breakpoint
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO gatehouse_app;
 --> statement-breakpoint
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO gatehouse_app;

@@ -6,6 +6,7 @@ import type { Clock } from '../../platform/clock.js';
 import { queueDeliveries } from '../webhooks/index.js';
 import { chainLockKey, recordHash, type AuditContent } from './chain.js';
 import { appendRecord, lastHash, lockChain } from './repo.js';
+import { asSystemWithin } from '../../db/row-security.js';
 
 /**
  * Who acted: a user, an operator at the command line (`type: 'cli'`, `name` = OS user@host), or a service account
@@ -106,6 +107,12 @@ export class AuditWriter {
 
   /** Must be given the transaction of the change; serialises the partner's chain until it commits. */
   async record(tx: Executor, event: AuditEvent, meta: AuditRequestMeta | null): Promise<string> {
+    // The chain's tail and the webhooks it fans out to are the chain's, not the caller's: an organisation's admin
+    // appends to its partner's chain, a person without a tenant to the global one (system context `audit-chain`).
+    return asSystemWithin(tx, 'audit-chain', () => this.append(tx, event, meta));
+  }
+
+  private async append(tx: Executor, event: AuditEvent, meta: AuditRequestMeta | null): Promise<string> {
     const partnerId = event.partnerId ?? null;
     await lockChain(tx, chainLockKey(partnerId));
     const prevHash = await lastHash(tx, partnerId);
