@@ -224,9 +224,13 @@ describe('fail closed: with the change channel down the cache is dropped and eve
       const { user } = await orgMember(t);
       const api = await signIn(t, user.email);
       await warm(api);
-      await t.deps.db.execute(
-        sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'gatehouse-liveness' and datname = current_database()`,
-      );
+      // As the login role (a superuser here): the application's role may not end another role's backend.
+      await t.deps.db.transaction(async (tx) => {
+        await tx.execute(sql`select set_config('role', 'none', true)`);
+        await tx.execute(
+          sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'gatehouse-liveness' and datname = current_database()`,
+        );
+      });
       await hiddenRename(user.id, 'Seen While Reconnecting');
       const me = await api.get('/users/me');
       expect(me.status).toBe(200);
