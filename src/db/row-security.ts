@@ -133,7 +133,10 @@ export async function ensureContext(
  */
 export async function asSystemWithin<T>(ex: Executor, name: SystemContextName, fn: () => PromiseLike<T>): Promise<T> {
   if (!('rollback' in ex)) return asSystem(name, fn);
-  const outer = contextValues(currentRowContext(), null)[1]!;
+  const current = currentRowContext();
+  // Already a system context (a sign-in, a worker): every row is visible; no switch, no round trip.
+  if (current.kind === 'system') return fn();
+  const outer = contextValues(current, null)[1]!;
   await ex.execute(sql`select set_config('gatehouse.ctx', ${`system:${name}`}, true)`);
   try {
     return await fn();

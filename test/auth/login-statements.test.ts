@@ -38,7 +38,8 @@ async function countedLogin(email: string) {
 }
 
 /** Row-level security's context statement (src/db/row-security.ts): sent only when a connection changes context. */
-const isRowContext = (s: string) => s.startsWith("select set_config('role'");
+const isRowContext = (s: string) =>
+  s.startsWith("select set_config('role'") || s.startsWith("select set_config('gatehouse.ctx'");
 
 describe('a password login runs few statements, the hot ones prepared', () => {
   it('a returning browser: ten statements on PostgreSQL (six more for the rate limits in the PGlite store)', async () => {
