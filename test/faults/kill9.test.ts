@@ -32,10 +32,18 @@ afterAll(async () => {
 const spawnService = () => spawnChild(t);
 
 /** Waits until a connection of this database (other than ours) has held a transaction open for `ms`. */
+/** Other sessions' activity, read as the login role: the application's role sees only its own in pg_stat_activity. */
+function asLogin<T extends Record<string, unknown>>(q: ReturnType<typeof sql>) {
+  return t.deps.db.transaction(async (tx) => {
+    await tx.execute(sql`select set_config('role', 'none', true)`);
+    return tx.execute<T>(q);
+  });
+}
+
 async function transactionOpenFor(ms: number, timeoutMs = 30_000): Promise<boolean> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    const rows = await t.deps.db.execute<{ n: number }>(
+    const rows = await asLogin<{ n: number }>(
       sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null and now() - xact_start > make_interval(secs => ${ms / 1000})`,
     );
     if (Number((rows as unknown as { rows: { n: number }[] }).rows[0]!.n) > 0) return true;
@@ -66,7 +74,7 @@ async function holdWrites(table: 'sessions' | 'devices'): Promise<() => Promise<
 async function someoneWaitsOnALock(timeoutMs = 30_000): Promise<boolean> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    const rows = await t.deps.db.execute<{ n: number }>(
+    const rows = await asLogin<{ n: number }>(
       sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'`,
     );
     if (Number((rows as unknown as { rows: { n: number }[] }).rows[0]!.n) > 0) return true;
@@ -77,7 +85,7 @@ async function someoneWaitsOnALock(timeoutMs = 30_000): Promise<boolean> {
 
 /** Whether the connection waiting on a lock has already written to `table` in its open transaction. */
 async function waiterHasWritten(table: string): Promise<boolean> {
-  const rows = await t.deps.db.execute<{ n: number }>(sql`
+  const rows = await asLogin<{ n: number }>(sql`
     select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation
     where c.relname = ${table} and l.mode = 'RowExclusiveLock' and l.granted
       and l.pid in (select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock')`);
