@@ -16,28 +16,6 @@ import { likePrefix } from '../../http/pagination.js';
 export type RoleRow = typeof roles.$inferSelect;
 type NewRole = typeof roles.$inferInsert;
 
-/** A role and its ancestors (at most `maxDepth`), each with its own permissions, nearest first. */
-export async function roleChainRows(
-  db: Executor,
-  roleId: string,
-  maxDepth: number,
-): Promise<Record<string, unknown>[]> {
-  const result = await db.execute(sql`
-    with recursive chain(id, parent_role_id, depth) as (
-      select id, parent_role_id, 0 from roles where id = ${roleId}
-      union all
-      select r.id, r.parent_role_id, c.depth + 1 from roles r join chain c on r.id = c.parent_role_id
-      where c.depth < ${maxDepth - 1}
-    )
-    select c.id as role_id, r.name, r.force_mfa, r.phishing_resistant_only, c.depth, p.resource, p.action
-    from chain c
-    join roles r on r.id = c.id
-    left join role_permissions rp on rp.role_id = c.id
-    left join permissions p on p.id = rp.permission_id
-    order by c.depth, p.resource, p.action`);
-  return (result as unknown as { rows: Record<string, unknown>[] }).rows;
-}
-
 /** Bump in the same transaction as any change to a role, its parent, its permissions or its Force MFA flag (the access core's statement). */
 export { bumpAuthzEpoch } from '../../access/repo.js';
 
