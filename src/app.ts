@@ -4,16 +4,12 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-  validatorCompiler,
-} from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
 import { installOutageMonitor } from './http/outage.js';
 import { installRowContext } from './http/row-context.js';
+import { serializerCompiler } from './http/serializer.js';
 import { installJsonDepthLimit, onClientError, refuseLongUrl } from './http/input-limits.js';
 import { refuseNulBytes, refuseUnexpectedBody } from './http/input-guards.js';
 import { finishDocument, installOpenApiRules } from './http/openapi.js';
@@ -39,7 +35,8 @@ import { roleRoutes } from './modules/roles/routes.js';
 import { userAccountRoutes } from './modules/users/routes.js';
 import { userAdminRoutes } from './modules/users/routes-admin.js';
 import { userSessionRoutes } from './modules/users/routes-sessions.js';
-import { scrubUrl } from './platform/logger.js';
+import { RequestLogger, scrubUrl } from './platform/logger.js';
+import type { Logger } from 'pino';
 import { setupRoutes } from './modules/setup/routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
 import { oauthRoutes } from './modules/service-accounts/routes-oauth.js';
@@ -76,6 +73,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     clientErrorHandler: onClientError,
     // One line per request, written in onResponse below (Fastify's own are two, probes included).
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (logger, bindings, options) => new RequestLogger(logger as Logger, bindings, options),
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
@@ -101,7 +99,10 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   // Audit webhook deliveries likewise; a request whose audit records queued some kicks the worker once it answered.
   app.addHook('onReady', async () => deps.webhooks.start());
   app.addHook('onClose', async () => deps.webhooks.stop());
-  app.addHook('onResponse', async () => deps.webhooks.kickIfQueued());
+  app.addHook('onResponse', (_req, _reply, done) => {
+    deps.webhooks.kickIfQueued();
+    done();
+  });
   app.addHook('onRequest', refuseLongUrl);
   app.addHook('preValidation', refuseNulBytes);
   app.addHook('preValidation', refuseUnexpectedBody);
@@ -116,10 +117,12 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   const { metrics } = deps;
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback hooks, not async ones: every request runs them, and a promise each costs on the hot path (issue 15 P1).
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
-  app.addHook('onSend', async (req, reply) => {
+  app.addHook('onSend', (req, reply, _payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
     if (req.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
@@ -129,14 +132,16 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       if (!reply.hasHeader('content-security-policy'))
         reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     }
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode) });
     metrics.duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
     if (!QUIET_ROUTES.has(route)) {
-      req.log.info(
+      deps.logger.info(
         {
+          reqId: req.id,
           method: req.method,
           url: scrubUrl(req.url),
           status: reply.statusCode,
@@ -145,6 +150,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
         'request',
       );
     }
+    done();
   });
 
   await app.register(cookie);

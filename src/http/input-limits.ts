@@ -3,7 +3,13 @@
 // bytes that are not HTTP, a request that never finishes) still answer with the contract's envelope.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance, FastifyRequest, FastifyBodyParser } from 'fastify';
+import type {
+  FastifyBodyParser,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from 'fastify';
 import { AppError, type ErrorCode } from './errors.js';
 
 /** Deepest JSON nesting accepted in a request body; the deepest route schema needs 5. */
@@ -57,8 +63,8 @@ export function depthLimitedJsonParser(app: FastifyInstance): FastifyBodyParser<
   };
 }
 
-export async function refuseLongUrl(req: FastifyRequest): Promise<void> {
-  if (req.url.length > MAX_URL_LENGTH) throw new AppError('uri_too_long');
+export function refuseLongUrl(req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  done(req.url.length > MAX_URL_LENGTH ? new AppError('uri_too_long') : undefined);
 }
 
 /**

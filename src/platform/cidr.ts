@@ -14,9 +14,16 @@ export function normaliseCidr(cidr: string): string | null {
 
 /** The client address as one form: an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) counts as IPv4. */
 export function normaliseIp(ip: string): string | null {
-  if (!ipaddr.isValid(ip)) return null;
-  return ipaddr.process(ip).toString();
+  const known = normalised.get(ip);
+  if (known !== undefined) return known;
+  const form = ipaddr.isValid(ip) ? ipaddr.process(ip).toString() : null;
+  // Every authenticated request normalises its client's address: the few addresses a busy instance sees repeat.
+  if (normalised.size >= NORMALISED_MAX) normalised.clear();
+  normalised.set(ip, form);
+  return form;
 }
+const NORMALISED_MAX = 4096;
+const normalised = new Map<string, string | null>();
 
 /** Whether `ip` lies in one of the blocks; an empty list allows every address. */
 export function ipAllowed(ip: string, cidrs: readonly string[]): boolean {

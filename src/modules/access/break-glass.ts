@@ -1,7 +1,7 @@
 // Break-glass into an organisation that suspended partner access (issue 18 §2): allowed only to the partner's designated
 // account with a stated reason (header x-break-glass-reason, src/access/break-glass.ts); each use is audited and mailed
 // to both sides' admins, once the answer is sent (once an hour per session and organisation, per instance).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { metaOf } from '../../http/meta.js';
 import { actorOf } from '../audit/index.js';
@@ -12,9 +12,15 @@ const alerted = new Map<string, number>();
 const ALERT_EVERY_MS = 3600_000;
 
 export function installBreakGlassAlerts(app: FastifyInstance, deps: Deps): void {
-  app.addHook('onResponse', async (req) => {
+  // A callback hook: every request passes it, and only a break-glass request has work (no promise for the others).
+  app.addHook('onResponse', (req, _reply, done) => {
+    if (!req.auth?.breakGlassUsed?.size) return done();
+    alert(req).finally(done);
+  });
+
+  async function alert(req: FastifyRequest): Promise<void> {
     const p = req.auth;
-    if (!p?.breakGlassUsed?.size) return;
+    if (!p?.breakGlassUsed) return;
     const now = Date.now();
     if (alerted.size > 10_000) alerted.clear();
     try {
@@ -58,5 +64,5 @@ export function installBreakGlassAlerts(app: FastifyInstance, deps: Deps): void 
     } catch (err) {
       req.log.error({ err }, 'break-glass alert failed');
     }
-  });
+  }
 }

@@ -103,14 +103,13 @@ export function installDeniedAudit(app: FastifyInstance, deps: Deps): void {
     if (error instanceof AppError && error.status === 403 && DENIED_CODES.has(error.code) && req.auth)
       refused.set(req, error);
   });
-  app.addHook('onResponse', async (req) => {
+  // A callback hook: every request passes it, and only a refused one has work (no promise for the others).
+  app.addHook('onResponse', (req, _reply, done) => {
     const error = refused.get(req);
-    if (!error) return;
+    if (!error) return done();
     refused.delete(req);
-    try {
-      await recordDenied(deps, req, error);
-    } catch (err) {
-      req.log.error({ err, code: error.code }, 'could not audit a denied attempt');
-    }
+    recordDenied(deps, req, error)
+      .catch((err: unknown) => req.log.error({ err, code: error.code }, 'could not audit a denied attempt'))
+      .finally(done);
   });
 }

@@ -5,6 +5,17 @@ import { notFound } from '../../http/errors.js';
 import { findUser, type UserRow } from './repo.js';
 import type { UserProfile } from './schemas.js';
 
+/** A role's permissions in name order, sorted once per resolved set (the role cache hands out the same set). */
+const sorted = new WeakMap<ReadonlySet<string>, readonly string[]>();
+function sortedPermissions(set: ReadonlySet<string>): string[] {
+  let list = sorted.get(set);
+  if (!list) {
+    list = Object.freeze([...set].sort());
+    sorted.set(set, list);
+  }
+  return list as string[];
+}
+
 /** The profile of the user behind a principal, with the permissions of the membership the session acts in. */
 export function toProfile(
   user: UserRow,
@@ -26,7 +37,7 @@ export function toProfile(
     partnerId: ctx.partnerId,
     orgId: ctx.orgId,
     roleId: ctx.roleId,
-    permissions: [...ctx.permissions].sort(),
+    permissions: sortedPermissions(ctx.permissions),
   };
 }
 
@@ -50,7 +61,7 @@ export async function currentProfile(db: Executor, principal: Principal): Promis
     partnerId: principal.partnerId,
     orgId: principal.orgId,
     roleId: principal.roleId,
-    permissions: [...principal.permissions].sort(),
+    permissions: sortedPermissions(principal.permissions),
   };
 }
 
