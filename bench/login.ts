@@ -6,7 +6,8 @@
  *
  * - The bound: every login costs one argon2id verification, so a machine does at most
  *   cores ÷ (time of one hash) logins per second. The hash time is measured here, in this run
- *   (hashPassword from src/modules/auth/passwords.ts, median of 10; its CPU time when the machine is busy
+ *   (hashPassword from src/modules/identity/passwords.ts: the same worker-thread pool at the same lowered priority as
+ *   the server's, median of 10; its CPU time when the machine is busy
  *   and the wall time includes waiting for a core).
  * - The real app (test/support/app.ts startApp: fresh database, migrations, real routes) runs in a child
  *   process, so the load generator (autocannon, in this process) never shares its event loop. The login rate
@@ -29,7 +30,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
-import { hashPassword } from '../src/modules/identity/passwords.js';
+import { argon2Pool, hashPassword } from '../src/modules/identity/passwords.js';
 
 declare module 'autocannon' {
   interface Options {
@@ -45,6 +46,8 @@ interface Ready {
   accessToken: string;
   /** Statements one login of a returning browser sends (driver-counted), and their first lines. */
   statements: string[];
+  /** The nice value of each argon2 worker thread of the server (Linux; empty elsewhere). */
+  argon2Nice: number[];
   /** Mean ms of each piece of the sign-in transaction, run alone in the server process (sequentially, N times). */
   parts: Record<string, number>;
 }
@@ -150,7 +153,20 @@ async function serve(userCount: number): Promise<void> {
       ),
     ),
   );
-  const ready: Ready = { baseUrl: t.baseUrl, emails, accessToken: session.accessToken, statements, parts };
+  const ready: Ready = {
+    baseUrl: t.baseUrl,
+    emails,
+    accessToken: session.accessToken,
+    statements,
+    parts,
+    argon2Nice: argon2Pool.threadIds().flatMap((tid) => {
+      try {
+        return [os.getPriority(tid)];
+      } catch {
+        return [];
+      }
+    }),
+  };
   process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
   const stop = async () => {
     await t.close().catch(() => {});
@@ -333,6 +349,7 @@ async function measure(): Promise<void> {
     console.log(
       `| GET /auth/me p99 during logins | ${fmt(percentile(underLoad.latencies, 99), 2)} ms (p50 ${fmt(median(underLoad.latencies), 2)}, n=${underLoad.latencies.length}) |`,
     );
+    console.log(`| argon2 worker threads in the server: nice | ${ready.argon2Nice.join(', ') || 'n/a'} |`);
     console.log(
       `| Statements per login (returning browser, driver-counted) | ${ready.statements.length} (${ready.statements.filter((x) => /^gh_|^execute gh_/.test(x)).length} named prepared) |`,
     );

@@ -1,11 +1,12 @@
-// Passwords: argon2id off the event loop (@node-rs/argon2 runs on libuv's pool), strength by zxcvbn.
+// Passwords: argon2id off the event loop (worker threads at a lower priority, argon2-pool.ts), strength by zxcvbn.
 import { availableParallelism } from 'node:os';
-import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import type { Algorithm } from '@node-rs/argon2';
 import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import { z } from 'zod';
 import type { Tx } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
+import { Argon2Pool } from './argon2-pool.js';
 import { storePasswordHash } from './repo.js';
 
 export const PASSWORD_MIN = 8;
@@ -16,12 +17,13 @@ export const MIN_SCORE = 3;
 const ARGON2 = { algorithm: 2 as Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
 /**
- * At most this many argon2id computations run at once (one per core). libuv's pool has 4 threads: on a 2-core
- * machine four 19 MiB hashes at once only take turns with each other and with the event loop, so a login storm
- * stretched every other request. Beyond the cap, hashes wait in a FIFO queue (they are bounded upstream by the
- * login rate limits).
+ * At most this many argon2id computations run at once (one per core), each on its own worker thread. More at once
+ * (libuv's 4 threads on a 2-core machine) only take turns with each other and with the event loop. Beyond the cap,
+ * hashes wait in a FIFO queue (they are bounded upstream by the login rate limits).
  */
 export const ARGON2_CONCURRENCY = Math.max(1, availableParallelism());
+/** The threads argon2 runs on (started on the first hash; exported for the priority and thread-count tests). */
+export const argon2Pool = new Argon2Pool(ARGON2_CONCURRENCY);
 let running = 0;
 const waiting: (() => void)[] = [];
 /** argon2id computations in progress and queued (for the cap's test and metrics). */
@@ -40,7 +42,9 @@ async function capped<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export const hashPassword = (password: string) => capped(() => hash(password, ARGON2));
+export const hashPassword = (password: string) =>
+  capped(() => argon2Pool.run({ op: 'hash', password, options: ARGON2 }));
+const verify = (hash: string, password: string) => capped(() => argon2Pool.run({ op: 'verify', hash, password }));
 
 /** A hash of a random password: verified against when there is no user, so failures take the same time. */
 let dummyHash: Promise<string> | null = null;
@@ -49,11 +53,11 @@ const getDummyHash = () => (dummyHash ??= hashPassword(`dummy-${Math.random()}-$
 export async function verifyPassword(passwordHash: string | null | undefined, password: string): Promise<boolean> {
   if (!passwordHash) {
     const dummy = await getDummyHash();
-    await capped(() => verify(dummy, password)).catch(() => false);
+    await verify(dummy, password).catch(() => false);
     return false;
   }
   try {
-    return await capped(() => verify(passwordHash, password));
+    return await verify(passwordHash, password);
   } catch {
     return false;
   }
