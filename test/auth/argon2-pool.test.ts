@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ARGON2_NICE } from '../../src/modules/identity/argon2-pool.js';
+import { ARGON2_NICE, Argon2Pool } from '../../src/modules/identity/argon2-pool.js';
 import {
   ARGON2_CONCURRENCY,
   argon2Load,
@@ -60,6 +60,18 @@ describe('argon2id runs on the pool', () => {
       expect(cpuTicks() - before).toBeGreaterThanOrEqual(10); // 20 hashes of ~10 ms each; at least half of that
     },
   );
+});
+
+describe('the priority step never fails a hash', () => {
+  it('a thread that cannot set its priority (a nice value the kernel refuses) still hashes and verifies', async () => {
+    const pool = new Argon2Pool(1, 99);
+    const options = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+    const hash = await pool.run({ op: 'hash', password: 'still hashed 1', options });
+    expect(await pool.run({ op: 'verify', hash, password: 'still hashed 1' })).toBe(true);
+    expect(await pool.run({ op: 'verify', hash, password: 'still hashed 2' })).toBe(false);
+    expect(pool.niceError).toMatch(/nice|priority|range/i);
+    if (linux) expect(taskStat(pool.threadIds()[0]!)(19)).toBe(taskStat('self')(19));
+  });
 });
 
 describe('the pool leaks no threads and keeps no process alive', () => {

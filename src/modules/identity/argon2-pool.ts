@@ -62,8 +62,13 @@ let niceReported = false;
 export class Argon2Pool {
   private readonly slots = new Set<Slot>();
   private readonly idle: Slot[] = [];
+  /** Why a thread could not lower its priority (it then hashes at the normal one), or null. */
+  niceError: string | null = null;
 
-  constructor(private readonly size: number) {}
+  constructor(
+    private readonly size: number,
+    private readonly nice = ARGON2_NICE,
+  ) {}
 
   run(task: { op: 'hash'; password: string; options: Record<string, number> }): Promise<string>;
   run(task: { op: 'verify'; hash: string; password: string }): Promise<boolean>;
@@ -91,16 +96,17 @@ export class Argon2Pool {
     const worker = new Worker(WORKER_CODE, {
       eval: true,
       execArgv: [], // no tsx loader, no --cpu-prof: the worker needs neither
-      workerData: { argon2: argon2Path, nice: ARGON2_NICE },
+      workerData: { argon2: argon2Path, nice: this.nice },
     });
     const slot: Slot = { worker, tid: null, task: null };
     this.slots.add(slot);
     worker.on('message', (msg: { ready?: true; tid?: number | null; niceError?: string | null } & TaskResult) => {
       if (msg.ready) {
         slot.tid = msg.tid ?? null;
-        if (msg.niceError && !niceReported) {
+        if (msg.niceError) {
+          this.niceError ??= msg.niceError;
+          if (!niceReported) debug('argon2 threads run at the normal priority: %s', msg.niceError);
           niceReported = true;
-          debug('argon2 threads run at the normal priority: %s', msg.niceError);
         }
         return;
       }
