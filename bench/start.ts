@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { arg, databases } from './harness.js';
+import { arg, databases, startFlags } from './harness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const GOALS = { firstStartMs: 8000, restartMs: 1000, rssPostgresMb: 120, rssPgliteMb: 350 };
@@ -185,7 +185,7 @@ async function main() {
   for (let i = 0; i < runs; i++) ceilingRow.samples.push(await sample([node, '-e', empty], base, false));
   const ceiling = summarise(ceilingRow);
 
-  const server = [node, join(distDir || 'dist', 'main.js')];
+  const server = [node, ...startFlags(), join(distDir || 'dist', 'main.js')];
   for (const { name, env } of databases()) {
     const dbEnv = {
       ...base,

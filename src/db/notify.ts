@@ -94,7 +94,7 @@ class PgListener implements NotifyChannel {
     return waiting;
   }
 
-  /** One NOTIFY to ourselves for everyone who called sync() before it was sent; not fsynced (it changes nothing). */
+  /** One NOTIFY to ourselves for everyone who called sync() before it was sent (the session does not fsync it). */
   private flush(): void {
     const client = this.client;
     const current = this.next;
@@ -105,7 +105,7 @@ class PgListener implements NotifyChannel {
     const ping = `${this.pingPrefix}${seq}`;
     const stalled = setTimeout(() => this.down(client), STALL_MS);
     client
-      .query(`begin; set local synchronous_commit = off; select pg_notify('${this.channel}', '${ping}'); commit`)
+      .query(`select pg_notify('${this.channel}', '${ping}')`)
       .then(
         () => {
           // Behind a transaction pooler the NOTIFY may run on another server connection than the LISTEN: not a barrier.
@@ -152,7 +152,8 @@ class PgListener implements NotifyChannel {
     client.on('end', () => this.down(client));
     return client
       .connect()
-      .then(() => client.query(`LISTEN ${this.channel}`))
+      // The connection's pings change nothing: their commits are not flushed to disk (one statement per barrier).
+      .then(() => client.query(`set synchronous_commit = off; LISTEN ${this.channel}`))
       .then(() => {
         if (client !== this.client || this.closed) return;
         this.handlers.onReset(); // whatever was derived before this connection listened may be stale
