@@ -90,8 +90,22 @@ class PgListener implements NotifyChannel {
     if (!this.up) return Promise.resolve(false);
     this.next ??= batch();
     const waiting = this.next.promise;
-    if (!this.inflight) this.flush();
+    if (!this.inflight) this.flushSoon();
     return waiting;
+  }
+
+  /**
+   * The ping goes out once this turn of the event loop has read every request that arrived with it: they all share
+   * it (each ping is a socket write and a wake-up of the database backend, the dearest part of a cached request).
+   */
+  private scheduled = false;
+  private flushSoon(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (!this.inflight && this.next && this.up) this.flush();
+    });
   }
 
   /** One NOTIFY to ourselves for everyone who called sync() before it was sent (the session does not fsync it). */
@@ -121,7 +135,7 @@ class PgListener implements NotifyChannel {
       .finally(() => {
         clearTimeout(stalled);
         if (this.inflight === current) this.inflight = null;
-        if (this.next && this.up) this.flush();
+        if (this.next && this.up) this.flushSoon();
       });
   }
 
