@@ -33,6 +33,8 @@ export const SYSTEM_CONTEXTS = {
     "the audit writer appends to a hash chain: it reads the chain's tail and the webhooks it fans out to, whoever the caller",
   'switch-context':
     "a person moves their session to another of their own memberships: the target membership, its role and its tenant's policies are read there",
+  'member-count':
+    "counting the holders of each role on a page of roles, in the statement's own tenant: the row policy would run once per membership (thousands in a large partner) and only the counts leave the database",
   'access-request':
     'a member asks for just-in-time access to an organisation it cannot reach yet: eligibility is checked, and the request, its automatic approval and their audit records are written there',
 } as const;
