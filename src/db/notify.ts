@@ -164,17 +164,19 @@ class PgListener implements NotifyChannel {
     });
     client.on('error', () => this.down(client));
     client.on('end', () => this.down(client));
-    return client
-      .connect()
-      // The connection's pings change nothing: their commits are not flushed to disk (one statement per barrier).
-      .then(() => client.query(`set synchronous_commit = off; LISTEN ${this.channel}`))
-      .then(() => {
-        if (client !== this.client || this.closed) return;
-        this.handlers.onReset(); // whatever was derived before this connection listened may be stale
-        this.up = true;
-        this.attempts = 0;
-      })
-      .catch(() => this.down(client));
+    return (
+      client
+        .connect()
+        // The connection's pings change nothing: their commits are not flushed to disk (one statement per barrier).
+        .then(() => client.query(`set synchronous_commit = off; LISTEN ${this.channel}`))
+        .then(() => {
+          if (client !== this.client || this.closed) return;
+          this.handlers.onReset(); // whatever was derived before this connection listened may be stale
+          this.up = true;
+          this.attempts = 0;
+        })
+        .catch(() => this.down(client))
+    );
   }
 
   private down(client: pg.Client): void {
