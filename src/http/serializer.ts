@@ -68,12 +68,11 @@ function plain(s: JsonSchema): JsonSchema | null {
         else return null;
         break;
       case 'enum':
-        if (!Array.isArray(v) || !v.every((e) => e === null || ['string', 'number', 'boolean'].includes(typeof e)))
-          return null;
+        if (!Array.isArray(v) || !v.every(isScalar)) return null;
         out.enum = v;
         break;
       case 'const':
-        if (v !== null && !['string', 'number', 'boolean'].includes(typeof v)) return null;
+        if (!isScalar(v)) return null;
         out.const = v;
         break;
       case 'required':
@@ -121,6 +120,7 @@ function plain(s: JsonSchema): JsonSchema | null {
   return out;
 }
 
+const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v);
 const isBarePrimitive = (s: JsonSchema) =>
   typeof s.type === 'string' && PRIMITIVES.has(s.type) && Object.keys(s).every((k) => k === 'type' || k === 'enum');
 
