@@ -217,17 +217,16 @@ export default function Requests() {
                     <Table.Td>{when(r.createdAt)}</Table.Td>
                     <Table.Td>{APPROVAL_WORDS[r.approval]}</Table.Td>
                     <Table.Td>
+                      {/* the word as a badge sized to its text (a narrow column cut it to "WAITI…"), the end beside it */}
                       <Badge
                         variant="light"
                         color={r.status === 'approved' ? 'green' : r.status === 'denied' ? 'red' : 'gray'}
                         c="dark"
+                        styles={{ root: { overflow: 'visible' }, label: { overflow: 'visible' } }}
                       >
-                        {r.status === 'pending'
-                          ? 'Waiting'
-                          : r.status === 'approved'
-                            ? `Approved, until ${when(r.grant?.expiresAt)}`
-                            : 'Denied'}
+                        {r.status === 'pending' ? 'Waiting' : r.status === 'approved' ? 'Approved' : 'Denied'}
                       </Badge>
+                      {r.status === 'approved' && <Text size="xs">until {when(r.grant?.expiresAt)}</Text>}
                     </Table.Td>
                     <Table.Td>{r.decisionNote ?? ''}</Table.Td>
                   </>
