@@ -1,136 +1,27 @@
-// SSO provider administration (spec 2.8, 4.4; CONTRACT 6): per organisation, or partner-owned.
+// SSO provider administration (spec 2.8, 4.4; CONTRACT 6): per organisation, or partner-owned. Create, update and
+// delete here; reading in providers-view.ts, input checks in providers-checks.ts, the /test flow in providers-test.ts.
 import type { Deps } from '../../deps.js';
-import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
-import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';
 import { SSO_PRESETS } from './presets.js';
+import { checkDefaultRole, checkIssuer, fieldError, loadMetadata } from './providers-checks.js';
+import { findProvider, providerToJson } from './providers-view.js';
 import {
   deleteIdentitiesOf,
   deleteProviderRow,
-  findOwnedProvider,
   insertProvider,
-  listOwnedProviders,
   type NewProvider,
   otherActiveProvider,
   type ProviderRow,
   updateProviderRow,
 } from './repo.js';
-import { acsUrl, certificateInfo, fetchMetadata, parseIdpMetadata, SamlXmlError, spMetadataUrl } from './saml.js';
+
+export * from './providers-test.js';
+export * from './providers-view.js';
 
 type Row = ProviderRow;
-
-/** What an administrator registers at a SAML IdP, and what was read from its metadata. */
-const samlJson = (deps: Deps, r: Row) =>
-  r.type === 'saml'
-    ? {
-        entityId: spMetadataUrl(deps, r.id),
-        acsUrl: acsUrl(deps),
-        spMetadataUrl: spMetadataUrl(deps, r.id),
-        metadataUrl: r.metadataUrl,
-        ssoUrl: r.idpSsoUrl ?? '',
-        emailAttribute: r.emailAttribute,
-        nameAttribute: r.nameAttribute,
-      }
-    : {};
-
-export const providerToJson = (deps: Deps, r: Row) => ({
-  id: r.id,
-  orgId: r.orgId,
-  partnerId: r.partnerId,
-  name: r.name,
-  type: r.type,
-  status: r.status,
-  issuer: r.issuer,
-  clientId: r.clientId,
-  hasClientSecret: Boolean(r.clientSecret),
-  scopes: r.scopes,
-  autoProvision: r.autoProvision,
-  defaultRoleId: r.defaultRoleId,
-  allowedDomains: r.allowedDomains,
-  enforceSSO: r.enforceSso,
-  trustIdpMfa: r.trustIdpMfa,
-  lastTestedAt: r.lastTestedOkAt?.toISOString() ?? null,
-  ...samlJson(deps, r),
-  createdAt: r.createdAt.toISOString(),
-  updatedAt: r.updatedAt.toISOString(),
-});
-
-export async function findProvider(db: Executor, t: TargetScope, id: string): Promise<Row> {
-  const row = await findOwnedProvider(db, t, id);
-  if (!row) throw notFound('SSO provider');
-  return row;
-}
-
-export async function listProviders(deps: Deps, t: TargetScope) {
-  const rows = await listOwnedProviders(deps.db, t);
-  return { data: rows.map((r) => providerToJson(deps, r)), nextCursor: null };
-}
-
-const fieldError = (field: string, msg: string) =>
-  new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
-
-async function checkPublic(deps: Deps, url: string, field: 'issuer' | 'metadataUrl') {
-  if (deps.config.ssoAllowInsecureIssuers) return;
-  try {
-    await assertPublicUrl(new URL(url), field === 'issuer' ? 'The issuer' : 'The metadata URL');
-  } catch (err) {
-    if (err instanceof OutboundRefusedError) throw fieldError(field, err.message);
-    throw fieldError(field, `The ${field === 'issuer' ? 'issuer' : 'metadata URL'} host could not be resolved.`);
-  }
-}
-const checkIssuer = (deps: Deps, issuer: string) => checkPublic(deps, issuer, 'issuer');
-
-/** A SAML IdP's metadata from the request: inline, or fetched from its URL (through the one outbound check). */
-async function loadMetadata(deps: Deps, input: { metadataXml?: string; metadataUrl?: string }) {
-  const field = input.metadataUrl !== undefined ? 'metadataUrl' : 'metadataXml';
-  let xml = input.metadataXml ?? '';
-  if (input.metadataUrl !== undefined) {
-    await checkPublic(deps, input.metadataUrl, 'metadataUrl');
-    try {
-      xml = await fetchMetadata(deps, input.metadataUrl);
-    } catch (err) {
-      throw fieldError(
-        'metadataUrl',
-        err instanceof SamlXmlError || err instanceof OutboundRefusedError
-          ? err.message
-          : 'The metadata could not be fetched.',
-      );
-    }
-  }
-  try {
-    return { xml, ...parseIdpMetadata(xml, deps.config.ssoAllowInsecureIssuers) };
-  } catch (err) {
-    if (err instanceof SamlXmlError) throw fieldError(field, err.message);
-    throw err;
-  }
-}
-
-/**
- * An auto-provisioning provider hands its default role to whoever the IdP vouches for: like an invitation, it is
- * refused (permission_ceiling) to a caller who does not hold that role's permissions (`ceilingOf` null = not widened).
- */
-async function checkDefaultRole(
-  tx: Executor,
-  t: TargetScope,
-  autoProvision: boolean,
-  defaultRoleId: string | null,
-  ceilingOf: Principal | null,
-) {
-  if (autoProvision && !defaultRoleId) throw new AppError('default_role_required');
-  if (defaultRoleId) {
-    await findRole(tx, t, defaultRoleId).catch(() => {
-      throw new AppError('validation_failed', 'The default role is not a role of this scope.', {
-        details: { fieldErrors: { defaultRoleId: ['Not a role of this scope'] }, formErrors: [] },
-      });
-    });
-    if (autoProvision && ceilingOf)
-      assertWithinCeiling(ceilingOf.permissions, (await loadRoleChain(tx, defaultRoleId))?.permissions ?? []);
-  }
-}
 
 export interface ProviderInput {
   name?: string;
@@ -348,58 +239,4 @@ export async function deleteProvider(
       meta,
     );
   });
-}
-
-export const openSecret = (deps: Deps, r: Row) =>
-  r.clientSecret ? deps.box.open(r.clientSecret, 'sso-client-secret') : null;
-
-export async function testProvider(deps: Deps, t: TargetScope, id: string) {
-  const p = await findProvider(deps.db, t, id);
-  if (p.type === 'saml') return testSamlProvider(deps, p);
-  try {
-    const config = await deps.oidc.discover(p.issuer, p.clientId, openSecret(deps, p));
-    const m = config.serverMetadata();
-    await updateProviderRow(deps.db, p.id, { lastTestedOkAt: deps.clock.now() });
-    return {
-      ok: true as const,
-      issuer: m.issuer,
-      authorizationEndpoint: m.authorization_endpoint ?? '',
-      tokenEndpoint: m.token_endpoint ?? '',
-      jwksUri: m.jwks_uri ?? '',
-    };
-  } catch (err) {
-    return { ok: false as const, error: (err as Error).message.slice(0, 300) };
-  }
-}
-
-/**
- * SAML: the metadata is fetched again (from metadataUrl) or re-read, and each signing certificate's expiry reported.
- * Fetched metadata that still names the same entity brings its certificates and SSO URL in (an IdP's key rollover).
- */
-async function testSamlProvider(deps: Deps, p: Row) {
-  try {
-    const xml = p.metadataUrl ? await fetchMetadata(deps, p.metadataUrl) : (p.metadataXml ?? '');
-    const md = parseIdpMetadata(xml, deps.config.ssoAllowInsecureIssuers);
-    if (md.entityId !== p.issuer)
-      return {
-        ok: false as const,
-        error: `The metadata now names the entity ${md.entityId.slice(0, 200)}; save the metadata again to accept it.`,
-      };
-    const certificates = certificateInfo(md.certs, deps.clock.now());
-    if (certificates.every((c) => c.expired))
-      return { ok: false as const, error: 'Every signing certificate in the metadata has expired.' };
-    await updateProviderRow(deps.db, p.id, {
-      lastTestedOkAt: deps.clock.now(),
-      ...(p.metadataUrl ? { metadataXml: xml, idpCerts: md.certs, idpSsoUrl: md.ssoUrl } : {}),
-    });
-    return { ok: true as const, type: 'saml' as const, issuer: md.entityId, ssoUrl: md.ssoUrl, certificates };
-  } catch (err) {
-    return {
-      ok: false as const,
-      error:
-        err instanceof SamlXmlError || err instanceof OutboundRefusedError
-          ? err.message
-          : 'The metadata could not be fetched.',
-    };
-  }
 }

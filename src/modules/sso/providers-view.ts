@@ -1,0 +1,59 @@
+// SSO providers as read: one provider of the tenant, the list, their JSON, and the sealed client secret opened.
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/connect.js';
+import { notFound } from '../../http/errors.js';
+import type { TargetScope } from '../tenants/index.js';
+import { findOwnedProvider, listOwnedProviders, type ProviderRow } from './repo.js';
+import { acsUrl, spMetadataUrl } from './saml.js';
+
+type Row = ProviderRow;
+
+/** What an administrator registers at a SAML IdP, and what was read from its metadata. */
+const samlJson = (deps: Deps, r: Row) =>
+  r.type === 'saml'
+    ? {
+        entityId: spMetadataUrl(deps, r.id),
+        acsUrl: acsUrl(deps),
+        spMetadataUrl: spMetadataUrl(deps, r.id),
+        metadataUrl: r.metadataUrl,
+        ssoUrl: r.idpSsoUrl ?? '',
+        emailAttribute: r.emailAttribute,
+        nameAttribute: r.nameAttribute,
+      }
+    : {};
+
+export const providerToJson = (deps: Deps, r: Row) => ({
+  id: r.id,
+  orgId: r.orgId,
+  partnerId: r.partnerId,
+  name: r.name,
+  type: r.type,
+  status: r.status,
+  issuer: r.issuer,
+  clientId: r.clientId,
+  hasClientSecret: Boolean(r.clientSecret),
+  scopes: r.scopes,
+  autoProvision: r.autoProvision,
+  defaultRoleId: r.defaultRoleId,
+  allowedDomains: r.allowedDomains,
+  enforceSSO: r.enforceSso,
+  trustIdpMfa: r.trustIdpMfa,
+  lastTestedAt: r.lastTestedOkAt?.toISOString() ?? null,
+  ...samlJson(deps, r),
+  createdAt: r.createdAt.toISOString(),
+  updatedAt: r.updatedAt.toISOString(),
+});
+
+export async function findProvider(db: Executor, t: TargetScope, id: string): Promise<Row> {
+  const row = await findOwnedProvider(db, t, id);
+  if (!row) throw notFound('SSO provider');
+  return row;
+}
+
+export async function listProviders(deps: Deps, t: TargetScope) {
+  const rows = await listOwnedProviders(deps.db, t);
+  return { data: rows.map((r) => providerToJson(deps, r)), nextCursor: null };
+}
+
+export const openSecret = (deps: Deps, r: Row) =>
+  r.clientSecret ? deps.box.open(r.clientSecret, 'sso-client-secret') : null;
