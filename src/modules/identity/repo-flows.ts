@@ -1,0 +1,87 @@
+// Stored identity flows: reset links, invitations and other single-use tokens, kept as their SHA-256 (part of repo.ts).
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/connect.js';
+import { authFlows } from '../../db/schema/index.js';
+import { randomToken, sha256 } from '../../platform/crypto.js';
+
+// ---- Stored identity flows (STYLE 7): a token handed out once, stored as its SHA-256, consumed atomically.
+
+export type FlowKind = (typeof authFlows.$inferSelect)['kind'];
+export type Flow = typeof authFlows.$inferSelect;
+
+export async function createFlow(
+  tx: Executor,
+  input: {
+    kind: FlowKind;
+    userId: string | null;
+    data?: Record<string, unknown>;
+    ttlMs: number;
+    now: Date;
+    token?: string;
+  },
+): Promise<{ token: string; flow: Flow }> {
+  const token = input.token ?? randomToken();
+  const [flow] = await tx
+    .insert(authFlows)
+    .values({
+      kind: input.kind,
+      userId: input.userId,
+      tokenHash: sha256(token),
+      data: input.data ?? {},
+      expiresAt: new Date(input.now.getTime() + input.ttlMs),
+    })
+    .returning();
+  return { token, flow: flow! };
+}
+
+/** Voids the user's live flows of a kind (one live reset link or invitation at a time). */
+export async function voidFlows(tx: Executor, userId: string, kind: FlowKind, now: Date): Promise<void> {
+  await tx
+    .update(authFlows)
+    .set({ consumedAt: now })
+    .where(and(eq(authFlows.userId, userId), eq(authFlows.kind, kind), isNull(authFlows.consumedAt)));
+}
+
+/** A live flow for a token, without consuming it. */
+export async function peekFlow(tx: Executor, kind: FlowKind, token: string, now: Date): Promise<Flow | null> {
+  const [flow] = await tx
+    .select()
+    .from(authFlows)
+    .where(
+      and(
+        eq(authFlows.tokenHash, sha256(token)),
+        eq(authFlows.kind, kind),
+        isNull(authFlows.consumedAt),
+        gt(authFlows.expiresAt, now),
+      ),
+    )
+    .limit(1);
+  return flow ?? null;
+}
+
+/** Consumes a live flow; exactly one of any number of concurrent callers gets it. */
+export async function consumeFlow(tx: Executor, kind: FlowKind, token: string, now: Date): Promise<Flow | null> {
+  const [flow] = await tx
+    .update(authFlows)
+    .set({ consumedAt: now })
+    .where(
+      and(
+        eq(authFlows.tokenHash, sha256(token)),
+        eq(authFlows.kind, kind),
+        isNull(authFlows.consumedAt),
+        gt(authFlows.expiresAt, now),
+      ),
+    )
+    .returning();
+  return flow ?? null;
+}
+
+/** Counts a failed attempt against a flow; returns the new count (0 if the flow is gone). */
+export async function countFlowAttempt(tx: Executor, flowId: string): Promise<number> {
+  const [row] = await tx
+    .update(authFlows)
+    .set({ attempts: sql`${authFlows.attempts} + 1` })
+    .where(eq(authFlows.id, flowId))
+    .returning({ attempts: authFlows.attempts });
+  return row?.attempts ?? 0;
+}
