@@ -7,6 +7,9 @@ export const roleScope = pgEnum('role_scope', ['system', 'partner', 'organizatio
 export const membershipKind = pgEnum('membership_kind', ['partner', 'organization']);
 /** `eligible`: no standing access; may request just-in-time access to the organisations of `org_ids` (issue 18 §1). */
 export const orgAccess = pgEnum('org_access', ['all', 'selected', 'none', 'eligible']);
+/** `pending`: a tenant invited or provisioned an account that already existed; it grants nothing until the account
+ * accepts it. */
+export const membershipStatus = pgEnum('membership_status', ['active', 'pending']);
 export const tenantStatus = pgEnum('tenant_status', ['active', 'suspended']);
 export const ssoProviderType = pgEnum('sso_provider_type', ['oidc', 'saml']);
 export const ssoProviderStatus = pgEnum('sso_provider_status', ['active', 'inactive', 'testing']);

@@ -14,7 +14,7 @@ import {
   uuid,
   varchar,
 } from 'drizzle-orm/pg-core';
-import { membershipKind, mfaMethod, orgAccess, roleScope, userStatus } from './enums.js';
+import { membershipKind, membershipStatus, mfaMethod, orgAccess, roleScope, userStatus } from './enums.js';
 import { organizations, partners, timestamps } from './tenants.js';
 
 export const users = pgTable(
@@ -126,6 +126,10 @@ export const partnerUsers = pgTable(
     roleId: uuid('role_id')
       .notNull()
       .references(() => roles.id, { onDelete: 'restrict' }),
+    /** Active memberships grant; a pending one waits for the account's consent and grants nothing. */
+    status: membershipStatus('status').notNull().default('active'),
+    /** When a pending membership was offered (the invitation, SCIM or SSO provisioning that created it). */
+    invitedAt: timestamp('invited_at', { withTimezone: true }),
     orgAccess: orgAccess('org_access').notNull().default('none'),
     orgIds: uuid('org_ids').array().notNull().default(sql`'{}'::uuid[]`),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
@@ -161,6 +165,10 @@ export const organizationUsers = pgTable(
     roleId: uuid('role_id')
       .notNull()
       .references(() => roles.id, { onDelete: 'restrict' }),
+    /** Active memberships grant; a pending one waits for the account's consent and grants nothing. */
+    status: membershipStatus('status').notNull().default('active'),
+    /** When a pending membership was offered (the invitation, SCIM or SSO provisioning that created it). */
+    invitedAt: timestamp('invited_at', { withTimezone: true }),
     /** null = every site / device group. */
     siteIds: uuid('site_ids').array(),
     deviceGroupIds: uuid('device_group_ids').array(),
