@@ -70,16 +70,17 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
   const storePrefix = `t:${randomBytes(6).toString('hex')}:`;
   const deps = await buildDeps(config, testDb.database, logger, { clock, storePrefix });
   const app = await createApp(deps);
-  await app.listen({ port, host: '127.0.0.1' });
+  // The port of the environment (a test may name its own, e.g. to start with only PORT set).
+  await app.listen({ port: config.port, host: '127.0.0.1' });
   return {
-    baseUrl: origin,
+    baseUrl: `http://localhost:${config.port}`,
     app,
     deps,
     clock,
     testDb,
     storePrefix,
     env: appEnv,
-    client: () => new ApiClient(origin),
+    client: () => new ApiClient(`http://localhost:${config.port}`),
     logs: () => logText,
     close: async () => {
       await app.close();
@@ -113,9 +114,10 @@ export async function startPeer(t: TestApp): Promise<PeerApp> {
   const logger = createLogger(config.logLevel, new Writable({ write: (_c, _e, cb) => cb() }));
   const deps = await buildDeps(config, t.testDb.database, logger, { clock: t.clock, storePrefix: t.storePrefix });
   const app = await createApp(deps);
-  await app.listen({ port, host: '127.0.0.1' });
+  // The port of the environment (a test may name its own, e.g. to start with only PORT set).
+  await app.listen({ port: config.port, host: '127.0.0.1' });
   return {
-    baseUrl: origin,
+    baseUrl: `http://localhost:${config.port}`,
     deps,
     client: () => new ApiClient(origin),
     close: async () => {
