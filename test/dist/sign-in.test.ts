@@ -147,9 +147,12 @@ describe('the compiled CLI on the same database', () => {
   it('sets a password and verifies the audit trail; the restarted server signs in with the new password', async () => {
     await server.stop(); // on PGlite one process at a time holds the data directory
     const pw = strongPassword();
-    const set = await server.cli(['users', 'reset-password', '--email', tech.email, '--password-env', 'NEW_PW', '--json'], {
-      NEW_PW: pw,
-    });
+    const set = await server.cli(
+      ['users', 'reset-password', '--email', tech.email, '--password-env', 'NEW_PW', '--json'],
+      {
+        NEW_PW: pw,
+      },
+    );
     expect(set.code, set.stderr).toBe(0);
     const verify = await server.cli(['audit', 'verify', '--json']);
     expect(verify.code, verify.stderr + verify.stdout).toBe(0);
