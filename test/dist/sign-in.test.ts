@@ -74,7 +74,7 @@ describe('the first run through the printed setup link', () => {
 
 describe('sessions of the built server', () => {
   it('password + TOTP sign-in; refresh rotates the refresh token; the rotated one is refused', async () => {
-    const api = await signInWithTotp(server, admin.email, admin.password, admin.secret);
+    const api = await signInWithTotp(server, admin);
     expect(decodeJwt(api.token!)).toMatchObject({ mfa: true, partnerId: admin.partnerId });
     const before = api.cookies.get(REFRESH_COOKIE)!;
     const res = await refresh(api);
