@@ -9,12 +9,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { vi } from 'vitest';
 import { distDir, ROOT, serverCommand } from '../../scripts/built-server.js';
 import { freePort } from '../support/app.js';
 import { ApiClient } from '../support/client.js';
 import { adminUrl } from '../support/db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// Each step is several requests to another process (argon2 hashes among them) on a shared 2-core machine: give them
+// time (speed is measured in bench/, not here).
+vi.setConfig({ testTimeout: 120_000 });
 
 export interface BuiltServer {
   /** http://localhost:PORT: where it listens (WebAuthn refuses 127.0.0.1); the first process's PUBLIC_URL and APP_URL. */
