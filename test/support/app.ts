@@ -106,12 +106,14 @@ export interface PeerApp {
 /**
  * A second instance of the service beside `t`: its own process-level state (deps, caches, store connection,
  * port) over the same database and the same shared-store namespace, as two replicas behind a load balancer.
+ * `env` changes its configuration (a restarted replica with another key, say).
  */
-export async function startPeer(t: TestApp): Promise<PeerApp> {
+export async function startPeer(t: TestApp, env: Record<string, string> = {}): Promise<PeerApp> {
   const port = await freePort();
   const origin = `http://localhost:${port}`;
   const config = loadConfig({
     ...t.env,
+    ...env,
     PORT: String(port),
     // Both replicas serve the same public site; the peer just listens elsewhere.
     PUBLIC_URL: t.deps.config.publicUrl,
