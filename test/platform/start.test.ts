@@ -1,13 +1,14 @@
-// `npm start` as a newcomer runs it: the compiled server (dist/, built as `npm ci` builds it) started by npm, on an
-// embedded database without any partner. One setup link line, a start line naming the URLs, one log line per
-// request (none for probes), SIGTERM to the npm process stops the server, and start failures are one clear line.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+// `npm start` as a newcomer runs it: the compiled server (dist/, rebuilt by the test run's global setup when src/ is
+// newer, as `npm ci` builds it) started by npm, on an embedded database without any partner. One setup link line, a
+// start line naming the URLs, one log line per request (none for probes), SIGTERM to the npm process stops the
+// server, and start failures are one clear line.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/connect.js';
 import { freePort } from '../support/app.js';
 import { pgliteTemplateDir } from '../support/db.js';
@@ -52,9 +53,6 @@ function start(cmd: string[], env: Record<string, string>) {
   return { child, out, exited, waitFor };
 }
 
-beforeAll(() => {
-  execFileSync(process.execPath, ['scripts/build-server.mjs'], { cwd: ROOT, stdio: 'inherit' }); // what `npm ci` runs
-}, 120_000);
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
