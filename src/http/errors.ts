@@ -198,6 +198,17 @@ export const ERROR_CATALOG = {
     message: 'The access request was already approved or denied.',
   },
   conflict: { status: 409, error: 'Conflict', message: 'The request conflicts with the current state.' },
+  domain_taken: { status: 409, error: 'Conflict', message: 'Another tenant has proven this domain.' },
+  domain_exists: {
+    status: 409,
+    error: 'Conflict',
+    message: 'This domain is already claimed by this partner or one of its organisations.',
+  },
+  domain_not_verified: {
+    status: 409,
+    error: 'Conflict',
+    message: 'The TXT record proving the domain was not found.',
+  },
   user_exists_in_scope: { status: 409, error: 'Conflict', message: 'User already exists in this scope.' },
   email_taken: { status: 409, error: 'Conflict', message: 'An account with this email already exists.' },
   setup_completed: { status: 409, error: 'Conflict', message: 'Setup is complete: a partner already exists.' },
