@@ -108,3 +108,13 @@ export async function provenAmong(
     );
   return new Set(rows.map((r) => r.domain));
 }
+
+/** Whether exactly this tenant (the partner itself, or one organisation) proved the address's domain. */
+export async function domainProvenBy(
+  db: Executor,
+  address: string,
+  tenant: { partnerId: string; orgId: string | null },
+): Promise<boolean> {
+  const owner = await verifiedDomainOwner(db, address);
+  return owner !== null && owner.partnerId === tenant.partnerId && owner.orgId === tenant.orgId;
+}
