@@ -165,7 +165,11 @@ describe('verifying a domain', () => {
       const claim = (await a.api.post('/domains', { domain: fresh() })).body;
       const started = Date.now();
       const res = await a.api.post(`/domains/${claim.id}/verify`, {});
-      expect([res.status, res.body.code, errorBody(res).reason]).toEqual([409, 'domain_not_verified', 'dns_unreachable']);
+      expect([res.status, res.body.code, errorBody(res).reason]).toEqual([
+        409,
+        'domain_not_verified',
+        'dns_unreachable',
+      ]);
       expect(Date.now() - started).toBeLessThan(15_000);
     } finally {
       await dead.close();
