@@ -6,15 +6,16 @@ type EnvName = keyof typeof envSchema.shape;
 
 export const ENV_DOCS: Record<EnvName, string> = {
   NODE_ENV: '`production` refuses generated keys, placeholder secrets, the embedded database and http `PUBLIC_URL`',
-  PORT: 'listen port',
+  PORT: 'listen port; links follow it unless `PUBLIC_URL`/`APP_URL` are set',
   HOST: 'listen address (`0.0.0.0` to accept other machines)',
   DATABASE_URL: 'PostgreSQL (`postgres://`); unset = embedded PGlite in `DATA_DIR`',
   DATA_DIR: 'embedded database and, in development, the generated encryption key',
   DATABASE_ROW_SECURITY:
     "`on`: every statement runs as the role `gatehouse_app` under row-level security keyed on the caller's tenant; `off` (refused in production) only to measure its cost",
   REDIS_URL: 'shared rate limits and short-lived state for several instances; unset = the database',
-  PUBLIC_URL: 'public origin of the API: links, cookies, WebAuthn RP id, SSO redirect URI',
-  APP_URL: 'origin of the admin console: setup, reset and invitation links',
+  PUBLIC_URL:
+    'public origin of the API: links, cookies, WebAuthn RP id, SSO redirect URI; unset = the listener, `http://localhost:<PORT>` (or `http://<HOST>:<PORT>` for a non-local `HOST`)',
+  APP_URL: 'origin of the admin console: setup, reset and invitation links; unset = `PUBLIC_URL`',
   ENCRYPTION_KEY:
     'AES-256-GCM key for secrets at rest (32 bytes, base64 or hex); generated into `DATA_DIR` in development, required in production',
   ENCRYPTION_KEYS_PREVIOUS: 'comma-separated older keys, still accepted for reading (key rotation)',

@@ -12,12 +12,12 @@ const bool = (dflt: boolean) =>
 const seconds = (dflt: number, min: number, max: number) =>
   z.coerce.number({ message: 'must be a whole number of seconds' }).int().min(min).max(max).default(dflt);
 
-const url = (dflt: string) =>
+const httpUrl = () =>
   z
     .string()
     .url({ message: 'must be an absolute http(s) URL' })
-    .refine((v) => /^https?:\/\//.test(v), 'must use http or https')
-    .default(dflt);
+    .refine((v) => /^https?:\/\//.test(v), 'must use http or https');
+const url = (dflt: string) => httpUrl().default(dflt);
 
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -33,8 +33,9 @@ export const envSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
     .optional(),
-  PUBLIC_URL: url('http://localhost:3000'),
-  APP_URL: url('http://localhost:3000'),
+  // Unset: the listener's own address (listenerOrigin), so links follow PORT and HOST.
+  PUBLIC_URL: httpUrl().optional(),
+  APP_URL: httpUrl().optional(),
   ENCRYPTION_KEY: z.string().optional(),
   ENCRYPTION_KEYS_PREVIOUS: z.string().optional(),
   ENABLE_REGISTRATION: bool(false),
@@ -154,7 +155,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       problems.push('ENCRYPTION_KEY: placeholder value refused in production (use 32 random bytes)');
     if (!e.DATABASE_URL) problems.push('DATABASE_URL: production runs on PostgreSQL, not the embedded database');
     if (e.DATABASE_ROW_SECURITY === 'off') problems.push('DATABASE_ROW_SECURITY: must be on in production');
-    if (!e.PUBLIC_URL.startsWith('https://')) problems.push('PUBLIC_URL: must be https in production');
+    if (!e.PUBLIC_URL?.startsWith('https://')) problems.push('PUBLIC_URL: must be https in production');
     if (e.SSO_ALLOW_INSECURE_ISSUERS) problems.push('SSO_ALLOW_INSECURE_ISSUERS: must not be true in production');
     if (e.WEBHOOKS_ALLOW_INSECURE) problems.push('WEBHOOKS_ALLOW_INSECURE: must not be true in production');
     if (dnsServers.some((d) => !isPublicAddress(d.host)))
@@ -171,13 +172,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM: all required when SMS_PROVIDER=twilio');
   if (problems.length) throw new ConfigError(problems);
 
-  const publicUrl = new URL(e.PUBLIC_URL);
-  const appUrl = new URL(e.APP_URL);
+  const listener = listenerOrigin(e.HOST, e.PORT);
+  const publicUrl = new URL(e.PUBLIC_URL ?? listener);
+  // The console is served by the same process, so it lives where the API does unless told otherwise.
+  const appUrl = new URL(e.APP_URL ?? e.PUBLIC_URL ?? listener);
   return deepFreeze({
     env: e.NODE_ENV,
     isProduction: e.NODE_ENV === 'production',
     port: e.PORT,
     host: e.HOST,
+    /** The origin links name when PUBLIC_URL/APP_URL are unset: the address the server listens on. */
+    listenerOrigin: listener,
+    /** Which of the two origins the operator set; the others follow the listener (see withListenPort). */
+    explicitUrls: { publicUrl: e.PUBLIC_URL !== undefined, appUrl: e.APP_URL !== undefined },
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     rowSecurity: e.DATABASE_ROW_SECURITY === 'on',
@@ -254,6 +261,54 @@ function parseDnsServers(v: string | undefined, problems: string[]): { host: str
 }
 
 const isPublicAddress = (host: string) => ipaddr.process(host).range() === 'unicast';
+
+/** Hosts that are only this machine, and wildcard addresses, which a browser cannot open: links say localhost. */
+const LOCAL_HOSTS = new Set(['0.0.0.0', '::', '[::]', '127.0.0.1', '::1', '[::1]', 'localhost']);
+const isLoopback = (host: string) => LOCAL_HOSTS.has(host.toLowerCase()) || /^127\./.test(host);
+
+/**
+ * The http origin a browser on this machine opens to reach a listener on host:port. Loopback and wildcard hosts
+ * become `localhost` (WebAuthn refuses IP addresses as a relying party); other IPv6 addresses are bracketed.
+ */
+export function listenerOrigin(host: string, port: number): string {
+  const name = isLoopback(host) ? 'localhost' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return new URL(`http://${name}:${port}`).origin;
+}
+
+/**
+ * The configuration once the listener's real port is known (PORT=0 asks the system for one): origins the operator
+ * did not set follow it, so links name the port actually listened on.
+ */
+export function withListenPort(config: Config, port: number): Config {
+  if (port === config.port) return config;
+  const listener = listenerOrigin(config.host, port);
+  const publicUrl = config.explicitUrls.publicUrl ? config.publicUrl : listener;
+  const appUrl = config.explicitUrls.appUrl ? config.appUrl : publicUrl;
+  return deepFreeze({ ...config, port, listenerOrigin: listener, publicUrl, appUrl });
+}
+
+/**
+ * Development hints: an explicit PUBLIC_URL or APP_URL that points at this machine on another port than the one
+ * listened on makes every link fail on the first click. A remote host is taken as a proxy or tunnel and left alone.
+ */
+export function listenerMismatches(config: Config): string[] {
+  if (config.isProduction) return [];
+  const hints: string[] = [];
+  for (const [name, key] of [
+    ['PUBLIC_URL', 'publicUrl'],
+    ['APP_URL', 'appUrl'],
+  ] as const) {
+    if (!config.explicitUrls[key]) continue;
+    const u = new URL(config[key]);
+    const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+    const local = isLoopback(u.hostname) || u.hostname === config.host;
+    if (local && port !== config.port)
+      hints.push(
+        `${name} (${config[key]}) names port ${port} but the server listens on ${config.host}:${config.port}: links in mails and the setup link will not open; unset ${name} to follow PORT, or set it to ${config.listenerOrigin}`,
+      );
+  }
+  return hints;
+}
 
 /** The 32 key bytes of a hex or base64 key, or null when it is neither. */
 function keyBytes(v: string): Buffer | null {

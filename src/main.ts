@@ -2,7 +2,7 @@
 // `npm start` execs the compiled dist/main.js (`exec node`: no shell in between), so signals reach this process.
 import { createServer } from 'node:net';
 import type { DestinationStream } from 'pino';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, listenerMismatches, loadConfig, withListenPort, type Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { createLogger } from './platform/logger.js';
 import { startFailure } from './platform/start-failure.js';
@@ -19,12 +19,15 @@ async function logDestination(config: Config): Promise<DestinationStream | undef
   }
 }
 
-function assertPortFree(host: string, port: number): Promise<void> {
-  if (port === 0) return Promise.resolve();
+/** Probes the port (a busy one fails in a second); for PORT=0, the free port the system picked. */
+function probePort(host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+    probe.listen({ host, port, exclusive: true }, () => {
+      const picked = (probe.address() as { port: number }).port;
+      probe.close(() => resolve(picked));
+    });
   });
 }
 
@@ -43,7 +46,9 @@ async function main() {
   try {
     const logger = createLogger(config.logLevel, await logDestination(config));
     step = 'listen';
-    await assertPortFree(config.host, config.port); // fail in a second, not after opening the database
+    // Fail in a second, not after opening the database; PORT=0 is fixed here so links can name the real port.
+    config = withListenPort(config, await probePort(config.host, config.port));
+    for (const hint of listenerMismatches(config)) logger.warn(hint);
     step = 'open the database';
     const database = await openDatabase(config);
     step = 'apply the migrations';

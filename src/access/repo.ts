@@ -1,10 +1,12 @@
 // The SQL of the access core (the one file of src/access that imports drizzle-orm or the schema, as a module's
 // repo.ts): the role chain the resolver reads, a tenant's settings for the sign-in address check, the marking of
 // a just-in-time grant seen expired, the pipeline's statements (authenticate's last-seen write, step-up's factors),
-// the authorisation epoch and both sides' admins (mailed by tenants and the access module).
-import { eq, sql } from 'drizzle-orm';
+// the authorisation epoch, both sides' admins (mailed by tenants and the access module) and an account's active
+// memberships (the account-wide authority).
+import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../db/connect.js';
-import { organizations, partners } from '../db/schema/index.js';
+import { asSystemWithin } from '../db/row-security.js';
+import { organizations, organizationUsers, partners, partnerUsers } from '../db/schema/index.js';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from './catalog.js';
 
 /** A role and its ancestors (at most `maxDepth`), each with its own permissions, nearest first. */
@@ -117,4 +119,45 @@ export async function adminsOfBothSides(tx: Executor, partnerId: string, orgId: 
     orgName: n?.org_name ?? 'the organisation',
     partnerName: n?.partner_name ?? 'the partner',
   };
+}
+
+export interface ActiveMembershipRows {
+  partner: { partnerId: string; roleId: string; orgAccess: string; orgIds: string[] }[];
+  organization: {
+    partnerId: string;
+    orgId: string;
+    roleId: string;
+    siteIds: string[] | null;
+    deviceGroupIds: string[] | null;
+  }[];
+}
+
+/**
+ * Every active membership of an account, in every tenant (system context `account-wide`): what an account-wide
+ * decision counts. A pending membership is not yet the account's and is left out.
+ */
+export async function activeMembershipRows(ex: Executor, userId: string): Promise<ActiveMembershipRows> {
+  return asSystemWithin(ex, 'account-wide', async () => {
+    const partner = await ex
+      .select({
+        partnerId: partnerUsers.partnerId,
+        roleId: partnerUsers.roleId,
+        orgAccess: partnerUsers.orgAccess,
+        orgIds: partnerUsers.orgIds,
+      })
+      .from(partnerUsers)
+      .where(and(eq(partnerUsers.userId, userId), eq(partnerUsers.status, 'active')));
+    const organization = await ex
+      .select({
+        partnerId: organizations.partnerId,
+        orgId: organizationUsers.orgId,
+        roleId: organizationUsers.roleId,
+        siteIds: organizationUsers.siteIds,
+        deviceGroupIds: organizationUsers.deviceGroupIds,
+      })
+      .from(organizationUsers)
+      .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
+      .where(and(eq(organizationUsers.userId, userId), eq(organizationUsers.status, 'active')));
+    return { partner, organization };
+  });
 }

@@ -77,3 +77,9 @@ export class RoleCache {
 export function hasPermission(perms: ReadonlySet<string>, required: string): boolean {
   return perms.has('*:*') || perms.has(required);
 }
+
+/** The permissions of `wanted` that `held` does not cover (the ceiling: nobody grants or administers beyond it). */
+export function beyondCeiling(held: ReadonlySet<string>, wanted: Iterable<string>): string[] {
+  if (held.has('*:*')) return [];
+  return [...wanted].filter((k) => !hasPermission(held, k));
+}

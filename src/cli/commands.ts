@@ -2,7 +2,7 @@
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import type { Config } from '../config.js';
+import { type Config, listenerMismatches } from '../config.js';
 import type { Database, Db } from '../db/connect.js';
 import { appliedMigrationCount } from '../db/migration-count.js';
 import { encryptionKey } from '../deps.js';
@@ -299,11 +299,13 @@ export function configCheckCommand(config: Config): Result {
     previousEncryptionKeys: config.previousEncryptionKeys.map(() => '********'),
     sms: { ...config.sms, authToken: mask(config.sms.authToken) },
   };
+  const warnings = listenerMismatches(config);
   const lines = [
     'Configuration is valid. Effective values (secrets masked):',
     ...flatten(shown).map(([k, v]) => `  ${k} = ${JSON.stringify(v)}`),
+    ...warnings.map((w) => `warning: ${w}`),
   ];
-  return { data: { ok: true, config: shown }, lines };
+  return { data: { ok: true, config: shown, warnings }, lines };
 }
 
 function flatten(o: object, prefix = ''): [string, unknown][] {

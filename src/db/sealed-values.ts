@@ -1,60 +1,9 @@
-// Every value sealed with the secret box, where it lives and the associated data it was sealed with: the list
-// `gatehouse keys rotate-encryption` walks to re-seal them under the current ENCRYPTION_KEY.
-import { sql, type SQL } from 'drizzle-orm';
-import type { Db } from './connect.js';
+// `gatehouse keys rotate-encryption`: re-seals every value of the sealed-value catalogue under the current
+// ENCRYPTION_KEY.
+import { sql } from 'drizzle-orm';
 import type { SecretBox } from '../platform/secret-box.js';
-
-interface SealedLocation {
-  label: string;
-  table: string;
-  id: string;
-  /** A column, or a text field of a jsonb column. */
-  column: string;
-  jsonField?: string;
-  where?: SQL;
-  aad: (row: { id: string; owner: string | null }) => string;
-  owner?: string;
-}
-
-export const SEALED_LOCATIONS: SealedLocation[] = [
-  {
-    label: 'signing keys',
-    table: 'signing_keys',
-    id: 'kid',
-    column: 'private_jwk_enc',
-    aad: (r) => `signing-key:${r.id}`,
-  },
-  { label: 'TOTP secrets', table: 'users', id: 'id', column: 'mfa_secret', aad: (r) => `totp:${r.id}` },
-  {
-    label: 'SSO client secrets',
-    table: 'sso_providers',
-    id: 'id',
-    column: 'client_secret',
-    aad: () => 'sso-client-secret',
-  },
-  { label: 'SSO login nonces', table: 'sso_sessions', id: 'id', column: 'nonce', aad: () => 'sso-nonce' },
-  { label: 'SSO PKCE verifiers', table: 'sso_sessions', id: 'id', column: 'code_verifier', aad: () => 'sso-verifier' },
-  {
-    label: 'pending TOTP setups',
-    table: 'auth_flows',
-    id: 'id',
-    column: 'data',
-    jsonField: 'secret',
-    owner: 'user_id',
-    where: sql`kind = 'mfa_setup'`,
-    aad: (r) => `totp-setup:${r.owner}`,
-  },
-  {
-    label: 'pending recovery codes',
-    table: 'auth_flows',
-    id: 'id',
-    column: 'data',
-    jsonField: 'recoveryCodes',
-    owner: 'user_id',
-    where: sql`kind = 'mfa_setup'`,
-    aad: (r) => `recovery-setup:${r.owner}`,
-  },
-];
+import type { Db } from './connect.js';
+import { reseal, SEALED_KINDS } from './sealed-catalogue.js';
 
 export interface ResealProgress {
   label: string;
@@ -78,14 +27,14 @@ export async function resealAll(
 ): Promise<ResealProgress[]> {
   const current = `gh1.${box.currentKeyId}.%`;
   const out: ResealProgress[] = [];
-  for (const loc of SEALED_LOCATIONS) {
+  for (const loc of SEALED_KINDS) {
     const value = loc.jsonField
       ? sql`(${sql.identifier(loc.column)} ->> ${loc.jsonField})`
       : sql.identifier(loc.column);
-    const stale = sql`${value} is not null and ${value} not like ${current}${loc.where ? sql` and ${loc.where}` : sql``}`;
+    const stale = sql`${value} is not null and ${value} not like ${current}${loc.where ? sql` and ${sql.raw(loc.where)}` : sql``}`;
     const table = sql.identifier(loc.table);
     const id = sql.identifier(loc.id);
-    const owner = loc.owner ? sql.identifier(loc.owner) : sql`null`;
+    const bound = loc.boundTo ? sql.identifier(loc.boundTo) : sql`''`;
     const [{ n }] = rowsOf<{ n: number }>(
       await db.execute(sql`select count(*)::int as n from ${table} where ${stale}`),
     ) as [{ n: number }];
@@ -93,9 +42,9 @@ export async function resealAll(
     onProgress(progress);
     let after = '';
     for (;;) {
-      const rows = rowsOf<{ id: string; owner: string | null; value: string }>(
+      const rows = rowsOf<{ id: string; bound: string; value: string }>(
         await db.execute(
-          sql`select ${id}::text as id, ${owner}::text as owner, ${value} as value from ${table} where ${stale} and ${id}::text > ${after} order by ${id}::text limit ${batch}`,
+          sql`select ${id}::text as id, ${bound}::text as bound, ${value} as value from ${table} where ${stale} and ${id}::text > ${after} order by ${id}::text limit ${batch}`,
         ),
       );
       if (!rows.length) break;
@@ -103,7 +52,7 @@ export async function resealAll(
         after = row.id;
         let fresh: string;
         try {
-          fresh = box.seal(box.open(row.value, loc.aad(row)), loc.aad(row));
+          fresh = reseal(box, loc, row.value, row.bound);
         } catch {
           progress.failed++;
           continue;

@@ -112,6 +112,12 @@ export const ERROR_CATALOG = {
   },
   permission_ceiling: { status: 403, error: 'Forbidden', message: 'You cannot grant permissions you do not hold.' },
   forbidden_self_action: { status: 403, error: 'Forbidden', message: 'You cannot do this to your own account.' },
+  account_outside_authority: {
+    status: 403,
+    error: 'Forbidden',
+    message:
+      'The account belongs to a tenant or holds access beyond your authority: change its membership here instead of the account.',
+  },
   last_admin: {
     status: 403,
     error: 'Forbidden',

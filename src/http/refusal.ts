@@ -1,5 +1,7 @@
 // An access decision's denial as the answer of a by-id route (src/access/decision.ts reasons, HTTP errors here).
+import { type Authority, accountAuthority } from '../access/account-authority.js';
 import type { AccessReason } from '../access/decision.js';
+import type { Executor } from '../db/connect.js';
 import { AppError, notFound } from './errors.js';
 
 /** The answer a by-id route gives when the scope denies: an address outside a list is 403, anything else 404. */
@@ -10,4 +12,12 @@ export function refusalOf(reasons: AccessReason[], what: string): AppError | nul
   if (denied.step === 'ip_allowlist')
     return new AppError('ip_not_allowed', 'This address is outside the IP allow-list of the organization.');
   return notFound(what);
+}
+
+/**
+ * Refuses an account-wide change (status, name, e-mail, password, factors, every session) unless the authority covers
+ * every active membership of the account. Which memberships lie outside is not said: they are other tenants' facts.
+ */
+export async function assertAccountAuthority(ex: Executor, a: Authority | null, userId: string): Promise<void> {
+  if (!(await accountAuthority(ex, a, userId)).covered) throw new AppError('account_outside_authority');
 }

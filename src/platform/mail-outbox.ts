@@ -13,13 +13,13 @@ import {
   type MailOutboxRow,
   rescheduleMail,
 } from '../db/mail-outbox.js';
+import { openAs, sealAs } from '../db/sealed-catalogue.js';
 import type { Clock } from './clock.js';
 import { backoffMs, LeasedQueue } from './leased-queue.js';
 import type { Mailer, MailMessage } from './mail.js';
 import type { Metrics } from './metrics.js';
 import type { SecretBox } from './secret-box.js';
 
-const AAD = 'mail_outbox';
 const MAX_ATTEMPTS = 8;
 
 /** Backoff after a failed attempt: 5 s, 10 s, 20 s ... capped at one hour. */
@@ -52,7 +52,11 @@ export class MailOutbox {
   /** Stores the message in the caller's transaction. Call kick() after the commit for a prompt send. */
   async enqueue(tx: Tx | Db, msg: MailMessage): Promise<void> {
     const now = this.clock.now();
-    await insertOutboxMail(tx, { template: msg.template, sealed: this.box.seal(JSON.stringify(msg), AAD), now });
+    await insertOutboxMail(tx, {
+      template: msg.template,
+      sealed: sealAs(this.box, 'queuedMail', JSON.stringify(msg)),
+      now,
+    });
   }
 
   /** Sends what is due, soon. */
@@ -71,7 +75,7 @@ export class MailOutbox {
   private async deliver(row: Row): Promise<void> {
     let msg: MailMessage;
     try {
-      msg = JSON.parse(this.box.open(row.sealed, AAD)) as MailMessage;
+      msg = JSON.parse(openAs(this.box, 'queuedMail', row.sealed)) as MailMessage;
     } catch (err) {
       // Sealed with a key that is no longer configured: it can never be sent.
       this.logger.error(

@@ -1,48 +1,78 @@
-// The one outbound-request guard (OpenID discovery, JWKS and tokens, SAML metadata, audit webhooks): https only, no
-// private, loopback or link-local address, no redirects. Each caller passes its own test-only switch
+// The one outbound-request guard (OpenID discovery, JWKS and tokens, SAML metadata, audit webhooks): https only, global
+// unicast addresses only, no redirects. Each caller passes its own test-only switch
 // (SSO_ALLOW_INSECURE_ISSUERS, WEBHOOKS_ALLOW_INSECURE) that lifts the first two checks, never the third.
 // The address is checked again where the connection is made (DNS rebinding): the socket connects to the address the
 // check passed, never to a second answer of the resolver.
 import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
+import ipaddr from 'ipaddr.js';
 import type { Agent } from 'undici';
 
 /** The URL was refused before any request: the message names what and why, fit for a field error. */
 export class OutboundRefusedError extends Error {}
 
 /**
- * Loopback, private, link-local, CGNAT, unspecified, multicast and reserved ranges. A BlockList also matches the
- * IPv4-mapped and IPv4-compatible IPv6 forms of them in every spelling (the URL parser writes [::ffff:127.0.0.1]
- * as [::ffff:7f00:1], which a string prefix test misses).
+ * Every IANA special-purpose block (the IPv4 and IPv6 Special-Purpose Address Registries, RFC 6890 and successors),
+ * multicast, and the IPv6 space outside global unicast (2000::/3). An address in none of them is also required to be
+ * `unicast` for ipaddr.js, so a block either list knows is refused. The IPv4-mapped form is judged by its IPv4
+ * address; the translation and tunnel forms (NAT64, 6to4, Teredo) are refused whole: they carry an IPv4 address the
+ * receiving relay would reach, public or not.
  */
-const PRIVATE = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-  ['224.0.0.0', 3],
-] as const)
-  PRIVATE.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [
-  ['::', 96],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const)
-  PRIVATE.addSubnet(net, bits, 'ipv6');
+export const REFUSED_BLOCKS: readonly (readonly [cidr: string, why: string])[] = [
+  ['0.0.0.0/8', 'this network'],
+  ['10.0.0.0/8', 'private use'],
+  ['100.64.0.0/10', 'shared address space (CGNAT)'],
+  ['127.0.0.0/8', 'loopback'],
+  ['169.254.0.0/16', 'link-local (cloud metadata)'],
+  ['172.16.0.0/12', 'private use'],
+  ['192.0.0.0/24', 'IETF protocol assignments'],
+  ['192.0.2.0/24', 'documentation (TEST-NET-1)'],
+  ['192.31.196.0/24', 'AS112-v4'],
+  ['192.52.193.0/24', 'AMT'],
+  ['192.88.99.0/24', 'deprecated 6to4 relay anycast'],
+  ['192.168.0.0/16', 'private use'],
+  ['192.175.48.0/24', 'AS112 direct delegation'],
+  ['198.18.0.0/15', 'benchmarking'],
+  ['198.51.100.0/24', 'documentation (TEST-NET-2)'],
+  ['203.0.113.0/24', 'documentation (TEST-NET-3)'],
+  ['224.0.0.0/4', 'multicast'],
+  ['240.0.0.0/4', 'reserved'],
+  ['255.255.255.255/32', 'limited broadcast'],
+  ['::/128', 'unspecified'],
+  ['::1/128', 'loopback'],
+  ['::ffff:0:0/96', 'IPv4-mapped (judged by the IPv4 address it carries, before this table)'],
+  ['::/96', 'IPv4-compatible (deprecated)'],
+  ['64:ff9b::/96', 'NAT64 well-known prefix'],
+  ['64:ff9b:1::/48', 'NAT64 local-use prefix'],
+  ['100::/64', 'discard-only'],
+  ['2001::/23', 'IETF protocol assignments'],
+  ['2001::/32', 'Teredo'],
+  ['2001:2::/48', 'benchmarking'],
+  ['2001:db8::/32', 'documentation'],
+  ['2002::/16', '6to4'],
+  ['2620:4f:8000::/48', 'AS112 direct delegation'],
+  ['3fff::/20', 'documentation'],
+  ['5f00::/16', 'segment routing SIDs'],
+  ['fc00::/7', 'unique local'],
+  ['fe80::/10', 'link-local'],
+  ['fec0::/10', 'site-local (deprecated)'],
+  ['ff00::/8', 'multicast'],
+];
 
+const REFUSED = REFUSED_BLOCKS.map(([cidr]) => ipaddr.parseCIDR(cidr));
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
+/** True unless `ip` is a global unicast address: anything not an address literal counts as private. */
 export function isPrivateAddress(ip: string): boolean {
-  const family = isIP(ip);
-  if (family === 0) return true; // not an address: never treat it as a public one
-  return PRIVATE.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+  if (isIP(ip) === 0) return true; // not an address: never treat it as a public one
+  let addr = ipaddr.parse(ip);
+  if (addr instanceof ipaddr.IPv6 && addr.isIPv4MappedAddress()) addr = addr.toIPv4Address();
+  if (addr.range() !== 'unicast') return true;
+  if (addr instanceof ipaddr.IPv6 && !addr.match(GLOBAL_UNICAST_V6)) return true;
+  return REFUSED.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
 }
 
 /**

@@ -1,4 +1,4 @@
-// AES-256-GCM for secrets at rest (TOTP secrets, SSO client secrets, signing keys).
+// AES-256-GCM for secrets at rest; what is sealed, where, and with which associated data is src/db/sealed-catalogue.ts.
 // Format: gh1.<keyId>.<iv>.<ciphertext+tag> (base64url). The key id lets old keys decrypt after rotation.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 

@@ -79,7 +79,7 @@ const newMember = async (roleId = PARTNER_TECH) =>
   (await signedInPartnerMember(t, partnerId, { roleId, password: PASSWORD })).user.id;
 const newProvider = async (api: ApiClient) => created(await api.post('/sso/providers', providerBody()));
 /** A public address literal: passes the outbound guard without DNS; no event matches, so nothing is sent. */
-const webhookBody = () => ({ url: 'https://203.0.113.10/hook', events: ['nothing.'] });
+const webhookBody = () => ({ url: 'https://93.184.215.14/hook', events: ['nothing.'] });
 const newWebhook = async (api: ApiClient) => created(await api.post('/webhooks', webhookBody()));
 const newServiceAccount = async (api: ApiClient) =>
   created(await api.post('/service-accounts', { name: `SA ${uniq()}`, roleId: PARTNER_VIEWER }));

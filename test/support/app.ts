@@ -73,16 +73,17 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
   const storePrefix = `t:${randomBytes(6).toString('hex')}:`;
   const deps = await buildDeps(config, testDb.database, logger, { clock, storePrefix });
   const app = await createApp(deps);
-  await app.listen({ port, host: '127.0.0.1' });
+  // The port of the environment (a test may name its own, e.g. to start with only PORT set).
+  await app.listen({ port: config.port, host: '127.0.0.1' });
   return {
-    baseUrl: origin,
+    baseUrl: `http://localhost:${config.port}`,
     app,
     deps,
     clock,
     testDb,
     storePrefix,
     env: appEnv,
-    client: () => new ApiClient(origin),
+    client: () => new ApiClient(`http://localhost:${config.port}`),
     logs: () => logText,
     close: async () => {
       await app.close();
@@ -102,12 +103,14 @@ export interface PeerApp {
 /**
  * A second instance of the service beside `t`: its own process-level state (deps, caches, store connection,
  * port) over the same database and the same shared-store namespace, as two replicas behind a load balancer.
+ * `env` changes its configuration (a restarted replica with another key, say).
  */
-export async function startPeer(t: TestApp): Promise<PeerApp> {
+export async function startPeer(t: TestApp, env: Record<string, string> = {}): Promise<PeerApp> {
   const port = await freePort();
   const origin = `http://localhost:${port}`;
   const config = loadConfig({
     ...t.env,
+    ...env,
     PORT: String(port),
     // Both replicas serve the same public site; the peer just listens elsewhere.
     PUBLIC_URL: t.deps.config.publicUrl,
@@ -116,9 +119,10 @@ export async function startPeer(t: TestApp): Promise<PeerApp> {
   const logger = createLogger(config.logLevel, new Writable({ write: (_c, _e, cb) => cb() }));
   const deps = await buildDeps(config, t.testDb.database, logger, { clock: t.clock, storePrefix: t.storePrefix });
   const app = await createApp(deps);
-  await app.listen({ port, host: '127.0.0.1' });
+  // The port of the environment (a test may name its own, e.g. to start with only PORT set).
+  await app.listen({ port: config.port, host: '127.0.0.1' });
   return {
-    baseUrl: origin,
+    baseUrl: `http://localhost:${config.port}`,
     deps,
     client: () => new ApiClient(origin),
     close: async () => {

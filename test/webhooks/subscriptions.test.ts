@@ -24,8 +24,8 @@ let orgA: { id: string; partnerId: string };
 let orgB: { id: string; partnerId: string };
 let admin: SignedInMember;
 
-/** A public address literal (TEST-NET-3): passes the guard without DNS; its events filter matches nothing. */
-const PUBLIC_URL = 'https://203.0.113.10/hooks/gatehouse?token=receiver-own-token';
+/** A global unicast address literal: passes the guard without DNS; its events filter matches nothing. */
+const PUBLIC_URL = 'https://93.184.215.14/hooks/gatehouse?token=receiver-own-token';
 
 beforeAll(async () => {
   rcv = await startReceiver();
@@ -74,7 +74,7 @@ describe('the signing secret is shown once and sealed at rest', () => {
     const [audit] = await t.deps.db.select().from(auditLogs).where(eq(auditLogs.resourceId, id));
     expect(audit!.action).toBe('webhook.create');
     expect(JSON.stringify(audit!.details)).not.toContain('receiver-own-token');
-    expect(audit!.details).toMatchObject({ host: '203.0.113.10' });
+    expect(audit!.details).toMatchObject({ host: '93.184.215.14' });
   });
 });
 
@@ -127,7 +127,7 @@ describe('who may subscribe: audit:manage, within the tenant', () => {
       { url: PUBLIC_URL, events: [] },
       { url: PUBLIC_URL, events: ['Role.'] },
       { url: 'not a url', events: ['*'] },
-      { url: 'ftp://203.0.113.10/x', events: ['*'] },
+      { url: 'ftp://93.184.215.14/x', events: ['*'] },
       { url: PUBLIC_URL, events: ['*'], secret: 'mine' },
     ]) {
       const res = await admin.api.post('/webhooks', body);
@@ -138,7 +138,7 @@ describe('who may subscribe: audit:manage, within the tenant', () => {
 
 describe('the outbound guard refuses private, loopback and link-local addresses and plain http (no WEBHOOKS_ALLOW_INSECURE)', () => {
   const refused = [
-    'http://203.0.113.10/hook', // plain http, public address
+    'http://93.184.215.14/hook', // plain http, public address
     'https://10.0.0.1/hook',
     'https://127.0.0.1/hook',
     'https://localhost/hook',

@@ -37,4 +37,7 @@ export const flowKind = pgEnum('flow_kind', [
   'first_run_setup',
   'sso_link',
   'saml_return',
+  'email_verify',
+  'email_change',
+  'membership_invite',
 ]);

@@ -23,6 +23,8 @@ export const users = pgTable(
     id: uuid('id').primaryKey().defaultRandom(),
     email: varchar('email', { length: 255 }).notNull(),
     name: varchar('name', { length: 255 }).notNull(),
+    /** The person proved the address (a mailed link opened); an unproven address earns no later invitation's access. */
+    emailVerified: boolean('email_verified').notNull().default(false),
     passwordHash: text('password_hash'),
     mfaSecret: text('mfa_secret'),
     mfaEnabled: boolean('mfa_enabled').notNull().default(false),

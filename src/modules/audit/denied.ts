@@ -16,6 +16,7 @@ export const DENIED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'full_org_access_required',
   'mfa_required',
   'permission_ceiling',
+  'account_outside_authority',
   'forbidden_self_action',
   'last_admin',
   'system_role_immutable',

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/connect.js';
 import { exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
 import type { SecretBox } from '../../platform/secret-box.js';
+import { openAs, sealAs } from '../../db/sealed-catalogue.js';
 import {
   hasActiveSigningKey,
   insertSigningKey,
@@ -52,7 +53,7 @@ export class KeyRing {
     await insertSigningKey(tx, {
       kid,
       publicJwk,
-      privateJwkEnc: this.box.seal(JSON.stringify(privateJwk), `signing-key:${kid}`),
+      privateJwkEnc: sealAs(this.box, 'signingKey', JSON.stringify(privateJwk), kid),
     });
     return kid;
   }
@@ -81,7 +82,7 @@ export class KeyRing {
         publicKey: (await importJWK(publicJwk, 'EdDSA')) as CryptoKey,
       });
       if (row.active) {
-        const privateJwk = JSON.parse(this.box.open(row.privateJwkEnc, `signing-key:${row.kid}`)) as JWK;
+        const privateJwk = JSON.parse(openAs(this.box, 'signingKey', row.privateJwkEnc, row.kid)) as JWK;
         this.signing = { kid: row.kid, privateKey: (await importJWK(privateJwk, 'EdDSA')) as CryptoKey };
       }
     }

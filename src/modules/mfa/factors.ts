@@ -1,6 +1,7 @@
 // The account's second factors as stored on the user row; each change bumps credential_version, which voids
 // pending login challenges (tempTokens) issued before it.
 import type { Executor } from '../../db/connect.js';
+import { openAs, sealAs } from '../../db/sealed-catalogue.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { hashRecoveryCode, matchTotp } from './codes.js';
 import {
@@ -14,9 +15,9 @@ import {
   type UserRow,
 } from './repo.js';
 
-export const sealTotp = (box: SecretBox, userId: string, secret: string) => box.seal(secret, `totp:${userId}`);
+export const sealTotp = (box: SecretBox, userId: string, secret: string) => sealAs(box, 'totpSecret', secret, userId);
 export const openTotp = (box: SecretBox, user: Pick<UserRow, 'id' | 'mfaSecret'>) =>
-  user.mfaSecret ? box.open(user.mfaSecret, `totp:${user.id}`) : null;
+  user.mfaSecret ? openAs(box, 'totpSecret', user.mfaSecret, user.id) : null;
 
 /**
  * Accepts a TOTP code once: the step is recorded only if it is newer than the last one accepted,

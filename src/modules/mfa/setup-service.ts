@@ -1,4 +1,5 @@
 // TOTP enrolment, confirmation, recovery-code rotation and MFA disable (spec 3.4, 5.4; CONTRACT 4).
+import { openAs, sealAs } from '../../db/sealed-catalogue.js';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
@@ -40,8 +41,8 @@ export async function startTotpSetup(deps: Deps, p: Principal) {
       kind: 'mfa_setup',
       userId: user.id,
       data: {
-        secret: deps.box.seal(secret, `totp-setup:${user.id}`),
-        recoveryCodes: deps.box.seal(JSON.stringify(recoveryCodes), `recovery-setup:${user.id}`),
+        secret: sealAs(deps.box, 'totpSetupSecret', secret, user.id),
+        recoveryCodes: sealAs(deps.box, 'totpSetupRecoveryCodes', JSON.stringify(recoveryCodes), user.id),
       },
       ttlMs: SETUP_TTL_MS,
       now,
@@ -66,8 +67,10 @@ export async function confirmTotpSetup(
   const pending = await latestLiveFlow(deps.db, p.userId, 'mfa_setup', now);
   if (!pending) throw new AppError('invalid_mfa_setup');
   const data = pending.data as { secret: string; recoveryCodes: string };
-  const secret = deps.box.open(data.secret, `totp-setup:${p.userId}`);
-  const recoveryCodes = JSON.parse(deps.box.open(data.recoveryCodes, `recovery-setup:${p.userId}`)) as string[];
+  const secret = openAs(deps.box, 'totpSetupSecret', data.secret, p.userId);
+  const recoveryCodes = JSON.parse(
+    openAs(deps.box, 'totpSetupRecoveryCodes', data.recoveryCodes, p.userId),
+  ) as string[];
   const step = /^\d{6}$/.test(code) ? matchTotp(secret, code, now.getTime()) : null;
   if (step === null) throw new AppError('invalid_mfa_code');
   const issued = await deps.db.transaction(async (tx) => {

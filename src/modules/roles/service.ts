@@ -29,7 +29,7 @@ import {
   updateRoleRow,
   type RoleRow,
 } from './repo.js';
-import { hasPermission, loadRoleChain, MAX_ROLE_DEPTH } from '../../access/resolver.js';
+import { beyondCeiling, loadRoleChain, MAX_ROLE_DEPTH } from '../../access/resolver.js';
 
 export async function findRole(db: Executor, target: TargetScope, id: string): Promise<RoleRow> {
   const row = await findRoleRow(db, target, id);
@@ -114,8 +114,7 @@ export function canonicalPermissions(input: { resource: string; action: string }
 
 /** Nobody grants what they do not hold. */
 export function assertWithinCeiling(caller: ReadonlySet<string>, granted: Iterable<string>): void {
-  if (caller.has('*:*')) return;
-  const missing = [...granted].filter((k) => !hasPermission(caller, k));
+  const missing = beyondCeiling(caller, granted);
   if (missing.length) throw new AppError('permission_ceiling', undefined, { missing });
 }
 

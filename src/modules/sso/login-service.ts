@@ -1,6 +1,7 @@
 // The SSO login flow (spec 5.8; CONTRACT 6): authorization code + PKCE, state and nonce in an SSO session row
 // bound to the browser; identity resolution and the exchange code live in identity-service.ts (shared with SAML).
 // openid-client is imported when an OpenID Connect sign-in runs (not needed to start).
+import { openAs, sealAs } from '../../db/sealed-catalogue.js';
 import type * as oidc from 'openid-client';
 import type { Deps } from '../../deps.js';
 import type { SsoFailureCode } from '../../http/errors.js';
@@ -82,8 +83,8 @@ export async function startLogin(
   await insertSsoSession(deps.db, {
     providerId: provider.id,
     stateHash: sha256(state),
-    nonce: deps.box.seal(nonce, 'sso-nonce'),
-    codeVerifier: deps.box.seal(verifier, 'sso-verifier'),
+    nonce: sealAs(deps.box, 'ssoNonce', nonce),
+    codeVerifier: sealAs(deps.box, 'ssoVerifier', verifier),
     browserBindingHash: sha256(binding),
     redirectPath: safeRedirect(redirect),
     expiresAt: new Date(now.getTime() + SSO_SESSION_TTL_MS),
@@ -137,9 +138,9 @@ export async function completeLogin(
       config,
       new URL(`${callbackUrl(deps)}?${rawQuery}`),
       {
-        pkceCodeVerifier: deps.box.open(row.codeVerifier, 'sso-verifier'),
+        pkceCodeVerifier: openAs(deps.box, 'ssoVerifier', row.codeVerifier),
         expectedState: state,
-        expectedNonce: deps.box.open(row.nonce, 'sso-nonce'),
+        expectedNonce: openAs(deps.box, 'ssoNonce', row.nonce),
         idTokenExpected: true,
       },
       { redirect_uri: callbackUrl(deps) },

@@ -1,5 +1,6 @@
 // SSO provider administration (spec 2.8, 4.4; CONTRACT 6): per organisation, or partner-owned. Create, update and
 // delete here; reading in providers-view.ts, input checks in providers-checks.ts, the /test flow in providers-test.ts.
+import { sealAs } from '../../db/sealed-catalogue.js';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
@@ -98,7 +99,7 @@ export async function createProvider(
       type: 'oidc',
       issuer: input.issuer,
       clientId: input.clientId,
-      clientSecret: input.clientSecret ? deps.box.seal(input.clientSecret, 'sso-client-secret') : null,
+      clientSecret: input.clientSecret ? sealAs(deps.box, 'ssoClientSecret', input.clientSecret) : null,
       scopes: input.scopes ?? preset?.scopes ?? 'openid email profile',
     };
   }
@@ -177,7 +178,7 @@ export async function updateProvider(
       ...(input.nameAttribute !== undefined ? { nameAttribute: input.nameAttribute } : {}),
       ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
       ...(input.clientSecret !== undefined
-        ? { clientSecret: input.clientSecret ? deps.box.seal(input.clientSecret, 'sso-client-secret') : null }
+        ? { clientSecret: input.clientSecret ? sealAs(deps.box, 'ssoClientSecret', input.clientSecret) : null }
         : {}),
       ...(input.scopes !== undefined ? { scopes: input.scopes } : {}),
       ...(input.allowedDomains !== undefined ? { allowedDomains: input.allowedDomains } : {}),

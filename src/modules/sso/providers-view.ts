@@ -1,4 +1,5 @@
 // SSO providers as read: one provider of the tenant, the list, their JSON, and the sealed client secret opened.
+import { openAs } from '../../db/sealed-catalogue.js';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { notFound } from '../../http/errors.js';
@@ -56,4 +57,4 @@ export async function listProviders(deps: Deps, t: TargetScope) {
 }
 
 export const openSecret = (deps: Deps, r: Row) =>
-  r.clientSecret ? deps.box.open(r.clientSecret, 'sso-client-secret') : null;
+  r.clientSecret ? openAs(deps.box, 'ssoClientSecret', r.clientSecret) : null;

@@ -4,6 +4,7 @@
 // signed assertion, single use of the assertion in the shared store). A cross-site POST carries no SameSite=Lax
 // cookie, so the ACS hands the verified identity to GET /sso/saml/return, where the browser binding is checked and
 // the shared sign-in (identity-service.ts) runs, exactly as for OIDC.
+import { sealAs } from '../../db/sealed-catalogue.js';
 import type { Deps } from '../../deps.js';
 import { domainProvenBy } from '../domains/index.js';
 import { notFound, type SsoFailureCode } from '../../http/errors.js';
@@ -94,8 +95,8 @@ export async function startSamlLogin(
   await insertSsoSession(deps.db, {
     providerId: provider.id,
     stateHash: sha256(requestId),
-    nonce: deps.box.seal(requestId, 'sso-nonce'),
-    codeVerifier: deps.box.seal('saml', 'sso-verifier'),
+    nonce: sealAs(deps.box, 'ssoNonce', requestId),
+    codeVerifier: sealAs(deps.box, 'ssoVerifier', 'saml'),
     browserBindingHash: sha256(binding),
     redirectPath,
     expiresAt: new Date(deps.clock.now().getTime() + ttlMs),

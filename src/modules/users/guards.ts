@@ -3,7 +3,7 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { assertWithinCeiling, loadRoleChain } from '../roles/index.js';
-import { activePartnerMembers, countIdsInOrg, lockPartnerRow, orgMembershipsOf, partnerMembershipsOf } from './repo.js';
+import { activePartnerMembers, countIdsInOrg, lockPartnerRow, partnerMembershipsOf } from './repo.js';
 
 /** A caller may only administer a member whose role grants no more than the caller holds. */
 export async function assertTargetWithinCeiling(db: Executor, caller: Principal, targetRoleId: string): Promise<void> {
@@ -56,31 +56,6 @@ export async function partnersAdministeredBy(tx: Executor, userId: string): Prom
   const out: string[] = [];
   for (const r of rows) if ((await loadRoleChain(tx, r.roleId))?.permissions.has('*:*')) out.push(r.partnerId);
   return out;
-}
-
-/**
- * Name and status live on the account, which may hold memberships beyond the one addressed: a caller may change
- * them only when every membership of the account lies within what the caller administers (the whole partner for
- * a partner caller, its own organisation for an organisation caller), and when every role the account holds there
- * is within the caller's ceiling. Otherwise an Organization Admin could disable a Partner Admin who also sits in
- * its organisation with a low role.
- */
-export async function assertAccountAdministrable(tx: Executor, caller: Principal, userId: string): Promise<void> {
-  const partnerMemberships = await partnerMembershipsOf(tx, userId);
-  const orgMemberships = await orgMembershipsOf(tx, userId);
-  const inside =
-    caller.scope === 'partner'
-      ? partnerMemberships.every((m) => m.partnerId === caller.partnerId) &&
-        orgMemberships.every((m) => m.partnerId === caller.partnerId)
-      : partnerMemberships.length === 0 && orgMemberships.every((m) => m.orgId === caller.orgId);
-  if (!inside) {
-    throw new AppError(
-      'conflict',
-      'This account also belongs to another tenant; remove it from your scope instead of changing the account.',
-    );
-  }
-  for (const roleId of new Set([...partnerMemberships, ...orgMemberships].map((m) => m.roleId)))
-    await assertTargetWithinCeiling(tx, caller, roleId);
 }
 
 export async function assertIdsInOrg(

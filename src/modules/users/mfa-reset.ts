@@ -1,12 +1,14 @@
-// Admin MFA reset (spec 5.5): tenant-scoped, never one's own account, clears every factor and ends every session.
+// Admin MFA reset (spec 5.5): never one's own account; the factors and sessions are the account's, in every tenant, so
+// the caller's authority must cover every membership of it.
 import type { Deps } from '../../deps.js';
+import { authorityOf } from '../../access/account-authority.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
+import { assertAccountAuthority } from '../../http/refusal.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { revokeUserSessions } from '../identity/index.js';
 import { clearAllFactors } from '../mfa/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
-import { assertTargetWithinCeiling } from './guards.js';
 import { findMember, mfaStateOf } from './repo.js';
 
 export async function resetUserMfa(
@@ -21,7 +23,7 @@ export async function resetUserMfa(
   await deps.db.transaction(async (tx) => {
     const member = await findMember(tx, target, userId);
     if (!member) throw notFound('user');
-    await assertTargetWithinCeiling(tx, caller, member.roleId);
+    await assertAccountAuthority(tx, authorityOf(caller), userId);
     const user = await mfaStateOf(tx, userId);
     await clearAllFactors(tx, userId, deps.clock.now());
     // Sessions and refresh tokens end now; remote sessions hang off these sessions and end with them.

@@ -230,17 +230,6 @@ export function partnerMembershipsOf(tx: Executor, userId: string) {
   );
 }
 
-/** Every organisation membership of an account, with the organisation's partner (system context `account-wide`). */
-export function orgMembershipsOf(tx: Executor, userId: string) {
-  return asSystemWithin(tx, 'account-wide', () =>
-    tx
-      .select({ orgId: organizationUsers.orgId, partnerId: organizations.partnerId, roleId: organizationUsers.roleId })
-      .from(organizationUsers)
-      .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
-      .where(eq(organizationUsers.userId, userId)),
-  );
-}
-
 /** How many of `ids` (distinct) are sites or device groups of the organisation. */
 export async function countIdsInOrg(
   db: Executor,

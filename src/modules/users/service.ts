@@ -1,15 +1,16 @@
 // User administration in a target scope (spec 3.1, 4.1, 5.7; CONTRACT 5).
 import type { Tx } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
+import { authorityOf } from '../../access/account-authority.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
+import { assertAccountAuthority } from '../../http/refusal.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl } from '../auth/index.js';
 import { findUserByEmail, mails, revokeUserSessions } from '../identity/index.js';
 import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, partnerOrgIds, type TargetScope } from '../tenants/index.js';
 import {
-  assertAccountAdministrable,
   assertIdsInOrg,
   assertWithinSiteScope,
   assertNotLastAdmin,
@@ -210,8 +211,8 @@ export async function updateUser(
     if (!member) throw notFound('user');
     if (userId === caller.userId && patch.status)
       throw new AppError('forbidden_self_action', 'You cannot change your own status.');
-    await assertAccountAdministrable(tx, caller, userId);
-    assertWithinSiteScope(caller, member);
+    // Name and status are the account's, in every tenant it belongs to.
+    await assertAccountAuthority(tx, authorityOf(caller), userId);
     if (patch.status === 'active' && member.status === 'invited')
       throw new AppError('conflict', 'An invited user becomes active by accepting the invitation.');
     if (patch.status === 'disabled' && member.status !== 'disabled') {

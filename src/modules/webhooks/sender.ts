@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { outboundFailure, publicFetch } from '../../platform/outbound.js';
+import { openAs, sealAs } from '../../db/sealed-catalogue.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 
 /** A delivery that takes longer than this counts as failed (and is retried). */
@@ -11,9 +12,10 @@ export const SEND_TIMEOUT_MS = 10_000;
 export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 /** The secret is sealed bound to its subscription: a sealed value copied to another row does not open. */
-const aad = (webhookId: string) => `webhook-secret:${webhookId}`;
-export const sealSecret = (box: SecretBox, webhookId: string, secret: string) => box.seal(secret, aad(webhookId));
-export const openSecret = (box: SecretBox, webhookId: string, sealed: string) => box.open(sealed, aad(webhookId));
+export const sealSecret = (box: SecretBox, webhookId: string, secret: string) =>
+  sealAs(box, 'webhookSecret', secret, webhookId);
+export const openSecret = (box: SecretBox, webhookId: string, sealed: string) =>
+  openAs(box, 'webhookSecret', sealed, webhookId);
 
 export interface SendResult {
   ok: boolean;
