@@ -331,7 +331,11 @@ export async function provisionAccount(
   who: { subject: string; email: string; name: string },
   now: Date,
 ): Promise<UserRow> {
-  const [u] = await db.insert(users).values({ email: who.email, name: who.name, status: 'active' }).returning();
+  // Provisioning happens only for a domain the provider's tenant has proven: the address counts as verified.
+  const [u] = await db
+    .insert(users)
+    .values({ email: who.email, name: who.name, status: 'active', emailVerified: true })
+    .returning();
   if (provider.orgId)
     await db.insert(organizationUsers).values({ orgId: provider.orgId, userId: u!.id, roleId: provider.defaultRoleId });
   else
