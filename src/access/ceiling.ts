@@ -34,7 +34,7 @@ export const ORGANIZATION_WIDE = { siteIds: null, deviceGroupIds: null } as cons
 export function beyondReach(creator: Reach, granted: Granted): BeyondReach | null {
   const permissions = granted.permissions ? beyondCeiling(creator.permissions, new Set(granted.permissions)) : [];
   const within = (mine: readonly string[] | null, theirs: readonly string[] | null | undefined) =>
-    theirs === undefined || mine === null || (theirs !== null && theirs.every((id) => mine.includes(id)));
+    theirs === undefined || mine === null || theirs?.every((id) => mine.includes(id)) === true;
   const reach = [
     ...(within(creator.siteIds, granted.siteIds) ? [] : (['siteIds'] as const)),
     ...(within(creator.deviceGroupIds, granted.deviceGroupIds) ? [] : (['deviceGroupIds'] as const)),

@@ -132,11 +132,7 @@ async function mappedRole(tx: Tx, caller: ScimCaller, roleId: string | null | un
       details: { fieldErrors: { [`${GROUP_EXTENSION}.roleId`]: ['Not a role of this tenant'] }, formErrors: [] },
     });
   });
-  await assertScimAssignable(
-    tx,
-    await creatorReach(tx, { ...caller.target, createdBy: caller.createdBy }),
-    role.id,
-  );
+  await assertScimAssignable(tx, await creatorReach(tx, { ...caller.target, createdBy: caller.createdBy }), role.id);
   return role.id;
 }
 
