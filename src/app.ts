@@ -6,6 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
+import { installAfterAnswer } from './http/after-answer.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
 import { installOutageMonitor } from './http/outage.js';
 import { installRowContext } from './http/row-context.js';
@@ -103,6 +104,8 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     deps.webhooks.kickIfQueued();
     done();
   });
+  // What a sign-in leaves for after its answer (the new-device mail, closing a single-use link): only on a 2xx.
+  installAfterAnswer(app);
   app.addHook('onRequest', refuseLongUrl);
   app.addHook('preValidation', refuseNulBytes);
   app.addHook('preValidation', refuseUnexpectedBody);

@@ -17,7 +17,7 @@ export interface Metrics {
   signIns: Counter<'result' | 'method'>;
   mfaVerifications: Counter<'result' | 'method'>;
   ssoLogins: Counter<'result'>;
-  lockouts: Counter;
+  lockouts: Counter<'reason'>;
   refreshReuse: Counter;
   rateLimited: Counter<'limit'>;
   auditWrites: Counter<'result'>;
@@ -87,7 +87,8 @@ export function createMetrics(): Metrics {
     }),
     lockouts: new Counter({
       name: 'gatehouse_lockouts_total',
-      help: 'Accounts locked after repeated wrong passwords',
+      help: 'Sign-ins held for an account under attack, by reason (distributed_guess: wrong passwords from many addresses)',
+      labelNames: ['reason'],
       registers,
     }),
     refreshReuse: new Counter({
@@ -139,7 +140,8 @@ export function createMetrics(): Metrics {
         if (d.step === 'second_factor') m.mfaVerifications.inc({ result: 'failure', method: method(d.method) });
         else m.signIns.inc({ result: 'failure', method: method(d.method ?? 'password') });
         if (d.method === 'sso') m.ssoLogins.inc({ result: 'failure' });
-        if (d.reason === 'locked_now') m.lockouts.inc();
+      } else if (action === 'auth.login.guessing_detected') {
+        m.lockouts.inc({ reason: String(d.reason) });
       } else if (action === 'auth.refresh.reuse_detected') {
         m.refreshReuse.inc();
       }

@@ -120,3 +120,24 @@ describe('a distributed guess adds a step for new addresses and never holds the 
     expect(noticesTo(user.email)).toHaveLength(0);
   }, 120_000);
 });
+
+describe('an account under a distributed guess is counted in gatehouse_lockouts_total, once per episode', () => {
+  const lockouts = async () => {
+    const text = await (await fetch(`${t.baseUrl}/metrics`)).text();
+    return Number(/^gatehouse_lockouts_total\{reason="distributed_guess"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+  };
+
+  it('wrong passwords from five addresses start the episode: the counter rises by one and stays there while it lasts', async () => {
+    const { user } = await orgMember(t);
+    const before = await lockouts();
+    for (let i = 0; i < 4; i++)
+      expect((await login(user.email, `guess-${i}-password`, `203.0.116.${i + 1}`)).status).toBe(401);
+    expect(await lockouts()).toBe(before); // four addresses are not a guess
+    expect((await login(user.email, 'guess-4-password', '203.0.116.5')).status).toBe(401);
+    expect(await lockouts()).toBe(before + 1);
+    for (let i = 5; i < 9; i++) await login(user.email, `guess-${i}-password`, `203.0.116.${i + 1}`);
+    expect(await lockouts()).toBe(before + 1);
+    const [record] = await auditOf(t, 'auth.login.guessing_detected', user.id);
+    expect(record?.details).toMatchObject({ reason: 'distributed_guess', addresses: 5 });
+  }, 120_000);
+});

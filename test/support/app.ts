@@ -39,7 +39,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
+export interface StartOptions {
+  /** Runs on the built app before it listens: a test's own hooks (e.g. a fault in an answer). */
+  beforeListen?: (app: FastifyInstance) => void;
+}
+
+export async function startApp(env: Record<string, string> = {}, opts: StartOptions = {}): Promise<TestApp> {
   const testDb = await freshDatabase();
   const port = await freePort();
   const origin = `http://localhost:${port}`;
@@ -70,6 +75,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
   const storePrefix = `t:${randomBytes(6).toString('hex')}:`;
   const deps = await buildDeps(config, testDb.database, logger, { clock, storePrefix });
   const app = await createApp(deps);
+  opts.beforeListen?.(app);
   // The port of the environment (a test may name its own, e.g. to start with only PORT set).
   await app.listen({ port: config.port, host: '127.0.0.1' });
   return {
@@ -116,7 +122,6 @@ export async function startPeer(t: TestApp, env: Record<string, string> = {}): P
   const logger = createLogger(config.logLevel, new Writable({ write: (_c, _e, cb) => cb() }));
   const deps = await buildDeps(config, t.testDb.database, logger, { clock: t.clock, storePrefix: t.storePrefix });
   const app = await createApp(deps);
-  // The port of the environment (a test may name its own, e.g. to start with only PORT set).
   await app.listen({ port: config.port, host: '127.0.0.1' });
   return {
     baseUrl: `http://localhost:${config.port}`,

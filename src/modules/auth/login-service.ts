@@ -135,7 +135,7 @@ export async function login(
       underGuessing &&
       (await deps.store.claim(`loginAttackNotice:${accountKey(user)}`, ATTACK_NOTICE_INTERVAL_MS, now.getTime()))
     ) {
-      await sendAttackNotice(deps, user);
+      await sendAttackNotice(deps, user, memberships, meta);
     }
     throw invalid();
   }
@@ -171,9 +171,30 @@ async function startMfaChallenge(deps: Deps, user: LoginUser, ctx: SessionContex
   };
 }
 
-async function sendAttackNotice(deps: Deps, user: Pick<LoginUser, 'id' | 'email'>) {
+/** The start of a guessing episode: audited (which the lockout metric counts) and the user mailed, together. */
+async function sendAttackNotice(
+  deps: Deps,
+  user: Pick<LoginUser, 'id' | 'email'>,
+  memberships: LoginMembership[],
+  meta: AuditRequestMeta,
+) {
   const now = deps.clock.now();
+  const ctx = pickDefault(memberships);
   await deps.db.transaction(async (tx) => {
+    await deps.audit.record(
+      tx,
+      {
+        action: 'auth.login.guessing_detected',
+        result: 'failure',
+        actor: { userId: user.id, email: user.email },
+        partnerId: ctx.partnerId,
+        orgId: ctx.orgId,
+        resourceType: 'user',
+        resourceId: user.id,
+        details: { reason: 'distributed_guess', addresses: deps.config.rateLimits.loginAccount.limit },
+      },
+      meta,
+    );
     await voidFlows(tx, user.id, 'password_reset', now);
     const { token } = await createFlow(tx, { kind: 'password_reset', userId: user.id, ttlMs: RESET_TTL_MS, now });
     await deps.outbox.enqueue(tx, mails.signInUnderAttack(user.email, { url: resetUrl(deps, token) }));

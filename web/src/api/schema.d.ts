@@ -2318,8 +2318,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Whether the first partner still has to be created
-         * @description Public. `needed` is true until a partner exists; the console then shows its setup page.
+         * Whether the first partner still has to be created, and whether registration is open
+         * @description Public. `needed` is true until a partner exists; the console then shows its setup page. `registrationOpen` is true when self-service registration is open (`ENABLE_REGISTRATION`); the console offers "Create an account" only then.
          *
          *     Public: no access token.
          */
@@ -17840,6 +17840,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         needed: boolean;
+                        registrationOpen: boolean;
                     };
                 };
             };
