@@ -37,6 +37,24 @@ export const accessMails = {
       ],
       { label: 'Review the audit trail', url: p.url },
     ),
+  breakGlassDesignated: (
+    to: string,
+    p: { partnerName: string; actor: string; designated: string | null; previous: string | null; url: string },
+  ) =>
+    build(
+      'break_glass_designated',
+      to,
+      p.designated
+        ? `${p.partnerName} has a new break-glass account`
+        : `${p.partnerName} no longer has a break-glass account`,
+      [
+        p.designated
+          ? `${p.actor} designated ${p.designated} as the break-glass account of ${p.partnerName}${p.previous ? ` (it was ${p.previous})` : ''}. That account passes IP allow-lists and, with a stated reason, organisations that suspended partner access.`
+          : `${p.actor} cleared the break-glass account of ${p.partnerName}${p.previous ? ` (it was ${p.previous})` : ''}.`,
+        'Every Partner Admin receives this mail. If the change was not expected, review it now.',
+      ],
+      { label: 'Review the partner settings', url: p.url },
+    ),
   standingAccessLapsing: (
     to: string,
     p: { memberName: string; partnerName: string; lapsesOn: string; days: number; url: string },

@@ -97,6 +97,20 @@ export async function bumpAuthzEpoch(tx: Executor): Promise<void> {
   await tx.execute(sql`update authz_state set epoch = epoch + 1 where id = 1`);
 }
 
+/** The partner's active Partner Admins (the system admin role) and the partner's name: whom partner-wide changes are mailed to. */
+export async function partnerAdmins(tx: Executor, partnerId: string) {
+  const res = await tx.execute(sql`
+    select u.email from partner_users pu join users u on u.id = pu.user_id
+      where pu.partner_id = ${partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID} and pu.status = 'active'
+        and u.status = 'active'
+    order by 1 limit 500`);
+  const [p] = await tx.select({ name: partners.name }).from(partners).where(eq(partners.id, partnerId));
+  return {
+    emails: (res as unknown as { rows: { email: string }[] }).rows.map((r) => r.email),
+    partnerName: p?.name ?? 'the partner',
+  };
+}
+
 /**
  * Who "both sides' admins" are (issue 18 §2): the partner's active Partner Admins and the organisation's active
  * Organization Admins (the system admin roles), whom mspAccess changes (tenants) and break-glass uses (access) are

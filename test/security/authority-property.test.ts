@@ -103,7 +103,7 @@ function covers(actor: Seat, m: Seat): boolean {
   if (m.kind !== 'organization' || m.org !== actor.org) return false;
   const mine = sitesOf(actor);
   const other = sitesOf(m);
-  return mine === null || (other !== null && other.every((s) => mine.includes(s)));
+  return mine === null || other?.every((s) => mine.includes(s)) === true;
 }
 
 const partnerSeat = (tenant?: Tenant): fc.Arbitrary<PartnerSeat> =>

@@ -168,7 +168,6 @@ describe('GET /sso/check/:orgId (public)', () => {
       type: 'oidc',
       enforceSSO: true,
       loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${s.org.id}`,
-      passwordSignIn: 'partner_admins_only',
     });
     expect(res.text).not.toContain(idp.clientId);
     expect(res.text).not.toContain(idp.issuer);

@@ -133,7 +133,7 @@ describe('enforceSSO can never lock the organisation out', () => {
     expect((await t.client().post('/auth/login', { email: member.email, password: PASSWORD })).status).toBe(200);
   });
 
-  it("the partner's admins keep password sign-in (break-glass), and /sso/check says so", async () => {
+  it("the partner's admins keep password sign-in (break-glass); /sso/check answers only what a sign-in page needs", async () => {
     const s = await orgWithProvider(t, idp, { enforceSSO: true });
     const admin = await createUser(t, { email: `break.glass@${s.domain}`, password: PASSWORD });
     await addPartnerMember(t, { partnerId: s.partner.id, userId: admin.id, roleId: PARTNER_ADMIN_ROLE_ID });
@@ -141,7 +141,13 @@ describe('enforceSSO can never lock the organisation out', () => {
     const login = await t.client().post('/auth/login', { email: admin.email, password: PASSWORD });
     expect(login.status, login.text).toBe(200);
     const check = await t.client().get(`/sso/check/${s.org.id}`);
-    expect(check.body).toMatchObject({ ssoEnabled: true, enforceSSO: true, passwordSignIn: 'partner_admins_only' });
+    expect(check.body).toEqual({
+      ssoEnabled: true,
+      providerName: expect.any(String),
+      type: 'oidc',
+      enforceSSO: true,
+      loginUrl: `${t.deps.config.publicUrl}/api/v1/sso/login/${s.org.id}`,
+    });
   });
 
   it('turning enforceSSO on for a provider never tested answers warnings: ["provider_untested"], not a refusal', async () => {

@@ -146,10 +146,14 @@ export async function switchContext(
     : memberships.find((x) => x.scope === 'organization' && x.orgId === target.orgId);
   if (!m) throw new AppError('not_found', 'You have no membership there.');
   const ctx: SessionContext = { scope: m.scope, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId };
+  const method = await sessionMethod(deps.db, principal.sessionId);
+  // A membership an enforcing provider holds is entered from a session begun at an identity provider, never from a
+  // password or passkey session.
+  if (m.ssoOnly && !method?.startsWith('sso')) throw new AppError('sso_enforced');
   // A session begun at an identity provider acts in that provider's tenant only: anywhere else the account proves
   // itself with its own password (and second factor) first, once per session (issue 13).
   const leavingIdp =
-    (await sessionMethod(deps.db, principal.sessionId)) === 'sso' &&
+    method === 'sso' &&
     (ctx.scope !== principal.scope || ctx.partnerId !== principal.partnerId || ctx.orgId !== principal.orgId);
   if (leavingIdp) {
     if (target.password === undefined) throw new AppError('password_confirmation_required');

@@ -11,6 +11,7 @@ import {
   type IssuedSession,
   mails,
   pickDefault,
+  pickPasswordDefault,
   type SessionContext,
   verifyPassword,
   voidFlows,
@@ -140,7 +141,8 @@ export async function login(
   }
 
   const u = user!;
-  const ctx = pickDefault(memberships);
+  // Memberships held by an enforcing provider are reached through SSO only: a password lands in one of the others.
+  const ctx = pickPasswordDefault(memberships);
   if (deps.config.enable2fa && u.mfaEnabled) return { kind: 'mfa', body: await startMfaChallenge(deps, u, ctx) };
   const settings = settingsOf(memberships, ctx) ?? null;
   const issued = await deps.db.transaction((tx) =>

@@ -1,11 +1,9 @@
 // Password sign-in: the facts read before the password decides, and passkey presence (part of repo.ts).
 import { eq } from 'drizzle-orm';
-import { provenForTenantSql } from '../../db/domain-proof.js';
-import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import type { Db, Executor } from '../../db/connect.js';
 import { nullable, preparedStatement, textArg } from '../../db/prepared.js';
 import { passkeys } from '../../db/schema/index.js';
-import type { Membership } from '../identity/index.js';
+import { type Membership, ORG_SSO_ONLY, PARTNER_SSO_ONLY, ssoOnlyEverywhere } from '../identity/index.js';
 
 // ---- Password sign-in: everything read before the password decides, as one named prepared statement (issue 15,
 // P2), run for every attempt (known email or not) so that its cost says nothing about the account.
@@ -32,7 +30,7 @@ export interface LoginMembership extends Membership {
 
 export interface LoginFacts {
   user: LoginUser | null;
-  /** Any membership under an active provider that enforces SSO (ssoEnforcedFor, same rule). */
+  /** Every membership needs SSO (ssoOnlyEverywhere): a password signs in to none of them. */
   ssoEnforced: boolean;
   /** The user signed in from this address before (any session, ended or not). */
   knownAddress: boolean;
@@ -48,7 +46,6 @@ interface FactsRow {
   mfa_method: LoginUser['mfaMethod'];
   phone_number: string | null;
   credential_version: number | null;
-  sso_enforced: boolean;
   known_address: boolean;
   memberships: unknown;
 }
@@ -59,21 +56,14 @@ const factsStatement = preparedStatement<FactsRow, [string, string | null]>(
               from users where lower(email) = lower($1::text) limit 1),
         k as (select coalesce((select id from u), '${NO_USER}'::uuid) as id)
    select u.id, u.email, u.password_hash, u.status, u.mfa_enabled, u.mfa_method, u.phone_number, u.credential_version,
-     exists (select 1 from sso_providers sp
-             where sp.status = 'active' and sp.enforce_sso
-               and (sp.org_id in (select org_id from organization_users where user_id = k.id)
-                    or (sp.org_id is null and sp.partner_id in (select partner_id from partner_users where user_id = k.id)))
-               and not exists (select 1 from partner_users pa where pa.user_id = k.id and pa.partner_id = sp.partner_id
-                               and pa.role_id = '${PARTNER_ADMIN_ROLE_ID}'::uuid)
-               and ${provenForTenantSql('u.email', 'sp.partner_id', 'sp.org_id')}) as sso_enforced,
      exists (select 1 from sessions s where s.user_id = k.id and s.ip_address = $2::text) as known_address,
-     (select coalesce(json_agg(m), '[]'::json) from (
-        select 'partner' as scope, pu.partner_id as "partnerId", null::uuid as "orgId", pu.role_id as "roleId",
-               pu.last_used_at as "lastUsedAt", p.settings
-        from partner_users pu join partners p on p.id = pu.partner_id where pu.user_id = k.id
+     (select coalesce(json_agg(ms), '[]'::json) from (
+        select 'partner' as scope, m.partner_id as "partnerId", null::uuid as "orgId", m.role_id as "roleId",
+               m.last_used_at as "lastUsedAt", p.settings, ${PARTNER_SSO_ONLY} as "ssoOnly"
+        from partner_users m join partners p on p.id = m.partner_id where m.user_id = k.id
         union all
-        select 'organization', o.partner_id, ou.org_id, ou.role_id, ou.last_used_at, o.settings
-        from organization_users ou join organizations o on o.id = ou.org_id where ou.user_id = k.id) m) as memberships
+        select 'organization', o.partner_id, m.org_id, m.role_id, m.last_used_at, o.settings, ${ORG_SSO_ONLY}
+        from organization_users m join organizations o on o.id = m.org_id where m.user_id = k.id) ms) as memberships
    from k left join u on true`,
   [textArg, nullable(textArg)],
 );
@@ -99,7 +89,7 @@ export async function loginFacts(db: Db, email: string, ip: string | null): Prom
         credentialVersion: Number(row.credential_version ?? 0),
       }
     : null;
-  return { user, ssoEnforced: Boolean(row?.sso_enforced), knownAddress: Boolean(row?.known_address), memberships };
+  return { user, ssoEnforced: ssoOnlyEverywhere(memberships), knownAddress: Boolean(row?.known_address), memberships };
 }
 
 /** Whether the user has any passkey (the second step offers it). */

@@ -3,7 +3,7 @@
 // those modules; the only file other modules may import.
 export { assertCsrf, CSRF_COOKIE, clearSessionCookies, REFRESH_COOKIE } from './cookies.js';
 export { mails } from './mail-templates.js';
-export { type Membership, pickDefault } from './memberships.js';
+export { type Membership, pickDefault, pickPasswordDefault } from './memberships.js';
 export {
   assertStrongPassword,
   hashPassword,
@@ -28,6 +28,9 @@ export {
   peekFlow,
   type SessionRow,
   ssoEnforcedFor,
+  ssoOnlyEverywhere,
+  ORG_SSO_ONLY,
+  PARTNER_SSO_ONLY,
   type UserRow,
   voidFlows,
 } from './repo.js';

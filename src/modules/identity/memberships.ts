@@ -17,3 +17,7 @@ export function pickDefault(memberships: Membership[]): SessionContext {
     ? { scope: m.scope, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId }
     : { scope: null, partnerId: null, orgId: null, roleId: null };
 }
+
+/** Where a password or passkey sign-in lands: the default among the memberships SSO enforcement does not hold. */
+export const pickPasswordDefault = (memberships: Membership[]): SessionContext =>
+  pickDefault(memberships.filter((m) => !m.ssoOnly));

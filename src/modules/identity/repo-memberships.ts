@@ -1,46 +1,81 @@
-// Memberships of a user: which one a sign-in lands in, and whether SSO is enforced on any of them (part of repo.ts).
-import { and, desc, eq, isNull, or, sql } from 'drizzle-orm';
+// Memberships of a user: which one a sign-in lands in, and which of them SSO enforcement holds (part of repo.ts).
+import { and, desc, eq, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import type { Executor } from '../../db/connect.js';
 import { provenForTenantSql } from '../../db/domain-proof.js';
-import { organizations, organizationUsers, partnerUsers, ssoProviders } from '../../db/schema/index.js';
+import { organizations, organizationUsers, partnerUsers } from '../../db/schema/index.js';
 import type { SessionScope } from './repo-sessions.js';
 
 export interface MembershipRow extends SessionScope {
   lastUsedAt: Date | null;
+  /** An active provider with enforceSSO holds this membership: a password or passkey does not sign in to it. */
+  ssoOnly: boolean;
 }
 
+/**
+ * SSO enforcement is per membership (SQL over a membership row aliased `m`): an organisation membership is held by its
+ * organisation's enforcing provider, a partner membership by the partner-owned one, except a Partner Admin's, who keeps
+ * password sign-in to the partner (break-glass). Another tenant's provider never holds the membership, and a provider
+ * holds only addresses in a domain its tenant has proven. The password
+ * sign-in statement (auth) reads the same text.
+ */
+const MEMBER_ADDRESS_PROVEN = provenForTenantSql(
+  '(select gh_mu.email from users gh_mu where gh_mu.id = m.user_id)',
+  'sp.partner_id',
+  'sp.org_id',
+);
+export const PARTNER_SSO_ONLY = `(exists (select 1 from sso_providers sp where sp.status = 'active' and sp.enforce_sso
+   and sp.org_id is null and sp.partner_id = m.partner_id and ${MEMBER_ADDRESS_PROVEN})
+   and m.role_id <> '${PARTNER_ADMIN_ROLE_ID}'::uuid)`;
+export const ORG_SSO_ONLY = `exists (select 1 from sso_providers sp where sp.status = 'active' and sp.enforce_sso
+   and sp.org_id = m.org_id and ${MEMBER_ADDRESS_PROVEN})`;
+
+/** Password (or passkey) sign-in is refused only when every membership of the account needs SSO. */
+export const ssoOnlyEverywhere = (memberships: readonly { ssoOnly: boolean }[]) =>
+  memberships.length > 0 && memberships.every((m) => m.ssoOnly);
+
 export async function listMemberships(db: Executor, userId: string): Promise<MembershipRow[]> {
+  const m = alias(partnerUsers, 'm');
   const p = await db
-    .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId, lastUsedAt: partnerUsers.lastUsedAt })
-    .from(partnerUsers)
-    .where(eq(partnerUsers.userId, userId))
-    .orderBy(desc(partnerUsers.lastUsedAt));
+    .select({
+      partnerId: m.partnerId,
+      roleId: m.roleId,
+      lastUsedAt: m.lastUsedAt,
+      ssoOnly: sql<boolean>`${sql.raw(PARTNER_SSO_ONLY)}`,
+    })
+    .from(m)
+    .where(eq(m.userId, userId))
+    .orderBy(desc(m.lastUsedAt));
+  const om = alias(organizationUsers, 'm');
   const o = await db
     .select({
-      orgId: organizationUsers.orgId,
+      orgId: om.orgId,
       partnerId: organizations.partnerId,
-      roleId: organizationUsers.roleId,
-      lastUsedAt: organizationUsers.lastUsedAt,
+      roleId: om.roleId,
+      lastUsedAt: om.lastUsedAt,
+      ssoOnly: sql<boolean>`${sql.raw(ORG_SSO_ONLY)}`,
     })
-    .from(organizationUsers)
-    .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
-    .where(eq(organizationUsers.userId, userId))
-    .orderBy(desc(organizationUsers.lastUsedAt));
+    .from(om)
+    .innerJoin(organizations, eq(organizations.id, om.orgId))
+    .where(eq(om.userId, userId))
+    .orderBy(desc(om.lastUsedAt));
   return [
-    ...p.map((m) => ({
+    ...p.map((r) => ({
       scope: 'partner' as const,
-      partnerId: m.partnerId,
+      partnerId: r.partnerId,
       orgId: null,
-      roleId: m.roleId,
-      lastUsedAt: m.lastUsedAt,
+      roleId: r.roleId,
+      lastUsedAt: r.lastUsedAt,
+      ssoOnly: r.ssoOnly === true,
     })),
-    ...o.map((m) => ({
+    ...o.map((r) => ({
       scope: 'organization' as const,
-      partnerId: m.partnerId,
-      orgId: m.orgId,
-      roleId: m.roleId,
-      lastUsedAt: m.lastUsedAt,
+      partnerId: r.partnerId,
+      orgId: r.orgId,
+      roleId: r.roleId,
+      lastUsedAt: r.lastUsedAt,
+      ssoOnly: r.ssoOnly === true,
     })),
   ];
 }
@@ -58,33 +93,7 @@ export async function markMembershipUsed(db: Executor, userId: string, ctx: Sess
       .where(and(eq(organizationUsers.userId, userId), eq(organizationUsers.orgId, ctx.orgId)));
 }
 
-/**
- * True when any of the user's memberships is under an active provider with enforceSSO: the organisation's own
- * provider for organisation members, the partner-owned provider for partner members. An inactive or testing provider
- * never enforces, a provider enforces only on addresses in a domain its tenant has proven, and the partner's
- * administrators (Partner Admin) keep password sign-in: break-glass.
- */
-const ENFORCED_ADDRESS = provenForTenantSql('gh_u.email', '"sso_providers"."partner_id"', '"sso_providers"."org_id"');
-
+/** True when no membership of the account may be signed in to without SSO (see ssoOnlyEverywhere). */
 export async function ssoEnforcedFor(db: Executor, userId: string): Promise<boolean> {
-  const rows = await db
-    .select({ id: ssoProviders.id })
-    .from(ssoProviders)
-    .where(
-      and(
-        eq(ssoProviders.status, 'active'),
-        eq(ssoProviders.enforceSso, true),
-        or(
-          sql`${ssoProviders.orgId} in (select org_id from organization_users where user_id = ${userId})`,
-          and(
-            isNull(ssoProviders.orgId),
-            sql`${ssoProviders.partnerId} in (select partner_id from partner_users where user_id = ${userId})`,
-          ),
-        ),
-        sql`not exists (select 1 from partner_users pu where pu.user_id = ${userId} and pu.partner_id = ${ssoProviders.partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID})`,
-        sql`exists (select 1 from users gh_u where gh_u.id = ${userId} and ${sql.raw(ENFORCED_ADDRESS)})`,
-      ),
-    )
-    .limit(1);
-  return rows.length > 0;
+  return ssoOnlyEverywhere(await listMemberships(db, userId));
 }

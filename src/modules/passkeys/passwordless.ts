@@ -4,7 +4,14 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { startSession, listMemberships, pickDefault, ssoEnforcedFor, type IssuedSession } from '../identity/index.js';
+import {
+  startSession,
+  listMemberships,
+  pickDefault,
+  pickPasswordDefault,
+  ssoEnforcedFor,
+  type IssuedSession,
+} from '../identity/index.js';
 import { advanceCounter, assertionOptions, verifyAssertion, type VerifiedAssertion } from './assertion.js';
 import { findUser, type UserRow } from './repo.js';
 
@@ -54,7 +61,7 @@ export async function passwordlessSignIn(
     await recordFailure(deps, user ?? null, refusal, meta);
     throw new AppError('invalid_credentials', 'This passkey cannot sign in.');
   }
-  const ctx = pickDefault(await listMemberships(deps.db, user!.id));
+  const ctx = pickPasswordDefault(await listMemberships(deps.db, user!.id));
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     await advanceCounter(tx, verified, now);

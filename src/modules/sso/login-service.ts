@@ -183,6 +183,7 @@ export async function completeLogin(
 /** Enforcement is in force only while the provider is active (these are); the partner's admins keep their password. */
 const passwordSignIn = (p: Provider) => (p.enforceSso ? ('partner_admins_only' as const) : undefined);
 
+/** A sign-in page's question: the label, kind and address of the SSO button, and whether the password field goes. */
 export async function checkOwner(deps: Deps, ownerId: string) {
   const p = await activeProviderFor(deps, ownerId);
   if (!p) return { ssoEnabled: false };
@@ -192,7 +193,6 @@ export async function checkOwner(deps: Deps, ownerId: string) {
     type: p.type,
     enforceSSO: p.enforceSso,
     loginUrl: loginUrl(deps, ownerId),
-    ...(p.enforceSso ? { passwordSignIn: passwordSignIn(p) } : {}),
   };
 }
 

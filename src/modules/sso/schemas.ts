@@ -169,17 +169,20 @@ export const testResult = z.union([
   }),
   z.object({ ok: z.literal(false), error: z.string() }),
 ]);
+/** What a sign-in page needs to offer the organisation's SSO: a button label, the kind, whether to hide the password. */
 export const checkResult = z.object({
   ssoEnabled: z.boolean(),
   providerName: z.string().optional(),
   type: z.enum(['oidc', 'saml']).optional(),
   enforceSSO: z.boolean().optional(),
   loginUrl: z.string().optional(),
+});
+export const discoveryBody = z.strictObject({ email: z.email().max(255) });
+export const discoveryResult = checkResult.extend({
+  orgId: z.uuid().optional(),
   /** With enforceSSO: who keeps password sign-in (the partner's administrators, break-glass). */
   passwordSignIn: z.enum(['partner_admins_only']).optional(),
 });
-export const discoveryBody = z.strictObject({ email: z.email().max(255) });
-export const discoveryResult = checkResult.extend({ orgId: z.uuid().optional() });
 export const exchangeBody = z.strictObject({ code: z.string().min(16).max(512) });
 export const loginQuery = z.looseObject({ redirect: z.string().max(2048).optional() });
 export const callbackQuery = z.looseObject({

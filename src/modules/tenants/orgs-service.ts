@@ -10,6 +10,7 @@ import { slugify } from '../../platform/slug.js';
 import { bumpAuthzEpoch } from '../../access/repo.js';
 import { scopeOf } from '../../access/scope.js';
 import { accessibleOrg, assertFullPartnerAccess } from './access.js';
+import { designateBreakGlass } from './break-glass.js';
 import { ipAllowed } from '../../platform/cidr.js';
 import { accessMails } from '../../access/mails.js';
 import { adminsOfBothSides } from '../../access/repo.js';
@@ -17,7 +18,6 @@ import {
   clearOrgRoles,
   deleteOrgRow,
   insertOrg,
-  isActivePartnerMember,
   listOrgRows,
   partnerById,
   partnerSettings,
@@ -225,18 +225,8 @@ export async function updatePartner(
   const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
   assertNoLockout(p, patch.settings, meta, confirmLockout);
   await deps.db.transaction(async (tx) => {
-    const breakGlass = patch.settings?.security?.breakGlassUserId;
-    if (breakGlass) {
-      // The break-glass account is one of the partner's own active members (docs/operations.md, "Break-glass account").
-      if (!(await isActivePartnerMember(tx, p.partnerId!, breakGlass)))
-        throw new AppError('validation_failed', 'The break-glass account must be an active member of the partner.', {
-          details: {
-            fieldErrors: { 'settings.security.breakGlassUserId': ['Not an active member of the partner'] },
-            formErrors: [],
-          },
-        });
-    }
     const current = await partnerSettings(tx, p.partnerId!, true);
+    await designateBreakGlass(deps, tx, p, current?.settings, patch.settings?.security?.breakGlassUserId, meta);
     const settings = patch.settings ? mergeSettings(current?.settings, patch.settings) : undefined;
     await updatePartnerRow(tx, p.partnerId!, {
       ...patch,
@@ -256,6 +246,7 @@ export async function updatePartner(
       meta,
     );
   });
+  deps.outbox.kick();
   return getPartner(deps.db, p);
 }
 

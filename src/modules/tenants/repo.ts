@@ -100,13 +100,14 @@ export async function updatePartnerRow(tx: Tx, id: string, set: Partial<typeof p
 }
 
 /** Whether the user is an active member of the partner. */
-export async function isActivePartnerMember(tx: Tx, partnerId: string, userId: string): Promise<boolean> {
+/** The e-mail of an active account with an active membership of the partner (null: none). */
+export async function activePartnerMemberEmail(tx: Tx, partnerId: string, userId: string): Promise<string | null> {
   const [member] = await tx
     .execute(
-      sql`select 1 from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${partnerId} and pu.user_id = ${userId} and u.status = 'active'`,
+      sql`select u.email from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${partnerId} and pu.user_id = ${userId} and u.status = 'active' and pu.status = 'active'`,
     )
-    .then((r) => (r as unknown as { rows: unknown[] }).rows);
-  return member !== undefined;
+    .then((r) => (r as unknown as { rows: { email: string }[] }).rows);
+  return member?.email ?? null;
 }
 
 /** The organisation's id when it is one of the partner's. */
