@@ -6,6 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from './deps.js';
+import { installAfterAnswer } from './http/after-answer.js';
 import { installErrorHandling, onFrameworkError } from './http/error-handler.js';
 import { installOutageMonitor } from './http/outage.js';
 import { installRowContext } from './http/row-context.js';
@@ -29,6 +30,7 @@ import { deviceRoutes } from './modules/devices/routes.js';
 import { contactRoutes } from './modules/contacts/routes.js';
 import { customFieldRoutes } from './modules/custom-fields/routes.js';
 import { scriptRoutes } from './modules/scripts/routes.js';
+import { domainRoutes } from './modules/domains/routes.js';
 import { configItemRoutes } from './modules/config-items/routes.js';
 import { opsRoutes } from './modules/ops/routes.js';
 import { roleRoutes } from './modules/roles/routes.js';
@@ -103,6 +105,8 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     deps.webhooks.kickIfQueued();
     done();
   });
+  // What a sign-in leaves for after its answer (the new-device mail, closing a single-use link): only on a 2xx.
+  installAfterAnswer(app);
   app.addHook('onRequest', refuseLongUrl);
   app.addHook('preValidation', refuseNulBytes);
   app.addHook('preValidation', refuseUnexpectedBody);
@@ -234,6 +238,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(webhookRoutes(deps));
       await api.register(accessRoutes(deps));
       await api.register(scimTokenRoutes(deps));
+      await api.register(domainRoutes(deps));
     },
     { prefix: API_PREFIX },
   );

@@ -2,12 +2,14 @@
 // `npx gatehouse <command>`: operator commands over the same services as the API. `--help` on each; `--json` for
 // scripts. Exit codes: 0 done, 1 refused or found a problem, 2 the database could not be used, 64 usage, 78 config.
 import { Command, CommanderError, Option } from 'commander';
+import pkg from '../../package.json' with { type: 'json' };
 import { type Config, readNamedSecret } from '../config.js';
 import type { Database } from '../db/connect.js';
 import type { Result } from './commands.js';
 import { cliActor, config, EXIT, fail, output, readStdinLine, withDatabase } from './runtime.js';
 
 const program = new Command('gatehouse')
+  .version(pkg.version, '-V, --version', 'print the version of Gatehouse')
   .description(
     'Gatehouse operator commands. Run beside the same environment as the server (DATABASE_URL or DATA_DIR, ENCRYPTION_KEY).',
   )

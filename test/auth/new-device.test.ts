@@ -1,7 +1,7 @@
-// New-device mail (issue 19): a device cookie marks known browsers; a sign-in from a new one mails the user once with a
+// New-device mail: a device cookie marks known browsers; a sign-in from a new one mails the user once with a
 // "this was not me" link that ends that session and starts a password reset. Real SMTP capture.
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { knownDevices } from '../../src/db/schema/index.js';
 import { sha256 } from '../../src/platform/crypto.js';
 import { startApp, type TestApp } from '../support/app.js';
@@ -48,8 +48,15 @@ describe('the device cookie: long-lived, HttpOnly, random, stored only as its ha
     expect(Number(/Max-Age=(\d+)/i.exec(cookie)![1])).toBeGreaterThanOrEqual(365 * 24 * 3600);
     const value = api.cookies.get(DEVICE_COOKIE)!;
     expect(value).toMatch(/^[A-Za-z0-9_-]{32,64}$/);
-    const rows = await t.deps.db.select().from(knownDevices).where(eq(knownDevices.userId, user.id));
-    expect(rows.map((r) => r.tokenHash)).toEqual([sha256(value)]);
+    // Recorded once the answer went out (a failed answer records nothing).
+    const rows = await vi.waitFor(
+      async () => {
+        const found = await t.deps.db.select().from(knownDevices).where(eq(knownDevices.userId, user.id));
+        expect(found.map((r) => r.tokenHash)).toEqual([sha256(value)]);
+        return found;
+      },
+      { timeout: 15_000 },
+    );
     expect(JSON.stringify(rows)).not.toContain(value);
     await settle();
     expect(newDeviceMails(user.email)).toHaveLength(0);

@@ -114,6 +114,12 @@ export async function shot(page: Page, name: string) {
   await page.screenshot({ path: join(shotDir, `${name}.png`) });
 }
 
+/** With UPDATE_SCREENSHOT=1 (`npm run screenshot`), the README's picture of the console, from the page under test. */
+export async function readmeScreenshot(page: Page) {
+  if (process.env.UPDATE_SCREENSHOT !== '1') return;
+  await page.screenshot({ path: join(repo, 'docs/console.png') });
+}
+
 /**
  * Waits until no CSS transition runs (a dialog, drawer or menu fading in or out): axe measures the colours of
  * a half-transparent element as they are at that instant. Keyframe animations (loaders) do not count.

@@ -10,7 +10,7 @@ import { choose, dialog, nextTotp, passwordStep, typeCode, whoami } from '../sup
 import { addOrgMember, createOrg, createPartner, createSite, createUser } from '../support/fixtures.js';
 import { startSmsSink, type SmsSink } from '../support/sms-sink.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
-import { checkPage, ensureConsoleBuilt, launch, newTab } from './browser.js';
+import { checkPage, ensureConsoleBuilt, launch, newTab, readmeScreenshot } from './browser.js';
 
 let t: TestApp;
 let mail: MailCatcher;
@@ -78,6 +78,7 @@ describe('journey: register a partner → forced TOTP → organisation and site 
     await s.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('cell', { name: site, exact: true }).waitFor();
     await checkPage(tab, 'journey-tenants');
+    await readmeScreenshot(page);
 
     // The colleague, invited as the organisation's admin on that site.
     await page.getByRole('link', { name: 'Users' }).click();

@@ -46,7 +46,7 @@ describe('the first run through the printed setup link', () => {
     const js = await fetch(new URL(asset!, server.baseUrl));
     expect(js.status).toBe(200);
     expect((await js.text()).length).toBeGreaterThan(1000);
-    expect((await server.client().raw.get('/setup/status')).body).toEqual({ needed: true });
+    expect((await server.client().raw.get('/setup/status')).body).toEqual({ needed: true, registrationOpen: true });
   });
 
   it('a weak password is refused by its strength (400 weak_password) without spending the link', async () => {
@@ -59,7 +59,7 @@ describe('the first run through the printed setup link', () => {
     });
     expect(res.status, res.text).toBe(400);
     expect(res.body.code).toBe('weak_password');
-    expect((await server.client().raw.get('/setup/status')).body).toEqual({ needed: true });
+    expect((await server.client().raw.get('/setup/status')).body).toEqual({ needed: true, registrationOpen: true });
   });
 
   it('setup signs the first administrator in (tokens and both cookies) and TOTP enrolment answers a QR code', async () => {
@@ -68,7 +68,7 @@ describe('the first run through the printed setup link', () => {
     expect(me.status, me.text).toBe(200);
     expect(me.body).toMatchObject({ email: admin.email, scope: 'partner', mfaEnabled: true });
     expect(me.body.permissions).toContain('*:*');
-    expect((await server.client().raw.get('/setup/status')).body).toEqual({ needed: false });
+    expect((await server.client().raw.get('/setup/status')).body).toEqual({ needed: false, registrationOpen: true });
   });
 });
 

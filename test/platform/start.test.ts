@@ -106,7 +106,7 @@ describe('npm start on an empty database', () => {
     const status = await fetch(`${base}/api/v1/setup/status?token=abc123secret`, {
       headers: { 'x-request-id': 'start-test-1' },
     });
-    expect(await status.json()).toEqual({ needed: true });
+    expect(await status.json()).toEqual({ needed: true, registrationOpen: false });
     await sleep(300);
     const requests = logLines(s.out.stdout).filter((l) => l.msg === 'request');
     expect(requests).toHaveLength(1);

@@ -27,7 +27,7 @@ const partnerCount = async () => (await t.deps.db.select({ n: sql<number>`count(
 
 describe('the setup link', () => {
   it('is issued while no partner exists, points at the console setup page, and is stored only as a hash', async () => {
-    expect((await t.client().get('/setup/status')).body).toEqual({ needed: true });
+    expect((await t.client().get('/setup/status')).body).toEqual({ needed: true, registrationOpen: false });
     const link = await newLink();
     expect(link).toMatch(new RegExp(`^${t.deps.config.appUrl}/setup\\?token=[A-Za-z0-9_-]{40,}$`));
     const rows = await t.deps.db.execute(
@@ -63,7 +63,7 @@ describe('the setup link', () => {
   });
 
   it('closes once a partner exists: status says so, every other link is refused (409 setup_completed), no new link is issued', async () => {
-    expect((await t.client().get('/setup/status')).body).toEqual({ needed: false });
+    expect((await t.client().get('/setup/status')).body).toEqual({ needed: false, registrationOpen: false });
     expect(await issueSetupLink(t.deps)).toBeNull();
     const rows = (await t.deps.db.execute(
       sql`select count(*)::int as n from auth_flows where kind = 'first_run_setup' and consumed_at is null`,

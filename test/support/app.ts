@@ -10,6 +10,7 @@ import { TestClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { ApiClient } from './client.js';
 import { freshDatabase, type TestDatabase } from './db.js';
+import { testDns } from './dns.js';
 
 export interface TestApp {
   baseUrl: string;
@@ -39,7 +40,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
+export interface StartOptions {
+  /** Runs on the built app before it listens: a test's own hooks (e.g. a fault in an answer). */
+  beforeListen?: (app: FastifyInstance) => void;
+}
+
+export async function startApp(env: Record<string, string> = {}, opts: StartOptions = {}): Promise<TestApp> {
   const testDb = await freshDatabase();
   const port = await freePort();
   const origin = `http://localhost:${port}`;
@@ -54,6 +60,8 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     REDIS_URL: process.env.REDIS_URL ?? '',
     DATABASE_URL: testDb.url ?? '',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
+    // Domain proofs resolve through the test's own DNS server (test/support/dns.ts).
+    DNS_SERVERS: (await testDns()).address,
     ...env,
   };
   const config = loadConfig(appEnv);
@@ -70,6 +78,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
   const storePrefix = `t:${randomBytes(6).toString('hex')}:`;
   const deps = await buildDeps(config, testDb.database, logger, { clock, storePrefix });
   const app = await createApp(deps);
+  opts.beforeListen?.(app);
   // The port of the environment (a test may name its own, e.g. to start with only PORT set).
   await app.listen({ port: config.port, host: '127.0.0.1' });
   return {
@@ -116,7 +125,6 @@ export async function startPeer(t: TestApp, env: Record<string, string> = {}): P
   const logger = createLogger(config.logLevel, new Writable({ write: (_c, _e, cb) => cb() }));
   const deps = await buildDeps(config, t.testDb.database, logger, { clock: t.clock, storePrefix: t.storePrefix });
   const app = await createApp(deps);
-  // The port of the environment (a test may name its own, e.g. to start with only PORT set).
   await app.listen({ port: config.port, host: '127.0.0.1' });
   return {
     baseUrl: `http://localhost:${config.port}`,

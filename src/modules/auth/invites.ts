@@ -9,6 +9,7 @@ import {
   assertStrongPassword,
   consumeFlow,
   createFlow,
+  finishUnanswered,
   findUser,
   hashPassword,
   type IssuedSession,
@@ -54,6 +55,11 @@ export async function previewInvite(deps: Deps, token: string) {
   return { email: user.email, name: user.name, ...(await tenantNames(deps.db, ctx)) };
 }
 
+/** The membership an invitation was for (it may have been withdrawn since). */
+const invitedInto =
+  (ctx: SessionContext) => (m: { scope: string | null; partnerId: string | null; orgId: string | null }) =>
+    m.scope === ctx.scope && (ctx.scope === 'partner' ? m.partnerId === ctx.partnerId : m.orgId === ctx.orgId);
+
 export async function acceptInvite(
   deps: Deps,
   input: { token: string; password: string; name?: string },
@@ -62,7 +68,11 @@ export async function acceptInvite(
   const now = deps.clock.now();
   const pending = await peekFlow(deps.db, 'invite', input.token, now);
   const user = pending?.userId ? await findUser(deps.db, pending.userId) : undefined;
-  if (!pending || !user || user.status !== 'invited') throw new AppError('invite_invalid');
+  if (!pending || !user || user.status !== 'invited') {
+    const again = await acceptInviteAgain(deps, input, meta);
+    if (again) return again;
+    throw new AppError('invite_invalid');
+  }
   await assertStrongPassword(input.password, { email: user.email, name: input.name ?? user.name });
   const passwordHash = await hashPassword(input.password);
   return deps.db.transaction(async (tx) => {
@@ -70,9 +80,7 @@ export async function acceptInvite(
     if (!flow) throw new AppError('invite_invalid');
     const ctx = (flow.data as { context: SessionContext }).context;
     const memberships = await listMemberships(tx, user.id);
-    const still = memberships.find(
-      (m) => m.scope === ctx.scope && (ctx.scope === 'partner' ? m.partnerId === ctx.partnerId : m.orgId === ctx.orgId),
-    );
+    const still = memberships.find(invitedInto(ctx));
     if (!still) throw new AppError('invite_invalid', 'The invitation was withdrawn.');
     const activated = await activateInvitedUser(tx, user.id, { passwordHash, name: input.name ?? user.name, now });
     if (!activated) throw new AppError('invite_invalid');
@@ -88,14 +96,41 @@ export async function acceptInvite(
       },
       meta,
     );
-    return startSession(
+    const issued = await startSession(
       deps,
       tx,
       activated,
       { scope: still.scope, partnerId: still.partnerId, orgId: still.orgId, roleId: still.roleId },
       { mfa: false, method: 'invite', meta },
     );
+    return { ...issued, spentFlowId: flow.id };
   });
+}
+
+/**
+ * The second submission of an invitation whose acceptance committed but whose answer failed: the person proves the
+ * password they just set and is signed in to the invited membership, as the acceptance would have.
+ */
+async function acceptInviteAgain(
+  deps: Deps,
+  input: { token: string; password: string },
+  meta: AuditRequestMeta,
+): Promise<IssuedSession | null> {
+  const found = await finishUnanswered(deps, 'invite', input.token, { password: input.password });
+  if (!found) return null;
+  const ctx = (found.flow.data as { context: SessionContext }).context;
+  const m = (await listMemberships(deps.db, found.user.id)).find(invitedInto(ctx));
+  if (!m) return null;
+  const issued = await deps.db.transaction((tx) =>
+    startSession(
+      deps,
+      tx,
+      found.user,
+      { scope: m.scope, partnerId: m.partnerId, orgId: m.orgId, roleId: m.roleId },
+      { mfa: false, method: 'invite', meta },
+    ),
+  );
+  return { ...issued, spentFlowId: found.flow.id };
 }
 
 /** Moves the caller's session to another of its memberships, under a new refresh token. */

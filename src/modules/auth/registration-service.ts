@@ -123,31 +123,40 @@ export async function refusingDuplicateEmail<T>(work: () => Promise<T>): Promise
   }
 }
 
+export interface SetupSteps {
+  /** Runs first inside the transaction (the setup link's checks); a throw rolls everything back. */
+  before(tx: Executor): Promise<void>;
+  /** Runs once the partner and its administrator exist, in the same transaction. */
+  after(tx: Executor, created: { partner: { id: string; name: string; slug: string }; userId: string }): Promise<void>;
+}
+
 export async function registerPartner(
   deps: Deps,
   input: { companyName: string; email: string; password: string; name: string },
   meta: AuditRequestMeta,
-  /** Runs first inside the transaction (the setup link's checks); a throw rolls everything back. */
-  before?: (tx: Executor) => Promise<void>,
+  /** The first-run setup link's steps; without them, a self-service registration. */
+  setup?: SetupSteps,
 ): Promise<{ issued: IssuedSession; partner: { id: string; name: string; slug: string } }> {
   await assertStrongPassword(input.password, input);
   const passwordHash = await hashPassword(input.password);
   return refusingDuplicateEmail(() =>
     deps.db.transaction(async (tx) => {
-      await before?.(tx);
+      await setup?.before(tx);
       const { partner, user } = await createPartnerWithAdmin(
         deps,
         tx,
         { ...input, passwordHash },
-        { via: before ? 'setup' : 'registration', meta },
+        { via: setup ? 'setup' : 'registration', meta },
       );
       const ctx = { scope: 'partner' as const, partnerId: partner.id, orgId: null, roleId: PARTNER_ADMIN_ROLE_ID };
       const issued = await startSession(deps, tx, user, ctx, {
         mfa: false,
-        method: before ? 'setup' : 'registration',
+        method: setup ? 'setup' : 'registration',
         meta,
       });
-      return { issued, partner };
+      const shown = { id: partner.id, name: partner.name, slug: partner.slug };
+      await setup?.after(tx, { partner: shown, userId: user.id });
+      return { issued, partner: shown };
     }),
   );
 }

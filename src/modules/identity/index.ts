@@ -24,6 +24,7 @@ export {
   listMemberships,
   lockUser,
   markMembershipUsed,
+  noteFlowOutcome,
   peekFlow,
   type SessionRow,
   ssoEnforcedFor,
@@ -35,3 +36,4 @@ export { sessionJson, toSessionJson } from './session-json.js';
 export { createSession, revokeUserSessions, rotateCallerSession, type SessionContext } from './sessions.js';
 export { RESET_TTL_MS, resetUrl, startSession } from './sign-in.js';
 export { type IssuedSession, respondWithTokens, tokenResponse } from './token-response.js';
+export { finishUnanswered } from './unanswered.js';

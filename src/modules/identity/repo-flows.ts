@@ -1,5 +1,5 @@
 // Stored identity flows: reset links, invitations and other single-use tokens, kept as their SHA-256 (part of repo.ts).
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { authFlows } from '../../db/schema/index.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
@@ -84,4 +84,44 @@ export async function countFlowAttempt(tx: Executor, flowId: string): Promise<nu
     .where(eq(authFlows.id, flowId))
     .returning({ attempts: authFlows.attempts });
   return row?.attempts ?? 0;
+}
+
+/** Names the account a spent flow signed in (a setup link creates it) and what the answer needs besides. */
+export async function noteFlowOutcome(
+  tx: Executor,
+  flowId: string,
+  userId: string,
+  data: Record<string, unknown> = {},
+): Promise<void> {
+  await tx
+    .update(authFlows)
+    .set({ userId, data: sql`${authFlows.data} || ${JSON.stringify(data)}::jsonb` })
+    .where(eq(authFlows.id, flowId));
+}
+
+/** The answer of the sign-in that spent this flow went out: it cannot be finished again. */
+export async function markFlowAnswered(tx: Executor, flowId: string): Promise<void> {
+  await tx
+    .update(authFlows)
+    .set({ data: sql`${authFlows.data} || '{"answered": true}'::jsonb` })
+    .where(eq(authFlows.id, flowId));
+}
+
+/** A flow spent by a sign-in whose answer never went out, still within its lifetime. */
+export async function findUnansweredFlow(tx: Executor, kind: FlowKind, token: string, now: Date): Promise<Flow | null> {
+  const [flow] = await tx
+    .select()
+    .from(authFlows)
+    .where(
+      and(
+        eq(authFlows.tokenHash, sha256(token)),
+        eq(authFlows.kind, kind),
+        isNotNull(authFlows.consumedAt),
+        isNotNull(authFlows.userId),
+        gt(authFlows.expiresAt, now),
+        sql`not (${authFlows.data} ? 'answered')`,
+      ),
+    )
+    .limit(1);
+  return flow ?? null;
 }

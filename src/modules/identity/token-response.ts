@@ -3,11 +3,12 @@ import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { loadPrincipal } from '../../http/authenticate.js';
+import { onceAnswered } from '../../http/after-answer.js';
 import { AppError } from '../../http/errors.js';
 import { setSessionCookies } from './cookies.js';
 import { recognizeDevice } from './devices.js';
 import { currentProfile } from './profile.js';
-import { sessionExpiry } from './repo.js';
+import { markFlowAnswered, sessionExpiry } from './repo.js';
 import { userProfile } from './schemas.js';
 
 export const tokenResponse = z
@@ -58,6 +59,8 @@ export interface IssuedSession {
   signedIn?: boolean;
   /** The refresh token's expiry when the issuer knows it (else it is read back). */
   expiresAt?: Date;
+  /** The single-use link this sign-in spent: closed for good once the answer went out (else it can be finished). */
+  spentFlowId?: string;
 }
 
 /** Call after the transaction that created or rotated the session has committed. */
@@ -71,6 +74,8 @@ export async function respondWithTokens(
   const expiresAt = issued.expiresAt ?? (await sessionExpiry(deps.db, issued.sessionId));
   const maxAge = expiresAt ? (expiresAt.getTime() - deps.clock.now().getTime()) / 1000 : deps.config.refreshTokenTtl;
   setSessionCookies(reply, deps.config, issued.refreshToken, maxAge);
+  const { spentFlowId } = issued;
+  if (spentFlowId) onceAnswered(reply, () => markFlowAnswered(deps.db, spentFlowId));
   if (issued.signedIn) {
     // A failure to note the device never fails the sign-in itself.
     await recognizeDevice(deps, reply.request, reply, issued.userId, issued.sessionId).catch((err: unknown) =>

@@ -22,13 +22,16 @@ export function setupRoutes(deps: Deps) {
         schema: {
           operationId: 'getSetupStatus',
           tags: ['setup'],
-          summary: 'Whether the first partner still has to be created',
-          description: 'Public. `needed` is true until a partner exists; the console then shows its setup page.',
+          summary: 'Whether the first partner still has to be created, and whether registration is open',
+          description:
+            'Public. `needed` is true until a partner exists; the console then shows its setup page. ' +
+            '`registrationOpen` is true when self-service registration is open (`ENABLE_REGISTRATION`); the console ' +
+            'offers "Create an account" only then.',
           security: [],
-          response: { 200: z.object({ needed: z.boolean() }) },
+          response: { 200: z.object({ needed: z.boolean(), registrationOpen: z.boolean() }) },
         },
       },
-      async () => ({ needed: await setupNeeded(deps.db) }),
+      async () => ({ needed: await setupNeeded(deps.db), registrationOpen: deps.config.enableRegistration }),
     );
 
     r.post(

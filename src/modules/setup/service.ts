@@ -4,7 +4,15 @@ import type { Executor } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { consumeFlow, createFlow } from '../identity/index.js';
+import {
+  consumeFlow,
+  createFlow,
+  finishUnanswered,
+  type IssuedSession,
+  listMemberships,
+  noteFlowOutcome,
+  startSession,
+} from '../identity/index.js';
 import { registerPartner } from '../auth/index.js';
 import { anyPartnerExists, tryXactLock } from './repo.js';
 
@@ -39,14 +47,48 @@ export async function issueSetupLink(deps: Pick<Deps, 'db' | 'clock' | 'config'>
   return setupUrl(deps.config.appUrl, token);
 }
 
-export async function completeSetup(
-  deps: Deps,
-  input: { token: string; companyName: string; email: string; password: string; name: string },
-  meta: AuditRequestMeta,
-) {
+type SetupInput = { token: string; companyName: string; email: string; password: string; name: string };
+type SetupResult = { issued: IssuedSession; partner: { id: string; name: string; slug: string } };
+
+/**
+ * Creates the first partner with the link. The link is closed for good once the answer went out (respondWithTokens);
+ * if the answer failed after the commit, the same person submitting the same link again is signed in as setup did.
+ */
+export async function completeSetup(deps: Deps, input: SetupInput, meta: AuditRequestMeta): Promise<SetupResult> {
   const { token, ...partner } = input;
-  return registerPartner(deps, partner, meta, async (tx) => {
-    await assertSetupOpen(tx);
-    if (!(await consumeFlow(tx, 'first_run_setup', token, deps.clock.now()))) throw new AppError('invalid_setup_token');
-  });
+  let flowId: string | undefined;
+  try {
+    const done = await registerPartner(deps, partner, meta, {
+      before: async (tx) => {
+        await assertSetupOpen(tx);
+        const flow = await consumeFlow(tx, 'first_run_setup', token, deps.clock.now());
+        if (!flow) throw new AppError('invalid_setup_token');
+        flowId = flow.id;
+      },
+      after: (tx, created) => noteFlowOutcome(tx, flowId!, created.userId, { partner: created.partner }),
+    });
+    return { ...done, issued: { ...done.issued, spentFlowId: flowId } };
+  } catch (err) {
+    if (!(err instanceof AppError) || (err.code !== 'setup_completed' && err.code !== 'invalid_setup_token')) throw err;
+    const again = await finishSetupAgain(deps, input, meta);
+    if (!again) throw err;
+    return again;
+  }
+}
+
+/** The second submission of a link whose setup committed but whose answer failed: a sign-in, answered as setup. */
+async function finishSetupAgain(deps: Deps, input: SetupInput, meta: AuditRequestMeta): Promise<SetupResult | null> {
+  const found = await finishUnanswered(deps, 'first_run_setup', input.token, input);
+  if (!found) return null;
+  const { flow, user } = found;
+  const partner = (flow.data as { partner: SetupResult['partner'] }).partner;
+  const membership = (await listMemberships(deps.db, user.id)).find(
+    (m) => m.scope === 'partner' && m.partnerId === partner.id,
+  );
+  if (!membership) return null;
+  const ctx = { scope: 'partner' as const, partnerId: partner.id, orgId: null, roleId: membership.roleId };
+  const issued = await deps.db.transaction((tx) =>
+    startSession(deps, tx, user, ctx, { mfa: false, method: 'setup', meta }),
+  );
+  return { issued: { ...issued, spentFlowId: flow.id }, partner };
 }

@@ -3,6 +3,7 @@
 // hand-off from the SSO callback; `/login?error=` in words.
 import { Alert, Anchor, Button, Divider, Group, PasswordInput, PinInput, Stack, Text, TextInput } from '@mantine/core';
 import { browserSupportsWebAuthnAutofill, startAuthentication, WebAuthnAbortService } from '@simplewebauthn/browser';
+import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, call } from '../../api/client';
@@ -40,6 +41,8 @@ export default function Login() {
   const [challenge, setChallenge] = useState<Challenge | null>(null);
   const [sso, setSso] = useState<Sso | null>(null);
   const exchanged = useRef(false);
+  // "Create an account" only while self-service registration is open (the API refuses it otherwise).
+  const status = useQuery({ queryKey: ['setup-status'], queryFn: () => call(api.GET('/api/v1/setup/status')) });
 
   // SSO hand-off: the callback sends the browser to `/<path>#ssoCode=...`; the code is single-use, 60 s.
   useEffect(() => {
@@ -156,12 +159,14 @@ export default function Login() {
     <AuthCard
       title="Sign in"
       footer={
-        <>
-          New partner?{' '}
-          <Anchor component={Link} to="/register">
-            Create an account
-          </Anchor>
-        </>
+        status.data?.registrationOpen ? (
+          <>
+            New partner?{' '}
+            <Anchor component={Link} to="/register">
+              Create an account
+            </Anchor>
+          </>
+        ) : undefined
       }
     >
       <form onSubmit={submit} noValidate>
