@@ -97,18 +97,18 @@ describe.skipIf(!shared)('three processes of the built server on one PostgreSQL 
     expect(answers.map((a) => a.status).sort()).toEqual([200, 401, 401]);
   });
 
-  it('a refresh token rotated by one process is refused by another, and that reuse ends the session everywhere', async () => {
+  it('a refresh token rotated by one process is refused by another; the new one goes on working on a third', async () => {
     const api = await signInWithTotp(all[2]!, admin, admin.recoveryCodes[0]);
     const before = api.cookies.get(REFRESH_COOKIE)!;
-    const rotated = await refresh(on(all[0]!, api));
-    expect(rotated.status, rotated.text).toBe(200);
+    const rotated = on(all[0]!, api);
+    expect((await refresh(rotated)).status).toBe(200);
     const replay = all[2]!.client();
     replay.cookies.set(REFRESH_COOKIE, before);
     replay.cookies.set(CSRF_COOKIE, api.cookies.get(CSRF_COOKIE)!);
     expect((await refresh(replay)).status).toBe(401);
-    const fresh = all[1]!.client();
-    fresh.token = rotated.body.accessToken;
-    expect((await fresh.raw.get('/users/me')).status).toBe(401);
+    // (From the same client within seconds that is taken for a lost race, not a theft: the session lives on.)
+    const next = await refresh(on(all[1]!, rotated));
+    expect(next.status, next.text).toBe(200);
   });
 
   it('a logout through one process: the access token is refused by all three on the next request', async () => {
