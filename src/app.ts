@@ -30,6 +30,7 @@ import { deviceRoutes } from './modules/devices/routes.js';
 import { contactRoutes } from './modules/contacts/routes.js';
 import { customFieldRoutes } from './modules/custom-fields/routes.js';
 import { scriptRoutes } from './modules/scripts/routes.js';
+import { domainRoutes } from './modules/domains/routes.js';
 import { configItemRoutes } from './modules/config-items/routes.js';
 import { opsRoutes } from './modules/ops/routes.js';
 import { roleRoutes } from './modules/roles/routes.js';
@@ -237,6 +238,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(webhookRoutes(deps));
       await api.register(accessRoutes(deps));
       await api.register(scimTokenRoutes(deps));
+      await api.register(domainRoutes(deps));
     },
     { prefix: API_PREFIX },
   );

@@ -36,6 +36,8 @@ export const ENV_DOCS: Record<EnvName, string> = {
     'allow http and private-address OpenID issuers (tests only; warned at start, refused in production)',
   WEBHOOKS_ALLOW_INSECURE:
     'allow http and private-address audit webhook URLs (tests only; warned at start, refused in production)',
+  DNS_SERVERS:
+    "resolvers of domain proofs (TXT records): comma-separated `host:port` IP addresses; default: the system's. Loopback and private addresses are refused in production",
   WEBHOOKS_LEASE_SECONDS:
     'how long one instance holds a webhook delivery it is sending before another may retry it; keep it above the 10 s send timeout',
   TRUST_PROXY: 'take the client address from `X-Forwarded-For` (behind a reverse proxy)',

@@ -1,4 +1,6 @@
 // The only module that reads process.env: parsed once, validated, frozen.
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const bool = (dflt: boolean) =>
@@ -52,6 +54,7 @@ export const envSchema = z.object({
   SSO_ALLOW_INSECURE_ISSUERS: bool(false),
   WEBHOOKS_ALLOW_INSECURE: bool(false),
   WEBHOOKS_LEASE_SECONDS: seconds(60, 1, 3600),
+  DNS_SERVERS: z.string().max(2048).optional(),
   TRUST_PROXY: bool(false),
   ACCESS_TOKEN_TTL: seconds(900, 60, 86_400),
   REFRESH_TOKEN_TTL: seconds(604_800, 300, 2_592_000),
@@ -174,6 +177,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   const problems: string[] = [];
+  const dnsServers = parseDnsServers(e.DNS_SERVERS, problems);
   if (e.NODE_ENV === 'production') {
     if (!e.ENCRYPTION_KEY) problems.push('ENCRYPTION_KEY: required in production (32 random bytes, base64)');
     else if (PLACEHOLDER.test(e.ENCRYPTION_KEY) || isWeakKey(e.ENCRYPTION_KEY))
@@ -186,6 +190,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (!e.SMTP_URL) problems.push('SMTP_URL: required in production (invitations, password resets, sign-in notices)');
     for (const sw of INSECURE_SWITCHES)
       if (sw.on(e)) problems.push(`${sw.name}: refused in production (${sw.effect}); unset it`);
+    if (dnsServers.some((d) => !isPublicAddress(d.host)))
+      problems.push('DNS_SERVERS: loopback and private resolvers are refused in production (they serve tests)');
     if (e.SMS_PROVIDER === 'twilio' && (!e.TWILIO_AUTH_TOKEN || PLACEHOLDER.test(e.TWILIO_AUTH_TOKEN)))
       problems.push('TWILIO_AUTH_TOKEN: required (not a placeholder) when SMS_PROVIDER=twilio');
   }
@@ -239,6 +245,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ssoAllowInsecureIssuers: e.SSO_ALLOW_INSECURE_ISSUERS,
     webhooksAllowInsecure: e.WEBHOOKS_ALLOW_INSECURE,
     webhooksLeaseSeconds: e.WEBHOOKS_LEASE_SECONDS,
+    /** Resolvers of domain proofs, as `setServers` takes them; empty: the system's. */
+    dnsServers: dnsServers.map((d) => d.server),
     trustProxy: e.TRUST_PROXY,
     accessTokenTtl: e.ACCESS_TOKEN_TTL,
     refreshTokenTtl: e.REFRESH_TOKEN_TTL,
@@ -264,6 +272,31 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiKeyEnvironment: e.API_KEY_ENVIRONMENT ?? (e.NODE_ENV === 'production' ? 'live' : 'test'),
   });
 }
+
+/**
+ * `DNS_SERVERS`: comma-separated `host[:port]` with an IP address as host (`[v6]:port` for IPv6 with a port), as
+ * `Resolver.setServers` takes them. A name is refused: resolving the resolver would need a resolver.
+ */
+function parseDnsServers(v: string | undefined, problems: string[]): { host: string; server: string }[] {
+  const out: { host: string; server: string }[] = [];
+  for (const raw of (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const m = /^\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?$/.exec(raw) ?? /^([0-9.]+)(?::(\d{1,5}))?$/.exec(raw);
+    const host = m?.[1] ?? (isIP(raw) === 6 ? raw : undefined);
+    const port = m?.[2] === undefined ? undefined : Number(m[2]);
+    if (!host || !isIP(host) || (port !== undefined && (port < 1 || port > 65535))) {
+      problems.push(`DNS_SERVERS: "${raw}" is not an IP address with an optional port (host:port, [v6]:port)`);
+      continue;
+    }
+    const bracket = isIP(host) === 6 ? `[${host}]` : host;
+    out.push({ host, server: port === undefined ? host : `${bracket}:${port}` });
+  }
+  return out;
+}
+
+const isPublicAddress = (host: string) => ipaddr.process(host).range() === 'unicast';
 
 /** Hosts that are only this machine, and wildcard addresses, which a browser cannot open: links say localhost. */
 const LOCAL_HOSTS = new Set(['0.0.0.0', '::', '[::]', '127.0.0.1', '::1', '[::1]', 'localhost']);

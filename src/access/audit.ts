@@ -1,7 +1,7 @@
 // What the access core and the request pipeline write to the audit trail, as an interface: the audit module's
 // AuditWriter implements it and src/deps.ts wires it in (the pipeline knows no feature).
 import type { Executor } from '../db/connect.js';
-import type { Principal, ServiceAccountActor } from './principal.js';
+import { speaksForPartner, type Principal, type ServiceAccountActor } from './principal.js';
 
 /** The client address and user agent of a request, as recorded with an event. */
 export interface AuditRequestMeta {
@@ -17,6 +17,8 @@ export interface AccessAuditActor {
   name?: string;
   serviceAccount?: ServiceAccountActor;
   scimToken?: { id: string; name: string };
+  /** The actor spoke for the partner (recorded, so the customer sees it after the actor left the partner). */
+  forPartner?: boolean;
 }
 
 export interface AccessAuditEvent {
@@ -40,7 +42,8 @@ export interface AuditRecorder {
  * the modules, so that a feature records who acted without importing the audit module (re-exported by audit/index).
  */
 export function actorOf(p: Principal): AccessAuditActor & { type?: 'service_account' } {
+  const forPartner = speaksForPartner(p);
   if (p.actorType === 'service_account' && p.serviceAccount)
-    return { userId: p.userId, email: null, type: 'service_account', serviceAccount: p.serviceAccount };
-  return { userId: p.userId, email: p.email };
+    return { userId: p.userId, email: null, type: 'service_account', serviceAccount: p.serviceAccount, forPartner };
+  return { userId: p.userId, email: p.email, forPartner };
 }

@@ -106,7 +106,7 @@ export function accountReason(status: string): AccessReason {
  * The just-in-time grant of the principal in force on the organisation (issue 18 §1), a whole-organisation grant before
  * a one-site grant; `customerApproved`: only one an organisation admin approved (mspAccess approval_required).
  */
-export function grantFor(p: Principal, orgId: string, customerApproved = false) {
+export function grantFor(p: Pick<Principal, 'grants'>, orgId: string, customerApproved = false) {
   const mine = (p.grants ?? []).filter(
     (g) => g.orgId === orgId && (!customerApproved || g.approval === 'customer_admin'),
   );
@@ -176,16 +176,28 @@ export function ipListReason(
 }
 
 /**
- * Organisation access and the policies the organisation sets on partner members acting in it (its IP allow-list).
- * mayAccessOrg, covers and the list conditions (orgCondition) all reduce this.
+ * Organisation access and the policies the organisation sets on what speaks for its partner in it (its mspAccess and
+ * IP allow-list): partner members and the partner's service accounts alike. mayAccessOrg, covers and the list
+ * conditions (orgCondition) all reduce this.
  */
 export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
   const access = orgAccessReason(p, orgId);
-  if (!access.allowed || p.scope !== 'partner' || p.actorType !== 'user') return [access];
+  if (!access.allowed || p.scope !== 'partner') return [access];
   const policy = p.orgPolicies?.[orgId];
-  if (!policy) return [access];
-  const out = [access];
-  const msp = mspAccessOf(policy);
+  return policy ? [access, ...customerControlReasons(p, orgId, policy)] : [access];
+}
+
+/** What a credential speaking for the partner in an organisation carries for the organisation's controls. */
+export type PartnerCredential = Pick<Principal, 'ip' | 'grants' | 'breakGlass' | 'breakGlassReason' | 'breakGlassUsed'>;
+
+/**
+ * The customer's controls over everything that speaks for its partner in the organisation (a partner member, a partner
+ * service account, a SCIM token or service account the partner made for the organisation): mspAccess, then the
+ * organisation's IP allow-list. `orgSettings` are the organisation's settings.
+ */
+export function customerControlReasons(p: PartnerCredential, orgId: string, orgSettings: unknown): AccessReason[] {
+  const out: AccessReason[] = [];
+  const msp = mspAccessOf(orgSettings);
   const approved = msp === 'approval_required' ? grantFor(p, orgId, true) : null;
   if (approved) {
     out.push(
@@ -217,7 +229,7 @@ export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
       );
     }
   }
-  const list = ipAllowlistOf(policy);
+  const list = ipAllowlistOf(orgSettings);
   if (list.length) out.push(ipListReason(list, p.ip, p.breakGlass === true, 'the organisation'));
   return out;
 }
@@ -255,13 +267,16 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
     // Reached through a one-site grant only: records of other sites (and without a site) stay out.
     const grantId = org.find((r) => r.via === 'grant' && r.step === 'organization_access')?.grantId;
     const grant = grantId ? p.grants?.find((g) => g.id === grantId) : undefined;
-    if (grant?.siteId && o.siteId !== undefined) {
+    if (grant?.siteId) {
+      // Records with no site (the organisation, its settings, contacts and fields of no site) are organisation-level.
       return [
         member,
         ...org,
         o.siteId === grant.siteId
           ? pass('site', 'The just-in-time grant covers this site.')
-          : deny('site', 'The just-in-time grant covers one site; the record is not in it.'),
+          : o.siteId === undefined || o.siteId === null
+            ? deny('site', 'The just-in-time grant covers one site; it does not reach organisation-level records.')
+            : deny('site', 'The just-in-time grant covers one site; the record is not in it.'),
       ];
     }
     return [member, ...org];

@@ -71,7 +71,13 @@ export interface ServiceAccountActor {
   name: string;
   clientId: string;
   keyId: string;
+  /** A partner's account, or an organisation's that someone acting for the partner made. */
+  madeByPartner?: boolean;
 }
+
+/** Whether the caller speaks for the partner: a partner member, or a service account the partner owns or made. */
+export const speaksForPartner = (p: Principal): boolean =>
+  p.actorType === 'service_account' ? p.serviceAccount?.madeByPartner === true : p.scope === 'partner';
 
 /** Profile fields of the user read by the per-request session check; never a secret (hash, TOTP secret, codes). */
 export interface PrincipalUser {

@@ -35,6 +35,8 @@ export const SYSTEM_CONTEXTS = {
     "a person moves their session to another of their own memberships: the target membership, its role and its tenant's policies are read there",
   'member-count':
     "counting the holders of each role on a page of roles, in the statement's own tenant: the row policy would run once per membership (thousands in a large partner) and only the counts leave the database",
+  'domain-proof':
+    'whether, and by which tenant, an e-mail domain is proven (a domain is proven by one tenant at most); pending claims stay private',
   'access-request':
     'a member asks for just-in-time access to an organisation it cannot reach yet: eligibility is checked, and the request, its automatic approval and their audit records are written there',
 } as const;

@@ -121,14 +121,22 @@ export function rolesVisibleIn(t: Target): SQL {
 /** Which audit records a caller may see: resolved once from the principal (audit/service.ts visibilityOf). */
 export type AuditVisibility =
   | { kind: 'organization'; partnerId: string; orgId: string }
-  /** `orgIds`: the organisations besides the partner's own events; `all` for full access, [] for none. */
-  | { kind: 'partner'; partnerId: string; orgIds: 'all' | string[] };
+  /**
+   * `orgIds`: the organisations besides the partner's own events; `all` for full access, [] for none. `except`:
+   * organisations whose controls hold the caller out now; `partnerView`: the caller speaks for the partner, so records
+   * an organisation wrote while it suspended its partner's access stay out (the operator's CLI sees everything).
+   */
+  | { kind: 'partner'; partnerId: string; orgIds: 'all' | string[]; except?: string[]; partnerView?: boolean };
 
 export function auditVisible(v: AuditVisibility): SQL {
   if (v.kind === 'organization') return and(eq(auditLogs.partnerId, v.partnerId), eq(auditLogs.orgId, v.orgId))!;
-  if (v.orgIds === 'all') return eq(auditLogs.partnerId, v.partnerId);
+  const held = and(
+    v.partnerView ? eq(auditLogs.partnerHidden, false) : undefined,
+    v.except?.length ? or(isNull(auditLogs.orgId), notInArray(auditLogs.orgId, v.except)) : undefined,
+  );
+  if (v.orgIds === 'all') return and(eq(auditLogs.partnerId, v.partnerId), held)!;
   const orgs = v.orgIds.length
     ? or(isNull(auditLogs.orgId), inArray(auditLogs.orgId, v.orgIds))!
     : isNull(auditLogs.orgId);
-  return and(eq(auditLogs.partnerId, v.partnerId), orgs)!;
+  return and(eq(auditLogs.partnerId, v.partnerId), orgs, held)!;
 }

@@ -1,5 +1,6 @@
 // An access decision's denial as the answer of a by-id route (src/access/decision.ts reasons, HTTP errors here).
 import { type Authority, accountAuthority } from '../access/account-authority.js';
+import { beyondReach, type Granted, type Reach } from '../access/ceiling.js';
 import type { AccessReason } from '../access/decision.js';
 import type { Executor } from '../db/connect.js';
 import { AppError, notFound } from './errors.js';
@@ -20,4 +21,20 @@ export function refusalOf(reasons: AccessReason[], what: string): AppError | nul
  */
 export async function assertAccountAuthority(ex: Executor, a: Authority | null, userId: string): Promise<void> {
   if (!(await accountAuthority(ex, a, userId)).covered) throw new AppError('account_outside_authority');
+}
+
+/**
+ * The ceiling rule's answer (src/access/ceiling.ts): 403 permission_ceiling naming what lies beyond the caller's reach
+ * (`missing`: the permissions, then `siteIds` / `deviceGroupIds`).
+ */
+export function assertWithinReach(creator: Reach, granted: Granted): void {
+  const beyond = beyondReach(creator, granted);
+  if (!beyond) return;
+  throw new AppError(
+    'permission_ceiling',
+    beyond.permissions.length
+      ? undefined
+      : 'You cannot grant or administer access to sites or device groups beyond your own.',
+    { missing: [...beyond.permissions, ...beyond.reach] },
+  );
 }

@@ -34,6 +34,8 @@ export const STEP_UP_ROUTES = [
   { method: 'PATCH', url: '/api/v1/webhooks/:id' },
   { method: 'DELETE', url: '/api/v1/webhooks/:id' },
   { method: 'POST', url: '/api/v1/scim-tokens' },
+  { method: 'POST', url: '/api/v1/domains/:id/verify' },
+  { method: 'DELETE', url: '/api/v1/domains/:id' },
 ] as const satisfies readonly { method: string; url: string; when?: string }[];
 
 export type StepUpMethod = 'password' | 'totp' | 'sms' | 'passkey' | 'reauthenticate';

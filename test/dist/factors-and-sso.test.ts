@@ -71,7 +71,10 @@ describe('passkeys on the built server', () => {
     const challenge = await api.raw.post('/auth/mfa/passkey/options', { tempToken: login.body.tempToken });
     expect(challenge.status, challenge.text).toBe(200);
     const assertion = getAssertion(challenge.body.options, server.baseUrl, credential);
-    const res = await api.raw.post('/auth/mfa/passkey/verify', { tempToken: login.body.tempToken, credential: assertion });
+    const res = await api.raw.post('/auth/mfa/passkey/verify', {
+      tempToken: login.body.tempToken,
+      credential: assertion,
+    });
     expectSignedIn(api, res);
     expect((await api.raw.get('/auth/passkeys')).body.data).toHaveLength(1);
   });

@@ -43,6 +43,7 @@ export interface Admin {
   password: string;
   partnerId: string;
   secret: string;
+  recoveryCodes: string[];
 }
 
 /** The first administrator, created through the printed setup link, with TOTP enrolled (a Partner Admin must). */
@@ -61,12 +62,12 @@ export async function firstAdmin(server: BuiltServer): Promise<Admin> {
   });
   expect(res.status, res.text).toBe(201);
   expectSignedIn(api, res);
-  const secret = await enrolTotp(api);
-  return { api, email, password, partnerId: res.body.partner.id, secret };
+  const { secret, recoveryCodes } = await enrolTotp(api);
+  return { api, email, password, partnerId: res.body.partner.id, secret, recoveryCodes };
 }
 
 /** TOTP setup (with its QR code) then enable with the current code; the client then carries mfa: true tokens. */
-export async function enrolTotp(api: ApiClient): Promise<string> {
+export async function enrolTotp(api: ApiClient): Promise<{ secret: string; recoveryCodes: string[] }> {
   const setup = await api.raw.post('/auth/mfa/setup');
   expect(setup.status, setup.text).toBe(200);
   expect(setup.body.qrCodeDataUrl).toMatch(/^data:image\/png;base64,[A-Za-z0-9+/]{200,}/);
@@ -75,17 +76,24 @@ export async function enrolTotp(api: ApiClient): Promise<string> {
   expect(enable.status, enable.text).toBe(200);
   expect(enable.body.recoveryCodes).toHaveLength(10);
   api.token = enable.body.accessToken;
-  return setup.body.secret as string;
+  return { secret: setup.body.secret, recoveryCodes: enable.body.recoveryCodes };
 }
 
-/** Password then TOTP: the code of the next time step, so it never repeats the step enrolment used. */
-export async function signInWithTotp(server: BuiltServer, email: string, password: string, secret: string) {
+/**
+ * Password then the second step: by default the TOTP code of the next time step (enrolment used the current one; a
+ * step is accepted once, and only one step either side), else the code given (a recovery code, one use each).
+ */
+export async function signInWithTotp(
+  server: BuiltServer,
+  admin: Pick<Admin, 'email' | 'password' | 'secret'>,
+  code = totp(admin.secret, 30_000),
+) {
   const api = server.client();
-  const first = await api.raw.post('/auth/login', { email, password });
+  const first = await api.raw.post('/auth/login', { email: admin.email, password: admin.password });
   expect(first.status, first.text).toBe(200);
   expect(first.body).toMatchObject({ mfaRequired: true, mfaMethod: 'totp', tempToken: expect.any(String) });
   expect(api.cookies.size).toBe(0);
-  const res = await api.raw.post('/auth/mfa/verify', { tempToken: first.body.tempToken, code: totp(secret, 30_000) });
+  const res = await api.raw.post('/auth/mfa/verify', { tempToken: first.body.tempToken, code });
   expectSignedIn(api, res);
   return api;
 }

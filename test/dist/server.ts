@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { vi } from 'vitest';
 import { distDir, ROOT, serverCommand } from '../../scripts/built-server.js';
 import { freePort } from '../support/app.js';
 import { ApiClient } from '../support/client.js';
@@ -16,8 +17,12 @@ import { adminUrl } from '../support/db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// Each step is several requests to another process (argon2 hashes among them) on a shared 2-core machine: give them
+// time (speed is measured in bench/, not here).
+vi.setConfig({ testTimeout: 120_000 });
+
 export interface BuiltServer {
-  /** http://localhost:PORT: the PUBLIC_URL and APP_URL it was given (WebAuthn refuses 127.0.0.1). */
+  /** http://localhost:PORT: where it listens (WebAuthn refuses 127.0.0.1); the first process's PUBLIC_URL and APP_URL. */
   baseUrl: string;
   env: Record<string, string>;
   /** The setup link of the current process's "First run:" line, or null once a partner exists. */
@@ -69,6 +74,26 @@ export async function startBuiltServer(extraEnv: Record<string, string> = {}): P
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...extraEnv,
   };
+  return launch(env, port, async () => {
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+}
+
+/**
+ * Another process of the same service beside `first`, as a replica behind a load balancer: the same settings, database
+ * and store, the same public address, its own port (and DATA_DIR, unused on PostgreSQL).
+ */
+export async function startReplica(first: BuiltServer): Promise<BuiltServer> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-dist-'));
+  return launch({ ...first.env, PORT: String(port), DATA_DIR: dataDir }, port, async () =>
+    rmSync(dataDir, { recursive: true, force: true }),
+  );
+}
+
+async function launch(env: Record<string, string>, port: number, cleanup: () => Promise<void>): Promise<BuiltServer> {
+  const baseUrl = `http://localhost:${port}`;
   let child: ChildProcess | null = null;
   let out = '';
   let current = '';
@@ -119,7 +144,9 @@ export async function startBuiltServer(extraEnv: Record<string, string> = {}): P
     cli: (args, more = {}) =>
       new Promise((resolve) => {
         // `npx gatehouse` (bin/gatehouse.js loads dist/cli); another build's CLI directly.
-        const entry = process.env.GATEHOUSE_DIST_DIR ? join(distDir(), 'cli', 'main.js') : join(ROOT, 'bin', 'gatehouse.js');
+        const entry = process.env.GATEHOUSE_DIST_DIR
+          ? join(distDir(), 'cli', 'main.js')
+          : join(ROOT, 'bin', 'gatehouse.js');
         const p = spawn(process.execPath, [entry, ...args], {
           cwd: ROOT,
           env: { ...env, ...more },
@@ -138,8 +165,7 @@ export async function startBuiltServer(extraEnv: Record<string, string> = {}): P
     },
     close: async () => {
       await stop();
-      await database?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await cleanup();
     },
   };
 }

@@ -74,7 +74,7 @@ describe('the first run through the printed setup link', () => {
 
 describe('sessions of the built server', () => {
   it('password + TOTP sign-in; refresh rotates the refresh token; the rotated one is refused', async () => {
-    const api = await signInWithTotp(server, admin.email, admin.password, admin.secret);
+    const api = await signInWithTotp(server, admin);
     expect(decodeJwt(api.token!)).toMatchObject({ mfa: true, partnerId: admin.partnerId });
     const before = api.cookies.get(REFRESH_COOKIE)!;
     const res = await refresh(api);
@@ -147,9 +147,12 @@ describe('the compiled CLI on the same database', () => {
   it('sets a password and verifies the audit trail; the restarted server signs in with the new password', async () => {
     await server.stop(); // on PGlite one process at a time holds the data directory
     const pw = strongPassword();
-    const set = await server.cli(['users', 'reset-password', '--email', tech.email, '--password-env', 'NEW_PW', '--json'], {
-      NEW_PW: pw,
-    });
+    const set = await server.cli(
+      ['users', 'reset-password', '--email', tech.email, '--password-env', 'NEW_PW', '--json'],
+      {
+        NEW_PW: pw,
+      },
+    );
     expect(set.code, set.stderr).toBe(0);
     const verify = await server.cli(['audit', 'verify', '--json']);
     expect(verify.code, verify.stderr + verify.stdout).toBe(0);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueSetupLink } from '../../src/modules/setup/service.js';
 import { startApp, type TestApp } from '../support/app.js';
+import { testDns } from '../support/dns.js';
 
 let t: TestApp;
 let dir: string;
@@ -19,7 +20,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function run(script: string, env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
+/**
+ * Runs the page's blocks in one bash process. `onLine` sees each printed line as it comes: the test plays the DNS
+ * host and publishes a zone-file TXT line the page prints, as a reader would paste it there.
+ */
+function run(
+  script: string,
+  env: Record<string, string>,
+  onLine: (line: string) => void,
+): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', script], {
       cwd: dir,
@@ -27,7 +36,13 @@ function run(script: string, env: Record<string, string>): Promise<{ code: numbe
     });
     let out = '';
     let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    let partial = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      const lines = (partial + c.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      lines.forEach(onLine);
+    });
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
   });
@@ -40,7 +55,12 @@ describe('docs/api.md', () => {
     const link = await issueSetupLink(t.deps);
     const setupToken = new URL(link!).searchParams.get('token')!;
     const script = ['set -euo pipefail', ...blocks.map((b, i) => `echo "== block ${i + 1}"\n${b}`)].join('\n');
-    const { code, out, err } = await run(script, { GH: `${t.baseUrl}/api/v1`, SETUP_TOKEN: setupToken });
+    const dns = await testDns();
+    const zoneLine = /^(\S+)\. 300 IN TXT "(.+)"$/;
+    const { code, out, err } = await run(script, { GH: `${t.baseUrl}/api/v1`, SETUP_TOKEN: setupToken }, (line) => {
+      const m = zoneLine.exec(line);
+      if (m) dns.publish(m[1]!, m[2]!);
+    });
     expect(code, `${out}\n${err}`).toBe(0);
     expect(out).toContain(`== block ${blocks.length}`);
     // What the page says each step answers.
@@ -56,6 +76,9 @@ describe('docs/api.md', () => {
     expect(out).toMatch(/"mfaRequired": true,\s+"mfaMethod": "totp"/);
     expect(out).toMatch(/"email": "ada@acme\.test",\s+"scope": "partner",\s+"mfaEnabled": true/);
     expect(out).toMatch(/Microsoft Entra ID/);
+    expect(out).toMatch(/"txtName": "_gatehouse-challenge\.acme\.test"/);
+    expect(out).toMatch(/^_gatehouse-challenge\.acme\.test\. 300 IN TXT "gatehouse-verification=[A-Za-z0-9_-]+"$/m);
+    expect(out).toMatch(/^\{"domain":"acme\.test","status":"verified"\}$/m);
     expect(out).toMatch(/^20[04]\n401$/m);
   }, 120_000);
 });

@@ -226,6 +226,22 @@ describe('production refuses what is only fit for development', () => {
     expect(err.oneLine()).not.toContain('\n');
   });
 
+  it('DNS_SERVERS: the test resolvers (loopback, private) are refused in production; public ones pass', () => {
+    for (const servers of ['127.0.0.1:5353', '10.0.0.53', '[::1]:53', '192.168.1.1,8.8.8.8'])
+      expect(namedIn(refusal({ ...PRODUCTION, DNS_SERVERS: servers })), servers).toEqual(['DNS_SERVERS']);
+    expect(loadConfig({ ...PRODUCTION, DNS_SERVERS: '1.1.1.1, [2606:4700:4700::1111]:53' }).dnsServers).toEqual([
+      '1.1.1.1',
+      '[2606:4700:4700::1111]:53',
+    ]);
+    expect(loadConfig({ DNS_SERVERS: '127.0.0.1:5353' }).dnsServers).toEqual(['127.0.0.1:5353']);
+    expect(loadConfig({}).dnsServers).toEqual([]);
+  });
+
+  it('DNS_SERVERS: a name or a bad port is refused anywhere', () => {
+    for (const servers of ['dns.example.com', '127.0.0.1:99999', '1.2.3.4:', 'x'])
+      expect(namedIn(refusal({ DNS_SERVERS: servers })), servers).toEqual(['DNS_SERVERS']);
+  });
+
   it('the same placeholder values are allowed in development', () => {
     expect(loadConfig({ ENCRYPTION_KEY: Buffer.alloc(32).toString('base64') }).env).toBe('development');
     expect(loadConfig({ PUBLIC_URL: 'http://localhost:8080' }).publicUrl).toBe('http://localhost:8080');

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ssoIdentities } from '../../src/db/schema/index.js';
 import { startApp, type TestApp } from '../support/app.js';
+import { proveDomain } from '../support/dns.js';
 import { addOrgMember, addPartnerMember, createOrg, createPartner, createUser } from '../support/fixtures.js';
 import { callbackFor, runSsoLogin, startOidcProvider, type TestIdp } from '../support/oidc.js';
 import { linkToken, startMailCatcher, type MailCatcher } from '../support/smtp.js';
@@ -107,7 +108,7 @@ describe('enforced SSO blocks password login and password reset for the organisa
 
   it('gives password login back when enforcement is switched off or the provider is deactivated', async () => {
     const s = await orgWithProvider(t, idp, { enforceSSO: true });
-    const member = await createUser(t, { password: PASSWORD });
+    const member = await createUser(t, { email: `member-${uniq()}@${s.domain}`, password: PASSWORD });
     await addOrgMember(t, { orgId: s.org.id, userId: member.id });
     expect((await passwordLogin(member.email)).status).toBe(401);
     expect((await setStatus(s.api, s.provider.id, 'testing', s.org.id)).status).toBe(200);
@@ -123,13 +124,28 @@ describe('enforced SSO blocks password login and password reset for the organisa
 
   it('a partner-owned enforcing provider blocks the partner’s technicians, not the members of its organisations', async () => {
     const tn = await tenant(t);
-    const tech = await createUser(t, { password: PASSWORD });
+    const domain = freshDomain();
+    await proveDomain(tn.api, domain);
+    const tech = await createUser(t, { email: `tech-${uniq()}@${domain}`, password: PASSWORD });
     await addPartnerMember(t, { partnerId: tn.partner.id, userId: tech.id, roleId: PARTNER_TECHNICIAN_ROLE_ID });
-    const orgUser = await createUser(t, { password: PASSWORD });
+    const orgUser = await createUser(t, { email: `user-${uniq()}@${domain}`, password: PASSWORD });
     await addOrgMember(t, { orgId: tn.org.id, userId: orgUser.id });
-    await createActiveProvider(tn.api, idp, null, { allowedDomains: freshDomain(), enforceSSO: true });
+    await createActiveProvider(tn.api, idp, null, { allowedDomains: domain, enforceSSO: true });
     expect((await passwordLogin(tech.email)).status).toBe(401);
     expect((await passwordLogin(orgUser.email)).status).toBe(200);
+  });
+
+  it('applies only to addresses in a domain the provider’s tenant has proven', async () => {
+    const s = await orgWithProvider(t, idp, { enforceSSO: true });
+    const inside = await createUser(t, { email: `in-${uniq()}@${s.domain}`, password: PASSWORD });
+    const outside = await createUser(t, { email: `out-${uniq()}@${freshDomain()}`, password: PASSWORD });
+    for (const u of [inside, outside]) await addOrgMember(t, { orgId: s.org.id, userId: u.id });
+    expect((await passwordLogin(inside.email)).status).toBe(401);
+    expect((await passwordLogin(outside.email)).status).toBe(200);
+    // The proof withdrawn, the provider enforces on nobody.
+    const [proof] = (await s.api.get('/domains', { query: { orgId: s.org.id } })).body.data;
+    expect((await s.api.delete(`/domains/${proof!.id}`)).status).toBe(200);
+    expect((await passwordLogin(inside.email)).status).toBe(200);
   });
 
   it('does not touch another organisation’s users', async () => {
@@ -204,6 +220,7 @@ describe('POST /auth/sso-discovery answers from the email’s domain only', () =
   it('names the partner’s login URL for a partner-owned provider, without an orgId', async () => {
     const tn = await tenant(t);
     const domain = freshDomain();
+    await proveDomain(tn.api, domain);
     await createActiveProvider(tn.api, idp, null, { allowedDomains: domain });
     const res = await t.client().post('/auth/sso-discovery', { email: `tech@${domain}` });
     expect(res.body).toMatchObject({

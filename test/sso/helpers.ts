@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { PeerApp, TestApp } from '../support/app.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
+import { proveDomain } from '../support/dns.js';
 import { createOrg, partnerAdmin } from '../support/fixtures.js';
 import type { IdpUser } from '../support/oidc.js';
 
@@ -76,10 +77,11 @@ export const setStatus = (
   orgId: string | null,
 ) => api.post(`/sso/providers/${id}/status`, { status }, { query: { orgId: orgId ?? undefined } });
 
-/** An organisation with an active provider at the given IdP. */
+/** An organisation that has proven a fresh domain, with an active provider at the given IdP that lists it. */
 export async function orgWithProvider(t: TestApp, idp: IdpClient, settings: ProviderSettings = {}) {
   const tn = await tenant(t);
   const domain = freshDomain();
+  await proveDomain(tn.api, domain, tn.org.id);
   const provider = await createActiveProvider(tn.api, idp, tn.org.id, { allowedDomains: domain, ...settings });
   return { ...tn, domain, provider };
 }
@@ -129,7 +131,7 @@ export async function createActiveSamlProvider(
   };
 }
 
-/** An organisation with an active SAML provider at the given IdP. */
+/** An organisation that has proven a fresh domain, with an active SAML provider at the given IdP that lists it. */
 export async function orgWithSamlProvider(
   t: TestApp,
   idp: { metadataXml: string; metadataUrl: string },
@@ -137,6 +139,7 @@ export async function orgWithSamlProvider(
 ) {
   const tn = await tenant(t);
   const domain = freshDomain();
+  await proveDomain(tn.api, domain, tn.org.id);
   const provider = await createActiveSamlProvider(tn.api, idp, tn.org.id, { allowedDomains: domain, ...settings });
   return { ...tn, domain, provider };
 }

@@ -11,6 +11,7 @@ import {
   ssoSessions,
   users,
 } from '../../src/db/schema/index.js';
+import { proveDomain } from '../support/dns.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { accountOf, addOrgMember, createOrg, createUser } from '../support/fixtures.js';
 import {
@@ -641,6 +642,7 @@ describe("a partner-owned provider signs in the partner's technicians", () => {
   it('provisions a partner member with the default partner role, via /sso/login/:partnerId', async () => {
     const tn = await tenant(t);
     const domain = freshDomain();
+    await proveDomain(tn.api, domain);
     const provider = await createActiveProvider(tn.api, idp, null, {
       allowedDomains: domain,
       autoProvision: true,

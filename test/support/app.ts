@@ -10,6 +10,7 @@ import { TestClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { ApiClient } from './client.js';
 import { freshDatabase, type TestDatabase } from './db.js';
+import { testDns } from './dns.js';
 
 export interface TestApp {
   baseUrl: string;
@@ -59,6 +60,8 @@ export async function startApp(env: Record<string, string> = {}, opts: StartOpti
     REDIS_URL: process.env.REDIS_URL ?? '',
     DATABASE_URL: testDb.url ?? '',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
+    // Domain proofs resolve through the test's own DNS server (test/support/dns.ts).
+    DNS_SERVERS: (await testDns()).address,
     ...env,
   };
   const config = loadConfig(appEnv);

@@ -7,6 +7,7 @@ import {
   configItems,
   customFieldDefinitions,
   deviceGroups,
+  domains,
   enrollmentKeys,
   organizations,
   scimTokens,
@@ -106,6 +107,21 @@ const provider = async (t: TestApp, at: Place) =>
         name: `idp ${tag()}`,
         issuer: 'http://127.0.0.1:9/none',
         clientId: 'gatehouse',
+      })
+      .returning()
+  )[0]!.id;
+/** An organisation's proven domain (a proven one: verifying it again answers 200 with no DNS lookup). */
+const domain = async (t: TestApp, at: Place) =>
+  (
+    await t.deps.db
+      .insert(domains)
+      .values({
+        partnerId: at.partnerId,
+        orgId: at.orgId,
+        domain: `by-id-${tag()}.example.com`,
+        status: 'verified',
+        verifiedAt: new Date(),
+        txtValue: `gatehouse-verification=${tag()}`,
       })
       .returning()
   )[0]!.id;
@@ -421,6 +437,20 @@ export const BY_ID_CASES: ByIdCase[] = [
     make: provider,
     sited: false,
     call: (api, id, query) => api.post(`/sso/providers/${id}/test`, undefined, q(query)),
+  },
+  {
+    method: 'POST',
+    url: '/domains/:id/verify',
+    make: domain,
+    sited: false,
+    call: (api, id, query) => api.post(`/domains/${id}/verify`, {}, q(query)),
+  },
+  {
+    method: 'DELETE',
+    url: '/domains/:id',
+    make: domain,
+    sited: false,
+    call: (api, id, query) => api.delete(`/domains/${id}`, q(query)),
   },
   {
     method: 'GET',

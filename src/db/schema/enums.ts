@@ -13,6 +13,8 @@ export const membershipStatus = pgEnum('membership_status', ['active', 'pending'
 export const tenantStatus = pgEnum('tenant_status', ['active', 'suspended']);
 export const ssoProviderType = pgEnum('sso_provider_type', ['oidc', 'saml']);
 export const ssoProviderStatus = pgEnum('sso_provider_status', ['active', 'inactive', 'testing']);
+/** A domain claim: `verified` once its TXT record was seen. */
+export const domainStatus = pgEnum('domain_status', ['pending', 'verified']);
 export const scriptLanguage = pgEnum('script_language', ['powershell', 'cmd', 'bash', 'python']);
 export const scriptAvailability = pgEnum('script_availability', ['organization', 'partner']);
 export const customFieldType = pgEnum('custom_field_type', ['text', 'number', 'boolean', 'date', 'select']);

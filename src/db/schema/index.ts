@@ -9,3 +9,4 @@ export * from './service-accounts.js';
 export * from './webhooks.js';
 export * from './scim.js';
 export * from './access.js';
+export * from './domains.js';

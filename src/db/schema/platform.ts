@@ -39,6 +39,10 @@ export const auditLogs = pgTable(
     details: jsonb('details').notNull().default({}),
     prevHash: text('prev_hash'),
     hash: text('hash').notNull(),
+    /** Written while the organisation suspended its partner's access: never shown or sent to the partner. */
+    partnerHidden: boolean('partner_hidden').notNull().default(false),
+    /** The actor spoke for the partner (a partner member, partner service account or partner-made credential). */
+    byPartner: boolean('by_partner').notNull().default(false),
   },
   (t) => [
     uniqueIndex('audit_logs_id_key').on(t.id),

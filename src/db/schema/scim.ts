@@ -38,6 +38,8 @@ export const scimTokens = pgTable(
     sendInvitations: boolean('send_invitations').notNull().default(true),
     /** Whose permissions bound the roles this token hands out (live: the creator's current membership). */
     createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+    /** Made by someone acting for the partner (a partner member, a partner credential): the customer's controls hold it. */
+    madeByPartner: boolean('made_by_partner').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),

@@ -36,6 +36,8 @@ export const serviceAccounts = pgTable(
       .references(() => roles.id, { onDelete: 'restrict' }),
     disabled: boolean('disabled').notNull().default(false),
     createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+    /** Made by someone acting for the partner (a partner member, a partner credential): the customer's controls hold it. */
+    madeByPartner: boolean('made_by_partner').notNull().default(false),
     ...timestamps,
   },
   (t) => [

@@ -35,6 +35,8 @@ export const webhooks = pgTable(
     active: boolean('active').notNull().default(true),
     lastSequence: bigint('last_sequence', { mode: 'number' }).notNull().default(0),
     createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+    /** Made by someone acting for the partner (a partner member, a partner credential): the customer's controls hold it. */
+    madeByPartner: boolean('made_by_partner').notNull().default(false),
     ...timestamps,
   },
   (t) => [index('webhooks_partner_idx').on(t.partnerId), index('webhooks_org_idx').on(t.orgId)],

@@ -60,7 +60,7 @@ export async function partnerAccess(
   };
 }
 
-/** The organisation's audit records whose actor is one of its partner's members, newest first. */
+/** The organisation's audit records whose actor spoke for its partner (staff since gone included), newest first. */
 export async function partnerActivity(
   deps: Deps,
   caller: Principal,

@@ -58,7 +58,8 @@ export async function partnerActivityRows(
   return rowsOf<PartnerActivityRow>(
     await db.execute(sql`select a.seq, a.id, a.at, a.action, a.result, a.actor_user_id, a.actor_email, a.resource_type, a.resource_id, a.ip
       from audit_logs a where a.org_id = ${org.id}
-        and exists (select 1 from partner_users pu where pu.partner_id = ${org.partnerId} and pu.user_id = a.actor_user_id)
+        and (a.by_partner
+          or exists (select 1 from partner_users pu where pu.partner_id = ${org.partnerId} and pu.user_id = a.actor_user_id))
         ${beforeSeq !== null ? sql`and a.seq < ${beforeSeq}` : sql``}
       order by a.seq desc limit ${n}`),
   );

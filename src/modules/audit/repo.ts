@@ -123,6 +123,14 @@ export async function lastHash(tx: Executor, partnerId: string | null): Promise<
   return prev?.hash ?? null;
 }
 
-export async function appendRecord(tx: Executor, values: typeof auditLogs.$inferInsert): Promise<void> {
-  await tx.insert(auditLogs).values(values);
+export async function appendRecord(
+  tx: Executor,
+  values: typeof auditLogs.$inferInsert,
+  flags: { byPartner: boolean },
+): Promise<void> {
+  // Hidden from the partner when the organisation has suspended its partner's access as the record is written.
+  const partnerHidden = values.orgId
+    ? sql`coalesce((select o.settings->>'mspAccess' = 'suspended' from organizations o where o.id = ${values.orgId}), false)`
+    : false;
+  await tx.insert(auditLogs).values({ ...values, byPartner: flags.byPartner, partnerHidden });
 }

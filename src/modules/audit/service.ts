@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
+import { scopeOf } from '../../access/scope.js';
 import { mayAccessOrg } from '../tenants/index.js';
 import { CONTENT_TYPES, exportStream, recordJson, type ExportFormat } from './export.js';
 import type { AuditVisibility } from '../../db/tenant-scope.js';
@@ -20,10 +21,13 @@ import { actorOf, type AuditRequestMeta } from './writer.js';
 export function visibilityOf(p: Principal): AuditVisibility {
   if (!p.scope || !p.partnerId) throw new AppError('tenant_context_required');
   if (p.scope === 'organization') return { kind: 'organization', partnerId: p.partnerId, orgId: p.orgId! };
+  const reach = scopeOf(p).orgs;
   return {
     kind: 'partner',
     partnerId: p.partnerId,
     orgIds: p.orgAccess === 'all' ? 'all' : p.orgAccess === 'selected' ? p.orgIds : [],
+    except: reach.kind === 'one' ? [] : reach.except,
+    partnerView: true,
   };
 }
 

@@ -20,6 +20,8 @@ export type AuditActor = {
   serviceAccount?: ServiceAccountActor;
   /** A SCIM bearer token (issue 17 §2): the identity provider provisioning through it. */
   scimToken?: { id: string; name: string };
+  /** The actor spoke for the partner (a partner member, a partner service account, a credential the partner made). */
+  forPartner?: boolean;
 };
 
 /** The actor of an authenticated request: the user, or the service account whose key made the request (access core). */
@@ -132,12 +134,11 @@ export class AuditWriter {
       // As stored: a JSON round trip turns Dates into strings and drops undefined, so the hash covers what jsonb keeps.
       details: scrubDetails(JSON.parse(JSON.stringify(actorDetails(event)))),
     };
-    await appendRecord(tx, {
-      ...content,
-      details: content.details as object,
-      prevHash,
-      hash: recordHash(content, prevHash),
-    });
+    await appendRecord(
+      tx,
+      { ...content, details: content.details as object, prevHash, hash: recordHash(content, prevHash) },
+      { byPartner: event.actor?.forPartner === true },
+    );
     // The webhook outbox, in the same transaction: the deliveries commit or roll back with the record.
     await queueDeliveries(tx, content, content.at);
     this.onWrite(content);

@@ -1,5 +1,6 @@
 // Password sign-in: the facts read before the password decides, and passkey presence (part of repo.ts).
 import { eq } from 'drizzle-orm';
+import { provenForTenantSql } from '../../db/domain-proof.js';
 import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import type { Db, Executor } from '../../db/connect.js';
 import { nullable, preparedStatement, textArg } from '../../db/prepared.js';
@@ -63,7 +64,8 @@ const factsStatement = preparedStatement<FactsRow, [string, string | null]>(
                and (sp.org_id in (select org_id from organization_users where user_id = k.id)
                     or (sp.org_id is null and sp.partner_id in (select partner_id from partner_users where user_id = k.id)))
                and not exists (select 1 from partner_users pa where pa.user_id = k.id and pa.partner_id = sp.partner_id
-                               and pa.role_id = '${PARTNER_ADMIN_ROLE_ID}'::uuid)) as sso_enforced,
+                               and pa.role_id = '${PARTNER_ADMIN_ROLE_ID}'::uuid)
+               and ${provenForTenantSql('u.email', 'sp.partner_id', 'sp.org_id')}) as sso_enforced,
      exists (select 1 from sessions s where s.user_id = k.id and s.ip_address = $2::text) as known_address,
      (select coalesce(json_agg(m), '[]'::json) from (
         select 'partner' as scope, pu.partner_id as "partnerId", null::uuid as "orgId", pu.role_id as "roleId",

@@ -2,6 +2,7 @@
 import { and, desc, eq, isNull, or, sql } from 'drizzle-orm';
 import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import type { Executor } from '../../db/connect.js';
+import { provenForTenantSql } from '../../db/domain-proof.js';
 import { organizations, organizationUsers, partnerUsers, ssoProviders } from '../../db/schema/index.js';
 import type { SessionScope } from './repo-sessions.js';
 
@@ -60,8 +61,11 @@ export async function markMembershipUsed(db: Executor, userId: string, ctx: Sess
 /**
  * True when any of the user's memberships is under an active provider with enforceSSO: the organisation's own
  * provider for organisation members, the partner-owned provider for partner members. An inactive or testing provider
- * never enforces, and the partner's administrators (Partner Admin) keep password sign-in: break-glass (issue 13).
+ * never enforces, a provider enforces only on addresses in a domain its tenant has proven, and the partner's
+ * administrators (Partner Admin) keep password sign-in: break-glass.
  */
+const ENFORCED_ADDRESS = provenForTenantSql('gh_u.email', '"sso_providers"."partner_id"', '"sso_providers"."org_id"');
+
 export async function ssoEnforcedFor(db: Executor, userId: string): Promise<boolean> {
   const rows = await db
     .select({ id: ssoProviders.id })
@@ -78,6 +82,7 @@ export async function ssoEnforcedFor(db: Executor, userId: string): Promise<bool
           ),
         ),
         sql`not exists (select 1 from partner_users pu where pu.user_id = ${userId} and pu.partner_id = ${ssoProviders.partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID})`,
+        sql`exists (select 1 from users gh_u where gh_u.id = ${userId} and ${sql.raw(ENFORCED_ADDRESS)})`,
       ),
     )
     .limit(1);

@@ -2,4 +2,4 @@
 export { hasPermission, loadRoleChain, RoleCache, type ResolvedRole } from '../../access/resolver.js';
 export { bumpAuthzEpoch } from './repo.js';
 export { idParam, orgQuery, roleJson, roleListQuery } from './schemas.js';
-export { assertWithinCeiling, findRole, listRoles } from './service.js';
+export { findRole, listRoles } from './service.js';

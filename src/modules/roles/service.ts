@@ -29,7 +29,8 @@ import {
   updateRoleRow,
   type RoleRow,
 } from './repo.js';
-import { beyondCeiling, loadRoleChain, MAX_ROLE_DEPTH } from '../../access/resolver.js';
+import { loadRoleChain, MAX_ROLE_DEPTH } from '../../access/resolver.js';
+import { assertWithinReach } from '../../http/refusal.js';
 
 export async function findRole(db: Executor, target: TargetScope, id: string): Promise<RoleRow> {
   const row = await findRoleRow(db, target, id);
@@ -112,12 +113,6 @@ export function canonicalPermissions(input: { resource: string; action: string }
   return [...keys].sort();
 }
 
-/** Nobody grants what they do not hold. */
-export function assertWithinCeiling(caller: ReadonlySet<string>, granted: Iterable<string>): void {
-  const missing = beyondCeiling(caller, granted);
-  if (missing.length) throw new AppError('permission_ceiling', undefined, { missing });
-}
-
 /** Effective permissions of a role that would have `direct` and the given parent. */
 async function effectiveWith(db: Executor, direct: string[], parentRoleId: string | null): Promise<Set<string>> {
   const out = new Set(direct);
@@ -185,7 +180,7 @@ export async function createRole(
     const id = await deps.db.transaction(async (tx) => {
       await lockOwner(tx, target);
       if (body.parentRoleId) await checkParent(tx, target, null, body.parentRoleId, appliesTo);
-      assertWithinCeiling(caller.permissions, await effectiveWith(tx, keys, body.parentRoleId ?? null));
+      assertWithinReach(caller, { permissions: await effectiveWith(tx, keys, body.parentRoleId ?? null) });
       const row = await insertRole(tx, {
         scope: target.kind,
         appliesTo,
@@ -241,11 +236,11 @@ export async function updateRole(
       const role = await findRole(tx, target, id);
       if (role.isSystem) throw new AppError('system_role_immutable');
       const before = (await loadRoleChain(tx, id))?.permissions ?? new Set<string>();
-      assertWithinCeiling(caller.permissions, before);
+      assertWithinReach(caller, { permissions: before });
       const parentRoleId = body.parentRoleId === undefined ? role.parentRoleId : body.parentRoleId;
       if (body.parentRoleId) await checkParent(tx, target, id, body.parentRoleId, role.appliesTo);
       const direct = keys ?? (await directPermissions(tx, id)).map((p) => `${p.resource}:${p.action}`);
-      assertWithinCeiling(caller.permissions, await effectiveWith(tx, direct, parentRoleId));
+      assertWithinReach(caller, { permissions: await effectiveWith(tx, direct, parentRoleId) });
       await updateRoleRow(tx, id, {
         name: body.name ?? role.name,
         description: body.description === undefined ? role.description : body.description,
@@ -297,7 +292,7 @@ export async function deleteRole(
       });
     const children = await childRoleCount(tx, id);
     if (children > 0) throw new AppError('role_has_children', undefined, { childRoleCount: children });
-    assertWithinCeiling(caller.permissions, (await loadRoleChain(tx, id))?.permissions ?? []);
+    assertWithinReach(caller, { permissions: (await loadRoleChain(tx, id))?.permissions ?? [] });
     if (await ssoDefaultRole(tx, id))
       throw new AppError('resource_in_use', 'The role is the default role of an SSO provider.');
     if (await scimUsesRole(tx, id))
@@ -334,7 +329,7 @@ export async function cloneRole(
   const source = await findRole(deps.db, target, id);
   const chain = await loadRoleChain(deps.db, id);
   const keys = expandWildcard(chain?.permissions ?? []).sort();
-  assertWithinCeiling(caller.permissions, keys);
+  assertWithinReach(caller, { permissions: keys });
   try {
     const newId = await deps.db.transaction(async (tx) => {
       await lockOwner(tx, target);

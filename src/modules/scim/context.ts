@@ -3,12 +3,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/connect.js';
 import { asSystem } from '../../db/row-security.js';
+import { customerControlReasons } from '../../access/decision.js';
 import { AppError } from '../../http/errors.js';
+import { refusalOf } from '../../http/refusal.js';
+import { normaliseIp } from '../../platform/cidr.js';
 import type { Clock } from '../../platform/clock.js';
 import { sha256 } from '../../platform/crypto.js';
 import type { AuditActor } from '../audit/index.js';
 import type { TargetScope } from '../tenants/index.js';
-import { liveTokenByHash, touchToken } from './repo.js';
+import { liveTokenByHash, orgSettingsOf, touchToken } from './repo.js';
 import { SCIM_TOKEN_SHAPE } from './tokens-service.js';
 
 export interface ScimCaller {
@@ -47,6 +50,14 @@ export function makeScimAuthenticate(deps: { db: Db; clock: Clock }) {
       reply.header('www-authenticate', 'Bearer realm="scim", error="invalid_token"');
       throw new AppError('unauthenticated', 'The SCIM token is not valid or was revoked.');
     }
+    // A token the partner made for an organisation speaks for the partner there: the organisation's controls
+    // (mspAccess, its IP allow-list) hold it on every request, so it cannot provision an admin who lifts them.
+    if (row.orgId && row.madeByPartner) {
+      const settings = await asSystem('authenticate', () => orgSettingsOf(deps.db, row.orgId!));
+      const ip = req.ip ? (normaliseIp(req.ip) ?? req.ip) : null;
+      const refusal = refusalOf(customerControlReasons({ ip }, row.orgId, settings), 'SCIM token');
+      if (refusal) throw refusal;
+    }
     const now = deps.clock.now();
     // At most one write a minute per token, whichever instance gets there first.
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
@@ -62,7 +73,13 @@ export function makeScimAuthenticate(deps: { db: Db; clock: Clock }) {
       defaultRoleId: row.defaultRoleId,
       sendInvitations: row.sendInvitations,
       createdBy: row.createdBy,
-      actor: { userId: null, email: null, type: 'scim_token', scimToken: { id: row.id, name: row.name } },
+      actor: {
+        userId: null,
+        email: null,
+        type: 'scim_token',
+        scimToken: { id: row.id, name: row.name },
+        forPartner: row.madeByPartner,
+      },
     };
   };
 }

@@ -7,7 +7,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import { findRole } from '../roles/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
-import { assertScimAssignable, creatorPermissions } from './ceiling.js';
+import { assertScimAssignable, creatorReach } from './ceiling.js';
 import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
 import type { ScimCaller } from './context.js';
 import { syncMembership } from './membership.js';
@@ -132,11 +132,7 @@ async function mappedRole(tx: Tx, caller: ScimCaller, roleId: string | null | un
       details: { fieldErrors: { [`${GROUP_EXTENSION}.roleId`]: ['Not a role of this tenant'] }, formErrors: [] },
     });
   });
-  await assertScimAssignable(
-    tx,
-    await creatorPermissions(tx, { ...caller.target, createdBy: caller.createdBy }),
-    role.id,
-  );
+  await assertScimAssignable(tx, await creatorReach(tx, { ...caller.target, createdBy: caller.createdBy }), role.id);
   return role.id;
 }
 

@@ -7,7 +7,7 @@ import { loadRoleChain } from '../roles/index.js';
 import { revokeUserSessions } from '../identity/index.js';
 import type { TargetScope } from '../tenants/index.js';
 import { deleteMembership, setMembershipRole } from '../users/index.js';
-import { assertScimAssignable, creatorPermissions } from './ceiling.js';
+import { assertScimAssignable, creatorReach } from './ceiling.js';
 import type { ScimCaller } from './context.js';
 import {
   insertOrgMember,
@@ -74,7 +74,7 @@ export async function syncMembership(
   }
   const roleId = await effectiveRole(tx, su);
   if (current?.roleId === roleId) return { roleId, sessionsRevoked: 0 };
-  await assertScimAssignable(tx, await creatorPermissions(tx, { ...target, createdBy: caller.createdBy }), roleId);
+  await assertScimAssignable(tx, await creatorReach(tx, { ...target, createdBy: caller.createdBy }), roleId);
   if (current) await setMembershipRole(tx, target, su.userId, roleId);
   else if (target.kind === 'partner') {
     const s = su.suspended;

@@ -76,6 +76,16 @@ export async function liveTokenByHash(db: Db, hash: string): Promise<ScimTokenRo
   return row;
 }
 
+/** An organisation's settings (the customer's controls over a token the partner made for it). */
+export async function orgSettingsOf(db: Db, orgId: string): Promise<unknown> {
+  const [row] = await db
+    .select({ settings: organizations.settings })
+    .from(organizations)
+    .where(eq(organizations.id, orgId))
+    .limit(1);
+  return row?.settings;
+}
+
 /** Last used now, unless written in the last minute (instances racing write once). */
 export async function touchToken(db: Db, id: string, now: Date): Promise<void> {
   await db

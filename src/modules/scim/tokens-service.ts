@@ -9,7 +9,9 @@ import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { findRole } from '../roles/index.js';
 import { auditTenant, findInScope, SCIM_TOKEN, type TargetScope } from '../tenants/index.js';
-import { assertWithinSiteScope } from '../users/index.js';
+import { ORGANIZATION_WIDE } from '../../access/ceiling.js';
+import { speaksForPartner } from '../../access/principal.js';
+import { assertWithinReach } from '../../http/refusal.js';
 import { assertScimAssignable } from './ceiling.js';
 import { insertScimToken, listScimTokenRows, revokeScimTokenRow, roleNames, type ScimTokenRow } from './repo.js';
 
@@ -49,15 +51,14 @@ export async function createScimToken(
   input: { name: string; defaultRoleId: string; sendInvitations?: boolean },
   meta: AuditRequestMeta,
 ) {
-  // A token provisions organisation-wide members: a site-restricted member cannot make one.
-  assertWithinSiteScope(caller, { siteIds: null, deviceGroupIds: null });
   const token = `${SCIM_TOKEN_PREFIX}${randomToken(32)}`;
   const now = deps.clock.now();
   const row = await deps.db.transaction(async (tx) => {
     const role = await findRole(tx, target, input.defaultRoleId).catch(() => {
       throw fieldError('defaultRoleId', 'Not a role of this scope');
     });
-    await assertScimAssignable(tx, caller.permissions, role.id);
+    // A token provisions organisation-wide members: a site-restricted member cannot make one.
+    await assertScimAssignable(tx, caller, role.id);
     const created = await insertScimToken(tx, {
       partnerId: target.partnerId,
       orgId: target.orgId,
@@ -67,6 +68,7 @@ export async function createScimToken(
       defaultRoleId: role.id,
       sendInvitations: input.sendInvitations ?? true,
       createdBy: personIdOf(caller),
+      madeByPartner: target.orgId === null || speaksForPartner(caller),
       createdAt: now,
     });
     await deps.audit.record(
@@ -97,7 +99,7 @@ export async function listScimTokens(deps: Deps, target: TargetScope, q: { limit
 
 /** Revoked at once on every instance (each SCIM request reads the row); revoking again answers it unchanged. */
 export async function revokeScimToken(deps: Deps, caller: Principal, id: string, meta: AuditRequestMeta) {
-  assertWithinSiteScope(caller, { siteIds: null, deviceGroupIds: null });
+  assertWithinReach(caller, ORGANIZATION_WIDE);
   const row = await deps.db.transaction(async (tx) => {
     const { row: current, target } = await findInScope(tx, caller, SCIM_TOKEN, id);
     if (current.revokedAt) return current;

@@ -7,7 +7,9 @@ import { effectiveSecurity } from '../../access/settings.js';
 import type { Db } from '../../db/connect.js';
 import type { ApiKeyAuthenticator } from '../../http/authenticate.js';
 import type { Principal } from '../../http/context.js';
+import { customerControlReasons } from '../../access/decision.js';
 import { AppError } from '../../http/errors.js';
+import { refusalOf } from '../../http/refusal.js';
 import type { RateLimits } from '../../http/rate-limit.js';
 import type { Clock } from '../../platform/clock.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
@@ -79,7 +81,13 @@ async function admit(
 
   const role = await deps.roleCache.get(row.role_id, Number(row.epoch));
   if (!role) throw dead('The service account has no role.');
-  const principal = serviceAccountPrincipal(row, role);
+  const principal = { ...serviceAccountPrincipal(row, role), ip };
+  // An organisation's account the partner made speaks for the partner there: the organisation's controls hold it on
+  // every request (a partner's own account meets them per organisation, as partner members do).
+  if (row.org_id && row.made_by_partner) {
+    const refusal = refusalOf(customerControlReasons(principal, row.org_id, row.org_settings), 'service account');
+    if (refusal) throw refusal;
+  }
   await recordUse(deps, principal, row, meta, now);
   return principal;
 }
@@ -96,6 +104,8 @@ export type ServiceAccountFacts = Pick<
   | 'role_id'
   | 'partner_settings'
   | 'org_settings'
+  | 'made_by_partner'
+  | 'org_policies'
 >;
 
 /**
@@ -110,7 +120,13 @@ export function serviceAccountPrincipal(row: ServiceAccountFacts, role: Resolved
     userId: row.account_id,
     email: row.client_id,
     sessionId: row.key_id,
-    serviceAccount: { id: row.account_id, name: row.account_name, clientId: row.client_id, keyId: row.key_id },
+    serviceAccount: {
+      id: row.account_id,
+      name: row.account_name,
+      clientId: row.client_id,
+      keyId: row.key_id,
+      madeByPartner: row.made_by_partner === true || !row.org_id,
+    },
     mfa: false,
     mfaEnabled: false,
     scope: row.org_id ? 'organization' : 'partner',
@@ -126,6 +142,7 @@ export function serviceAccountPrincipal(row: ServiceAccountFacts, role: Resolved
     security: row.org_id
       ? effectiveSecurity(row.partner_settings, row.org_settings)
       : effectiveSecurity(row.partner_settings),
+    orgPolicies: typeof row.org_policies === 'string' ? JSON.parse(row.org_policies) : (row.org_policies ?? {}),
     // A service account cannot enrol or present a second factor: Force MFA holds people, not keys.
     mfaEnrollmentRequired: false,
     mfaStepUpWaived: false,

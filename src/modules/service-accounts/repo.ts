@@ -4,6 +4,7 @@ import type { Executor, Tx } from '../../db/connect.js';
 import { preparedStatement, uuidArg, type PreparedArg } from '../../db/prepared.js';
 import { roles, serviceAccountKeys, serviceAccounts } from '../../db/schema/index.js';
 import { ownedBy, type Target } from '../../db/tenant-scope.js';
+import { ORG_POLICIES_SQL } from '../../http/authenticate.js';
 import { likePrefix } from '../../http/pagination.js';
 
 export type AccountRow = typeof serviceAccounts.$inferSelect;
@@ -158,6 +159,10 @@ export interface KeyAuthRow {
   disabled: boolean;
   partner_settings: unknown;
   org_settings: unknown;
+  /** A partner's account, or an organisation's that someone acting for the partner made. */
+  made_by_partner?: boolean;
+  /** A partner's account: the partner's organisations that set policies on what speaks for the partner, id → settings. */
+  org_policies?: Record<string, unknown> | string | null;
   epoch: number | string;
 }
 
@@ -177,7 +182,8 @@ const SELECT = `select k.id as key_id, k.key_hash, k.prefix, k.environment, k.ex
           k.last_used_at, k.last_used_ip,
           exists (select 1 from service_account_key_ips i where i.key_id = k.id and i.ip = $2) as ip_known,
           a.id as account_id, a.client_id, a.name as account_name, a.partner_id, a.org_id, a.role_id, a.disabled,
-          p.settings as partner_settings, o.settings as org_settings,
+          a.made_by_partner, p.settings as partner_settings, o.settings as org_settings,
+          ${ORG_POLICIES_SQL("(case when a.org_id is null then 'partner' end)", 'a.partner_id')} as org_policies,
           (select epoch from authz_state where id = 1) as epoch
    from service_account_keys k
    join service_accounts a on a.id = k.service_account_id

@@ -10,7 +10,10 @@ import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, findInScope, SERVICE_ACCOUNT, type TargetScope } from '../tenants/index.js';
-import { assertTargetWithinCeiling, assertWithinSiteScope } from '../users/index.js';
+import { ORGANIZATION_WIDE } from '../../access/ceiling.js';
+import { speaksForPartner } from '../../access/principal.js';
+import { assertWithinReach } from '../../http/refusal.js';
+import { assertTargetWithinCeiling } from '../users/index.js';
 import {
   accountExtras,
   deleteAccountRow,
@@ -68,7 +71,7 @@ async function assignableRole(tx: Tx, caller: Principal, target: TargetScope, ro
 }
 
 /** A member restricted to sites or device groups cannot make an identity that sees the whole organisation. */
-const assertOrgWide = (caller: Principal) => assertWithinSiteScope(caller, { siteIds: null, deviceGroupIds: null });
+const assertOrgWide = (caller: Principal) => assertWithinReach(caller, ORGANIZATION_WIDE);
 
 const targetOf = (row: AccountRow): TargetScope =>
   row.orgId
@@ -100,6 +103,7 @@ export async function createServiceAccount(
         description: input.description ?? null,
         roleId: role.id,
         createdBy: personIdOf(caller),
+        madeByPartner: target.orgId === null || speaksForPartner(caller),
         createdAt: now,
         updatedAt: now,
       });

@@ -15,6 +15,7 @@ import {
   type IssuedSession,
 } from '../identity/index.js';
 import { proveAccount } from '../auth/index.js';
+import { domainProvenBy } from '../domains/index.js';
 import {
   activateUser,
   belongsElsewhere,
@@ -114,8 +115,12 @@ export async function finishSignIn(
   const name = (who.name ?? email.split('@')[0] ?? '').slice(0, 255) || email;
   const mfa = provider.trustIdpMfa && who.idpMfa;
 
+  // Linking an account by its address alone, or creating one, needs the address's domain proven by this tenant.
+  const proven = await domainProvenBy(deps.db, email, provider);
   const resolve = () =>
-    deps.db.transaction((tx) => resolveIdentity(deps, tx, provider, { subject: who.subject, email, name }, meta));
+    deps.db.transaction((tx) =>
+      resolveIdentity(deps, tx, provider, { subject: who.subject, email, name }, proven, meta),
+    );
   // Two flows of one new user finishing together: the loser of the insert race resolves again and finds the winner's link.
   const resolved = await resolve().catch((err: unknown) => {
     if (isUniqueViolation(err)) return resolve();
@@ -158,15 +163,17 @@ type Resolution =
   | { error: SsoFailureCode };
 
 /**
- * An existing link first; then an existing member with this e-mail, linked at once only when every membership lies
- * inside the provider's tenant and the account holds no other subject at this provider (whoever controls the IdP
- * already administers everything the account reaches), else after the account proves itself; then auto-provisioning.
+ * An existing link first; then an existing member with this e-mail, linked at once only when its domain is proven by
+ * the provider's tenant, every membership lies inside that tenant and the account holds no other subject at this
+ * provider (whoever controls the IdP already administers everything the account reaches), else after the account
+ * proves itself; then auto-provisioning, for a proven domain only.
  */
 async function resolveIdentity(
   deps: Deps,
   tx: Tx,
   provider: Provider,
   who: { subject: string; email: string; name: string },
+  proven: boolean,
   meta: AuditRequestMeta,
 ): Promise<Resolution> {
   const now = deps.clock.now();
@@ -191,13 +198,14 @@ async function resolveIdentity(
     if (existing.status === 'disabled') return { error: 'account_disabled' };
     // Another subject at this provider (a recycled address at the IdP), or access beyond the provider's tenant:
     // the owner confirms with the account's own credentials first.
-    if (here.length || (await belongsElsewhere(tx, provider, existing.id)))
+    if (!proven || here.length || (await belongsElsewhere(tx, provider, existing.id)))
       return { link: { userId: existing.id, context: ctx } };
     await recordLink(deps, tx, provider, existing, who, 'automatic', meta);
     if (existing.status === 'invited') await activateUser(tx, existing.id, now);
     return { userId: existing.id, context: ctx };
   }
   if (!provider.autoProvision) return { error: 'user_not_found' };
+  if (!proven) return { error: 'domain_not_verified' };
   if (!provider.defaultRoleId) return { error: 'default_role_required' };
   if (provider.orgId && !(await orgExists(tx, provider.orgId))) return { error: 'provider_not_found' };
   const u = await provisionAccount(tx, { ...provider, defaultRoleId: provider.defaultRoleId }, who, now);

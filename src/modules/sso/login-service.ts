@@ -7,6 +7,8 @@ import type { Deps } from '../../deps.js';
 import type { SsoFailureCode } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/index.js';
+import { verifiedDomainOwner } from '../domains/index.js';
+import { domainOfAddress } from '../../db/domain-proof.js';
 import { failSignIn, finishSignIn, MFA_AMR, SsoFailure, type SignInOutcome } from './identity-service.js';
 import { openSecret } from './providers-service.js';
 import {
@@ -194,10 +196,13 @@ export async function checkOwner(deps: Deps, ownerId: string) {
   };
 }
 
-/** From the email's domain only: never says whether the address has an account. */
+/**
+ * From the email's domain only: never says whether the address has an account. Only the tenant that proved the
+ * domain routes it, to its own active provider that lists it; a domain listed by anyone else routes nowhere.
+ */
 export async function discover(deps: Deps, email: string) {
-  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-  const p = await activeProviderForDomain(deps.db, domain);
+  const owner = await verifiedDomainOwner(deps.db, email);
+  const p = owner ? await activeProviderForDomain(deps.db, owner, domainOfAddress(email)) : undefined;
   if (!p) return { ssoEnabled: false };
   const ownerId = p.orgId ?? p.partnerId;
   return {

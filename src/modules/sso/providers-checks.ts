@@ -3,7 +3,9 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js';
+import { ORGANIZATION_WIDE } from '../../access/ceiling.js';
+import { assertWithinReach } from '../../http/refusal.js';
+import { findRole, loadRoleChain } from '../roles/index.js';
 import type { TargetScope } from '../tenants/index.js';
 import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';
 import { fetchMetadata, parseIdpMetadata, SamlXmlError } from './saml.js';
@@ -49,7 +51,8 @@ export async function loadMetadata(deps: Deps, input: { metadataXml?: string; me
 
 /**
  * An auto-provisioning provider hands its default role to whoever the IdP vouches for: like an invitation, it is
- * refused (permission_ceiling) to a caller who does not hold that role's permissions (`ceilingOf` null = not widened).
+ * refused (permission_ceiling) to a caller who does not hold that role's permissions, and any provider to a caller
+ * restricted to sites or device groups (`ceilingOf` null = not widened).
  */
 export async function checkDefaultRole(
   tx: Executor,
@@ -65,7 +68,11 @@ export async function checkDefaultRole(
         details: { fieldErrors: { defaultRoleId: ['Not a role of this scope'] }, formErrors: [] },
       });
     });
-    if (autoProvision && ceilingOf)
-      assertWithinCeiling(ceilingOf.permissions, (await loadRoleChain(tx, defaultRoleId))?.permissions ?? []);
   }
+  // A provider is the organisation's (or the partner's) sign-in and provisions organisation-wide members.
+  if (ceilingOf)
+    assertWithinReach(ceilingOf, {
+      permissions: autoProvision && defaultRoleId ? ((await loadRoleChain(tx, defaultRoleId))?.permissions ?? []) : [],
+      ...ORGANIZATION_WIDE,
+    });
 }

@@ -68,14 +68,20 @@ export async function activeProviderOf(db: Executor, ownerId: string): Promise<P
   return p;
 }
 
-/** The oldest active provider that names this e-mail domain. */
-export async function activeProviderForDomain(db: Executor, domain: string): Promise<ProviderRow | undefined> {
+/** The oldest active provider of exactly this tenant that names this e-mail domain. */
+export async function activeProviderForDomain(
+  db: Executor,
+  owner: { partnerId: string; orgId: string | null },
+  domain: string,
+): Promise<ProviderRow | undefined> {
   const [p] = await db
     .select()
     .from(ssoProviders)
     .where(
       and(
         eq(ssoProviders.status, 'active'),
+        eq(ssoProviders.partnerId, owner.partnerId),
+        owner.orgId ? eq(ssoProviders.orgId, owner.orgId) : isNull(ssoProviders.orgId),
         sql`${domain} = any(string_to_array(${ssoProviders.allowedDomains}, ','))`,
       ),
     )
@@ -325,7 +331,11 @@ export async function provisionAccount(
   who: { subject: string; email: string; name: string },
   now: Date,
 ): Promise<UserRow> {
-  const [u] = await db.insert(users).values({ email: who.email, name: who.name, status: 'active' }).returning();
+  // Provisioning happens only for a domain the provider's tenant has proven: the address counts as verified.
+  const [u] = await db
+    .insert(users)
+    .values({ email: who.email, name: who.name, status: 'active', emailVerified: true })
+    .returning();
   if (provider.orgId)
     await db.insert(organizationUsers).values({ orgId: provider.orgId, userId: u!.id, roleId: provider.defaultRoleId });
   else

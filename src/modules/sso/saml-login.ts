@@ -6,6 +6,7 @@
 // the shared sign-in (identity-service.ts) runs, exactly as for OIDC.
 import { sealAs } from '../../db/sealed-catalogue.js';
 import type { Deps } from '../../deps.js';
+import { domainProvenBy } from '../domains/index.js';
 import { notFound, type SsoFailureCode } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import type { AuditRequestMeta } from '../audit/index.js';
@@ -244,8 +245,8 @@ export async function consumeSamlResponse(
   const who: AssertedIdentity = {
     subject,
     email,
-    // SAML has no email_verified: the IdP vouches for an address only within the domains the provider names.
-    emailVerified: provider.allowedDomains !== '',
+    // SAML has no email_verified: the IdP vouches for an address only in a domain its tenant has proven.
+    emailVerified: await domainProvenBy(deps.db, email, provider),
     name,
     idpMfa: contexts.some((c) => MFA_CONTEXTS.has(c)),
   };

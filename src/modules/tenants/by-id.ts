@@ -12,6 +12,7 @@ import { refusalOf } from '../../http/refusal.js';
 import {
   contactWithPartner,
   deviceWithPartner,
+  domainById,
   enrollmentKeyWithPartner,
   groupIdsOfDevice,
   groupWithPartner,
@@ -25,6 +26,7 @@ import {
   webhookById,
   type ContactRow,
   type DeviceRow,
+  type DomainRow,
   type EnrollmentKeyRow,
   type GroupRow,
   type OrganizationRow,
@@ -190,6 +192,17 @@ export const SSO_PROVIDER: ByIdResource<SsoProviderRow> = {
   },
 };
 
+export const DOMAIN: ByIdResource<DomainRow> = {
+  what: 'domain',
+  // A partner's own domain routes its staff's sign-in: not an organisation's to see.
+  partnerOwned: 'partner-only',
+  siteless: 'visible',
+  load: async (db, id) => {
+    const row = await domainById(db, id);
+    return row ? { row, owner: { partnerId: row.partnerId, orgId: row.orgId } } : null;
+  },
+};
+
 export const WEBHOOK: ByIdResource<WebhookRow> = {
   what: 'webhook',
   // A partner-wide subscription carries every organisation's events: not an organisation's to see.
@@ -239,6 +252,7 @@ export const BY_ID_ROUTES: [prefix: string, resource: ByIdResource<unknown>][] =
   ['/service-accounts/:id', SERVICE_ACCOUNT],
   ['/webhooks/:id', WEBHOOK],
   ['/scim-tokens/:id', SCIM_TOKEN],
+  ['/domains/:id', DOMAIN],
 ] as [string, ByIdResource<unknown>][];
 
 export const byIdQuery = z.strictObject({

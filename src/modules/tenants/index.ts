@@ -10,6 +10,7 @@ export {
   CUSTOM_FIELD,
   DEVICE,
   DEVICE_GROUP,
+  DOMAIN,
   ENROLLMENT_KEY,
   findInScope,
   installByIdScope,

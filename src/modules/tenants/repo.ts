@@ -16,6 +16,7 @@ import {
   scripts,
   serviceAccounts,
   sites,
+  domains,
   ssoProviders,
   webhooks,
 } from '../../db/schema/index.js';
@@ -29,6 +30,7 @@ export type DeviceRow = typeof devices.$inferSelect;
 export type EnrollmentKeyRow = typeof enrollmentKeys.$inferSelect;
 export type ContactRow = typeof contacts.$inferSelect;
 export type SsoProviderRow = typeof ssoProviders.$inferSelect;
+export type DomainRow = typeof domains.$inferSelect;
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type ServiceAccountRow = typeof serviceAccounts.$inferSelect;
 export type ScimTokenRow = typeof scimTokens.$inferSelect;
@@ -207,6 +209,8 @@ export async function partnerWideById<T extends PartnerWideTable>(
 
 export const ssoProviderById = async (db: Executor, id: string) =>
   (await db.select().from(ssoProviders).where(eq(ssoProviders.id, id)).limit(1))[0];
+export const domainById = async (db: Executor, id: string) =>
+  (await db.select().from(domains).where(eq(domains.id, id)).limit(1))[0];
 export const webhookById = async (db: Executor, id: string) =>
   (await db.select().from(webhooks).where(eq(webhooks.id, id)).limit(1))[0];
 export const serviceAccountById = async (db: Executor, id: string) =>

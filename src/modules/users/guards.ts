@@ -2,36 +2,22 @@
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { assertWithinCeiling, loadRoleChain } from '../roles/index.js';
+import { assertWithinReach } from '../../http/refusal.js';
+import { loadRoleChain } from '../roles/index.js';
 import { activePartnerMembers, countIdsInOrg, lockPartnerRow, partnerMembershipsOf } from './repo.js';
 
 /** A caller may only administer a member whose role grants no more than the caller holds. */
 export async function assertTargetWithinCeiling(db: Executor, caller: Principal, targetRoleId: string): Promise<void> {
   const chain = await loadRoleChain(db, targetRoleId);
-  assertWithinCeiling(caller.permissions, chain?.permissions ?? []);
+  assertWithinReach(caller, { permissions: chain?.permissions ?? [] });
 }
 
-/**
- * An organisation user restricted to sites or device groups grants and administers no wider access than its own:
- * the other membership's lists must be given (null = everything) and lie within the caller's.
- */
-export function assertWithinSiteScope(
+/** A member is administered only by a caller whose sites and device groups cover the member's (absent = everything). */
+export function assertMemberWithinReach(
   caller: Principal,
-  other: { siteIds?: string[] | null; deviceGroupIds?: string[] | null },
+  member: { siteIds?: string[] | null; deviceGroupIds?: string[] | null },
 ): void {
-  if (caller.scope !== 'organization') return;
-  const within = (mine: string[] | null, theirs: string[] | null | undefined) =>
-    mine === null || theirs?.every((id) => mine.includes(id));
-  const missing = [
-    ...(within(caller.siteIds, other.siteIds) ? [] : ['siteIds']),
-    ...(within(caller.deviceGroupIds, other.deviceGroupIds) ? [] : ['deviceGroupIds']),
-  ];
-  if (missing.length)
-    throw new AppError(
-      'permission_ceiling',
-      'You cannot grant or administer access to sites or device groups beyond your own.',
-      { missing },
-    );
+  assertWithinReach(caller, { siteIds: member.siteIds ?? null, deviceGroupIds: member.deviceGroupIds ?? null });
 }
 
 /**

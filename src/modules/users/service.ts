@@ -8,11 +8,12 @@ import { assertAccountAuthority } from '../../http/refusal.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl } from '../auth/index.js';
 import { findUserByEmail, mails, revokeUserSessions } from '../identity/index.js';
-import { assertWithinCeiling, findRole, loadRoleChain } from '../roles/index.js';
+import { assertWithinReach } from '../../http/refusal.js';
+import { findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, partnerOrgIds, type TargetScope } from '../tenants/index.js';
 import {
   assertIdsInOrg,
-  assertWithinSiteScope,
+  assertMemberWithinReach,
   assertNotLastAdmin,
   assertTargetWithinCeiling,
   partnersAdministeredBy,
@@ -49,7 +50,7 @@ async function assignableRole(tx: Tx, caller: Principal, target: TargetScope, ro
   const role = await findRole(tx, target, roleId).catch(() => {
     throw fieldError('roleId', 'Not a role of this scope');
   });
-  assertWithinCeiling(caller.permissions, (await loadRoleChain(tx, role.id))?.permissions ?? []);
+  assertWithinReach(caller, { permissions: (await loadRoleChain(tx, role.id))?.permissions ?? [] });
   return role;
 }
 
@@ -82,7 +83,7 @@ export async function inviteUser(
   const result = await deps.db.transaction(async (tx) => {
     await assignableRole(tx, caller, target, input.roleId);
     if (target.kind === 'organization') {
-      assertWithinSiteScope(caller, { siteIds: input.siteIds ?? null, deviceGroupIds: input.deviceGroupIds ?? null });
+      assertMemberWithinReach(caller, input);
       await assertIdsInOrg(tx, 'sites', target.orgId, input.siteIds, 'siteIds');
       await assertIdsInOrg(tx, 'device_groups', target.orgId, input.deviceGroupIds, 'deviceGroupIds');
     } else if (input.orgIds?.length) {
@@ -213,6 +214,7 @@ export async function updateUser(
       throw new AppError('forbidden_self_action', 'You cannot change your own status.');
     // Name and status are the account's, in every tenant it belongs to.
     await assertAccountAuthority(tx, authorityOf(caller), userId);
+    assertMemberWithinReach(caller, member);
     if (patch.status === 'active' && member.status === 'invited')
       throw new AppError('conflict', 'An invited user becomes active by accepting the invitation.');
     if (patch.status === 'disabled' && member.status !== 'disabled') {
@@ -256,7 +258,7 @@ export async function removeUser(
     const member = await findMember(tx, target, userId);
     if (!member) throw notFound('user');
     await assertTargetWithinCeiling(tx, caller, member.roleId);
-    assertWithinSiteScope(caller, member);
+    assertMemberWithinReach(caller, member);
     if (target.kind === 'partner') await assertNotLastAdmin(tx, target.partnerId, userId);
     await deleteMembership(tx, target, userId);
     await deps.audit.record(
@@ -287,7 +289,7 @@ export async function assignRole(
     const member = await findMember(tx, target, userId);
     if (!member) throw notFound('user');
     await assertTargetWithinCeiling(tx, caller, member.roleId);
-    assertWithinSiteScope(caller, member);
+    assertMemberWithinReach(caller, member);
     await assignableRole(tx, caller, target, roleId);
     if (target.kind === 'partner' && !(await loadRoleChain(tx, roleId))?.permissions.has('*:*'))
       await assertNotLastAdmin(tx, target.partnerId, userId);

@@ -7,14 +7,14 @@ import { notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import { endMemberSession, listMemberSessions } from '../auth/index.js';
 import type { TargetScope } from '../tenants/index.js';
-import { assertTargetWithinCeiling, assertWithinSiteScope } from './guards.js';
+import { assertMemberWithinReach, assertTargetWithinCeiling } from './guards.js';
 import { findMember } from './repo.js';
 
 async function administrableMember(db: Executor, caller: Principal, target: TargetScope, userId: string) {
   const member = await findMember(db, target, userId);
   if (!member) throw notFound('user');
   await assertTargetWithinCeiling(db, caller, member.roleId);
-  assertWithinSiteScope(caller, member);
+  assertMemberWithinReach(caller, member);
 }
 
 export async function memberSessions(deps: Deps, caller: Principal, target: TargetScope, userId: string) {

@@ -29,6 +29,8 @@ export async function queueDeliveryRows(
       update webhooks set last_sequence = last_sequence + 1
       where partner_id = ${record.partnerId} and active
         and (org_id is null or org_id = ${record.orgId})
+        -- A record the organisation wrote while it suspended its partner's access goes to none of the partner's.
+        and (not made_by_partner or not exists (select 1 from audit_logs a where a.id = ${record.id} and a.partner_hidden))
         and exists (select 1 from unnest(events) as p(prefix) where p.prefix = '*' or starts_with(${record.action}, p.prefix))
       returning id, last_sequence)
     insert into webhook_deliveries (webhook_id, sequence, audit_id, action, not_before, deadline, created_at)

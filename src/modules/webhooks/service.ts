@@ -6,7 +6,10 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
+import { ORGANIZATION_WIDE } from '../../access/ceiling.js';
+import { speaksForPartner } from '../../access/principal.js';
 import { AppError, notFound } from '../../http/errors.js';
+import { assertWithinReach } from '../../http/refusal.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';
 import { actorOf, type AuditRequestMeta } from '../../access/audit.js';
@@ -55,10 +58,12 @@ async function checkUrl(deps: Deps, url: string): Promise<void> {
 
 /**
  * A partner-wide subscription carries every organisation's events: only a partner caller with access to all of them
- * may create, see or change one.
+ * may create, see or change one. Any subscription carries a whole tenant's records: never from a caller restricted to
+ * sites or device groups.
  */
 export function assertMayHandle(p: Principal, t: TargetScope): void {
   if (t.kind === 'partner' && p.orgAccess !== 'all') throw new AppError('full_org_access_required');
+  assertWithinReach(p, ORGANIZATION_WIDE);
 }
 
 export async function findWebhook(db: Executor, t: TargetScope, id: string): Promise<Row> {
@@ -92,6 +97,7 @@ export async function createWebhook(
       description: input.description ?? null,
       secretSealed: sealSecret(deps.box, id, secret),
       createdBy: p.userId,
+      madeByPartner: t.orgId === null || speaksForPartner(p),
     });
     await deps.audit.record(
       tx,

@@ -1596,6 +1596,78 @@ export interface paths {
         patch: operations["patchDevicesById"];
         trace?: never;
     };
+    "/api/v1/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Domain claims of the caller's tenant, with their TXT records
+         * @description Domain claims of the caller's tenant, with their TXT records.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:read`.
+         */
+        get: operations["listDomains"];
+        put?: never;
+        /**
+         * Claim a domain: answers the TXT record to publish at _gatehouse-challenge.<domain>
+         * @description A partner-level domain (no orgId) is created, verified and deleted only by partner users with orgAccess all; an organisation's, by those who reach it. A domain another partner has proven answers 409 domain_taken.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:write`.
+         */
+        post: operations["createDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/domains/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a claim; a proven domain stops routing sign-in to this tenant at once
+         * @description A partner-level domain (no orgId) is created, verified and deleted only by partner users with orgAccess all; an organisation's, by those who reach it.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
+         */
+        delete: operations["deleteDomain"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/domains/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look the TXT record up now; verified when it is there
+         * @description A partner-level domain (no orgId) is created, verified and deleted only by partner users with orgAccess all; an organisation's, by those who reach it. 409 domain_not_verified while the record is missing; 409 domain_taken when another tenant proved the domain first.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
+         */
+        post: operations["verifyDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/enrollment-keys": {
         parameters: {
             query?: never;
@@ -3585,6 +3657,23 @@ export interface components {
             createdAt: string;
             updatedAt: string;
         };
+        /** @description A domain claim, proven by a DNS TXT record */
+        Domain: {
+            /** Format: uuid */
+            id: string;
+            domain: string;
+            /** Format: uuid */
+            partnerId: string;
+            orgId: string | null;
+            /** @enum {string} */
+            status: "pending" | "verified";
+            /** @description Where to publish the TXT record */
+            txtName: string;
+            /** @description The TXT record to publish (public by design) */
+            txtValue: string;
+            createdAt: string;
+            verifiedAt: string | null;
+        };
         EnrollmentKey: {
             /** Format: uuid */
             id: string;
@@ -3629,7 +3718,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /** @description validation_failed: `{ fieldErrors: { "<path>": [..] }, formErrors: [..] }`; weak_password: `{ feedback }`. */
             details?: {
                 [key: string]: unknown;
@@ -3852,7 +3941,7 @@ export interface components {
              * @description The catalogued reason (src/http/errors.ts).
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /**
              * Format: uuid
              * @description On 5xx: the id of the server log line of this failure.
@@ -4598,7 +4687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4910,7 +4999,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5029,7 +5118,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6564,7 +6653,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6985,7 +7074,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7073,7 +7162,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7865,7 +7954,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8245,7 +8334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8648,7 +8737,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8764,7 +8853,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10742,7 +10831,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10964,7 +11053,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11719,7 +11808,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11930,7 +12019,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12231,7 +12320,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12804,6 +12893,408 @@ export interface operations {
             };
             /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listDomains: {
+        parameters: {
+            query?: {
+                /** @description One organisation's domains. Omitted: every domain the caller may see (an organisation caller: its own) */
+                orgId?: string;
+                limit?: number;
+                /** @description Opaque: the `nextCursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Domain"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The domain: lower-cased; an internationalised name is stored as punycode */
+                    domain: string;
+                    /**
+                     * Format: uuid
+                     * @description An organisation of the caller's partner proves it for itself; omitted: the caller's own tenant
+                     */
+                    orgId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is too large. `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteDomain: {
+        parameters: {
+            query?: {
+                /** @description Optional: must name the organisation the record belongs to (or, for partner-wide configuration, one it is in force in) */
+                orgId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    verifyDomain: {
+        parameters: {
+            query?: {
+                /** @description Optional: must name the organisation the record belongs to (or, for partner-wide configuration, one it is in force in) */
+                orgId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13512,7 +14003,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13846,7 +14337,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14379,7 +14870,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14592,7 +15083,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14798,7 +15289,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14904,7 +15395,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15228,7 +15719,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15517,7 +16008,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15627,7 +16118,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15747,7 +16238,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17011,7 +17502,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17312,7 +17803,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17562,7 +18053,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17767,7 +18258,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18201,7 +18692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19122,7 +19613,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19658,7 +20149,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19954,7 +20445,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20345,7 +20836,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21939,7 +22430,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -22185,7 +22676,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -22417,7 +22908,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -22886,7 +23377,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -23146,7 +23637,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -23378,7 +23869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
