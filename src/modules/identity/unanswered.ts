@@ -17,10 +17,10 @@ export async function finishUnanswered(
   proof: { email?: string; password: string },
 ): Promise<{ flow: Flow; user: UserRow } | null> {
   const flow = await findUnansweredFlow(deps.db, kind, token, deps.clock.now());
+  // No password check without such a link: a refused link costs no hash, and the link itself is the secret.
   const user = flow?.userId ? await findUser(deps.db, flow.userId) : undefined;
-  // One verification whether or not there is an account to check against.
-  const passwordOk = await verifyPassword(user?.passwordHash, proof.password);
-  if (!flow || !user || !passwordOk || user.status !== 'active' || user.mfaEnabled) return null;
+  if (!flow || !user || user.status !== 'active' || user.mfaEnabled) return null;
   if (proof.email !== undefined && proof.email.toLowerCase() !== user.email.toLowerCase()) return null;
+  if (!(await verifyPassword(user.passwordHash, proof.password))) return null;
   return { flow, user };
 }
