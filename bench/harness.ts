@@ -1,13 +1,15 @@
 // Shared by the load benchmarks: child processes for servers and the load generator, pinned to their own cores
 // when taskset is there, and the "quiet machine" thresholds the load generator judges each second by.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startFlags } from '../scripts/built-server.js';
 import type { LoadgenConfig, LoadgenResult } from './framework/loadgen.js';
+
+export { startFlags };
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..');
@@ -16,20 +18,6 @@ export const arg = (name: string, dflt: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
 export const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 export const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
-
-/**
- * The V8 flags `npm start` gives node (package.json's start script: `exec node <flags> dist/main.js`), so a benchmark's
- * server runs as the product does. BENCH_NODE_FLAGS replaces them for an A/B (`BENCH_NODE_FLAGS= ` for none).
- */
-export function startFlags(): string[] {
-  const given = process.env.BENCH_NODE_FLAGS;
-  if (given !== undefined) return given.split(/\s+/).filter(Boolean);
-  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts
-    .start;
-  const m = /\bnode\s+((?:--\S+\s+)*)dist\/main\.js/.exec(start);
-  if (!m) throw new Error(`package.json start script not understood: ${start}`);
-  return m[1]!.split(/\s+/).filter(Boolean);
-}
 
 export function canPin(): boolean {
   if (os.platform() !== 'linux' || os.availableParallelism() < 2) return false;

@@ -9,42 +9,26 @@
  *   PGlite goal ≤ 350 MB. VmHWM (the process's peak) is printed beside it.
  * Ceiling in the same run: an empty `node -e` node:http server, spawned and polled the same way.
  * dist/ is rebuilt first when any file under src/ is newer than it. Options: --runs=5 --first-runs=3 --db=pglite,postgres
- * --dist=DIR (another build, e.g. of an older commit, for a before/after; not rebuilt).
+ * --dist=DIR (another build, e.g. of an older commit, for a before/after; not rebuilt); --dist=A,B compares builds on
+ * PGlite, interleaved (e.g. the bundle against `node scripts/build-server.mjs --plain --outdir .build-plain`).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { arg, databases, startFlags } from './harness.js';
+import { ensureBuilt, startFlags } from '../scripts/built-server.js';
+import { arg, databases } from './harness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const GOALS = { firstStartMs: 8000, restartMs: 1000, rssPostgresMb: 120, rssPgliteMb: 350 };
 const runs = Number(arg('runs', '5'));
 const firstRuns = Number(arg('first-runs', '3'));
 const distDir = arg('dist', '');
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-function ensureBuilt(): void {
-  const stamp = join(ROOT, 'dist', 'BUILD');
-  const sources = Math.max(newestMtime(join(ROOT, 'src')), statSync(join(ROOT, 'scripts', 'build-server.mjs')).mtimeMs);
-  if (existsSync(join(ROOT, 'dist', 'main.js')) && existsSync(stamp) && statSync(stamp).mtimeMs >= sources) return;
-  console.log('dist/ is older than src/: npm run build:server');
-  const r = spawnSync(process.execPath, ['scripts/build-server.mjs'], { cwd: ROOT, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('build failed');
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -175,10 +159,80 @@ function goal(name: string, figure: number, target: number, unit: string, ceilin
   verdicts.push(line);
 }
 
+/** An empty PostgreSQL database beside the one `url` names, and how to drop it. */
+async function ownDatabase(url: string, name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const adminUrl = new URL(url);
+  adminUrl.pathname = '/postgres';
+  const run = async (q: string) => {
+    const c = new pg.Client({ connectionString: adminUrl.toString() });
+    await c.connect();
+    await c.query(q);
+    await c.end();
+  };
+  await run(`create database "${name}"`);
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  return { url: own.toString(), drop: () => run(`drop database if exists "${name}" with (force)`) };
+}
+
+/**
+ * `--dist=A,B`: builds compared on PGlite, their samples interleaved so that load from elsewhere on the machine falls
+ * on both alike: a first start on an empty DATA_DIR and restarts, CPU time beside wall time.
+ */
+async function compare(dirs: string[]) {
+  const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
+  const root = mkdtempSync(join(tmpdir(), 'gh-bench-start-ab-'));
+  const rows = dirs.map((d) => ({
+    first: { label: `${d}: first start (unpack + migrate)`, samples: [] as Sample[] },
+    restart: { label: `${d}: restart`, samples: [] as Sample[] },
+    pg: null as Row | null,
+  }));
+  try {
+    const onPglite = arg('db', 'pglite,postgres').split(',').includes('pglite');
+    for (let i = 0; onPglite && i < firstRuns + runs; i++) {
+      for (const [k, d] of dirs.entries()) {
+        const server = [process.execPath, ...startFlags(), join(d, 'main.js')];
+        const dir = join(root, `${k}-${i}`);
+        if (i < firstRuns) rows[k]!.first.samples.push(await sample(server, { ...base, DATA_DIR: dir }, true));
+        else rows[k]!.restart.samples.push(await sample(server, { ...base, DATA_DIR: join(root, `${k}-0`) }, true));
+      }
+    }
+    const pgUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
+    if (pgUrl && arg('db', 'pglite,postgres').split(',').includes('postgres')) {
+      // One database of its own, migrated by the first start; then restarts of each build in turn.
+      const db = await ownDatabase(pgUrl, `gh_bench_ab_${process.pid}`);
+      const redis = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL;
+      const pgEnv = { ...base, DATABASE_URL: db.url, ...(redis ? { REDIS_URL: redis } : {}), DATA_DIR: root };
+      try {
+        await sample([process.execPath, ...startFlags(), join(dirs[0]!, 'main.js')], pgEnv, false);
+        for (const r of rows) r.pg = { label: `${dirs[rows.indexOf(r)]}: PostgreSQL restart`, samples: [] };
+        for (let i = 0; i < runs; i++)
+          for (const [k, d] of dirs.entries())
+            rows[k]!.pg!.samples.push(
+              await sample([process.execPath, ...startFlags(), join(d, 'main.js')], pgEnv, true),
+            );
+      } finally {
+        await db.drop();
+      }
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  console.log(
+    `\nP6 start, builds compared (median; ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)})`,
+  );
+  for (const r of rows) {
+    if (r.first.samples.length) summarise(r.first);
+    if (r.restart.samples.length) summarise(r.restart);
+    if (r.pg) summarise(r.pg);
+  }
+}
+
 async function main() {
+  if (distDir.includes(',')) return compare(distDir.split(','));
   if (!distDir) ensureBuilt();
   const node = process.execPath;
-  const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn' };
+  const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
 
   const empty = "require('http').createServer((q,s)=>s.end('ok')).listen(+process.env.PORT,'127.0.0.1')";
   const ceilingRow: Row = { label: 'ceiling: node -e http server', samples: [] };

@@ -9,9 +9,12 @@
 //    lost `stringifySetCookie` that way). An ES module loaded with `import()` becomes a chunk that exports what the
 //    module exports; the tests of the built server (test/dist/) load each such chunk through the route that needs it;
 // 3. every package whose own code names `__dirname`, `__filename`, `require.resolve` or `import.meta.url`, or calls
-//    `require()`/`import()` with a computed argument: bundled, these point at dist/ instead of the package.
+//    `require()`/`import()` with a computed argument: bundled, these point at dist/ instead of the package;
+// 4. every package a module imports only for its side effects while it also imports an external one: imports of
+//    external packages are hoisted above bundled code, so the side effect would come too late.
 // `--report` prints each package so kept external and why. `--outdir DIR` builds elsewhere; `--naive` builds with
-// only list 1 (the rule switched off: the artefact tests must then fail, which is how CI proves they can).
+// only list 1 (the rule switched off: the artefact tests must then fail, which is how CI proves they can); `--plain`
+// bundles none of the packages (our code only), to measure what the bundle saves.
 // Beside the output goes pgdata-<PGlite version>.tgz: an initdb'd, empty PGlite data directory that a first start on an
 // empty DATA_DIR unpacks instead of running initdb (~3-6 s and ~800 MB peak here; src/db/connect.ts). It is made once
 // per PGlite version and kept in node_modules/.cache/gatehouse.
@@ -31,6 +34,8 @@ const FILES_BESIDE = [
 ];
 const outdir = argAt('--outdir') > 0 ? process.argv[argAt('--outdir') + 1] : 'dist';
 const naive = argAt('--naive') > 0;
+// Our code only: every npm package is loaded from node_modules at run time, as tsc output would.
+const plain = argAt('--plain') > 0;
 
 const options = {
   entryPoints: { main: 'src/main.ts', 'cli/main': 'src/cli/main.ts' },
@@ -51,11 +56,12 @@ const options = {
   minifySyntax: true,
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
+  ...(plain ? { packages: 'external' } : {}),
 };
 const asExternal = (names) => [...names].flatMap((p) => [p, `${p}/*`]);
 
 const kept = new Map(FILES_BESIDE.map((p) => [p, 'reads files beside itself']));
-if (!naive) {
+if (!naive && !plain) {
   // Until nothing changes: a package made external takes its own imports out of the graph, never adds any.
   for (let changed = true; changed; ) {
     changed = false;
@@ -66,6 +72,12 @@ if (!naive) {
         const target = packageOf(imp.path);
         if (target && !kept.has(target)) {
           kept.set(target, `import() of its CommonJS by ${packageOf(path) ?? path}`);
+          changed = true;
+        }
+      }
+      for (const name of sideEffectsBeforeExternal(path, input)) {
+        if (!kept.has(name)) {
+          kept.set(name, `imported for its side effects beside an external package by ${packageOf(path) ?? path}`);
           changed = true;
         }
       }
@@ -117,6 +129,23 @@ function otherCopies(metafile) {
     }
   }
   return found;
+}
+
+/**
+ * Packages a module imports only for their side effects (`import 'reflect-metadata'`) when it also imports an external
+ * package: the external import is hoisted above all bundled code, so it would run before the side effect it relies on
+ * (@simplewebauthn/server sets up reflect-metadata for @peculiar/x509's tsyringe that way). External too, both
+ * imports stay in source order.
+ */
+function sideEffectsBeforeExternal(path, input) {
+  if (!input.imports.some((i) => i.external && i.kind === 'import-statement' && !i.path.startsWith('node:'))) return [];
+  const names = [];
+  for (const m of readFileSync(path, 'utf8').matchAll(/(?:^|;)\s*import\s*['"]([^'"./][^'"]*)['"]/gm)) {
+    const spec = m[1];
+    if (spec.startsWith('node:')) continue;
+    names.push(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+  }
+  return names;
 }
 
 /** A package's directory when its exports map hides package.json. */

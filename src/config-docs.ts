@@ -5,13 +5,14 @@ import { envSchema } from './config.js';
 type EnvName = keyof typeof envSchema.shape;
 
 export const ENV_DOCS: Record<EnvName, string> = {
-  NODE_ENV: '`production` refuses generated keys, placeholder secrets, the embedded database and http `PUBLIC_URL`',
+  NODE_ENV:
+    '`development` (the default, also under `npm start`: mail and SMS codes written to the log, `gh_test_` API keys), `test`, or `production`: refuses generated keys, placeholder secrets, the embedded database, http `PUBLIC_URL`/`APP_URL`, a missing `SMTP_URL` and the security switches; the ready line names the mode',
   PORT: 'listen port; links follow it unless `PUBLIC_URL`/`APP_URL` are set',
   HOST: 'listen address (`0.0.0.0` to accept other machines)',
   DATABASE_URL: 'PostgreSQL (`postgres://`); unset = embedded PGlite in `DATA_DIR`',
   DATA_DIR: 'embedded database and, in development, the generated encryption key',
   DATABASE_ROW_SECURITY:
-    "`on`: every statement runs as the role `gatehouse_app` under row-level security keyed on the caller's tenant; `off` (refused in production) only to measure its cost",
+    "`on`: every statement runs as the role `gatehouse_app` under row-level security keyed on the caller's tenant; `off` (warned at start, refused in production) only to measure its cost",
   REDIS_URL: 'shared rate limits and short-lived state for several instances; unset = the database',
   PUBLIC_URL:
     'public origin of the API: links, cookies, WebAuthn RP id, SSO redirect URI; unset = the listener, `http://localhost:<PORT>` (or `http://<HOST>:<PORT>` for a non-local `HOST`)',
@@ -21,7 +22,8 @@ export const ENV_DOCS: Record<EnvName, string> = {
   ENCRYPTION_KEYS_PREVIOUS: 'comma-separated older keys, still accepted for reading (key rotation)',
   ENABLE_REGISTRATION: 'open self-service registration (`/auth/register`, `/auth/register-partner`)',
   ENABLE_2FA: 'second factors (TOTP, SMS, passkeys)',
-  SMTP_URL: 'mail server (`smtp://` or `smtps://`); unset = mails written to the log in development',
+  SMTP_URL:
+    'mail server (`smtp://` or `smtps://`); required in production; unset = mails written to the log in development',
   MAIL_FROM: 'sender of every mail',
   MAIL_LEASE_SECONDS:
     'how long one instance holds a mail it is sending before another instance may retry it (the outbox survives a crash)',
@@ -30,10 +32,12 @@ export const ENV_DOCS: Record<EnvName, string> = {
   TWILIO_ACCOUNT_SID: 'Twilio account (with `SMS_PROVIDER=twilio`)',
   TWILIO_AUTH_TOKEN: 'Twilio token (with `SMS_PROVIDER=twilio`)',
   TWILIO_FROM: 'sending number (with `SMS_PROVIDER=twilio`)',
-  SSO_ALLOW_INSECURE_ISSUERS: 'allow http and private-address OpenID issuers (tests only)',
-  WEBHOOKS_ALLOW_INSECURE: 'allow http and private-address audit webhook URLs (tests only; refused in production)',
+  SSO_ALLOW_INSECURE_ISSUERS:
+    'allow http and private-address OpenID issuers (tests only; warned at start, refused in production)',
+  WEBHOOKS_ALLOW_INSECURE:
+    'allow http and private-address audit webhook URLs (tests only; warned at start, refused in production)',
   DNS_SERVERS:
-    'resolvers of domain proofs (TXT records): comma-separated `host:port` IP addresses; default: the system\'s. Loopback and private addresses are refused in production',
+    "resolvers of domain proofs (TXT records): comma-separated `host:port` IP addresses; default: the system's. Loopback and private addresses are refused in production",
   WEBHOOKS_LEASE_SECONDS:
     'how long one instance holds a webhook delivery it is sending before another may retry it; keep it above the 10 s send timeout',
   TRUST_PROXY: 'take the client address from `X-Forwarded-For` (behind a reverse proxy)',

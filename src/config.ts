@@ -130,12 +130,41 @@ function parseRate(v: string): RateLimitSpec {
   return { limit, windowSeconds };
 }
 
+type Env = z.infer<typeof envSchema>;
+
+/**
+ * Switches that turn a security check off for tests and local experiments. Production refuses each one; any other
+ * mode starts with one warning line per switch that is on.
+ */
+const INSECURE_SWITCHES: { name: keyof Env; on: (e: Env) => boolean; effect: string }[] = [
+  {
+    name: 'SSO_ALLOW_INSECURE_ISSUERS',
+    on: (e) => e.SSO_ALLOW_INSECURE_ISSUERS,
+    effect: 'OpenID issuers over http or on private addresses are accepted',
+  },
+  {
+    name: 'WEBHOOKS_ALLOW_INSECURE',
+    on: (e) => e.WEBHOOKS_ALLOW_INSECURE,
+    effect: 'audit webhooks may post over http and to private addresses',
+  },
+  {
+    name: 'DATABASE_ROW_SECURITY',
+    on: (e) => e.DATABASE_ROW_SECURITY === 'off',
+    effect: 'row-level security is off: the database no longer confines a request to its tenant',
+  },
+];
+
 const PLACEHOLDER = /^(change[-_]?me|changeit|secret|password|placeholder|example|test|dev|x+|0+)$/i;
 
 export class ConfigError extends Error {
   constructor(public readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
+  }
+
+  /** The refusal as the one line a failed start prints. */
+  oneLine(): string {
+    return `gatehouse: cannot start: invalid configuration: ${this.problems.join('; ')}`;
   }
 }
 
@@ -154,10 +183,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     else if (PLACEHOLDER.test(e.ENCRYPTION_KEY) || isWeakKey(e.ENCRYPTION_KEY))
       problems.push('ENCRYPTION_KEY: placeholder value refused in production (use 32 random bytes)');
     if (!e.DATABASE_URL) problems.push('DATABASE_URL: production runs on PostgreSQL, not the embedded database');
-    if (e.DATABASE_ROW_SECURITY === 'off') problems.push('DATABASE_ROW_SECURITY: must be on in production');
     if (!e.PUBLIC_URL?.startsWith('https://')) problems.push('PUBLIC_URL: must be https in production');
-    if (e.SSO_ALLOW_INSECURE_ISSUERS) problems.push('SSO_ALLOW_INSECURE_ISSUERS: must not be true in production');
-    if (e.WEBHOOKS_ALLOW_INSECURE) problems.push('WEBHOOKS_ALLOW_INSECURE: must not be true in production');
+    // Unset, the console's links follow PUBLIC_URL, which is checked above.
+    if (e.APP_URL && !e.APP_URL.startsWith('https://')) problems.push('APP_URL: must be https in production');
+    // Without a mail server, invitations and reset links would be dropped (never logged in production).
+    if (!e.SMTP_URL) problems.push('SMTP_URL: required in production (invitations, password resets, sign-in notices)');
+    for (const sw of INSECURE_SWITCHES)
+      if (sw.on(e)) problems.push(`${sw.name}: refused in production (${sw.effect}); unset it`);
     if (dnsServers.some((d) => !isPublicAddress(d.host)))
       problems.push('DNS_SERVERS: loopback and private resolvers are refused in production (they serve tests)');
     if (e.SMS_PROVIDER === 'twilio' && (!e.TWILIO_AUTH_TOKEN || PLACEHOLDER.test(e.TWILIO_AUTH_TOKEN)))
@@ -179,6 +211,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return deepFreeze({
     env: e.NODE_ENV,
     isProduction: e.NODE_ENV === 'production',
+    /** One warning per security switch that is on (never in production, which refuses them). */
+    insecureSwitches: INSECURE_SWITCHES.filter((sw) => sw.on(e)).map(
+      (sw) => `${sw.name}: ${sw.effect} (${e.NODE_ENV} only; production refuses it)`,
+    ),
     port: e.PORT,
     host: e.HOST,
     /** The origin links name when PUBLIC_URL/APP_URL are unset: the address the server listens on. */

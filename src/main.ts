@@ -37,7 +37,7 @@ async function main() {
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(err.message);
+      console.error(err.oneLine());
       process.exit(78); // EX_CONFIG
     }
     throw err;
@@ -49,6 +49,7 @@ async function main() {
     // Fail in a second, not after opening the database; PORT=0 is fixed here so links can name the real port.
     config = withListenPort(config, await probePort(config.host, config.port));
     for (const hint of listenerMismatches(config)) logger.warn(hint);
+    for (const warning of config.insecureSwitches) logger.warn(warning);
     step = 'open the database';
     const database = await openDatabase(config);
     step = 'apply the migrations';
@@ -70,6 +71,7 @@ async function main() {
         docs: `${config.publicUrl}/docs`,
         console: `${config.appUrl}/`,
         listen: `${config.host}:${config.port}`,
+        mode: config.env,
         database: database.kind,
         store: deps.store.kind,
       },

@@ -24,6 +24,7 @@ const PRODUCTION = {
   DATABASE_URL: 'postgres://gatehouse:s3cret@db.internal:5432/gatehouse',
   PUBLIC_URL: 'https://id.example.com',
   APP_URL: 'https://console.example.com',
+  SMTP_URL: 'smtps://mailer:s3cret@smtp.example.com:465',
 };
 
 describe('defaults match CONTRACT section 9', () => {
@@ -159,9 +160,9 @@ describe('production refuses what is only fit for development', () => {
     expect(c.publicUrl).toBe('https://id.example.com');
   });
 
-  it('NODE_ENV=production alone names the key, the database and the public URL', () => {
+  it('NODE_ENV=production alone names the key, the database, the public URL and the mail server', () => {
     const err = refusal({ NODE_ENV: 'production' });
-    expect(namedIn(err)).toEqual(['DATABASE_URL', 'ENCRYPTION_KEY', 'PUBLIC_URL']);
+    expect(namedIn(err)).toEqual(['DATABASE_URL', 'ENCRYPTION_KEY', 'PUBLIC_URL', 'SMTP_URL']);
     expect(err.message).toMatch(/ENCRYPTION_KEY: required in production/);
   });
 
@@ -223,8 +224,47 @@ describe('production refuses what is only fit for development', () => {
       expect(namedIn(refusal({ DNS_SERVERS: servers })), servers).toEqual(['DNS_SERVERS']);
   });
 
+  it('a missing SMTP_URL (mail would be dropped) and an http APP_URL', () => {
+    expect(namedIn(refusal({ ...PRODUCTION, SMTP_URL: undefined }))).toEqual(['SMTP_URL']);
+    expect(namedIn(refusal({ ...PRODUCTION, APP_URL: 'http://console.example.com' }))).toEqual(['APP_URL']);
+    // Unset, the console's origin is PUBLIC_URL's, which is https.
+    expect(loadConfig({ ...PRODUCTION, APP_URL: undefined }).appUrl).toBe('https://id.example.com');
+  });
+
+  it.each([
+    ['SSO_ALLOW_INSECURE_ISSUERS', 'true'],
+    ['WEBHOOKS_ALLOW_INSECURE', 'true'],
+    ['DATABASE_ROW_SECURITY', 'off'],
+  ])('the security switch %s is refused, in one line naming it', (name, value) => {
+    const err = refusal({ ...PRODUCTION, [name]: value });
+    expect(namedIn(err)).toEqual([name]);
+    expect(err.oneLine()).toMatch(new RegExp(`^gatehouse: cannot start: invalid configuration: ${name}: refused`));
+    expect(err.oneLine()).not.toContain('\n');
+  });
+
   it('the same placeholder values are allowed in development', () => {
     expect(loadConfig({ ENCRYPTION_KEY: Buffer.alloc(32).toString('base64') }).env).toBe('development');
     expect(loadConfig({ PUBLIC_URL: 'http://localhost:8080' }).publicUrl).toBe('http://localhost:8080');
+  });
+});
+
+describe('outside production, each security switch that is on is one warning', () => {
+  it('none by default; one per switch, naming it and the mode', () => {
+    expect(loadConfig({}).insecureSwitches).toEqual([]);
+    const c = loadConfig({
+      SSO_ALLOW_INSECURE_ISSUERS: 'true',
+      WEBHOOKS_ALLOW_INSECURE: 'true',
+      DATABASE_ROW_SECURITY: 'off',
+    });
+    expect(c.insecureSwitches).toHaveLength(3);
+    expect(c.insecureSwitches.map((w) => w.split(':')[0])).toEqual([
+      'SSO_ALLOW_INSECURE_ISSUERS',
+      'WEBHOOKS_ALLOW_INSECURE',
+      'DATABASE_ROW_SECURITY',
+    ]);
+    expect(c.insecureSwitches.every((w) => w.includes('(development only; production refuses it)'))).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test', WEBHOOKS_ALLOW_INSECURE: 'true' }).insecureSwitches[0]).toContain(
+      '(test only',
+    );
   });
 });

@@ -258,7 +258,7 @@ describe('the service process on the embedded database', () => {
 
     expect(e1.code, badPort.output()).not.toBe(0);
     expect(e1.code).not.toBeNull();
-    expect(badPort.stderr).toMatch(/^\s+- PORT: /m);
+    expect(badPort.stderr).toMatch(/^gatehouse: cannot start: invalid configuration: PORT: /m);
     expect(e2.code, prodWithoutKey.output()).not.toBe(0);
     expect(e2.code).not.toBeNull();
     expect(prodWithoutKey.stderr).toMatch(/ENCRYPTION_KEY: required in production/);

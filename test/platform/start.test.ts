@@ -1,12 +1,14 @@
-// `npm start` as a newcomer runs it: the compiled server (dist/, built as `npm ci` builds it) started by npm, on an
-// embedded database without any partner. One setup link line, a start line naming the URLs, one log line per
-// request (none for probes), SIGTERM to the npm process stops the server, and start failures are one clear line.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+// `npm start` as a newcomer runs it: the compiled server (dist/, rebuilt by the test run's global setup when src/ is
+// newer, as `npm ci` builds it) started by npm, on an embedded database without any partner. One setup link line, a
+// start line naming the URLs, one log line per request (none for probes), SIGTERM to the npm process stops the
+// server, and start failures are one clear line.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/connect.js';
 import { freePort } from '../support/app.js';
 import { pgliteTemplateDir } from '../support/db.js';
@@ -51,9 +53,6 @@ function start(cmd: string[], env: Record<string, string>) {
   return { child, out, exited, waitFor };
 }
 
-beforeAll(() => {
-  execFileSync(process.execPath, ['scripts/build-server.mjs'], { cwd: ROOT, stdio: 'inherit' }); // what `npm ci` runs
-}, 120_000);
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -64,6 +63,16 @@ const logLines = (stdout: string) =>
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** Warning lines that name a security switch (the generated development key has a warning of its own). */
+const switchWarnings = (stdout: string) =>
+  logLines(stdout)
+    .filter(
+      (l) =>
+        l.level === 40 &&
+        /^(SSO_ALLOW_INSECURE_ISSUERS|WEBHOOKS_ALLOW_INSECURE|DATABASE_ROW_SECURITY):/.test(String(l.msg)),
+    )
+    .map((l) => String(l.msg));
 
 describe('npm start on an empty database', () => {
   it('prints one setup link, a start line naming the URLs, one line per request (none for probes); SIGTERM to npm stops it', async () => {
@@ -88,7 +97,9 @@ describe('npm start on an empty database', () => {
       api: `http://localhost:${port}/api/v1`,
       docs: `http://localhost:${port}/docs`,
       console: `http://localhost:${port}/`,
+      mode: 'development', // npm start does not set NODE_ENV
     });
+    expect(switchWarnings(s.out.stdout)).toEqual([]); // no security switch on, none warned of
 
     const base = `http://127.0.0.1:${port}`;
     for (const p of ['/healthz', '/readyz', '/metrics']) expect((await fetch(base + p)).status).toBe(200);
@@ -122,6 +133,46 @@ describe('npm start on an empty database', () => {
     again.child.kill('SIGTERM');
     await again.exited;
   }, 240_000);
+});
+
+describe('the security switches: one warning each outside production, a refusal in production', () => {
+  it('in development the server starts and warns once per switch that is on, before the ready line', async () => {
+    const port = await freePort();
+    const s = start(['node', 'dist/main.js'], {
+      PORT: String(port),
+      DATA_DIR: dataDir(),
+      SSO_ALLOW_INSECURE_ISSUERS: 'true',
+      WEBHOOKS_ALLOW_INSECURE: 'true',
+    });
+    await s.waitFor(/gatehouse ready/);
+    const lines = logLines(s.out.stdout);
+    const warnings = switchWarnings(s.out.stdout);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/^SSO_ALLOW_INSECURE_ISSUERS: .*\(development only; production refuses it\)$/);
+    expect(warnings[1]).toMatch(/^WEBHOOKS_ALLOW_INSECURE: .*\(development only; production refuses it\)$/);
+    expect(lines.find((l) => l.msg === 'gatehouse ready')).toMatchObject({ mode: 'development' });
+    s.child.kill('SIGTERM');
+    await s.exited;
+  }, 120_000);
+
+  it('in production a switch that is on stops the start in one line naming it (exit 78), before anything opens', async () => {
+    const s = start(['node', 'dist/main.js'], {
+      NODE_ENV: 'production',
+      PORT: String(await freePort()),
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      DATABASE_URL: 'postgres://gatehouse@127.0.0.1:1/gatehouse',
+      PUBLIC_URL: 'https://id.example.com',
+      SMTP_URL: 'smtp://127.0.0.1:2525',
+      WEBHOOKS_ALLOW_INSECURE: 'true',
+    });
+    expect(await s.exited).toBe(78);
+    const lines = s.out.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^gatehouse: cannot start: invalid configuration: WEBHOOKS_ALLOW_INSECURE: refused in production \(.+\); unset it$/,
+    );
+    expect(s.out.stdout).toBe('');
+  }, 60_000);
 });
 
 describe('a start that fails says why in one line, naming the variable to change', () => {
