@@ -295,7 +295,8 @@ export const SSO_FAILURE_CATALOG = {
   account_disabled: 'The account is disabled.',
   no_org_access: 'The account is not a member here.',
   user_not_found: 'No account matches and auto-provisioning is off.',
-  domain_not_verified: 'No account matches, and the e-mail domain is not proven here: accounts are created only for proven domains.',
+  domain_not_verified:
+    'No account matches, and the e-mail domain is not proven here: accounts are created only for proven domains.',
   default_role_required: 'Auto-provisioning has no default role.',
   saml_response_invalid: "The identity provider's SAML response failed verification.",
   assertion_replayed: 'The SAML assertion was already used.',
