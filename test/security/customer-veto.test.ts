@@ -15,7 +15,7 @@ import {
   signedInPartnerMember,
   type SignedInMember,
 } from '../support/fixtures.js';
-import { expectScimError, issueScimToken, ScimClient } from '../support/scim.js';
+import { issueScimToken, ScimClient } from '../support/scim.js';
 import { serviceAccountWithKey, type ServiceAccountWithKey } from '../support/service-accounts.js';
 import {
   expectError,
