@@ -140,7 +140,6 @@ describe('a just-in-time grant for one site never reaches organisation-level rec
     for (const path of [
       `/orgs/organizations/${w.org.id}`,
       `/orgs/organizations/${w.org.id}/effective-settings`,
-      `/orgs/organizations/${w.org.id}/partner-activity`,
       `/contacts/${contact.id}`,
       `/custom-fields/${field!.id}`,
     ])
