@@ -8,6 +8,7 @@ import { sessions } from '../../src/db/schema/index.js';
 import { assertStepUpRoutes, STEP_UP_ROUTES } from '../../src/http/step-up.js';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
+import { testDns } from '../support/dns.js';
 import { callbackFor, startOidcProvider, type TestIdp } from '../support/oidc.js';
 import { type ApiClient, type ApiResponse, errorBody } from '../support/client.js';
 import {
@@ -83,6 +84,13 @@ const webhookBody = () => ({ url: 'https://93.184.215.14/hook', events: ['nothin
 const newWebhook = async (api: ApiClient) => created(await api.post('/webhooks', webhookBody()));
 const newServiceAccount = async (api: ApiClient) =>
   created(await api.post('/service-accounts', { name: `SA ${uniq()}`, roleId: PARTNER_VIEWER }));
+/** A domain claim whose TXT record the test's DNS server publishes, so the verify call can succeed. */
+const newDomainClaim = async (api: ApiClient) => {
+  const claim = await api.post('/domains', { domain: `d${uniq()}.example.com`.toLowerCase() });
+  expect(claim.status, claim.text).toBe(201);
+  (await testDns()).publish(claim.body.txtName, claim.body.txtValue);
+  return claim.body.id as string;
+};
 const providerBody = () => ({
   name: `IdP ${uniq()}`,
   issuer: idp.issuer,
@@ -92,6 +100,12 @@ const providerBody = () => ({
 
 /** One case per listed route: prepares what the route needs (with a fresh session), then names the call. */
 const CASES: Record<string, Case> = {
+  'POST /api/v1/domains/:id/verify': async (api) => ({
+    method: 'POST',
+    path: `/domains/${await newDomainClaim(api)}/verify`,
+    body: {},
+  }),
+  'DELETE /api/v1/domains/:id': async (api) => ({ method: 'DELETE', path: `/domains/${await newDomainClaim(api)}` }),
   'POST /api/v1/roles': async () => ({
     method: 'POST',
     path: '/roles',
