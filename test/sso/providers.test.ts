@@ -8,6 +8,7 @@ import { ORG_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import type { ApiResponse } from '../support/client.js';
 import { accountOf, auditRecords, createOrg, partnerAdmin, signedInOrgMember } from '../support/fixtures.js';
+import { proveDomain } from '../support/dns.js';
 import { callbackFor, runSsoLogin, startOidcProvider, type TestIdp } from '../support/oidc.js';
 import {
   createActiveProvider,
@@ -563,6 +564,7 @@ describe('deleting a provider deletes the identities linked to it', () => {
   it('removes the links (the accounts survive), and a later login with that subject does not find the old link', async () => {
     const tn = await tenant(t);
     const domain = freshDomain();
+    await proveDomain(tn.api, domain, tn.org.id);
     const provider = await createActiveProvider(tn.api, idp, tn.org.id, {
       allowedDomains: domain,
       autoProvision: true,
@@ -592,18 +594,21 @@ describe('deleting a provider deletes the identities linked to it', () => {
     const tn = await tenant(t);
     const other = await createOrg(t, tn.partner.id);
     const domain = freshDomain();
+    const dropDomain = freshDomain();
+    await proveDomain(tn.api, domain, other.id);
+    await proveDomain(tn.api, dropDomain, tn.org.id);
     const keep = await createActiveProvider(tn.api, idp, other.id, {
       allowedDomains: domain,
       autoProvision: true,
       defaultRoleId: ORG_TECHNICIAN_ROLE_ID,
     });
     const drop = await createActiveProvider(tn.api, idp, tn.org.id, {
-      allowedDomains: domain,
+      allowedDomains: dropDomain,
       autoProvision: true,
       defaultRoleId: ORG_TECHNICIAN_ROLE_ID,
     });
     expect((await runSsoLogin(t, other.id, { idp, user: idpUser(`keep@${domain}`) })).ssoCode).toBeTruthy();
-    expect((await runSsoLogin(t, tn.org.id, { idp, user: idpUser(`drop@${domain}`) })).ssoCode).toBeTruthy();
+    expect((await runSsoLogin(t, tn.org.id, { idp, user: idpUser(`drop@${dropDomain}`) })).ssoCode).toBeTruthy();
     expect((await tn.api.delete(`/sso/providers/${drop.id}`, { query: { orgId: tn.org.id } })).status).toBe(200);
     expect(
       await t.deps.db
