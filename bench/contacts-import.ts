@@ -1,8 +1,10 @@
 // Contacts import at scale (issue 15 P4): 100,000 CSV rows streamed as text/csv, once with random names and once with
 // every row sharing one last name (the input that made the old fuzzy matcher quadratic), each into its own organisation,
-// then a re-import of the one-name file (every row it created must come back unchanged). The server runs in a child
-// process per database (PGlite always; PostgreSQL too when DATABASE_URL / BENCH_DATABASE_URL is set), so its RSS and
-// CPU are the server's alone (on PGlite they include the embedded database), not the load generator's 100k-row JSON.
+// then a re-import of the one-name file (every row it created must come back unchanged). The server is the build
+// `npm start` runs (test/dist/launch.ts: the start script's flags, default logging, settings through the environment
+// only), its own process per database (a fresh DATA_DIR always; a fresh PostgreSQL database too when DATABASE_URL /
+// BENCH_DATABASE_URL is set), so its RSS and CPU are the server's alone (on PGlite they include the embedded database).
+// Fixtures over HTTP: the first administrator (setup link, TOTP) creates the two organisations.
 // /healthz is polled during each import (issue 11: it answers within 100 ms while the import runs).
 // Goal: ≤ 10 s and ≤ 300 MB peak RSS for each run on each database, ratio one-name / random ≈ 1, /healthz ≤ 100 ms.
 //   npx tsx bench/contacts-import.ts [rows] [--db=pglite,postgres] [--profile=DIR]   (--profile: the server's .cpuprofile)
@@ -12,7 +14,10 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { processCpuSeconds } from './framework/procstat.js';
-import { arg, databases, firstLine, runBench, spawnNode, stop } from './harness.js';
+import { ensureBuilt, startFlags } from '../scripts/built-server.js';
+import { firstAdmin } from '../test/dist/flows.js';
+import { startBuiltServer } from '../test/dist/launch.js';
+import { arg, databases } from './harness.js';
 import { pollHealthz, type Latency } from '../test/support/healthz-poll.js';
 
 const ROWS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 100_000);
@@ -22,26 +27,6 @@ const GOAL_HEALTHZ_MS = 100;
 const MB = 1048576;
 
 /** The server: a migrated database, a partner admin and two organisations; prints READY and serves until SIGTERM. */
-async function serve(): Promise<void> {
-  const { prepareTemplate } = await import('../test/support/db.js');
-  const { startApp } = await import('../test/support/app.js');
-  const { createOrg, partnerAdmin } = await import('../test/support/fixtures.js');
-  await prepareTemplate();
-  const t = await startApp({ LOG_LEVEL: 'warn' });
-  const { api, partner } = await partnerAdmin(t);
-  const orgs = [(await createOrg(t, partner.id)).id, (await createOrg(t, partner.id)).id];
-  global.gc?.();
-  process.stdout.write(
-    `READY ${JSON.stringify({ baseUrl: t.baseUrl, token: api.token, orgs, kind: t.deps.database.kind })}\n`,
-  );
-  const close = async () => {
-    await t.close().catch(() => {});
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void close());
-  process.once('SIGINT', () => void close());
-}
-
 /** Deterministic pseudo-random generator (mulberry32): the same files on every run. */
 function prng(seed: number) {
   return () => {
@@ -155,22 +140,28 @@ async function main() {
   await writeCsv(oneNameFile, ROWS, true);
   const csvMb = statSync(randomFile).size / MB;
   const profileDir = arg('profile', '');
+  ensureBuilt();
   const results: { db: string; runs: Run[] }[] = [];
   try {
     for (const { name, env } of databases()) {
-      const args = [
-        '--expose-gc',
-        ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-        new URL(import.meta.url).pathname,
-        '--serve',
-      ];
-      const child = spawnNode(args, null, env);
+      const server = await startBuiltServer(
+        {},
+        {
+          databaseUrl: env.DATABASE_URL,
+          redisUrl: env.REDIS_URL,
+          nodeFlags: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+        },
+      );
       try {
-        const ready = JSON.parse(await firstLine(child, 'READY', 180_000)) as {
-          baseUrl: string;
-          token: string;
-          orgs: [string, string];
-        };
+        const admin = await firstAdmin(server);
+        const orgs: string[] = [];
+        for (const orgName of ['Import Org A', 'Import Org B']) {
+          const res = await admin.api.raw.post('/orgs/organizations', { name: orgName });
+          if (res.status !== 201) throw new Error(`create organisation answered ${res.status}: ${res.text}`);
+          orgs.push(res.body.id as string);
+        }
+        // The server listens on 127.0.0.1; its public address says localhost.
+        const ready = { baseUrl: server.baseUrl.replace('localhost', '127.0.0.1'), token: admin.api.token!, orgs };
         const [orgA, orgB] = ready.orgs;
         const runs: Run[] = [];
         for (const [org, file, label] of [
@@ -179,14 +170,14 @@ async function main() {
           [orgB, oneNameFile, 'one last name, re-import'],
         ] as const) {
           process.stderr.write(`contacts import · ${name} · ${label} ... `);
-          runs.push(await importFile(ready.baseUrl, child.pid!, ready.token, org, file, label));
+          runs.push(await importFile(ready.baseUrl, server.pid(), ready.token, org!, file, label));
           process.stderr.write(`${runs.at(-1)!.seconds.toFixed(1)} s\n`);
         }
         if (runs[2]!.summary.unchanged !== runs[1]!.summary.created)
           throw new Error(`${name}: re-import changed rows: ${JSON.stringify(runs[2]!.summary)}`);
         results.push({ db: name, runs });
       } finally {
-        await stop(child);
+        await server.close();
       }
     }
   } finally {
@@ -194,7 +185,7 @@ async function main() {
   }
 
   console.log(
-    `\nContacts import, ${ROWS.toLocaleString()} rows (${csvMb.toFixed(1)} MiB CSV), server in its own process\n`,
+    `\nContacts import, ${ROWS.toLocaleString()} rows (${csvMb.toFixed(1)} MiB CSV), the built server in its own process (node ${startFlags().join(' ')} dist/main.js, default logging)\n`,
   );
   // CPU seconds of the server process (all threads): the figure that holds on a shared, loaded machine.
   console.log(
@@ -227,7 +218,7 @@ async function main() {
   }
 }
 
-runBench(
-  () => serve(),
-  () => main(),
-);
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

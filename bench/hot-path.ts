@@ -1,14 +1,18 @@
 /**
- * P1 hot path: authenticated GET /api/v1/users/me against raw node:http (a JSON hello world) in the same run.
+ * P1 hot path: authenticated GET /api/v1/users/me on the built server against raw node:http (a JSON hello world) in
+ * the same run.
  *
  *   npx tsx bench/hot-path.ts [--duration=8] [--warmup=2] [--connections=20] [--profile] [--db=pglite,postgres]
  *
- * - PGlite always; PostgreSQL + Redis too when DATABASE_URL (and REDIS_URL) are set, or BENCH_DATABASE_URL /
- *   BENCH_REDIS_URL. Each server is its own child process; the load generator (bench/framework/loadgen.ts,
- *   autocannon) is another, never inside a server. With taskset the server is pinned to CPU 0 and the load
- *   generator to CPU 1 (PostgreSQL and Redis float): the same for the ceiling and for the app.
- * - --profile runs the app once more with the V8 CPU profiler (node:inspector, the same profiler as
- *   `node --cpu-prof`, started after the fixtures so only the load is in it) and prints where its main thread spent its time.
+ * - The server is the build `npm start` runs (dist/, rebuilt first when src/ is newer): node with the start script's
+ *   flags, default logging, settings through the environment only, a fresh DATA_DIR, or a fresh PostgreSQL database
+ *   (+ REDIS_URL) when DATABASE_URL / BENCH_DATABASE_URL is set (test/dist/launch.ts). The API rate limit is raised
+ *   through its env var, as the output says. The user is the first administrator, made over HTTP through the printed
+ *   setup link with TOTP enrolled (test/dist/flows.ts); its access token (15 minutes) carries the load.
+ * - The load generator (bench/framework/loadgen.ts, autocannon) is its own process. With taskset the server is pinned
+ *   to CPU 0 and the load generator to CPU 1 (PostgreSQL and Redis float): the same for the ceiling and for the app.
+ * - --profile runs the app once more under `node --cpu-prof` and prints where its main thread spent its time (start-up
+ *   and setup included, the load dominating).
  * - The machine is shared with other people's test runs: absolute figures are noisy; the ratio to the ceiling
  *   measured in the same run is the figure that counts.
  */
@@ -17,7 +21,10 @@ import os, { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LoadgenResult } from './framework/loadgen.js';
-import { arg, canPin, databases, firstLine, int, loadgen, ms, QUIET, runBench, spawnNode, stop } from './harness.js';
+import { ensureBuilt, startFlags } from '../scripts/built-server.js';
+import { firstAdmin } from '../test/dist/flows.js';
+import { startBuiltServer } from '../test/dist/launch.js';
+import { arg, canPin, databases, firstLine, int, loadgen, ms, QUIET, spawnNode, stop } from './harness.js';
 import { renderProfile, summariseProfile } from './cpu-profile.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -29,59 +36,6 @@ export interface HotPathFigure {
   ratio: number;
   /** The same app with DATABASE_ROW_SECURITY=off, measured in the same run. */
   noRls: LoadgenResult;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Child: the app.
-
-async function serve(): Promise<void> {
-  const { prepareTemplate } = await import('../test/support/db.js');
-  const { startApp } = await import('../test/support/app.js');
-  const { addOrgMember, createOrg, createPartner, createUser, sessionFor } = await import(
-    '../test/support/fixtures.js'
-  );
-  const { ORG_ADMIN_ROLE_ID } = await import('../src/modules/roles/catalog.js');
-  await prepareTemplate();
-  const t = await startApp({ LOG_LEVEL: 'warn', RATE_LIMIT_API: '100000000/60', RATE_LIMIT_LOGIN: '100000000/60' });
-  const partner = await createPartner(t);
-  const org = await createOrg(t, partner.id);
-  const user = await createUser(t, { email: 'hot-path@example.test' });
-  await addOrgMember(t, { orgId: org.id, userId: user.id, roleId: ORG_ADMIN_ROLE_ID });
-  const session = await sessionFor(t, user.id, {
-    scope: 'organization',
-    orgId: org.id,
-    partnerId: partner.id,
-    roleId: ORG_ADMIN_ROLE_ID,
-  });
-  // Access tokens last 15 minutes: long enough for a run.
-  const res = await fetch(`${t.baseUrl}/api/v1/users/me`, {
-    headers: { authorization: `Bearer ${session.accessToken}` },
-  });
-  if (res.status !== 200) throw new Error(`GET /users/me answered ${res.status}: ${await res.text()}`);
-  // The profile covers the load only (warm-up included), not start-up and fixtures.
-  const profileDir = process.env.BENCH_PROFILE_DIR;
-  let profiler: import('node:inspector/promises').Session | null = null;
-  if (profileDir) {
-    const { Session } = await import('node:inspector/promises');
-    profiler = new Session();
-    profiler.connect();
-    await profiler.post('Profiler.enable');
-    await profiler.post('Profiler.start');
-  }
-  process.stdout.write(
-    `READY ${JSON.stringify({ url: `${t.baseUrl}/api/v1/users/me`, token: session.accessToken })}\n`,
-  );
-  const stop = async () => {
-    if (profiler && profileDir) {
-      const { profile } = await profiler.post('Profiler.stop');
-      const { writeFileSync } = await import('node:fs');
-      writeFileSync(join(profileDir, 'app.cpuprofile'), JSON.stringify(profile));
-    }
-    await t.close().catch(() => {});
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -123,29 +77,44 @@ async function measureCeiling(o: Opts): Promise<LoadgenResult> {
   }
 }
 
-async function measureApp(o: Opts, env: NodeJS.ProcessEnv, profileDir: string | null): Promise<LoadgenResult> {
-  const child = spawnNode(
-    [fileURLToPath(import.meta.url), '--serve'],
-    o.pin ? 0 : null,
-    profileDir ? { ...env, BENCH_PROFILE_DIR: profileDir } : env,
+/** Settings the benchmark changes from the defaults, through the environment, printed with the figures. */
+const RAISED_LIMITS = { RATE_LIMIT_API: '100000000/60' };
+
+async function measureApp(
+  o: Opts,
+  env: NodeJS.ProcessEnv,
+  extraEnv: Record<string, string>,
+  profileDir: string | null,
+): Promise<LoadgenResult> {
+  const server = await startBuiltServer(
+    { ...RAISED_LIMITS, ...extraEnv },
+    {
+      databaseUrl: env.DATABASE_URL,
+      redisUrl: env.REDIS_URL,
+      prefix: o.pin ? ['taskset', '-c', '0'] : [],
+      nodeFlags: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    },
   );
   try {
-    const ready = JSON.parse(await firstLine(child, 'READY', 120_000)) as { url: string; token: string };
+    const admin = await firstAdmin(server);
+    const res = await admin.api.raw.get('/users/me');
+    if (res.status !== 200) throw new Error(`GET /users/me answered ${res.status}: ${res.text}`);
     return await loadgen(
       {
-        url: ready.url,
+        // The server listens on 127.0.0.1; its public address says localhost.
+        url: `${server.baseUrl.replace('localhost', '127.0.0.1')}/api/v1/users/me`,
         connections: o.connections,
         warmupSeconds: o.warmup,
         durationSeconds: o.duration,
-        headers: { authorization: `Bearer ${ready.token}` },
-        serverPid: child.pid!,
+        headers: { authorization: `Bearer ${admin.api.token}` },
+        serverPid: server.pid(),
         serverCore: o.pin ? 0 : null,
         quiet: QUIET,
       },
       o.pin ? 1 : null,
     );
   } finally {
-    await stop(child);
+    await server.close();
   }
 }
 
@@ -157,20 +126,21 @@ async function main(): Promise<void> {
     pin: canPin() && !process.argv.includes('--no-pin'),
   };
   const profile = process.argv.includes('--profile');
+  ensureBuilt();
   const figures: HotPathFigure[] = [];
   for (const { name, env } of databases()) {
     process.stderr.write(`hot path · ${name}: ceiling (raw node:http) ... `);
     const ceiling = await measureCeiling(o);
     process.stderr.write(`${int(ceiling.all.reqPerSec)} req/s; app ... `);
-    const app = await measureApp(o, env, null);
+    const app = await measureApp(o, env, {}, null);
     process.stderr.write(`${int(app.all.reqPerSec)} req/s\n`);
     process.stderr.write(`hot path · ${name}: the app without row-level security ... `);
-    const noRls = await measureApp(o, { ...env, DATABASE_ROW_SECURITY: 'off' }, null);
+    const noRls = await measureApp(o, env, { DATABASE_ROW_SECURITY: 'off' }, null);
     process.stderr.write(`${int(noRls.all.reqPerSec)} req/s\n`);
     figures.push({ db: name, ceiling, app, noRls, ratio: app.all.reqPerSec / ceiling.all.reqPerSec });
     if (profile) {
       const dir = mkdtempSync(join(tmpdir(), 'gh-prof-'));
-      await measureApp({ ...o, warmup: 1, duration: Math.min(o.duration, 6) }, env, dir);
+      await measureApp({ ...o, warmup: 1, duration: Math.min(o.duration, 6) }, env, {}, dir);
       const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
       if (file)
         console.log(
@@ -204,7 +174,14 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    '\nThe machine is shared: absolute req/s are noisy; the ratio to the ceiling measured in the same run is what counts.',
+    `\nThe app is the built server (node ${startFlags().join(' ')} dist/main.js, default logging); raised through env: ${Object.entries(
+      RAISED_LIMITS,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}.`,
+  );
+  console.log(
+    'The machine is shared: absolute req/s are noisy; the ratio to the ceiling measured in the same run is what counts.',
   );
   console.log(
     'Server CPU per request (Linux /proc, the server process only: PostgreSQL and Redis are other processes) does not',
@@ -214,7 +191,7 @@ async function main(): Promise<void> {
   );
 }
 
-runBench(
-  () => serve(),
-  () => main(),
-);
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

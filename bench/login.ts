@@ -9,28 +9,30 @@
  *   (hashPassword from src/modules/identity/passwords.ts: the same worker-thread pool at the same lowered priority as
  *   the server's, median of 10; its CPU time when the machine is busy
  *   and the wall time includes waiting for a core).
- * - The real app (test/support/app.ts startApp: fresh database, migrations, real routes) runs in a child
- *   process, so the load generator (autocannon, in this process) never shares its event loop. The login rate
- *   limit is raised out of the way; ~20 users sign in round-robin with the right password for --duration s, each
- *   presenting the device cookie its warm-up sign-in set (a returning browser; a new one also writes a device row).
- * - Before the load, in the server process: the statements of one login (driver-counted, test/support/statement-count.ts)
- *   and the mean cost of each piece of the sign-in alone (token signing, the session statement, the audit chain write).
+ * - The server is the build `npm start` runs (dist/, rebuilt first when src/ is newer: node with the start script's
+ *   flags, default logging, settings through the environment only, a fresh DATA_DIR or, with DATABASE_URL /
+ *   BENCH_DATABASE_URL, a fresh PostgreSQL database; test/dist/launch.ts), its own process, so the load generator
+ *   (autocannon, in this process) never shares its event loop. The login and API rate limits are raised through their
+ *   env vars, as the output says. Fixtures over HTTP only: the first administrator through the printed setup link
+ *   (TOTP enrolled, test/dist/flows.ts), then ~20 technicians invited by mail (a real SMTP capture) who accept with
+ *   a password; they sign in round-robin with it for --duration s, each presenting the device cookie its warm-up
+ *   sign-in set (a returning browser; a new one also writes a device row).
  * - GET /api/v1/auth/me p99 is measured at rest and again while the logins run (one sequential probe,
  *   one request every 10 ms): argon2 runs off the event loop, so authenticated reads should stay fast.
  * - The server process's CPU time per login (Linux /proc) gives a figure that does not depend on how busy the
  *   machine is: cores ÷ CPU per login is what the server would do with the machine to itself (PGlite runs
  *   inside the server process and is included; PostgreSQL and Redis are other processes and are not).
  */
-import { runBench } from './harness.js';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync } from 'node:fs';
 import autocannon, { type Result } from 'autocannon';
-import { argon2Pool, hashPassword } from '../src/modules/identity/passwords.js';
+import { ensureBuilt, startFlags } from '../scripts/built-server.js';
+import { firstAdmin, PARTNER_TECHNICIAN_ROLE_ID, strongPassword } from '../test/dist/flows.js';
+import { startBuiltServer, type BuiltServer } from '../test/dist/launch.js';
+import { linkToken, startMailCatcher, type MailCatcher } from '../test/support/smtp.js';
+// The bound's hash, in this process: the service's own hashing (its worker pool and priority), not the server's.
+import { hashPassword } from '../src/modules/identity/passwords.js';
 
 declare module 'autocannon' {
   interface Options {
@@ -38,18 +40,18 @@ declare module 'autocannon' {
   }
 }
 
-const PASSWORD = 'correct horse battery staple 42';
+const PASSWORD = strongPassword();
+/** Settings the benchmark changes from the defaults, through the environment, printed with the figures. */
+const RAISED_LIMITS = {
+  RATE_LIMIT_LOGIN: '100000000/60',
+  RATE_LIMIT_LOGIN_ACCOUNT: '100000000/60',
+  RATE_LIMIT_API: '100000000/60',
+};
 
 interface Ready {
   baseUrl: string;
   emails: string[];
   accessToken: string;
-  /** Statements one login of a returning browser sends (driver-counted), and their first lines. */
-  statements: string[];
-  /** The nice value of each argon2 worker thread of the server (Linux; empty elsewhere). */
-  argon2Nice: number[];
-  /** Mean ms of each piece of the sign-in transaction, run alone in the server process (sequentially, N times). */
-  parts: Record<string, number>;
 }
 
 /** The device cookie a sign-in set, so the load signs in as returning browsers do. */
@@ -58,123 +60,6 @@ const deviceCookie = (res: Response) =>
     .getSetCookie()
     .find((c) => c.startsWith('service_device='))
     ?.split(';')[0] ?? '';
-
-/** Mean wall ms of `fn` over n sequential runs (after 5 to warm up). */
-async function meanMs(n: number, fn: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < 5; i++) await fn();
-  const started = performance.now();
-  for (let i = 0; i < n; i++) await fn();
-  return (performance.now() - started) / n;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Child: the server.
-
-async function serve(userCount: number): Promise<void> {
-  const { prepareTemplate } = await import('../test/support/db.js');
-  const { startApp } = await import('../test/support/app.js');
-  const { addOrgMember, createOrg, createPartner, createUser, sessionFor } = await import(
-    '../test/support/fixtures.js'
-  );
-  const { ORG_ADMIN_ROLE_ID } = await import('../src/modules/roles/catalog.js');
-  await prepareTemplate();
-  const t = await startApp({ LOG_LEVEL: 'warn', RATE_LIMIT_LOGIN: '100000000/60', RATE_LIMIT_API: '100000000/60' });
-  const partner = await createPartner(t);
-  const org = await createOrg(t, partner.id);
-  const emails: string[] = [];
-  let first: string | null = null;
-  for (let i = 0; i < userCount; i++) {
-    const user = await createUser(t, { email: `bench-${i}@example.test`, password: PASSWORD });
-    await addOrgMember(t, { orgId: org.id, userId: user.id, roleId: ORG_ADMIN_ROLE_ID });
-    emails.push(user.email);
-    first ??= user.id;
-  }
-  const session = await sessionFor(t, first!, {
-    scope: 'organization',
-    orgId: org.id,
-    partnerId: partner.id,
-    roleId: ORG_ADMIN_ROLE_ID,
-  });
-
-  // Statements of one login of a returning browser, counted at the driver (background workers left out).
-  const { countStatements, isBackground } = await import('../test/support/statement-count.js');
-  const login = (cookie: string) =>
-    fetch(`${t.baseUrl}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie },
-      body: JSON.stringify({ email: emails[0], password: PASSWORD }),
-    });
-  const cookie = deviceCookie(await login(''));
-  await (await login(cookie)).arrayBuffer();
-  const log = countStatements(t.testDb.database);
-  await (await login(cookie)).arrayBuffer();
-  const statements = log.statements().filter((s) => !isBackground(s));
-  log.restore();
-
-  // The pieces of the sign-in, each alone: token signing, the session statement, the audit chain write.
-  const { insertSignIn } = await import('../src/modules/identity/repo.js');
-  const { sha256, randomToken } = await import('../src/platform/crypto.js');
-  const ctx = { scope: 'organization' as const, partnerId: partner.id, orgId: org.id, roleId: ORG_ADMIN_ROLE_ID };
-  const d = t.deps;
-  const parts: Record<string, number> = {};
-  parts['token signing (EdDSA)'] = await meanMs(300, () =>
-    d.tokens.sign({ sub: first!, sid: first!, ...ctx, mfa: false, authTime: new Date() }),
-  );
-  parts['empty transaction (begin, commit)'] = await meanMs(100, () => d.db.transaction(async () => {}));
-  const row = (now: Date) => ({
-    userId: first!,
-    tokenHash: sha256(randomToken()),
-    ip: '127.0.0.1',
-    userAgent: 'bench',
-    context: ctx,
-    mfa: false,
-    expiresAt: new Date(now.getTime() + 3600_000),
-    absoluteExpiresAt: new Date(now.getTime() + 7200_000),
-    now,
-    method: 'password',
-  });
-  parts['session statement in a transaction'] = await meanMs(100, () =>
-    d.db.transaction((tx) => insertSignIn(d.db, tx, row(new Date()))),
-  );
-  parts['audit chain write in a transaction'] = await meanMs(100, () =>
-    d.db.transaction((tx) =>
-      d.audit.record(
-        tx,
-        {
-          action: 'user.login',
-          actor: { userId: first!, email: emails[0]! },
-          partnerId: partner.id,
-          orgId: org.id,
-          resourceType: 'session',
-          resourceId: first!,
-          details: { method: 'password', mfa: false },
-        },
-        { ip: '127.0.0.1', userAgent: 'bench' },
-      ),
-    ),
-  );
-  const ready: Ready = {
-    baseUrl: t.baseUrl,
-    emails,
-    accessToken: session.accessToken,
-    statements,
-    parts,
-    argon2Nice: argon2Pool.threadIds().flatMap((tid) => {
-      try {
-        return [os.getPriority(tid)];
-      } catch {
-        return [];
-      }
-    }),
-  };
-  process.stdout.write(`READY ${JSON.stringify(ready)}\n`);
-  const stop = async () => {
-    await t.close().catch(() => {});
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
-}
 
 // ---------------------------------------------------------------------------------------------
 // Parent: measurement.
@@ -202,29 +87,55 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-async function startServer(userCount: number): Promise<{ child: ChildProcess; ready: Ready }> {
+/** Nice values of the server's threads that run at a lowered priority (the argon2 workers); Linux /proc. */
+function loweredThreads(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      return nice > 0 ? [nice] : [];
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** The built server with the first administrator and `userCount` technicians who signed up through invitations. */
+async function startServer(userCount: number, mail: MailCatcher): Promise<{ server: BuiltServer; ready: Ready }> {
   // --profile=DIR: the server writes a V8 CPU profile there on exit (summarise with bench/cpu-profile.ts).
   const profileDir = process.argv.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
-  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(
-    process.execPath,
-    [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', `--users=${userCount}`],
+  const server = await startBuiltServer(
+    { ...RAISED_LIMITS, SMTP_URL: mail.url },
     {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: process.env,
+      databaseUrl: process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL,
+      redisUrl: process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL,
+      nodeFlags: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     },
   );
-  const lines = createInterface({ input: child.stdout! });
-  const ready = await new Promise<Ready>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start within 60 s')), 60_000);
-    child.once('exit', (code) => reject(new Error(`server exited early (${code})`)));
-    lines.on('line', (line) => {
-      if (!line.startsWith('READY ')) return;
-      clearTimeout(timer);
-      resolve(JSON.parse(line.slice(6)) as Ready);
-    });
-  });
-  return { child, ready };
+  try {
+    const admin = await firstAdmin(server);
+    const emails: string[] = [];
+    for (let i = 0; i < userCount; i++) {
+      const email = `bench-${i}@example.test`;
+      const inv = await admin.api.raw.post('/users/invite', {
+        email,
+        name: `Bench ${i}`,
+        roleId: PARTNER_TECHNICIAN_ROLE_ID,
+        orgAccess: 'all',
+      });
+      if (inv.status !== 201) throw new Error(`invite answered ${inv.status}: ${inv.text}`);
+      const token = linkToken(await mail.waitFor(email, undefined, 30_000));
+      const accepted = await server.client().raw.post('/auth/accept-invite', { token, password: PASSWORD });
+      if (accepted.status >= 300) throw new Error(`accept-invite answered ${accepted.status}: ${accepted.text}`);
+      emails.push(email);
+    }
+    // The server listens on 127.0.0.1; its public address says localhost.
+    const baseUrl = server.baseUrl.replace('localhost', '127.0.0.1');
+    return { server, ready: { baseUrl, emails, accessToken: admin.api.token! } };
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
 }
 
 /** Sequential GET /auth/me, one every `intervalMs`, until `until()` says stop; latencies in ms. */
@@ -274,7 +185,9 @@ async function measure(): Promise<void> {
   const hashMedianMs = Math.min(hashWallMs, median(hashCpuMs));
   const bound = cores / (hashMedianMs / 1000);
 
-  const { child, ready } = await startServer(userCount);
+  ensureBuilt();
+  const mail = await startMailCatcher();
+  const { server, ready } = await startServer(userCount, mail);
   try {
     // 2. GET /auth/me at rest (after a warm-up).
     let n = 0;
@@ -312,9 +225,10 @@ async function measure(): Promise<void> {
       });
     });
     const loaded = probeMe(ready, () => loadDone, 10);
-    const cpuBefore = cpuSeconds(child.pid!);
+    const cpuBefore = cpuSeconds(server.pid());
     const result = await load;
-    const serverCpu = cpuSeconds(child.pid!) - cpuBefore;
+    const serverCpu = cpuSeconds(server.pid()) - cpuBefore;
+    const argon2Nice = loweredThreads(server.pid());
     loadDone = true;
     const underLoad = await loaded;
 
@@ -349,12 +263,7 @@ async function measure(): Promise<void> {
     console.log(
       `| GET /auth/me p99 during logins | ${fmt(percentile(underLoad.latencies, 99), 2)} ms (p50 ${fmt(median(underLoad.latencies), 2)}, n=${underLoad.latencies.length}) |`,
     );
-    console.log(`| argon2 worker threads in the server: nice | ${ready.argon2Nice.join(', ') || 'n/a'} |`);
-    console.log(
-      `| Statements per login (returning browser, driver-counted) | ${ready.statements.length} (${ready.statements.filter((x) => /^gh_|^execute gh_/.test(x)).length} named prepared) |`,
-    );
-    for (const [name, value] of Object.entries(ready.parts))
-      console.log(`| Alone, mean: ${name} | ${fmt(value, 2)} ms |`);
+    console.log(`| Server threads at a lowered priority (argon2 workers): nice | ${argon2Nice.join(', ') || 'n/a'} |`);
     console.log(
       `| Machine load average (1 min) before / after | ${fmt(loadBefore, 2)} / ${fmt(os.loadavg()[0]!, 2)} |`,
     );
@@ -362,14 +271,19 @@ async function measure(): Promise<void> {
     const meRest = percentile(rest.latencies, 99);
     const meLoaded = percentile(underLoad.latencies, 99);
     const stretch = meLoaded / meRest;
-    console.log(`\nStatements of one login:\n${ready.statements.map((x) => `  ${x.slice(0, 110)}`).join('\n')}`);
     console.log(
       `\nP2 login: bound ${fmt(bound, 0)}/s, measured ${fmt(loginsPerSecond)}/s, ratio ${fmt(share * 100, 0)} % (goal ≥ 90 %): ${share >= 0.9 ? 'met' : 'NOT met'}`,
     );
     console.log(
       `P2 /auth/me p99: idle ${fmt(meRest, 2)} ms, during the storm ${fmt(meLoaded, 2)} ms, ratio ${fmt(stretch, 2)} (goal ≤ 2): ${stretch <= 2 ? 'met' : 'NOT met'}`,
     );
-    console.log(`P2 statements per login: ${ready.statements.length}`);
+    console.log(
+      `\nThe server is the build (node ${startFlags().join(' ')} dist/main.js, default logging); raised through env: ${Object.entries(
+        RAISED_LIMITS,
+      )
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}.`,
+    );
     if (loadBefore > cores)
       console.log(
         `\nThe machine was busy (load ${fmt(loadBefore, 2)} on ${cores} cores) before the run: treat the figures as a lower bound.`,
@@ -377,12 +291,12 @@ async function measure(): Promise<void> {
     if (rest.failures + underLoad.failures > 0)
       console.log(`\n/auth/me failures: ${rest.failures} at rest, ${underLoad.failures} during logins`);
   } finally {
-    child.kill('SIGTERM');
-    await Promise.race([once(child, 'exit'), new Promise((r) => setTimeout(r, 10_000))]);
+    await server.close();
+    await mail.close();
   }
 }
 
-runBench(
-  () => serve(arg('users', 20)),
-  () => measure(),
-);
+measure().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

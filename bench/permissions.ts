@@ -4,10 +4,12 @@
  *
  *   npx tsx bench/permissions.ts [--duration=10] [--warmup=2] [--connections=20] [--runs=1] [--no-pin]
  *
- * - The real app (test/support/app.ts startApp: every module, the real authenticate pipeline) runs in its own child
- *   process on a fresh PGlite database, or on PostgreSQL when DATABASE_URL is set (REDIS_URL is honoured too).
- * - Two organisation users are set up through the API: one whose role holds users:read directly, one whose role is
- *   the 16th of a chain where only the 1st holds it. Both call GET /api/v1/permissions/catalog, which is guarded
+ * - The server is the build `npm start` runs (test/dist/launch.ts: the start script's flags, default logging,
+ *   settings through the environment only; ACCESS_TOKEN_TTL=86400 so a token outlasts the runs) on a fresh DATA_DIR,
+ *   or a fresh PostgreSQL database when DATABASE_URL / BENCH_DATABASE_URL is set (REDIS_URL is honoured too).
+ * - Everything is set up over HTTP: the first administrator (setup link, TOTP), an organisation, the roles, and two
+ *   organisation users invited by mail who accept with a password: one whose role holds users:read directly, one
+ *   whose role is the 16th of a chain where only the 1st holds it. Both call GET /api/v1/permissions/catalog, which is guarded
  *   by users:read: per request, JWT verification, the session/membership/epoch query, the role resolution (cached per
  *   role, invalidated by the authz epoch) and the permission check.
  * - autocannon runs in another child process (never inside the server), for `duration` seconds after a discarded
@@ -20,6 +22,10 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { ensureBuilt, startFlags } from '../scripts/built-server.js';
+import { firstAdmin, strongPassword } from '../test/dist/flows.js';
+import { startBuiltServer, type BuiltServer } from '../test/dist/launch.js';
+import { linkToken, startMailCatcher, type MailCatcher } from '../test/support/smtp.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const ROUTE = '/api/v1/permissions/catalog';
@@ -54,71 +60,78 @@ interface LoadResult {
 // ---------------------------------------------------------------------------------------------
 // Child: the server
 
-async function serve(): Promise<void> {
-  const { prepareTemplate } = await import('../test/support/db.js');
-  const { startApp } = await import('../test/support/app.js');
-  const { createOrg, createPartner, signedInOrgMember, signedInPartnerMember } = await import(
-    '../test/support/fixtures.js'
-  );
-  const { PARTNER_ADMIN_ROLE_ID } = await import('../src/modules/roles/catalog.js');
+/** Settings the benchmark changes from the defaults, through the environment, printed with the figures. */
+const SETTINGS = { ACCESS_TOKEN_TTL: '86400' };
 
-  await prepareTemplate();
-  // warn: no per-request log lines (the test app keeps every line in memory).
-  const t = await startApp({ LOG_LEVEL: 'warn', ACCESS_TOKEN_TTL: '86400' });
-  const partner = await createPartner(t);
-  const admin = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN_ROLE_ID });
-  const org = await createOrg(t, partner.id);
-  const must = async (what: string, p: Promise<{ status: number; body: any; text: string }>, status = 201) => {
-    const r = await p;
-    if (r.status !== status) throw new Error(`${what}: ${r.status} ${r.text}`);
-    return r.body;
-  };
-  const readUsers = [{ resource: 'users', action: 'read' }];
-  const flat = await must(
-    'flat role',
-    admin.api.post('/roles', { name: 'Bench flat', permissions: readUsers, orgId: org.id }),
+async function startServer(pin: boolean, mail: MailCatcher): Promise<{ server: BuiltServer; info: ServerInfo }> {
+  const databaseUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
+  const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL;
+  const server = await startBuiltServer(
+    { ...SETTINGS, SMTP_URL: mail.url },
+    { databaseUrl, redisUrl, prefix: pin ? ['taskset', '-c', '0'] : [] },
   );
-  let parentRoleId: string | null = null;
-  for (let i = 1; i <= DEPTH; i++) {
-    const role: { id: string } = await must(
-      `chain role ${i}`,
-      admin.api.post('/roles', {
-        name: `Bench chain ${i}`,
-        permissions: i === 1 ? readUsers : [],
-        parentRoleId,
-        orgId: org.id,
-      }),
+  try {
+    const admin = await firstAdmin(server);
+    const must = async (what: string, p: Promise<{ status: number; body: any; text: string }>, status = 201) => {
+      const r = await p;
+      if (r.status !== status) throw new Error(`${what}: ${r.status} ${r.text}`);
+      return r.body;
+    };
+    const org: { id: string } = await must(
+      'organisation',
+      admin.api.raw.post('/orgs/organizations', { name: 'Perm Org' }),
     );
-    parentRoleId = role.id;
+    const readUsers = [{ resource: 'users', action: 'read' }];
+    const flat = await must(
+      'flat role',
+      admin.api.raw.post('/roles', { name: 'Bench flat', permissions: readUsers, orgId: org.id }),
+    );
+    let parentRoleId: string | null = null;
+    for (let i = 1; i <= DEPTH; i++) {
+      const role: { id: string } = await must(
+        `chain role ${i}`,
+        admin.api.raw.post('/roles', {
+          name: `Bench chain ${i}`,
+          permissions: i === 1 ? readUsers : [],
+          parentRoleId,
+          orgId: org.id,
+        }),
+      );
+      parentRoleId = role.id;
+    }
+    const eff = await must(
+      'effective permissions',
+      admin.api.raw.get(`/roles/${parentRoleId}/effective-permissions`, { query: { orgId: org.id } }),
+      200,
+    );
+    const member = async (name: string, roleId: string) => {
+      const email = `${name}@perm.test`;
+      await must('invite', admin.api.raw.post('/users/invite', { email, name, roleId, orgId: org.id }));
+      const token = linkToken(await mail.waitFor(email, undefined, 30_000));
+      const res = await must(
+        'accept-invite',
+        server.client().raw.post('/auth/accept-invite', { token, password: strongPassword() }),
+        200,
+      );
+      return res.accessToken as string;
+    };
+    const tokens = { flat: await member('flat', flat.id), deep: await member('deep', parentRoleId!) };
+    for (const [name, token] of Object.entries(tokens))
+      await must(`${name} user on ${ROUTE}`, server.client().withToken(token).raw.get(ROUTE), 200);
+    const info: ServerInfo = {
+      // The server listens on 127.0.0.1; its public address says localhost.
+      url: server.baseUrl.replace('//localhost:', '//127.0.0.1:'),
+      pid: server.pid(),
+      database: databaseUrl ? 'postgres' : 'pglite',
+      store: redisUrl ? 'redis' : 'memory',
+      tokens,
+      chainDepth: eff.inheritanceChain.length,
+    };
+    return { server, info };
+  } catch (err) {
+    await server.close();
+    throw err;
   }
-  const eff = await must(
-    'effective permissions',
-    admin.api.get(`/roles/${parentRoleId}/effective-permissions`, { query: { orgId: org.id } }),
-    200,
-  );
-  const flatUser = await signedInOrgMember(t, org, { roleId: flat.id });
-  const deepUser = await signedInOrgMember(t, org, { roleId: parentRoleId! });
-  for (const [name, u] of [
-    ['flat', flatUser],
-    ['deep', deepUser],
-  ] as const)
-    await must(`${name} user on ${ROUTE}`, u.api.get(ROUTE), 200);
-
-  const info: ServerInfo = {
-    url: t.baseUrl.replace('//localhost:', '//127.0.0.1:'),
-    pid: process.pid,
-    database: t.deps.database.kind,
-    store: t.deps.store.kind,
-    tokens: { flat: flatUser.session.accessToken, deep: deepUser.session.accessToken },
-    chainDepth: eff.inheritanceChain.length,
-  };
-  process.stdout.write(`${JSON.stringify(info)}\n`);
-  const stop = async () => {
-    await t.close().catch(() => {});
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,14 +235,17 @@ async function main(): Promise<void> {
   const runs = Math.max(1, Math.floor(option('runs', 1)));
   const pin = canPin();
 
-  const server = spawnSelf(['--serve'], pin ? 0 : null);
-  const stopServer = () => server.exitCode === null && server.kill('SIGTERM');
+  ensureBuilt();
+  const mail = await startMailCatcher();
+  const { server, info } = await startServer(pin, mail);
+  const stopServer = async () => {
+    await server.close();
+    await mail.close();
+  };
   process.once('SIGINT', () => {
-    stopServer();
-    process.exit(130);
+    void stopServer().finally(() => process.exit(130));
   });
   try {
-    const info = await firstLine<ServerInfo>(server, 'server');
     if (info.chainDepth !== DEPTH) throw new Error(`the chain is ${info.chainDepth} deep, expected ${DEPTH}`);
     const cases = [
       { name: 'flat role (users:read direct)', depth: 1, token: info.tokens.flat },
@@ -272,6 +288,14 @@ async function main(): Promise<void> {
       '',
       `Deep chain throughput relative to flat: ${fmt((deep! / flat!) * 100, 1)} %${runs > 1 ? ' (medians of the runs)' : ''}.`,
     );
+    lines.push(
+      '',
+      `The server is the build (node ${startFlags().join(' ')} dist/main.js, default logging); set through env: ${Object.entries(
+        SETTINGS,
+      )
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}.`,
+    );
     process.stdout.write(`${lines.join('\n')}\n`);
     const bad = [...results.values()].flat().some((r) => r.non2xx > 0 || r.ok === 0);
     if (bad) {
@@ -281,16 +305,12 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
-    stopServer();
+    await stopServer();
   }
 }
 
 const loadArg = process.argv.find((a) => a.startsWith('--load='));
-const entry = process.argv.includes('--serve')
-  ? serve()
-  : loadArg
-    ? load(JSON.parse(loadArg.slice('--load='.length)) as LoadConfig)
-    : main();
+const entry = loadArg ? load(JSON.parse(loadArg.slice('--load='.length)) as LoadConfig) : main();
 entry.catch((err: unknown) => {
   console.error(err);
   process.exit(1);

@@ -1,9 +1,10 @@
-// Steps the tests of the built server share, each over HTTP only, as a browser or the console would take them.
+// Steps the tests and benchmarks of the built server share, each over HTTP only, as a browser or the console would
+// take them. Checked with node:assert (no vitest), so bench/ runs them from plain node.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import { expect } from 'vitest';
 import type { ApiClient, ApiResponse } from '../support/client.js';
-import { tokenOf, type BuiltServer } from './server.js';
+import { tokenOf, type BuiltServer } from './launch.js';
 
 export const REFRESH_COOKIE = 'service_refresh_token';
 export const CSRF_COOKIE = 'service_csrf_token';
@@ -22,10 +23,11 @@ export function totp(secret: string, offsetMs = 0): string {
 
 /** A sign-in answer: tokens in the body and both cookies set; the client then carries the access token. */
 export function expectSignedIn(api: ApiClient, res: ApiResponse) {
-  expect(res.status, res.text).toBeLessThan(300);
-  expect(res.body).toMatchObject({ tokenType: 'Bearer', accessToken: expect.any(String) });
-  expect(api.cookies.get(REFRESH_COOKIE)).toMatch(/.{20,}/);
-  expect(api.cookies.get(CSRF_COOKIE)).toMatch(/.{10,}/);
+  assert.ok(res.status < 300, `${res.status}: ${res.text}`);
+  assert.equal(res.body.tokenType, 'Bearer', res.text);
+  assert.equal(typeof res.body.accessToken, 'string', res.text);
+  assert.match(api.cookies.get(REFRESH_COOKIE) ?? '', /.{20,}/);
+  assert.match(api.cookies.get(CSRF_COOKIE) ?? '', /.{10,}/);
   api.token = res.body.accessToken;
 }
 
@@ -49,7 +51,7 @@ export interface Admin {
 /** The first administrator, created through the printed setup link, with TOTP enrolled (a Partner Admin must). */
 export async function firstAdmin(server: BuiltServer): Promise<Admin> {
   const link = server.setupLink();
-  expect(link, server.output()).toMatch(new RegExp(`^${server.baseUrl}/setup\\?token=`));
+  assert.match(link ?? '', new RegExp(`^${server.baseUrl}/setup\\?token=`), server.output());
   const api = server.client();
   const email = `admin-${uniq()}@first.test`;
   const password = strongPassword();
@@ -60,7 +62,7 @@ export async function firstAdmin(server: BuiltServer): Promise<Admin> {
     password,
     name: 'First Admin',
   });
-  expect(res.status, res.text).toBe(201);
+  assert.equal(res.status, 201, res.text);
   expectSignedIn(api, res);
   const { secret, recoveryCodes } = await enrolTotp(api);
   return { api, email, password, partnerId: res.body.partner.id, secret, recoveryCodes };
@@ -69,12 +71,12 @@ export async function firstAdmin(server: BuiltServer): Promise<Admin> {
 /** TOTP setup (with its QR code) then enable with the current code; the client then carries mfa: true tokens. */
 export async function enrolTotp(api: ApiClient): Promise<{ secret: string; recoveryCodes: string[] }> {
   const setup = await api.raw.post('/auth/mfa/setup');
-  expect(setup.status, setup.text).toBe(200);
-  expect(setup.body.qrCodeDataUrl).toMatch(/^data:image\/png;base64,[A-Za-z0-9+/]{200,}/);
-  expect(setup.body.otpAuthUrl).toMatch(/^otpauth:\/\/totp\//);
+  assert.equal(setup.status, 200, setup.text);
+  assert.match(setup.body.qrCodeDataUrl, /^data:image\/png;base64,[A-Za-z0-9+/]{200,}/);
+  assert.match(setup.body.otpAuthUrl, /^otpauth:\/\/totp\//);
   const enable = await api.raw.post('/auth/mfa/enable', { code: totp(setup.body.secret) });
-  expect(enable.status, enable.text).toBe(200);
-  expect(enable.body.recoveryCodes).toHaveLength(10);
+  assert.equal(enable.status, 200, enable.text);
+  assert.equal(enable.body.recoveryCodes.length, 10);
   api.token = enable.body.accessToken;
   return { secret: setup.body.secret, recoveryCodes: enable.body.recoveryCodes };
 }
@@ -90,9 +92,11 @@ export async function signInWithTotp(
 ) {
   const api = server.client();
   const first = await api.raw.post('/auth/login', { email: admin.email, password: admin.password });
-  expect(first.status, first.text).toBe(200);
-  expect(first.body).toMatchObject({ mfaRequired: true, mfaMethod: 'totp', tempToken: expect.any(String) });
-  expect(api.cookies.size).toBe(0);
+  assert.equal(first.status, 200, first.text);
+  assert.equal(first.body.mfaRequired, true, first.text);
+  assert.equal(first.body.mfaMethod, 'totp', first.text);
+  assert.equal(typeof first.body.tempToken, 'string', first.text);
+  assert.equal(api.cookies.size, 0);
   const res = await api.raw.post('/auth/mfa/verify', { tempToken: first.body.tempToken, code });
   expectSignedIn(api, res);
   return api;

@@ -1,6 +1,5 @@
 // Boots the real app, listening on loopback, on a fresh database. One per test file (beforeAll).
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { createApp } from '../../src/app.js';
@@ -8,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { buildDeps, type Deps } from '../../src/deps.js';
 import { TestClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/logger.js';
+import { freePort } from './addresses.js';
 import { ApiClient } from './client.js';
 import { freshDatabase, type TestDatabase } from './db.js';
 import { testDns } from './dns.js';
@@ -29,16 +29,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface StartOptions {
   /** Runs on the built app before it listens: a test's own hooks (e.g. a fault in an answer). */

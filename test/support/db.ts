@@ -5,6 +5,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { adminUrl } from './addresses.js';
 import { MIGRATIONS_DIR, openPglite, openPostgres, type Database } from '../../src/db/connect.js';
 
 /** Changes whenever a migration changes, so a stale template is never reused. */
@@ -20,11 +21,7 @@ export function migrationsFingerprint(): string {
 export const pgliteTemplateDir = () => join(tmpdir(), `gatehouse-template-${migrationsFingerprint()}`);
 export const pgTemplateName = () => `gh_template_${migrationsFingerprint()}`;
 
-export function adminUrl(baseUrl: string, database = 'postgres'): string {
-  const u = new URL(baseUrl);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
+export { adminUrl };
 
 /** Called once per run (vitest globalSetup). */
 export async function prepareTemplate(): Promise<void> {

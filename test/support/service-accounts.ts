@@ -1,6 +1,6 @@
 // Service accounts and API keys for tests, made through the HTTP routes by a caller that may (the routes under test
-// are the same ones; this only saves repeating the two calls).
-import { expect } from 'vitest';
+// are the same ones; this only saves repeating the two calls). node:assert, not vitest: the benchmarks use them too.
+import assert from 'node:assert/strict';
 import type { ApiClient } from './client.js';
 
 export interface IssuedKey {
@@ -23,7 +23,7 @@ export async function createServiceAccount(
   body: { roleId: string; orgId?: string; name?: string; description?: string },
 ) {
   const res = await api.post('/service-accounts', { name: `Integration ${++n}-${Date.now().toString(36)}`, ...body });
-  expect(res.status, res.text).toBe(201);
+  assert.equal(res.status, 201, res.text);
   return res.body as ServiceAccountWithKey['account'];
 }
 
@@ -38,7 +38,7 @@ export async function issueKey(
     { name: `key ${++n}`, ...body },
     query ? { query } : undefined,
   );
-  expect(res.status, res.text).toBe(201);
+  assert.equal(res.status, 201, res.text);
   return res.body as IssuedKey & Record<string, unknown>;
 }
 

@@ -1,6 +1,6 @@
 // A real SMTP server on loopback that keeps every message it receives.
 import { SMTPServer } from 'smtp-server';
-import { freePort } from './app.js';
+import { freePort } from './addresses.js';
 
 export interface CapturedMail {
   to: string[];
