@@ -4,6 +4,7 @@
 // at a real IdP (SAML, XML signatures). A bundle that breaks any of these packages fails here, not in production.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestDns, testDns } from '../support/dns.js';
 import { callbackFor, runSsoLogin, startOidcProvider, type TestIdp } from '../support/oidc.js';
 import { runSamlLogin, samlUser, startSamlIdp, type TestSamlIdp } from '../support/saml-idp.js';
 import { startSmsSink, type SmsSink } from '../support/sms-sink.js';
@@ -16,10 +17,12 @@ let sms: SmsSink;
 let oidc: TestIdp;
 let saml: TestSamlIdp;
 let admin: Admin;
+let dns: TestDns;
 
 beforeAll(async () => {
   sms = await startSmsSink();
-  server = await startBuiltServer({ ...sms.env(), SSO_ALLOW_INSECURE_ISSUERS: 'true' });
+  dns = await testDns();
+  server = await startBuiltServer({ ...sms.env(), SSO_ALLOW_INSECURE_ISSUERS: 'true', DNS_SERVERS: dns.address });
   oidc = await startOidcProvider({ redirectUris: [callbackFor(server.baseUrl)] });
   saml = await startSamlIdp();
   admin = await firstAdmin(server);
@@ -31,11 +34,19 @@ afterAll(async () => {
   await saml?.close();
 });
 
-/** A new organisation of the admin's partner whose users sign in at the given IdP (auto-provisioned technicians). */
+/**
+ * A new organisation of the admin's partner that proves its domain by a TXT record at the test's DNS server, and whose
+ * users sign in at the given IdP (auto-provisioned technicians).
+ */
 async function orgWithProvider(settings: Record<string, unknown>) {
   const org = await admin.api.raw.post('/orgs/organizations', { name: `Org ${uniq()}` });
   expect(org.status, org.text).toBe(201);
   const domain = `corp-${uniq()}.example.com`;
+  const claim = await admin.api.raw.post('/domains', { domain, orgId: org.body.id });
+  expect(claim.status, claim.text).toBe(201);
+  dns.publish(claim.body.txtName, claim.body.txtValue);
+  const proven = await admin.api.raw.post(`/domains/${claim.body.id}/verify`, {});
+  expect(proven.status, proven.text).toBe(200);
   const created = await admin.api.raw.post('/sso/providers', {
     name: `IdP ${uniq()}`,
     orgId: org.body.id,
