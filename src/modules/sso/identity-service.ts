@@ -103,11 +103,13 @@ export async function finishSignIn(
   meta: AuditRequestMeta,
 ): Promise<SignInOutcome> {
   const email = who.email.trim();
-  if (!who.subject || !email || !who.emailVerified) throw await failSignIn(deps, provider, 'email_unverified', meta);
+  if (!who.subject || !email) throw await failSignIn(deps, provider, 'email_unverified', meta);
+  // The provider's own domain list first: an address it was never meant to carry is named as such.
   const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
   const allowed = provider.allowedDomains.split(',').filter(Boolean);
   if (allowed.length && !allowed.includes(domain))
     throw await failSignIn(deps, provider, 'domain_not_allowed', meta, { domain });
+  if (!who.emailVerified) throw await failSignIn(deps, provider, 'email_unverified', meta);
   // What the account store can hold (one @, 255 characters; OIDC caps sub at 255): anything else would fail as a 500.
   if (email.length > 255 || !/^[^@\s]+@[^@\s]+$/.test(email))
     throw await failSignIn(deps, provider, 'email_invalid', meta);
