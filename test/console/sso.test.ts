@@ -13,6 +13,7 @@ import {
   signedInPartnerMember,
   type SignedInMember,
 } from '../support/fixtures.js';
+import { proveDomain } from '../support/dns.js';
 import { callbackFor, startOidcProvider, type TestIdp } from '../support/oidc.js';
 import { samlUser, startSamlIdp, type TestSamlIdp } from '../support/saml-idp.js';
 import { checkPage, ensureConsoleBuilt, launch, newTab, openSignedIn, settle, type Tab } from './browser.js';
@@ -32,9 +33,12 @@ beforeAll(async () => {
   samlIdp = await startSamlIdp();
   browser = await launch();
   partnerId = (await createPartner(t)).id;
-  await createOrg(t, partnerId, 'Contoso Dental');
-  await createOrg(t, partnerId, 'Fabrikam Clinics');
+  const contoso = await createOrg(t, partnerId, 'Contoso Dental');
+  const fabrikam = await createOrg(t, partnerId, 'Fabrikam Clinics');
   admin = (await signedInPartnerMember(t, partnerId, { email: 'sso.admin@example.test' })).user;
+  // Discovery and auto-provisioning follow proven domains only: each organisation proves its own (TXT record).
+  await proveDomain(await adminApi(), DOMAIN, contoso.id);
+  await proveDomain(await adminApi(), 'fabrikam.example', fabrikam.id);
 });
 afterAll(async () => {
   await browser?.close();
