@@ -7,6 +7,7 @@ import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import type { ApiClient } from '../support/client.js';
 import { addOrgMember, addPartnerMember, createUser, signedInPartnerMember } from '../support/fixtures.js';
+import { proveDomain } from '../support/dns.js';
 import { callbackFor, startOidcProvider } from '../support/oidc.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import { createActiveProvider, freshDomain, tenant } from '../sso/helpers.js';
@@ -44,13 +45,18 @@ async function inviteAndJoin(inviter: ApiClient, invitee: ApiClient, body: Recor
   }
 }
 
-/** Partner B's organisation X, enforcing SSO at an identity provider that is then shut down. */
+/**
+ * Partner B's organisation X, which proved its domain (enforcement holds addresses of proven domains only), enforcing
+ * SSO at an identity provider that is then shut down.
+ */
 async function deadIdpOrg() {
   const b = await tenant(t);
+  const domain = freshDomain();
+  await proveDomain(b.api, domain, b.org.id);
   const idp = await startOidcProvider({ redirectUris: [callbackFor(t.baseUrl)] });
-  await createActiveProvider(b.api, idp, b.org.id, { allowedDomains: freshDomain(), enforceSSO: true });
+  await createActiveProvider(b.api, idp, b.org.id, { allowedDomains: domain, enforceSSO: true });
   await idp.close();
-  return b;
+  return { ...b, domain };
 }
 
 describe('an organisation’s enforced SSO stops password sign-in to that organisation only', () => {
@@ -82,7 +88,7 @@ describe('an organisation’s enforced SSO stops password sign-in to that organi
   it('the X membership needs SSO: a password session cannot switch into it', async () => {
     const a = await tenant(t);
     const b = await deadIdpOrg();
-    const alice = await createUser(t, { password: PASSWORD });
+    const alice = await createUser(t, { email: `alice-${Date.now()}@${b.domain}`, password: PASSWORD });
     await addPartnerMember(t, { partnerId: a.partner.id, userId: alice.id, roleId: PARTNER_TECH });
     await addOrgMember(t, { orgId: b.org.id, userId: alice.id, roleId: ORG_VIEWER });
     const login = await passwordLogin(alice.email);
@@ -97,7 +103,7 @@ describe('an organisation’s enforced SSO stops password sign-in to that organi
 
   it('an account whose only membership is X still cannot use a password there', async () => {
     const b = await deadIdpOrg();
-    const onlyX = await createUser(t, { password: PASSWORD });
+    const onlyX = await createUser(t, { email: `only-x@${b.domain}`, password: PASSWORD });
     await addOrgMember(t, { orgId: b.org.id, userId: onlyX.id, roleId: ORG_VIEWER });
     const refused = await passwordLogin(onlyX.email);
     expect(refused.status).toBe(401);
