@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ssoProviders } from '../../src/db/schema/index.js';
+import { domains, ssoProviders } from '../../src/db/schema/index.js';
 import { hashPassword, verifyPassword } from '../../src/modules/identity/passwords.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { addPartnerMember, createPartner, createUser } from '../support/fixtures.js';
@@ -21,11 +22,23 @@ afterAll(async () => {
 
 const login = (email: string, password: string) => t.client().post('/auth/login', { email, password });
 
+/** A domain of its own per test: enforcement holds only addresses of a domain the provider's tenant proved. */
+const ownDomain = () => `corp-${randomBytes(4).toString('hex')}.example.com`;
+
 async function ssoProvider(
   partnerId: string,
   orgId: string | null,
-  opts: { status?: 'active' | 'inactive' | 'testing'; enforceSso?: boolean } = {},
+  opts: { status?: 'active' | 'inactive' | 'testing'; enforceSso?: boolean; provenDomain?: string } = {},
 ) {
+  if (opts.provenDomain)
+    await t.deps.db.insert(domains).values({
+      partnerId,
+      orgId,
+      domain: opts.provenDomain,
+      status: 'verified',
+      txtValue: 'gatehouse-verification=test',
+      verifiedAt: new Date(),
+    });
   await t.deps.db.insert(ssoProviders).values({
     partnerId,
     orgId,
@@ -128,8 +141,9 @@ describe('login failures look alike: unknown email, wrong password and disabled 
 
 describe('an organisation that enforces SSO refuses password sign-in like any other failure', () => {
   it('answers the same 401 to the right password of an SSO-enforced organisation member, and forgot-password sends nothing', async () => {
-    const member = await orgMember(t);
-    await ssoProvider(member.partner.id, member.org.id);
+    const domain = ownDomain();
+    const member = await orgMember(t, { email: `member@${domain}` });
+    await ssoProvider(member.partner.id, member.org.id, { provenDomain: domain });
     const enforced = await login(member.user.email, PASSWORD);
     const unknown = await login(`nobody-${Date.now()}@example.test`, PASSWORD);
     expect(enforced.status).toBe(401);
@@ -149,14 +163,15 @@ describe('an organisation that enforces SSO refuses password sign-in like any ot
 
   it("a partner-owned enforcing provider covers the partner's own technicians", async () => {
     const partner = await createPartner(t);
-    const user = await createUser(t, { password: PASSWORD });
+    const domain = ownDomain();
+    const user = await createUser(t, { email: `tech@${domain}`, password: PASSWORD });
     await addPartnerMember(t, {
       partnerId: partner.id,
       userId: user.id,
       roleId: '00000000-0000-4000-8000-000000000002',
     });
     expect((await login(user.email, PASSWORD)).status).toBe(200);
-    await ssoProvider(partner.id, null);
+    await ssoProvider(partner.id, null, { provenDomain: domain });
     const res = await login(user.email, PASSWORD);
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('invalid_credentials');
