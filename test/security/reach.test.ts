@@ -137,10 +137,7 @@ describe('a just-in-time grant for one site never reaches organisation-level rec
     expectStatus(await tech.api.get(`/devices/${w.deviceA.id}`), 200);
     expectStatus(await tech.api.get(`/orgs/sites/${w.siteA.id}`), 200);
     // Organisation-level records: not reached.
-    for (const path of [
-      `/orgs/organizations/${w.org.id}`,
-      `/contacts/${contact.id}`,
-    ])
+    for (const path of [`/orgs/organizations/${w.org.id}`, `/contacts/${contact.id}`])
       expectError(await tech.api.get(path as `/contacts/${string}`), 404, 'not_found');
     // Changing them needs organizations:write, which a technician's role does not hold: refused before any lookup.
     expectError(
