@@ -2,7 +2,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import type { Owner, PartnerOwned, Siteless } from '../../access/decision.js';
-import { GRANTS_SQL, ORG_POLICIES_SQL, type MembershipFacts } from '../../http/authenticate.js';
+import { GRANTS_SQL, ORG_POLICIES_SQL } from '../../access/membership-sql.js';
+import type { MembershipFacts } from '../../http/authenticate.js';
 import type { ServiceAccountFacts } from '../service-accounts/index.js';
 
 const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
