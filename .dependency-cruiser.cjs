@@ -1,4 +1,4 @@
-// Layering rules of docs/architecture.md (issue 12 §3), checked by `npm run lint:deps` in CI. Violations that
+// Layering rules of docs/architecture.md, checked by `npm run lint:deps` in CI. Violations that
 // existed when the check was introduced are listed in .dependency-cruiser-known-violations.json: the check fails
 // on any new one; shrink that file as modules gain a repo.ts and an index.ts (`npm run lint:deps:baseline`).
 // The sixth rule, no-module-cycles (two modules never import each other), is checked by scripts/lint-deps.mjs from

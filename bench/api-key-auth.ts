@@ -1,5 +1,5 @@
 /**
- * The cost of API-key authentication against a JWT (issue 17): the same route, the same role, the same tenant, called
+ * The cost of API-key authentication against a JWT: the same route, the same role, the same tenant, called
  * with a partner member's access token and with a service account's key, in one run.
  *
  *   npx tsx bench/api-key-auth.ts [--duration=6] [--warmup=2] [--connections=20] [--db=pglite,postgres]

@@ -1,11 +1,11 @@
-// Contacts import at scale (issue 15 P4): 100,000 CSV rows streamed as text/csv, once with random names and once with
+// Contacts import at scale: 100,000 CSV rows streamed as text/csv, once with random names and once with
 // every row sharing one last name (the input that made the old fuzzy matcher quadratic), each into its own organisation,
 // then a re-import of the one-name file (every row it created must come back unchanged). The server is the build
 // `npm start` runs (test/dist/launch.ts: the start script's flags, default logging, settings through the environment
 // only), its own process per database (a fresh DATA_DIR always; a fresh PostgreSQL database too when DATABASE_URL /
 // BENCH_DATABASE_URL is set), so its RSS and CPU are the server's alone (on PGlite they include the embedded database).
 // Fixtures over HTTP: the first administrator (setup link, TOTP) creates the two organisations.
-// /healthz is polled during each import (issue 11: it answers within 100 ms while the import runs).
+// /healthz is polled during each import.
 // Goal: ≤ 10 s and ≤ 300 MB peak RSS for each run on each database, ratio one-name / random ≈ 1, /healthz ≤ 100 ms.
 //   npx tsx bench/contacts-import.ts [rows] [--db=pglite,postgres] [--profile=DIR]   (--profile: the server's .cpuprofile)
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * P6 start and memory (issue 15): the compiled server (`node dist/main.js`, what `npm start` execs) spawned as its
+ * P6 start and memory: the compiled server (`node dist/main.js`, what `npm start` execs) spawned as its
  * own process and timed from spawn to the first `GET /readyz` 200 (polled every 10 ms):
  * - first start: a fresh DATA_DIR (PGlite initdb + migrations), goal ≤ 8 s;
  * - restart: the same DATA_DIR again, goal ≤ 1 s;

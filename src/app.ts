@@ -95,7 +95,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   // Mail waiting in the outbox (also what a crashed instance left) is sent while the app runs.
   app.addHook('onReady', async () => deps.outbox.start());
   app.addHook('onClose', async () => deps.outbox.stop());
-  // Unused standing access lapses (issue 18 §1): swept on every instance, each member claimed by one.
+  // Unused standing access lapses: swept on every instance, each member claimed by one.
   app.addHook('onReady', async () => deps.lapse.start());
   app.addHook('onClose', async () => deps.lapse.stop());
   // Audit webhook deliveries likewise; a request whose audit records queued some kicks the worker once it answered.
@@ -121,7 +121,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   const { metrics } = deps;
-  // Callback hooks, not async ones: every request runs them, and a promise each costs on the hot path (issue 15 P1).
+  // Callback hooks, not async ones: every request runs them, and a promise each costs on the hot path.
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     done();

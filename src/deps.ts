@@ -43,7 +43,7 @@ export interface Deps {
   outbox: MailOutbox;
   /** Audit webhook deliveries: queued by the audit writer in the record's transaction, sent by this worker. */
   webhooks: WebhookWorker;
-  /** Unused standing access lapses to eligible (issue 18 §1): a periodic sweep; sweep() runs a pass now. */
+  /** Unused standing access lapses to eligible: a periodic sweep; sweep() runs a pass now. */
   lapse: StandingAccessLapse;
   sms: SmsSender;
   oidc: OidcClients;

@@ -1,4 +1,4 @@
-// Break-glass into an organisation that suspended partner access (issue 18 §2): the partner's designated account passes
+// Break-glass into an organisation that suspended partner access: the partner's designated account passes
 // only with a stated reason (header x-break-glass-reason). authenticate arms the principal here; the decision
 // (decision.ts orgAccessReasons) notes each organisation reached so, and the access module's installBreakGlassAlerts
 // audits and mails each use once the answer is sent.

@@ -36,7 +36,7 @@ export const ACTIONS = [
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
-/** Catalogue verbs accepted on the wire and stored canonical (CONTRACT section 5). */
+/** Catalogue verbs accepted on the wire and stored canonical. */
 export const ACTION_ALIASES = { view: 'read', create: 'write', update: 'write' } as const satisfies Record<
   string,
   Action

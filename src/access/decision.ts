@@ -1,4 +1,4 @@
-// The one authorisation decision (issue 18 §4): whether a principal holds a permission and whether its scope covers a
+// The one authorisation decision: whether a principal holds a permission and whether its scope covers a
 // record, step by step, each step with its reason. The request pipeline (requirePermission, findInScope's covers,
 // mayAccessOrg) and GET /access/explain and /access/who-can all call these functions: the answer and its explanation
 // cannot drift apart.
@@ -103,7 +103,7 @@ export function accountReason(status: string): AccessReason {
 }
 
 /**
- * The just-in-time grant of the principal in force on the organisation (issue 18 §1), a whole-organisation grant before
+ * The just-in-time grant of the principal in force on the organisation, a whole-organisation grant before
  * a one-site grant; `customerApproved`: only one an organisation admin approved (mspAccess approval_required).
  */
 export function grantFor(p: Pick<Principal, 'grants'>, orgId: string, customerApproved = false) {

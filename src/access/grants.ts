@@ -1,4 +1,4 @@
-// Just-in-time grants seen past their end (issue 18 §1): recorded expired once, by whichever request (authenticate)
+// Just-in-time grants seen past their end: recorded expired once, by whichever request (authenticate)
 // or sweep (GET /access/grants, in the access module) marks each one first.
 import type { Executor } from '../db/connect.js';
 import type { AuditRecorder } from './audit.js';

@@ -1,4 +1,4 @@
-// Mails of access governance (issue 18 §2), built like the account mails (one builder, every value escaped). In the
+// Mails of access governance, built like the account mails (one builder, every value escaped). In the
 // access core because two modules send them: tenants (an mspAccess change) and access (break-glass, the lapse).
 import { build } from '../platform/mail-template.js';
 

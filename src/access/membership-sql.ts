@@ -18,7 +18,7 @@ export interface GrantRow {
 }
 
 /**
- * A partner member's just-in-time grants not revoked and not yet seen expired (issue 18 §1), read with the session on
+ * A partner member's just-in-time grants not revoked and not yet seen expired, read with the session on
  * every request: a grant ends on the next request, on every instance. Which of them are still in force is decided
  * against the service clock (grantsInForce), and the expired ones are recorded once (recordExpiredGrants).
  */

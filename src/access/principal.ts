@@ -57,7 +57,7 @@ export interface Principal {
   user?: PrincipalUser;
 }
 
-/** A just-in-time grant in force (issue 18 §1): it widens the member's scope to the organisation (or one site of it) until expiresAt. */
+/** A just-in-time grant in force: it widens the member's scope to the organisation (or one site of it) until expiresAt. */
 export interface ActiveGrant {
   id: string;
   orgId: string;

@@ -112,7 +112,7 @@ export async function partnerAdmins(tx: Executor, partnerId: string) {
 }
 
 /**
- * Who "both sides' admins" are (issue 18 §2): the partner's active Partner Admins and the organisation's active
+ * Who "both sides' admins" are: the partner's active Partner Admins and the organisation's active
  * Organization Admins (the system admin roles), whom mspAccess changes (tenants) and break-glass uses (access) are
  * mailed to; with both names.
  */

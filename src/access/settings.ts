@@ -1,4 +1,4 @@
-// Security settings of partners and organisations (spec 2.9, CONTRACT 7): the partner's value applies to
+// Security settings of partners and organisations: the partner's value applies to
 // every organisation and the strictest wins.
 import { z } from 'zod';
 import { normaliseCidr, normaliseIp } from '../platform/cidr.js';
@@ -18,7 +18,7 @@ const allowlist = z
   )
   .max(200)
   .describe(
-    'IP allow-list (issue 18 §3): addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it.',
+    'IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it.',
   );
 
 export const MFA_METHODS = ['totp', 'sms', 'passkey'] as const;
@@ -62,11 +62,11 @@ export const securitySettingsSchema = z.strictObject({
       "Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default)",
     ),
 });
-/** How far the organisation lets its partner's staff in (issue 18 §2), least strict first. */
+/** How far the organisation lets its partner's staff in, least strict first. */
 // `approval_required`: a partner member reaches the organisation only through a just-in-time grant its own admins approved.
 export const MSP_ACCESS = ['allowed', 'approval_required', 'suspended'] as const;
 export type MspAccess = (typeof MSP_ACCESS)[number];
-/** Who approves a just-in-time access request to the organisation (issue 18 §1), least strict first. */
+/** Who approves a just-in-time access request to the organisation, least strict first. */
 export const JIT_APPROVAL = ['auto', 'partner_admin', 'customer_admin'] as const;
 export type JitApproval = (typeof JIT_APPROVAL)[number];
 export const JIT_MAX_MINUTES_DEFAULT = 480;

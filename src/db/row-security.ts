@@ -1,4 +1,4 @@
-// Row-level security, the second wall (issue 12 §4): every statement runs as the role `gatehouse_app`, which owns no
+// Row-level security, the second wall: every statement runs as the role `gatehouse_app`, which owns no
 // table, with session settings that the policies of migration 0020 read. The settings come from the context of the
 // code that issues the statement (AsyncLocalStorage), so no repository can forget them:
 //   - inside a request, the caller's Scope (set once by the authentication guard), or one of SYSTEM_CONTEXTS, or,

@@ -1,4 +1,4 @@
-// Tenant filtering in one place (issue 12 §3): every condition that limits a query to what a caller may see, or to
+// Tenant filtering in one place: every condition that limits a query to what a caller may see, or to
 // what a target tenant owns. It takes data (a resolved TenantScope, a Target, an AuditVisibility), never a request:
 // tenants/access.ts scopeOf() resolves the caller's TenantScope; repositories and services only apply it.
 import { and, eq, inArray, isNull, notInArray, or, sql, type SQL } from 'drizzle-orm';

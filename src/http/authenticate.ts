@@ -361,7 +361,7 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
       if (!principal) throw new AppError('unauthenticated', 'The session has ended; sign in again.');
       req.auth = principal;
       attachScope(req, principal);
-      // A token replayed from outside the tenant's IP allow-list is refused, on every request (issue 18 §3).
+      // A token replayed from outside the tenant's IP allow-list is refused, on every request.
       if (principal.actorType === 'user') {
         await enforceOwnIpAllowlist(deps, principal, metaOf(req));
         armBreakGlass(principal, req.headers);

@@ -1,4 +1,4 @@
-// One error class and the catalogue of every code the API answers (CONTRACT section 1).
+// One error class and the catalogue of every code the API answers.
 // Services throw AppError with a code; the status and the short text come from the catalogue.
 
 export const ERROR_CATALOG = {
@@ -277,7 +277,7 @@ export const ERROR_CATALOG = {
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 
 /**
- * Why a federated sign-in ended: the value of `/login?error=` (spec 7.3). Not HTTP answers (the flow ends in a
+ * Why a federated sign-in ended: the value of `/login?error=`. Not HTTP answers (the flow ends in a
  * redirect), but catalogued here all the same so the console can translate each one.
  */
 export const SSO_FAILURE_CATALOG = {

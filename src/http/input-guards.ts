@@ -27,7 +27,7 @@ export function refuseNulBytes(req: FastifyRequest, _reply: FastifyReply, done: 
   );
 }
 
-/** Routes that take no body accept none, or an empty JSON object: anything else is an unknown field (CONTRACT 1). */
+/** Routes that take no body accept none, or an empty JSON object: anything else is an unknown field. */
 export function refuseUnexpectedBody(req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   done(unexpectedBody(req));
 }

@@ -1,4 +1,4 @@
-// IP allow-lists of partners and organisations (issue 18 §3), enforced at sign-in, at refresh and on every request,
+// IP allow-lists of partners and organisations, enforced at sign-in, at refresh and on every request,
 // through the one decision (ipListReason). The partner's break-glass account is exempt; each exempted use is audited.
 import type { AuditRecorder, AuditRequestMeta } from '../access/audit.js';
 import { ipListReason, ownIpReason } from '../access/decision.js';

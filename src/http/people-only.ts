@@ -1,4 +1,4 @@
-// Routes for people only (issue 17 §1): the caller's own account, sessions, password, second factors, passkeys,
+// Routes for people only: the caller's own account, sessions, password, second factors, passkeys,
 // step-up and memberships. A service account authenticates (its key is valid) but is refused there with 403
 // `service_account_not_allowed`, checked once in authenticate. A rule by prefix, so a new /auth route is covered.
 

@@ -1,4 +1,4 @@
-// Response serialisation (issue 15 P1). A response schema that is plain JSON data (objects, arrays, strings, numbers,
+// Response serialisation. A response schema that is plain JSON data (objects, arrays, strings, numbers,
 // booleans, enums, nulls) is compiled once, on its first response, to a fast-json-stringify function: it writes only
 // the declared properties, in the declared order, so a field the schema does not name (a hash, a secret) can never
 // reach the answer. Any other schema (a transform, a default, a record keyed by pattern, a cycle) keeps the zod

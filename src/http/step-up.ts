@@ -1,4 +1,4 @@
-// Step-up (issue 19): the routes that hand out access need a password or second-factor proof made in the
+// Step-up: the routes that hand out access need a password or second-factor proof made in the
 // acting session within STEP_UP_MAX_AGE. One guard, one list; app.ts refuses to start if they disagree.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/connect.js';

@@ -1,4 +1,4 @@
-// Explain agrees with enforcement (issue 18 §4, "Done when"): fast-check draws role chains (custom roles under custom
+// Explain agrees with enforcement: fast-check draws role chains (custom roles under custom
 // or system parents, Force MFA anywhere), memberships (partner: orgAccess all / selected / none; organisation: site and
 // device-group restrictions), accounts with and without a factor, disabled accounts; for each drawn member, every
 // record of a fixed world is asked through GET /access/explain and through the route that enforces it, signed in as

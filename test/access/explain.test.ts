@@ -1,4 +1,4 @@
-// "Why can X do Y on Z?" (issue 18 §4): GET /access/explain and GET /access/who-can through HTTP, each rule a named
+// "Why can X do Y on Z?": GET /access/explain and GET /access/who-can through HTTP, each rule a named
 // property. That they agree with enforcement for random worlds is explain-agrees.test.ts.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// IP allow-lists of partners and organisations (issue 18 §3) through HTTP. The app trusts X-Forwarded-For (TRUST_PROXY),
+// IP allow-lists of partners and organisations through HTTP. The app trusts X-Forwarded-For (TRUST_PROXY),
 // so a test can speak from any address, as clients behind the operator's proxy do.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';

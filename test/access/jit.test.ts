@@ -1,4 +1,4 @@
-// Just-in-time access to an organisation (issue 18 §1), through HTTP on two instances over one database: requests,
+// Just-in-time access to an organisation, through HTTP on two instances over one database: requests,
 // the three approval policies, the partner's duration cap, expiry and revocation biting on the next request on
 // another instance, explain naming the grant, and the audit trail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Unused standing access lapses (issue 18 §1): the partner's settings.security.standingAccessLapseDays, the warning
+// Unused standing access lapses: the partner's settings.security.standingAccessLapseDays, the warning
 // mail to the member and the Partner Admins (once, caught by a real SMTP server), the lapse to eligible on two
 // instances sweeping at once, the next request refused unless a just-in-time grant exists, and use resetting the clock.
 import { and, eq } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// The customer's view and veto (issue 18 §2): mspAccess through HTTP on two instances, with the mail it sends caught
+// The customer's view and veto: mspAccess through HTTP on two instances, with the mail it sends caught
 // by a real SMTP server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';

@@ -1,5 +1,5 @@
 // Property: every event of spec section 6 and CONTRACT section 8 is recorded when its HTTP trigger runs, with the
-// actor, the tenant of the membership it happened in (CONTRACT 8, 10), the result, the resource, the client IP and
+// actor, the tenant of the membership it happened in, the result, the resource, the client IP and
 // user agent; and no record holds a password, token, TOTP secret or code the walk used. Found through GET /audit-logs.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

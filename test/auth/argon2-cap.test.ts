@@ -1,5 +1,5 @@
 // argon2id runs off the event loop with at most one computation per core: a login storm queues hashes instead of
-// stretching every other request (issue 15, P2).
+// stretching every other request.
 import { describe, expect, it } from 'vitest';
 import { ARGON2_CONCURRENCY, argon2Load, hashPassword, verifyPassword } from '../../src/modules/identity/passwords.js';
 

@@ -1,4 +1,4 @@
-// argon2id runs on its own worker threads at a lower CPU priority than the event loop (issue 15 P2): the kernel serves
+// argon2id runs on its own worker threads at a lower CPU priority than the event loop: the kernel serves
 // the event loop first during a login storm. The threads start on the first hash, never exceed the cap, and never keep
 // the process alive.
 import { execFile } from 'node:child_process';

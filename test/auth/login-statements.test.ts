@@ -1,4 +1,4 @@
-// What a password sign-in costs the database (issue 15, P2): the statements of one login, counted at the driver on
+// What a password sign-in costs the database: the statements of one login, counted at the driver on
 // both databases, with the hot ones named prepared statements. A new statement on the login path fails here first.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORG_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';

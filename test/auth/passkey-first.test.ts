@@ -1,4 +1,4 @@
-// Passkey-first sign-in, going passwordless, passkey and TOTP step-up, phishing-resistant policy (issue 19), all
+// Passkey-first sign-in, going passwordless, passkey and TOTP step-up, phishing-resistant policy, all
 // through HTTP with the software authenticator.
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// Sessions you can see and end (issue 19): GET/DELETE /auth/sessions, the admin's /users/:id/sessions, and last-seen
+// Sessions you can see and end: GET/DELETE /auth/sessions, the admin's /users/:id/sessions, and last-seen
 // written at most once a minute. Ending a session is seen on the next request by every instance.
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Step-up (issue 19): risky routes need a password or second-factor proof made in the acting session within
+// Step-up: risky routes need a password or second-factor proof made in the acting session within
 // STEP_UP_MAX_AGE. The walk below is driven by STEP_UP_ROUTES: a listed route without a case fails the suite.
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';

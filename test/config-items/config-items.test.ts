@@ -1,4 +1,4 @@
-// Partner-wide configuration (spec 1.6; CONTRACT 7): policies, alert templates, patch policies and maintenance
+// Partner-wide configuration: policies, alert templates, patch policies and maintenance
 // windows, owned by the partner (in force in every organisation) or by one organisation. automations:read|write|delete.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
@@ -373,7 +373,7 @@ describe('permissions: automations:read | write | delete', () => {
     );
     refused(await a.tech.api.patch(`/config-items/${item.id}`, { name: 'x' }), 403, 'forbidden');
     refused(await a.tech.api.delete(`/config-items/${item.id}`), 403, 'forbidden');
-    // The permission is refused before the body is read (CONTRACT 10).
+    // The permission is refused before the body is read.
     refused(await a.tech.api.raw.post('/config-items', { kind: 'nope' }), 403, 'forbidden');
     refused(await t.client().get('/config-items'), 401, 'unauthenticated');
   });

@@ -1,4 +1,4 @@
-// Access governance in the console (issue 18), in a real Chromium against the real server: a partner member eligible
+// Access governance in the console, in a real Chromium against the real server: a partner member eligible
 // for an organisation requests just-in-time access in the console, the organisation's admin (jitApproval
 // customer_admin, set through the API) approves it in the console, and the member's API call to the organisation
 // then answers 200; the customer's view lists the grant; the explainer shows a denial and the step that denies.

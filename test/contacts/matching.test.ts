@@ -1,4 +1,4 @@
-// The import's in-memory parts (issue 15 P4), without a database: the compact contact index finds what a brute-force
+// The import's in-memory parts, without a database: the compact contact index finds what a brute-force
 // scan finds, the hand-written row check gives zod's messages, and the streamed report is the JSON of its rows.
 import { distance } from 'fastest-levenshtein';
 import { describe, expect, it } from 'vitest';

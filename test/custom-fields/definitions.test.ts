@@ -1,4 +1,4 @@
-// Custom-field definitions (spec 1.7; CONTRACT 5, 7): partner-wide or one organisation's, settings:read|write.
+// Custom-field definitions: partner-wide or one organisation's, settings:read|write.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';

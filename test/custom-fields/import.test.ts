@@ -1,4 +1,4 @@
-// The custom-field import wizard (spec 1.7; CONTRACT 7): preview reports every row and writes nothing; commit writes
+// The custom-field import wizard: preview reports every row and writes nothing; commit writes
 // every valid row in one transaction, skips the rest, and a second commit of the same file changes nothing.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

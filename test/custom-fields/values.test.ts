@@ -1,4 +1,4 @@
-// Custom-field values (CONTRACT 7, 10): JSON of their field's type, on entities the caller can see, read with the
+// Custom-field values: JSON of their field's type, on entities the caller can see, read with the
 // entity's read permission and written with its write permission.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
@@ -253,7 +253,7 @@ describe("permissions: the entity's read permission to read, its write permissio
     refused(await put(a.tech.api, 'organization', a.orgs[0].id, { contract: 'x' }), 403, 'forbidden');
     refused(await put(a.tech.api, 'contact', contact0.id, { vip: true }), 403, 'forbidden');
     expect((await get(a.tech.api, 'contact', contact0.id)).status).toBe(200);
-    // The refusal comes before the rest of the input is validated (CONTRACT 10).
+    // The refusal comes before the rest of the input is validated.
     refused(
       await a.tech.api.raw.put('/custom-fields/values', { entityType: 'site', entityId: 'not-a-uuid', values: 'nope' }),
       403,

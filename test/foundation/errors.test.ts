@@ -1,4 +1,4 @@
-// The error envelope (CONTRACT section 1) and the order of refusals (section 10), through real HTTP.
+// The error envelope and the order of refusals (section 10), through real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/http/errors.js';
 import { startApp, type TestApp } from '../support/app.js';
@@ -162,7 +162,7 @@ describe('an unknown route is 404 not_found', () => {
     expectEnvelope(res, 404, 'not_found');
   });
 
-  // A known path with a method it does not serve is 405 with Allow (issue 11), not 404.
+  // A known path with a method it does not serve is 405 with Allow, not 404.
   it.each([
     ['DELETE', '/api/v1/auth/me', 'GET, HEAD'],
     ['PUT', '/api/v1/users/me', 'GET'],
@@ -366,7 +366,7 @@ describe('every error answer is JSON, not cacheable, and carries x-request-id', 
   });
 });
 
-describe('order of refusals (CONTRACT section 10)', () => {
+describe('order of refusals', () => {
   it('no token and an invalid body: 401, not 400', async () => {
     const anon = t.client();
     expectEnvelope(await anon.raw.patch('/users/me', { isAdmin: true }), 401, 'unauthenticated');

@@ -1,4 +1,4 @@
-// Disabling MFA (spec 5.4; CONTRACT 4): password and a current code; clears secret, phone, recovery codes (and
+// Disabling MFA: password and a current code; clears secret, phone, recovery codes (and
 // passkeys); revokes every other session; replaces the calling one. 403 org_requires_mfa, 428 session_binding_required.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// ENABLE_2FA=false (spec 5.4, 5.5.6; CONTRACT 9): sign-in never asks for a second factor, Force MFA holds nobody,
+// ENABLE_2FA=false: sign-in never asks for a second factor, Force MFA holds nobody,
 // every MFA, phone and passkey route answers 404, and the admin MFA reset still works.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';

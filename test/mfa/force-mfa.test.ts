@@ -1,4 +1,4 @@
-// Force MFA (spec 5.6; CONTRACT 4, 7, 10): the role's forceMfa, the organisation's or the partner's requireMfa hold
+// Force MFA: the role's forceMfa, the organisation's or the partner's requireMfa hold
 // a user without a factor at 428 mfa_enrollment_required on protected routes, offering the allowed methods.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { roles } from '../../src/db/schema/index.js';

@@ -1,4 +1,4 @@
-// Passkeys (spec 2.7, 5.4; CONTRACT 4) through the whole WebAuthn ceremony with a software authenticator:
+// Passkeys through the whole WebAuthn ceremony with a software authenticator:
 // registration behind a password re-check, single-use 5-minute challenges, clone detection, list/rename/delete.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';

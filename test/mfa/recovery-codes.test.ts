@@ -1,4 +1,4 @@
-// Recovery codes (spec 5.4; CONTRACT 4): ten, stored hashed, shown once, each good once (atomically, also under
+// Recovery codes: ten, stored hashed, shown once, each good once (atomically, also under
 // concurrency), all replaced at once by POST /auth/mfa/recovery-codes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashRecoveryCode } from '../../src/modules/mfa/codes.js';

@@ -429,7 +429,7 @@ describe('step-up by SMS (a risky route after STEP_UP_MAX_AGE)', () => {
     );
   });
 
-  it('a wrong code is 401 invalid_mfa_code (CONTRACT section 4); five wrong codes void the sent one', async () => {
+  it('a wrong code is 401 invalid_mfa_code; five wrong codes void the sent one', async () => {
     const m = await smsMember();
     expect((await m.api.post('/auth/step-up/sms')).status).toBe(200);
     const code = sink.lastCode(m.phone)!;

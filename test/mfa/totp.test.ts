@@ -1,4 +1,4 @@
-// TOTP (spec 3.4, 5.4; CONTRACT 4): RFC 6238 parameters, setup valid 10 minutes, a code good once per step,
+// TOTP: RFC 6238 parameters, setup valid 10 minutes, a code good once per step,
 // the secret sealed at rest and never shown again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// Audit events of the onboarding area (CONTRACT 8, 10): every create, update and delete of organisations, sites,
+// Audit events of the onboarding area: every create, update and delete of organisations, sites,
 // device groups, devices, enrollment keys, enrolments and contacts is recorded with its actor and the right tenant
 // (the partner, and the organisation it concerns); refused or dry-run requests record nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Contacts CSV import and CRUD (spec 1.7, 2.12; CONTRACT 7): a JSON body with `csv` or a streamed text/csv body with
+// Contacts CSV import and CRUD: a JSON body with `csv` or a streamed text/csv body with
 // ?orgId=&dryRun=; contacts are organisation-level or pinned to a site by name; idempotent on externalId or previousId;
 // fuzzy email or name matches are held back until acknowledged; a dry run writes nothing; a bad row is reported with
 // its line and errors and writes nothing while the rest of the file imports; broken files are refused whole.

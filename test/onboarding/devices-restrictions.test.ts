@@ -1,4 +1,4 @@
-// Devices (CONTRACT 7): created only by agent enrolment; an organisation user restricted to sites or device groups never
+// Devices: created only by agent enrolment; an organisation user restricted to sites or device groups never
 // sees, counts or changes a device outside the restriction (a device is visible when its site is allowed and, if device
 // groups are restricted, it belongs to one of them): GET /devices, GET|PATCH|DELETE /devices/:id,
 // POST /device-groups/:id/devices, and the device counts of device groups.

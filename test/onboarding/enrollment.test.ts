@@ -1,4 +1,4 @@
-// Enrollment keys and the agent endpoints (spec 2.10, 8; CONTRACT 7): defaults maxUsage 1 and 60 minutes, optional site;
+// Enrollment keys and the agent endpoints: defaults maxUsage 1 and 60 minutes, optional site;
 // the key is shown once and stored hashed; enrolment places the device in the key's site; expired, exhausted and
 // unknown keys are refused; maxUsage holds under concurrent enrolments; an inventory report replaces the previous one.
 import { eq, sql } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// Tenant isolation of every route of the onboarding area (CONTRACT 1, 7): two partners, each with two organisations,
+// Tenant isolation of every route of the onboarding area: two partners, each with two organisations,
 // sites, device groups, devices, enrollment keys and contacts. Another tenant's ids answer 404 (exactly as an unknown
 // id does) and change nothing; lists never contain another tenant's rows; a partner user with orgAccess selected sees
 // only its orgIds, with orgAccess none nothing; an organisation user nothing of a sibling organisation.

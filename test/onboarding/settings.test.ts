@@ -1,4 +1,4 @@
-// Partner and organisation security settings (spec 2.9, 5.6; CONTRACT 7, 10): PATCH /orgs/partners/me and
+// Partner and organisation security settings: PATCH /orgs/partners/me and
 // PATCH /orgs/organizations/:id set them, GET /orgs/organizations/:id/effective-settings shows what is in force (the
 // partner's value applies to every organisation and the strictest wins), and requireMfa holds users at 428 until they
 // enrol a factor, existing sessions included, from their next request.

@@ -1,4 +1,4 @@
-// The customer tree through the API (spec 1.7, 4.5; CONTRACT 7): organisations and sites are created one call at a
+// The customer tree through the API: organisations and sites are created one call at a
 // time, listed, read, updated and deleted; device groups likewise. Who may change the tree follows the role and the
 // partner membership's orgAccess.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

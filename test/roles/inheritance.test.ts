@@ -1,4 +1,4 @@
-// Role inheritance (spec 2.2, 5.7; CONTRACT 5): single parent in the same scope, no cycles, at most 16 levels,
+// Role inheritance: single parent in the same scope, no cycles, at most 16 levels,
 // effective permissions naming their source role, and role changes seen by the very next request on every instance.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';

@@ -1,4 +1,4 @@
-// Roles (spec 2.2, 2.3, 4.2, 5.7; CONTRACT 5, 10): scoped custom roles, canonical permissions, immutable system
+// Roles: scoped custom roles, canonical permissions, immutable system
 // roles, delete refusals with counts, clone, users of a role, counts that never include other tenants.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG_ENTRIES, SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';

@@ -1,4 +1,4 @@
-// The hot queries use indexes on large tenants (issue 15, P5): every statement the app really sends for the
+// The hot queries use indexes on large tenants: every statement the app really sends for the
 // per-request session check and for each list endpoint (first page and a deep page) is captured at the driver and
 // EXPLAINed with its own parameters on a seeded, ANALYZEd database. None may sequentially scan a large table.
 import { sql } from 'drizzle-orm';

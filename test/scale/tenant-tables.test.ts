@@ -1,4 +1,4 @@
-// Every table is classified in docs/scaling.md (issue 15, Scale): tenant tables that carry partner_id (the Citus
+// Every table is classified in docs/scaling.md: tenant tables that carry partner_id (the Citus
 // distribution column), tenant tables that do not yet (documented, reached through org_id), and global tables.
 // The lists in the document are the source: a new table, or a partner_id added or dropped, fails here until the
 // document says so.

@@ -1,4 +1,4 @@
-// SCIM Groups (issue 17 §2): create, list, get, PATCH members in Entra ID's and Okta's shapes, delete; a group mapped
+// SCIM Groups: create, list, get, PATCH members in Entra ID's and Okta's shapes, delete; a group mapped
 // to a role gives its members that role, within the token creator's permissions and never *:*.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// SCIM tokens (issue 17 §2): issued once and kept as a hash, under users:write and the creator's ceiling, revoked on
+// SCIM tokens: issued once and kept as a hash, under users:write and the creator's ceiling, revoked on
 // every instance at once, and confined to their tenant (organisation A's token cannot touch B).
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

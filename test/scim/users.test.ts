@@ -1,4 +1,4 @@
-// SCIM Users (issue 17 §2): the request sequences Entra ID and Okta send when a user is assigned, updated, disabled
+// SCIM Users: the request sequences Entra ID and Okta send when a user is assigned, updated, disabled
 // and unassigned (from their public provisioning documentation), filters translated to SQL, paging, ETags,
 // idempotent retries, and a disabled user's sessions revoked at once.
 import { randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Scripts (spec 1.6, 2.11; CONTRACT 7): the partner's library is visible in every organisation of the partner and
+// Scripts: the partner's library is visible in every organisation of the partner and
 // changed only with orgAccess all; organisation scripts belong to one organisation. scripts:read|write|delete.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
@@ -345,7 +345,7 @@ describe('permissions: scripts:read | write | delete', () => {
     const writer = await signedInPartnerMember(t, a.partner.id, { roleId: role.body.id });
     expect((await writer.api.patch(`/scripts/${own.id}`, { name: 'by writer' })).status).toBe(200);
     refused(await writer.api.delete(`/scripts/${own.id}`), 403, 'forbidden');
-    // The permission is refused before the body is validated (CONTRACT 10).
+    // The permission is refused before the body is validated.
     refused(await a.viewer.api.raw.post('/scripts', { nonsense: true }), 403, 'forbidden');
   });
 });

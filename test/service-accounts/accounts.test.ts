@@ -1,4 +1,4 @@
-// Service accounts (issue 17 §1): CRUD through HTTP, the role under the creator's ceiling and never *:*, the one
+// Service accounts: CRUD through HTTP, the role under the creator's ceiling and never *:*, the one
 // by-id rule (a partner caller reaches an organisation's account without ?orgId=), tenant isolation, audit.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// API keys (issue 17 §1), each security property a named test: the hash only at rest, the key shown once, revocation
+// API keys, each security property a named test: the hash only at rest, the key shown once, revocation
 // on another instance, the CIDR allow-list (IPv4 and IPv6, through X-Forwarded-For with TRUST_PROXY), expiry, two
 // active keys, tenant isolation of a key, people-only routes, the per-key rate limit, last use and the audit trail.
 import { createHash, randomUUID } from 'node:crypto';

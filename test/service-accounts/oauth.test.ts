@@ -1,4 +1,4 @@
-// POST /oauth/token, grant_type=client_credentials (issue 17 §1): both client authentication methods, the token's
+// POST /oauth/token, grant_type=client_credentials: both client authentication methods, the token's
 // form (CONTRACT section 2, sub = the service account), OAuth errors in the envelope, and a token that dies with its key.
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,7 +66,7 @@ describe('client_credentials with client_secret_basic and client_secret_post', (
     expect(res.body.token_type).toBe('Bearer');
   });
 
-  it('the token has the sign-in form (CONTRACT 2) with sub = the service account, and acts in its scope', async () => {
+  it('the token has the sign-in form with sub = the service account, and acts in its scope', async () => {
     const res = await tokenRequest({
       grant_type: 'client_credentials',
       client_id: sa.account.clientId,

@@ -1,4 +1,4 @@
-// Existing accounts and SSO (issue 13 §2): the link flow, sessions begun at an IdP, enforceSSO that cannot lock an
+// Existing accounts and SSO: the link flow, sessions begun at an IdP, enforceSSO that cannot lock an
 // organisation out, the user's own links, trustIdpMfa. Everything through HTTP against a real OpenID Provider.
 import { decodeJwt } from 'jose';
 import { and, eq } from 'drizzle-orm';

@@ -351,7 +351,7 @@ describe('identity resolution by verified email among the organisation members',
     expect(await usersWithEmail(member.email)).toHaveLength(1);
   });
 
-  it('links a member who has a password at once when every membership lies in the organisation (issue 13), and audits it', async () => {
+  it('links a member who has a password at once when every membership lies in the organisation, and audits it', async () => {
     const s = await orgWithProvider(t, idp, { autoProvision: true, defaultRoleId: ORG_TECHNICIAN_ROLE_ID });
     const member = await createUser(t, {
       email: `has.password@${s.domain}`,

@@ -1,4 +1,4 @@
-// Data setup for the access-governance tests (issue 18): custom role chains inserted as the roles service leaves them.
+// Data setup for the access-governance tests: custom role chains inserted as the roles service leaves them.
 // The routes under test (explain, who-can, and the routes whose answers they must agree with) run through HTTP.
 import { randomBytes } from 'node:crypto';
 import { and, eq, or } from 'drizzle-orm';

@@ -161,7 +161,7 @@ export async function partnerAdmin(t: TestApp, opts: { mfaEnabled?: boolean } = 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Helpers for the user, role and tenancy tests (issue 4). Data setup only: the routes under test run through HTTP.
+// Helpers for the user, role and tenancy tests. Data setup only: the routes under test run through HTTP.
 
 export async function createSite(t: TestApp, orgId: string, name = `Site ${suffix()}`) {
   const [row] = await t.deps.db.insert(sites).values({ orgId, name }).returning();

@@ -1,4 +1,4 @@
-// Every `:id` route outside /users and /roles as data (issue 12 §2): how to make a record of its kind in a given
+// Every `:id` route outside /users and /roles as data: how to make a record of its kind in a given
 // organisation and site, and a request that would succeed on it. The walk test (by-id.test.ts) proves each one
 // against each kind of caller, and that no `:id` route is missing here.
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// One rule for a resource addressed by id (issue 12 §2; CONTRACT 1): the record's tenant decides. Walks every `:id`
+// One rule for a resource addressed by id: the record's tenant decides. Walks every `:id`
 // route the app registers (outside /users and /roles, CONTRACT 5) for four kinds of caller and proves both halves:
 // a record inside the caller's scope is reached without ?orgId= (and with the ?orgId= of its organisation), and a
 // record outside it, or a ?orgId= that disagrees with the record, is 404 `not_found`.
@@ -93,7 +93,7 @@ function refusedBeforeLookup(caller: CallerName, c: ByIdCase): string | null {
     if (caller === 'partner with orgAccess selected') return 'full_org_access_required';
     if (caller === 'member restricted to a site') return 'permission_ceiling';
   }
-  // Audit webhooks need audit:manage, which the seeded Organization Admin role does not hold (CONTRACT 10).
+  // Audit webhooks need audit:manage, which the seeded Organization Admin role does not hold.
   if (c.url.startsWith('/webhooks/') && (caller === 'organisation member' || caller === 'member restricted to a site'))
     return 'forbidden';
   return null;

@@ -1,4 +1,4 @@
-// Row-level security, the second wall (issue 12 §4): every tenant table has forced RLS and a policy; the application
+// Row-level security, the second wall: every tenant table has forced RLS and a policy; the application
 // runs as a role that owns nothing and cannot bypass it; a query with one partner's Scope and no `where` sees none
 // of another partner's rows and cannot write into it. Proved on whichever database the suite runs on.
 import { sql } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// User administration (spec 3.1, 4.1; CONTRACT 2, 5): own profile, lists, details, update, disable, remove,
+// User administration: own profile, lists, details, update, disable, remove,
 // role assignment and the roles of a scope, all through HTTP on a real database.
 import { randomBytes } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// Escalation guards (CONTRACT 5): the permission ceiling on invite, assign, create, update, clone and delete;
+// Escalation guards: the permission ceiling on invite, assign, create, update, clone and delete;
 // no self role change, removal or disabling; the last holder of *:* in a partner stays, even under races.
 import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// Invitations (spec 3.1, 4.1; CONTRACT 3, 5): mail over real SMTP with an accept link, existing accounts linked
+// Invitations: mail over real SMTP with an accept link, existing accounts linked
 // at once, resend replacing the link, 409 user_exists_in_scope, partner and organisation bodies.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

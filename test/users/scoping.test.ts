@@ -1,4 +1,4 @@
-// Who may administer users and roles at all (spec 5.7; CONTRACT 1, 5, 10): only partner users with orgAccess
+// Who may administer users and roles at all: only partner users with orgAccess
 // all (403 full_org_access_required otherwise), never a caller without an association (403 tenant_context_required),
 // and an organisation user only its own organisation (another one named by orgId is 404). Every route is tried.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

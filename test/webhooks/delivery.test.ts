@@ -1,4 +1,4 @@
-// Audit webhooks (issue 17 §3): deliveries are signed per Standard Webhooks and verify with the standardwebhooks
+// Audit webhooks: deliveries are signed per Standard Webhooks and verify with the standardwebhooks
 // library, carry the record and its hash-chain position, follow the event filter and the tenant, arrive in order
 // and at least once across a receiver outage, back off with jitter, are dead-lettered after the window, and can be
 // redelivered. A real HTTP receiver (node:http) in the test; WEBHOOKS_ALLOW_INSECURE=true so it may be on loopback.

@@ -1,4 +1,4 @@
-// Audit webhook subscriptions through the API (issue 17 §3): the secret is shown once and sealed at rest; audit:manage
+// Audit webhook subscriptions through the API: the secret is shown once and sealed at rest; audit:manage
 // and the tenant decide who may subscribe to what; and without WEBHOOKS_ALLOW_INSECURE the one outbound guard refuses
 // http, private, loopback and link-local URLs when set and again when sending (a row pointed at loopback later).
 import { eq } from 'drizzle-orm';

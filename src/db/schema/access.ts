@@ -1,4 +1,4 @@
-// Just-in-time access to an organisation (issue 18 §1): a partner member's request, and the grant it yields, which
+// Just-in-time access to an organisation: a partner member's request, and the grant it yields, which
 // widens the member's scope until it expires or is revoked (read with the session on every request).
 import { index, integer, pgEnum, pgTable, text, timestamp, uuid, varchar } from 'drizzle-orm/pg-core';
 import { users } from './identity.js';

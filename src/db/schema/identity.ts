@@ -135,7 +135,7 @@ export const partnerUsers = pgTable(
     orgAccess: orgAccess('org_access').notNull().default('none'),
     orgIds: uuid('org_ids').array().notNull().default(sql`'{}'::uuid[]`),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
-    /** When the member was warned that its unused standing access lapses (issue 18 §1); a use after it starts a new period. */
+    /** When the member was warned that its unused standing access lapses; a use after it starts a new period. */
     lapseWarnedAt: timestamp('lapse_warned_at', { withTimezone: true }),
     /**
      * lower(users.email), the member list's sort key, so a page of a large partner is one index scan in page order.
@@ -188,7 +188,7 @@ export const organizationUsers = pgTable(
 );
 
 /**
- * One row per sign-in (spec 2.6). token_hash is the SHA-256 of the current refresh token; the context
+ * One row per sign-in. token_hash is the SHA-256 of the current refresh token; the context
  * (partner or organisation membership) the session acts in is fixed at sign-in or switch-context.
  */
 export const sessions = pgTable(

@@ -16,7 +16,7 @@ import { roles, users } from './identity.js';
 import { organizations, partners, timestamps } from './tenants.js';
 
 /**
- * SCIM bearer tokens (issue 17 §2): one identity provider's provisioning channel into a partner's staff (org_id null)
+ * SCIM bearer tokens: one identity provider's provisioning channel into a partner's staff (org_id null)
  * or one organisation. Only the SHA-256 of the token is kept; `hint` is its first characters, for the list.
  */
 export const scimTokens = pgTable(

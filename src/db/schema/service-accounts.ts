@@ -17,7 +17,7 @@ import { organizations, partners, timestamps } from './tenants.js';
 
 /**
  * A machine identity of a partner (org_id null) or of one of its organisations, holding one role there. It has no
- * password and no session: it authenticates with its keys only (issue 17 §1).
+ * password and no session: it authenticates with its keys only.
  */
 export const serviceAccounts = pgTable(
   'service_accounts',

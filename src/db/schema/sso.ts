@@ -24,7 +24,7 @@ export const ssoProviders = pgTable(
     defaultRoleId: uuid('default_role_id').references(() => roles.id, { onDelete: 'restrict' }),
     allowedDomains: varchar('allowed_domains', { length: 2048 }).notNull().default(''),
     enforceSso: boolean('enforce_sso').notNull().default(false),
-    /** An ID token whose amr names a second factor counts as MFA for the session (issue 13). */
+    /** An ID token whose amr names a second factor counts as MFA for the session. */
     trustIdpMfa: boolean('trust_idp_mfa').notNull().default(false),
     /** The last successful POST /test: enforcing SSO on a provider never tested answers a warning. */
     lastTestedOkAt: timestamp('last_tested_ok_at', { withTimezone: true }),
@@ -66,7 +66,7 @@ export const ssoIdentities = pgTable(
   ],
 );
 
-/** One login flow: PKCE verifier, state and nonce (spec 2.8), bound to the browser by a cookie. */
+/** One login flow: PKCE verifier, state and nonce, bound to the browser by a cookie. */
 export const ssoSessions = pgTable(
   'sso_sessions',
   {

@@ -59,7 +59,7 @@ export const organizations = pgTable(
   (t) => [
     uniqueIndex('organizations_partner_slug_key').on(t.partnerId, t.slug),
     index('organizations_partner_name_idx').on(t.partnerId, t.name),
-    // Keyset pages of GET /orgs (lower(name), id) within a partner: an index scan in page order (issue 15, P5).
+    // Keyset pages of GET /orgs (lower(name), id) within a partner: an index scan in page order.
     index('organizations_partner_lname_id_idx').on(t.partnerId, sql`lower(${t.name})`, t.id),
     // The organisations that set policies on partner members (ORG_POLICIES_SQL in http/authenticate.ts, read with every
     // partner member's request): usually none, so the per-request read touches no row instead of the partner's all.

@@ -16,7 +16,7 @@ import { users } from './identity.js';
 import { organizations, partners, timestamps } from './tenants.js';
 
 /**
- * Audit webhook subscriptions (issue 17 §3): a partner's (every event of the partner and its organisations) or an
+ * Audit webhook subscriptions: a partner's (every event of the partner and its organisations) or an
  * organisation's (that organisation's events). `events` are action prefixes ("role.", "auth.login"; "*" = all).
  * The signing secret is sealed with the secret box. `lastSequence` numbers the subscription's events 1, 2, 3 ...
  */

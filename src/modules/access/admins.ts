@@ -1,4 +1,4 @@
-// Who approves and sees just-in-time access (issue 18 §1): the partner's Partner Admins and an organisation's
+// Who approves and sees just-in-time access: the partner's Partner Admins and an organisation's
 // Organization Admins (the system admin roles). Both sides' admins, whom mspAccess changes and break-glass uses are
 // mailed to, are read by adminsOfBothSides in src/access/repo.ts.
 import type { Principal } from '../../http/context.js';

@@ -1,4 +1,4 @@
-// Break-glass into an organisation that suspended partner access (issue 18 §2): allowed only to the partner's designated
+// Break-glass into an organisation that suspended partner access: allowed only to the partner's designated
 // account with a stated reason (header x-break-glass-reason, src/access/break-glass.ts); each use is audited and mailed
 // to both sides' admins, once the answer is sent (once an hour per session and organisation, per instance).
 import type { FastifyInstance, FastifyRequest } from 'fastify';

@@ -1,4 +1,4 @@
-// The customer's view (issue 18 §2): every partner member who can reach the organisation, how, and what they did there.
+// The customer's view: every partner member who can reach the organisation, how, and what they did there.
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';

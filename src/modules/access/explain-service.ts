@@ -1,4 +1,4 @@
-// GET /access/explain and GET /access/who-can (issue 18 §4): "why can X do Y on Z", answered by the decision functions
+// GET /access/explain and GET /access/who-can: "why can X do Y on Z", answered by the decision functions
 // the request pipeline itself runs (decision.ts), over principals built by the pipeline's own builders (subjects.ts).
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';

@@ -1,4 +1,4 @@
-// Bodies and answers of the just-in-time access routes (issue 18 §1).
+// Bodies and answers of the just-in-time access routes.
 import { z } from 'zod';
 import { JIT_APPROVAL } from '../tenants/index.js';
 

@@ -1,4 +1,4 @@
-// Just-in-time access to an organisation (issue 18 §1): a partner member eligible for an organisation (orgAccess
+// Just-in-time access to an organisation: a partner member eligible for an organisation (orgAccess
 // `eligible` with orgIds, or standing access to one under mspAccess approval_required) requests access for a duration;
 // the organisation's policy (jitApproval) grants it at once or has a Partner Admin or one of its own admins approve it.
 // A grant is read with the session on every request (authenticate's GRANTS_SQL) and decided in decision.ts's

@@ -1,4 +1,4 @@
-// Standing access that goes unused lapses (issue 18 §1): a partner sets settings.security.standingAccessLapseDays
+// Standing access that goes unused lapses: a partner sets settings.security.standingAccessLapseDays
 // (7..365; absent or null = never). A partner member's standing access (orgAccess all or selected) counts as used when
 // the membership acts: sign-in, context switch and token refresh record partner_users.last_used_at
 // (markMembershipUsed); a membership never used counts from its creation. Partner Admins are exempt: they approve

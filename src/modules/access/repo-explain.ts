@@ -1,4 +1,4 @@
-// The SQL of explanations (issue 12 §3): the subjects an explanation is about and who-can's candidates.
+// The SQL of explanations: the subjects an explanation is about and who-can's candidates.
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import type { Owner, PartnerOwned, Siteless } from '../../access/decision.js';

@@ -1,4 +1,4 @@
-// Access governance (issue 18): "why can X do Y on Z" and "who can". Each route: authenticate → full org access →
+// Access governance: "why can X do Y on Z" and "who can". Each route: authenticate → full org access →
 // permission → schema → handler; the record must lie in the caller's own scope (the one by-id rule).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -110,7 +110,7 @@ export function accessRoutes(deps: Deps) {
       async (req) => partnerActivity(deps, p(req), req.params.id, req.query),
     );
 
-    // Just-in-time access (issue 18 §1). Who may do what is decided by the service (eligibility, the organisation's
+    // Just-in-time access. Who may do what is decided by the service (eligibility, the organisation's
     // approval policy, the approver's role): a request is the caller's own, an approval the named approver's.
     const jitTags = ['access'];
     r.post(

@@ -1,4 +1,4 @@
-// Request and response shapes of /audit-logs (CONTRACT section 8).
+// Request and response shapes of /audit-logs.
 import { z } from 'zod';
 
 export const AUDIT_RESULTS = ['success', 'failure', 'denied'] as const;

@@ -1,4 +1,4 @@
-// Rules of the audit trail's read side: who sees which records (CONTRACT 8), export, chain verification.
+// Rules of the audit trail's read side: who sees which records, export, chain verification.
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';

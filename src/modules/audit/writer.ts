@@ -18,7 +18,7 @@ export type AuditActor = {
   type?: 'user' | 'cli' | 'service_account' | 'scim_token';
   name?: string;
   serviceAccount?: ServiceAccountActor;
-  /** A SCIM bearer token (issue 17 §2): the identity provider provisioning through it. */
+  /** A SCIM bearer token: the identity provider provisioning through it. */
   scimToken?: { id: string; name: string };
   /** The actor spoke for the partner (a partner member, a partner service account, a credential the partner made). */
   forPartner?: boolean;

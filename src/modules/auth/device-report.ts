@@ -1,4 +1,4 @@
-// POST /auth/sessions/report: the "this was not me" link of the new-device mail (issue 19).
+// POST /auth/sessions/report: the "this was not me" link of the new-device mail.
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';

@@ -151,7 +151,7 @@ export async function switchContext(
   // password or passkey session.
   if (m.ssoOnly && !method?.startsWith('sso')) throw new AppError('sso_enforced');
   // A session begun at an identity provider acts in that provider's tenant only: anywhere else the account proves
-  // itself with its own password (and second factor) first, once per session (issue 13).
+  // itself with its own password (and second factor) first, once per session.
   const leavingIdp =
     method === 'sso' &&
     (ctx.scope !== principal.scope || ctx.partnerId !== principal.partnerId || ctx.orgId !== principal.orgId);

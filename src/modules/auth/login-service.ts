@@ -1,4 +1,4 @@
-// Password sign-in (spec 3.3, CONTRACT 3): every failure looks alike (same 401, similar time).
+// Password sign-in: every failure looks alike (same 401, similar time).
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { AppError } from '../../http/errors.js';

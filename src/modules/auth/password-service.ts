@@ -1,4 +1,4 @@
-// Forgot, reset and change password (spec 5.3, CONTRACT 3).
+// Forgot, reset and change password.
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
@@ -64,7 +64,7 @@ export async function resetPassword(
     if (!flow) throw new AppError('invalid_reset_token');
     await setPassword(deps, tx, user.id, newHash);
     const revoked = await revokeUserSessions(deps, tx, user.id, 'password_reset');
-    // No session to take the tenant from: the user's default membership, as for a failed login (CONTRACT 8).
+    // No session to take the tenant from: the user's default membership, as for a failed login.
     const ctx = pickDefault(await listMemberships(tx, user.id));
     await deps.audit.record(
       tx,

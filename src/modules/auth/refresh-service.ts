@@ -1,4 +1,4 @@
-// Refresh-token rotation with reuse detection, and logout (CONTRACT section 2).
+// Refresh-token rotation with reuse detection, and logout.
 import type { Deps } from '../../deps.js';
 import { loadPrincipal } from '../../http/authenticate.js';
 import type { Principal } from '../../http/context.js';
@@ -67,7 +67,7 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
         rotatedAt: new Date(now.getTime() + ROTATION_IN_FLIGHT_MS),
         rotatedBy: clientOf(meta),
       });
-      // A refresh is the membership acting: it keeps standing access from lapsing (issue 18 §1).
+      // A refresh is the membership acting: it keeps standing access from lapsing.
       await markMembershipUsed(
         tx,
         session.userId,
@@ -126,7 +126,7 @@ export async function markRotationDelivered(deps: Deps, oldRefreshToken: string)
   await setRotatedAt(deps.db, sha256(oldRefreshToken), deps.clock.now());
 }
 
-/** Revokes every session of the user (spec 5.1.5). */
+/** Revokes every session of the user. */
 export async function logout(deps: Deps, principal: Principal, meta: AuditRequestMeta): Promise<void> {
   await deps.db.transaction(async (tx) => {
     const revoked = await revokeUserSessions(deps, tx, principal.userId, 'logout');

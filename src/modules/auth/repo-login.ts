@@ -5,8 +5,7 @@ import { nullable, preparedStatement, textArg } from '../../db/prepared.js';
 import { passkeys } from '../../db/schema/index.js';
 import { type Membership, ORG_SSO_ONLY, PARTNER_SSO_ONLY, ssoOnlyEverywhere } from '../identity/index.js';
 
-// ---- Password sign-in: everything read before the password decides, as one named prepared statement (issue 15,
-// P2), run for every attempt (known email or not) so that its cost says nothing about the account.
+// ---- Password sign-in: everything read before the password decides, as one named prepared statement, run for every attempt (known email or not) so that its cost says nothing about the account.
 
 /** Stands in for a user id when there is no user, so an unknown email costs the same as a known one. */
 export const NO_USER = '00000000-0000-0000-0000-000000000000';

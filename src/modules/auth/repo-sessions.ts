@@ -65,7 +65,7 @@ export async function endUserSession(
   return ended.length === 1;
 }
 
-// ---- Session lists (issue 19): live sessions of a user, all or those a target tenant holds.
+// ---- Session lists: live sessions of a user, all or those a target tenant holds.
 
 const live = (now: Date) =>
   and(isNull(sessions.revokedAt), gt(sessions.expiresAt, now), gt(sessions.absoluteExpiresAt, now));

@@ -1,4 +1,4 @@
-// Account security (issue 19): passkey-first sign-in, step-up, going passwordless, sessions you can see and end.
+// Account security: passkey-first sign-in, step-up, going passwordless, sessions you can see and end.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

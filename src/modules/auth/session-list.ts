@@ -1,4 +1,4 @@
-// Sessions you can see and end (issue 19): the caller's own live sessions, and a member's sessions for admins.
+// Sessions you can see and end: the caller's own live sessions, and a member's sessions for admins.
 // Ending one sets revoked_at; every instance reads it on the next request (authenticate), so it ends everywhere.
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';

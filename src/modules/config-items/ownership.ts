@@ -1,4 +1,4 @@
-// Ownership of partner-wide configuration (spec 1.6; CONTRACT 7): a row belongs either to the partner (org_id null,
+// Ownership of partner-wide configuration: a row belongs either to the partner (org_id null,
 // in force in every organisation of the partner) or to one organisation. Shared by config items, scripts and
 // custom-field definitions, so the three answer the same way: another tenant's row is 404, a partner-owned row is
 // read by everyone of the partner and changed only by partner users with orgAccess `all`.

@@ -1,4 +1,4 @@
-// Partner-wide configuration (spec 1.6): policies, alert templates, patch policies, maintenance windows.
+// Partner-wide configuration: policies, alert templates, patch policies, maintenance windows.
 // Each route: authenticate → permission (automations:*) → schema → handler (ownership rules in the service).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';

@@ -1,4 +1,4 @@
-// Partner-wide configuration items (spec 1.6): policies, alert templates, patch policies, maintenance windows.
+// Partner-wide configuration items: policies, alert templates, patch policies, maintenance windows.
 // `body` has one schema per kind, declared here and published in the OpenAPI document.
 import { z } from 'zod';
 import { isStorable, name255, storableJson, storableString } from './ownership.js';

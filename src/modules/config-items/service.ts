@@ -1,4 +1,4 @@
-// Configuration items (spec 1.6): partner-owned ones are in force in every organisation of the partner, next to the
+// Configuration items: partner-owned ones are in force in every organisation of the partner, next to the
 // organisation's own. automations:read|write|delete; partner-owned items need orgAccess `all` to change.
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';

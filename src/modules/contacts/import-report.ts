@@ -1,4 +1,4 @@
-// The import's per-row report (CONTRACT 7: summary + one entry per row), kept compact while the import runs and
+// The import's per-row report (summary + one entry per row), kept compact while the import runs and
 // written out as JSON text in slices. A row is a few numbers in typed arrays (line, status, contact, match) plus its
 // externalId; errors exist only for failed rows. 100,000 rows hold ~3 MB instead of an object graph per row, and the
 // answer is streamed without ever being one string.

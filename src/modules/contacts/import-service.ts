@@ -1,4 +1,4 @@
-// Contacts CSV import (spec 1.7, 2.12; CONTRACT 7): streamed through csv-parse, idempotent on externalId (or the
+// Contacts CSV import: streamed through csv-parse, idempotent on externalId (or the
 // previous tool's id), fuzzy matches held back until acknowledged, bad rows reported and skipped, dry run writes
 // nothing. The writes and the audit record share one transaction; imports into one organisation take turns.
 // Linear in rows whatever the data: matching goes through hash indexes (matching.ts), writes go in batches, and the

@@ -24,7 +24,7 @@ export const ENTITY_PERMISSIONS: Record<EntityType, { read: PermissionKey; write
 
 /**
  * The permission depends on `entityType` in the query or body, so it is checked before schema validation
- * (CONTRACT 10: 403 forbidden before 400). An unknown entityType is left to the schema (400).
+ * (403 forbidden before 400). An unknown entityType is left to the schema (400).
  */
 export const requireEntityPermission = (action: 'read' | 'write', from: 'query' | 'body') =>
   async function requireEntityPermission(req: FastifyRequest, _reply: FastifyReply): Promise<void> {

@@ -1,4 +1,4 @@
-// The custom-field import wizard (spec 1.7; CONTRACT 7): a CSV whose match column names an entity of one
+// The custom-field import wizard: a CSV whose match column names an entity of one
 // organisation and whose mapped columns carry field values. Preview reads and reports every row; commit runs the same
 // analysis and writes every valid row in one transaction with the audit record, imports into one organisation taking
 // turns. Empty cells leave a value unchanged (PUT /custom-fields/values with null clears one), so a re-commit of the

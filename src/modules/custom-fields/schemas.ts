@@ -1,4 +1,4 @@
-// Custom fields (spec 1.7; CONTRACT 7, 10): definitions, typed values and the CSV import wizard.
+// Custom fields: definitions, typed values and the CSV import wizard.
 import { z } from 'zod';
 import { name255, storableString } from '../config-items/index.js';
 

@@ -1,4 +1,4 @@
-// A custom-field value is JSON of its field's type (CONTRACT 10): a number, a boolean, "YYYY-MM-DD" for a date,
+// A custom-field value is JSON of its field's type: a number, a boolean, "YYYY-MM-DD" for a date,
 // a string otherwise (for a select, one of its options). JSON values come from PUT; strings from CSV cells.
 import { isStorable } from '../config-items/index.js';
 import type { FieldType } from './schemas.js';

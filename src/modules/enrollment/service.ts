@@ -1,4 +1,4 @@
-// Enrollment keys (spec 2.10; CONTRACT 7) and the agent side: enrolment places a device in the key's site;
+// Enrollment keys and the agent side: enrolment places a device in the key's site;
 // maxUsage holds under concurrent enrolments because the use is counted by one conditional UPDATE.
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';

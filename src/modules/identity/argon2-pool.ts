@@ -1,4 +1,4 @@
-// argon2id in dedicated worker threads at a lower CPU priority than the event loop (issue 15 P2). The kernel gives the
+// argon2id in dedicated worker threads at a lower CPU priority than the event loop. The kernel gives the
 // event loop, PostgreSQL and everything else a core first and argon2 what is left; an idle core still goes to argon2.
 import { createRequire } from 'node:module';
 import { debuglog } from 'node:util';

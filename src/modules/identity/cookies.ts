@@ -1,4 +1,4 @@
-// The refresh cookie and its CSRF companion (CONTRACT section 2), and the checks on refresh.
+// The refresh cookie and its CSRF companion, and the checks on refresh.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { AppError } from '../../http/errors.js';

@@ -1,4 +1,4 @@
-// Known devices of a user (issue 19): seen, recorded and bound to a session (part of repo.ts).
+// Known devices of a user: seen, recorded and bound to a session (part of repo.ts).
 import { and, eq } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { knownDevices, sessions } from '../../db/schema/index.js';

@@ -7,7 +7,7 @@ export type SessionRow = typeof sessions.$inferSelect;
 /** A further condition on the sessions a revocation ends (e.g. those of one tenant). */
 export type SessionFilter = SQL;
 
-// ---- Sessions (spec 2.6): one row per sign-in, holding the SHA-256 of the current refresh token.
+// ---- Sessions: one row per sign-in, holding the SHA-256 of the current refresh token.
 
 export interface SessionScope {
   scope: 'partner' | 'organization' | null;

@@ -1,4 +1,4 @@
-// The sign-in start as named prepared statements (issue 15, P2), planned once per connection (part of repo.ts).
+// The sign-in start as named prepared statements, planned once per connection (part of repo.ts).
 import type { Db, Tx } from '../../db/connect.js';
 import { boolArg, nullable, preparedStatement, textArg, timestampArg, uuidArg } from '../../db/prepared.js';
 import type { SessionScope } from './repo-sessions.js';

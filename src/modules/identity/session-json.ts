@@ -1,4 +1,4 @@
-// A session as the API shows it (issue 19): the caller's own list, a member's list for admins, the new-device mail.
+// A session as the API shows it: the caller's own list, a member's list for admins, the new-device mail.
 import { UAParser } from 'ua-parser-js';
 import { z } from 'zod';
 import type { SessionRow } from './repo.js';

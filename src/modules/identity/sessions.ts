@@ -1,4 +1,4 @@
-// Sessions (spec 2.6): one row per sign-in, holding the SHA-256 of the current refresh token.
+// Sessions: one row per sign-in, holding the SHA-256 of the current refresh token.
 import type { Executor } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';

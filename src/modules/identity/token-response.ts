@@ -1,4 +1,4 @@
-// The answer of every successful authentication (CONTRACT section 2): tokens in the body, refresh in a cookie.
+// The answer of every successful authentication: tokens in the body, refresh in a cookie.
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';

@@ -1,4 +1,4 @@
-// The SQL of the MFA module (issue 12 §3): the second factors on the user row, the pending setup and SMS flows, the
+// The SQL of the MFA module: the second factors on the user row, the pending setup and SMS flows, the
 // sign-in policy's settings and the refresh-cookie binding of a session. Every statement is keyed by the user, the
 // flow or the session it names; the caller has established whose they are.
 import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// TOTP enrolment, confirmation, recovery-code rotation and MFA disable (spec 3.4, 5.4; CONTRACT 4).
+// TOTP enrolment, confirmation, recovery-code rotation and MFA disable.
 import { openAs, sealAs } from '../../db/sealed-catalogue.js';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';

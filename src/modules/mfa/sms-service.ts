@@ -34,7 +34,7 @@ const LOGIN_CODE_TTL_MS = 5 * 60 * 1000;
 
 /**
  * E.164 with a real numbering plan behind it (libphonenumber's full metadata). A refusal is a validation failure of
- * the body field (CONTRACT 1: 400 validation_failed naming the field), like any other malformed field.
+ * the body field (400 validation_failed naming the field), like any other malformed field.
  */
 export async function normalisePhone(input: string, field = 'phoneNumber'): Promise<string> {
   // The full metadata (~10 MB, ~0.1 s) is loaded with the first phone number, not at start.

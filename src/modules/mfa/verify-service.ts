@@ -1,4 +1,4 @@
-// Completing a sign-in with the second factor: TOTP, the SMS code, or a recovery code (spec 5.4).
+// Completing a sign-in with the second factor: TOTP, the SMS code, or a recovery code.
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { AuditRequestMeta } from '../audit/index.js';

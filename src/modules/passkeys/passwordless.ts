@@ -1,4 +1,4 @@
-// Passkey-first sign-in (issue 19): no e-mail, no password. A user-verified passkey is possession and inherence at
+// Passkey-first sign-in: no e-mail, no password. A user-verified passkey is possession and inherence at
 // once, so the session counts as MFA.
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Deps } from '../../deps.js';

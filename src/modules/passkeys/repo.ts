@@ -1,4 +1,4 @@
-// The SQL of the passkeys module (issue 12 §3): a user's WebAuthn credentials and the MFA state a new one turns on.
+// The SQL of the passkeys module: a user's WebAuthn credentials and the MFA state a new one turns on.
 // Every statement is keyed by the user (or the credential) the caller has established.
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';

@@ -1,4 +1,4 @@
-// Passkey routes (spec 4.3; CONTRACT 4): the passkey step of a sign-in and the caller's own passkeys. With
+// Passkey routes: the passkey step of a sign-in and the caller's own passkeys. With
 // ENABLE_2FA=false every one of them answers 404, as the other MFA routes do.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';

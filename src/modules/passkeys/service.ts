@@ -1,4 +1,4 @@
-// Passkeys (spec 2.7, 5.4; CONTRACT 4) with @simplewebauthn/server: registration behind a password re-check,
+// Passkeys with @simplewebauthn/server: registration behind a password re-check,
 // single-use 5-minute challenges, a signature counter that may never go backwards.
 // @simplewebauthn/server is imported where a ceremony runs (~0.3 s and ~20 MB to load, not needed to start).
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';

@@ -1,4 +1,4 @@
-// Roles (spec 2.2, 4.2, 5.7; CONTRACT 5): custom roles scoped to a partner or an organisation, single-parent
+// Roles: custom roles scoped to a partner or an organisation, single-parent
 // inheritance, immutable system roles, and the permission ceiling.
 import { z } from 'zod';
 import type { Executor, Tx } from '../../db/connect.js';
@@ -144,7 +144,7 @@ async function checkParent(
     });
   }
   const chain = await loadRoleChain(tx, parentRoleId);
-  // Inheriting from Partner Admin would hand a custom role *:* (CONTRACT 5: never assignable; clone it instead).
+  // Inheriting from Partner Admin would hand a custom role *:* (never assignable; clone it instead).
   if (chain?.permissions.has('*:*')) {
     throw new AppError('validation_failed', 'A role holding *:* cannot be a parent; clone it instead.', {
       details: { fieldErrors: { parentRoleId: ['Holds *:*'] }, formErrors: [] },

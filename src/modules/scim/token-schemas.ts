@@ -1,4 +1,4 @@
-// The management side of SCIM (issue 17 §2): bearer tokens under /api/v1/scim-tokens.
+// The management side of SCIM: bearer tokens under /api/v1/scim-tokens.
 import { z } from 'zod';
 import { listQuery } from '../../http/schemas.js';
 

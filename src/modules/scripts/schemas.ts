@@ -1,4 +1,4 @@
-// Scripts (spec 2.11; CONTRACT 7): language, parameters, availability and the exit-code severity mapping.
+// Scripts: language, parameters, availability and the exit-code severity mapping.
 import { z } from 'zod';
 import { isStorable, name255, storableString } from '../config-items/index.js';
 

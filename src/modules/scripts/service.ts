@@ -1,4 +1,4 @@
-// Script library (spec 1.6, 2.11): the partner's scripts (availability partner) are visible in every organisation of
+// Script library: the partner's scripts (availability partner) are visible in every organisation of
 // the partner and changed only by partner users with orgAccess `all`; organisation scripts belong to one organisation.
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';

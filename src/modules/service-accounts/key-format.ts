@@ -39,5 +39,5 @@ export const displayPrefix = (environment: string, prefix: string) => `gh_${envi
 
 export const keyMatches = (key: string, storedHash: string) => safeEqual(sha256(key), storedHash);
 
-// CIDR lists are shared with the tenants' IP allow-lists (issue 18 §3): one matcher, in src/platform/cidr.ts.
+// CIDR lists are shared with the tenants' IP allow-lists: one matcher, in src/platform/cidr.ts.
 export { ipAllowed, normaliseCidr, normaliseIp } from '../../platform/cidr.js';

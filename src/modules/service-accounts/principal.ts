@@ -1,4 +1,4 @@
-// The request context of a service account (issue 17 §1): built from its key on every request, read live from the
+// The request context of a service account: built from its key on every request, read live from the
 // database (key, account, role epoch), so a revoked key, an expired one, a disabled or deleted account, or a changed
 // role is refused or applied on the next request on every instance. Nothing here outlives a request.
 import type { AuditRecorder } from '../../access/audit.js';

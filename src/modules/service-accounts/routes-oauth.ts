@@ -60,7 +60,7 @@ export function oauthRoutes(deps: Deps) {
           operationId: 'issueServiceAccountToken',
           summary: 'Client credentials: a service account’s access token',
           description:
-            'RFC 6749 4.4. Form body `grant_type=client_credentials`; the client authenticates with its clientId and one of its API keys as the secret, either in `Authorization: Basic base64(clientId:key)` (client_secret_basic) or as `client_id` and `client_secret` fields (client_secret_post), not both. The answer `{ access_token, token_type, expires_in }` is a JWT of the sign-in form (CONTRACT section 2) with `sub` = the service account and `client_id`; it dies with the key (revoked, expired, account disabled or deleted) on its next use. Errors: 400 `invalid_request` or `unsupported_grant_type`, 401 `invalid_client`, each with `error_description`; the key’s rate limit applies (429).',
+            'RFC 6749 4.4. Form body `grant_type=client_credentials`; the client authenticates with its clientId and one of its API keys as the secret, either in `Authorization: Basic base64(clientId:key)` (client_secret_basic) or as `client_id` and `client_secret` fields (client_secret_post), not both. The answer `{ access_token, token_type, expires_in }` is a JWT of the sign-in form with `sub` = the service account and `client_id`; it dies with the key (revoked, expired, account disabled or deleted) on its next use. Errors: 400 `invalid_request` or `unsupported_grant_type`, 401 `invalid_client`, each with `error_description`; the key’s rate limit applies (429).',
           security: [],
           consumes: [FORM],
           body: tokenRequestBody,

@@ -1,4 +1,4 @@
-// Service accounts (issue 17 §1): machine identities of a partner or an organisation, each holding one role there.
+// Service accounts: machine identities of a partner or an organisation, each holding one role there.
 // The role is assignable in that scope, within the creator's ceiling (the users module's check), and never `*:*`.
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';

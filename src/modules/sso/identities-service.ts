@@ -1,4 +1,4 @@
-// Linked identities (issue 13): a user lists and removes their own; an administrator reads a member's.
+// Linked identities: a user lists and removes their own; an administrator reads a member's.
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';

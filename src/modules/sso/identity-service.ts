@@ -39,7 +39,7 @@ import {
 } from './repo.js';
 
 export const EXCHANGE_TTL_MS = 60 * 1000;
-/** The link page of the console: a single-use flow (issue 13). */
+/** The link page of the console: a single-use flow. */
 export const LINK_TTL_MS = 10 * 60 * 1000;
 export const MAX_LINK_ATTEMPTS = 5;
 /** `amr` values (RFC 8176) that name a second factor. */

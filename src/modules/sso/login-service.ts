@@ -1,4 +1,4 @@
-// The SSO login flow (spec 5.8; CONTRACT 6): authorization code + PKCE, state and nonce in an SSO session row
+// The SSO login flow: authorization code + PKCE, state and nonce in an SSO session row
 // bound to the browser; identity resolution and the exchange code live in identity-service.ts (shared with SAML).
 // openid-client is imported when an OpenID Connect sign-in runs (not needed to start).
 import { openAs, sealAs } from '../../db/sealed-catalogue.js';

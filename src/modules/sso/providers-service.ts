@@ -1,4 +1,4 @@
-// SSO provider administration (spec 2.8, 4.4; CONTRACT 6): per organisation, or partner-owned. Create, update and
+// SSO provider administration: per organisation, or partner-owned. Create, update and
 // delete here; reading in providers-view.ts, input checks in providers-checks.ts, the /test flow in providers-test.ts.
 import { sealAs } from '../../db/sealed-catalogue.js';
 import type { Deps } from '../../deps.js';
@@ -46,7 +46,7 @@ export interface ProviderInput {
 const OIDC_FIELDS = ['issuer', 'clientId', 'clientSecret', 'scopes'] as const;
 const SAML_FIELDS = ['metadataXml', 'metadataUrl', 'emailAttribute', 'nameAttribute'] as const;
 
-/** Enforcing SSO through a provider whose /test never succeeded is allowed, with a warning (issue 13). */
+/** Enforcing SSO through a provider whose /test never succeeded is allowed, with a warning. */
 const warningsFor = (row: Row, input: ProviderInput) =>
   input.enforceSSO === true && !row.lastTestedOkAt ? { warnings: ['provider_untested' as const] } : {};
 

@@ -1,4 +1,4 @@
-// The SQL of the SSO module (issue 12 §3): providers (tenant-owned, filtered through src/db/tenant-scope.ts), the
+// The SQL of the SSO module: providers (tenant-owned, filtered through src/db/tenant-scope.ts), the
 // browser-bound SSO sessions of a sign-in, linked identities, and what a federated sign-in reads and writes of
 // accounts and memberships.
 import { and, asc, eq, isNull, ne, sql } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// Linking federated identities to accounts (issue 13): the console's link page, the caller's own links, and an
+// Linking federated identities to accounts: the console's link page, the caller's own links, and an
 // administrator's view of a member's links.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -120,7 +120,7 @@ export function ssoIdentityRoutes(deps: Deps) {
       },
     );
 
-    // A member's links, by the rules of the /users routes (CONTRACT 5): ?orgId= names an organisation's member.
+    // A member's links, by the rules of the /users routes: ?orgId= names an organisation's member.
     r.get(
       '/sso/identities',
       {

@@ -1,4 +1,4 @@
-// SAML 2.0 service provider surface (issue 13 §3): our SP metadata per provider, the assertion consumer service (the
+// SAML 2.0 service provider surface: our SP metadata per provider, the assertion consumer service (the
 // one route that takes a form), and the return hop where the browser binding is checked. All public: the IdP and
 // the browser call them. Failures end as the OIDC callback's do, in `${APP_URL}/login?error=<code>`.
 import type { FastifyInstance, FastifyReply } from 'fastify';

@@ -1,4 +1,4 @@
-// SAML 2.0 sign-in (issue 13 §3): SP-initiated only. The AuthnRequest's id is kept as an SSO session (the same
+// SAML 2.0 sign-in: SP-initiated only. The AuthnRequest's id is kept as an SSO session (the same
 // 10-minute, browser-bound row as OIDC's state); the IdP POSTs its response to the one ACS, which verifies it with
 // @node-saml/node-saml and then checks what the library leaves to us (Recipient, Destination, InResponseTo of the
 // signed assertion, single use of the assertion in the shared store). A cross-site POST carries no SameSite=Lax

@@ -40,7 +40,7 @@ const settings = {
 };
 
 const attributeName = z.string().trim().min(1).max(255).nullable().optional();
-/** SAML (issue 13): the IdP's metadata, given inline or fetched from its URL; its entity id, SSO URL and certificates come from it. */
+/** SAML: the IdP's metadata, given inline or fetched from its URL; its entity id, SSO URL and certificates come from it. */
 const samlSettings = {
   metadataXml: z
     .string()

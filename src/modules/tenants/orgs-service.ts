@@ -1,4 +1,4 @@
-// Organisations and the partner's own record (spec 4.5; CONTRACT 7), with their security settings.
+// Organisations and the partner's own record, with their security settings.
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
@@ -251,7 +251,7 @@ export async function updatePartner(
 }
 
 /**
- * mspAccess (issue 18 §2): only the organisation's own admins loosen it; a partner member may only tighten it. A change
+ * mspAccess: only the organisation's own admins loosen it; a partner member may only tighten it. A change
  * is audited and mailed to both sides' admins (sent once the transaction commits).
  */
 async function mspAccessChange(
@@ -263,7 +263,7 @@ async function mspAccessChange(
   meta: AuditRequestMeta,
 ) {
   if (!next) return;
-  // jitApproval (issue 18 §1): the partner may make approval stricter, never looser (it would approve its own access).
+  // jitApproval: the partner may make approval stricter, never looser (it would approve its own access).
   const jitFrom = (current.settings as TenantSettings | null)?.jitApproval ?? 'auto';
   const jitTo = next.jitApproval ?? 'auto';
   if (jitStrictness(jitTo) < jitStrictness(jitFrom) && p.scope !== 'organization')

@@ -1,4 +1,4 @@
-// Which tenant a management request acts on (CONTRACT section 5): the caller's own scope, or, for a partner
+// Which tenant a management request acts on: the caller's own scope, or, for a partner
 // caller, one of its organisations named by orgId. Anything outside is 404, never 403: it does not exist here.
 import type { Executor } from '../../db/connect.js';
 import type { Target } from '../../db/tenant-scope.js';

@@ -1,4 +1,4 @@
-// Sites and device groups of an organisation (CONTRACT 7). Site-restricted members see only their sites.
+// Sites and device groups of an organisation. Site-restricted members see only their sites.
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';

@@ -1,4 +1,4 @@
-// Admin MFA reset (spec 5.5): never one's own account; the factors and sessions are the account's, in every tenant, so
+// Admin MFA reset: never one's own account; the factors and sessions are the account's, in every tenant, so
 // the caller's authority must cover every membership of it.
 import type { Deps } from '../../deps.js';
 import { authorityOf } from '../../access/account-authority.js';

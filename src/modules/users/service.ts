@@ -1,4 +1,4 @@
-// User administration in a target scope (spec 3.1, 4.1, 5.7; CONTRACT 5).
+// User administration in a target scope.
 import type { Tx } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
 import { authorityOf } from '../../access/account-authority.js';

@@ -1,4 +1,4 @@
-// Request and response shapes of /webhooks (issue 17 §3). The signing secret appears in the create answer only.
+// Request and response shapes of /webhooks. The signing secret appears in the create answer only.
 import { z } from 'zod';
 
 /** An action prefix ("role.", "auth.login.") or "*" for every event. */

@@ -1,4 +1,4 @@
-// Audit webhook subscriptions (issue 17 §3): per partner (its events and those of all its organisations) or per
+// Audit webhook subscriptions: per partner (its events and those of all its organisations) or per
 // organisation (that organisation's events), under audit:manage. The URL passes the one outbound guard when it is
 // set and again at every delivery; the signing secret is shown once and kept sealed.
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 // The signed-in session, in memory only: the access token never touches localStorage, sessionStorage or a readable
-// cookie. A reload restores it through the HttpOnly refresh cookie and the CSRF cookie (CONTRACT section 2).
+// cookie. A reload restores it through the HttpOnly refresh cookie and the CSRF cookie.
 import { useSyncExternalStore } from 'react';
 
 export interface TokenResponse {

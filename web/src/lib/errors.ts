@@ -96,7 +96,7 @@ export function explain(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** `/login?error=` values of the SSO callback (spec 7.3), in words. */
+/** `/login?error=` values of the SSO callback, in words. */
 export function loginErrorText(value: string): string {
   const known: Record<string, string> = {
     sso_failed: 'Single sign-on failed. Try again, or ask your administrator.',

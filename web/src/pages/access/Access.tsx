@@ -1,4 +1,4 @@
-// Access governance (issue 18): just-in-time requests and grants, the customer's view of its partner's staff, and
+// Access governance: just-in-time requests and grants, the customer's view of its partner's staff, and
 // "why can X do Y on Z". Each part is its own route (/access/<part>), loaded on demand, shown only to roles that may
 // read it (requests and grants are everyone's own: the API decides what each caller sees).
 import { lazy } from 'react';

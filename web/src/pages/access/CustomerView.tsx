@@ -1,4 +1,4 @@
-// The customer's view (issue 18 §2): every partner member who can reach the organisation (standing access, and
+// The customer's view: every partner member who can reach the organisation (standing access, and
 // just-in-time grants in force), what the partner's staff did there, and the organisation's mspAccess and jitApproval
 // settings with what each means. An organisation admin sees their own organisation; a partner member picks one.
 import { Alert, Badge, Button, Group, Radio, Stack, Table, Text, Title } from '@mantine/core';

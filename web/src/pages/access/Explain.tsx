@@ -1,4 +1,4 @@
-// "Why can X do Y on Z?" (issue 18 §4): a person, a permission of the catalogue, a record; the answer is allowed or
+// "Why can X do Y on Z?": a person, a permission of the catalogue, a record; the answer is allowed or
 // denied with each step the service walked (account → membership → policies → role → organisation access → site →
 // device group), the step that denies named. The API answers from the resolver the request pipeline itself runs.
 import { Alert, Badge, Button, Group, List, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';

@@ -1,4 +1,4 @@
-// Just-in-time access (issue 18 §1): a partner member requests access to one organisation (optionally one site) for
+// Just-in-time access: a partner member requests access to one organisation (optionally one site) for
 // a while, with a reason and a ticket; the approver the organisation's policy names approves or denies the pending
 // requests; grants in force are listed and may be revoked (confirm). The API decides who sees and decides what.
 import {
