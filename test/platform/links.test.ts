@@ -1,10 +1,11 @@
 // Links that work on the first click: with only PORT (or HOST) set, every link the service hands out names the
 // address it listens on; PUBLIC_URL and APP_URL win when set; `gatehouse config check` says when they disagree.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../../scripts/built-server.js';
 import { listenerMismatches, listenerOrigin, loadConfig, withListenPort } from '../../src/config.js';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { freePort, startApp, type TestApp } from '../support/app.js';
@@ -160,9 +161,8 @@ describe('a service started with only PORT mails and redirects to the address it
 describe('the built server started with only PORT prints links on that port', () => {
   const dirs: string[] = [];
   const children: ChildProcess[] = [];
-  beforeAll(() => {
-    execFileSync(process.execPath, ['scripts/build-server.mjs'], { cwd: ROOT, stdio: 'inherit' });
-  }, 120_000);
+  // Built by the run's global setup; rebuilding here would delete the chunks of a server another file is running.
+  beforeAll(() => ensureBuilt(), 120_000);
   afterAll(() => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     for (const d of dirs) rmSync(d, { recursive: true, force: true });

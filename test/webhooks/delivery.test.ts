@@ -269,7 +269,11 @@ describe('after the 24-hour window a delivery is dead-lettered, and redeliver qu
     expect(
       (await api.post(`/webhooks/${hook.id}/redeliver`, { deliveryId: '00000000-0000-4000-8000-000000000000' })).status,
     ).toBe(404);
-    const audited = await t.deps.db.select().from(auditLogs).where(eq(auditLogs.action, 'webhook.redeliver'));
+    const audited = await t.deps.db
+      .select()
+      .from(auditLogs)
+      .where(eq(auditLogs.action, 'webhook.redeliver'))
+      .orderBy(auditLogs.seq);
     expect(audited.map((a) => (a.details as { queued: number }).queued)).toEqual([2, 1]);
   });
 });
