@@ -248,7 +248,7 @@ describe('a body that fails validation is 400 validation_failed naming the field
   });
 });
 
-describe('a route that takes no body refuses one (unknown fields, CONTRACT section 1)', () => {
+describe('a route that takes no body refuses one (unknown fields are refused)', () => {
   it('POST /auth/mfa/setup with a field is 400 validation_failed naming it; with {} or nothing it proceeds', async () => {
     const withField = await admin.raw.post('/auth/mfa/setup', { isAdmin: true });
     expect(withField.status).toBe(400);

@@ -1,4 +1,4 @@
-// Every route of the MFA issue answers bad input with a catalogued 4xx in the envelope, never a 5xx:
+// Every MFA route answers bad input with a catalogued 4xx in the envelope, never a 5xx:
 // wrong code formats, expired or foreign tempTokens, foreign passkey ids, malformed WebAuthn credentials.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/http/errors.js';
