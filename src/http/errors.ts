@@ -311,7 +311,7 @@ export class AppError extends Error {
     message?: string,
     /** Extra top-level fields of the envelope (retryAfter, userCount, details, ...). Never secrets. */
     readonly extra: Record<string, unknown> = {},
-    /** Only where the contract gives one code two statuses (invalid_credentials: 401 at login, 400 on change-password). */
+    /** Only where one code has two statuses (invalid_credentials: 401 at login, 400 on change-password). */
     status?: 400 | 401,
   ) {
     const entry: { status: number; error: string; message: string; alsoAnswers?: { status: number; error: string } } =

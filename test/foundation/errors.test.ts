@@ -1,4 +1,4 @@
-// The error envelope and the order of refusals (section 10), through real HTTP.
+// The error envelope and the order of refusals, through real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/http/errors.js';
 import { startApp, type TestApp } from '../support/app.js';

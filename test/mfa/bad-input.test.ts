@@ -370,7 +370,7 @@ describe('foreign and malformed passkey ids', () => {
   });
 });
 
-describe('no route of the issue answers hostile bodies with a 5xx', () => {
+describe('no MFA route answers hostile bodies with a 5xx', () => {
   const ROUTES: [string, string][] = [
     ['POST', '/auth/mfa/verify'],
     ['POST', '/auth/mfa/setup'],
