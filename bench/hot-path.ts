@@ -1,5 +1,5 @@
 /**
- * P1 hot path: authenticated GET /api/v1/users/me on the built server against raw node:http (a JSON hello world) in
+ * Hot path: authenticated GET /api/v1/users/me on the built server against raw node:http (a JSON hello world) in
  * the same run.
  *
  *   npx tsx bench/hot-path.ts [--duration=8] [--warmup=2] [--connections=20] [--profile] [--db=pglite,postgres]
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
     }
   }
   console.log(
-    `\n## P1 hot path: authenticated GET /api/v1/users/me, ${o.connections} connections, ${o.duration} s (${os.availableParallelism()} cores, Node ${process.versions.node}${o.pin ? ', server on CPU 0, load generator on CPU 1' : ''})\n`,
+    `\n## Hot path: authenticated GET /api/v1/users/me, ${o.connections} connections, ${o.duration} s (${os.availableParallelism()} cores, Node ${process.versions.node}${o.pin ? ', server on CPU 0, load generator on CPU 1' : ''})\n`,
   );
   console.log(
     '| Database | Ceiling: raw node:http req/s | /users/me req/s | Ratio | p50 / p99 ms | server CPU µs/req: ceiling / app (ratio) | non-2xx | Verdict (≥ 40 %, p99 ≤ 20 ms) |',

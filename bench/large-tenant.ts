@@ -1,5 +1,5 @@
 /**
- * P5 large tenants: one partner with 1,000 organisations, 100,000 users (10,000 partner technicians and 90 members
+ * Large tenants: one partner with 1,000 organisations, 100,000 users (10,000 partner technicians and 90 members
  * per organisation), 50,000 devices and 1,000,000 audit records; every list endpoint's first page and a deep page,
  * p99 of sequential requests (goal ≤ 20 ms).
  *
@@ -202,7 +202,7 @@ async function measure(): Promise<void> {
     const db = pg ? 'PostgreSQL' : 'PGlite';
     const c = ready.counts;
     console.log(
-      `\n## P5 large tenant (${db}, scale ${scale}: ${c.orgs} organisations, ${c.users} users, ${c.devices} devices, ${c.audit} audit records; seeded in ${ready.seedSeconds.toFixed(1)} s; ${os.availableParallelism()} cores)\n`,
+      `\n## Large tenant (${db}, scale ${scale}: ${c.orgs} organisations, ${c.users} users, ${c.devices} devices, ${c.audit} audit records; seeded in ${ready.seedSeconds.toFixed(1)} s; ${os.availableParallelism()} cores)\n`,
     );
     console.log('| List | Rows on page | p50 ms | p99 ms | Verdict (p99 ≤ 20 ms) |');
     console.log('|---|---:|---:|---:|---|');

@@ -4,11 +4,11 @@ import { existsSync } from 'node:fs';
 
 const benches = [
   ['framework', 'bench/framework/run.ts'],
-  // P1: ceiling = raw node:http in the same run; PostgreSQL + Redis too when DATABASE_URL / REDIS_URL are set.
+  // Hot path: ceiling = raw node:http in the same run; PostgreSQL + Redis too when DATABASE_URL / REDIS_URL are set.
   ['hot-path', 'bench/hot-path.ts'],
-  // P2: bound = cores ÷ one argon2id hash measured in the same run.
+  // Login: bound = cores ÷ one argon2id hash measured in the same run.
   ['login', 'bench/login.ts'],
-  // P5: 100k users, 1k organisations, 50k devices, 1M audit records (PGlite: scale 0.2 unless --scale).
+  // Large tenant: 100k users, 1k organisations, 50k devices, 1M audit records (PGlite: scale 0.2 unless --scale).
   ['large-tenant', 'bench/large-tenant.ts'],
   ['permissions', 'bench/permissions.ts'],
   ['contacts-import', 'bench/contacts-import.ts'],
@@ -19,7 +19,8 @@ const benches = [
   ['api-key-auth', 'bench/api-key-auth.ts'],
   // Admin console: sign-in page JS ≤ 200 KB gzip and interactive ≤ 1 s; users page (10,000 users) first page ≤ 300 ms.
   ['console', 'bench/console.ts'],
-  // P6: spawn → /readyz of dist/main.js (first start, restart, PostgreSQL) and idle RSS; ceiling = an empty node:http.
+  // Start and memory: spawn → /readyz of dist/main.js (first start, restart, PostgreSQL) and idle RSS; ceiling =
+  // an empty node:http.
   ['start', 'bench/start.ts'],
 ] as const;
 const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));

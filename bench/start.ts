@@ -1,5 +1,5 @@
 /**
- * P6 start and memory: the compiled server (`node dist/main.js`, what `npm start` execs) spawned as its
+ * Start and memory: the compiled server (`node dist/main.js`, what `npm start` execs) spawned as its
  * own process and timed from spawn to the first `GET /readyz` 200 (polled every 10 ms):
  * - first start: a fresh DATA_DIR (PGlite initdb + migrations), goal ≤ 8 s;
  * - restart: the same DATA_DIR again, goal ≤ 1 s;
@@ -219,7 +219,7 @@ async function compare(dirs: string[]) {
     rmSync(root, { recursive: true, force: true });
   }
   console.log(
-    `\nP6 start, builds compared (median; ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)})`,
+    `\nStart, builds compared (median; ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)})`,
   );
   for (const r of rows) {
     if (r.first.samples.length) summarise(r.first);
@@ -297,7 +297,7 @@ async function main() {
       await dropDb?.();
     }
   }
-  console.log('\nP6 start and memory (median; ratio = figure ÷ goal)');
+  console.log('\nStart and memory (median; ratio = figure ÷ goal)');
   for (const v of verdicts) console.log(v);
 }
 

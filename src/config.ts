@@ -67,7 +67,7 @@ export const envSchema = z.object({
     .min(1024)
     .max(100 * 1024 * 1024)
     .default(1024 * 1024),
-  // Rate limits: "<count>/<seconds>" sliding windows (CONTRACT leaves the numbers to us; all configurable).
+  // Rate limits: "<count>/<seconds>" sliding windows (our defaults; all configurable).
   RATE_LIMIT_LOGIN: z
     .string()
     .regex(/^\d+\/\d+$/)

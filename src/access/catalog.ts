@@ -106,7 +106,7 @@ export const CATALOG_ENTRIES: { resource: Resource; action: Action; description:
 const p = <R extends Resource>(resource: R, ...actions: Action[]) =>
   actions.map((a) => `${resource}:${a}` as PermissionKey);
 
-/** Route-check constants of spec 2.3. */
+/** The permission keys route guards check. */
 export const PERMISSIONS = {
   DEVICES_READ: 'devices:read',
   DEVICES_WRITE: 'devices:write',

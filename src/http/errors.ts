@@ -5,8 +5,8 @@ export const ERROR_CATALOG = {
   // 400
   validation_failed: { status: 400, error: 'Bad Request', message: 'The request is not valid.' },
   invalid_json: { status: 400, error: 'Bad Request', message: 'The request body is not valid JSON.' },
-  // 401 at sign-in; 400 for a wrong currentPassword on an authenticated route (spec 3.x: there, 401 would mean the
-  // bearer token is dead). The envelope's `error` text follows the status answered.
+  // 401 at sign-in; 400 for a wrong currentPassword on an authenticated route (there, 401 would mean the bearer
+  // token is dead). The envelope's `error` text follows the status answered.
   invalid_credentials: {
     status: 401,
     error: 'Unauthorized',
@@ -311,7 +311,7 @@ export class AppError extends Error {
     message?: string,
     /** Extra top-level fields of the envelope (retryAfter, userCount, details, ...). Never secrets. */
     readonly extra: Record<string, unknown> = {},
-    /** Only where the contract gives one code two statuses (invalid_credentials: 401 at login, 400 on change-password). */
+    /** Only where one code has two statuses (invalid_credentials: 401 at login, 400 on change-password). */
     status?: 400 | 401,
   ) {
     const entry: { status: number; error: string; message: string; alsoAnswers?: { status: number; error: string } } =

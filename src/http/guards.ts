@@ -1,4 +1,4 @@
-// Guards after authenticate, in the order CONTRACT section 10 fixes:
+// Guards after authenticate, in one fixed order so every route refuses the same way:
 // tenant context → full org access → permission → step-up MFA.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { permissionReason } from '../access/decision.js';

@@ -1,6 +1,6 @@
 // Limits applied before any route code runs: JSON bodies are scanned for nesting depth before JSON.parse, over-long
 // URLs answer 414, and errors Node's HTTP parser raises before Fastify sees a request (a header block over 16 KiB,
-// bytes that are not HTTP, a request that never finishes) still answer with the contract's envelope.
+// bytes that are not HTTP, a request that never finishes) still answer with the API's error envelope.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type {

@@ -1,4 +1,4 @@
-// Sliding-window rate limits (spec section 8), shared by every instance through the shared store.
+// Sliding-window rate limits, shared by every instance through the shared store.
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';

@@ -58,7 +58,7 @@ describe('keyset pagination, newest first', () => {
     expect(pages.flat().map((r) => r.id)).toEqual(newestFirst(seeded));
   });
 
-  it('default limit 50; the record has exactly the fields of CONTRACT 8', async () => {
+  it('default limit 50; the record has exactly the documented fields', async () => {
     const res = await admin.api.get('/audit-logs', { query: { action: 'list.*' } });
     expect(res.body.data).toHaveLength(25);
     expect(res.body.nextCursor).toBeNull();

@@ -1,6 +1,6 @@
-// Property: audit records are scoped exactly like the data they describe (CONTRACT 8 and 10). A partner caller sees
-// its partner's own events and those of the organisations it may access; an organisation caller its organisation's;
-// nobody sees another partner's or the global chain; an orgId filter outside the scope is 404.
+// Property: audit records are scoped exactly like the data they describe. A partner caller sees its partner's own
+// events and those of the organisations it may access; an organisation caller its organisation's; nobody sees another
+// partner's or the global chain; an orgId filter outside the scope is 404.
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditLogs, organizations } from '../../src/db/schema/index.js';
@@ -21,7 +21,7 @@ import { download, jsonLines, listAll, waitForRecord } from './helpers.js';
 const [, PARTNER_TECH, , , , ORG_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string);
 
 let t: TestApp;
-let P1: string, P2: string, O1: string, O2: string, O3: string, Q1: string;
+let PARTNER1: string, PARTNER2: string, O1: string, O2: string, O3: string, Q1: string;
 let p1All: SignedInMember,
   p1Selected: SignedInMember,
   p1None: SignedInMember,
@@ -44,22 +44,26 @@ const tagsSeenBy = async (api: ApiClient, query: Record<string, string> = {}) =>
 
 beforeAll(async () => {
   t = await startApp();
-  P1 = (await createPartner(t)).id;
-  P2 = (await createPartner(t)).id;
-  [O1, O2, O3] = [(await createOrg(t, P1)).id, (await createOrg(t, P1)).id, (await createOrg(t, P1)).id];
-  Q1 = (await createOrg(t, P2)).id;
-  await record(P1, null, 'p1');
-  await record(P1, O1, 'o1');
-  await record(P1, O2, 'o2');
-  await record(P1, O3, 'o3');
-  await record(P2, null, 'p2');
-  await record(P2, Q1, 'q1');
+  PARTNER1 = (await createPartner(t)).id;
+  PARTNER2 = (await createPartner(t)).id;
+  [O1, O2, O3] = [
+    (await createOrg(t, PARTNER1)).id,
+    (await createOrg(t, PARTNER1)).id,
+    (await createOrg(t, PARTNER1)).id,
+  ];
+  Q1 = (await createOrg(t, PARTNER2)).id;
+  await record(PARTNER1, null, 'p1');
+  await record(PARTNER1, O1, 'o1');
+  await record(PARTNER1, O2, 'o2');
+  await record(PARTNER1, O3, 'o3');
+  await record(PARTNER2, null, 'p2');
+  await record(PARTNER2, Q1, 'q1');
   await record(null, null, 'global');
-  p1All = await signedInPartnerMember(t, P1);
-  p1Selected = await signedInPartnerMember(t, P1, { orgAccess: 'selected', orgIds: [O1, O2] });
-  p1None = await signedInPartnerMember(t, P1, { orgAccess: 'none' });
-  o1Admin = await signedInOrgMember(t, { id: O1, partnerId: P1 });
-  p2All = await signedInPartnerMember(t, P2);
+  p1All = await signedInPartnerMember(t, PARTNER1);
+  p1Selected = await signedInPartnerMember(t, PARTNER1, { orgAccess: 'selected', orgIds: [O1, O2] });
+  p1None = await signedInPartnerMember(t, PARTNER1, { orgAccess: 'none' });
+  o1Admin = await signedInOrgMember(t, { id: O1, partnerId: PARTNER1 });
+  p2All = await signedInPartnerMember(t, PARTNER2);
 });
 afterAll(async () => t?.close());
 
@@ -106,8 +110,8 @@ describe('GET /audit-logs shows each caller exactly its scope', () => {
   });
 
   it('the trail of a deleted organisation stays reachable to the partner (the records outlive what they describe)', async () => {
-    const gone = (await createOrg(t, P1)).id;
-    await record(P1, gone, 'gone');
+    const gone = (await createOrg(t, PARTNER1)).id;
+    await record(PARTNER1, gone, 'gone');
     await t.deps.db.delete(organizations).where(eq(organizations.id, gone));
     expect(await tagsSeenBy(p1All.api, { orgId: gone })).toEqual(['gone']);
     expect((await p2All.api.get('/audit-logs', { query: { orgId: gone } })).status).toBe(404);
@@ -121,8 +125,8 @@ describe('the audit routes are refused without their permission, and the refusal
     const lonerApi = t.client().withToken((await sessionFor(t, loner.id, { scope: null })).accessToken);
     expect((await lonerApi.get('/audit-logs')).body.code).toBe('tenant_context_required');
 
-    const viewer = await signedInOrgMember(t, { id: O1, partnerId: P1 }, { roleId: ORG_VIEWER });
-    const tech = await signedInPartnerMember(t, P1, { roleId: PARTNER_TECH });
+    const viewer = await signedInOrgMember(t, { id: O1, partnerId: PARTNER1 }, { roleId: ORG_VIEWER });
+    const tech = await signedInPartnerMember(t, PARTNER1, { roleId: PARTNER_TECH });
     for (const api of [viewer.api, tech.api]) {
       for (const path of ['/audit-logs', '/audit-logs/export?format=csv', '/audit-logs/verify'] as const) {
         const res = await api.get(path);
@@ -138,14 +142,14 @@ describe('the audit routes are refused without their permission, and the refusal
     expect(denied).toMatchObject({
       result: 'denied',
       actorEmail: viewer.user.email,
-      partnerId: P1,
+      partnerId: PARTNER1,
       orgId: O1,
       ip: '127.0.0.1',
     });
     expect(denied.details).toEqual({ method: 'GET', route: '/api/v1/audit-logs/export', errorCode: 'forbidden' });
     // The partner technician's is the partner's own event.
     const techDenied = await waitForRecord(p1All.api, { action: 'access.denied', actorUserId: tech.user.id });
-    expect(techDenied).toMatchObject({ result: 'denied', partnerId: P1, orgId: null });
+    expect(techDenied).toMatchObject({ result: 'denied', partnerId: PARTNER1, orgId: null });
     expect((await listAll(o1Admin.api, { actorUserId: tech.user.id })).length).toBe(0);
   });
 });
@@ -171,9 +175,10 @@ describe("GET /audit-logs/verify checks the caller's partner chain, and only a c
   it('a partner caller with full access gets its own chain: every record of the partner, none of another', async () => {
     const res = await p2All.api.get('/audit-logs/verify');
     expect(res.status, res.text).toBe(200);
-    const [{ n }] = (await t.deps.db.select({ n: count() }).from(auditLogs).where(eq(auditLogs.partnerId, P2))) as [
-      { n: number },
-    ];
+    const [{ n }] = (await t.deps.db
+      .select({ n: count() })
+      .from(auditLogs)
+      .where(eq(auditLogs.partnerId, PARTNER2))) as [{ n: number }];
     expect(res.body).toEqual({ ok: true, checked: Number(n), firstBrokenId: null });
     expect(Number(n)).toBeGreaterThanOrEqual(2);
   });

@@ -1,6 +1,7 @@
 // The liveness row cached per session (src/http/liveness-cache.ts) and dropped by the database's change channel
-// (migration 0017): with every row warm, each change CONTRACT section 2 names is refused or reflected on the next
-// request, and a channel that is down drops the cache and sends every request to the database (fail closed).
+// (migration 0017): with every row warm, each change that must bite at once (revocation, a disabled or deleted user,
+// membership, role, restriction or policy changes) is refused or reflected on the next request, and a channel that is
+// down drops the cache and sends every request to the database (fail closed).
 // Across instances: test/scale/three-instances.test.ts.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The error envelope and the order of refusals (section 10), through real HTTP.
+// The error envelope and the order of refusals, through real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/http/errors.js';
 import { startApp, type TestApp } from '../support/app.js';
@@ -248,7 +248,7 @@ describe('a body that fails validation is 400 validation_failed naming the field
   });
 });
 
-describe('a route that takes no body refuses one (unknown fields, CONTRACT section 1)', () => {
+describe('a route that takes no body refuses one (unknown fields are refused)', () => {
   it('POST /auth/mfa/setup with a field is 400 validation_failed naming it; with {} or nothing it proceeds', async () => {
     const withField = await admin.raw.post('/auth/mfa/setup', { isAdmin: true });
     expect(withField.status).toBe(400);

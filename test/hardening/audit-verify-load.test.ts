@@ -1,4 +1,4 @@
-// Issue 11 "no request stalls the event loop": the hash-chain verification and the audit export walk every record
+// No request stalls the event loop: the hash-chain verification and the audit export walk every record
 // of a partner. Both go in keyset batches with a query (an I/O turn) between them, so /healthz stays responsive
 // 100 ms while 20,000 records are verified or exported.
 import { sql } from 'drizzle-orm';

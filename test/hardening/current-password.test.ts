@@ -1,6 +1,6 @@
-// Issue 11 finding 6: a wrong currentPassword answered 400 with `"error": "Unauthorized"`. Spec 3.x fixes the status
-// (400 invalid_credentials: 401 would mean the bearer token is dead); the envelope's `error` text now matches it,
-// on every route that re-checks the current password, while a failed sign-in stays 401 "Unauthorized".
+// A wrong currentPassword answers 400 invalid_credentials (401 would mean the bearer token is dead) with the envelope's
+// `error` text matching the status ("Bad Request", never "Unauthorized") on every route that re-checks the current
+// password, while a failed sign-in stays 401 "Unauthorized".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
 import type { ApiResponse } from '../support/client.js';

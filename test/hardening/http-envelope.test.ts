@@ -1,7 +1,6 @@
-// Issue 11 findings 2 and 6 (input shapes): every answer the HTTP layer produces itself carries the contract's
-// envelope with a catalogued code (405 with Allow, 413, 414, 415, 431, malformed HTTP, bad percent-encoding, bad
-// JSON), and hostile JSON bodies (45 MB of `[[[`, a small deeply nested one) are refused before JSON.parse runs,
-// quickly, while /healthz keeps answering.
+// Input shapes: every answer the HTTP layer produces itself carries the API's error envelope with a catalogued code
+// (405 with Allow, 413, 414, 415, 431, malformed HTTP, bad percent-encoding, bad JSON), and hostile JSON bodies (45 MB
+// of `[[[`, a small deeply nested one) are refused before JSON.parse runs, quickly, while /healthz keeps answering.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/http/errors.js';
 import { MAX_JSON_DEPTH } from '../../src/http/input-limits.js';

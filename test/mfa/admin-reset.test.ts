@@ -1,6 +1,6 @@
-// Admin MFA reset (spec 5.5, all seven points; CONTRACT 5): users:write and an MFA-verified acting session,
-// tenant-scoped, never one's own account, clears every factor (passkeys too), ends every session, works under an
-// MFA-enforcing organisation, audited as user.mfa_reset with the cleared method. (ENABLE_2FA=false: disabled-2fa.test.ts.)
+// Admin MFA reset: users:write and an MFA-verified acting session, tenant-scoped, never one's own account, clears every
+// factor (passkeys too), ends every session, works under an MFA-enforcing organisation, audited as user.mfa_reset with
+// the cleared method. (ENABLE_2FA=false: disabled-2fa.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { passkeys, users } from '../../src/db/schema/index.js';

@@ -1,4 +1,4 @@
-// Every route of the MFA issue answers bad input with a catalogued 4xx in the envelope, never a 5xx:
+// Every MFA route answers bad input with a catalogued 4xx in the envelope, never a 5xx:
 // wrong code formats, expired or foreign tempTokens, foreign passkey ids, malformed WebAuthn credentials.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/http/errors.js';
@@ -370,7 +370,7 @@ describe('foreign and malformed passkey ids', () => {
   });
 });
 
-describe('no route of the issue answers hostile bodies with a 5xx', () => {
+describe('no MFA route answers hostile bodies with a 5xx', () => {
   const ROUTES: [string, string][] = [
     ['POST', '/auth/mfa/verify'],
     ['POST', '/auth/mfa/setup'],

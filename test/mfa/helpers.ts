@@ -22,7 +22,7 @@ export const claimsOf = (accessToken: string) =>
 /** The statuses of concurrent answers, sorted: order of arrival says nothing. */
 export const statuses = (responses: ApiResponse[]) => responses.map((r) => r.status).sort((a, b) => a - b);
 
-/** A non-2xx answer in the contract's envelope, with the catalogued status for its code. */
+/** A non-2xx answer in the API's error envelope, with the catalogued status for its code. */
 export function expectError(res: ApiResponse, status: number, code: string) {
   expect({ status: res.status, code: res.body?.code }, res.text).toEqual({ status, code });
   expect(res.body).toMatchObject({ error: expect.any(String), message: expect.any(String), code });

@@ -1,5 +1,5 @@
-// The sign-in challenge (spec 3.3, 5.4, section 8; CONTRACT 2, 3): a tempToken valid 5 minutes, useless after success,
-// void when the password or the factors change meanwhile, verification limited per user, tokens with mfa: true.
+// The sign-in challenge: a tempToken valid 5 minutes, useless after success, void when the password or the factors
+// change meanwhile, verification limited per user, tokens with mfa: true.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { users } from '../../src/db/schema/index.js';

@@ -1,5 +1,5 @@
-// The SMS edge (src/platform/sms.ts; CONTRACT 9): Twilio's Messages API with form To/From/Body and basic auth,
-// or the log (message text only outside production).
+// The SMS edge (src/platform/sms.ts): Twilio's Messages API with form To/From/Body and basic auth, or the log (message
+// text only outside production).
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';

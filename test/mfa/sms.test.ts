@@ -1,5 +1,5 @@
-// SMS (spec 5.4, section 8; CONTRACT 4, 9): E.164 numbers, phone verification, the SMS factor and sign-in codes,
-// sent through a Twilio-compatible Messages API run by the test, with limits per phone, per user and per tempToken.
+// SMS: E.164 numbers, phone verification, the SMS factor and sign-in codes, sent through a Twilio-compatible Messages
+// API run by the test, with limits per phone, per user and per tempToken.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
 import { startSmsSink, type SmsSink } from '../support/sms-sink.js';

@@ -10,7 +10,7 @@ export const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, ORG_TECH, 
   (r) => r.id as string,
 ) as [string, string, string, string, string, string];
 
-/** A non-2xx answer in the contract's envelope, with the status the catalogue gives its code. */
+/** A non-2xx answer in the API's error envelope, with the status the catalogue gives its code. */
 export function expectError(res: ApiResponse, status: number, code: string) {
   expect({ status: res.status, code: res.body?.code }, res.text).toEqual({ status, code });
   expect(res.body).toMatchObject({ error: expect.any(String), message: expect.any(String), code });

@@ -23,7 +23,7 @@ afterAll(async () => t?.close());
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 describe('organisations: one call per organisation, list, read, update, delete', () => {
-  it('POST /orgs/organizations answers 201 with the contract shape; the slug comes from the name unless given', async () => {
+  it('POST /orgs/organizations answers 201 with the documented shape; the slug comes from the name unless given', async () => {
     const { api, partner } = await partnerAdmin(t);
     const res = expectStatus(await api.post('/orgs/organizations', { name: 'Contoso Pharma Ltd' }), 201);
     expect(res.body).toEqual({
@@ -202,7 +202,7 @@ describe('organisations: one call per organisation, list, read, update, delete',
 });
 
 describe('sites: one call per site, list, read, update, delete', () => {
-  it('POST /orgs/sites answers 201 with the contract shape; the time zone defaults to UTC and must be an IANA zone', async () => {
+  it('POST /orgs/sites answers 201 with the documented shape; the time zone defaults to UTC and must be an IANA zone', async () => {
     const { api } = await partnerAdmin(t);
     const org = expectStatus(await api.post('/orgs/organizations', { name: 'Sites Co' }), 201).body;
     const hq = expectStatus(

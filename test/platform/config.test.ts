@@ -1,4 +1,4 @@
-// loadConfig(env): defaults of CONTRACT section 9, one named problem per wrong variable, production refusals.
+// loadConfig(env): the documented defaults, one named problem per wrong variable, production refusals.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -27,7 +27,7 @@ const PRODUCTION = {
   SMTP_URL: 'smtps://mailer:s3cret@smtp.example.com:465',
 };
 
-describe('defaults match CONTRACT section 9', () => {
+describe('defaults match the documented ones', () => {
   it('an empty environment gives the documented defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({

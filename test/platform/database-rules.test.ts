@@ -65,7 +65,7 @@ describe('an email is unique whatever its case', () => {
   });
 });
 
-describe('field sizes of spec section 8 are enforced by the database', () => {
+describe('field size limits are enforced by the database', () => {
   it('user email: 255 characters fit, 256 do not', async () => {
     await run(sql`insert into users (email, name) values (${emailOf(255)}, 'Max email')`);
     expect(

@@ -100,7 +100,7 @@ describe('creating a script', () => {
     expect(await create(a.orgAdmins[0].api, { orgId: a.orgs[0].id })).toMatchObject({ orgId: a.orgs[0].id });
   });
 
-  it('every language of spec 2.11 is accepted and nothing else', async () => {
+  it('every script language (powershell, cmd, bash, python) is accepted and nothing else', async () => {
     for (const language of ['powershell', 'cmd', 'bash', 'python'] as const)
       await create(a.orgAdmins[0].api, { orgId: a.orgs[0].id, language });
     fieldError(

@@ -1,5 +1,5 @@
-// POST /oauth/token, grant_type=client_credentials: both client authentication methods, the token's
-// form (CONTRACT section 2, sub = the service account), OAuth errors in the envelope, and a token that dies with its key.
+// POST /oauth/token, grant_type=client_credentials: both client authentication methods, the token's form (a sign-in's
+// access token, sub = the service account), OAuth errors in the envelope, and a token that dies with its key.
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, startPeer, type TestApp } from '../support/app.js';

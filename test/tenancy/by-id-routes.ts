@@ -552,7 +552,7 @@ export async function deviceNextTo(t: TestApp, groupId: string): Promise<string>
 }
 
 /**
- * `:id` routes that name no tenant record: the caller's own passkeys, and the CONTRACT section 5 routes. Just-in-time
+ * `:id` routes that name no tenant record: the caller's own passkeys, and the /users and /roles routes. Just-in-time
  * requests and grants (`/access/`) are a person's records about an organisation the requester may not reach yet: their
  * rule is the requester's own or the named approver's, not the scope's (proven in test/access/jit.test.ts, other
  * partners and organisations included).

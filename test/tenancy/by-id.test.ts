@@ -1,7 +1,7 @@
-// One rule for a resource addressed by id: the record's tenant decides. Walks every `:id`
-// route the app registers (outside /users and /roles, CONTRACT 5) for four kinds of caller and proves both halves:
-// a record inside the caller's scope is reached without ?orgId= (and with the ?orgId= of its organisation), and a
-// record outside it, or a ?orgId= that disagrees with the record, is 404 `not_found`.
+// One rule for a resource addressed by id: the record's tenant decides. Walks every `:id` route the app registers
+// (outside /users and /roles, which have their own rule) for four kinds of caller and proves both halves: a record
+// inside the caller's scope is reached without ?orgId= (and with the ?orgId= of its organisation), and a record outside
+// it, or a ?orgId= that disagrees with the record, is 404 `not_found`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
@@ -74,8 +74,9 @@ const outside = (caller: CallerName, c: ByIdCase) =>
   Object.values(places).filter((p) => !inside(caller, c).includes(p));
 
 /**
- * Refusals that come before the record is looked up and do not depend on it (CONTRACT 10 order): deleting an
- * organisation is for partner users with full access. They are proven identical inside and outside the scope.
+ * Refusals that come before the record is looked up and do not depend on it (guard order: tenant context, full
+ * organisation access, permission): deleting an organisation is for partner users with full access. They are proven
+ * identical inside and outside the scope.
  */
 function refusedBeforeLookup(caller: CallerName, c: ByIdCase): string | null {
   if (c.method === 'DELETE' && c.url === '/orgs/organizations/:id') {

@@ -1,6 +1,6 @@
-// Tenant isolation of every route of issue 4: two partners, each with organisations, sites, device groups, users,
-// invitations and roles. No route reads or changes anything of the other partner, an organisation user nothing of
-// a sibling organisation, and a partner user with selected organisations administers none.
+// Tenant isolation of every user and role management route: two partners, each with organisations, sites, device
+// groups, users, invitations and roles. No route reads or changes anything of the other partner, an organisation user
+// nothing of a sibling organisation, and a partner user with selected organisations administers none.
 // "Changes nothing" is proved by a snapshot of the victim's rows before and after every attack.
 import { and, asc, eq, inArray, ne, or } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

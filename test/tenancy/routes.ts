@@ -1,4 +1,4 @@
-// Every management route of issue 4 (/users, /roles, /permissions/catalog) as data, so the scoping and isolation
+// Every user and role management route (/users, /roles, /permissions/catalog) as data, so the scoping and isolation
 // tests run each rule against each route, and a test can prove that no registered route escaped the table.
 import type { ApiClient, ApiResponse } from '../support/client.js';
 

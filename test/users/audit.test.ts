@@ -1,5 +1,5 @@
-// Audit events of user and role management (spec 6; CONTRACT 10 audit tenancy): each action writes one record with
-// the actor, the partner, the organisation when the action concerns one, the result, the resource and the client.
+// Audit events of user and role management, each in its tenant: each action writes one record with the actor, the
+// partner, the organisation when the action concerns one, the result, the resource and the client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';

@@ -105,7 +105,7 @@ describe('partner users whose orgAccess is not "all" cannot administer users and
     },
   );
 
-  it('the refusal comes before permission and body checks (CONTRACT 10 order)', async () => {
+  it('the tenant-scope refusal comes before permission and body checks', async () => {
     const w = await world();
     const limited = await signedInPartnerMember(t, w.admin.partner.id, {
       roleId: PARTNER_VIEWER,

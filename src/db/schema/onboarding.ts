@@ -138,7 +138,7 @@ export const customFieldValues = pgTable(
   ],
 );
 
-/** Partner-wide configuration of spec 1.6: owned by the partner (org_id null) or by one organisation. */
+/** Partner-wide configuration: owned by the partner (org_id null) or by one organisation. */
 export const configItems = pgTable(
   'config_items',
   {

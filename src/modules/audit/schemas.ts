@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const AUDIT_RESULTS = ['success', 'failure', 'denied'] as const;
 export const EXPORT_FORMATS = ['csv', 'jsonl'] as const;
 
-/** The record on the wire, exactly CONTRACT 8; the chain fields (seq, hashes) stay in the database. */
+/** The record on the wire, these fields and no others; the chain fields (seq, hashes) stay in the database. */
 export const auditRecordJson = z
   .object({
     id: z.uuid(),

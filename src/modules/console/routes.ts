@@ -109,7 +109,7 @@ export function consoleRoutes(dir = consoleDistDir()) {
       // A missing file (has an extension) is a 404, not the app shell: a broken asset link must not load HTML.
       if (/\.[a-z0-9]{1,8}$/i.test(name)) return reply.callNotFound();
       // Only a page navigation (a browser asks for HTML) gets the shell; an API client asking for an unknown path
-      // gets the JSON 404 of CONTRACT section 1.
+      // gets the API's JSON 404 envelope.
       if (!acceptsHtml(req)) return reply.callNotFound();
       return sendIndex(reply);
     });

@@ -1,5 +1,5 @@
-// MFA and phone routes (spec 4.3; CONTRACT 4; the passkey routes are the passkeys module's). With ENABLE_2FA=false
-// every one of them answers 404.
+// MFA and phone routes (the passkey routes are the passkeys module's). With ENABLE_2FA=false every one of them
+// answers 404.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// Phone verification, the SMS factor and one-time SMS codes (spec 5.4, section 8 limits).
+// Phone verification, the SMS factor and one-time SMS codes, each with its rate limit.
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { effectiveSecurity } from '../tenants/index.js';

@@ -32,7 +32,8 @@ export async function findRoleRow(db: Executor, target: Target, id: string): Pro
 /**
  * Members of the target scope holding each role (a system role's count never includes other tenants: the statement
  * names the tenant). Counted in the system context `member-count`: the row policy is a function call per row, and a
- * partner's role can have ten thousand holders (27 ms instead of ~3 for GET /roles, issue 15 P5); only counts leave.
+ * partner's role can have ten thousand holders (27 ms instead of ~3 for GET /roles in the large-tenant benchmark);
+ * only counts leave.
  */
 export async function memberCounts(db: Executor, target: Target, roleIds: string[]) {
   return asSystemWithin(db, 'member-count', () => countMembers(db, target, roleIds));

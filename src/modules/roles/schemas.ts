@@ -56,7 +56,7 @@ export const createRoleBody = z
     permissions: z.array(permissionInput).max(500).default([]),
     parentRoleId: z.uuid().nullable().optional(),
     forceMfa: z.boolean().optional(),
-    /** Holders satisfy MFA with passkeys only (write-only: the role JSON is fixed by the contract). */
+    /** Holders satisfy MFA with passkeys only (write-only: the role JSON's fields are fixed). */
     phishingResistantOnly: z.boolean().optional(),
     orgId: z.uuid().optional(),
   })

@@ -1,5 +1,5 @@
 // POST /oauth/token (RFC 6749 4.4, client credentials): a service account trades its clientId and one of its keys for
-// a short-lived access token of CONTRACT section 2's form (sub = the service account, sid = the key, client_id). Both
+// a short-lived access token of the form a sign-in issues (sub = the service account, sid = the key, client_id). Both
 // client authentication methods of RFC 6749 2.3.1: client_secret_basic and client_secret_post. Errors keep the
 // envelope, with `error` = the OAuth code (invalid_request, invalid_client, unsupported_grant_type) and
 // `error_description`, so OAuth libraries and clients of the envelope both read them.

@@ -142,7 +142,7 @@ export const tokenRequestBody = z
   });
 
 export const tokenResponse = z.object({
-  access_token: z.string().describe('JWT of CONTRACT section 2 with sub = the service account and client_id'),
+  access_token: z.string().describe('Access-token JWT as a sign-in issues, sub = the service account, with client_id'),
   token_type: z.literal('Bearer'),
   expires_in: z.number().int(),
 });

@@ -1,4 +1,4 @@
-// Built-in presets of common identity providers (spec 2.8; issue 13 §4): the issuer pattern to fill in, the scopes,
+// Built-in presets of common identity providers: the issuer pattern to fill in, the scopes,
 // the claims that carry e-mail and name, and a short setup note; and, where the IdP offers SAML 2.0, its metadata URL
 // pattern (null when the IdP only offers a download), attribute names and note. The redirect URI, ACS URL and entity
 // id to register are added per instance.

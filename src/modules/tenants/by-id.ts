@@ -1,7 +1,8 @@
-// The one rule for a resource addressed by id (CONTRACT 1; issue 12 §2): the record's own tenant decides, never a
-// query parameter. A caller reaches the record when its scope covers the record's organisation (and site and device
-// group, for a restricted organisation member); anything else is 404 `not_found`. `?orgId=` stays accepted on every
-// such route and must agree with the record. The /users and /roles routes keep the rule of CONTRACT section 5.
+// The one rule for a resource addressed by id: the record's own tenant decides, never a query parameter. A
+// caller reaches the record when its scope covers the record's organisation (and site and device group, for a
+// restricted organisation member); anything else is 404 `not_found`. `?orgId=` stays accepted on every such route and
+// must agree with the record. The /users and /roles routes keep their own rule: the id is looked up in the target
+// scope (`?orgId=` or the caller's own).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
@@ -161,11 +162,11 @@ export const CONTACT: ByIdResource<ContactRow> = {
   what: 'contact',
   partnerOwned: 'never',
   siteless: 'visible',
-  // Contacts are the organisation's address book: no site rule (CONTRACT 7 restricts devices, sites and keys).
+  // Contacts are the organisation's address book: no site rule (site restrictions cover devices, sites and keys).
   load: orgOwned(contactWithPartner, (r) => ({ orgId: r.orgId })),
 };
 
-/** Tables with partner_id and a nullable org_id (partner-wide configuration, spec 1.6). */
+/** Tables with partner_id and a nullable org_id (partner-wide configuration). */
 function partnerWide<T extends PartnerWideTable>(table: T, what: string): ByIdResource<T['$inferSelect']> {
   return {
     what,

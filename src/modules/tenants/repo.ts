@@ -192,7 +192,7 @@ export const contactWithPartner = async (db: Executor, id: string) =>
       .limit(1)
   )[0];
 
-/** Tables with partner_id and a nullable org_id (partner-wide configuration, spec 1.6). */
+/** Tables with partner_id and a nullable org_id (partner-wide configuration). */
 export const PARTNER_WIDE = { scripts, customFieldDefinitions, configItems };
 export type PartnerWideTable = (typeof PARTNER_WIDE)[keyof typeof PARTNER_WIDE];
 export async function partnerWideById<T extends PartnerWideTable>(

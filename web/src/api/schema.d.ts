@@ -1735,7 +1735,7 @@ export interface paths {
         put?: never;
         /**
          * Client credentials: a service account’s access token
-         * @description RFC 6749 4.4. Form body `grant_type=client_credentials`; the client authenticates with its clientId and one of its API keys as the secret, either in `Authorization: Basic base64(clientId:key)` (client_secret_basic) or as `client_id` and `client_secret` fields (client_secret_post), not both. The answer `{ access_token, token_type, expires_in }` is a JWT of the sign-in form (CONTRACT section 2) with `sub` = the service account and `client_id`; it dies with the key (revoked, expired, account disabled or deleted) on its next use. Errors: 400 `invalid_request` or `unsupported_grant_type`, 401 `invalid_client`, each with `error_description`; the key’s rate limit applies (429).
+         * @description RFC 6749 4.4. Form body `grant_type=client_credentials`; the client authenticates with its clientId and one of its API keys as the secret, either in `Authorization: Basic base64(clientId:key)` (client_secret_basic) or as `client_id` and `client_secret` fields (client_secret_post), not both. The answer `{ access_token, token_type, expires_in }` is a JWT of the sign-in form with `sub` = the service account and `client_id`; it dies with the key (revoked, expired, account disabled or deleted) on its next use. Errors: 400 `invalid_request` or `unsupported_grant_type`, 401 `invalid_client`, each with `error_description`; the key’s rate limit applies (429).
          *
          *     Public: no access token.
          */
@@ -13761,7 +13761,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description JWT of CONTRACT section 2 with sub = the service account and client_id */
+                        /** @description Access-token JWT as a sign-in issues, sub = the service account, with client_id */
                         access_token: string;
                         /** @enum {string} */
                         token_type: "Bearer";
@@ -13943,7 +13943,7 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
-                            /** @description IP allow-list (issue 18 §3): addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
+                            /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
                             ipAllowlist?: string[];
                             /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
                             breakGlassUserId?: string | null;
@@ -14266,7 +14266,7 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
-                            /** @description IP allow-list (issue 18 §3): addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
+                            /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
                             ipAllowlist?: string[];
                             /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
                             breakGlassUserId?: string | null;
@@ -14796,7 +14796,7 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
-                            /** @description IP allow-list (issue 18 §3): addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
+                            /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
                             ipAllowlist?: string[];
                             /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
                             breakGlassUserId?: string | null;
