@@ -1,12 +1,14 @@
 // SCIM Users (RFC 7644 3.3-3.6) in the token's tenant. A resource is one account's membership here: created (a new
 // account, invited by mail when the token says so, or an existing account linked), read, listed with a filter
 // translated to SQL, replaced, patched and deleted, each in one transaction with its audit record.
+import { confinedToTenant } from '../../access/account-authority.js';
 import type { Tx } from '../../db/connect.js';
 import type { ScimEmail } from './repo.js';
 import type { Deps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { createInviteToken, inviteUrl } from '../auth/index.js';
+import { createInviteToken, inviteUrl, requestEmailChange } from '../auth/index.js';
+import { domainProvenBy } from '../domains/index.js';
 import { mails } from '../identity/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { findMember } from '../users/index.js';
@@ -16,7 +18,6 @@ import { endMembership, syncMembership } from './membership.js';
 import {
   accountByEmail,
   accountById,
-  accountIdByEmail,
   accountInUse,
   deleteAccount,
   deleteScimUser,
@@ -180,6 +181,8 @@ export async function createUser(deps: Deps, caller: ScimCaller, input: ScimUser
         email: address,
         name: accountName,
         status: 'invited',
+        // Nobody opened a link yet: the address counts as proven only in a domain this tenant proved.
+        emailVerified: await domainProvenBy(tx, address, t),
         createdAt: now,
         updatedAt: now,
       });
@@ -260,6 +263,7 @@ async function writeUser(
   next: (current: Row, tx: Tx) => Promise<ScimUserInput>,
 ) {
   const t = caller.target;
+  let mailed: string | null = null;
   const row = await deps.db.transaction(async (tx) => {
     await lockTenant(tx, t);
     const current = await findRow(tx, t, id);
@@ -268,11 +272,21 @@ async function writeUser(
     await assertUnique(tx, t, fields, current.id);
     if (current.ownsAccount) {
       const account = await accountById(tx, current.userId);
-      if (account && account.email.toLowerCase() !== address) {
-        const taken = await accountIdByEmail(tx, address);
-        if (taken) throw new AppError('email_taken', 'Another account already uses this e-mail address.');
+      if (account) {
+        // The address is the account's key everywhere: SCIM moves it only while the account is this tenant's alone,
+        // and only once the new address opens the link mailed to it.
+        if (account.email.toLowerCase() !== address && !(await confinedToTenant(tx, t, account.id)))
+          throw new AppError(
+            'account_outside_authority',
+            'The account also belongs to another tenant: its e-mail address cannot be changed from here.',
+          );
+        mailed = await requestEmailChange(deps, tx, account, address, {
+          kind: 'scim',
+          partnerId: t.partnerId,
+          orgId: t.orgId,
+        });
       }
-      await updateAccount(tx, current.userId, { email: address, name: accountName, updatedAt: deps.clock.now() });
+      await updateAccount(tx, current.userId, { name: accountName, updatedAt: deps.clock.now() });
     }
     const changed = (Object.keys(fields) as (keyof typeof fields)[]).filter(
       (k) => JSON.stringify(fields[k]) !== JSON.stringify(current[k]),
@@ -300,6 +314,7 @@ async function writeUser(
             changed: changed.sort(),
             roleId: sync.roleId,
             sessionsRevoked: sync.sessionsRevoked,
+            ...(mailed ? { pendingEmail: mailed } : {}),
           },
         },
         meta,
@@ -307,6 +322,7 @@ async function writeUser(
     }
     return updated;
   });
+  if (mailed) deps.outbox.kick();
   return jsonOf(deps, deps.db, row);
 }
 
