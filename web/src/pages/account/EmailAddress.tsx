@@ -48,7 +48,7 @@ export function EmailAddress() {
                 Verified
               </Badge>
             ) : (
-              <Badge color="yellow" variant="light">
+              <Badge color="red" variant="light">
                 Not verified
               </Badge>
             ))}
