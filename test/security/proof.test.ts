@@ -10,7 +10,9 @@ import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { startApp, type TestApp } from '../support/app.js';
 import type { ApiClient } from '../support/client.js';
 import { proveDomain } from '../support/dns.js';
-import { createUser, partnerAdmin, sessionFor } from '../support/fixtures.js';
+import { addOrgMember, createUser, partnerAdmin, sessionFor } from '../support/fixtures.js';
+import { callbackFor, runSsoLogin, startOidcProvider, type TestIdp } from '../support/oidc.js';
+import { exchange, idpUser, orgWithProvider, ORG_TECHNICIAN_ROLE_ID } from '../sso/helpers.js';
 import { type CapturedMail, linkToken, type MailCatcher, startMailCatcher } from '../support/smtp.js';
 import { expectScimError, issueScimToken, PATCH_OP, ScimClient } from '../support/scim.js';
 
@@ -23,15 +25,23 @@ let mail: MailCatcher;
 let attacker: Awaited<ReturnType<typeof partnerAdmin>>;
 let victimPartner: Awaited<ReturnType<typeof partnerAdmin>>;
 let scim: ScimClient;
+let idp: TestIdp;
 beforeAll(async () => {
   mail = await startMailCatcher();
-  t = await startApp({ SMTP_URL: mail.url, ENABLE_REGISTRATION: 'true', RATE_LIMIT_FORGOT_PASSWORD: '1000/3600' });
+  t = await startApp({
+    SMTP_URL: mail.url,
+    ENABLE_REGISTRATION: 'true',
+    RATE_LIMIT_FORGOT_PASSWORD: '1000/3600',
+    SSO_ALLOW_INSECURE_ISSUERS: 'true',
+  });
+  idp = await startOidcProvider({ redirectUris: [callbackFor(t.baseUrl)] });
   attacker = await partnerAdmin(t);
   victimPartner = await partnerAdmin(t);
   const tok = await issueScimToken(attacker.api, { defaultRoleId: PARTNER_TECH, sendInvitations: false });
   scim = new ScimClient(t.baseUrl, tok.token);
 }, 60_000);
 afterAll(async () => {
+  await idp?.close();
   await t?.close();
   await mail?.close();
 });
@@ -187,7 +197,7 @@ describe('an address nobody proved is unverified until its link is opened; the l
     expect((await api.get('/auth/me')).body.emailVerified).toBe(false);
 
     const sent = await api.post('/auth/verify-email/send', {});
-    expect(sent.status, sent.text).toBe(202);
+    expect(sent.status, sent.text).toBe(200);
     expect(sent.body).toEqual({ sent: true });
     const token = linkToken(await proofMailTo(email));
     const ok = await confirm(token);
@@ -202,7 +212,7 @@ describe('an address nobody proved is unverified until its link is opened; the l
     const forged = await confirm(randomBytes(24).toString('base64url'));
     expect(forged.body.code).toBe('verification_invalid');
     const resend = await api.post('/auth/verify-email/send', {});
-    expect(resend.status).toBe(202);
+    expect(resend.status).toBe(200);
     expect(resend.body).toEqual({ sent: false });
   });
 
@@ -210,7 +220,7 @@ describe('an address nobody proved is unverified until its link is opened; the l
     const email = address('late');
     const reg = await t.client().post('/auth/register', { email, password: PASSWORD, name: 'Late Comer' });
     const api = t.client().withToken(reg.body.accessToken);
-    expect((await api.post('/auth/verify-email/send', {})).status).toBe(202);
+    expect((await api.post('/auth/verify-email/send', {})).status).toBe(200);
     const token = linkToken(await proofMailTo(email));
     await t.deps.db
       .update(authFlows)
@@ -300,5 +310,20 @@ describe('two changes to the same address confirmed at once: one wins, the other
     expect(results.find((r) => r.status === 409)!.body.code).toBe('email_taken');
     const owners = (await Promise.all(ids.map(account))).filter((u) => u.email === target);
     expect(owners).toHaveLength(1);
+  });
+});
+
+describe('a sign-in through an identity provider of the tenant that proved the domain proves the address', () => {
+  it('an unverified member of that organisation signs in by SSO and is verified from then on', async () => {
+    const s = await orgWithProvider(t, idp);
+    const user = await createUser(t, { email: address('sso', s.domain) });
+    await addOrgMember(t, { orgId: s.org.id, userId: user.id, roleId: ORG_TECHNICIAN_ROLE_ID });
+    expect((await account(user.id)).emailVerified).toBe(false);
+    const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(user.email) });
+    expect(r.error).toBeNull();
+    const res = await exchange(t, r.ssoCode!);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.user.emailVerified).toBe(true);
+    expect((await account(user.id)).emailVerified).toBe(true);
   });
 });

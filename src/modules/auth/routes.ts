@@ -145,13 +145,10 @@ export function authAccountRoutes(deps: Deps) {
         schema: {
           tags: ['auth'],
           summary: 'Mail a link that proves your address (nothing sent when it is verified)',
-          response: { 202: verificationSent, ...errors(429), ...authErrors },
+          response: { 200: verificationSent, ...errors(429), ...authErrors },
         },
       },
-      async (req, reply) => {
-        const sent = await sendVerification(deps, principalOf(req).userId);
-        return reply.code(202).send({ sent });
-      },
+      async (req) => ({ sent: await sendVerification(deps, principalOf(req).userId) }),
     );
   };
 }

@@ -10073,8 +10073,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Accepted. */
-            202: {
+            /** @description Success. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
