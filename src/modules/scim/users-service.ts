@@ -1,17 +1,17 @@
 // SCIM Users (RFC 7644 3.3-3.6) in the token's tenant. A resource is one account's membership here: created (a new
 // account, invited by mail when the token says so, or an existing account linked), read, listed with a filter
 // translated to SQL, replaced, patched and deleted, each in one transaction with its audit record.
-import { confinedToTenant } from '../../access/account-authority.js';
 import type { Tx } from '../../db/connect.js';
 import type { ScimEmail } from './repo.js';
 import type { Deps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { createInviteToken, inviteUrl, requestEmailChange } from '../auth/index.js';
+import { createInviteToken, inviteUrl } from '../auth/index.js';
 import { domainProvenBy } from '../domains/index.js';
 import { mails } from '../identity/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { findMember } from '../users/index.js';
+import { readdressAccount } from './account-address.js';
 import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
 import type { ScimCaller } from './context.js';
 import { endMembership, syncMembership } from './membership.js';
@@ -272,20 +272,7 @@ async function writeUser(
     await assertUnique(tx, t, fields, current.id);
     if (current.ownsAccount) {
       const account = await accountById(tx, current.userId);
-      if (account) {
-        // The address is the account's key everywhere: SCIM moves it only while the account is this tenant's alone,
-        // and only once the new address opens the link mailed to it.
-        if (account.email.toLowerCase() !== address && !(await confinedToTenant(tx, t, account.id)))
-          throw new AppError(
-            'account_outside_authority',
-            'The account also belongs to another tenant: its e-mail address cannot be changed from here.',
-          );
-        mailed = await requestEmailChange(deps, tx, account, address, {
-          kind: 'scim',
-          partnerId: t.partnerId,
-          orgId: t.orgId,
-        });
-      }
+      if (account) mailed = await readdressAccount(deps, tx, t, account, address);
       await updateAccount(tx, current.userId, { name: accountName, updatedAt: deps.clock.now() });
     }
     const changed = (Object.keys(fields) as (keyof typeof fields)[]).filter(
