@@ -5,7 +5,7 @@ import type { Executor } from '../db/connect.js';
 import { asSystemWithin } from '../db/row-security.js';
 import { orgAccessReasons } from './decision.js';
 import type { Principal } from './principal.js';
-import { activeMembershipRows } from './repo.js';
+import { activeMembershipRows, membershipPlaces } from './repo.js';
 import { beyondCeiling, loadRoleChain } from './resolver.js';
 
 /** Site and device-group restrictions (null = every one). */
@@ -172,4 +172,18 @@ export async function accountAuthority(
     }
   });
   return decideAccountAuthority(a, memberships, rolePermissions);
+}
+
+/**
+ * Whether every membership of the account, pending ones included, lies in exactly this tenant (the partner itself, or
+ * one organisation). A tenant-bound credential (SCIM) may re-address an account only while this holds: an address is
+ * the key to the account everywhere, so no tenant may move it once another one shares the account, or is offered it.
+ */
+export async function confinedToTenant(
+  ex: Executor,
+  tenant: { partnerId: string; orgId: string | null },
+  userId: string,
+): Promise<boolean> {
+  const places = await membershipPlaces(ex, userId);
+  return places.every((m) => m.partnerId === tenant.partnerId && m.orgId === tenant.orgId);
 }

@@ -86,6 +86,7 @@ export interface PrincipalUser {
   status: 'active' | 'invited' | 'disabled';
   mfaMethod: 'totp' | 'sms' | 'passkey' | null;
   phoneVerified: boolean;
+  emailVerified: boolean;
   phoneLast4: string | null;
   lastLoginAt: Date | null;
   createdAt: Date;

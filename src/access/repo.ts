@@ -175,3 +175,22 @@ export async function activeMembershipRows(ex: Executor, userId: string): Promis
     return { partner, organization };
   });
 }
+
+/** Where every membership of an account lies, pending ones included (system context `account-wide`). */
+export async function membershipPlaces(
+  ex: Executor,
+  userId: string,
+): Promise<{ partnerId: string; orgId: string | null }[]> {
+  return asSystemWithin(ex, 'account-wide', async () => {
+    const partner = await ex
+      .select({ partnerId: partnerUsers.partnerId })
+      .from(partnerUsers)
+      .where(eq(partnerUsers.userId, userId));
+    const organization = await ex
+      .select({ partnerId: organizations.partnerId, orgId: organizationUsers.orgId })
+      .from(organizationUsers)
+      .innerJoin(organizations, eq(organizations.id, organizationUsers.orgId))
+      .where(eq(organizationUsers.userId, userId));
+    return [...partner.map((m) => ({ partnerId: m.partnerId, orgId: null })), ...organization];
+  });
+}

@@ -67,6 +67,7 @@ export interface SessionRow {
   avatar_url: string | null;
   mfa_method: 'totp' | 'sms' | 'passkey' | null;
   phone_verified: boolean;
+  email_verified: boolean;
   phone_last4: string | null;
   last_login_at: Date | string | null;
   user_created_at: Date | string;
@@ -149,7 +150,7 @@ export function splitGrants(
 const livenessStatement = preparedStatement<SessionRow, [string, string]>(
   'gh_liveness',
   `select s.id as session_id, u.id as user_id, u.email, u.status as user_status, u.mfa_enabled, s.mfa as session_mfa,
-          u.name as user_name, u.avatar_url, u.mfa_method, u.phone_verified, right(u.phone_number, 4) as phone_last4,
+          u.name as user_name, u.avatar_url, u.mfa_method, u.phone_verified, u.email_verified, right(u.phone_number, 4) as phone_last4,
           u.last_login_at, u.created_at as user_created_at,
           s.scope, s.partner_id, s.org_id, s.revoked_at, s.expires_at, s.absolute_expires_at,
           s.auth_time, s.last_used_at, s.method as session_method,
@@ -317,6 +318,7 @@ export function userPrincipal(
       status: row.user_status as 'active',
       mfaMethod: row.mfa_method,
       phoneVerified: row.phone_verified,
+      emailVerified: row.email_verified,
       phoneLast4: row.phone_last4,
       lastLoginAt: row.last_login_at ? new Date(row.last_login_at) : null,
       createdAt: new Date(row.user_created_at),

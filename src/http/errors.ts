@@ -49,6 +49,11 @@ export const ERROR_CATALOG = {
   passkey_verification_failed: { status: 400, error: 'Bad Request', message: 'The passkey could not be verified.' },
   invalid_reset_token: { status: 400, error: 'Bad Request', message: 'The reset link is invalid or has expired.' },
   invalid_report_token: { status: 400, error: 'Bad Request', message: 'The link is invalid, expired or already used.' },
+  verification_invalid: {
+    status: 400,
+    error: 'Bad Request',
+    message: 'The verification link is invalid, expired or already used.',
+  },
   invalid_csv: { status: 400, error: 'Bad Request', message: 'The CSV could not be read.' },
   json_too_deep: { status: 400, error: 'Bad Request', message: 'The JSON body is nested too deeply.' },
   malformed_request: { status: 400, error: 'Bad Request', message: 'The request is not valid HTTP.' },

@@ -21,6 +21,8 @@ export const STEP_UP_ROUTES = [
   { method: 'POST', url: '/api/v1/users/:id/role' },
   { method: 'POST', url: '/api/v1/users/invite', when: 'the invited role is an admin role' },
   { method: 'POST', url: '/api/v1/users/:id/mfa/reset' },
+  { method: 'PATCH', url: '/api/v1/users/:id', when: 'the body changes the e-mail address' },
+  { method: 'PATCH', url: '/api/v1/users/me', when: 'the body changes the e-mail address' },
   { method: 'POST', url: '/api/v1/sso/providers' },
   { method: 'PATCH', url: '/api/v1/sso/providers/:id' },
   { method: 'DELETE', url: '/api/v1/sso/providers/:id' },

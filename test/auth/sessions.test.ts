@@ -136,6 +136,7 @@ describe('GET /auth/me answers the signed-in user with MFA and phone status, and
         'avatarUrl',
         'createdAt',
         'email',
+        'emailVerified',
         'id',
         'lastLoginAt',
         'mfaEnabled',

@@ -133,6 +133,16 @@ const CASES: Record<string, Case> = {
     body: { email: `admin-${uniq()}@example.test`, name: 'New Admin', roleId: PARTNER_ADMIN },
   }),
   'POST /api/v1/users/:id/mfa/reset': async () => ({ method: 'POST', path: `/users/${await newMember()}/mfa/reset` }),
+  'PATCH /api/v1/users/:id': async () => ({
+    method: 'PATCH',
+    path: `/users/${await newMember()}`,
+    body: { email: `moved-${uniq()}@example.test` },
+  }),
+  'PATCH /api/v1/users/me': async () => ({
+    method: 'PATCH',
+    path: '/users/me',
+    body: { email: `mine-${uniq()}@example.test` },
+  }),
   'POST /api/v1/sso/providers': async () => ({ method: 'POST', path: '/sso/providers', body: providerBody() }),
   'PATCH /api/v1/sso/providers/:id': async (api) => ({
     method: 'PATCH',
@@ -239,7 +249,7 @@ describe('a fresh sign-in is a fresh proof; conditional routes are risky only wh
     expect((await api.post('/roles', { name: `Role ${uniq()}`, permissions: [] })).status).toBe(201);
   });
 
-  it('inviting to a non-admin role, or changing an organisation without touching its settings, needs no step-up', async () => {
+  it('inviting to a non-admin role, changing an organisation without touching its settings, or a profile without its e-mail, needs no step-up', async () => {
     const api = await freshAdmin();
     age();
     const invite = await api.post('/users/invite', {
@@ -250,6 +260,9 @@ describe('a fresh sign-in is a fresh proof; conditional routes are risky only wh
     expect(invite.status, invite.text).toBe(201);
     const rename = await api.patch(`/orgs/organizations/${orgId}`, { name: `Org ${uniq()}` });
     expect(rename.status, rename.text).toBe(200);
+    const ownName = await api.patch('/users/me', { name: `Me ${uniq()}` });
+    expect(ownName.status, ownName.text).toBe(200);
+    expectError(await api.patch('/users/me', { email: `me-${uniq()}@example.test` }), 403, 'step_up_required');
     expectError(
       await api.post('/users/invite', {
         email: `tech-${uniq()}@example.test`,

@@ -79,6 +79,10 @@ describe('docs/api.md', () => {
     expect(out).toMatch(/"txtName": "_gatehouse-challenge\.acme\.test"/);
     expect(out).toMatch(/^_gatehouse-challenge\.acme\.test\. 300 IN TXT "gatehouse-verification=[A-Za-z0-9_-]+"$/m);
     expect(out).toMatch(/^\{"domain":"acme\.test","status":"verified"\}$/m);
+    expect(out).toMatch(/^\{"email":"ada@acme\.test","emailVerified":false\}$/m);
+    expect(out).toMatch(/^\{"sent":true\}$/m);
+    expect(out).toMatch(/^\{"code":"verification_invalid"\}$/m);
+    expect(out).toMatch(/^\{"email":"ada@acme\.test","pendingEmail":"ada@mail\.acme\.test"\}$/m);
     expect(out).toMatch(/^20[04]\n401$/m);
   }, 120_000);
 });

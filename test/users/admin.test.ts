@@ -66,12 +66,12 @@ describe('own profile: GET and PATCH /users/me', () => {
     expect(ev).toMatchObject({ actorUserId: me.user.id, partnerId: partner.id, orgId: org.id, result: 'success' });
   });
 
-  it('refuses an empty patch, unknown fields, a status change and a non-http avatar (400 validation_failed)', async () => {
+  it('refuses an empty patch, unknown fields, a status change, a malformed e-mail and a non-http avatar (400 validation_failed)', async () => {
     const { api } = await partnerAdmin(t);
     for (const body of [
       {},
       { status: 'active' },
-      { email: 'x@example.test' },
+      { email: 'not-an-address' },
       { avatarUrl: 'javascript:alert(1)' },
       { name: '' },
     ]) {
@@ -162,6 +162,7 @@ describe('GET /users/:id gives one member of the scope', () => {
     expect(Object.keys(row.body).sort()).toEqual([
       'deviceGroupIds',
       'email',
+      'emailVerified',
       'id',
       'lastLoginAt',
       'mfaEnabled',

@@ -8,6 +8,7 @@ import { session, useSession } from './api/session';
 const Login = lazy(() => import('./pages/auth/Login'));
 const ForgotPassword = lazy(() => import('./pages/auth/ForgotPassword'));
 const ResetPassword = lazy(() => import('./pages/auth/ResetPassword'));
+const VerifyEmail = lazy(() => import('./pages/auth/VerifyEmail'));
 const Invite = lazy(() => import('./pages/auth/Invite'));
 const Register = lazy(() => import('./pages/auth/Register'));
 const Setup = lazy(() => import('./pages/auth/Setup'));
@@ -65,6 +66,7 @@ export function App() {
         <Route path="/login" element={<Login />} />
         <Route path="/forgot-password" element={<ForgotPassword />} />
         <Route path="/reset-password" element={<ResetPassword />} />
+        <Route path="/verify-email" element={<VerifyEmail />} />
         <Route path="/invite" element={<Invite />} />
         <Route path="/accept-invite" element={<Invite />} />
         <Route path="/register" element={<Register />} />

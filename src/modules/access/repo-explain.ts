@@ -36,7 +36,7 @@ export async function userSubjectRows(
   return rowsOf<SubjectFactsRow>(
     await db.execute(sql`
       select u.id as user_id, u.email, u.status as user_status, u.mfa_enabled, u.name as user_name, u.avatar_url, u.mfa_method,
-             u.phone_verified, right(u.phone_number, 4) as phone_last4, u.last_login_at, u.created_at as user_created_at,
+             u.phone_verified, u.email_verified, right(u.phone_number, 4) as phone_last4, u.last_login_at, u.created_at as user_created_at,
              exists (select 1 from passkeys k where k.user_id = u.id) as has_passkey,
              m.scope, m.partner_id, m.org_id, m.pu_role_id, m.org_access, m.pu_org_ids, m.ou_role_id, m.site_ids, m.device_group_ids,
              p.settings as partner_settings, o.settings as org_settings, o.partner_id as org_partner_id, op.settings as org_partner_settings,

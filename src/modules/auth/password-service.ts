@@ -14,6 +14,7 @@ import {
   type IssuedSession,
   listMemberships,
   mails,
+  markAddressProven,
   peekFlow,
   pickDefault,
   RESET_TTL_MS,
@@ -63,6 +64,8 @@ export async function resetPassword(
     const flow = await consumeFlow(tx, 'password_reset', token, now);
     if (!flow) throw new AppError('invalid_reset_token');
     await setPassword(deps, tx, user.id, newHash);
+    // The link was mailed to the account's address: opening it proves the address too.
+    if (!user.emailVerified) await markAddressProven(tx, user.id, now);
     const revoked = await revokeUserSessions(deps, tx, user.id, 'password_reset');
     // No session to take the tenant from: the user's default membership, as for a failed login.
     const ctx = pickDefault(await listMemberships(tx, user.id));

@@ -36,6 +36,8 @@ export async function activateInvitedUser(
       status: 'active',
       passwordHash: input.passwordHash,
       passwordChangedAt: input.now,
+      // The invitation was mailed to this address: opening it proves the address.
+      emailVerified: true,
       name: input.name,
       updatedAt: input.now,
     })

@@ -7,6 +7,7 @@ import { AppError } from '../../http/errors.js';
 import { metaOf } from '../../http/meta.js';
 import { errors } from '../../http/schemas.js';
 import { assertCsrf, REFRESH_COOKIE, respondWithTokens, tokenResponse } from '../identity/index.js';
+import { confirmEmail } from './email-proof.js';
 import { acceptInvite, previewInvite } from './invites.js';
 import { login } from './login-service.js';
 import { forgotPassword, resetPassword } from './password-service.js';
@@ -23,6 +24,8 @@ import {
   registerPartnerBody,
   resetPasswordBody,
   success,
+  verifyEmailBody,
+  verifyEmailResult,
 } from './schemas.js';
 
 export function authPublicRoutes(deps: Deps) {
@@ -178,6 +181,22 @@ export function authPublicRoutes(deps: Deps) {
         },
       },
       async (req, reply) => respondWithTokens(deps, reply, await acceptInvite(deps, req.body, metaOf(req))),
+    );
+
+    r.post(
+      '/auth/verify-email',
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'Spend a mailed link: the address is proven, or the login moves to the new address',
+          description:
+            'The link of POST /auth/verify-email/send, or of a change of address (mailed to the new address). Works once.',
+          security: [],
+          body: verifyEmailBody,
+          response: { 200: verifyEmailResult, ...errors(400, 403, 409) },
+        },
+      },
+      async (req) => confirmEmail(deps, req.body.token, metaOf(req)),
     );
   };
 }

@@ -13,11 +13,12 @@ import {
   tokenResponse,
   userProfile,
 } from '../identity/index.js';
+import { emailStatus, sendVerification } from './email-proof.js';
 import { switchContext } from './invites.js';
 import { listOwnMemberships, membershipJson } from './membership-list.js';
 import { changePassword } from './password-service.js';
 import { logout } from './refresh-service.js';
-import { changePasswordBody, success, switchContextBody } from './schemas.js';
+import { changePasswordBody, emailStatusJson, success, switchContextBody, verificationSent } from './schemas.js';
 
 const jwk = z.looseObject({
   kty: z.string(),
@@ -122,6 +123,32 @@ export function authAccountRoutes(deps: Deps) {
       },
       async (req, reply) =>
         respondWithTokens(deps, reply, await switchContext(deps, principalOf(req), req.body, metaOf(req))),
+    );
+
+    r.get(
+      '/auth/verify-email',
+      {
+        onRequest: [pending],
+        schema: {
+          tags: ['auth'],
+          summary: 'Whether your address is verified, and a change of address waiting for its link',
+          response: { 200: emailStatusJson, ...authErrors },
+        },
+      },
+      async (req) => emailStatus(deps, principalOf(req).userId),
+    );
+
+    r.post(
+      '/auth/verify-email/send',
+      {
+        onRequest: [pending],
+        schema: {
+          tags: ['auth'],
+          summary: 'Mail a link that proves your address (nothing sent when it is verified)',
+          response: { 200: verificationSent, ...errors(429), ...authErrors },
+        },
+      },
+      async (req) => ({ sent: await sendVerification(deps, principalOf(req).userId) }),
     );
   };
 }

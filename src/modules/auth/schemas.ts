@@ -64,3 +64,33 @@ export const switchContextBody = z
   .meta({ minProperties: 1, maxProperties: 3 });
 
 export const success = z.object({ success: z.literal(true) });
+
+export const verifyEmailBody = z.strictObject({ token: opaqueToken });
+export const verifyEmailResult = z
+  .object({
+    email: z.string().describe('The login address after the link was spent.'),
+    emailVerified: z.literal(true),
+    changed: z.boolean().describe('true: the link moved the login to a new address.'),
+  })
+  .meta({ examples: [{ email: 'ada@example.org', emailVerified: true, changed: false }] });
+export const verificationSent = z
+  .object({ sent: z.boolean().describe('false: the address was already verified, nothing was sent.') })
+  .meta({ examples: [{ sent: true }] });
+export const emailStatusJson = z
+  .object({
+    email: z.string(),
+    emailVerified: z.boolean(),
+    pendingEmail: z.string().nullable().describe('A new login address waiting for its link to be opened.'),
+    pendingExpiresAt: z.string().nullable(),
+  })
+  .meta({
+    id: 'EmailStatus',
+    examples: [
+      {
+        email: 'ada@example.org',
+        emailVerified: true,
+        pendingEmail: 'ada@new.example.org',
+        pendingExpiresAt: '2026-11-21T08:15:00.000Z',
+      },
+    ],
+  });

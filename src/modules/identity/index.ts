@@ -14,6 +14,7 @@ export {
 } from './passwords.js';
 export { currentProfile, toProfile } from './profile.js';
 export {
+  addressTakenByOther,
   consumeFlow,
   countFlowAttempt,
   createFlow,
@@ -22,7 +23,10 @@ export {
   findUser,
   findUserByEmail,
   listMemberships,
+  liveFlowOf,
+  lockAddress,
   lockUser,
+  markAddressProven,
   markMembershipUsed,
   noteFlowOutcome,
   peekFlow,

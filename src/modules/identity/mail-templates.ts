@@ -80,4 +80,37 @@ export const mails = {
         url: p.url,
       },
     ),
+  verifyEmail: (to: string, p: { url: string }) =>
+    build(
+      'verify_email',
+      to,
+      'Confirm your e-mail address',
+      [
+        'Open the link to confirm that this address belongs to your Gatehouse account.',
+        'The link is valid for 24 hours and works once. If you did not ask for it, ignore this mail.',
+      ],
+      { label: 'Confirm the address', url: p.url },
+    ),
+  emailChangeProof: (to: string, p: { url: string }) =>
+    build(
+      'email_change_proof',
+      to,
+      'Confirm your new sign-in address',
+      [
+        'A Gatehouse account is to sign in with this address from now on. It changes only once you open the link.',
+        'The link is valid for 24 hours and works once. If you do not expect this, ignore this mail: nothing changes.',
+      ],
+      { label: 'Confirm the new address', url: p.url },
+    ),
+  emailChangeNotice: (to: string, p: { newEmail: string; url: string }) =>
+    build(
+      'email_change_notice',
+      to,
+      'Your sign-in address is about to change',
+      [
+        `A change of your Gatehouse sign-in address to ${p.newEmail} was asked for. It takes effect only when that address confirms it; until then you keep signing in with this one.`,
+        'If it was not you or your administrator, sign in and check your account, or reset your password.',
+      ],
+      { label: 'Sign in', url: p.url },
+    ),
 };

@@ -24,6 +24,7 @@ export function toProfile(
   return {
     id: user.id,
     email: user.email,
+    emailVerified: user.emailVerified,
     name: user.name,
     avatarUrl: user.avatarUrl,
     status: user.status,
@@ -48,6 +49,7 @@ export async function currentProfile(db: Executor, principal: Principal): Promis
   return {
     id: principal.userId,
     email: principal.email,
+    emailVerified: u.emailVerified,
     name: u.name,
     avatarUrl: u.avatarUrl,
     status: u.status,

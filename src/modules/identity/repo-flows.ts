@@ -1,5 +1,5 @@
 // Stored identity flows: reset links, invitations and other single-use tokens, kept as their SHA-256 (part of repo.ts).
-import { and, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { authFlows } from '../../db/schema/index.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
@@ -59,15 +59,20 @@ export async function peekFlow(tx: Executor, kind: FlowKind, token: string, now:
   return flow ?? null;
 }
 
-/** Consumes a live flow; exactly one of any number of concurrent callers gets it. */
-export async function consumeFlow(tx: Executor, kind: FlowKind, token: string, now: Date): Promise<Flow | null> {
+/** Consumes a live flow (of one kind, or of any of several); exactly one of any number of concurrent callers gets it. */
+export async function consumeFlow(
+  tx: Executor,
+  kind: FlowKind | readonly FlowKind[],
+  token: string,
+  now: Date,
+): Promise<Flow | null> {
   const [flow] = await tx
     .update(authFlows)
     .set({ consumedAt: now })
     .where(
       and(
         eq(authFlows.tokenHash, sha256(token)),
-        eq(authFlows.kind, kind),
+        typeof kind === 'string' ? eq(authFlows.kind, kind) : inArray(authFlows.kind, [...kind]),
         isNull(authFlows.consumedAt),
         gt(authFlows.expiresAt, now),
       ),
@@ -122,6 +127,24 @@ export async function findUnansweredFlow(tx: Executor, kind: FlowKind, token: st
         sql`not (${authFlows.data} ? 'answered')`,
       ),
     )
+    .limit(1);
+  return flow ?? null;
+}
+
+/** The user's live flow of a kind, newest first (an e-mail change waiting for its proof). */
+export async function liveFlowOf(tx: Executor, userId: string, kind: FlowKind, now: Date): Promise<Flow | null> {
+  const [flow] = await tx
+    .select()
+    .from(authFlows)
+    .where(
+      and(
+        eq(authFlows.userId, userId),
+        eq(authFlows.kind, kind),
+        isNull(authFlows.consumedAt),
+        gt(authFlows.expiresAt, now),
+      ),
+    )
+    .orderBy(sql`${authFlows.createdAt} desc`)
     .limit(1);
   return flow ?? null;
 }

@@ -1,6 +1,6 @@
 // The identity core's SQL entry: the user lookups of a sign-in and the stored password hash; the stored flows,
 // sessions, memberships, known devices and the sign-in statements are in its repo-*.ts parts, re-exported here.
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { users } from '../../db/schema/index.js';
 
@@ -40,4 +40,39 @@ export async function storePasswordHash(tx: Executor, userId: string, passwordHa
       updatedAt: now,
     })
     .where(eq(users.id, userId));
+}
+
+// ---- Addresses
+
+/**
+ * Serialises every write that claims an address (invitations, SCIM provisioning, a proven change of address): the
+ * unique index on lower(email) would otherwise fail one of two racers with a database error.
+ */
+export async function lockAddress(tx: Executor, email: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invite:${email.toLowerCase()}`}, 0))`);
+}
+
+/** Whether an account other than `userId` uses the address. */
+export async function addressTakenByOther(tx: Executor, email: string, userId: string): Promise<boolean> {
+  const [hit] = await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(and(sql`lower(${users.email}) = lower(${email})`, ne(users.id, userId)))
+    .limit(1);
+  return Boolean(hit);
+}
+
+/** The account's address proven (`email` given: it also becomes the login address). */
+export async function markAddressProven(
+  tx: Executor,
+  userId: string,
+  now: Date,
+  email?: string,
+): Promise<UserRow | undefined> {
+  const [user] = await tx
+    .update(users)
+    .set({ emailVerified: true, updatedAt: now, ...(email !== undefined ? { email } : {}) })
+    .where(eq(users.id, userId))
+    .returning();
+  return user;
 }

@@ -5,6 +5,9 @@ export const userProfile = z
   .object({
     id: z.uuid(),
     email: z.string(),
+    emailVerified: z
+      .boolean()
+      .describe('Whether the address was proven (a mailed link opened, or a domain its tenant proved).'),
     name: z.string(),
     avatarUrl: z.string().nullable(),
     status: z.enum(['active', 'invited', 'disabled']),
@@ -26,6 +29,7 @@ export const userProfile = z
       {
         id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12',
         email: 'ada@example.org',
+        emailVerified: true,
         name: 'Ada Lovelace',
         avatarUrl: null,
         status: 'active',

@@ -29,6 +29,7 @@ export const tokenResponse = z
         user: {
           id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12',
           email: 'ada@example.org',
+          emailVerified: true,
           name: 'Ada Lovelace',
           avatarUrl: null,
           status: 'active',

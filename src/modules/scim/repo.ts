@@ -153,11 +153,6 @@ export async function accountById(tx: Tx, id: string) {
   return account;
 }
 
-export async function accountIdByEmail(tx: Tx, address: string): Promise<string | undefined> {
-  const [taken] = await tx.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = ${address}`).limit(1);
-  return taken?.id;
-}
-
 export async function insertAccount(tx: Tx, values: typeof users.$inferInsert) {
   const [account] = await tx.insert(users).values(values).returning();
   return account!;

@@ -7,16 +7,17 @@ import type { Deps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl } from '../auth/index.js';
+import { domainProvenBy } from '../domains/index.js';
 import { mails } from '../identity/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { findMember } from '../users/index.js';
+import { readdressAccount } from './account-address.js';
 import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
 import type { ScimCaller } from './context.js';
 import { endMembership, syncMembership } from './membership.js';
 import {
   accountByEmail,
   accountById,
-  accountIdByEmail,
   accountInUse,
   deleteAccount,
   deleteScimUser,
@@ -180,6 +181,8 @@ export async function createUser(deps: Deps, caller: ScimCaller, input: ScimUser
         email: address,
         name: accountName,
         status: 'invited',
+        // Nobody opened a link yet: the address counts as proven only in a domain this tenant proved.
+        emailVerified: await domainProvenBy(tx, address, t),
         createdAt: now,
         updatedAt: now,
       });
@@ -260,6 +263,7 @@ async function writeUser(
   next: (current: Row, tx: Tx) => Promise<ScimUserInput>,
 ) {
   const t = caller.target;
+  let mailed: string | null = null;
   const row = await deps.db.transaction(async (tx) => {
     await lockTenant(tx, t);
     const current = await findRow(tx, t, id);
@@ -268,11 +272,8 @@ async function writeUser(
     await assertUnique(tx, t, fields, current.id);
     if (current.ownsAccount) {
       const account = await accountById(tx, current.userId);
-      if (account && account.email.toLowerCase() !== address) {
-        const taken = await accountIdByEmail(tx, address);
-        if (taken) throw new AppError('email_taken', 'Another account already uses this e-mail address.');
-      }
-      await updateAccount(tx, current.userId, { email: address, name: accountName, updatedAt: deps.clock.now() });
+      if (account) mailed = await readdressAccount(deps, tx, t, account, address);
+      await updateAccount(tx, current.userId, { name: accountName, updatedAt: deps.clock.now() });
     }
     const changed = (Object.keys(fields) as (keyof typeof fields)[]).filter(
       (k) => JSON.stringify(fields[k]) !== JSON.stringify(current[k]),
@@ -300,6 +301,7 @@ async function writeUser(
             changed: changed.sort(),
             roleId: sync.roleId,
             sessionsRevoked: sync.sessionsRevoked,
+            ...(mailed ? { pendingEmail: mailed } : {}),
           },
         },
         meta,
@@ -307,6 +309,7 @@ async function writeUser(
     }
     return updated;
   });
+  if (mailed) deps.outbox.kick();
   return jsonOf(deps, deps.db, row);
 }
 

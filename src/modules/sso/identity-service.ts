@@ -9,6 +9,7 @@ import {
   consumeFlow,
   countFlowAttempt,
   createFlow,
+  markAddressProven,
   peekFlow,
   startSession,
   type SessionContext,
@@ -179,12 +180,18 @@ async function resolveIdentity(
   meta: AuditRequestMeta,
 ): Promise<Resolution> {
   const now = deps.clock.now();
+  // The provider asserts the address in a domain its tenant proved: the account's address counts as proven.
+  const proveAddress = async (u: { id: string; email: string; emailVerified: boolean }) => {
+    if (proven && !u.emailVerified && u.email.toLowerCase() === who.email.toLowerCase())
+      await markAddressProven(tx, u.id, now);
+  };
   const viaLink = async (link: IdentityRow): Promise<Resolution> => {
     const u = await findUser(tx, link.userId);
     if (!u || u.status === 'disabled') return { error: 'account_disabled' };
     const ctx = await membershipIn(tx, provider, u.id);
     if (!ctx) return { error: 'no_org_access' };
     await touchIdentity(tx, link.id, who.email, now);
+    await proveAddress(u);
     return { userId: u.id, context: ctx };
   };
   const link = await identityBySubject(tx, provider.id, who.subject);
@@ -204,6 +211,7 @@ async function resolveIdentity(
       return { link: { userId: existing.id, context: ctx } };
     await recordLink(deps, tx, provider, existing, who, 'automatic', meta);
     if (existing.status === 'invited') await activateUser(tx, existing.id, now);
+    await proveAddress(existing);
     return { userId: existing.id, context: ctx };
   }
   if (!provider.autoProvision) return { error: 'user_not_found' };

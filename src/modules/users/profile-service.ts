@@ -2,18 +2,22 @@ import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
+import { requestEmailChange } from '../auth/index.js';
 import { toProfile, type UserProfile } from '../identity/index.js';
 import { updateProfileRow } from './repo.js';
 
 export async function updateOwnProfile(
-  deps: Pick<Deps, 'db' | 'audit' | 'clock'>,
+  deps: Pick<Deps, 'db' | 'audit' | 'clock' | 'outbox' | 'config'>,
   principal: Principal,
-  patch: { name?: string; avatarUrl?: string | null },
+  patch: { name?: string; avatarUrl?: string | null; email?: string },
   meta: AuditRequestMeta,
 ): Promise<UserProfile> {
-  return deps.db.transaction(async (tx) => {
-    const user = await updateProfileRow(tx, principal.userId, { ...patch, updatedAt: deps.clock.now() });
+  const profile = await deps.db.transaction(async (tx) => {
+    const { email, ...fields } = patch;
+    const user = await updateProfileRow(tx, principal.userId, { ...fields, updatedAt: deps.clock.now() });
     if (!user) throw notFound('user');
+    // The login moves only when the link mailed to the new address is opened (GET /auth/verify-email shows it pending).
+    if (email !== undefined) await requestEmailChange(deps, tx, user, email, { kind: 'self' });
     await deps.audit.record(
       tx,
       {
@@ -29,4 +33,6 @@ export async function updateOwnProfile(
     );
     return toProfile(user, principal);
   });
+  if (patch.email !== undefined) deps.outbox.kick();
+  return profile;
 }

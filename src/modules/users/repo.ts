@@ -11,6 +11,7 @@ import { asSystemWithin } from '../../db/row-security.js';
 const base = {
   id: users.id,
   email: users.email,
+  emailVerified: users.emailVerified,
   name: users.name,
   status: users.status,
   mfaEnabled: users.mfaEnabled,
@@ -31,6 +32,7 @@ function toJson(r: Row): UserRowJson {
   return {
     id: r.id as string,
     email: r.email as string,
+    emailVerified: r.emailVerified as boolean,
     name: r.name as string,
     status: r.status as UserRowJson['status'],
     mfaEnabled: r.mfaEnabled as boolean,

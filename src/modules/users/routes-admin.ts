@@ -37,6 +37,7 @@ export function userAdminRoutes(deps: Deps) {
     const auth = deps.authenticate();
     const full = requireFullOrgAccess();
     const stepUp = requireStepUp(deps);
+    const stepUpOnEmail = requireStepUp(deps, { when: (req) => (req.body as { email?: string }).email !== undefined });
     const stepUpForAdminRole = requireStepUp(deps, {
       when: (req) => isAdminRole(deps.db, (req.body as { roleId: string }).roleId),
     });
@@ -146,9 +147,10 @@ export function userAdminRoutes(deps: Deps) {
       '/users/:id',
       {
         onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        preHandler: [stepUpOnEmail],
         schema: {
           tags,
-          summary: 'Change name or status (disabled ends every session)',
+          summary: 'Change name, status (disabled ends every session) or e-mail (once the new address is proven)',
           params: idParam,
           querystring: orgQuery,
           body: updateUserBody,

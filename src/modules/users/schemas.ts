@@ -6,14 +6,23 @@ export const updateOwnProfileBody = z
   .strictObject({
     name: z.string().trim().min(1).max(255).optional(),
     avatarUrl: httpsUrl.nullable().optional(),
+    email: z
+      .email()
+      .max(255)
+      .trim()
+      .optional()
+      .describe('A new login address: it takes effect when the link mailed to it is opened (POST /auth/verify-email).'),
   })
-  .refine((b) => b.name !== undefined || b.avatarUrl !== undefined, { message: 'Give name or avatarUrl' })
+  .refine((b) => b.name !== undefined || b.avatarUrl !== undefined || b.email !== undefined, {
+    message: 'Give name, avatarUrl or email',
+  })
   .meta({ minProperties: 1 });
 
 export const userRow = z
   .object({
     id: z.uuid(),
     email: z.string(),
+    emailVerified: z.boolean(),
     name: z.string(),
     status: z.enum(['active', 'invited', 'disabled']),
     mfaEnabled: z.boolean(),
@@ -36,6 +45,7 @@ export const userRow = z
       {
         id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12',
         email: 'ada@example.org',
+        emailVerified: true,
         name: 'Ada Lovelace',
         status: 'active',
         mfaEnabled: true,
@@ -89,7 +99,15 @@ export const updateUserBody = z
   .strictObject({
     name: z.string().trim().min(1).max(255).optional(),
     status: z.enum(['active', 'disabled']).optional(),
+    email: z
+      .email()
+      .max(255)
+      .trim()
+      .optional()
+      .describe('A new login address: it takes effect when the link mailed to it is opened (POST /auth/verify-email).'),
   })
-  .refine((b) => b.name !== undefined || b.status !== undefined, { message: 'Give name or status' })
+  .refine((b) => b.name !== undefined || b.status !== undefined || b.email !== undefined, {
+    message: 'Give name, status or email',
+  })
   .meta({ minProperties: 1 });
 export const assignRoleBody = z.strictObject({ roleId: z.uuid() });

@@ -6,7 +6,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { assertAccountAuthority } from '../../http/refusal.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { createInviteToken, inviteUrl } from '../auth/index.js';
+import { createInviteToken, inviteUrl, requestEmailChange } from '../auth/index.js';
 import { findUserByEmail, mails, revokeUserSessions } from '../identity/index.js';
 import { assertWithinReach } from '../../http/refusal.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
@@ -204,7 +204,7 @@ export async function updateUser(
   caller: Principal,
   target: TargetScope,
   userId: string,
-  patch: { name?: string; status?: 'active' | 'disabled' },
+  patch: { name?: string; status?: 'active' | 'disabled'; email?: string },
   meta: AuditRequestMeta,
 ) {
   await deps.db.transaction(async (tx) => {
@@ -212,8 +212,17 @@ export async function updateUser(
     if (!member) throw notFound('user');
     if (userId === caller.userId && patch.status)
       throw new AppError('forbidden_self_action', 'You cannot change your own status.');
-    // Name and status are the account's, in every tenant it belongs to.
+    // Name, status and address are the account's, in every tenant it belongs to.
     await assertAccountAuthority(tx, authorityOf(caller), userId);
+    // A new address becomes the login only once the link mailed to it is opened.
+    const pendingEmail =
+      patch.email === undefined
+        ? undefined
+        : await requestEmailChange(deps, tx, member, patch.email, {
+            kind: 'admin',
+            partnerId: target.partnerId,
+            orgId: target.orgId,
+          });
     assertMemberWithinReach(caller, member);
     if (patch.status === 'active' && member.status === 'invited')
       throw new AppError('conflict', 'An invited user becomes active by accepting the invitation.');
@@ -237,12 +246,14 @@ export async function updateUser(
         details: {
           changed: Object.keys(patch).sort(),
           ...(patch.status ? { status: patch.status } : {}),
+          ...(pendingEmail ? { pendingEmail } : {}),
           sessionsRevoked: revoked,
         },
       },
       meta,
     );
   });
+  if (patch.email !== undefined) deps.outbox.kick();
   return (await findMember(deps.db, target, userId))!;
 }
 
