@@ -2,19 +2,19 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
+// Every benchmark of the service runs the built server (dist/, as npm start does), each against a ceiling in the same run.
 const benches = [
   ['framework', 'bench/framework/run.ts'],
   // P1: ceiling = raw node:http in the same run; PostgreSQL + Redis too when DATABASE_URL / REDIS_URL are set.
   ['hot-path', 'bench/hot-path.ts'],
   // P2: bound = cores ÷ one argon2id hash measured in the same run.
   ['login', 'bench/login.ts'],
-  // Every benchmark of the service runs the built server (dist/, as npm start does), each against a ceiling in the same run.
   // P5: 100k users, 1k organisations, 50k devices, 1M audit records (PGlite: scale 0.2 unless --scale); ceiling /users/me.
   ['large-tenant', 'bench/large-tenant.ts'],
   ['permissions', 'bench/permissions.ts'],
   ['contacts-import', 'bench/contacts-import.ts'],
-  ['audit-export', 'bench/audit-export.ts'],
   // Audit export: the live heap of a 100k-row export against a 10k-row one (exit 1 when it grows with the rows).
+  ['audit-export', 'bench/audit-export.ts'],
   // Audit webhooks: an audited change with and without subscriptions; the backlog drain against changes per second.
   ['webhooks', 'bench/webhooks.ts'],
   // Service accounts: API-key authentication against a JWT on the same route and role.
