@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-// Every benchmark of the service runs the built server (dist/, as npm start does), each against a ceiling in the same run.
+// Every benchmark of the service runs the built server (dist/, as npm start does) against a same-run ceiling.
 const benches = [
   ['framework', 'bench/framework/run.ts'],
   // P1: ceiling = raw node:http in the same run; PostgreSQL + Redis too when DATABASE_URL / REDIS_URL are set.
