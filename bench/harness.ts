@@ -99,3 +99,28 @@ export function runBench(serve: () => Promise<unknown>, measure: () => Promise<u
     process.exit(1);
   });
 }
+
+/**
+ * Bulk data a benchmark cannot make over HTTP in reasonable time (a million audit records, 10,000 users), written
+ * straight into a built server's database as its owner (no row security), then the server started again on it so it
+ * reads the data as it would after any restart. On PGlite the server is stopped first: one process at a time may open
+ * its DATA_DIR. Everything a customer could do over HTTP is still done over HTTP; only the volume comes this way.
+ */
+export async function seedDatabase<T>(
+  server: { env: Record<string, string>; stop(): Promise<void>; restart(): Promise<void> },
+  seed: (db: import('../src/db/connect.js').Db) => Promise<T>,
+): Promise<T> {
+  const { openDatabase } = await import('../src/db/connect.js');
+  await server.stop();
+  const database = await openDatabase({
+    ...(server.env.DATABASE_URL ? { databaseUrl: server.env.DATABASE_URL } : {}),
+    dataDir: server.env.DATA_DIR!,
+    rowSecurity: false,
+  });
+  try {
+    return await seed(database.db);
+  } finally {
+    await database.close();
+    await server.restart();
+  }
+}

@@ -2,22 +2,25 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
+// Every benchmark of the service runs the built server (dist/, as npm start does) against a same-run ceiling.
 const benches = [
   ['framework', 'bench/framework/run.ts'],
   // Hot path: ceiling = raw node:http in the same run; PostgreSQL + Redis too when DATABASE_URL / REDIS_URL are set.
   ['hot-path', 'bench/hot-path.ts'],
   // Login: bound = cores ÷ one argon2id hash measured in the same run.
   ['login', 'bench/login.ts'],
-  // Large tenant: 100k users, 1k organisations, 50k devices, 1M audit records (PGlite: scale 0.2 unless --scale).
+  // Large tenant: 100k users, 1k organisations, 50k devices, 1M audit records (PGlite: scale 0.2 unless --scale); ceiling /users/me.
   ['large-tenant', 'bench/large-tenant.ts'],
   ['permissions', 'bench/permissions.ts'],
   ['contacts-import', 'bench/contacts-import.ts'],
+  // Audit export: the live heap of a 100k-row export against a 10k-row one (exit 1 when it grows with the rows).
   ['audit-export', 'bench/audit-export.ts'],
-  // Audit webhooks: the outbox's cost per audited change, and deliveries per second to a local verifying receiver.
+  // Audit webhooks: an audited change with and without subscriptions; the backlog drain against changes per second.
   ['webhooks', 'bench/webhooks.ts'],
   // Service accounts: API-key authentication against a JWT on the same route and role.
   ['api-key-auth', 'bench/api-key-auth.ts'],
-  // Admin console: sign-in page JS ≤ 200 KB gzip and interactive ≤ 1 s; users page (10,000 users) first page ≤ 300 ms.
+  // Admin console: sign-in page JS ≤ 200 KB gzip and interactive ≤ 1 s; users page (10,000 users) first page ≤ 300 ms;
+  // floors: a cold /healthz navigation, the page's own API call.
   ['console', 'bench/console.ts'],
   // Start and memory: spawn → /readyz of dist/main.js (first start, restart, PostgreSQL) and idle RSS; ceiling =
   // an empty node:http.
