@@ -1801,7 +1801,7 @@ export interface paths {
         head?: never;
         /**
          * Change name, slug, status or security settings
-         * @description Security settings include the organisation's IP allow-list (`security.ipAllowlist`: its members, and partner members acting in it); a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`.
+         * @description Security settings include the organisation's IP allow-list (`security.ipAllowlist`: its members, and partner members acting in it); a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`. The organisation's record and settings hold every site: a caller restricted to sites or device groups is 403 `permission_ceiling`.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `organizations:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
          */
