@@ -1838,8 +1838,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The customer's view: every partner member who can reach the organisation, and how
-         * @description Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The organisation's admins see it; so does the partner.
+         * The customer's view: every partner member and service account that can reach the organisation, and how
+         * @description Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The first page also lists serviceAccounts: the partner's own and those its staff made for the organisation, with role, last use and whether the organisation's controls hold them out. The organisation's admins see it; so does the partner.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `users:read`.
          */
@@ -1861,7 +1861,7 @@ export interface paths {
         };
         /**
          * The customer's view: what the partner's staff did in the organisation
-         * @description The organisation's audit trail filtered to actors who are members of its partner, newest first, keyset paging.
+         * @description The organisation's audit trail filtered to actors who spoke for its partner (members, service accounts, SCIM tokens the partner made), newest first, keyset paging. Staff who have since left the partner stay listed, marked formerStaff.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `audit:read`.
          */
@@ -3837,12 +3837,37 @@ export interface components {
             at: string;
             action: string;
             result: string;
-            /** Format: uuid */
-            actorUserId: string;
+            /** @description A person or service account; null for a SCIM token */
+            actorUserId: string | null;
             actorEmail: string | null;
+            /** @enum {string} */
+            actorType: "user" | "service_account" | "scim_token";
+            /** @description The service account or SCIM token named at the time */
+            actorName: string | null;
+            /** @description The actor no longer speaks for the partner: a person who left it, a service account since deleted */
+            formerStaff: boolean;
             resourceType: string | null;
             resourceId: string | null;
             ip: string | null;
+        };
+        PartnerServiceAccountEntry: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description partner: the partner's own (it reaches every organisation of the partner); organization: made for this organisation by the partner's staff
+             * @enum {string}
+             */
+            owner: "partner" | "organization";
+            /** Format: uuid */
+            roleId: string;
+            roleName: string;
+            disabled: boolean;
+            /** @description The last use of any of its keys (null: never) */
+            lastUsedAt: string | null;
+            /** @description false when disabled, or when the organisation's own controls (mspAccess) hold it out */
+            reachesNow: boolean;
+            blockedBy: ("account" | "membership" | "role" | "organization_access" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
         };
         /** @description autoApprove: distinct classifications; rebootBehavior; deferDays 0..365 */
         PatchPolicyBodyInput: {
@@ -14527,6 +14552,8 @@ export interface operations {
                         /** @enum {string} */
                         mspAccess: "allowed" | "approval_required" | "suspended";
                         data: components["schemas"]["PartnerAccessEntry"][];
+                        /** @description Service accounts that speak for the partner in the organisation (first page only; empty on later pages) */
+                        serviceAccounts: components["schemas"]["PartnerServiceAccountEntry"][];
                         nextCursor: string | null;
                     };
                 };
