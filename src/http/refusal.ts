@@ -1,7 +1,8 @@
 // An access decision's denial as the answer of a by-id route (src/access/decision.ts reasons, HTTP errors here).
 import { type Authority, accountAuthority } from '../access/account-authority.js';
 import { beyondReach, type Granted, type Reach } from '../access/ceiling.js';
-import type { AccessReason } from '../access/decision.js';
+import { type AccessReason, customerControlReasons } from '../access/decision.js';
+import { membershipTenantSettings } from '../access/repo.js';
 import type { Executor } from '../db/connect.js';
 import { AppError, notFound } from './errors.js';
 
@@ -37,4 +38,15 @@ export function assertWithinReach(creator: Reach, granted: Granted): void {
       : 'You cannot grant or administer access to sites or device groups beyond your own.',
     { missing: [...beyond.permissions, ...beyond.reach] },
   );
+}
+
+/**
+ * What someone acting for the partner made for an organisation (an invitation link, an SSO provider) is held by the
+ * organisation's controls while they hold the partner's staff (customerControlReasons, as SCIM tokens and service
+ * accounts are): 403 msp_access_denied. The person it lets in is held by the organisation's IP allow-list at sign-in,
+ * as every member is, so no address is asked here.
+ */
+export async function partnerMadeRefusal(ex: Executor, orgId: string, what: string): Promise<AppError | null> {
+  const settings = await membershipTenantSettings(ex, { scope: 'organization', partnerId: null, orgId });
+  return refusalOf(customerControlReasons({}, orgId, settings), what);
 }

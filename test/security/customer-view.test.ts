@@ -47,8 +47,7 @@ describe("the customer's partner-access view lists the partner's service account
     const first = await view();
     const ids = first.serviceAccounts.map((a) => a.id);
     expect(ids).toEqual([partnerWide.account.id, madeForOrg.account.id]);
-    for (const absent of [forOtherOrg.account.id, rivals.account.id])
-      expect(ids).not.toContain(absent);
+    for (const absent of [forOtherOrg.account.id, rivals.account.id]) expect(ids).not.toContain(absent);
     const [wide, forOrg] = first.serviceAccounts;
     expect(wide).toMatchObject({
       name: partnerWide.account.name,

@@ -3,6 +3,7 @@
 import { sealAs } from '../../db/sealed-catalogue.js';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
+import { speaksForPartner } from '../../access/principal.js';
 import { AppError } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
@@ -116,6 +117,7 @@ export async function createProvider(
       allowedDomains: input.allowedDomains ?? '',
       enforceSso: input.enforceSSO ?? false,
       trustIdpMfa: input.trustIdpMfa ?? false,
+      madeByPartner: t.orgId === null || speaksForPartner(caller),
     });
     await deps.audit.record(
       tx,
@@ -187,6 +189,8 @@ export async function updateProvider(
       ...(input.status !== undefined ? { status: input.status } : {}),
       autoProvision,
       defaultRoleId,
+      // Configured by the partner's staff: from now on held by the customer's controls like one they made.
+      ...(speaksForPartner(caller) ? { madeByPartner: true } : {}),
       updatedAt: deps.clock.now(),
     });
     // A subject means something only at its issuer: links made at the old one must not sign anyone in at the new one.
