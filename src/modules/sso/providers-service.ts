@@ -9,7 +9,7 @@ import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { SSO_PRESETS } from './presets.js';
 import { checkDefaultRole, checkIssuer, fieldError, loadMetadata } from './providers-checks.js';
-import { findProvider, providerToJson } from './providers-view.js';
+import { findProvider, providerWithDomains } from './providers-view.js';
 import {
   deleteIdentitiesOf,
   deleteProviderRow,
@@ -131,7 +131,7 @@ export async function createProvider(
       },
       meta,
     );
-    return { ...providerToJson(deps, row), ...warningsFor(row, input) };
+    return { ...(await providerWithDomains(deps, row, tx)), ...warningsFor(row, input) };
   });
 }
 
@@ -217,7 +217,7 @@ export async function updateProvider(
       },
       meta,
     );
-    return { ...providerToJson(deps, row), ...warningsFor(row, input) };
+    return { ...(await providerWithDomains(deps, row, tx)), ...warningsFor(row, input) };
   });
 }
 

@@ -32,7 +32,7 @@ import {
   deleteProvider,
   findProvider,
   listProviders,
-  providerToJson,
+  providerWithDomains,
   testProvider,
   updateProvider,
 } from './providers-service.js';
@@ -140,7 +140,7 @@ export function ssoRoutes(deps: Deps) {
           response: { 200: providerJson, ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => providerToJson(deps, await findProvider(deps.db, await byId(req), req.params.id)),
+      async (req) => providerWithDomains(deps, await findProvider(deps.db, await byId(req), req.params.id)),
     );
 
     r.post(

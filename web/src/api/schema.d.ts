@@ -4238,6 +4238,11 @@ export interface components {
             nameAttribute?: string | null;
             lastTestedAt: string | null;
             warnings?: "provider_untested"[];
+            /** @description Each domain of allowedDomains, and whether the provider's tenant proved it (discovery, auto-provisioning and enforcement act only on proven domains) */
+            domains?: {
+                domain: string;
+                proven: boolean;
+            }[];
             createdAt: string;
             updatedAt: string;
         };
