@@ -188,7 +188,7 @@ describe('an SSO provider answer says which of its domains are proven, and by it
       { domain: unproven, proven: false },
     ]);
     const victimList = await victim.api.get('/sso/providers', { query: { orgId: victim.org.id } });
-    expect(victimList.body.data.find((p: { id: string }) => p.id === own.id).domains).toEqual([
+    expect(victimList.body.data.find((p: { id: string }) => p.id === own.id)?.domains).toEqual([
       { domain: victims, proven: true },
       { domain: unproven, proven: false },
     ]);
