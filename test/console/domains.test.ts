@@ -1,7 +1,7 @@
 // The Domains page in a real Chromium against the real server and a real DNS server on loopback: a Partner Admin claims
 // a domain, reads the TXT record to publish, verifies too early (told the record was not found), publishes it at the
 // "DNS host" (test/support/dns.ts) and verifies: "Verified". For an organisation, a domain another partner already
-// proved is refused as taken; a claim is deleted. The organisation's own admin sees its domains, without the picker.
+// proved is refused as taken, when claimed and when verified after the other partner won the race; a claim is deleted. The organisation's own admin sees its domains, without the picker.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from '../../src/modules/roles/catalog.js';
@@ -23,9 +23,11 @@ let browser: Browser;
 let partnerId: string;
 let org: { id: string; partnerId: string };
 let admin: SignedInMember['user'];
+let rivalAdmin: SignedInMember;
 const suffix = Math.random().toString(36).slice(2, 8);
 const OWN = `acme-${suffix}.example`;
 const TAKEN = `taken-${suffix}.example`;
+const RACED = `raced-${suffix}.example`;
 
 beforeAll(async () => {
   ensureConsoleBuilt();
@@ -37,7 +39,7 @@ beforeAll(async () => {
   admin = (await signedInPartnerMember(t, partnerId, { email: `domains.admin.${suffix}@example.test` })).user;
   // Another partner got there first and proved TAKEN.
   const rival = await createPartner(t);
-  const rivalAdmin = await signedInPartnerMember(t, rival.id, { roleId: PARTNER_ADMIN_ROLE_ID });
+  rivalAdmin = await signedInPartnerMember(t, rival.id, { roleId: PARTNER_ADMIN_ROLE_ID });
   await proveDomain(rivalAdmin.api, TAKEN);
 }, 120_000);
 afterAll(async () => {
@@ -113,22 +115,33 @@ describe('journey: prove a domain from the console', () => {
     await page.getByRole('option', { name: 'Contoso Dental', exact: true }).click();
     await page.getByText('No domain claimed here yet.').waitFor();
 
-    await addDomain(page, TAKEN);
-    const record = await txtRecord(page, TAKEN);
-    dns.publish(record.name, record.value);
-    await row(page, TAKEN)
-      .getByRole('button', { name: `Verify ${TAKEN}` })
-      .click();
-    await row(page, TAKEN)
+    // Already proven by another partner: refused at once.
+    await page.getByLabel('Domain', { exact: true }).fill(TAKEN);
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await page
       .getByRole('alert')
-      .getByText(`another tenant has already proven ${TAKEN}`, { exact: false })
+      .getByText('Another tenant has already proven this domain', { exact: false })
       .waitFor({ timeout: 30_000 });
-    expect(await row(page, TAKEN).getByText('Pending').count()).toBe(1);
 
-    await row(page, TAKEN)
-      .getByRole('button', { name: `Delete ${TAKEN}` })
+    // Claimed here first, proven by the other partner before this claim is verified: taken, and still pending.
+    await addDomain(page, RACED);
+    await proveDomain(rivalAdmin.api, RACED);
+    const record = await txtRecord(page, RACED);
+    dns.publish(record.name, record.value);
+    await row(page, RACED)
+      .getByRole('button', { name: `Verify ${RACED}` })
       .click();
-    const dialog = page.getByRole('dialog', { name: `Delete ${TAKEN}?` });
+    await row(page, RACED)
+      .getByRole('alert')
+      .getByText(`another tenant has already proven ${RACED}`, { exact: false })
+      .waitFor({ timeout: 30_000 });
+    expect(await row(page, RACED).getByText('Pending').count()).toBe(1);
+    await checkPage(tab, 'domains-taken');
+
+    await row(page, RACED)
+      .getByRole('button', { name: `Delete ${RACED}` })
+      .click();
+    const dialog = page.getByRole('dialog', { name: `Delete ${RACED}?` });
     await dialog.getByRole('button', { name: 'Delete' }).click();
     await dialog.waitFor({ state: 'detached' });
     await page.getByText('No domain claimed here yet.').waitFor({ timeout: 30_000 });

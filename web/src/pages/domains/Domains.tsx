@@ -144,7 +144,7 @@ function DomainRow({ row, write }: { row: Domain; write: boolean }) {
     <>
       <Table.Td>{row.domain}</Table.Td>
       <Table.Td>
-        <Badge color={verified ? 'green' : 'gray'} variant={verified ? 'filled' : 'outline'}>
+        <Badge color="dark" variant={verified ? 'filled' : 'outline'}>
           {verified ? 'Verified' : 'Pending'}
         </Badge>
       </Table.Td>
