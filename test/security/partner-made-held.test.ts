@@ -43,7 +43,7 @@ async function world() {
 }
 type World = Awaited<ReturnType<typeof world>>;
 
-const setMsp = async (w: World, mspAccess: 'allowed' | 'suspended') =>
+const setMsp = async (w: World, mspAccess: 'allowed' | 'approval_required' | 'suspended') =>
   expectStatus(await w.orgAdmin.api.patch(`/orgs/organizations/${w.org.id}`, { settings: { mspAccess } }), 200);
 
 async function invitationLink(w: World, inviter: World['orgAdmin'], roleId: string) {
@@ -80,7 +80,7 @@ describe('an invitation link made by partner staff cannot be accepted while susp
 });
 
 describe('an SSO provider made by partner staff signs nobody in to the organisation while suspended', () => {
-  it('the callback refuses with msp_access_denied, and a code minted before the suspension is refused too', async () => {
+  it('the callback refuses with msp_access_denied, and a code minted before the suspension is refused too; approval_required does not hold it', async () => {
     const w = await world();
     const domain = freshDomain();
     await proveDomain(w.partnerAdmin.api, domain, w.org.id);
@@ -103,7 +103,8 @@ describe('an SSO provider made by partner staff signs nobody in to the organisat
       .where(and(eq(auditLogs.orgId, w.org.id), eq(auditLogs.action, 'auth.login.failed')));
     expect(refused.map((r) => (r.details as { reason?: string }).reason)).toContain('msp_access_denied');
 
-    await setMsp(w, 'allowed');
+    // approval_required admits the partner's staff grant by grant; the organisation's own people still sign in.
+    await setMsp(w, 'approval_required');
     const back = await runSsoLogin(t, w.org.id, { idp, user: idpUser(`newadmin@${domain}`) });
     expect(back.ssoCode, back.location ?? '').toBeTruthy();
     expectStatus(await t.client().post('/sso/exchange', { code: back.ssoCode! }), 200);
