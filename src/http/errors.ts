@@ -305,6 +305,8 @@ export const SSO_FAILURE_CATALOG = {
   default_role_required: 'Auto-provisioning has no default role.',
   saml_response_invalid: "The identity provider's SAML response failed verification.",
   assertion_replayed: 'The SAML assertion was already used.',
+  msp_access_denied:
+    "The organization has suspended its partner's access, and its partner's staff set up this provider: it signs nobody in meanwhile.",
 } as const;
 export type SsoFailureCode = keyof typeof SSO_FAILURE_CATALOG;
 

@@ -1,7 +1,9 @@
 // An access decision's denial as the answer of a by-id route (src/access/decision.ts reasons, HTTP errors here).
 import { type Authority, accountAuthority } from '../access/account-authority.js';
 import { beyondReach, type Granted, type Reach } from '../access/ceiling.js';
-import type { AccessReason } from '../access/decision.js';
+import { type AccessReason, customerControlReasons } from '../access/decision.js';
+import { membershipTenantSettings } from '../access/repo.js';
+import { mspAccessOf } from '../access/settings.js';
 import type { Executor } from '../db/connect.js';
 import { AppError, notFound } from './errors.js';
 
@@ -37,4 +39,17 @@ export function assertWithinReach(creator: Reach, granted: Granted): void {
       : 'You cannot grant or administer access to sites or device groups beyond your own.',
     { missing: [...beyond.permissions, ...beyond.reach] },
   );
+}
+
+/**
+ * What someone acting for the partner made for an organisation and that lets people in (an invitation link, an SSO
+ * provider) is held by the organisation's controls while it suspends its partner (customerControlReasons, as SCIM
+ * tokens and service accounts are): 403 msp_access_denied. Under approval_required it is not: that policy admits the
+ * partner's staff one approved grant at a time, and the people these let in are the organisation's own, whom no grant
+ * could approve. The person let in meets the organisation's IP allow-list at sign-in, as every member does.
+ */
+export async function partnerMadeRefusal(ex: Executor, orgId: string, what: string): Promise<AppError | null> {
+  const settings = await membershipTenantSettings(ex, { scope: 'organization', partnerId: null, orgId });
+  if (mspAccessOf(settings) !== 'suspended') return null;
+  return refusalOf(customerControlReasons({}, orgId, settings), what);
 }

@@ -193,7 +193,9 @@ describe('the organisation admin sees every partner member who can reach it, and
     });
     const activity = expectStatus(await w.orgAdmin.api.get(`/orgs/organizations/${w.org.id}/partner-activity`), 200);
     expect(activity.body.data[0]).toMatchObject({ action: 'device.update', actorUserId: w.partnerAdmin.user.id });
-    expect(activity.body.data.every((a: { actorUserId: string }) => a.actorUserId !== w.orgAdmin.user.id)).toBe(true);
+    expect(activity.body.data.every((a: { actorUserId: string | null }) => a.actorUserId !== w.orgAdmin.user.id)).toBe(
+      true,
+    );
     expectStatus(await setMsp(w.orgAdmin, w.org.id, 'suspended'), 200);
     const after = expectStatus(
       await w.orgAdmin.api.get(`/orgs/organizations/${w.org.id}/partner-access`, { query: { limit: 1 } }),

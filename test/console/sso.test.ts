@@ -240,3 +240,29 @@ describe("journey: a SAML provider from the IdP's metadata", () => {
     await tab.context.close();
   });
 });
+
+describe('a provider listing a domain nobody proved here is flagged', () => {
+  it('the page warns, names the domain, marks it "not proven" in the table and links to Domains', async () => {
+    const northwind = await createOrg(t, partnerId, 'Northwind Vets');
+    const created = await (await adminApi()).post('/sso/providers', {
+      orgId: northwind.id,
+      name: 'Northwind IdP',
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+      clientSecret: idp.clientSecret,
+      allowedDomains: 'northwind.example',
+    });
+    expect(created.status, created.text).toBe(201);
+    const tab = await openSso();
+    const { page } = tab;
+    await pick(page, page, 'Providers of', 'Northwind Vets');
+    const warning = page.getByTestId('unproven-warning');
+    await warning.getByText('Northwind IdP lists domains not proven here').waitFor({ timeout: 30_000 });
+    expect(await warning.textContent()).toContain('northwind.example');
+    expect(await cell(page, 'Northwind IdP', 3).textContent()).toBe('northwind.example (not proven)');
+    await checkPage(tab, 'sso-unproven');
+    await warning.getByRole('link', { name: 'Prove them under Domains.' }).click();
+    await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();
+    await tab.context.close();
+  });
+});

@@ -259,6 +259,18 @@ describe("partner-activity shows the partner's service accounts and staff who ha
     expect(actors).toContain(partnerSa.account.id);
     expect(actors).toContain(tech.user.id);
     expect(view.body.data.map((r) => r.resourceId)).toContain(bySite.body.id);
+    // Each is marked for what it is: the technician as former staff, the service account by name and still current.
+    const techRow = view.body.data.find((r) => r.resourceId === bySite.body.id)!;
+    expect(techRow).toMatchObject({ actorUserId: tech.user.id, actorType: 'user', formerStaff: true });
+    const robotRow = view.body.data.find((r) => r.actorUserId === partnerSa.account.id)!;
+    expect(robotRow).toMatchObject({
+      actorType: 'service_account',
+      actorName: partnerSa.account.name,
+      formerStaff: false,
+    });
+    expect(view.body.data.filter((r) => r.actorUserId === w.partnerAdmin.user.id).every((r) => !r.formerStaff)).toBe(
+      true,
+    );
     // The customer's own admin's actions are not the partner's.
     expect(actors).not.toContain(w.orgAdmin.user.id);
   });

@@ -166,3 +166,33 @@ describe('one domain, one tenant', () => {
     }
   });
 });
+
+describe('an SSO provider answer says which of its domains are proven, and by its own tenant only', () => {
+  it('a domain the victim proved is unproven on the attacker’s provider; the victim’s own provider shows it proven', async () => {
+    const victim = await tenant(t);
+    const attacker = await tenant(t);
+    const victims = freshDomain();
+    const unproven = freshDomain();
+    await proveDomain(victim.api, victims, victim.org.id);
+    const theirs = await createActiveProvider(attacker.api, idp, null, { allowedDomains: `${victims},${unproven}` });
+    const own = await createActiveProvider(victim.api, idp, victim.org.id, {
+      allowedDomains: `${victims},${unproven}`,
+    });
+    // The partner's own provider is another tenant than its organisation: the organisation's proof does not count.
+    const partnerWide = await createActiveProvider(victim.api, idp, null, { allowedDomains: victims });
+
+    const attackerView = await attacker.api.get(`/sso/providers/${theirs.id}`);
+    expect(attackerView.status, attackerView.text).toBe(200);
+    expect(attackerView.body.domains).toEqual([
+      { domain: victims, proven: false },
+      { domain: unproven, proven: false },
+    ]);
+    const victimList = await victim.api.get('/sso/providers', { query: { orgId: victim.org.id } });
+    expect(victimList.body.data.find((p: { id: string }) => p.id === own.id)?.domains).toEqual([
+      { domain: victims, proven: true },
+      { domain: unproven, proven: false },
+    ]);
+    const partnerView = await victim.api.get(`/sso/providers/${partnerWide.id}`);
+    expect(partnerView.body.domains).toEqual([{ domain: victims, proven: false }]);
+  });
+});

@@ -150,3 +150,35 @@ describe('a just-in-time grant for one site never reaches organisation-level rec
     expectStatus(await partnerAdmin.api.get(`/custom-fields/${field!.id}`), 200);
   });
 });
+
+describe('a site-restricted organisation admin cannot change organisation-level settings', () => {
+  it('mspAccess, the IP allow-list, the security policy, the name: 403 permission_ceiling, nothing changed', async () => {
+    const w = await world();
+    const partnerAdmin = await signedInPartnerMember(t, w.partner.id, { roleId: PARTNER_ADMIN });
+    // The partner's staff tightened access; the site admin tries to lift it, and then to loosen the rest.
+    expectStatus(
+      await w.orgAdmin.api.patch(`/orgs/organizations/${w.org.id}`, { settings: { mspAccess: 'suspended' } }),
+      200,
+    );
+    const attempts: object[] = [
+      { settings: { mspAccess: 'allowed' } },
+      { settings: { security: { ipAllowlist: ['0.0.0.0/0'] } }, confirmLockout: true },
+      { settings: { security: { requireMfa: false } } },
+      { name: 'Renamed by a site admin' },
+    ];
+    for (const body of attempts) {
+      const res = await w.siteAdmin.api.patch(`/orgs/organizations/${w.org.id}`, body);
+      expectError(res, 403, 'permission_ceiling');
+      expect((res.body as unknown as { missing: string[] }).missing).toEqual(['siteIds']);
+    }
+    const org = expectStatus(await w.orgAdmin.api.get(`/orgs/organizations/${w.org.id}`), 200).body;
+    expect(org.settings.mspAccess).toBe('suspended');
+    expect(org.name).not.toBe('Renamed by a site admin');
+    expectError(await partnerAdmin.api.get(`/orgs/organizations/${w.org.id}`), 403, 'msp_access_denied');
+    // The organisation-wide admin may (the refusal is the reach, not the route).
+    expectStatus(
+      await w.orgAdmin.api.patch(`/orgs/organizations/${w.org.id}`, { settings: { mspAccess: 'allowed' } }),
+      200,
+    );
+  });
+});

@@ -43,6 +43,7 @@ const PROVIDER_FIELDS = [
   'clientId',
   'createdAt',
   'defaultRoleId',
+  'domains',
   'enforceSSO',
   'hasClientSecret',
   'id',
@@ -88,6 +89,10 @@ describe('provider CRUD through the API', () => {
       defaultRoleId: null,
       allowedDomains: 'example.com,corp.example.org',
       enforceSSO: false,
+      domains: [
+        { domain: 'example.com', proven: false },
+        { domain: 'corp.example.org', proven: false },
+      ],
     });
     const id = created.body.id as string;
 

@@ -94,6 +94,9 @@ function refusedBeforeLookup(caller: CallerName, c: ByIdCase): string | null {
     if (caller === 'partner with orgAccess selected') return 'full_org_access_required';
     if (caller === 'member restricted to a site') return 'permission_ceiling';
   }
+  // The organisation's record and settings hold every site: a site-restricted member changes none of them.
+  if (c.method === 'PATCH' && c.url === '/orgs/organizations/:id' && caller === 'member restricted to a site')
+    return 'permission_ceiling';
   // Audit webhooks need audit:manage, which the seeded Organization Admin role does not hold.
   if (c.url.startsWith('/webhooks/') && (caller === 'organisation member' || caller === 'member restricted to a site'))
     return 'forbidden';

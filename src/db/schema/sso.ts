@@ -36,6 +36,8 @@ export const ssoProviders = pgTable(
     idpSsoUrl: varchar('idp_sso_url', { length: 2048 }),
     emailAttribute: varchar('email_attribute', { length: 255 }),
     nameAttribute: varchar('name_attribute', { length: 255 }),
+    /** Made (or last configured) by someone acting for the partner: the customer's controls hold its sign-ins. */
+    madeByPartner: boolean('made_by_partner').notNull().default(false),
     ...timestamps,
   },
   (t) => [

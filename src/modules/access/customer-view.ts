@@ -1,17 +1,25 @@
-// The customer's view: every partner member who can reach the organisation, how, and what they did there.
+// The customer's view: every partner member and partner service account that can reach the organisation, how, and
+// what they (and staff who have since left) did there.
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { decodeCursor, encodeCursor } from '../../http/pagination.js';
 import { findInScope, mspAccessOf, ORGANIZATION } from '../tenants/index.js';
-import { orgAccessReasons } from '../../access/decision.js';
-import { partnerActivityRows, partnerMemberIdsReaching } from './repo.js';
+import { customerControlReasons, orgAccessReasons } from '../../access/decision.js';
+import { partnerActivityRows, partnerMemberIdsReaching, partnerServiceAccountsReaching } from './repo.js';
 import { userSubjects } from './subjects.js';
 
 const memberCursor = z.object({ id: z.uuid() });
 const seqCursor = z.object({ seq: z.number().int() });
+/** The partner's service accounts answered on the first page (a partner has few; more are not listed). */
+export const SERVICE_ACCOUNTS_LISTED = 200;
 
-/** Partner members whose standing access covers the organisation, in id order; each with the decision mspAccess gives. */
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/**
+ * Partner members whose standing access covers the organisation, in id order, each with the decision the organisation's
+ * controls give; on the first page, the service accounts that speak for the partner there, with the same decision.
+ */
 export async function partnerAccess(
   deps: Deps,
   caller: Principal,
@@ -53,14 +61,33 @@ export async function partnerAccess(
       },
     ];
   });
+  const accounts = after ? [] : await partnerServiceAccountsReaching(deps.db, org, SERVICE_ACCOUNTS_LISTED);
   return {
     mspAccess: mspAccessOf(org.settings),
     data,
+    serviceAccounts: accounts.map((a) => {
+      // A key carries no grant and its address is the request's: the organisation's controls as they hold every key.
+      const denied = a.disabled ? null : customerControlReasons({}, org.id, org.settings).find((r) => !r.allowed);
+      return {
+        id: a.id,
+        name: a.name,
+        owner: a.org_id === null ? ('partner' as const) : ('organization' as const),
+        roleId: a.role_id,
+        roleName: a.role_name,
+        disabled: a.disabled,
+        lastUsedAt: iso(a.last_used_at),
+        reachesNow: !a.disabled && !denied,
+        blockedBy: denied?.step ?? null,
+      };
+    }),
     nextCursor: ids.length > q.limit ? encodeCursor({ id: page[page.length - 1]! }) : null,
   };
 }
 
-/** The organisation's audit records whose actor spoke for its partner (staff since gone included), newest first. */
+/**
+ * The organisation's audit records whose actor spoke for its partner, newest first: its members, service accounts and
+ * SCIM tokens, and staff who have since left (marked formerStaff).
+ */
 export async function partnerActivity(
   deps: Deps,
   caller: Principal,
@@ -79,6 +106,9 @@ export async function partnerActivity(
       result: r.result,
       actorUserId: r.actor_user_id,
       actorEmail: r.actor_email,
+      actorType: r.actor_type,
+      actorName: r.actor_name,
+      formerStaff: r.former === true,
       resourceType: r.resource_type,
       resourceId: r.resource_id,
       ip: r.ip,

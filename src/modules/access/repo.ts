@@ -35,20 +35,54 @@ export async function partnerMemberIdsReaching(
   ).map((r) => r.user_id);
 }
 
+export interface PartnerServiceAccountRow {
+  id: string;
+  name: string;
+  org_id: string | null;
+  role_id: string;
+  role_name: string;
+  disabled: boolean;
+  last_used_at: Date | string | null;
+}
+
+/**
+ * Service accounts that speak for the partner in the organisation: the partner's own (they reach every organisation of
+ * the partner) and the organisation's that someone acting for the partner made; the partner's first, then by name.
+ */
+export async function partnerServiceAccountsReaching(
+  db: Executor,
+  org: { id: string; partnerId: string },
+  n: number,
+): Promise<PartnerServiceAccountRow[]> {
+  return rowsOf<PartnerServiceAccountRow>(
+    await db.execute(sql`select sa.id, sa.name, sa.org_id, sa.role_id, r.name as role_name, sa.disabled,
+        (select max(k.last_used_at) from service_account_keys k where k.service_account_id = sa.id) as last_used_at
+      from service_accounts sa join roles r on r.id = sa.role_id
+      where sa.partner_id = ${org.partnerId} and (sa.org_id is null or (sa.org_id = ${org.id} and sa.made_by_partner))
+      order by sa.org_id nulls first, lower(sa.name), sa.id limit ${n}`),
+  );
+}
+
 export interface PartnerActivityRow {
   seq: string | number;
   id: string;
   at: Date | string;
   action: string;
   result: string;
-  actor_user_id: string;
+  actor_user_id: string | null;
   actor_email: string | null;
+  actor_type: 'user' | 'service_account' | 'scim_token';
+  actor_name: string | null;
+  former: boolean;
   resource_type: string | null;
   resource_id: string | null;
   ip: string | null;
 }
 
-/** The organisation's audit records whose actor is one of its partner's members, newest first, before `beforeSeq`. */
+/**
+ * The organisation's audit records whose actor spoke for its partner, newest first, before `beforeSeq`; `former`: the
+ * actor is a person with no membership of the partner any more, or a service account since deleted.
+ */
 export async function partnerActivityRows(
   db: Executor,
   org: { id: string; partnerId: string },
@@ -56,12 +90,21 @@ export async function partnerActivityRows(
   n: number,
 ): Promise<PartnerActivityRow[]> {
   return rowsOf<PartnerActivityRow>(
-    await db.execute(sql`select a.seq, a.id, a.at, a.action, a.result, a.actor_user_id, a.actor_email, a.resource_type, a.resource_id, a.ip
-      from audit_logs a where a.org_id = ${org.id}
-        and (a.by_partner
-          or exists (select 1 from partner_users pu where pu.partner_id = ${org.partnerId} and pu.user_id = a.actor_user_id))
-        ${beforeSeq !== null ? sql`and a.seq < ${beforeSeq}` : sql``}
-      order by a.seq desc limit ${n}`),
+    await db.execute(sql`select x.*,
+        case x.actor_type
+          when 'user' then x.actor_user_id is not null and not exists (select 1 from partner_users pu
+            where pu.partner_id = ${org.partnerId} and pu.user_id = x.actor_user_id)
+          when 'service_account' then not exists (select 1 from service_accounts sa where sa.id = x.actor_user_id)
+          else false end as former
+      from (select a.seq, a.id, a.at, a.action, a.result, a.actor_user_id, a.actor_email, a.resource_type, a.resource_id, a.ip,
+          case when a.details->>'actorType' in ('service_account', 'scim_token') then a.details->>'actorType' else 'user' end as actor_type,
+          coalesce(a.details->>'serviceAccountName', a.details->>'scimTokenName') as actor_name
+        from audit_logs a where a.org_id = ${org.id}
+          and (a.by_partner
+            or exists (select 1 from partner_users pu where pu.partner_id = ${org.partnerId} and pu.user_id = a.actor_user_id))
+          ${beforeSeq !== null ? sql`and a.seq < ${beforeSeq}` : sql``}
+        order by a.seq desc limit ${n}) x
+      order by x.seq desc`),
   );
 }
 

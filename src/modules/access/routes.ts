@@ -82,9 +82,10 @@ export function accessRoutes(deps: Deps) {
         schema: {
           tags: orgTags,
           operationId: 'listPartnerAccess',
-          summary: "The customer's view: every partner member who can reach the organisation, and how",
+          summary:
+            "The customer's view: every partner member and service account that can reach the organisation, and how",
           description:
-            "Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The organisation's admins see it; so does the partner.",
+            "Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The first page also lists serviceAccounts: the partner's own and those its staff made for the organisation, with role, last use and whether the organisation's controls hold them out. The organisation's admins see it; so does the partner.",
           params: idParam,
           querystring: pageQuery,
           response: { 200: partnerAccessResponse, ...errors(400, 404), ...authErrors },
@@ -101,7 +102,7 @@ export function accessRoutes(deps: Deps) {
           operationId: 'listPartnerActivity',
           summary: "The customer's view: what the partner's staff did in the organisation",
           description:
-            "The organisation's audit trail filtered to actors who are members of its partner, newest first, keyset paging.",
+            "The organisation's audit trail filtered to actors who spoke for its partner (members, service accounts, SCIM tokens the partner made), newest first, keyset paging. Staff who have since left the partner stay listed, marked formerStaff.",
           params: idParam,
           querystring: pageQuery,
           response: { 200: partnerActivityResponse, ...errors(400, 404), ...authErrors },

@@ -162,6 +162,31 @@ export const partnerAccessResponse = z.object({
       })
       .meta({ id: 'PartnerAccessEntry' }),
   ),
+  serviceAccounts: z
+    .array(
+      z
+        .object({
+          id: z.uuid(),
+          name: z.string(),
+          owner: z
+            .enum(['partner', 'organization'])
+            .describe(
+              "partner: the partner's own (it reaches every organisation of the partner); organization: made for this organisation by the partner's staff",
+            ),
+          roleId: z.uuid(),
+          roleName: z.string(),
+          disabled: z.boolean(),
+          lastUsedAt: z.string().nullable().describe('The last use of any of its keys (null: never)'),
+          reachesNow: z
+            .boolean()
+            .describe("false when disabled, or when the organisation's own controls (mspAccess) hold it out"),
+          blockedBy: z.enum(ACCESS_STEPS).nullable(),
+        })
+        .meta({ id: 'PartnerServiceAccountEntry' }),
+    )
+    .describe(
+      'Service accounts that speak for the partner in the organisation (first page only; empty on later pages)',
+    ),
   nextCursor: z.string().nullable(),
 });
 
@@ -173,8 +198,15 @@ export const partnerActivityResponse = z.object({
         at: z.string(),
         action: z.string(),
         result: z.string(),
-        actorUserId: z.uuid(),
+        actorUserId: z.uuid().nullable().describe('A person or service account; null for a SCIM token'),
         actorEmail: z.string().nullable(),
+        actorType: z.enum(['user', 'service_account', 'scim_token']),
+        actorName: z.string().nullable().describe('The service account or SCIM token named at the time'),
+        formerStaff: z
+          .boolean()
+          .describe(
+            'The actor no longer speaks for the partner: a person who left it, a service account since deleted',
+          ),
         resourceType: z.string().nullable(),
         resourceId: z.string().nullable(),
         ip: z.string().nullable(),

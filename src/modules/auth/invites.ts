@@ -21,27 +21,54 @@ import {
   voidFlows,
 } from '../identity/index.js';
 import { proveAccount } from './proof.js';
-import { activateInvitedUser, moveSession, sessionMethod, tenantNames } from './repo.js';
+import { partnerMadeRefusal } from '../../http/refusal.js';
+import { activateInvitedUser, isPartnerMember, moveSession, sessionMethod, tenantNames } from './repo.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 
-/** A fresh invitation link for an invited user; any earlier link stops working. Inside the invite's transaction. */
+/**
+ * A fresh invitation link for an invited user; any earlier link stops working. Inside the invite's transaction.
+ * `byPartner`: the inviter spoke for the partner (a partner member, a partner credential), so the organisation's
+ * controls hold the link (inviteHeld).
+ */
 export async function createInviteToken(
   tx: Executor,
   now: Date,
   userId: string,
   ctx: SessionContext,
   invitedBy: string | null,
+  byPartner = false,
 ): Promise<string> {
   await voidFlows(tx, userId, 'invite', now);
   const { token } = await createFlow(tx, {
     kind: 'invite',
     userId,
-    data: { context: ctx, invitedBy },
+    data: { context: ctx, invitedBy, byPartner } satisfies InviteData,
     ttlMs: INVITE_TTL_MS,
     now,
   });
   return token;
+}
+
+interface InviteData {
+  context: SessionContext;
+  invitedBy: string | null;
+  /** Absent on links made before it was recorded: then the inviter's partner membership decides. */
+  byPartner?: boolean;
+}
+
+/**
+ * An invitation into an organisation that someone acting for the partner made is held while the organisation's
+ * controls hold the partner's staff (403 msp_access_denied): it cannot make a member, an admin least of all, meanwhile.
+ */
+async function inviteHeld(db: Executor, data: InviteData): Promise<void> {
+  const ctx = data.context;
+  if (ctx.scope !== 'organization' || !ctx.orgId) return;
+  const byPartner =
+    data.byPartner ?? (data.invitedBy !== null && (await isPartnerMember(db, ctx.partnerId!, data.invitedBy)));
+  if (!byPartner) return;
+  const refusal = await partnerMadeRefusal(db, ctx.orgId, 'invitation');
+  if (refusal) throw refusal;
 }
 
 export const inviteUrl = (appUrl: string, token: string) =>
@@ -51,6 +78,7 @@ export async function previewInvite(deps: Deps, token: string) {
   const flow = await peekFlow(deps.db, 'invite', token, deps.clock.now());
   const user = flow?.userId ? await findUser(deps.db, flow.userId) : undefined;
   if (!flow || !user || user.status !== 'invited') throw new AppError('invite_invalid');
+  await inviteHeld(deps.db, flow.data as InviteData);
   const ctx = (flow.data as { context: SessionContext }).context;
   return { email: user.email, name: user.name, ...(await tenantNames(deps.db, ctx)) };
 }
@@ -78,6 +106,8 @@ export async function acceptInvite(
   return deps.db.transaction(async (tx) => {
     const flow = await consumeFlow(tx, 'invite', input.token, now);
     if (!flow) throw new AppError('invite_invalid');
+    // Held: the transaction rolls back, so the link works again once the organisation lifts the suspension.
+    await inviteHeld(tx, flow.data as InviteData);
     const ctx = (flow.data as { context: SessionContext }).context;
     const memberships = await listMemberships(tx, user.id);
     const still = memberships.find(invitedInto(ctx));

@@ -14,6 +14,16 @@ export * from './repo-signing-keys.js';
 
 // ---- Users: invitations, registration, password removal
 
+/** Whether the person is a member of the partner's own staff (an invitation link made before the mark was recorded). */
+export async function isPartnerMember(db: Executor, partnerId: string, userId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: partnerUsers.id })
+    .from(partnerUsers)
+    .where(and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.userId, userId)))
+    .limit(1);
+  return Boolean(row);
+}
+
 export async function tenantNames(db: Executor, ctx: SessionContext) {
   const [p] = ctx.partnerId
     ? await db.select({ name: partners.name }).from(partners).where(eq(partners.id, ctx.partnerId))

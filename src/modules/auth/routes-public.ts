@@ -161,9 +161,11 @@ export function authPublicRoutes(deps: Deps) {
         schema: {
           tags: ['auth'],
           summary: 'Who an invitation is for',
+          description:
+            "An invitation into an organisation that its partner's staff made is held (403 msp_access_denied) while the organisation suspends its partner's access.",
           security: [],
           body: invitePreviewBody,
-          response: { 200: invitePreview, ...errors(400, 404) },
+          response: { 200: invitePreview, ...errors(400, 403, 404) },
         },
       },
       async (req) => previewInvite(deps, req.body.token),
@@ -175,9 +177,11 @@ export function authPublicRoutes(deps: Deps) {
         schema: {
           tags: ['auth'],
           summary: 'Accept an invitation and set a password',
+          description:
+            "An invitation into an organisation that its partner's staff made cannot be accepted (403 msp_access_denied) while the organisation suspends its partner's access; the link works again once it lifts the suspension.",
           security: [],
           body: acceptInviteBody,
-          response: { 200: tokenResponse, ...errors(400, 404) },
+          response: { 200: tokenResponse, ...errors(400, 403, 404) },
         },
       },
       async (req, reply) => respondWithTokens(deps, reply, await acceptInvite(deps, req.body, metaOf(req))),

@@ -206,6 +206,7 @@ export async function createUser(deps: Deps, caller: ScimCaller, input: ScimUser
         account.id,
         { scope: t.kind, partnerId: t.partnerId, orgId: t.orgId, roleId: sync.roleId },
         null,
+        caller.actor.forPartner === true,
       );
       await deps.outbox.enqueue(
         tx,

@@ -2,7 +2,8 @@
 // once when nothing is escalated, otherwise after the account proves itself), or a new account (auto-provisioning).
 // The protocol modules verify the assertion; everything after that lives here, once for both.
 import type { Deps } from '../../deps.js';
-import type { Tx } from '../../db/connect.js';
+import type { Executor, Tx } from '../../db/connect.js';
+import { partnerMadeRefusal } from '../../http/refusal.js';
 import { AppError, type SsoFailureCode } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import {
@@ -34,7 +35,6 @@ import {
   partnerMemberRole,
   type ProviderRow,
   providerNameAndType,
-  providerStatusOf,
   provisionAccount,
   touchIdentity,
 } from './repo.js';
@@ -117,6 +117,7 @@ export async function finishSignIn(
   if (who.subject.length > 255) throw await failSignIn(deps, provider, 'id_token_invalid', meta);
   const name = (who.name ?? email.split('@')[0] ?? '').slice(0, 255) || email;
   const mfa = provider.trustIdpMfa && who.idpMfa;
+  if (await heldForPartner(deps.db, provider)) throw await failSignIn(deps, provider, 'msp_access_denied', meta);
 
   // Linking an account by its address alone, or creating one, needs the address's domain proven by this tenant.
   const proven = await domainProvenBy(deps.db, email, provider);
@@ -277,6 +278,12 @@ interface ExchangeData {
   mfa?: boolean;
 }
 
+/** An organisation's provider the partner's staff set up signs nobody in while the organisation's controls hold them. */
+async function heldForPartner(ex: Executor, provider: Pick<Provider, 'orgId' | 'madeByPartner'>): Promise<boolean> {
+  if (!provider.orgId || !provider.madeByPartner) return false;
+  return (await partnerMadeRefusal(ex, provider.orgId, 'SSO provider')) !== null;
+}
+
 /** The session of a federated sign-in: `sso` marks it as begun at the IdP (switch-context asks for the password). */
 async function federatedSession(
   deps: Deps,
@@ -285,8 +292,11 @@ async function federatedSession(
   data: ExchangeData,
   meta: AuditRequestMeta,
 ): Promise<IssuedSession> {
-  if ((await providerStatusOf(tx, data.providerId)) !== 'active')
+  const provider = await findProviderById(tx, data.providerId);
+  if (provider?.status !== 'active')
     throw new AppError('invalid_exchange_code', 'The SSO provider is no longer active.');
+  // Suspended between the IdP's answer and the exchange (or the link's confirmation): held all the same.
+  if (await heldForPartner(tx, provider)) throw new AppError('msp_access_denied');
   return startSession(deps, tx, user, data.context, { mfa: data.mfa === true, method: 'sso', meta });
 }
 

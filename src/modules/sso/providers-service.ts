@@ -3,12 +3,13 @@
 import { sealAs } from '../../db/sealed-catalogue.js';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
+import { speaksForPartner } from '../../access/principal.js';
 import { AppError } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { SSO_PRESETS } from './presets.js';
 import { checkDefaultRole, checkIssuer, fieldError, loadMetadata } from './providers-checks.js';
-import { findProvider, providerToJson } from './providers-view.js';
+import { findProvider, providerWithDomains } from './providers-view.js';
 import {
   deleteIdentitiesOf,
   deleteProviderRow,
@@ -116,6 +117,7 @@ export async function createProvider(
       allowedDomains: input.allowedDomains ?? '',
       enforceSso: input.enforceSSO ?? false,
       trustIdpMfa: input.trustIdpMfa ?? false,
+      madeByPartner: t.orgId === null || speaksForPartner(caller),
     });
     await deps.audit.record(
       tx,
@@ -129,7 +131,7 @@ export async function createProvider(
       },
       meta,
     );
-    return { ...providerToJson(deps, row), ...warningsFor(row, input) };
+    return { ...(await providerWithDomains(deps, row, tx)), ...warningsFor(row, input) };
   });
 }
 
@@ -187,6 +189,8 @@ export async function updateProvider(
       ...(input.status !== undefined ? { status: input.status } : {}),
       autoProvision,
       defaultRoleId,
+      // Configured by the partner's staff: from now on held by the customer's controls like one they made.
+      ...(speaksForPartner(caller) ? { madeByPartner: true } : {}),
       updatedAt: deps.clock.now(),
     });
     // A subject means something only at its issuer: links made at the old one must not sign anyone in at the new one.
@@ -213,7 +217,7 @@ export async function updateProvider(
       },
       meta,
     );
-    return { ...providerToJson(deps, row), ...warningsFor(row, input) };
+    return { ...(await providerWithDomains(deps, row, tx)), ...warningsFor(row, input) };
   });
 }
 

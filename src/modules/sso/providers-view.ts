@@ -3,6 +3,7 @@ import { openAs } from '../../db/sealed-catalogue.js';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { notFound } from '../../http/errors.js';
+import { provenAmong } from '../domains/index.js';
 import type { TargetScope } from '../tenants/index.js';
 import { findOwnedProvider, listOwnedProviders, type ProviderRow } from './repo.js';
 import { acsUrl, spMetadataUrl } from './saml.js';
@@ -45,6 +46,26 @@ export const providerToJson = (deps: Deps, r: Row) => ({
   updatedAt: r.updatedAt.toISOString(),
 });
 
+/** The provider's allowedDomains, one by one (lower-case, as domains are stored). */
+const listedDomains = (r: Row) => [
+  ...new Set(
+    r.allowedDomains
+      .split(',')
+      .map((d) => d.trim().toLowerCase())
+      .filter(Boolean),
+  ),
+];
+
+/**
+ * The provider as read, with each domain it lists flagged proven or not by the provider's own tenant: discovery,
+ * auto-provisioning and enforcement act only on proven ones.
+ */
+export async function providerWithDomains(deps: Deps, r: Row, ex: Executor = deps.db) {
+  const names = listedDomains(r);
+  const proven = await provenAmong(ex, { partnerId: r.partnerId, orgId: r.orgId }, names);
+  return { ...providerToJson(deps, r), domains: names.map((domain) => ({ domain, proven: proven.has(domain) })) };
+}
+
 export async function findProvider(db: Executor, t: TargetScope, id: string): Promise<Row> {
   const row = await findOwnedProvider(db, t, id);
   if (!row) throw notFound('SSO provider');
@@ -53,7 +74,7 @@ export async function findProvider(db: Executor, t: TargetScope, id: string): Pr
 
 export async function listProviders(deps: Deps, t: TargetScope) {
   const rows = await listOwnedProviders(deps.db, t);
-  return { data: rows.map((r) => providerToJson(deps, r)), nextCursor: null };
+  return { data: await Promise.all(rows.map((r) => providerWithDomains(deps, r))), nextCursor: null };
 }
 
 export const openSecret = (deps: Deps, r: Row) =>

@@ -37,11 +37,6 @@ export async function findSamlProviderById(db: Executor, id: string): Promise<Pr
   return p;
 }
 
-export async function providerStatusOf(db: Executor, id: string): Promise<ProviderRow['status'] | undefined> {
-  const [p] = await db.select({ status: ssoProviders.status }).from(ssoProviders).where(eq(ssoProviders.id, id));
-  return p?.status;
-}
-
 export async function providerNameAndType(
   db: Executor,
   id: string,

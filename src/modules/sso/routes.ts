@@ -32,7 +32,7 @@ import {
   deleteProvider,
   findProvider,
   listProviders,
-  providerToJson,
+  providerWithDomains,
   testProvider,
   updateProvider,
 } from './providers-service.js';
@@ -140,7 +140,7 @@ export function ssoRoutes(deps: Deps) {
           response: { 200: providerJson, ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => providerToJson(deps, await findProvider(deps.db, await byId(req), req.params.id)),
+      async (req) => providerWithDomains(deps, await findProvider(deps.db, await byId(req), req.params.id)),
     );
 
     r.post(
@@ -294,9 +294,11 @@ export function ssoRoutes(deps: Deps) {
         schema: {
           tags,
           summary: 'Trade the one-time SSO code for tokens',
+          description:
+            "A provider of an organisation that its partner's staff set up signs nobody in while the organisation suspends its partner's access (the callback answers error=msp_access_denied; an exchange meanwhile, 403 msp_access_denied).",
           security: [],
           body: exchangeBody,
-          response: { 200: tokenResponse, ...errors(400, 401) },
+          response: { 200: tokenResponse, ...errors(400, 401, 403) },
         },
       },
       async (req, reply) => respondWithTokens(deps, reply, await exchange(deps, req.body.code, metaOf(req))),

@@ -139,6 +139,12 @@ export const providerJson = z
     lastTestedAt: z.string().nullable(),
     /** provider_untested: enforceSSO was turned on for a provider whose /test never succeeded. */
     warnings: z.array(z.enum(['provider_untested'])).optional(),
+    domains: z
+      .array(z.object({ domain: z.string(), proven: z.boolean() }))
+      .optional()
+      .describe(
+        "Each domain of allowedDomains, and whether the provider's tenant proved it (discovery, auto-provisioning and enforcement act only on proven domains)",
+      ),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

@@ -9,6 +9,8 @@ import { actorOf, type AuditRequestMeta } from '../../access/audit.js';
 import { slugify } from '../../platform/slug.js';
 import { bumpAuthzEpoch } from '../../access/repo.js';
 import { scopeOf } from '../../access/scope.js';
+import { ORGANIZATION_WIDE } from '../../access/ceiling.js';
+import { assertWithinReach } from '../../http/refusal.js';
 import { accessibleOrg, assertFullPartnerAccess } from './access.js';
 import { designateBreakGlass } from './break-glass.js';
 import { ipAllowed } from '../../platform/cidr.js';
@@ -118,6 +120,9 @@ export async function updateOrg(
   },
   meta: AuditRequestMeta,
 ) {
+  // The organisation's record and settings (mspAccess, its IP allow-list, its security policy) hold every site: only a
+  // caller whose reach is organisation-wide changes them (a site-restricted admin answers 403 permission_ceiling).
+  assertWithinReach(p, ORGANIZATION_WIDE);
   const { confirmLockout, ...given } = body;
   if (given.settings?.security?.breakGlassUserId !== undefined) {
     throw new AppError('validation_failed', 'Only a partner designates a break-glass account.', {

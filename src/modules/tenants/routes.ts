@@ -110,7 +110,7 @@ export function tenantRoutes(deps: Deps) {
           tags: ['organizations'],
           summary: 'Change name, slug, status or security settings',
           description:
-            "Security settings include the organisation's IP allow-list (`security.ipAllowlist`: its members, and partner members acting in it); a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`.",
+            "Security settings include the organisation's IP allow-list (`security.ipAllowlist`: its members, and partner members acting in it); a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`. The organisation's record and settings hold every site: a caller restricted to sites or device groups is 403 `permission_ceiling`.",
           params: idParam,
           body: updateOrgBody,
           response: { 200: orgJson, ...errors(400, 404, 409), ...authErrors },

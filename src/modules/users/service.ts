@@ -1,4 +1,5 @@
 // User administration in a target scope.
+import { speaksForPartner } from '../../access/principal.js';
 import type { Tx } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
 import { authorityOf } from '../../access/account-authority.js';
@@ -116,7 +117,10 @@ export async function inviteUser(
       });
     }
     const ctx = { scope: target.kind, partnerId: target.partnerId, orgId: target.orgId, roleId: input.roleId } as const;
-    const token = u.status === 'invited' ? await createInviteToken(tx, now, u.id, ctx, caller.userId) : null;
+    const token =
+      u.status === 'invited'
+        ? await createInviteToken(tx, now, u.id, ctx, caller.userId, speaksForPartner(caller))
+        : null;
     await deps.audit.record(
       tx,
       {
@@ -173,7 +177,7 @@ export async function resendInvite(
       orgId: target.orgId,
       roleId: member.roleId,
     } as const;
-    const t = await createInviteToken(tx, now, userId, ctx, caller.userId);
+    const t = await createInviteToken(tx, now, userId, ctx, caller.userId, speaksForPartner(caller));
     await deps.audit.record(
       tx,
       {

@@ -301,7 +301,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation and set a password
-         * @description Accept an invitation and set a password.
+         * @description An invitation into an organisation that its partner's staff made cannot be accepted (403 msp_access_denied) while the organisation suspends its partner's access; the link works again once it lifts the suspension.
          *
          *     Public: no access token.
          */
@@ -411,7 +411,7 @@ export interface paths {
         put?: never;
         /**
          * Who an invitation is for
-         * @description Who an invitation is for.
+         * @description An invitation into an organisation that its partner's staff made is held (403 msp_access_denied) while the organisation suspends its partner's access.
          *
          *     Public: no access token.
          */
@@ -1851,7 +1851,7 @@ export interface paths {
         head?: never;
         /**
          * Change name, slug, status or security settings
-         * @description Security settings include the organisation's IP allow-list (`security.ipAllowlist`: its members, and partner members acting in it); a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`.
+         * @description Security settings include the organisation's IP allow-list (`security.ipAllowlist`: its members, and partner members acting in it); a list that leaves out your current address is 409 `ip_lockout` unless `confirmLockout: true`. The organisation's record and settings hold every site: a caller restricted to sites or device groups is 403 `permission_ceiling`.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `organizations:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
          */
@@ -1888,8 +1888,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The customer's view: every partner member who can reach the organisation, and how
-         * @description Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The organisation's admins see it; so does the partner.
+         * The customer's view: every partner member and service account that can reach the organisation, and how
+         * @description Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The first page also lists serviceAccounts: the partner's own and those its staff made for the organisation, with role, last use and whether the organisation's controls hold them out. The organisation's admins see it; so does the partner.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `users:read`.
          */
@@ -1911,7 +1911,7 @@ export interface paths {
         };
         /**
          * The customer's view: what the partner's staff did in the organisation
-         * @description The organisation's audit trail filtered to actors who are members of its partner, newest first, keyset paging.
+         * @description The organisation's audit trail filtered to actors who spoke for its partner (members, service accounts, SCIM tokens the partner made), newest first, keyset paging. Staff who have since left the partner stay listed, marked formerStaff.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `audit:read`.
          */
@@ -2509,7 +2509,7 @@ export interface paths {
         put?: never;
         /**
          * Trade the one-time SSO code for tokens
-         * @description Trade the one-time SSO code for tokens.
+         * @description A provider of an organisation that its partner's staff set up signs nobody in while the organisation suspends its partner's access (the callback answers error=msp_access_denied; an exchange meanwhile, 403 msp_access_denied).
          *
          *     Public: no access token.
          */
@@ -3902,12 +3902,37 @@ export interface components {
             at: string;
             action: string;
             result: string;
-            /** Format: uuid */
-            actorUserId: string;
+            /** @description A person or service account; null for a SCIM token */
+            actorUserId: string | null;
             actorEmail: string | null;
+            /** @enum {string} */
+            actorType: "user" | "service_account" | "scim_token";
+            /** @description The service account or SCIM token named at the time */
+            actorName: string | null;
+            /** @description The actor no longer speaks for the partner: a person who left it, a service account since deleted */
+            formerStaff: boolean;
             resourceType: string | null;
             resourceId: string | null;
             ip: string | null;
+        };
+        PartnerServiceAccountEntry: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description partner: the partner's own (it reaches every organisation of the partner); organization: made for this organisation by the partner's staff
+             * @enum {string}
+             */
+            owner: "partner" | "organization";
+            /** Format: uuid */
+            roleId: string;
+            roleName: string;
+            disabled: boolean;
+            /** @description The last use of any of its keys (null: never) */
+            lastUsedAt: string | null;
+            /** @description false when disabled, or when the organisation's own controls (mspAccess) hold it out */
+            reachesNow: boolean;
+            blockedBy: ("account" | "membership" | "role" | "organization_access" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
         };
         /** @description autoApprove: distinct classifications; rebootBehavior; deferDays 0..365 */
         PatchPolicyBodyInput: {
@@ -4278,6 +4303,11 @@ export interface components {
             nameAttribute?: string | null;
             lastTestedAt: string | null;
             warnings?: "provider_untested"[];
+            /** @description Each domain of allowedDomains, and whether the provider's tenant proved it (discovery, auto-provisioning and enforcement act only on proven domains) */
+            domains?: {
+                domain: string;
+                proven: boolean;
+            }[];
             createdAt: string;
             updatedAt: string;
         };
@@ -5868,6 +5898,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
             404: {
                 headers: {
@@ -6294,6 +6333,15 @@ export interface operations {
             };
             /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14866,6 +14914,8 @@ export interface operations {
                         /** @enum {string} */
                         mspAccess: "allowed" | "approval_required" | "suspended";
                         data: components["schemas"]["PartnerAccessEntry"][];
+                        /** @description Service accounts that speak for the partner in the organisation (first page only; empty on later pages) */
+                        serviceAccounts: components["schemas"]["PartnerServiceAccountEntry"][];
                         nextCursor: string | null;
                     };
                 };
@@ -18852,6 +18902,15 @@ export interface operations {
             };
             /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -27,6 +27,10 @@ const WORDS: Record<string, string> = {
   unknown_permission: 'A permission is not in the catalogue (reload the page: the catalogue may have changed).',
   unsupported_provider_type: 'This kind of identity provider is not supported: use OpenID Connect or SAML 2.0.',
   user_exists_in_scope: 'This person is already a member here.',
+  domain_not_verified: 'Not verified yet: the TXT record was not found. DNS changes can take a while to appear.',
+  domain_taken: 'Another tenant has already proven this domain: it cannot be proven here.',
+  domain_exists: 'This domain is already claimed by the partner or one of its organisations.',
+  msp_access_denied: 'The organisation has suspended its partner’s access (or requires its approval).',
   email_taken: 'An account with this e-mail already exists. Sign in instead.',
   slug_taken: 'That short name is already in use.',
   name_taken: 'That name is already in use.',
@@ -124,6 +128,10 @@ export function loginErrorText(value: string): string {
     account_disabled: 'Your account is disabled. Ask your administrator.',
     email_domain_not_allowed: 'Your e-mail domain is not allowed for this organisation’s single sign-on.',
     account_link_required: 'An account with your e-mail already exists. Sign in with your password first to link it.',
+    msp_access_denied:
+      'This organisation has suspended its partner’s access, and its single sign-on was set up by the partner: ask the organisation’s administrator.',
+    domain_not_verified:
+      'Your e-mail domain is not proven for this organisation, so no account is created for you. Ask your administrator.',
   };
   return known[value] ?? `Single sign-on did not complete (${value.replace(/[^a-z0-9_ -]/gi, '').slice(0, 60)}).`;
 }

@@ -14,6 +14,7 @@ const Tenants = lazy(() => import('./tenants/Tenants'));
 const Roles = lazy(() => import('./roles/Roles'));
 const Audit = lazy(() => import('./audit/Audit'));
 const SsoProviders = lazy(() => import('./sso/SsoProviders'));
+const Domains = lazy(() => import('./domains/Domains'));
 const Onboarding = lazy(() => import('./onboarding/Onboarding'));
 const Integrations = lazy(() => import('./integrations/Integrations'));
 const Access = lazy(() => import('./access/Access'));
@@ -45,6 +46,7 @@ const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/tenants', label: 'Tenants', perm: 'organizations:read' },
   { to: '/roles', label: 'Roles', perm: 'users:read' },
   { to: '/sso', label: 'Single sign-on', perm: 'settings:read' },
+  { to: '/domains', label: 'Domains', perm: 'settings:read' },
   { to: '/audit', label: 'Audit', perm: 'audit:read' },
   {
     to: '/onboarding',
@@ -106,6 +108,7 @@ export default function Shell() {
             <Route path="/roles" element={<Roles />} />
             <Route path="/audit" element={<Audit />} />
             <Route path="/sso" element={<SsoProviders />} />
+            <Route path="/domains" element={<Domains />} />
             <Route path="/onboarding/*" element={<Onboarding />} />
             <Route path="/integrations/*" element={<Integrations />} />
             <Route path="/access/*" element={<Access />} />

@@ -132,6 +132,42 @@ function OrgView({ orgId }: { orgId: string }) {
       </Loaded>
       <CursorPager pages={pages} next={list.data?.nextCursor} />
       <Title order={2} size="h4">
+        The partner’s service accounts
+      </Title>
+      <Loaded
+        q={list}
+        what="service accounts"
+        size="sm"
+        isEmpty={(d) => d.serviceAccounts.length === 0}
+        empty="No service account of the partner reaches this organisation."
+      >
+        {(d) => (
+          <DataTable
+            testId="partner-service-accounts"
+            columns={['Service account', 'Role', 'Made for', 'Last used', 'Reaches it now']}
+            hidden="Notes"
+            rows={d.serviceAccounts}
+          >
+            {(a) => (
+              <>
+                <Table.Td>{a.name}</Table.Td>
+                <Table.Td>{a.roleName}</Table.Td>
+                <Table.Td>{a.owner === 'partner' ? 'The partner (every organisation)' : 'This organisation'}</Table.Td>
+                <Table.Td>{a.lastUsedAt ? when(a.lastUsedAt) : 'Never'}</Table.Td>
+                <Table.Td>
+                  {a.reachesNow
+                    ? 'Yes'
+                    : a.disabled
+                      ? 'No (disabled)'
+                      : `No (held out by ${a.blockedBy?.replace(/_/g, ' ') ?? 'policy'})`}
+                </Table.Td>
+                <Table.Td />
+              </>
+            )}
+          </DataTable>
+        )}
+      </Loaded>
+      <Title order={2} size="h4">
         Granted now (just-in-time)
       </Title>
       <Loaded
@@ -187,7 +223,17 @@ function OrgView({ orgId }: { orgId: string }) {
                 {(a) => (
                   <>
                     <Table.Td>{when(a.at)}</Table.Td>
-                    <Table.Td>{a.actorEmail ?? a.actorUserId}</Table.Td>
+                    <Table.Td>
+                      {a.actorName ?? a.actorEmail ?? a.actorUserId}
+                      {a.formerStaff && (
+                        <>
+                          {' '}
+                          <Badge variant="outline" color="dark" size="sm">
+                            Former staff
+                          </Badge>
+                        </>
+                      )}
+                    </Table.Td>
                     <Table.Td>{a.action}</Table.Td>
                     <Table.Td>{a.result}</Table.Td>
                     <Table.Td>{a.resourceType ? `${a.resourceType} ${a.resourceId ?? ''}` : '—'}</Table.Td>

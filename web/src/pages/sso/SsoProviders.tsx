@@ -1,9 +1,10 @@
 // SSO providers of the partner (its own technicians) or of one organisation: status, allowed domains, enforce SSO,
 // the discovery test and its result; create from a preset, edit, turn on and off, delete.
-import { Alert, Button, Group, Menu, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Anchor, Button, Group, Menu, Stack, Table, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { api, call } from '../../api/client';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { DataTable } from '../../components/DataTable';
@@ -11,7 +12,7 @@ import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
-import { STATUS_WORDS, untested, useProviders, type Provider, type Status } from './data';
+import { STATUS_WORDS, unprovenDomains, untested, useProviders, type Provider, type Status } from './data';
 import { ProviderForm } from './ProviderForm';
 import { TestResult } from './TestResult';
 import { Warning } from './Warning';
@@ -42,6 +43,7 @@ export default function SsoProviders() {
     onError: (err) => notifications.show({ color: 'red', title: 'Not done', message: explain(err) }),
   });
   const warned = (list.data ?? []).filter(untested);
+  const unproven = (list.data ?? []).filter((p) => unprovenDomains(p).length > 0);
 
   return (
     <Stack>
@@ -62,6 +64,22 @@ export default function SsoProviders() {
       {warned.map((p) => (
         <Alert key={p.id} color="yellow" title={`${p.name} has never passed a test`} data-testid="untested-warning">
           <Warning />
+        </Alert>
+      ))}
+      {unproven.map((p) => (
+        <Alert
+          key={p.id}
+          color="yellow"
+          title={`${p.name} lists domains not proven here`}
+          data-testid="unproven-warning"
+        >
+          <Text size="sm" c="dark.9">
+            {unprovenDomains(p).join(', ')}: single sign-on does not find, create or hold accounts of these domains
+            until they are proven.{' '}
+            <Anchor component={Link} to="/domains">
+              Prove them under Domains.
+            </Anchor>
+          </Text>
         </Alert>
       ))}
       <Loaded
@@ -91,7 +109,19 @@ export default function SsoProviders() {
                     {p.status}
                   </Text>
                 </Table.Td>
-                <Table.Td>{p.allowedDomains ? p.allowedDomains.split(',').join(', ') : 'Any'}</Table.Td>
+                <Table.Td>
+                  {p.domains?.length
+                    ? p.domains.map((d, i) => (
+                        <span key={d.domain}>
+                          {i > 0 && ', '}
+                          {d.domain}
+                          {!d.proven && ' (not proven)'}
+                        </span>
+                      ))
+                    : p.allowedDomains
+                      ? p.allowedDomains.split(',').join(', ')
+                      : 'Any'}
+                </Table.Td>
                 <Table.Td>{p.enforceSSO ? 'Yes' : 'No'}</Table.Td>
                 <Table.Td>{p.lastTestedAt ? new Date(p.lastTestedAt).toLocaleString() : 'Never'}</Table.Td>
                 <Table.Td>

@@ -36,3 +36,7 @@ export const untested = (p: Pick<Provider, 'enforceSSO' | 'lastTestedAt' | 'warn
 
 export const UNTESTED_TEXT =
   'Single sign-on is enforced through a provider that has never passed a test. If its settings are wrong, nobody but the partner’s administrators can sign in: run “Test” now.';
+
+/** The domains a provider lists that its tenant has not proven: single sign-on does not act on them. */
+export const unprovenDomains = (p: Pick<Provider, 'domains'>) =>
+  (p.domains ?? []).filter((d) => !d.proven).map((d) => d.domain);
