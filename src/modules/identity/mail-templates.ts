@@ -13,6 +13,20 @@ export const mails = {
         url: p.url,
       },
     ),
+  membershipOffer: (to: string, p: { inviterName: string; tenantName: string; url: string }) =>
+    build(
+      'membership_offer',
+      to,
+      `You are invited to ${p.tenantName}`,
+      [
+        `${p.inviterName} invited your existing Gatehouse account to join ${p.tenantName}.`,
+        'Nothing changes until you accept: sign in and accept or decline. The link is valid for 7 days.',
+      ],
+      {
+        label: 'Review the invitation',
+        url: p.url,
+      },
+    ),
   addedToTenant: (to: string, p: { inviterName: string; tenantName: string; url: string }) =>
     build(
       'added_to_tenant',

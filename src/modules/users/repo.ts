@@ -217,7 +217,7 @@ export function activePartnerMembers(tx: Executor, partnerId: string) {
     .select({ userId: partnerUsers.userId, roleId: partnerUsers.roleId })
     .from(partnerUsers)
     .innerJoin(users, eq(users.id, partnerUsers.userId))
-    .where(and(eq(partnerUsers.partnerId, partnerId), eq(users.status, 'active')));
+    .where(and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.status, 'active'), eq(users.status, 'active')));
 }
 
 /** Every partner membership of an account, whatever the tenant (read in the system context `account-wide`). */
@@ -226,7 +226,7 @@ export function partnerMembershipsOf(tx: Executor, userId: string) {
     tx
       .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId })
       .from(partnerUsers)
-      .where(eq(partnerUsers.userId, userId)),
+      .where(and(eq(partnerUsers.userId, userId), eq(partnerUsers.status, 'active'))),
   );
 }
 
