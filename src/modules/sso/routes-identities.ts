@@ -12,7 +12,7 @@ import { respondWithTokens, tokenResponse } from '../identity/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
-import { findMember } from '../users/index.js';
+import { consented, findMember } from '../users/index.js';
 import { identitiesOf, unlinkOwnIdentity } from './identities-service.js';
 import { confirmLink, linkPreview, type SignInOutcome } from './identity-service.js';
 
@@ -134,7 +134,7 @@ export function ssoIdentityRoutes(deps: Deps) {
       },
       async (req) => {
         const target = await resolveTarget(deps.db, principalOf(req), req.query.orgId);
-        if (!(await findMember(deps.db, target, req.query.userId))) throw notFound('user');
+        consented(await findMember(deps.db, target, req.query.userId));
         return identitiesOf(deps.db, req.query.userId);
       },
     );
