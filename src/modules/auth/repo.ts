@@ -37,6 +37,8 @@ export async function activateInvitedUser(
       passwordHash: input.passwordHash,
       passwordChangedAt: input.now,
       name: input.name,
+      // The invitation link reached the address: it is proven.
+      emailVerified: true,
       updatedAt: input.now,
     })
     .where(and(eq(users.id, userId), eq(users.status, 'invited')))

@@ -269,6 +269,16 @@ export function partnerMembershipsOf(tx: Executor, userId: string) {
   );
 }
 
+/** Whether the account holds any membership, accepted or pending, in any tenant (read in the system context `account-wide`). */
+export async function belongsAnywhere(tx: Executor, userId: string): Promise<boolean> {
+  const res = await asSystemWithin(tx, 'account-wide', () =>
+    tx.execute(
+      sql`select 1 from partner_users where user_id = ${userId} union all select 1 from organization_users where user_id = ${userId} limit 1`,
+    ),
+  );
+  return (res as unknown as { rows: unknown[] }).rows.length > 0;
+}
+
 /** How many of `ids` (distinct) are sites or device groups of the organisation. */
 export async function countIdsInOrg(
   db: Executor,

@@ -29,6 +29,7 @@ import {
   listMembers,
   lockInviteAddress,
   memberJson,
+  belongsAnywhere,
   organizationNameOf,
   partnerNameOf,
   setMembershipRole,
@@ -96,7 +97,11 @@ export async function inviteUser(
     }
     // Serialise invitations of one address: the unique email index would otherwise fail one of two racers.
     await lockInviteAddress(tx, input.email);
-    const existing = (await findUserByEmail(tx, input.email)) ?? undefined;
+    const found = (await findUserByEmail(tx, input.email)) ?? undefined;
+    // An account that never set itself up and belongs nowhere (its invitations were withdrawn) is invited afresh: the
+    // invitation link is its proof. Any other existing account must consent.
+    const unclaimed = found?.status === 'invited' && !(await belongsAnywhere(tx, found.id));
+    const existing = unclaimed ? undefined : found;
     const tenantLabel = await tenantName(tx, target);
     const inviterName = await inviterNameOf(tx, caller);
     const orgIds = orgAccess === 'selected' || orgAccess === 'eligible' ? [...new Set(input.orgIds ?? [])] : [];
@@ -135,7 +140,7 @@ export async function inviteUser(
       );
       return { user: { ...existing, status: 'pending' as const } };
     }
-    const u = (await insertInvitedUser(tx, input.email, input.name))!;
+    const u = found ?? (await insertInvitedUser(tx, input.email, input.name))!;
     if (target.kind === 'partner') {
       await insertPartnerMembership(tx, {
         partnerId: target.partnerId,
@@ -163,7 +168,7 @@ export async function inviteUser(
         ...auditTenant(target),
         resourceType: 'user',
         resourceId: u.id,
-        details: { email: u.email, roleId: input.roleId, existingAccount: false },
+        details: { email: u.email, roleId: input.roleId, existingAccount: Boolean(found) },
       },
       meta,
     );
