@@ -131,7 +131,7 @@ describe('an existing account is offered the membership and must accept it', () 
     const own = t.client().withToken(login.body.accessToken);
     const [offer] = (await own.get('/auth/invitations')).body.data;
     expect(offer).toMatchObject({ kind: 'organization', orgId: org.id, tenantName: org.name, roleId: ORG_VIEWER });
-    expect((await own.post(`/auth/invitations/${offer.id}/accept`)).status).toBe(200);
+    expect((await own.post(`/auth/invitations/${offer!.id}/accept`)).status).toBe(200);
     const again = await t.client().post('/auth/login', { email: to, password: PASSWORD });
     const me = await t.client().withToken(again.body.accessToken).get('/users/me');
     expect(me.body).toMatchObject({ scope: 'organization', orgId: org.id });
