@@ -1,4 +1,4 @@
-// My account: profile, where you act (your memberships), password, two-step verification (authenticator app,
+// My account: profile, where you act (your memberships), pending invitations, password, two-step verification (authenticator app,
 // text messages, recovery codes), passkeys, and the sessions signed in to your account.
 import { Alert, Button, Group, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -8,6 +8,7 @@ import { session, type TokenResponse } from '../../api/session';
 import { explain } from '../../lib/errors';
 import { NewPassword } from '../auth/NewPassword';
 import { useMe } from '../Shell';
+import { PendingInvitations } from './Invitations';
 import { Memberships } from './Memberships';
 import { Passkeys } from './Passkeys';
 import { ok, Section } from './Section';
@@ -22,6 +23,7 @@ export default function Account() {
       </Title>
       <Profile />
       <Memberships />
+      <PendingInvitations />
       <Password />
       <TwoStep />
       <Passkeys />
