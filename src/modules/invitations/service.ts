@@ -154,7 +154,6 @@ async function recordAnswer(
   meta: AuditRequestMeta,
   details: Record<string, unknown> = {},
 ) {
-  await voidFlowsFor(tx, 'membership_invite', 'membershipId', id, deps.clock.now());
   await deps.audit.record(
     tx,
     {
@@ -177,6 +176,9 @@ export async function acceptInvitation(deps: Deps, caller: Principal, id: string
   return deps.db.transaction(async (tx) => {
     if (!(await pendingMembershipsOf(tx, caller.userId, id)).length) throw new AppError('invitation_not_found');
     if (!(await addressOf(tx, caller.userId))?.emailVerified) throw new AppError('email_unverified');
+    // The offer's live link first, the membership second: the order the link's acceptance takes, so the two never
+    // wait on each other's locks.
+    await voidFlowsFor(tx, 'membership_invite', 'membershipId', id, deps.clock.now());
     const m = await activatePendingMembership(tx, id, caller.userId, deps.clock.now());
     if (!m) throw new AppError('invitation_not_found');
     await recordAnswer(deps, tx, caller, id, m, 'membership.invitation.accept', meta, { via: 'account' });
@@ -187,6 +189,7 @@ export async function acceptInvitation(deps: Deps, caller: Principal, id: string
 /** Declines one of the caller's pending invitations: the pending membership is deleted. */
 export async function declineInvitation(deps: Deps, caller: Principal, id: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
+    await voidFlowsFor(tx, 'membership_invite', 'membershipId', id, deps.clock.now());
     const m = await deletePendingMembership(tx, id, caller.userId);
     if (!m) throw new AppError('invitation_not_found');
     await recordAnswer(deps, tx, caller, id, m, 'membership.invitation.decline', meta);
