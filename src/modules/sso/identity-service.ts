@@ -16,7 +16,7 @@ import {
 } from '../identity/index.js';
 import { proveAccount } from '../auth/index.js';
 import { domainProvenBy } from '../domains/index.js';
-import { offerMembership } from '../invitations/index.js';
+import { offerToExisting } from './offer.js';
 import {
   activateUser,
   belongsElsewhere,
@@ -33,7 +33,6 @@ import {
   orgMemberRole,
   partnerMemberRole,
   pendingMembershipAt,
-  providerTenantName,
   type ProviderRow,
   providerNameAndType,
   providerStatusOf,
@@ -206,7 +205,10 @@ async function resolveIdentity(
     const same = here.find((l) => l.subject === who.subject);
     if (same) return viaLink(same);
     const ctx = await membershipIn(tx, provider, existing.id);
-    if (!ctx) return offerToExisting(deps, tx, provider, existing, proven, meta);
+    if (!ctx) {
+      const offered = await offerToExisting(deps, tx, provider, existing, proven, meta);
+      return offered === 'offered' ? { offered: true } : { error: offered };
+    }
     if (existing.status === 'disabled') return { error: 'account_disabled' };
     // Another subject at this provider (a recycled address at the IdP), or access beyond the provider's tenant:
     // the owner confirms with the account's own credentials first.
@@ -240,64 +242,6 @@ async function resolveIdentity(
       ? { scope: 'organization', partnerId: provider.partnerId, orgId: provider.orgId, roleId: provider.defaultRoleId }
       : { scope: 'partner', partnerId: provider.partnerId, orgId: null, roleId: provider.defaultRoleId },
   };
-}
-
-/**
- * An existing account that is no member of the provider's tenant: auto-provisioning (a proven domain, a default role)
- * offers it the membership, pending until the account itself accepts it; the sign-in ends until then.
- */
-async function offerToExisting(
-  deps: Deps,
-  tx: Tx,
-  provider: Provider,
-  account: { id: string; email: string; status: string },
-  proven: boolean,
-  meta: AuditRequestMeta,
-): Promise<Resolution> {
-  if (await pendingMembershipAt(tx, provider, account.id)) return { error: 'invitation_pending' };
-  if (!provider.autoProvision || !proven || !provider.defaultRoleId || account.status === 'disabled')
-    return { error: 'no_org_access' };
-  if (provider.orgId && !(await orgExists(tx, provider.orgId))) return { error: 'provider_not_found' };
-  const notice = {
-    userId: account.id,
-    email: account.email,
-    inviterName: `Single sign-on of ${await providerTenantName(tx, provider)}`,
-    tenantName: await providerTenantName(tx, provider),
-  };
-  await offerMembership(
-    deps,
-    tx,
-    provider.orgId
-      ? {
-          kind: 'organization',
-          orgId: provider.orgId,
-          roleId: provider.defaultRoleId,
-          siteIds: null,
-          deviceGroupIds: null,
-        }
-      : {
-          kind: 'partner',
-          partnerId: provider.partnerId,
-          roleId: provider.defaultRoleId,
-          orgAccess: 'none',
-          orgIds: [],
-        },
-    notice,
-  );
-  await deps.audit.record(
-    tx,
-    {
-      action: 'user.sso.provision',
-      actor: { userId: account.id, email: account.email },
-      partnerId: provider.partnerId,
-      orgId: provider.orgId,
-      resourceType: 'user',
-      resourceId: account.id,
-      details: { providerId: provider.id, roleId: provider.defaultRoleId, existingAccount: true, pending: true },
-    },
-    meta,
-  );
-  return { offered: true };
 }
 
 async function recordLink(
