@@ -27,17 +27,6 @@ export const mails = {
         url: p.url,
       },
     ),
-  addedToTenant: (to: string, p: { inviterName: string; tenantName: string; url: string }) =>
-    build(
-      'added_to_tenant',
-      to,
-      `You now have access to ${p.tenantName}`,
-      [`${p.inviterName} gave your existing account access to ${p.tenantName}.`],
-      {
-        label: 'Sign in',
-        url: p.url,
-      },
-    ),
   passwordReset: (to: string, p: { url: string }) =>
     build(
       'password_reset',
