@@ -19,6 +19,7 @@ import { installScope } from './http/scope.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { installDeniedAudit } from './modules/audit/denied.js';
 import { authAccountRoutes } from './modules/auth/routes.js';
+import { invitationRoutes } from './modules/invitations/routes.js';
 import { authPublicRoutes } from './modules/auth/routes-public.js';
 import { authSecurityRoutes } from './modules/auth/routes-security.js';
 import { mfaRoutes } from './modules/mfa/routes.js';
@@ -218,6 +219,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(authPublicRoutes(deps));
       await api.register(setupRoutes(deps));
       await api.register(authAccountRoutes(deps));
+      await api.register(invitationRoutes(deps));
       await api.register(mfaRoutes(deps));
       await api.register(passkeyRoutes(deps));
       await api.register(authSecurityRoutes(deps));

@@ -119,10 +119,12 @@ export async function partnerAdmins(tx: Executor, partnerId: string) {
 export async function adminsOfBothSides(tx: Executor, partnerId: string, orgId: string) {
   const res = await tx.execute(sql`
     select u.email from partner_users pu join users u on u.id = pu.user_id
-      where pu.partner_id = ${partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID} and u.status = 'active'
+      where pu.partner_id = ${partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID} and pu.status = 'active'
+        and u.status = 'active'
     union
     select u.email from organization_users ou join users u on u.id = ou.user_id
-      where ou.org_id = ${orgId} and ou.role_id = ${ORG_ADMIN_ROLE_ID} and u.status = 'active'
+      where ou.org_id = ${orgId} and ou.role_id = ${ORG_ADMIN_ROLE_ID} and ou.status = 'active'
+        and u.status = 'active'
     order by 1 limit 500`);
   const names = await tx.execute(
     sql`select o.name as org_name, p.name as partner_name from organizations o join partners p on p.id = o.partner_id where o.id = ${orgId}`,

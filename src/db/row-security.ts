@@ -35,6 +35,8 @@ export const SYSTEM_CONTEXTS = {
     "a person moves their session to another of their own memberships: the target membership, its role and its tenant's policies are read there",
   'member-count':
     "counting the holders of each role on a page of roles, in the statement's own tenant: the row policy would run once per membership (thousands in a large partner) and only the counts leave the database",
+  invitations:
+    "a person lists and answers the memberships offered to their own account: the offering tenant's and role's names are read there, and the acceptance or refusal written there",
   'domain-proof':
     'whether, and by which tenant, an e-mail domain is proven (a domain is proven by one tenant at most); pending claims stay private',
   'access-request':

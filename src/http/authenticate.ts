@@ -165,7 +165,9 @@ const livenessStatement = preparedStatement<SessionRow, [string, string]>(
    from sessions s
    join users u on u.id = s.user_id
    left join partner_users pu on s.scope = 'partner' and pu.partner_id = s.partner_id and pu.user_id = s.user_id
+     and pu.status = 'active'
    left join organization_users ou on s.scope = 'organization' and ou.org_id = s.org_id and ou.user_id = s.user_id
+     and ou.status = 'active'
    left join partners p on p.id = s.partner_id
    left join organizations o on o.id = s.org_id
    left join partners op on op.id = o.partner_id

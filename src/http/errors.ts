@@ -193,8 +193,19 @@ export const ERROR_CATALOG = {
     error: 'Forbidden',
     message: 'This session began at an identity provider: confirm your password (and second factor) to act elsewhere.',
   },
+  email_unverified: {
+    status: 403,
+    error: 'Forbidden',
+    message:
+      'Your e-mail address is not proven: accept the invitation through the link mailed to it, or prove the address first.',
+  },
   // 404
   not_found: { status: 404, error: 'Not Found', message: 'The resource was not found.' },
+  invitation_not_found: {
+    status: 404,
+    error: 'Not Found',
+    message: 'No pending invitation of your account has this id (or the link was used, withdrawn or has expired).',
+  },
   invite_invalid: { status: 404, error: 'Not Found', message: 'The invitation is invalid or has expired.' },
   // 405 / 408 / 409 / 412 / 413 / 414 / 415 / 431
   method_not_allowed: {
@@ -299,6 +310,8 @@ export const SSO_FAILURE_CATALOG = {
   email_invalid: 'The asserted e-mail address cannot be used.',
   account_disabled: 'The account is disabled.',
   no_org_access: 'The account is not a member here.',
+  invitation_pending:
+    'Your account is invited here: sign in as before and accept the invitation under My account, or by the mailed link.',
   user_not_found: 'No account matches and auto-provisioning is off.',
   domain_not_verified:
     'No account matches, and the e-mail domain is not proven here: accounts are created only for proven domains.',

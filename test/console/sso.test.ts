@@ -144,7 +144,7 @@ describe('journey: SSO sign-in through the OpenID Provider', () => {
       (o: { name: string }) => o.name === 'Contoso Dental',
     );
     const members = await api.get('/users', { query: { orgId: org!.id } });
-    expect(members.body.data.map((u: { email: string; roleName: string }) => [u.email, u.roleName])).toEqual([
+    expect(members.body.data.map((u: { email: string; roleName?: string }) => [u.email, u.roleName])).toEqual([
       [email, 'Organization Technician'],
     ]);
     await tab.context.close();

@@ -73,6 +73,10 @@ describe('docs/api.md', () => {
     expect(out).toMatch(/"name":"Organization Viewer"/);
     expect(out).toContain('["devices:execute"]');
     expect(out).toMatch(/^bob@contoso\.test invited Helpdesk$/m);
+    expect(out).toMatch(/"email": "ada@acme\.test",\s+"status": "pending"/);
+    expect(out).toMatch(/^\{"kind":"organization","tenantName":"Contoso Dental","roleName":"Organization Viewer"\}$/m);
+    expect(out).toMatch(/^\{"code":"email_unverified"\}$/m);
+    expect(out).toMatch(/^\{"success":true\}$/m);
     expect(out).toMatch(/"mfaRequired": true,\s+"mfaMethod": "totp"/);
     expect(out).toMatch(/"email": "ada@acme\.test",\s+"scope": "partner",\s+"mfaEnabled": true/);
     expect(out).toMatch(/Microsoft Entra ID/);

@@ -402,7 +402,7 @@ describe('idempotent retries and refusals in the SCIM error schema', () => {
     expect(json.headers.get('content-type')).toMatch(/^application\/json/);
   });
 
-  it('a user already a member by other means is not taken over (409); an existing account elsewhere is linked', async () => {
+  it('a user already a member by other means is not taken over (409); an existing account elsewhere is offered the membership (pending)', async () => {
     expectScimError(
       await scim.post('/Users', { schemas: [USER], userName: w.orgAdmins[0].user.email }),
       409,
@@ -413,7 +413,7 @@ describe('idempotent retries and refusals in the SCIM error schema', () => {
     const [record] = (await auditRecords(t, 'scim.user.create')).filter(
       (r) => (r.details as { scimId?: string }).scimId === other.body.id,
     );
-    expect(record!.details).toMatchObject({ existingAccount: true, mailed: 'added' });
+    expect(record!.details).toMatchObject({ existingAccount: true, mailed: 'offer' });
     // Changing the linked account's e-mail through SCIM leaves the account alone.
     await scim.patch(`/Users/${other.body.id}`, {
       schemas: [PATCH_OP],

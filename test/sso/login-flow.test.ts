@@ -415,19 +415,19 @@ describe('identity resolution by verified email among the organisation members',
     expect(await identitiesOf(owner.body.user.id)).toHaveLength(1);
   });
 
-  it('answers error=no_org_access when the user exists but is not a member of the organisation, auto-provisioning or not', async () => {
+  it('an existing account that is no member, where the provider auto-provisions: a pending membership, error=invitation_pending, no link', async () => {
     const s = await autoProvisioned();
     const elsewhere = await createOrg(t, s.partner.id);
     const outsider = await createUser(t, { email: `outsider@${s.domain}`, status: 'invited' });
     await addOrgMember(t, { orgId: elsewhere.id, userId: outsider.id });
     const r = await runSsoLogin(t, s.org.id, { idp, user: idpUser(outsider.email) });
-    expect(r.error).toBe('no_org_access');
+    expect(r.error).toBe('invitation_pending');
     expect(
       await t.deps.db
-        .select()
+        .select({ status: organizationUsers.status })
         .from(organizationUsers)
         .where(and(eq(organizationUsers.userId, outsider.id), eq(organizationUsers.orgId, s.org.id))),
-    ).toHaveLength(0);
+    ).toEqual([{ status: 'pending' }]);
     expect(await identitiesOf(outsider.id)).toHaveLength(0);
   });
 

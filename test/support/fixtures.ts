@@ -58,6 +58,8 @@ export async function createUser(
     password?: string;
     status?: 'active' | 'invited' | 'disabled';
     mfaEnabled?: boolean;
+    /** Whether the address is proven (default: yes, an established account). */
+    emailVerified?: boolean;
   } = {},
 ) {
   const [row] = await t.deps.db
@@ -69,6 +71,7 @@ export async function createUser(
       status: opts.status ?? 'active',
       mfaEnabled: opts.mfaEnabled ?? false,
       mfaMethod: opts.mfaEnabled ? 'totp' : null,
+      emailVerified: opts.emailVerified ?? true,
     })
     .returning();
   return row!;

@@ -26,7 +26,8 @@ const [, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN, ORG_TECH, ORG_VIEWER] = SYSTEM
 ];
 const PASSWORD = 'Glacier-7f3a9c-Saffron!';
 const email = (tag: string) => `${tag}-${randomBytes(4).toString('hex')}@example.test`;
-type Row = { id: string; email: string; roleId: string; roleName: string; status: string };
+/** A member row (a pending member carries only id, email, status and invitedAt). */
+type Row = { id: string; email: string; roleId?: string; roleName?: string; status: string };
 
 let t: TestApp;
 let peer: PeerApp;

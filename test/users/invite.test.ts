@@ -107,8 +107,8 @@ describe('an invitation mail arrives over SMTP with an accept link whose token w
   });
 });
 
-describe('an existing active account is linked at once and told by mail', () => {
-  it('no invitation link: status active in the answer, an "access" mail with the sign-in link, the account signs in to the new scope', async () => {
+describe('an existing account is offered the membership and must accept it', () => {
+  it('status pending in the answer, the name given echoed back, a mail with a link to the invitations page; accepted, the account signs in to the new scope', async () => {
     const { api, partner } = await partnerAdmin(t);
     const org = await createOrg(t, partner.id);
     const to = email('existing');
@@ -121,16 +121,19 @@ describe('an existing active account is linked at once and told by mail', () => 
       orgId: org.id,
     });
     expect(inv.status, inv.text).toBe(201);
-    expect(inv.body).toMatchObject({ id: existing.id, status: 'active', name: 'Already Here', inviteEmailSent: true });
+    expect(inv.body).toMatchObject({ id: existing.id, status: 'pending', name: 'Ignored Name', inviteEmailSent: true });
     const m = await mail.waitFor(to);
     expect(mail.countTo(to)).toBe(before + 1);
     expect(m.subject).toContain(org.name);
-    expect(m.text).toContain(`${t.baseUrl}/login`);
-    expect(m.text).not.toMatch(/token=/);
-    // No live invitation exists for an active account.
+    expect(m.text).toContain(`${t.baseUrl}/invitations?token=`);
     const login = await t.client().post('/auth/login', { email: to, password: PASSWORD });
     expect(login.status, login.text).toBe(200);
-    const me = await t.client().withToken(login.body.accessToken).get('/users/me');
+    const own = t.client().withToken(login.body.accessToken);
+    const [offer] = (await own.get('/auth/invitations')).body.data;
+    expect(offer).toMatchObject({ kind: 'organization', orgId: org.id, tenantName: org.name, roleId: ORG_VIEWER });
+    expect((await own.post(`/auth/invitations/${offer!.id}/accept`)).status).toBe(200);
+    const again = await t.client().post('/auth/login', { email: to, password: PASSWORD });
+    const me = await t.client().withToken(again.body.accessToken).get('/users/me');
     expect(me.body).toMatchObject({ scope: 'organization', orgId: org.id });
   });
 });
@@ -195,10 +198,10 @@ describe('inviting a user already in the scope is 409 user_exists_in_scope', () 
     expect(
       (await api.post('/users/invite', { email: to, name: 'Dup', roleId: ORG_VIEWER, orgId: org.id })).status,
     ).toBe(201);
-    // ...once.
-    expect(
-      (await api.post('/users/invite', { email: to, name: 'Dup', roleId: ORG_VIEWER, orgId: org.id })).body.code,
-    ).toBe('user_exists_in_scope');
+    // ...once: inviting again while the offer is pending renews it (one membership).
+    const renewed = await api.post('/users/invite', { email: to, name: 'Dup', roleId: ORG_VIEWER, orgId: org.id });
+    expect(renewed.body).toMatchObject({ status: 'pending' });
+    expect((await api.get('/users', { query: { orgId: org.id } })).body.data).toHaveLength(1);
   });
 
   it('two concurrent invitations of one new address: one 201, one 409, one account', async () => {
@@ -301,9 +304,16 @@ describe('a removed user keeps the account and can be re-invited', () => {
     const before = mail.countTo(to);
     const again = await api.post('/users/invite', { email: to, name: 'Again', roleId: ORG_VIEWER, orgId: org.id });
     expect(again.status, again.text).toBe(201);
-    expect(again.body).toMatchObject({ id: inv.body.id, status: 'active' });
-    await mail.waitFor(to, (m) => /access/i.test(m.subject));
+    // The account is its own now: it is offered the membership again and accepts it by the mailed link.
+    expect(again.body).toMatchObject({ id: inv.body.id, status: 'pending' });
+    const offer = await mail.waitFor(to, (m) => m.text.includes('/invitations?token='));
     expect(mail.countTo(to)).toBe(before + 1);
+    const first = await t.client().post('/auth/login', { email: to, password: PASSWORD });
+    const link = await t
+      .client()
+      .withToken(first.body.accessToken)
+      .post('/auth/invitations/accept-link', { token: linkToken(offer) });
+    expect(link.status, link.text).toBe(200);
     const login = await t.client().post('/auth/login', { email: to, password: PASSWORD });
     expect(login.status).toBe(200);
     expect((await t.client().withToken(login.body.accessToken).get('/users/me')).body).toMatchObject({

@@ -31,7 +31,7 @@ export async function userSubjectRows(
     ? sql`union all
         select ou.user_id, 'organization' as scope, o2.partner_id, ou.org_id, null::uuid, null, null::uuid[], ou.role_id, ou.site_ids, ou.device_group_ids
         from organization_users ou join organizations o2 on o2.id = ou.org_id
-        where ou.org_id = ${orgId} and ou.user_id in (${idList(userIds)})`
+        where ou.org_id = ${orgId} and ou.status = 'active' and ou.user_id in (${idList(userIds)})`
     : sql``;
   return rowsOf<SubjectFactsRow>(
     await db.execute(sql`
@@ -46,7 +46,7 @@ export async function userSubjectRows(
       from (
         select pu.user_id, 'partner' as scope, pu.partner_id, null::uuid as org_id, pu.role_id as pu_role_id, pu.org_access::text as org_access,
                pu.org_ids as pu_org_ids, null::uuid as ou_role_id, null::uuid[] as site_ids, null::uuid[] as device_group_ids
-        from partner_users pu where pu.partner_id = ${partnerId} and pu.user_id in (${idList(userIds)})
+        from partner_users pu where pu.partner_id = ${partnerId} and pu.status = 'active' and pu.user_id in (${idList(userIds)})
         ${orgBranch}
       ) m
       join users u on u.id = m.user_id
@@ -81,7 +81,7 @@ export async function serviceAccountSubjectRows(
 export async function partnerOrgMember(db: Executor, userId: string, partnerId: string) {
   const [row] = rowsOf<{ name: string; email: string; status: string }>(
     await db.execute(sql`select u.name, u.email, u.status from users u where u.id = ${userId} and exists (
-      select 1 from organization_users ou join organizations o on o.id = ou.org_id where ou.user_id = u.id and o.partner_id = ${partnerId})`),
+      select 1 from organization_users ou join organizations o on o.id = ou.org_id where ou.user_id = u.id and ou.status = 'active' and o.partner_id = ${partnerId})`),
   );
   return row ?? null;
 }
@@ -122,9 +122,9 @@ export async function candidateUsers(
 ): Promise<string[]> {
   const { partnerId, orgId, siteId, groupIds } = t.owner;
   const partnerBranch = orgId
-    ? sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.role_id in (select id from granting)
+    ? sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.status = 'active' and pu.role_id in (select id from granting)
             and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${orgId}::uuid = any(pu.org_ids)))`
-    : sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.role_id in (select id from granting)`;
+    : sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.status = 'active' and pu.role_id in (select id from granting)`;
   const siteRule =
     siteId === undefined
       ? sql`true`
@@ -144,7 +144,7 @@ export async function candidateUsers(
           )}])`;
   const orgBranch =
     orgId && t.partnerOwned !== 'partner-only'
-      ? sql`union all select ou.user_id from organization_users ou where ou.org_id = ${orgId} and ou.role_id in (select id from granting) and ${siteRule} and ${groupRule}`
+      ? sql`union all select ou.user_id from organization_users ou where ou.org_id = ${orgId} and ou.status = 'active' and ou.role_id in (select id from granting) and ${siteRule} and ${groupRule}`
       : sql``;
   const rows = rowsOf<{ user_id: string }>(
     await db.execute(sql`${grantingRoles(permission, partnerId, orgId, true)}

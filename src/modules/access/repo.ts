@@ -15,7 +15,7 @@ const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
 /** The partner's active Partner Admins' addresses. */
 export async function partnerAdminEmails(tx: Executor, partnerId: string): Promise<string[]> {
   const res = await tx.execute(sql`select u.email from partner_users pu join users u on u.id = pu.user_id
-    where pu.partner_id = ${partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID} and u.status = 'active' order by 1 limit 500`);
+    where pu.partner_id = ${partnerId} and pu.role_id = ${PARTNER_ADMIN_ROLE_ID} and pu.status = 'active' and u.status = 'active' order by 1 limit 500`);
   return rowsOf<{ email: string }>(res).map((r) => r.email);
 }
 
@@ -30,7 +30,7 @@ export async function partnerMemberIdsReaching(
 ): Promise<string[]> {
   return rowsOf<{ user_id: string }>(
     await db.execute(sql`select pu.user_id from partner_users pu join users u on u.id = pu.user_id
-      where pu.partner_id = ${org.partnerId} and u.status = 'active' and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${org.id}::uuid = any(pu.org_ids)))
+      where pu.partner_id = ${org.partnerId} and pu.status = 'active' and u.status = 'active' and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${org.id}::uuid = any(pu.org_ids)))
       ${afterId ? sql`and pu.user_id > ${afterId}` : sql``} order by pu.user_id limit ${n}`),
   ).map((r) => r.user_id);
 }
@@ -121,7 +121,7 @@ export async function partnersWithLapse(db: Executor) {
 
 /** The partner's members with standing access (not Partner Admins) idle since `idleBefore`: both sweep steps' rows. */
 const idleStandingMembers = (partnerId: string, idleBefore: Date) =>
-  sql`pu.partner_id = ${partnerId} and pu.org_access in ('all', 'selected') and pu.role_id <> ${PARTNER_ADMIN_ROLE_ID}
+  sql`pu.partner_id = ${partnerId} and pu.status = 'active' and pu.org_access in ('all', 'selected') and pu.role_id <> ${PARTNER_ADMIN_ROLE_ID}
                 and coalesce(pu.last_used_at, pu.created_at) <= ${idleBefore}`;
 
 /**

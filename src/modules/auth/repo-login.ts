@@ -59,10 +59,10 @@ const factsStatement = preparedStatement<FactsRow, [string, string | null]>(
      (select coalesce(json_agg(ms), '[]'::json) from (
         select 'partner' as scope, m.partner_id as "partnerId", null::uuid as "orgId", m.role_id as "roleId",
                m.last_used_at as "lastUsedAt", p.settings, ${PARTNER_SSO_ONLY} as "ssoOnly"
-        from partner_users m join partners p on p.id = m.partner_id where m.user_id = k.id
+        from partner_users m join partners p on p.id = m.partner_id where m.user_id = k.id and m.status = 'active'
         union all
         select 'organization', o.partner_id, m.org_id, m.role_id, m.last_used_at, o.settings, ${ORG_SSO_ONLY}
-        from organization_users m join organizations o on o.id = m.org_id where m.user_id = k.id) ms) as memberships
+        from organization_users m join organizations o on o.id = m.org_id where m.user_id = k.id and m.status = 'active') ms) as memberships
    from k left join u on true`,
   [textArg, nullable(textArg)],
 );

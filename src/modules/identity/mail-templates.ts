@@ -13,14 +13,17 @@ export const mails = {
         url: p.url,
       },
     ),
-  addedToTenant: (to: string, p: { inviterName: string; tenantName: string; url: string }) =>
+  membershipOffer: (to: string, p: { inviterName: string; tenantName: string; url: string }) =>
     build(
-      'added_to_tenant',
+      'membership_offer',
       to,
-      `You now have access to ${p.tenantName}`,
-      [`${p.inviterName} gave your existing account access to ${p.tenantName}.`],
+      `You are invited to ${p.tenantName}`,
+      [
+        `${p.inviterName} invited your existing Gatehouse account to join ${p.tenantName}.`,
+        'Nothing changes until you accept: sign in and accept or decline. The link is valid for 7 days.',
+      ],
       {
-        label: 'Sign in',
+        label: 'Review the invitation',
         url: p.url,
       },
     ),

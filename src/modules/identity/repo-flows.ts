@@ -148,3 +148,11 @@ export async function liveFlowOf(tx: Executor, userId: string, kind: FlowKind, n
     .limit(1);
   return flow ?? null;
 }
+
+/** Voids the live flows of a kind that name one subject in their data (`data[key] = value`): one live link per offer. */
+export async function voidFlowsFor(tx: Executor, kind: FlowKind, key: string, value: string, now: Date): Promise<void> {
+  await tx
+    .update(authFlows)
+    .set({ consumedAt: now })
+    .where(and(eq(authFlows.kind, kind), isNull(authFlows.consumedAt), sql`${authFlows.data} ->> ${key} = ${value}`));
+}

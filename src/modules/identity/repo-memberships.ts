@@ -45,7 +45,7 @@ export async function listMemberships(db: Executor, userId: string): Promise<Mem
       ssoOnly: sql<boolean>`${sql.raw(PARTNER_SSO_ONLY)}`,
     })
     .from(m)
-    .where(eq(m.userId, userId))
+    .where(and(eq(m.userId, userId), eq(m.status, 'active')))
     .orderBy(desc(m.lastUsedAt));
   const om = alias(organizationUsers, 'm');
   const o = await db
@@ -58,7 +58,7 @@ export async function listMemberships(db: Executor, userId: string): Promise<Mem
     })
     .from(om)
     .innerJoin(organizations, eq(organizations.id, om.orgId))
-    .where(eq(om.userId, userId))
+    .where(and(eq(om.userId, userId), eq(om.status, 'active')))
     .orderBy(desc(om.lastUsedAt));
   return [
     ...p.map((r) => ({

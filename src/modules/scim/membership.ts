@@ -3,6 +3,7 @@
 // membership (its site and device-group restrictions kept aside) and the user's sessions there revoked at once.
 import type { Tx } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
+import { offerMembership } from '../invitations/index.js';
 import { loadRoleChain } from '../roles/index.js';
 import { revokeUserSessions } from '../identity/index.js';
 import type { TargetScope } from '../tenants/index.js';
@@ -10,6 +11,8 @@ import { deleteMembership, setMembershipRole } from '../users/index.js';
 import { assertScimAssignable, creatorReach } from './ceiling.js';
 import type { ScimCaller } from './context.js';
 import {
+  accountById,
+  tenantName,
   insertOrgMember,
   insertPartnerMember,
   mappedGroupRoles,
@@ -59,11 +62,11 @@ async function revokeTenantSessions(
 
 /** Brings the membership in line with the SCIM user; answers what changed, for the audit record. */
 export async function syncMembership(
-  deps: Pick<Deps, 'clock'>,
+  deps: Pick<Deps, 'clock' | 'outbox' | 'config'>,
   tx: Tx,
   caller: ScimCaller,
   su: ScimUserRow,
-): Promise<{ roleId: string | null; sessionsRevoked: number }> {
+): Promise<{ roleId: string | null; sessionsRevoked: number; pending?: boolean }> {
   const target = caller.target;
   const current = await currentMembership(tx, target, su.userId);
   if (!su.active) {
@@ -76,7 +79,37 @@ export async function syncMembership(
   if (current?.roleId === roleId) return { roleId, sessionsRevoked: 0 };
   await assertScimAssignable(tx, await creatorReach(tx, { ...target, createdBy: caller.createdBy }), roleId);
   if (current) await setMembershipRole(tx, target, su.userId, roleId);
-  else if (target.kind === 'partner') {
+  else if (!su.ownsAccount) {
+    // An account SCIM did not create is offered the membership: it grants nothing until the account accepts it.
+    const account = await accountById(tx, su.userId);
+    await offerMembership(
+      deps,
+      tx,
+      target.kind === 'partner'
+        ? {
+            kind: 'partner',
+            partnerId: target.partnerId,
+            roleId,
+            orgAccess: su.suspended?.orgAccess ?? 'none',
+            orgIds: su.suspended?.orgIds ?? [],
+          }
+        : {
+            kind: 'organization',
+            orgId: target.orgId,
+            roleId,
+            siteIds: su.suspended?.siteIds ?? null,
+            deviceGroupIds: su.suspended?.deviceGroupIds ?? null,
+          },
+      {
+        userId: su.userId,
+        email: account!.email,
+        inviterName: caller.tokenName,
+        tenantName: (await tenantName(tx, target)) ?? (target.orgId ? 'your organization' : 'your partner'),
+      },
+    );
+    if (su.suspended) await setSuspended(tx, su.id, null);
+    return { roleId, sessionsRevoked: 0, pending: true };
+  } else if (target.kind === 'partner') {
     const s = su.suspended;
     await insertPartnerMember(tx, {
       partnerId: target.partnerId,

@@ -198,8 +198,8 @@ export async function createUser(deps: Deps, caller: ScimCaller, input: ScimUser
     });
     const sync = await syncMembership(deps, tx, caller, created);
     // A new account sets its password through the invitation (or signs in by SSO: sendInvitations false).
-    let mailed: 'invitation' | 'added' | null = null;
-    if (sync.roleId && account.status === 'invited' && caller.sendInvitations) {
+    let mailed: 'invitation' | 'offer' | null = null;
+    if (owns && sync.roleId && account.status === 'invited' && caller.sendInvitations) {
       const token = await createInviteToken(
         tx,
         now,
@@ -217,17 +217,7 @@ export async function createUser(deps: Deps, caller: ScimCaller, input: ScimUser
         }),
       );
       mailed = 'invitation';
-    } else if (sync.roleId && account.status === 'active') {
-      await deps.outbox.enqueue(
-        tx,
-        mails.addedToTenant(address, {
-          inviterName: caller.tokenName,
-          tenantName: await tenantLabel(tx, t),
-          url: `${deps.config.appUrl}/login`,
-        }),
-      );
-      mailed = 'added';
-    }
+    } else if (sync.pending) mailed = 'offer';
     await deps.audit.record(
       tx,
       {

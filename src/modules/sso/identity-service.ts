@@ -18,6 +18,7 @@ import {
 } from '../identity/index.js';
 import { proveAccount } from '../auth/index.js';
 import { domainProvenBy } from '../domains/index.js';
+import { offerToExisting } from './offer.js';
 import {
   activateUser,
   belongsElsewhere,
@@ -33,6 +34,7 @@ import {
   orgExists,
   orgMemberRole,
   partnerMemberRole,
+  pendingMembershipAt,
   type ProviderRow,
   providerNameAndType,
   provisionAccount,
@@ -132,6 +134,10 @@ export async function finishSignIn(
   });
   const now = deps.clock.now();
   if ('error' in resolved) throw await failSignIn(deps, provider, resolved.error, meta);
+  if ('offered' in resolved) {
+    deps.outbox.kick();
+    throw await failSignIn(deps, provider, 'invitation_pending', meta);
+  }
   if ('link' in resolved) {
     const { token } = await createFlow(deps.db, {
       kind: 'sso_link',
@@ -164,7 +170,9 @@ async function membershipIn(tx: Tx, provider: Provider, userId: string): Promise
 type Resolution =
   | { userId: string; context: SessionContext }
   | { link: { userId: string; context: SessionContext } }
-  | { error: SsoFailureCode };
+  | { error: SsoFailureCode }
+  /** An existing account was offered the membership: the sign-in ends, and the transaction commits the offer. */
+  | { offered: true };
 
 /**
  * An existing link first; then an existing member with this e-mail, linked at once only when its domain is proven by
@@ -190,7 +198,8 @@ async function resolveIdentity(
     const u = await findUser(tx, link.userId);
     if (!u || u.status === 'disabled') return { error: 'account_disabled' };
     const ctx = await membershipIn(tx, provider, u.id);
-    if (!ctx) return { error: 'no_org_access' };
+    if (!ctx)
+      return { error: (await pendingMembershipAt(tx, provider, u.id)) ? 'invitation_pending' : 'no_org_access' };
     await touchIdentity(tx, link.id, who.email, now);
     await proveAddress(u);
     return { userId: u.id, context: ctx };
@@ -204,7 +213,10 @@ async function resolveIdentity(
     const same = here.find((l) => l.subject === who.subject);
     if (same) return viaLink(same);
     const ctx = await membershipIn(tx, provider, existing.id);
-    if (!ctx) return { error: 'no_org_access' };
+    if (!ctx) {
+      const offered = await offerToExisting(deps, tx, provider, existing, proven, meta);
+      return offered === 'offered' ? { offered: true } : { error: offered };
+    }
     if (existing.status === 'disabled') return { error: 'account_disabled' };
     // Another subject at this provider (a recycled address at the IdP), or access beyond the provider's tenant:
     // the owner confirms with the account's own credentials first.

@@ -284,7 +284,13 @@ export async function orgMemberRole(db: Executor, orgId: string, userId: string)
   const [m] = await db
     .select({ roleId: organizationUsers.roleId })
     .from(organizationUsers)
-    .where(and(eq(organizationUsers.orgId, orgId), eq(organizationUsers.userId, userId)));
+    .where(
+      and(
+        eq(organizationUsers.orgId, orgId),
+        eq(organizationUsers.userId, userId),
+        eq(organizationUsers.status, 'active'),
+      ),
+    );
   return m?.roleId;
 }
 
@@ -292,8 +298,34 @@ export async function partnerMemberRole(db: Executor, partnerId: string, userId:
   const [m] = await db
     .select({ roleId: partnerUsers.roleId })
     .from(partnerUsers)
-    .where(and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.userId, userId)));
+    .where(
+      and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.userId, userId), eq(partnerUsers.status, 'active')),
+    );
   return m?.roleId;
+}
+
+/** Whether the account holds a membership of the provider's tenant that it has not accepted yet. */
+export async function pendingMembershipAt(
+  db: Executor,
+  provider: Pick<ProviderRow, 'orgId' | 'partnerId'>,
+  userId: string,
+): Promise<boolean> {
+  const res = provider.orgId
+    ? await db.execute(
+        sql`select 1 from organization_users where org_id = ${provider.orgId} and user_id = ${userId} and status = 'pending'`,
+      )
+    : await db.execute(
+        sql`select 1 from partner_users where partner_id = ${provider.partnerId} and user_id = ${userId} and status = 'pending'`,
+      );
+  return (res as unknown as { rows: unknown[] }).rows.length > 0;
+}
+
+/** The provider's tenant's name (its organisation's, else its partner's). */
+export async function providerTenantName(db: Executor, provider: Pick<ProviderRow, 'orgId' | 'partnerId'>) {
+  const res = provider.orgId
+    ? await db.execute(sql`select name from organizations where id = ${provider.orgId}`)
+    : await db.execute(sql`select name from partners where id = ${provider.partnerId}`);
+  return (res as unknown as { rows: { name: string }[] }).rows[0]?.name ?? 'your organization';
 }
 
 /** A membership outside the provider's tenant (the organisation; for a partner-owned provider, the partner and its organisations). */

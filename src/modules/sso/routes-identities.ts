@@ -7,12 +7,11 @@ import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
-import { notFound } from '../../http/errors.js';
 import { respondWithTokens, tokenResponse } from '../identity/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
-import { findMember } from '../users/index.js';
+import { consented, findMember } from '../users/index.js';
 import { identitiesOf, unlinkOwnIdentity } from './identities-service.js';
 import { confirmLink, linkPreview, type SignInOutcome } from './identity-service.js';
 
@@ -134,7 +133,7 @@ export function ssoIdentityRoutes(deps: Deps) {
       },
       async (req) => {
         const target = await resolveTarget(deps.db, principalOf(req), req.query.orgId);
-        if (!(await findMember(deps.db, target, req.query.userId))) throw notFound('user');
+        consented(await findMember(deps.db, target, req.query.userId));
         return identitiesOf(deps.db, req.query.userId);
       },
     );

@@ -1,7 +1,7 @@
 // Escalation guards for user administration: the target's powers, the last administrator, other tenants.
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, notFound } from '../../http/errors.js';
 import { assertWithinReach } from '../../http/refusal.js';
 import { loadRoleChain } from '../roles/index.js';
 import { activePartnerMembers, countIdsInOrg, lockPartnerRow, partnerMembershipsOf } from './repo.js';
@@ -58,4 +58,14 @@ export async function assertIdsInOrg(
     throw new AppError('validation_failed', `Some ${field} are not of this organization.`, {
       details: { fieldErrors: { [field]: ['Not of this organization'] }, formErrors: [] },
     });
+}
+
+/**
+ * The member, refused when it is missing (404) or has not accepted the membership: a pending member's account is not
+ * the scope's to administer (403 account_outside_authority); only withdrawing or re-sending the offer is.
+ */
+export function consented<M extends { membership: 'active' | 'pending' }>(member: M | null): M {
+  if (!member) throw notFound('user');
+  if (member.membership === 'pending') throw new AppError('account_outside_authority');
+  return member;
 }

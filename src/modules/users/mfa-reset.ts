@@ -3,12 +3,13 @@
 import type { Deps } from '../../deps.js';
 import { authorityOf } from '../../access/account-authority.js';
 import type { Principal } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError } from '../../http/errors.js';
 import { assertAccountAuthority } from '../../http/refusal.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { revokeUserSessions } from '../identity/index.js';
 import { clearAllFactors } from '../mfa/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { consented } from './guards.js';
 import { findMember, mfaStateOf } from './repo.js';
 
 export async function resetUserMfa(
@@ -21,8 +22,7 @@ export async function resetUserMfa(
   if (userId === caller.userId)
     throw new AppError('forbidden_self_action', 'Use your own security settings to change your factors.');
   await deps.db.transaction(async (tx) => {
-    const member = await findMember(tx, target, userId);
-    if (!member) throw notFound('user');
+    consented(await findMember(tx, target, userId));
     await assertAccountAuthority(tx, authorityOf(caller), userId);
     const user = await mfaStateOf(tx, userId);
     await clearAllFactors(tx, userId, deps.clock.now());

@@ -5,7 +5,7 @@ import type { Executor } from '../../db/connect.js';
 import { organizationUsers, organizations, partnerUsers, partners, roles, users } from '../../db/schema/index.js';
 import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
 import type { TargetScope } from '../tenants/index.js';
-import type { UserRowJson } from './schemas.js';
+import type { ActiveUserJson, UserRowJson } from './schemas.js';
 import { asSystemWithin } from '../../db/row-security.js';
 
 const base = {
@@ -22,19 +22,26 @@ const base = {
 
 type Row = { [K in keyof typeof base]: unknown } & {
   emailKey: string;
+  membership: 'active' | 'pending';
+  invitedAt: Date | null;
   orgAccess?: 'all' | 'selected' | 'none' | 'eligible';
   orgIds?: string[];
   siteIds?: string[] | null;
   deviceGroupIds?: string[] | null;
 };
 
-function toJson(r: Row): UserRowJson {
+/** A member of the scope as the repository reads it: the account's row, and whether the membership is accepted yet. */
+export type MemberRecord = ActiveUserJson & { membership: 'active' | 'pending'; invitedAt: string | null };
+
+function toRecord(r: Row): MemberRecord {
   return {
+    membership: r.membership,
+    invitedAt: r.invitedAt ? r.invitedAt.toISOString() : null,
     id: r.id as string,
     email: r.email as string,
     emailVerified: r.emailVerified as boolean,
     name: r.name as string,
-    status: r.status as UserRowJson['status'],
+    status: r.status as ActiveUserJson['status'],
     mfaEnabled: r.mfaEnabled as boolean,
     lastLoginAt: r.lastLoginAt ? (r.lastLoginAt as Date).toISOString() : null,
     roleId: r.roleId as string,
@@ -42,6 +49,16 @@ function toJson(r: Row): UserRowJson {
     ...(r.orgAccess !== undefined ? { orgAccess: r.orgAccess, orgIds: r.orgIds ?? [] } : {}),
     ...(r.siteIds !== undefined ? { siteIds: r.siteIds, deviceGroupIds: r.deviceGroupIds ?? null } : {}),
   };
+}
+
+/**
+ * What the scope sees of a member: all of an accepted membership; of a pending one (an account that has not accepted
+ * the offer) only its id, address, status and when it was invited, nothing of the account's profile.
+ */
+export function memberJson(m: MemberRecord): UserRowJson {
+  if (m.membership === 'pending') return { id: m.id, email: m.email, status: 'pending', invitedAt: m.invitedAt };
+  const { membership: _m, invitedAt: _i, ...row } = m;
+  return row;
 }
 
 const cursorSchema = z.object({ e: z.string(), id: z.uuid() });
@@ -56,14 +73,31 @@ export async function listMembers(
   target: TargetScope,
   q: { limit: number; cursor?: string; search?: string; userId?: string; roleId?: string },
 ): Promise<{ data: UserRowJson[]; nextCursor: string | null }> {
+  const page = await listMemberRecords(db, target, q);
+  return { data: page.data.map(memberJson), nextCursor: page.nextCursor };
+}
+
+async function listMemberRecords(
+  db: Executor,
+  target: TargetScope,
+  q: { limit: number; cursor?: string; search?: string; userId?: string; roleId?: string },
+): Promise<{ data: MemberRecord[]; nextCursor: string | null }> {
   const after = decodeCursor(q.cursor, cursorSchema);
   const m =
     target.kind === 'partner'
-      ? { key: partnerUsers.emailKey, userId: partnerUsers.userId }
-      : { key: organizationUsers.emailKey, userId: organizationUsers.userId };
+      ? { key: partnerUsers.emailKey, userId: partnerUsers.userId, status: partnerUsers.status }
+      : { key: organizationUsers.emailKey, userId: organizationUsers.userId, status: organizationUsers.status };
   const filters = and(
     q.userId ? eq(users.id, q.userId) : undefined,
-    q.search ? or(ilike(users.email, likePrefix(q.search)), ilike(users.name, likePrefix(q.search))) : undefined,
+    // A pending member holds no role until it accepts.
+    q.roleId ? eq(m.status, 'active') : undefined,
+    // A pending member's name is its account's, not the scope's: it is not searched.
+    q.search
+      ? or(
+          ilike(users.email, likePrefix(q.search)),
+          and(eq(m.status, 'active'), ilike(users.name, likePrefix(q.search))),
+        )
+      : undefined,
     // A row comparison: the index's own order, so the scan starts at the cursor.
     after ? sql`(${m.key}, ${m.userId}) > (${after.e}, ${after.id}::uuid)` : undefined,
   );
@@ -74,6 +108,8 @@ export async function listMembers(
           .select({
             ...base,
             emailKey: partnerUsers.emailKey,
+            membership: partnerUsers.status,
+            invitedAt: partnerUsers.invitedAt,
             orgAccess: partnerUsers.orgAccess,
             orgIds: partnerUsers.orgIds,
           })
@@ -93,6 +129,8 @@ export async function listMembers(
           .select({
             ...base,
             emailKey: organizationUsers.emailKey,
+            membership: organizationUsers.status,
+            invitedAt: organizationUsers.invitedAt,
             siteIds: organizationUsers.siteIds,
             deviceGroupIds: organizationUsers.deviceGroupIds,
           })
@@ -109,11 +147,12 @@ export async function listMembers(
           .orderBy(...order)
           .limit(q.limit + 1);
   const page = pageOf(rows, q.limit, (r) => ({ e: r.emailKey, id: r.id as string }));
-  return { data: page.data.map(toJson), nextCursor: page.nextCursor };
+  return { data: page.data.map(toRecord), nextCursor: page.nextCursor };
 }
 
-export async function findMember(db: Executor, target: TargetScope, userId: string): Promise<UserRowJson | null> {
-  return (await listMembers(db, target, { limit: 1, userId })).data[0] ?? null;
+/** The member of the scope, accepted or pending (see memberJson for what the scope may be shown). */
+export async function findMember(db: Executor, target: TargetScope, userId: string): Promise<MemberRecord | null> {
+  return (await listMemberRecords(db, target, { limit: 1, userId })).data[0] ?? null;
 }
 
 export async function deleteMembership(db: Executor, target: TargetScope, userId: string): Promise<boolean> {
@@ -219,7 +258,7 @@ export function activePartnerMembers(tx: Executor, partnerId: string) {
     .select({ userId: partnerUsers.userId, roleId: partnerUsers.roleId })
     .from(partnerUsers)
     .innerJoin(users, eq(users.id, partnerUsers.userId))
-    .where(and(eq(partnerUsers.partnerId, partnerId), eq(users.status, 'active')));
+    .where(and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.status, 'active'), eq(users.status, 'active')));
 }
 
 /** Every partner membership of an account, whatever the tenant (read in the system context `account-wide`). */
@@ -228,8 +267,18 @@ export function partnerMembershipsOf(tx: Executor, userId: string) {
     tx
       .select({ partnerId: partnerUsers.partnerId, roleId: partnerUsers.roleId })
       .from(partnerUsers)
-      .where(eq(partnerUsers.userId, userId)),
+      .where(and(eq(partnerUsers.userId, userId), eq(partnerUsers.status, 'active'))),
   );
+}
+
+/** Whether the account holds any membership, accepted or pending, in any tenant (read in the system context `account-wide`). */
+export async function belongsAnywhere(tx: Executor, userId: string): Promise<boolean> {
+  const res = await asSystemWithin(tx, 'account-wide', () =>
+    tx.execute(
+      sql`select 1 from partner_users where user_id = ${userId} union all select 1 from organization_users where user_id = ${userId} limit 1`,
+    ),
+  );
+  return (res as unknown as { rows: unknown[] }).rows.length > 0;
 }
 
 /** How many of `ids` (distinct) are sites or device groups of the organisation. */

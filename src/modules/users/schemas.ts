@@ -18,7 +18,7 @@ export const updateOwnProfileBody = z
   })
   .meta({ minProperties: 1 });
 
-export const userRow = z
+export const activeUserRow = z
   .object({
     id: z.uuid(),
     email: z.string(),
@@ -40,7 +40,7 @@ export const userRow = z
     deviceGroupIds: z.array(z.uuid()).nullable().optional(),
   })
   .meta({
-    id: 'UserRow',
+    id: 'MemberRow',
     examples: [
       {
         id: '3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12',
@@ -57,6 +57,19 @@ export const userRow = z
       },
     ],
   });
+export type ActiveUserJson = z.infer<typeof activeUserRow>;
+
+/** A member that has not accepted the offer: the scope sees nothing of the account's profile. */
+export const pendingUserRow = z
+  .object({
+    id: z.uuid(),
+    email: z.string(),
+    status: z.literal('pending'),
+    invitedAt: z.string().nullable(),
+  })
+  .meta({ id: 'PendingMemberRow' });
+
+export const userRow = z.union([activeUserRow, pendingUserRow]).meta({ id: 'UserRow' });
 export type UserRowJson = z.infer<typeof userRow>;
 
 export const userListQuery = z.strictObject({
@@ -90,7 +103,9 @@ export const inviteResponse = z.object({
   id: z.uuid(),
   email: z.string(),
   name: z.string(),
-  status: z.enum(['active', 'invited', 'disabled']),
+  status: z
+    .enum(['active', 'invited', 'disabled', 'pending'])
+    .describe('pending: the address belongs to an existing account, which must accept the invitation first'),
   roleId: z.uuid(),
   inviteEmailSent: z.boolean(),
 });

@@ -10,9 +10,11 @@ import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl, requestEmailChange } from '../auth/index.js';
 import { findUserByEmail, mails, revokeUserSessions } from '../identity/index.js';
 import { assertWithinReach } from '../../http/refusal.js';
+import { offerMembership, renewOffer } from '../invitations/index.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
 import { auditTenant, partnerOrgIds, type TargetScope } from '../tenants/index.js';
 import {
+  consented,
   assertIdsInOrg,
   assertMemberWithinReach,
   assertNotLastAdmin,
@@ -27,6 +29,8 @@ import {
   insertPartnerMembership,
   listMembers,
   lockInviteAddress,
+  memberJson,
+  belongsAnywhere,
   organizationNameOf,
   partnerNameOf,
   setMembershipRole,
@@ -94,18 +98,57 @@ export async function inviteUser(
     }
     // Serialise invitations of one address: the unique email index would otherwise fail one of two racers.
     await lockInviteAddress(tx, input.email);
-    let user = (await findUserByEmail(tx, input.email)) ?? undefined;
-    const existing = Boolean(user);
-    if (user && (await findMember(tx, target, user.id))) throw new AppError('user_exists_in_scope');
-    if (!user) user = await insertInvitedUser(tx, input.email, input.name);
-    const u = user!;
+    const found = (await findUserByEmail(tx, input.email)) ?? undefined;
+    // An account that never set itself up and belongs nowhere (its invitations were withdrawn) is invited afresh: the
+    // invitation link is its proof. Any other existing account must consent.
+    const unclaimed = found?.status === 'invited' && !(await belongsAnywhere(tx, found.id));
+    const existing = unclaimed ? undefined : found;
+    const tenantLabel = await tenantName(tx, target);
+    const inviterName = await inviterNameOf(tx, caller);
+    const orgIds = orgAccess === 'selected' || orgAccess === 'eligible' ? [...new Set(input.orgIds ?? [])] : [];
+    if (existing) {
+      // An existing account is offered the membership: it grants nothing until the account accepts it.
+      const notice = { userId: existing.id, email: existing.email, inviterName, tenantName: tenantLabel };
+      const member = await findMember(tx, target, existing.id);
+      if (member && member.membership !== 'pending') throw new AppError('user_exists_in_scope');
+      if (member) await renewOffer(deps, tx, target, notice);
+      else
+        await offerMembership(
+          deps,
+          tx,
+          target.kind === 'partner'
+            ? { kind: 'partner', partnerId: target.partnerId, roleId: input.roleId, orgAccess, orgIds }
+            : {
+                kind: 'organization',
+                orgId: target.orgId,
+                roleId: input.roleId,
+                siteIds: input.siteIds ? [...new Set(input.siteIds)] : null,
+                deviceGroupIds: input.deviceGroupIds ? [...new Set(input.deviceGroupIds)] : null,
+              },
+          notice,
+        );
+      await deps.audit.record(
+        tx,
+        {
+          action: 'user.invite',
+          actor: actorOf(caller),
+          ...auditTenant(target),
+          resourceType: 'user',
+          resourceId: existing.id,
+          details: { email: existing.email, roleId: input.roleId, existingAccount: true, pending: true },
+        },
+        meta,
+      );
+      return { user: { ...existing, status: 'pending' as const } };
+    }
+    const u = found ?? (await insertInvitedUser(tx, input.email, input.name))!;
     if (target.kind === 'partner') {
       await insertPartnerMembership(tx, {
         partnerId: target.partnerId,
         userId: u.id,
         roleId: input.roleId,
         orgAccess,
-        orgIds: orgAccess === 'selected' || orgAccess === 'eligible' ? [...new Set(input.orgIds ?? [])] : [],
+        orgIds,
       });
     } else {
       await insertOrgMembership(tx, {
@@ -117,10 +160,7 @@ export async function inviteUser(
       });
     }
     const ctx = { scope: target.kind, partnerId: target.partnerId, orgId: target.orgId, roleId: input.roleId } as const;
-    const token =
-      u.status === 'invited'
-        ? await createInviteToken(tx, now, u.id, ctx, caller.userId, speaksForPartner(caller))
-        : null;
+    const token = await createInviteToken(tx, now, u.id, ctx, caller.userId, speaksForPartner(caller));
     await deps.audit.record(
       tx,
       {
@@ -129,22 +169,14 @@ export async function inviteUser(
         ...auditTenant(target),
         resourceType: 'user',
         resourceId: u.id,
-        details: { email: u.email, roleId: input.roleId, existingAccount: existing },
+        details: { email: u.email, roleId: input.roleId, existingAccount: Boolean(found) },
       },
       meta,
     );
-    const tenantLabel = await tenantName(tx, target);
-    const inviterName = await inviterNameOf(tx, caller);
-    if (token)
-      await deps.outbox.enqueue(
-        tx,
-        mails.invitation(u.email, { inviterName, tenantName: tenantLabel, url: inviteUrl(deps.config.appUrl, token) }),
-      );
-    else if (u.status === 'active')
-      await deps.outbox.enqueue(
-        tx,
-        mails.addedToTenant(u.email, { inviterName, tenantName: tenantLabel, url: `${deps.config.appUrl}/login` }),
-      );
+    await deps.outbox.enqueue(
+      tx,
+      mails.invitation(u.email, { inviterName, tenantName: tenantLabel, url: inviteUrl(deps.config.appUrl, token) }),
+    );
     return { user: u };
   });
   deps.outbox.kick();
@@ -152,7 +184,8 @@ export async function inviteUser(
   return {
     id: user.id,
     email: user.email,
-    name: user.name,
+    // The scope learns nothing of an existing account's profile: the name it gave is answered back.
+    name: user.status === 'pending' ? input.name : user.name,
     status: user.status,
     roleId: input.roleId,
     inviteEmailSent: deps.mailer.configured && user.status !== 'disabled',
@@ -170,6 +203,28 @@ export async function resendInvite(
   await deps.db.transaction(async (tx) => {
     const member = await findMember(tx, target, userId);
     if (!member) throw notFound('user');
+    if (member.membership === 'pending') {
+      const notice = {
+        userId,
+        email: member.email,
+        inviterName: await inviterNameOf(tx, caller),
+        tenantName: await tenantName(tx, target),
+      };
+      await renewOffer(deps, tx, target, notice);
+      await deps.audit.record(
+        tx,
+        {
+          action: 'user.invite.resend',
+          actor: actorOf(caller),
+          ...auditTenant(target),
+          resourceType: 'user',
+          resourceId: userId,
+          details: { email: member.email, pending: true },
+        },
+        meta,
+      );
+      return;
+    }
     if (member.status !== 'invited') throw new AppError('conflict', 'The user has already accepted the invitation.');
     const ctx = {
       scope: target.kind,
@@ -212,8 +267,7 @@ export async function updateUser(
   meta: AuditRequestMeta,
 ) {
   await deps.db.transaction(async (tx) => {
-    const member = await findMember(tx, target, userId);
-    if (!member) throw notFound('user');
+    const member = consented(await findMember(tx, target, userId));
     if (userId === caller.userId && patch.status)
       throw new AppError('forbidden_self_action', 'You cannot change your own status.');
     // Name, status and address are the account's, in every tenant it belongs to.
@@ -258,7 +312,7 @@ export async function updateUser(
     );
   });
   if (patch.email !== undefined) deps.outbox.kick();
-  return (await findMember(deps.db, target, userId))!;
+  return memberJson((await findMember(deps.db, target, userId))!);
 }
 
 export async function removeUser(
@@ -301,8 +355,7 @@ export async function assignRole(
 ) {
   await deps.db.transaction(async (tx) => {
     if (userId === caller.userId) throw new AppError('forbidden_self_action', 'You cannot change your own role.');
-    const member = await findMember(tx, target, userId);
-    if (!member) throw notFound('user');
+    const member = consented(await findMember(tx, target, userId));
     await assertTargetWithinCeiling(tx, caller, member.roleId);
     assertMemberWithinReach(caller, member);
     await assignableRole(tx, caller, target, roleId);
@@ -322,7 +375,7 @@ export async function assignRole(
       meta,
     );
   });
-  return (await findMember(deps.db, target, userId))!;
+  return memberJson((await findMember(deps.db, target, userId))!);
 }
 
 /** Members of the scope (GET /users). */
@@ -340,5 +393,8 @@ export async function listRoleHolders(
   return listMembers(deps.db, target, { ...q, roleId });
 }
 
-export const memberOrThrow = async (deps: Deps, target: TargetScope, userId: string) =>
-  (await findMember(deps.db, target, userId)) ?? Promise.reject(notFound('user'));
+export async function memberOrThrow(deps: Deps, target: TargetScope, userId: string) {
+  const member = await findMember(deps.db, target, userId);
+  if (!member) throw notFound('user');
+  return memberJson(member);
+}

@@ -3,16 +3,14 @@
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
-import { notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import { endMemberSession, listMemberSessions } from '../auth/index.js';
 import type { TargetScope } from '../tenants/index.js';
-import { assertMemberWithinReach, assertTargetWithinCeiling } from './guards.js';
+import { assertMemberWithinReach, assertTargetWithinCeiling, consented } from './guards.js';
 import { findMember } from './repo.js';
 
 async function administrableMember(db: Executor, caller: Principal, target: TargetScope, userId: string) {
-  const member = await findMember(db, target, userId);
-  if (!member) throw notFound('user');
+  const member = consented(await findMember(db, target, userId));
   await assertTargetWithinCeiling(db, caller, member.roleId);
   assertMemberWithinReach(caller, member);
 }

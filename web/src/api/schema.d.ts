@@ -400,6 +400,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your pending invitations (memberships offered to your account, granting nothing yet)
+         * @description Your pending invitations (memberships offered to your account, granting nothing yet).
+         *
+         *     Needs an access token (`Authorization: Bearer`).
+         */
+        get: operations["getAuthInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/invitations/accept-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept the invitation of a mailed link (signed in as the invited account; proves the address)
+         * @description Accept the invitation of a mailed link (signed in as the invited account; proves the address).
+         *
+         *     Needs an access token (`Authorization: Bearer`).
+         */
+        post: operations["postAuthInvitationsAcceptLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/invitations/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a pending invitation (your e-mail address must be proven)
+         * @description Accept a pending invitation (your e-mail address must be proven).
+         *
+         *     Needs an access token (`Authorization: Bearer`).
+         */
+        post: operations["postAuthInvitationsByIdAccept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/invitations/{id}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline a pending invitation (the offered membership is deleted)
+         * @description Decline a pending invitation (the offered membership is deleted).
+         *
+         *     Needs an access token (`Authorization: Bearer`).
+         */
+        post: operations["postAuthInvitationsByIdDecline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/invite/preview": {
         parameters: {
             query?: never;
@@ -3783,7 +3871,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "email_unverified" | "not_found" | "invitation_not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /** @description validation_failed: `{ fieldErrors: { "<path>": [..] }, formErrors: [..] }`; weak_password: `{ feedback }`. */
             details?: {
                 [key: string]: unknown;
@@ -3806,6 +3894,23 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Invitation: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "partner" | "organization";
+            /** Format: uuid */
+            partnerId: string;
+            orgId: string | null;
+            /** @description The name of the partner or organisation offering the membership */
+            tenantName: string;
+            /** Format: uuid */
+            roleId: string;
+            roleName: string;
+            invitedAt: string | null;
+            /** @description Who invited the account, when known */
+            invitedBy: string | null;
+        };
         /** @description timezone (IANA), start "HH:MM", durationMinutes 1..1440, daysOfWeek 0 (Sunday)..6, distinct */
         MaintenanceWindowBodyInput: {
             /** @enum {string} */
@@ -3813,6 +3918,43 @@ export interface components {
             start: string;
             durationMinutes: number;
             daysOfWeek: number[];
+        };
+        /**
+         * @example {
+         *       "id": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+         *       "email": "ada@example.org",
+         *       "emailVerified": true,
+         *       "name": "Ada Lovelace",
+         *       "status": "active",
+         *       "mfaEnabled": true,
+         *       "lastLoginAt": "2026-11-20T08:15:00.000Z",
+         *       "roleId": "5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d",
+         *       "roleName": "Partner Admin",
+         *       "orgAccess": "all",
+         *       "orgIds": []
+         *     }
+         */
+        MemberRow: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            emailVerified: boolean;
+            name: string;
+            /** @enum {string} */
+            status: "active" | "invited" | "disabled";
+            mfaEnabled: boolean;
+            lastLoginAt: string | null;
+            /** Format: uuid */
+            roleId: string;
+            roleName: string;
+            /**
+             * @description Partner members: all, selected (orgIds), none, or eligible (no standing access; may request just-in-time access to orgIds)
+             * @enum {string}
+             */
+            orgAccess?: "all" | "selected" | "none" | "eligible";
+            orgIds?: string[];
+            siteIds?: string[] | null;
+            deviceGroupIds?: string[] | null;
         };
         Membership: {
             /** @enum {string} */
@@ -3941,6 +4083,14 @@ export interface components {
             rebootBehavior: "never" | "if_required" | "always";
             deferDays: number;
         };
+        PendingMemberRow: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            /** @constant */
+            status: "pending";
+            invitedAt: string | null;
+        };
         /** @description settings: up to 200 keys of JSON values, at most 64 KiB */
         PolicyBodyInput: {
             settings: {
@@ -4031,7 +4181,7 @@ export interface components {
              * @description The catalogued reason (src/http/errors.ts).
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "email_unverified" | "not_found" | "invitation_not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /**
              * Format: uuid
              * @description On 5xx: the id of the server log line of this failure.
@@ -4393,43 +4543,7 @@ export interface components {
             roleId: string | null;
             permissions: string[];
         };
-        /**
-         * @example {
-         *       "id": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
-         *       "email": "ada@example.org",
-         *       "emailVerified": true,
-         *       "name": "Ada Lovelace",
-         *       "status": "active",
-         *       "mfaEnabled": true,
-         *       "lastLoginAt": "2026-11-20T08:15:00.000Z",
-         *       "roleId": "5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d",
-         *       "roleName": "Partner Admin",
-         *       "orgAccess": "all",
-         *       "orgIds": []
-         *     }
-         */
-        UserRow: {
-            /** Format: uuid */
-            id: string;
-            email: string;
-            emailVerified: boolean;
-            name: string;
-            /** @enum {string} */
-            status: "active" | "invited" | "disabled";
-            mfaEnabled: boolean;
-            lastLoginAt: string | null;
-            /** Format: uuid */
-            roleId: string;
-            roleName: string;
-            /**
-             * @description Partner members: all, selected (orgIds), none, or eligible (no standing access; may request just-in-time access to orgIds)
-             * @enum {string}
-             */
-            orgAccess?: "all" | "selected" | "none" | "eligible";
-            orgIds?: string[];
-            siteIds?: string[] | null;
-            deviceGroupIds?: string[] | null;
-        };
+        UserRow: components["schemas"]["MemberRow"] | components["schemas"]["PendingMemberRow"];
         Webhook: {
             /** Format: uuid */
             id: string;
@@ -4605,7 +4719,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4614,7 +4728,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4694,7 +4808,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4770,7 +4884,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4779,7 +4893,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4869,7 +4983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4972,7 +5086,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4981,7 +5095,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5082,7 +5196,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5091,7 +5205,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5201,7 +5315,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5210,7 +5324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5337,7 +5451,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5346,7 +5460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5643,7 +5757,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5652,7 +5766,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5737,7 +5851,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5746,7 +5860,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5824,7 +5938,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5898,7 +6012,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5907,7 +6021,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5998,7 +6112,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6176,7 +6290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6255,7 +6369,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6264,7 +6378,387 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAuthInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Invitation"][];
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthInvitationsAcceptLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        status: "active";
+                        /** @enum {string} */
+                        kind: "partner" | "organization";
+                        /** Format: uuid */
+                        partnerId: string;
+                        orgId: string | null;
+                        /** Format: uuid */
+                        roleId: string;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is too large. `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthInvitationsByIdAccept: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        status: "active";
+                        /** @enum {string} */
+                        kind: "partner" | "organization";
+                        /** Format: uuid */
+                        partnerId: string;
+                        orgId: string | null;
+                        /** Format: uuid */
+                        roleId: string;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthInvitationsByIdDecline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6340,7 +6834,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6349,7 +6843,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6532,7 +7026,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6606,7 +7100,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6682,7 +7176,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6763,7 +7257,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6887,7 +7381,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7184,7 +7678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7272,7 +7766,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7363,7 +7857,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7545,7 +8039,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7641,7 +8135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7741,7 +8235,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7843,7 +8337,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7928,7 +8422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8064,7 +8558,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8176,7 +8670,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8185,7 +8679,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8304,7 +8798,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8313,7 +8807,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8435,7 +8929,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8444,7 +8938,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8565,7 +9059,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8680,7 +9174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8781,7 +9275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8847,7 +9341,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8963,7 +9457,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9142,7 +9636,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9220,7 +9714,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9373,7 +9867,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9382,7 +9876,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9573,7 +10067,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9678,7 +10172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9687,7 +10181,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9765,7 +10259,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9774,7 +10268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9870,7 +10364,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9879,7 +10373,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9971,7 +10465,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10056,7 +10550,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10156,7 +10650,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10251,7 +10745,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10260,7 +10754,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10382,7 +10876,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10391,7 +10885,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10488,7 +10982,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10497,7 +10991,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10579,7 +11073,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10588,7 +11082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10675,7 +11169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10684,7 +11178,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10786,7 +11280,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10795,7 +11289,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10902,7 +11396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10911,7 +11405,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11008,7 +11502,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11017,7 +11511,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11099,7 +11593,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11108,7 +11602,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11200,7 +11694,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11209,7 +11703,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11322,7 +11816,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11331,7 +11825,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11422,7 +11916,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11431,7 +11925,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11553,7 +12047,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11562,7 +12056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11683,7 +12177,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11692,7 +12186,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11787,7 +12281,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11796,7 +12290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11883,7 +12377,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11892,7 +12386,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11989,7 +12483,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11998,7 +12492,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12080,7 +12574,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12089,7 +12583,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12177,7 +12671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12186,7 +12680,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12296,7 +12790,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12305,7 +12799,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12388,7 +12882,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12397,7 +12891,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12503,7 +12997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12512,7 +13006,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12594,7 +13088,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12603,7 +13097,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12689,7 +13183,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12698,7 +13192,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12813,7 +13307,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12822,7 +13316,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12925,7 +13419,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12934,7 +13428,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13038,7 +13532,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13047,7 +13541,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13129,7 +13623,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13138,7 +13632,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13251,7 +13745,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13260,7 +13754,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13361,7 +13855,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13370,7 +13864,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13456,7 +13950,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13465,7 +13959,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13574,7 +14068,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13583,7 +14077,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13662,7 +14156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13671,7 +14165,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13762,7 +14256,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13771,7 +14265,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13870,7 +14364,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13879,7 +14373,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13976,7 +14470,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13985,7 +14479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14067,7 +14561,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14076,7 +14570,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14265,7 +14759,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14381,7 +14875,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14487,7 +14981,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14496,7 +14990,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14578,7 +15072,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14587,7 +15081,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14706,7 +15200,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14715,7 +15209,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14840,7 +15334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14849,7 +15343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14938,7 +15432,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14947,7 +15441,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15032,7 +15526,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15041,7 +15535,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15127,7 +15621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15250,7 +15744,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15360,7 +15854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15369,7 +15863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15454,7 +15948,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15463,7 +15957,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15569,7 +16063,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15578,7 +16072,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15660,7 +16154,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15669,7 +16163,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15766,7 +16260,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15775,7 +16269,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15890,7 +16384,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15973,7 +16467,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15982,7 +16476,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16090,7 +16584,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16099,7 +16593,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16211,7 +16705,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16289,7 +16783,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16298,7 +16792,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16379,7 +16873,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16388,7 +16882,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16489,7 +16983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16498,7 +16992,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16609,7 +17103,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16618,7 +17112,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16740,7 +17234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16749,7 +17243,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16834,7 +17328,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16843,7 +17337,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16925,7 +17419,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16934,7 +17428,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17027,7 +17521,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17036,7 +17530,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17133,7 +17627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17142,7 +17636,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17228,7 +17722,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17237,7 +17731,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17346,7 +17840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17355,7 +17849,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17452,7 +17946,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17461,7 +17955,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17543,7 +18037,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17552,7 +18046,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17657,7 +18151,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17666,7 +18160,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17769,7 +18263,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17778,7 +18272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17873,7 +18367,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17882,7 +18376,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17987,7 +18481,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17996,7 +18490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18077,7 +18571,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18086,7 +18580,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18174,7 +18668,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18183,7 +18677,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18294,7 +18788,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18303,7 +18797,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18424,7 +18918,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18433,7 +18927,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18539,7 +19033,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18548,7 +19042,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18838,7 +19332,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18909,7 +19403,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18997,7 +19491,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19006,7 +19500,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19253,7 +19747,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19339,7 +19833,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19418,7 +19912,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19427,7 +19921,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19563,7 +20057,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19572,7 +20066,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19669,7 +20163,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19678,7 +20172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19760,7 +20254,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19769,7 +20263,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19878,7 +20372,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19887,7 +20381,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19991,7 +20485,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20000,7 +20494,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20131,7 +20625,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20140,7 +20634,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20333,7 +20827,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20407,7 +20901,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20416,7 +20910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20501,8 +20995,11 @@ export interface operations {
                         id: string;
                         email: string;
                         name: string;
-                        /** @enum {string} */
-                        status: "active" | "invited" | "disabled";
+                        /**
+                         * @description pending: the address belongs to an existing account, which must accept the invitation first
+                         * @enum {string}
+                         */
+                        status: "active" | "invited" | "disabled" | "pending";
                         /** Format: uuid */
                         roleId: string;
                         inviteEmailSent: boolean;
@@ -20527,7 +21024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20536,7 +21033,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20637,7 +21134,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20723,7 +21220,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20828,7 +21325,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20837,7 +21334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20947,7 +21444,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20956,7 +21453,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21034,7 +21531,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21043,7 +21540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21124,7 +21621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21133,7 +21630,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21224,7 +21721,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21233,7 +21730,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21341,7 +21838,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21350,7 +21847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21435,7 +21932,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21444,7 +21941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21542,7 +22039,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21551,7 +22048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21633,7 +22130,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21642,7 +22139,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21725,7 +22222,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21734,7 +22231,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21827,7 +22324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21836,7 +22333,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21933,7 +22430,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21942,7 +22439,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -22024,7 +22521,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22033,7 +22530,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -22128,7 +22625,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22137,7 +22634,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -22241,7 +22738,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22250,7 +22747,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -22334,7 +22831,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22343,7 +22840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -22435,7 +22932,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22444,7 +22941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -22698,7 +23195,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -22816,7 +23313,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22826,7 +23323,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -22942,7 +23439,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -23062,7 +23559,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -23072,7 +23569,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -23182,7 +23679,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -23294,7 +23791,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -23304,7 +23801,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -23631,7 +24128,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -23763,7 +24260,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -23773,7 +24270,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -23889,7 +24386,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -24023,7 +24520,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24033,7 +24530,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -24143,7 +24640,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -24255,7 +24752,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24265,7 +24762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invite_invalid`. */
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -31,6 +31,10 @@ const WORDS: Record<string, string> = {
   domain_taken: 'Another tenant has already proven this domain: it cannot be proven here.',
   domain_exists: 'This domain is already claimed by the partner or one of its organisations.',
   msp_access_denied: 'The organisation has suspended its partner’s access (or requires its approval).',
+  invitation_not_found: 'This invitation was already answered, withdrawn, or has expired.',
+  email_unverified: 'Your e-mail address is not proven yet: accept through the link in the invitation mail, or verify your address in My account first.',
+  account_outside_authority:
+    'This account is not yours to administer here (it belongs to another tenant, or has not accepted the invitation).',
   email_taken: 'An account with this e-mail already exists. Sign in instead.',
   slug_taken: 'That short name is already in use.',
   name_taken: 'That name is already in use.',
@@ -117,6 +121,8 @@ export function loginErrorText(value: string): string {
     user_not_found:
       'Your identity provider knows you, but you have no account here. Ask your administrator for an invitation.',
     no_org_access: 'Your account has no access to this organisation.',
+    invitation_pending:
+      'Your account is invited here. Sign in as usual and accept the invitation under My account → Pending invitations.',
     sso_denied: 'The identity provider did not let you in.',
     access_denied: 'The identity provider did not let you in.',
     sso_state_invalid: 'The single sign-on attempt expired. Start again.',

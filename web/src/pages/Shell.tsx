@@ -9,6 +9,7 @@ import { Loading } from '../App';
 import { StepUpPrompt } from '../components/StepUpPrompt';
 
 const Account = lazy(() => import('./account/Account'));
+const Invitations = lazy(() => import('./account/Invitations'));
 const Users = lazy(() => import('./users/Users'));
 const Tenants = lazy(() => import('./tenants/Tenants'));
 const Roles = lazy(() => import('./roles/Roles'));
@@ -103,6 +104,7 @@ export default function Shell() {
         <Suspense fallback={<Loading />}>
           <Routes>
             <Route path="/account" element={<Account />} />
+            <Route path="/invitations" element={<Invitations />} />
             <Route path="/users" element={<Users />} />
             <Route path="/tenants" element={<Tenants />} />
             <Route path="/roles" element={<Roles />} />

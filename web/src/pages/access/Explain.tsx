@@ -93,7 +93,10 @@ export default function Explain() {
             label="Person"
             searchable
             required
-            data={(people.data?.data ?? []).map((u) => ({ value: u.id, label: `${u.name} (${u.email})` }))}
+            data={(people.data?.data ?? []).map((u) => ({
+              value: u.id,
+              label: 'name' in u ? `${u.name} (${u.email})` : `${u.email} (invited)`,
+            }))}
             value={userId}
             onChange={setUserId}
             placeholder={people.isPending ? 'Loading…' : 'Choose a person'}

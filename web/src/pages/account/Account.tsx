@@ -1,4 +1,5 @@
-// My account: profile, e-mail address (verified or not, a pending change), where you act (your memberships), password, two-step verification (authenticator app,
+// My account: profile, e-mail address (verified or not, a pending change), where you act (your memberships),
+// pending invitations, password, two-step verification (authenticator app,
 // text messages, recovery codes), passkeys, and the sessions signed in to your account.
 import { Alert, Button, Group, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -9,6 +10,7 @@ import { explain } from '../../lib/errors';
 import { NewPassword } from '../auth/NewPassword';
 import { useMe } from '../Shell';
 import { EmailAddress } from './EmailAddress';
+import { PendingInvitations } from './Invitations';
 import { Memberships } from './Memberships';
 import { Passkeys } from './Passkeys';
 import { ok, Section } from './Section';
@@ -24,6 +26,7 @@ export default function Account() {
       <Profile />
       <EmailAddress />
       <Memberships />
+      <PendingInvitations />
       <Password />
       <TwoStep />
       <Passkeys />

@@ -27,16 +27,18 @@ import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
 
+/** A member; one that has not accepted the invitation (pending) carries only id, email, status and invitedAt. */
 interface Row {
   id: string;
   email: string;
-  name: string;
-  status: 'active' | 'invited' | 'disabled';
-  mfaEnabled: boolean;
-  lastLoginAt: string | null;
-  roleId: string;
-  roleName: string;
+  name?: string;
+  status: 'active' | 'invited' | 'disabled' | 'pending';
+  mfaEnabled?: boolean;
+  lastLoginAt?: string | null;
+  roleId?: string;
+  roleName?: string;
   orgAccess?: 'all' | 'selected' | 'none';
+  invitedAt?: string | null;
 }
 interface Named {
   id: string;
@@ -131,6 +133,8 @@ export default function Users() {
 /** The cells of one user's row, with its actions and their dialogs. */
 function UserCells({ user, orgId, self }: { user: Row; orgId?: string; self: boolean }) {
   const qc = useQueryClient();
+  // A pending member's account is not the scope's to administer: only its invitation is.
+  const pending = user.status === 'pending';
   const [changing, setChanging] = useState(false);
   const [confirm, setConfirm] = useState<null | 'remove' | 'mfa'>(null);
   const q = { query: { orgId } };
@@ -166,9 +170,9 @@ function UserCells({ user, orgId, self }: { user: Row; orgId?: string; self: boo
   });
   return (
     <>
-      <Table.Td>{user.name}</Table.Td>
+      <Table.Td>{user.name ?? '—'}</Table.Td>
       <Table.Td>{user.email}</Table.Td>
-      <Table.Td>{user.roleName}</Table.Td>
+      <Table.Td>{user.roleName ?? '—'}</Table.Td>
       <Table.Td>
         <Text size="sm" fw={user.status === 'active' ? 400 : 700}>
           {user.status}
@@ -184,14 +188,16 @@ function UserCells({ user, orgId, self }: { user: Row; orgId?: string; self: boo
             </Button>
           </Menu.Target>
           <Menu.Dropdown>
-            {user.status === 'invited' && <Menu.Item onClick={() => act.mutate('resend')}>Resend invitation</Menu.Item>}
-            <Menu.Item onClick={() => setChanging(true)} disabled={self}>
+            {(user.status === 'invited' || pending) && (
+              <Menu.Item onClick={() => act.mutate('resend')}>Resend invitation</Menu.Item>
+            )}
+            <Menu.Item onClick={() => setChanging(true)} disabled={self || pending}>
               Change role
             </Menu.Item>
             {user.status === 'disabled' ? (
               <Menu.Item onClick={() => act.mutate('enable')}>Enable</Menu.Item>
             ) : (
-              <Menu.Item onClick={() => act.mutate('disable')} disabled={self}>
+              <Menu.Item onClick={() => act.mutate('disable')} disabled={self || pending}>
                 Disable
               </Menu.Item>
             )}
@@ -201,7 +207,7 @@ function UserCells({ user, orgId, self }: { user: Row; orgId?: string; self: boo
               </Menu.Item>
             )}
             <Menu.Item color="red" onClick={() => setConfirm('remove')} disabled={self}>
-              Remove
+              {pending ? 'Withdraw invitation' : 'Remove'}
             </Menu.Item>
           </Menu.Dropdown>
         </Menu>
@@ -245,7 +251,7 @@ function RoleModal({
 }) {
   const qc = useQueryClient();
   const roles = useAssignableRoles(orgId, opened);
-  const [roleId, setRoleId] = useState<string | null>(user.roleId);
+  const [roleId, setRoleId] = useState<string | null>(user.roleId ?? null);
   const save = useMutation({
     mutationFn: () =>
       call(
