@@ -32,7 +32,8 @@ const WORDS: Record<string, string> = {
   domain_exists: 'This domain is already claimed by the partner or one of its organisations.',
   msp_access_denied: 'The organisation has suspended its partner’s access (or requires its approval).',
   invitation_not_found: 'This invitation was already answered, withdrawn, or has expired.',
-  email_unverified: 'Your e-mail address is not proven yet: accept through the link in the invitation mail, or verify your address in My account first.',
+  email_unverified:
+    'Your e-mail address is not proven yet: accept through the link in the invitation mail, or verify your address in My account first.',
   account_outside_authority:
     'This account is not yours to administer here (it belongs to another tenant, or has not accepted the invitation).',
   email_taken: 'An account with this e-mail already exists. Sign in instead.',
