@@ -195,3 +195,29 @@ describe('a webhook partner staff made for the organisation gets nothing while s
     expect(queued.map((d) => d.webhookId)).not.toContain(partners.id);
   });
 });
+
+describe('an invitation partner staff offered to an existing account is held while suspended', () => {
+  it('accepting it, by id or by the mailed link, answers 403 msp_access_denied and leaves it pending; lifting lets it through', async () => {
+    const w = await world();
+    // Someone with an account already (a member elsewhere, address proven), offered an organisation admin role.
+    const other = await createPartner(t);
+    const elsewhere = await signedInOrgMember(t, await createOrg(t, other.id), { roleId: ORG_VIEWER });
+    const email = elsewhere.user.email;
+    const offered = expectStatus(
+      await w.partnerAdmin.api.post('/users/invite', { email, name: 'Existing', roleId: ORG_ADMIN, orgId: w.org.id }),
+      201,
+    );
+    expect(offered.body.status).toBe('pending');
+    const token = linkToken(await mail.waitFor(email, (m) => m.text.includes('/invitations?token=')));
+    const [invitation] = expectStatus(await elsewhere.api.get('/auth/invitations'), 200).body.data;
+    await setMsp(w, 'suspended');
+
+    expectError(await elsewhere.api.post(`/auth/invitations/${invitation!.id}/accept`, {}), 403, 'msp_access_denied');
+    expectError(await elsewhere.api.post('/auth/invitations/accept-link', { token }), 403, 'msp_access_denied');
+    expect(expectStatus(await elsewhere.api.get('/auth/invitations'), 200).body.data).toHaveLength(1);
+
+    await setMsp(w, 'allowed');
+    expectStatus(await elsewhere.api.post('/auth/invitations/accept-link', { token }), 200);
+    expect(expectStatus(await elsewhere.api.get('/auth/invitations'), 200).body.data).toHaveLength(0);
+  });
+});

@@ -37,6 +37,7 @@ export {
   PARTNER_SSO_ONLY,
   type UserRow,
   voidFlows,
+  liveFlowFor,
   voidFlowsFor,
 } from './repo.js';
 export { type UserProfile, userProfile } from './schemas.js';

@@ -149,6 +149,23 @@ export async function liveFlowOf(tx: Executor, userId: string, kind: FlowKind, n
   return flow ?? null;
 }
 
+/** The live flow of a kind that names one subject in its data (`data[key] = value`), if any. */
+export async function liveFlowFor(tx: Executor, kind: FlowKind, key: string, value: string, now: Date) {
+  const [flow] = await tx
+    .select()
+    .from(authFlows)
+    .where(
+      and(
+        eq(authFlows.kind, kind),
+        isNull(authFlows.consumedAt),
+        gt(authFlows.expiresAt, now),
+        sql`${authFlows.data} ->> ${key} = ${value}`,
+      ),
+    )
+    .limit(1);
+  return flow ?? null;
+}
+
 /** Voids the live flows of a kind that name one subject in their data (`data[key] = value`): one live link per offer. */
 export async function voidFlowsFor(tx: Executor, kind: FlowKind, key: string, value: string, now: Date): Promise<void> {
   await tx

@@ -7,7 +7,8 @@ import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { consumeFlow, createFlow, mails, peekFlow, voidFlowsFor } from '../identity/index.js';
+import { partnerMadeRefusal } from '../../http/refusal.js';
+import { consumeFlow, createFlow, liveFlowFor, mails, peekFlow, voidFlowsFor } from '../identity/index.js';
 import {
   type Accepted,
   activatePendingMembership,
@@ -48,6 +49,11 @@ export interface OfferNotice {
   email: string;
   inviterName: string;
   tenantName: string;
+  /**
+   * The offer was made by someone speaking for the partner (partner staff, a credential the partner made): an
+   * organisation that suspends its partner's access holds it until the suspension is lifted.
+   */
+  byPartner?: boolean;
 }
 
 /** A fresh link for the offer (any earlier link of the same offer stops working), mailed to the account's address. */
@@ -57,7 +63,12 @@ async function mailOffer(deps: Pick<Deps, 'clock' | 'outbox' | 'config'>, tx: Ex
   const { token } = await createFlow(tx, {
     kind: 'membership_invite',
     userId: n.userId,
-    data: { membershipId: id, email: n.email.toLowerCase(), inviterName: n.inviterName },
+    data: {
+      membershipId: id,
+      email: n.email.toLowerCase(),
+      inviterName: n.inviterName,
+      byPartner: n.byPartner === true,
+    },
     ttlMs: OFFER_TTL_MS,
     now,
   });
@@ -171,11 +182,21 @@ async function recordAnswer(
 
 const acceptedJson = (id: string, m: Accepted) => ({ id, status: 'active' as const, ...m });
 
+/** An organisation's offer made for the partner is held while the organisation suspends its partner's access. */
+async function assertNotHeld(tx: Tx, offer: PendingRow, byPartner: boolean | undefined): Promise<void> {
+  if (offer.kind !== 'organization' || !offer.org_id || !byPartner) return;
+  const refusal = await partnerMadeRefusal(tx, offer.org_id, 'invitation');
+  if (refusal) throw refusal;
+}
+
 /** Accepts one of the caller's pending invitations; the caller's address must be proven. */
 export async function acceptInvitation(deps: Deps, caller: Principal, id: string, meta: AuditRequestMeta) {
   return deps.db.transaction(async (tx) => {
-    if (!(await pendingMembershipsOf(tx, caller.userId, id)).length) throw new AppError('invitation_not_found');
+    const [offer] = await pendingMembershipsOf(tx, caller.userId, id);
+    if (!offer) throw new AppError('invitation_not_found');
     if (!(await addressOf(tx, caller.userId))?.emailVerified) throw new AppError('email_unverified');
+    const link = await liveFlowFor(tx, 'membership_invite', 'membershipId', id, deps.clock.now());
+    await assertNotHeld(tx, offer, (link?.data as { byPartner?: boolean } | undefined)?.byPartner);
     // The offer's live link first, the membership second: the order the link's acceptance takes, so the two never
     // wait on each other's locks.
     await voidFlowsFor(tx, 'membership_invite', 'membershipId', id, deps.clock.now());
@@ -209,7 +230,10 @@ export async function acceptInvitationByLink(deps: Deps, caller: Principal, toke
   return deps.db.transaction(async (tx) => {
     const flow = await consumeFlow(tx, 'membership_invite', token, now);
     if (!flow || flow.userId !== caller.userId) throw new AppError('invitation_not_found');
-    const data = flow.data as { membershipId: string; email: string };
+    const data = flow.data as { membershipId: string; email: string; byPartner?: boolean };
+    const [offer] = await pendingMembershipsOf(tx, caller.userId, data.membershipId);
+    if (!offer) throw new AppError('invitation_not_found');
+    await assertNotHeld(tx, offer, data.byPartner);
     const m = await activatePendingMembership(tx, data.membershipId, caller.userId, now);
     if (!m) throw new AppError('invitation_not_found');
     await markAddressProven(tx, caller.userId, data.email, now);

@@ -105,6 +105,7 @@ export async function syncMembership(
         email: account!.email,
         inviterName: caller.tokenName,
         tenantName: (await tenantName(tx, target)) ?? (target.orgId ? 'your organization' : 'your partner'),
+        byPartner: caller.actor.forPartner === true,
       },
     );
     if (su.suspended) await setSuspended(tx, su.id, null);

@@ -174,10 +174,6 @@ export async function deleteAccount(tx: Tx, id: string): Promise<void> {
   await tx.delete(users).where(eq(users.id, id));
 }
 
-/** Serialises invitations to one address. */
-export const lockInvite = (tx: Tx, address: string) =>
-  tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invite:${address}`}, 0))`);
-
 export async function tenantName(tx: Tx, t: Target): Promise<string | undefined> {
   if (t.orgId)
     return (await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, t.orgId)))[0]

@@ -8,7 +8,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl } from '../auth/index.js';
 import { domainProvenBy } from '../domains/index.js';
-import { mails } from '../identity/index.js';
+import { lockAddress, mails } from '../identity/index.js';
 import { auditTenant, type TargetScope } from '../tenants/index.js';
 import { findMember } from '../users/index.js';
 import { readdressAccount } from './account-address.js';
@@ -25,7 +25,6 @@ import {
   groupsOfUsers,
   insertAccount,
   insertScimUser,
-  lockInvite,
   lockTenant,
   pageOfUsers,
   tenantName,
@@ -170,7 +169,7 @@ export async function createUser(deps: Deps, caller: ScimCaller, input: ScimUser
   const row = await deps.db.transaction(async (tx) => {
     await lockTenant(tx, t);
     await assertUnique(tx, t, fields);
-    await lockInvite(tx, address);
+    await lockAddress(tx, address);
     let account = await accountByEmail(tx, address);
     // An account already a member here by other means is not SCIM's to take over.
     if (account && (await findMember(tx, t, account.id)))

@@ -30,6 +30,7 @@ export async function offerToExisting(
     email: account.email,
     inviterName: `Single sign-on of ${await providerTenantName(tx, provider)}`,
     tenantName: await providerTenantName(tx, provider),
+    byPartner: provider.madeByPartner === true,
   };
   await offerMembership(
     deps,

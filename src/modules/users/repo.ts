@@ -225,11 +225,6 @@ export async function insertInvitedUser(tx: Executor, email: string, name: strin
   return user;
 }
 
-/** Serialise invitations of one address: the unique email index would otherwise fail one of two racers. */
-export async function lockInviteAddress(tx: Executor, email: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`invite:${email.toLowerCase()}`}, 0))`);
-}
-
 export async function insertPartnerMembership(tx: Executor, values: typeof partnerUsers.$inferInsert): Promise<void> {
   await tx.insert(partnerUsers).values(values);
 }

@@ -8,7 +8,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import { assertAccountAuthority } from '../../http/refusal.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl, requestEmailChange } from '../auth/index.js';
-import { findUserByEmail, mails, revokeUserSessions } from '../identity/index.js';
+import { findUserByEmail, lockAddress, mails, revokeUserSessions } from '../identity/index.js';
 import { assertWithinReach } from '../../http/refusal.js';
 import { offerMembership, renewOffer } from '../invitations/index.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
@@ -28,7 +28,6 @@ import {
   insertOrgMembership,
   insertPartnerMembership,
   listMembers,
-  lockInviteAddress,
   memberJson,
   belongsAnywhere,
   organizationNameOf,
@@ -97,7 +96,7 @@ export async function inviteUser(
         throw fieldError('orgIds', 'Some organizations are not of this partner');
     }
     // Serialise invitations of one address: the unique email index would otherwise fail one of two racers.
-    await lockInviteAddress(tx, input.email);
+    await lockAddress(tx, input.email);
     const found = (await findUserByEmail(tx, input.email)) ?? undefined;
     // An account that never set itself up and belongs nowhere (its invitations were withdrawn) is invited afresh: the
     // invitation link is its proof. Any other existing account must consent.
@@ -108,7 +107,13 @@ export async function inviteUser(
     const orgIds = orgAccess === 'selected' || orgAccess === 'eligible' ? [...new Set(input.orgIds ?? [])] : [];
     if (existing) {
       // An existing account is offered the membership: it grants nothing until the account accepts it.
-      const notice = { userId: existing.id, email: existing.email, inviterName, tenantName: tenantLabel };
+      const notice = {
+        userId: existing.id,
+        email: existing.email,
+        inviterName,
+        tenantName: tenantLabel,
+        byPartner: speaksForPartner(caller),
+      };
       const member = await findMember(tx, target, existing.id);
       if (member && member.membership !== 'pending') throw new AppError('user_exists_in_scope');
       if (member) await renewOffer(deps, tx, target, notice);
@@ -209,6 +214,7 @@ export async function resendInvite(
         email: member.email,
         inviterName: await inviterNameOf(tx, caller),
         tenantName: await tenantName(tx, target),
+        byPartner: speaksForPartner(caller),
       };
       await renewOffer(deps, tx, target, notice);
       await deps.audit.record(
