@@ -33,7 +33,12 @@ const linkIn = (text: string) => /(https?:\/\/\S+\/verify-email\?token=[^\s"<>]+
 describe('My account: verify the address, and change it only through the new address', () => {
   it('shows "Not verified", sends the link, the link page confirms; a change is shown pending until its link', async () => {
     const partner = await createPartner(t, 'Northwind MSP');
-    const user = await createUser(t, { email: 'riley@northwind.example', name: 'Riley Tech', password: PASSWORD });
+    const user = await createUser(t, {
+      email: 'riley@northwind.example',
+      name: 'Riley Tech',
+      password: PASSWORD,
+      emailVerified: false,
+    });
     await addPartnerMember(t, { partnerId: partner.id, userId: user.id, roleId: PARTNER_TECH });
     const tab = await newTab(browser);
     const { page } = tab;

@@ -1,6 +1,6 @@
 // Your address: whether it is verified (with "Send verification link"), a change of address waiting for the link
 // mailed to the new address, and the form that asks for one. The login moves only once that link is opened.
-import { Alert, Badge, Button, Group, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Group, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
@@ -44,13 +44,13 @@ export function EmailAddress() {
           </Text>
           {s &&
             (s.emailVerified ? (
-              <Badge color="green" variant="light">
+              <Text size="sm" fw={700}>
                 Verified
-              </Badge>
+              </Text>
             ) : (
-              <Badge color="red" variant="light">
+              <Text size="sm" fw={700} c="red.9">
                 Not verified
-              </Badge>
+              </Text>
             ))}
         </Group>
         {s && !s.emailVerified && (
