@@ -16,6 +16,7 @@ const viaZod = (schema: unknown) => zodSerializerCompiler(route(schema) as never
 const profile = {
   id: '0b6b6a3e-7d0e-4c1e-9a55-0d4f5b3c2a10',
   email: 'ada@example.test',
+  emailVerified: true,
   name: 'Ada "Countess" Lovelace \u2028',
   avatarUrl: null,
   status: 'active',
