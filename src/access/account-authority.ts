@@ -179,6 +179,20 @@ export async function accountAuthority(
  * one organisation). A tenant-bound credential (SCIM) may re-address an account only while this holds: an address is
  * the key to the account everywhere, so no tenant may move it once another one shares the account, or is offered it.
  */
+/**
+ * True when every membership of the account (pending ones included) lies inside the tenant: a partner covers its own
+ * organisations, an organisation only itself. An administrator's request to re-address an account is checked again
+ * with it when the link is opened: an account that joined another tenant meanwhile is no longer the admin's to move.
+ */
+export async function withinTenant(
+  ex: Executor,
+  tenant: { partnerId: string; orgId: string | null },
+  userId: string,
+): Promise<boolean> {
+  const places = await membershipPlaces(ex, userId);
+  return places.every((m) => m.partnerId === tenant.partnerId && (tenant.orgId === null || m.orgId === tenant.orgId));
+}
+
 export async function confinedToTenant(
   ex: Executor,
   tenant: { partnerId: string; orgId: string | null },

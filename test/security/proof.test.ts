@@ -270,6 +270,19 @@ describe('an administrator’s or the user’s own change of address needs the n
     expect(await t.deps.db.select().from(authFlows).where(eq(authFlows.userId, user.id))).toHaveLength(0);
   });
 
+  it('an administrator’s change whose link opens after the account joined another partner is refused', async () => {
+    const user = await member();
+    const next = address('moved-later');
+    expect((await attacker.api.patch(`/users/${user.id}`, { email: next })).status).toBe(200);
+    const token = linkToken(await proofMailTo(next));
+    // Meanwhile the account joins another partner: the requesting admin no longer speaks for all of it.
+    await addPartnerMember(t, { partnerId: victimPartner.partner.id, userId: user.id, roleId: PARTNER_TECH });
+    const res = await confirm(token);
+    expect(res.status, res.text).toBe(403);
+    expect(res.body.code).toBe('account_outside_authority');
+    expect((await account(user.id)).email).toBe(user.email);
+  });
+
   it('PATCH /users/me { email } shows the change pending at GET /auth/verify-email', async () => {
     const user = await member();
     const session = await sessionFor(

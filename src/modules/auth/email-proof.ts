@@ -1,7 +1,7 @@
 // Proven addresses: a mailed link proves the account's address (email_verify), and a change of the login address waits
 // for a link opened at the NEW address (email_change). Until then the old address stays the login; the old address is
 // told of the request. The same confirm consumes both kinds of link, once.
-import { confinedToTenant } from '../../access/account-authority.js';
+import { confinedToTenant, withinTenant } from '../../access/account-authority.js';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -150,6 +150,8 @@ export async function confirmEmail(deps: Deps, token: string, meta: AuditRequest
         return { email: user.email, emailVerified: true as const, changed: false };
       }
       if (data.requester?.kind === 'scim' && !(await confinedToTenant(tx, data.requester, user.id)))
+        throw new AppError('account_outside_authority');
+      if (data.requester?.kind === 'admin' && !(await withinTenant(tx, data.requester, user.id)))
         throw new AppError('account_outside_authority');
       await lockAddress(tx, data.email);
       if (await addressTakenByOther(tx, data.email, user.id)) throw new AppError('email_taken');
