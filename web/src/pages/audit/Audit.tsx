@@ -10,7 +10,7 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { can, useMe } from '../Shell';
-import { useOrganizations } from '../users/Users';
+import { useOrganizations } from '../../lib/organizations';
 import { AuditDetails, type AuditRecord } from './AuditDetails';
 import { ExportButtons, VerifyChain, type AuditFilters } from './AuditTools';
 

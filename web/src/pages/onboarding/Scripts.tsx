@@ -11,7 +11,7 @@ import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
-import { useOrganizations } from '../users/Users';
+import { useOrganizations } from '../../lib/organizations';
 import { done, when } from './common';
 
 const LANGUAGES = [

@@ -5,7 +5,7 @@ import { notifications } from '@mantine/notifications';
 import { useState } from 'react';
 import { explain } from '../../lib/errors';
 import { useMe } from '../Shell';
-import { useOrganizations } from '../users/Users';
+import { useOrganizations } from '../../lib/organizations';
 
 export const done = (message: string) => notifications.show({ color: 'green', message });
 export const failed = (err: unknown) => notifications.show({ color: 'red', title: 'Not done', message: explain(err) });

@@ -1,22 +1,9 @@
 // Users: the partner's members or an organisation's, searched and paged with the API's keyset cursors; invite,
 // resend, change role, disable/enable, remove, reset MFA. Every refusal of the API is shown in words.
-import {
-  Alert,
-  Button,
-  Group,
-  Menu,
-  Modal,
-  MultiSelect,
-  Select,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core';
+import { Alert, Button, Group, Menu, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { notifications } from '@mantine/notifications';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
@@ -26,6 +13,7 @@ import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../Shell';
+import { InviteModal, useAssignableRoles } from './InviteModal';
 
 /** A member; one that has not accepted the invitation (pending) carries only id, email, status and invitedAt. */
 interface Row {
@@ -40,21 +28,8 @@ interface Row {
   orgAccess?: 'all' | 'selected' | 'none';
   invitedAt?: string | null;
 }
-interface Named {
-  id: string;
-  name: string;
-}
 
 const PAGE = 50;
-
-export function useOrganizations(enabled = true) {
-  return useQuery({
-    queryKey: ['organizations'],
-    enabled,
-    queryFn: async () =>
-      (await call(api.GET('/api/v1/orgs/organizations', { params: { query: { limit: 200 } } }))).data as Named[],
-  });
-}
 
 export default function Users() {
   const me = useMe();
@@ -229,15 +204,6 @@ function UserCells({ user, orgId, self }: { user: Row; orgId?: string; self: boo
   );
 }
 
-function useAssignableRoles(orgId?: string, enabled = true) {
-  return useQuery({
-    queryKey: ['assignable-roles', orgId],
-    enabled,
-    queryFn: async () =>
-      (await call(api.GET('/api/v1/users/roles', { params: { query: { orgId, limit: 200 } } }))).data as Named[],
-  });
-}
-
 function RoleModal({
   opened,
   onClose,
@@ -285,126 +251,6 @@ function RoleModal({
           Save
         </Button>
       </Stack>
-    </Modal>
-  );
-}
-
-function InviteModal({
-  opened,
-  onClose,
-  orgId,
-  partner,
-}: {
-  opened: boolean;
-  onClose: () => void;
-  orgId?: string;
-  partner: boolean;
-}) {
-  const qc = useQueryClient();
-  const roles = useAssignableRoles(orgId, opened);
-  const orgs = useOrganizations(opened && partner);
-  const sites = useQuery({
-    queryKey: ['sites', orgId],
-    enabled: opened && !!orgId,
-    queryFn: async () =>
-      (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: orgId!, limit: 200 } } }))).data as Named[],
-  });
-  const [email, setEmail] = useState('');
-  const [name, setName] = useState('');
-  const [roleId, setRoleId] = useState<string | null>(null);
-  const [orgAccess, setOrgAccess] = useState<'all' | 'selected' | 'none'>('all');
-  const [orgIds, setOrgIds] = useState<string[]>([]);
-  const [siteIds, setSiteIds] = useState<string[]>([]);
-  const invite = useMutation({
-    mutationFn: () =>
-      call(
-        api.POST('/api/v1/users/invite', {
-          body: {
-            email,
-            name,
-            roleId: roleId!,
-            ...(orgId ? { orgId, ...(siteIds.length ? { siteIds } : {}) } : {}),
-            ...(partner ? { orgAccess, ...(orgAccess === 'selected' ? { orgIds } : {}) } : {}),
-          },
-        }),
-      ),
-    onSuccess: (r) => {
-      notifications.show({
-        color: 'green',
-        message: r.inviteEmailSent
-          ? `Invitation sent to ${email}.`
-          : `${email} was added (they already have an account and were told by mail).`,
-      });
-      void qc.invalidateQueries({ queryKey: ['users'] });
-      setEmail('');
-      setName('');
-      onClose();
-    },
-  });
-  return (
-    <Modal opened={opened} onClose={onClose} title="Invite a user">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          invite.mutate();
-        }}
-      >
-        <Stack>
-          <TextInput
-            label="E-mail"
-            type="email"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.currentTarget.value)}
-          />
-          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
-          <Select
-            label="Role"
-            required
-            data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))}
-            value={roleId}
-            onChange={setRoleId}
-          />
-          {partner && (
-            <Select
-              label="Organisation access"
-              data={[
-                { value: 'all', label: 'All organisations' },
-                { value: 'selected', label: 'Selected organisations' },
-                { value: 'none', label: 'None (partner settings only)' },
-              ]}
-              value={orgAccess}
-              onChange={(v) => setOrgAccess((v as typeof orgAccess) ?? 'all')}
-              allowDeselect={false}
-            />
-          )}
-          {partner && orgAccess === 'selected' && (
-            <MultiSelect
-              label="Organisations"
-              data={(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))}
-              value={orgIds}
-              onChange={setOrgIds}
-            />
-          )}
-          {orgId && (
-            <MultiSelect
-              label="Sites"
-              description="Leave empty for every site of the organisation."
-              data={(sites.data ?? []).map((s) => ({ value: s.id, label: s.name }))}
-              value={siteIds}
-              onChange={setSiteIds}
-            />
-          )}
-          {invite.isError && (
-            <Alert color="red" role="alert">
-              {explain(invite.error)}
-            </Alert>
-          )}
-          <Button type="submit" loading={invite.isPending} disabled={!roleId || !email}>
-            Send invitation
-          </Button>
-        </Stack>
-      </form>
     </Modal>
   );
 }

@@ -1,0 +1,138 @@
+// Inviting a member: e-mail, name, role, and for a partner member which organisations it reaches; the roles offered
+// are those the caller may assign.
+import { Alert, Button, Modal, MultiSelect, Select, Stack, TextInput } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, call } from '../../api/client';
+import { explain } from '../../lib/errors';
+import { type Named, useOrganizations } from '../../lib/organizations';
+
+export function useAssignableRoles(orgId?: string, enabled = true) {
+  return useQuery({
+    queryKey: ['assignable-roles', orgId],
+    enabled,
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/users/roles', { params: { query: { orgId, limit: 200 } } }))).data as Named[],
+  });
+}
+
+export function InviteModal({
+  opened,
+  onClose,
+  orgId,
+  partner,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  orgId?: string;
+  partner: boolean;
+}) {
+  const qc = useQueryClient();
+  const roles = useAssignableRoles(orgId, opened);
+  const orgs = useOrganizations(opened && partner);
+  const sites = useQuery({
+    queryKey: ['sites', orgId],
+    enabled: opened && !!orgId,
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: orgId!, limit: 200 } } }))).data as Named[],
+  });
+  const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
+  const [roleId, setRoleId] = useState<string | null>(null);
+  const [orgAccess, setOrgAccess] = useState<'all' | 'selected' | 'none'>('all');
+  const [orgIds, setOrgIds] = useState<string[]>([]);
+  const [siteIds, setSiteIds] = useState<string[]>([]);
+  const invite = useMutation({
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/users/invite', {
+          body: {
+            email,
+            name,
+            roleId: roleId!,
+            ...(orgId ? { orgId, ...(siteIds.length ? { siteIds } : {}) } : {}),
+            ...(partner ? { orgAccess, ...(orgAccess === 'selected' ? { orgIds } : {}) } : {}),
+          },
+        }),
+      ),
+    onSuccess: (r) => {
+      notifications.show({
+        color: 'green',
+        message: r.inviteEmailSent
+          ? `Invitation sent to ${email}.`
+          : `${email} was added (they already have an account and were told by mail).`,
+      });
+      void qc.invalidateQueries({ queryKey: ['users'] });
+      setEmail('');
+      setName('');
+      onClose();
+    },
+  });
+  return (
+    <Modal opened={opened} onClose={onClose} title="Invite a user">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          invite.mutate();
+        }}
+      >
+        <Stack>
+          <TextInput
+            label="E-mail"
+            type="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.currentTarget.value)}
+          />
+          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
+          <Select
+            label="Role"
+            required
+            data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))}
+            value={roleId}
+            onChange={setRoleId}
+          />
+          {partner && (
+            <Select
+              label="Organisation access"
+              data={[
+                { value: 'all', label: 'All organisations' },
+                { value: 'selected', label: 'Selected organisations' },
+                { value: 'none', label: 'None (partner settings only)' },
+              ]}
+              value={orgAccess}
+              onChange={(v) => setOrgAccess((v as typeof orgAccess) ?? 'all')}
+              allowDeselect={false}
+            />
+          )}
+          {partner && orgAccess === 'selected' && (
+            <MultiSelect
+              label="Organisations"
+              data={(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))}
+              value={orgIds}
+              onChange={setOrgIds}
+            />
+          )}
+          {orgId && (
+            <MultiSelect
+              label="Sites"
+              description="Leave empty for every site of the organisation."
+              data={(sites.data ?? []).map((s) => ({ value: s.id, label: s.name }))}
+              value={siteIds}
+              onChange={setSiteIds}
+            />
+          )}
+          {invite.isError && (
+            <Alert color="red" role="alert">
+              {explain(invite.error)}
+            </Alert>
+          )}
+          <Button type="submit" loading={invite.isPending} disabled={!roleId || !email}>
+            Send invitation
+          </Button>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
