@@ -1,9 +1,10 @@
 // Escalation guards for user administration: the target's powers, the last administrator, other tenants.
-import type { Executor } from '../../db/connect.js';
+import type { Executor, Tx } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { assertWithinReach } from '../../http/refusal.js';
-import { loadRoleChain } from '../roles/index.js';
+import { findRole, loadRoleChain } from '../roles/index.js';
+import type { TargetScope } from '../tenants/index.js';
 import { activePartnerMembers, countIdsInOrg, lockPartnerRow, partnerMembershipsOf } from './repo.js';
 
 /** A caller may only administer a member whose role grants no more than the caller holds. */
@@ -68,4 +69,16 @@ export function consented<M extends { membership: 'active' | 'pending' }>(member
   if (!member) throw notFound('user');
   if (member.membership === 'pending') throw new AppError('account_outside_authority');
   return member;
+}
+
+export const fieldError = (field: string, msg: string) =>
+  new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
+
+/** A role the caller may hand out in this scope: visible here and within the caller's own permissions. */
+export async function assignableRole(tx: Tx, caller: Principal, target: TargetScope, roleId: string) {
+  const role = await findRole(tx, target, roleId).catch(() => {
+    throw fieldError('roleId', 'Not a role of this scope');
+  });
+  assertWithinReach(caller, { permissions: (await loadRoleChain(tx, role.id))?.permissions ?? [] });
+  return role;
 }

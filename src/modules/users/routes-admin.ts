@@ -20,16 +20,8 @@ import {
   userListQuery,
   userRow,
 } from './schemas.js';
-import {
-  assignRole,
-  inviteUser,
-  listRoleHolders,
-  listUsers,
-  memberOrThrow,
-  removeUser,
-  resendInvite,
-  updateUser,
-} from './service.js';
+import { inviteUser, resendInvite } from './invite-service.js';
+import { assignRole, listRoleHolders, listUsers, memberOrThrow, removeUser, updateUser } from './service.js';
 
 export function userAdminRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
