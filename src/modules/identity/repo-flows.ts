@@ -1,5 +1,5 @@
 // Stored identity flows: reset links, invitations and other single-use tokens, kept as their SHA-256 (part of repo.ts).
-import { and, eq, gt, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNotNull, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { authFlows } from '../../db/schema/index.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
@@ -42,21 +42,20 @@ export async function voidFlows(tx: Executor, userId: string, kind: FlowKind, no
     .where(and(eq(authFlows.userId, userId), eq(authFlows.kind, kind), isNull(authFlows.consumedAt)));
 }
 
-/** A live flow for a token, without consuming it. */
-export async function peekFlow(tx: Executor, kind: FlowKind, token: string, now: Date): Promise<Flow | null> {
-  const [flow] = await tx
-    .select()
-    .from(authFlows)
-    .where(
-      and(
-        eq(authFlows.tokenHash, sha256(token)),
-        eq(authFlows.kind, kind),
-        isNull(authFlows.consumedAt),
-        gt(authFlows.expiresAt, now),
-      ),
-    )
-    .limit(1);
+/** A flow of this kind, not spent and not expired. */
+const live = (kind: FlowKind, now: Date) =>
+  and(eq(authFlows.kind, kind), isNull(authFlows.consumedAt), gt(authFlows.expiresAt, now));
+
+/** The first flow matching `where` (the newest when asked), or null. */
+async function firstFlow(tx: Executor, where: SQL | undefined, newestFirst = false): Promise<Flow | null> {
+  const q = tx.select().from(authFlows).where(where);
+  const [flow] = await (newestFirst ? q.orderBy(desc(authFlows.createdAt)) : q).limit(1);
   return flow ?? null;
+}
+
+/** A live flow for a token, without consuming it. */
+export function peekFlow(tx: Executor, kind: FlowKind, token: string, now: Date): Promise<Flow | null> {
+  return firstFlow(tx, and(live(kind, now), eq(authFlows.tokenHash, sha256(token))));
 }
 
 /** Consumes a live flow (of one kind, or of any of several); exactly one of any number of concurrent callers gets it. */
@@ -132,38 +131,13 @@ export async function findUnansweredFlow(tx: Executor, kind: FlowKind, token: st
 }
 
 /** The user's live flow of a kind, newest first (an e-mail change waiting for its proof). */
-export async function liveFlowOf(tx: Executor, userId: string, kind: FlowKind, now: Date): Promise<Flow | null> {
-  const [flow] = await tx
-    .select()
-    .from(authFlows)
-    .where(
-      and(
-        eq(authFlows.userId, userId),
-        eq(authFlows.kind, kind),
-        isNull(authFlows.consumedAt),
-        gt(authFlows.expiresAt, now),
-      ),
-    )
-    .orderBy(sql`${authFlows.createdAt} desc`)
-    .limit(1);
-  return flow ?? null;
+export function liveFlowOf(tx: Executor, userId: string, kind: FlowKind, now: Date): Promise<Flow | null> {
+  return firstFlow(tx, and(live(kind, now), eq(authFlows.userId, userId)), true);
 }
 
 /** The live flow of a kind that names one subject in its data (`data[key] = value`), if any. */
-export async function liveFlowFor(tx: Executor, kind: FlowKind, key: string, value: string, now: Date) {
-  const [flow] = await tx
-    .select()
-    .from(authFlows)
-    .where(
-      and(
-        eq(authFlows.kind, kind),
-        isNull(authFlows.consumedAt),
-        gt(authFlows.expiresAt, now),
-        sql`${authFlows.data} ->> ${key} = ${value}`,
-      ),
-    )
-    .limit(1);
-  return flow ?? null;
+export function liveFlowFor(tx: Executor, kind: FlowKind, key: string, value: string, now: Date) {
+  return firstFlow(tx, and(live(kind, now), sql`${authFlows.data} ->> ${key} = ${value}`));
 }
 
 /** Voids the live flows of a kind that name one subject in their data (`data[key] = value`): one live link per offer. */
