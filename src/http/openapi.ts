@@ -2,6 +2,8 @@
 // by hand per route: error answers derived from the route's guards, security from its authentication, response
 // descriptions, operation ids, and the constraints the central input guards enforce.
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import { addExamples, applyGlossary } from './openapi-content.js';
+import { TAGS } from './openapi-glossary.js';
 import { ERROR_CATALOG } from './errors.js';
 import { errorEnvelope } from './schemas.js';
 import { carriesStepUp } from './step-up.js';
@@ -209,6 +211,79 @@ function pruneComponents(doc: Json): void {
   for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name];
 }
 
+/** Names of the shared error answers, `#/components/responses/<name>`. */
+const ERROR_RESPONSE_NAMES: Record<string, string> = {
+  '400': 'BadRequest',
+  '401': 'Unauthorized',
+  '403': 'Forbidden',
+  '404': 'NotFound',
+  '405': 'MethodNotAllowed',
+  '409': 'Conflict',
+  '413': 'PayloadTooLarge',
+  '415': 'UnsupportedMediaType',
+  '428': 'PreconditionRequired',
+  '429': 'TooManyRequests',
+  '500': 'InternalError',
+  '503': 'Unavailable',
+};
+
+/** An error envelope as the server answers it, for the first catalogued code of a status. */
+function errorExample(status: string): Json | undefined {
+  const entry = Object.entries(ERROR_CATALOG).find(([, e]) => String(e.status) === status);
+  if (!entry) return undefined;
+  const [code, e] = entry as [string, { error: string; message: string }];
+  const example: Json = { error: e.error, message: e.message, code };
+  if (status === '500') example.errorId = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+  if (status === '429' || status === '503') example.retryAfter = 30;
+  return example;
+}
+
+/**
+ * Error answers whose text is the catalogue's (every route's, unless it declared its own) become one shared
+ * response per status under components.responses, referred to by every operation: the document states each list of
+ * codes once instead of once per operation.
+ */
+function shareErrorResponses(doc: Json): void {
+  const shared: Json = {};
+  for (const item of Object.values((doc.paths ?? {}) as Json)) {
+    for (const [method, op] of Object.entries(item as Json)) {
+      if (!HTTP_METHODS.includes(method)) continue;
+      for (const [status, res] of Object.entries((op.responses ?? {}) as Json)) {
+        const name = ERROR_RESPONSE_NAMES[status];
+        if (!name || res.description !== errorDescription(status)) continue;
+        const media = res.content?.['application/json'];
+        if (Object.keys(res.content ?? {}).length !== 1 || media?.schema?.$ref !== '#/components/schemas/Error')
+          continue;
+        if (!shared[name]) {
+          const example = errorExample(status);
+          shared[name] = {
+            description: res.description,
+            content: { 'application/json': { schema: media.schema, ...(example ? { example } : {}) } },
+          };
+        }
+        op.responses[status] = { $ref: `#/components/responses/${name}` };
+      }
+    }
+  }
+  doc.components = { ...doc.components, responses: { ...doc.components?.responses, ...shared } };
+}
+
+/** Declares the tags the operations use, with their descriptions; an undeclared tag is a mistake in a route. */
+function declareTags(doc: Json): void {
+  const known = new Set(TAGS.map((t) => t.name));
+  const used = new Set<string>();
+  for (const item of Object.values((doc.paths ?? {}) as Json))
+    for (const [method, op] of Object.entries(item as Json)) {
+      if (!HTTP_METHODS.includes(method)) continue;
+      for (const tag of (op.tags ?? []) as string[]) {
+        if (!known.has(tag))
+          throw new Error(`The OpenAPI tag "${tag}" is not declared in src/http/openapi-glossary.ts`);
+        used.add(tag);
+      }
+    }
+  doc.tags = TAGS.filter((t) => used.has(t.name));
+}
+
 /** Document-wide rules, applied after generation (the `transformObject` step of @fastify/swagger). */
 export function finishDocument(doc: Json): Json {
   pruneComponents(doc);
@@ -233,5 +308,9 @@ export function finishDocument(doc: Json): Json {
         forbidNul((media as Json).schema, components, seen);
     }
   }
+  declareTags(doc);
+  applyGlossary(doc);
+  addExamples(doc);
+  shareErrorResponses(doc);
   return doc;
 }

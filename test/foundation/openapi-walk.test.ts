@@ -185,7 +185,10 @@ async function check(o: Operation, req: Request): Promise<void> {
   if (res.status === 401) token = null;
   if (res.status >= 500) throw new Error(`server error: ${where}`);
   const responses = (o.op.responses ?? {}) as Json;
-  const declared = responses[String(res.status)] ?? responses[`${String(res.status)[0]}XX`] ?? responses.default;
+  const named = responses[String(res.status)] ?? responses[`${String(res.status)[0]}XX`] ?? responses.default;
+  // A shared answer is declared by reference (`#/components/responses/...`): check against what it names.
+  const declared =
+    typeof named?.$ref === 'string' ? (doc.components?.responses?.[named.$ref.split('/').pop()!] as Json) : named;
   if (!declared)
     throw new Error(`status ${res.status} is not declared (declared: ${Object.keys(responses).join(', ')}): ${where}`);
   if (res.status >= 300 && res.status < 400) {

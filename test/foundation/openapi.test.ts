@@ -10,7 +10,8 @@ interface OpenApiDoc {
   openapi: string;
   info: { title: string; version: string };
   paths: Record<string, Record<string, Json>>;
-  components?: { schemas?: Record<string, Json> };
+  components?: { schemas?: Record<string, Json>; responses?: Record<string, Json> };
+  tags?: { name: string; description?: string }[];
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -41,6 +42,10 @@ const documented = () =>
   );
 
 /** Only the interactive reference's own files and the document itself stay out of the document. */
+/** A response as declared, or the shared one its `$ref` names (`#/components/responses/...`). */
+const resolved = (r: Json): Json =>
+  typeof r.$ref === 'string' ? (doc.components?.responses?.[r.$ref.split('/').pop()!] ?? {}) : r;
+
 const undocumentedByDesign = (url: string) =>
   url === '/openapi.json' ||
   url === '/docs' ||
@@ -107,12 +112,24 @@ describe('/openapi.json is an OpenAPI 3.1 document of every registered route', (
     expect(missing).toEqual([]);
   });
 
-  it('every $ref points at a schema the document defines', () => {
-    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!);
+  it('every $ref points at a schema or a shared answer the document defines', () => {
+    const refs: string[] = [];
+    const visit = (v: unknown): void => {
+      if (Array.isArray(v)) for (const x of v) visit(x);
+      else if (v && typeof v === 'object')
+        for (const [k, x] of Object.entries(v)) {
+          // Example values are data (a SCIM resource has a `$ref` field of its own), not references.
+          if (k === 'example' || k === 'examples') continue;
+          if (k === '$ref' && typeof x === 'string') refs.push(x);
+          else visit(x);
+        }
+    };
+    visit(doc);
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of new Set(refs)) {
-      expect(ref).toMatch(/^#\/components\/schemas\//);
-      expect(doc.components?.schemas, ref).toHaveProperty([ref.split('/').pop()!]);
+      const [, , kind, name] = ref.split('/');
+      expect(ref).toMatch(/^#\/components\/(schemas|responses)\/[A-Za-z]+$/);
+      expect((doc.components as Json)?.[kind!], ref).toHaveProperty([name!]);
     }
   });
 
@@ -122,8 +139,9 @@ describe('/openapi.json is an OpenAPI 3.1 document of every registered route', (
       if (!path.startsWith('/api/v1/')) continue;
       for (const [method, op] of Object.entries(item)) {
         if (!METHODS.includes(method)) continue;
-        for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
+        for (const [status, declared] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
           if (Number(status) < 400) continue;
+          const response = resolved(declared);
           expect(response.content?.['application/json']?.schema?.$ref, `${method} ${path} ${status}`).toBe(errorRef);
         }
       }
@@ -172,7 +190,7 @@ describe('every operation is documented as a product (operationId, summary, desc
   it('every response has a description (never "Default Response")', () => {
     const bad = operations().flatMap(({ key, op }) =>
       Object.entries((op.responses ?? {}) as Json)
-        .filter(([, r]) => !r.description || r.description === 'Default Response')
+        .filter(([, r]) => !resolved(r).description || resolved(r).description === 'Default Response')
         .map(([s]) => `${key} ${s}`),
     );
     expect(bad).toEqual([]);
@@ -308,5 +326,82 @@ describe('/docs is the interactive API reference', () => {
     const res = await fetch(`${t.baseUrl}/docs/json`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(doc);
+  });
+});
+
+describe('a reference an integrator can use: examples, field descriptions, declared tags, shared answers', () => {
+  const jsonMedia = (content: Json | undefined): Json | undefined =>
+    content?.['application/json'] ?? content?.['application/scim+json'];
+
+  it('every JSON request body and every successful JSON answer carries an example', () => {
+    const missing: string[] = [];
+    let bodies = 0;
+    let answers = 0;
+    for (const { key, op } of operations()) {
+      const body = jsonMedia(op.requestBody?.content);
+      if (body) {
+        bodies++;
+        if (body.example === undefined && body.examples === undefined) missing.push(`${key} request body`);
+      }
+      for (const [status, r] of Object.entries((op.responses ?? {}) as Json)) {
+        const media = /^2\d\d$/.test(status) ? jsonMedia(resolved(r).content) : undefined;
+        if (!media) continue;
+        answers++;
+        if (media.example === undefined && media.examples === undefined) missing.push(`${key} ${status}`);
+      }
+    }
+    expect(bodies).toBeGreaterThan(50);
+    expect(answers).toBeGreaterThan(100);
+    expect(missing).toEqual([]);
+  });
+
+  it('at least 80 % of the properties in the document have a description', () => {
+    const named = doc.components?.schemas ?? {};
+    let properties = 0;
+    let described = 0;
+    const seen = new Set<unknown>();
+    const visit = (s: unknown): void => {
+      if (!s || typeof s !== 'object' || seen.has(s)) return;
+      seen.add(s);
+      const o = s as Json;
+      if (o.properties && typeof o.properties === 'object' && !Array.isArray(o.properties))
+        for (const p of Object.values(o.properties as Json)) {
+          properties++;
+          const target = typeof p.$ref === 'string' ? named[p.$ref.split('/').pop()!] : undefined;
+          if (p.description?.trim() || target?.description?.trim()) described++;
+        }
+      for (const v of Object.values(o)) visit(v);
+    };
+    visit(doc.paths);
+    visit(doc.components);
+    expect(properties).toBeGreaterThan(1000);
+    expect(described / properties).toBeGreaterThanOrEqual(0.8);
+  });
+
+  it('every tag an operation uses is declared once, with a description', () => {
+    const declared = doc.tags ?? [];
+    expect(new Set(declared.map((t) => t.name)).size).toBe(declared.length);
+    for (const t of declared) expect(t.description?.trim(), t.name).toBeTruthy();
+    const names = new Set(declared.map((t) => t.name));
+    const undeclared = operations().flatMap(({ key, op }) =>
+      ((op.tags ?? []) as string[]).filter((tag) => !names.has(tag)).map((tag) => `${key}: ${tag}`),
+    );
+    expect(undeclared).toEqual([]);
+  });
+
+  it('the catalogue’s error answers are shared components, so the document stays small', () => {
+    const shared = doc.components?.responses ?? {};
+    for (const name of ['BadRequest', 'Unauthorized', 'Forbidden', 'NotFound', 'InternalError', 'Unavailable'])
+      expect(shared, name).toHaveProperty(name);
+    const refs = operations().flatMap(({ op }) =>
+      Object.values((op.responses ?? {}) as Json).filter((r) => typeof r.$ref === 'string'),
+    );
+    expect(refs.length).toBeGreaterThan(500);
+    // Each shared answer's example is an envelope of its own status.
+    for (const r of Object.values(shared)) {
+      const example = r.content['application/json'].example;
+      expect(Object.keys(ERROR_CATALOG)).toContain(example.code);
+    }
+    expect(JSON.stringify(doc).length).toBeLessThan(850_000);
   });
 });
