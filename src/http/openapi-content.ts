@@ -5,7 +5,9 @@
 import { sample } from 'openapi-sampler';
 import { glossFor } from './openapi-glossary.js';
 
-type Json = Record<string, any>;
+/** A JSON object of the document, read and written freely (the document is built by generators, not typed). */
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is untyped JSON throughout.
+export type Json = Record<string, any>;
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 

@@ -2,13 +2,12 @@
 // by hand per route: error answers derived from the route's guards, security from its authentication, response
 // descriptions, operation ids, and the constraints the central input guards enforce.
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { addExamples, applyGlossary } from './openapi-content.js';
+import { addExamples, applyGlossary, type Json } from './openapi-content.js';
 import { TAGS } from './openapi-glossary.js';
 import { ERROR_CATALOG } from './errors.js';
 import { errorEnvelope } from './schemas.js';
 import { carriesStepUp } from './step-up.js';
 
-type Json = Record<string, any>;
 type Hook = ((...args: never[]) => unknown) & { permissions?: readonly string[]; rateLimit?: string };
 
 /** What a route declared itself (before the fallbacks below), for the completeness test. */
