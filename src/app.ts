@@ -45,8 +45,8 @@ import { consoleRoutes } from './modules/console/routes.js';
 import { oauthRoutes } from './modules/service-accounts/routes-oauth.js';
 import { serviceAccountRoutes } from './modules/service-accounts/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
-import { accessRoutes } from './modules/access/routes.js';
-import { installBreakGlassAlerts } from './modules/access/break-glass.js';
+import { accessRoutes } from './modules/governance/routes.js';
+import { installBreakGlassAlerts } from './modules/governance/break-glass.js';
 import { scimRoutes, SCIM_PREFIX } from './modules/scim/routes.js';
 import { scimTokenRoutes } from './modules/scim/token-routes.js';
 

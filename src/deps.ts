@@ -21,7 +21,7 @@ import { createMetrics, timedStore, type Metrics } from './platform/metrics.js';
 import { MailOutbox } from './platform/mail-outbox.js';
 import { parseKey, SecretBox } from './platform/secret-box.js';
 import { WebhookWorker } from './modules/webhooks/worker.js';
-import { StandingAccessLapse } from './modules/access/lapse.js';
+import { StandingAccessLapse } from './modules/governance/lapse.js';
 import { apiKeyAuthenticator } from './modules/service-accounts/principal.js';
 
 export interface Deps {
