@@ -90,7 +90,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   installErrorHandling(app);
   installOutageMonitor(app, { database: () => deps.database.ping(), store: () => deps.store.ping() });
   installJsonDepthLimit(app);
-  // Liveness rows cached per session, dropped by the database's change channel (src/http/liveness-cache.ts).
+  // Liveness rows cached per session, dropped by the database's change channel (src/access/liveness-cache.ts).
   app.addHook('onReady', async () => deps.authContext.liveness?.start(deps.db));
   app.addHook('onClose', async () => deps.authContext.liveness?.stop());
   // Mail waiting in the outbox (also what a crashed instance left) is sent while the app runs.

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/connect.js';
 import { makeAuthenticate, type AuthenticateDeps } from './http/authenticate.js';
-import { LivenessCache } from './http/liveness-cache.js';
+import { LivenessCache } from './access/liveness-cache.js';
 import { createMailer, type Mailer } from './platform/mail.js';
 import { createSmsSender, type SmsSender } from './platform/sms.js';
 import { OidcClients } from './modules/sso/oidc.js';

@@ -1,4 +1,4 @@
-// Who is calling: the principal authenticate resolves once per request (src/http/authenticate.ts), and what the
+// Who is calling: the principal the access core loads once per request (caller.ts), and what the
 // access decisions (decision.ts), the scope (scope.ts) and every module reason about.
 import type { EffectiveSecurity } from './settings.js';
 
