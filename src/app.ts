@@ -15,7 +15,7 @@ import { installJsonDepthLimit, onClientError, refuseLongUrl } from './http/inpu
 import { refuseNulBytes, refuseUnexpectedBody } from './http/input-guards.js';
 import { finishDocument, installOpenApiRules } from './http/openapi.js';
 import { assertStepUpRoutes, carriesStepUp } from './http/step-up.js';
-import { installScope } from './http/scope.js';
+import { installScope } from './http/context.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { installDeniedAudit } from './modules/audit/denied.js';
 import { authAccountRoutes } from './modules/auth/routes.js';

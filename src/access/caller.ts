@@ -176,7 +176,7 @@ export function userPrincipal(
     sessionId: session?.id ?? '',
     mfa: sessionMfa,
     mfaEnabled: row.mfa_enabled,
-    scope: row.scope,
+    tenantKind: row.scope,
     partnerId: row.scope === 'partner' ? row.partner_id : row.org_partner_id,
     orgId: row.scope === 'organization' ? row.org_id : null,
     roleId: membershipRoleId(row),

@@ -45,7 +45,7 @@ export const SYSTEM_CONTEXTS = {
 export type SystemContextName = keyof typeof SYSTEM_CONTEXTS;
 
 /** The tenant a statement acts for: the caller's partner, the organisations it reaches, and the acting person. */
-export interface RowScope {
+export interface RowReach {
   partnerId: string | null;
   /** 'all': every organisation of the partner; otherwise the organisation ids the caller reaches. */
   orgIds: 'all' | readonly string[];
@@ -55,7 +55,7 @@ export interface RowScope {
 
 export type RowContext =
   | { kind: 'system'; name: SystemContextName }
-  | { kind: 'tenant'; scope: RowScope }
+  | { kind: 'tenant'; scope: RowReach }
   /** A request with neither a caller nor a named flow: no tenant row is visible. */
   | { kind: 'none' };
 
@@ -67,7 +67,7 @@ export interface RowHolder {
   /** A named flow that acts before a tenant is known (a public route); wins over the caller's Scope. */
   system: SystemContextName | null;
   /** The caller's Scope once known; null before authentication. */
-  scope: () => RowScope | null;
+  scope: () => RowReach | null;
 }
 
 const als = new AsyncLocalStorage<RowHolder>();
@@ -85,7 +85,7 @@ export const asSystem = <T>(name: SystemContextName, fn: () => PromiseLike<T> | 
   als.run({ system: name, scope: () => null }, async () => await fn());
 
 /** Runs `fn` as this tenant scope (tests, and code acting for a tenant outside a request); awaited inside, as above. */
-export const asScope = <T>(scope: RowScope, fn: () => PromiseLike<T> | T): Promise<T> =>
+export const asScope = <T>(scope: RowReach, fn: () => PromiseLike<T> | T): Promise<T> =>
   als.run({ system: null, scope: () => scope }, async () => await fn());
 
 /** The context the next statement runs in. */

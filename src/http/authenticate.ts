@@ -12,7 +12,7 @@ import { enforceOwnIpAllowlist } from './ip-policy.js';
 import { metaOf } from './meta.js';
 import { isPeopleOnly } from './people-only.js';
 import type { RateLimits } from './rate-limit.js';
-import { attachScope } from './scope.js';
+import { attachScope } from './context.js';
 
 export interface AuthenticateDeps extends CallerDeps {
   enrollUrl: string;

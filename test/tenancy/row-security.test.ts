@@ -3,7 +3,7 @@
 // of another partner's rows and cannot write into it. Proved on whichever database the suite runs on.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RowScope, asScope, asSystem, runWithRowHolder, SYSTEM_CONTEXTS } from '../../src/db/row-security.js';
+import { type RowReach, asScope, asSystem, runWithRowHolder, SYSTEM_CONTEXTS } from '../../src/db/row-security.js';
 import { ROUTE_CONTEXTS } from '../../src/http/row-context.js';
 import { startApp, type TestApp } from '../support/app.js';
 import {
@@ -59,7 +59,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => t?.close());
 
-const partnerScope = (w: World): RowScope => ({ partnerId: w.partnerId, orgIds: 'all', userId: null });
+const partnerScope = (w: World): RowReach => ({ partnerId: w.partnerId, orgIds: 'all', userId: null });
 const countWhere = (table: string, where: ReturnType<typeof sql>) =>
   rows<{ n: number }>(sql`select count(*)::int as n from ${sql.identifier(table)} where ${where}`).then((r) => r[0]!.n);
 
@@ -114,7 +114,7 @@ describe("a query with one partner's Scope and no where clause", () => {
   });
 
   it('an organisation Scope sees its organisation only, not a sibling of the same partner', async () => {
-    const scope: RowScope = { partnerId: p.partnerId, orgIds: [p.orgA], userId: null };
+    const scope: RowReach = { partnerId: p.partnerId, orgIds: [p.orgA], userId: null };
     for (const table of ['devices', 'sites', 'device_groups', 'contacts', 'organizations']) {
       const col = table === 'organizations' ? sql`id` : sql`org_id`;
       expect(await asScope(scope, () => countWhere(table, sql`${col} = ${p.orgB}`)), table).toBe(0);

@@ -111,7 +111,7 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
   const accessToken = await deps.tokens.sign({
     sub: s.userId,
     sid: s.id,
-    scope: principal.scope,
+    scope: principal.tenantKind,
     partnerId: principal.partnerId,
     orgId: principal.orgId,
     roleId: principal.roleId,

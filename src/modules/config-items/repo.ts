@@ -3,7 +3,7 @@ import { and, asc, eq, gt, ilike, or } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { lowerOf } from '../../db/order.js';
 import { configItems } from '../../db/schema/index.js';
-import { effectiveFor, type Target } from '../../db/tenant-scope.js';
+import { effectiveFor, type Target } from '../../db/tenant-filter.js';
 import { likePrefix } from '../../http/pagination.js';
 
 export type ConfigItemRow = typeof configItems.$inferSelect;

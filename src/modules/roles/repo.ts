@@ -11,7 +11,7 @@ import {
   serviceAccounts,
 } from '../../db/schema/index.js';
 import { asSystemWithin } from '../../db/row-security.js';
-import { rolesVisibleIn, type Target } from '../../db/tenant-scope.js';
+import { rolesVisibleIn, type Target } from '../../db/tenant-filter.js';
 import { likePrefix } from '../../http/pagination.js';
 
 export type RoleRow = typeof roles.$inferSelect;

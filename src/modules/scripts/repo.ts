@@ -3,7 +3,7 @@ import { and, asc, eq, getTableColumns, gt, ilike, or } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { lowerOf } from '../../db/order.js';
 import { scripts } from '../../db/schema/index.js';
-import { effectiveFor, type Target } from '../../db/tenant-scope.js';
+import { effectiveFor, type Target } from '../../db/tenant-filter.js';
 import { likePrefix } from '../../http/pagination.js';
 
 export type ScriptRow = typeof scripts.$inferSelect;

@@ -129,7 +129,7 @@ export function serviceAccountPrincipal(row: ServiceAccountFacts, role: Resolved
     },
     mfa: false,
     mfaEnabled: false,
-    scope: row.org_id ? 'organization' : 'partner',
+    tenantKind: row.org_id ? 'organization' : 'partner',
     partnerId: row.partner_id,
     orgId: row.org_id,
     roleId: row.role_id,
