@@ -10,7 +10,7 @@ import {
   sites,
 } from '../../db/schema/index.js';
 import { deviceVisible, effectiveFor, type Target, type Reach } from '../../db/tenant-filter.js';
-import { likePrefix } from '../../http/pagination.js';
+import { likePrefix } from '../../db/order.js';
 import type { EntityType } from './schemas.js';
 
 export type DefinitionRow = typeof defs.$inferSelect;

@@ -3,7 +3,7 @@ import { and, asc, eq, ilike, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { deviceGroupMembers, deviceGroups, deviceInventory, devices } from '../../db/schema/index.js';
 import { deviceGroupVisible, deviceVisible, type Reach } from '../../db/tenant-filter.js';
-import { likePrefix } from '../../http/pagination.js';
+import { likePrefix } from '../../db/order.js';
 
 export type DeviceRow = typeof devices.$inferSelect;
 type NewDevice = typeof devices.$inferInsert;

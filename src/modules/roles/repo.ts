@@ -12,7 +12,7 @@ import {
 } from '../../db/schema/index.js';
 import { asSystemWithin } from '../../db/row-security.js';
 import { rolesVisibleIn, type Target } from '../../db/tenant-filter.js';
-import { likePrefix } from '../../http/pagination.js';
+import { likePrefix } from '../../db/order.js';
 
 export type RoleRow = typeof roles.$inferSelect;
 type NewRole = typeof roles.$inferInsert;

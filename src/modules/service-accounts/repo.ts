@@ -5,7 +5,7 @@ import { preparedStatement, uuidArg, type PreparedArg } from '../../db/prepared.
 import { roles, serviceAccountKeys, serviceAccounts } from '../../db/schema/index.js';
 import { ownedBy, type Target } from '../../db/tenant-filter.js';
 import { ORG_POLICIES_SQL } from '../../access/repo.js';
-import { likePrefix } from '../../http/pagination.js';
+import { likePrefix } from '../../db/order.js';
 
 export type AccountRow = typeof serviceAccounts.$inferSelect;
 type NewAccount = typeof serviceAccounts.$inferInsert;

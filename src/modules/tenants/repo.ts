@@ -21,7 +21,7 @@ import {
   webhooks,
 } from '../../db/schema/index.js';
 import { deviceGroupVisible, orgCondition, siteCondition, type Reach } from '../../db/tenant-filter.js';
-import { likePrefix } from '../../http/pagination.js';
+import { likePrefix } from '../../db/order.js';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 export type SiteRow = typeof sites.$inferSelect;
