@@ -78,7 +78,7 @@ export function installRowContext(app: FastifyInstance): void {
       const system = ROUTE_CONTEXTS[`${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`] ?? null;
       h = {
         system,
-        scope: () => reachOfRequest(req),
+        reach: () => reachOfRequest(req),
       };
       holders.set(req, h);
     }
