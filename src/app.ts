@@ -15,7 +15,7 @@ import { installJsonDepthLimit, onClientError, refuseLongUrl } from './http/inpu
 import { refuseNulBytes, refuseUnexpectedBody } from './http/input-guards.js';
 import { finishDocument, installOpenApiRules } from './http/openapi.js';
 import { assertStepUpRoutes, carriesStepUp } from './http/step-up.js';
-import { installScope } from './http/scope.js';
+import { installScope } from './http/context.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { installDeniedAudit } from './modules/audit/denied.js';
 import { authAccountRoutes } from './modules/auth/routes.js';
@@ -45,8 +45,8 @@ import { consoleRoutes } from './modules/console/routes.js';
 import { oauthRoutes } from './modules/service-accounts/routes-oauth.js';
 import { serviceAccountRoutes } from './modules/service-accounts/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
-import { accessRoutes } from './modules/access/routes.js';
-import { installBreakGlassAlerts } from './modules/access/break-glass.js';
+import { accessRoutes } from './modules/governance/routes.js';
+import { installBreakGlassAlerts } from './modules/governance/break-glass.js';
 import { scimRoutes, SCIM_PREFIX } from './modules/scim/routes.js';
 import { scimTokenRoutes } from './modules/scim/token-routes.js';
 
@@ -90,7 +90,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   installErrorHandling(app);
   installOutageMonitor(app, { database: () => deps.database.ping(), store: () => deps.store.ping() });
   installJsonDepthLimit(app);
-  // Liveness rows cached per session, dropped by the database's change channel (src/http/liveness-cache.ts).
+  // Liveness rows cached per session, dropped by the database's change channel (src/access/liveness-cache.ts).
   app.addHook('onReady', async () => deps.authContext.liveness?.start(deps.db));
   app.addHook('onClose', async () => deps.authContext.liveness?.stop());
   // Mail waiting in the outbox (also what a crashed instance left) is sent while the app runs.

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/connect.js';
 import { makeAuthenticate, type AuthenticateDeps } from './http/authenticate.js';
-import { LivenessCache } from './http/liveness-cache.js';
+import { LivenessCache } from './access/liveness-cache.js';
 import { createMailer, type Mailer } from './platform/mail.js';
 import { createSmsSender, type SmsSender } from './platform/sms.js';
 import { OidcClients } from './modules/sso/oidc.js';
@@ -21,7 +21,7 @@ import { createMetrics, timedStore, type Metrics } from './platform/metrics.js';
 import { MailOutbox } from './platform/mail-outbox.js';
 import { parseKey, SecretBox } from './platform/secret-box.js';
 import { WebhookWorker } from './modules/webhooks/worker.js';
-import { StandingAccessLapse } from './modules/access/lapse.js';
+import { StandingAccessLapse } from './modules/governance/lapse.js';
 import { apiKeyAuthenticator } from './modules/service-accounts/principal.js';
 
 export interface Deps {

@@ -56,8 +56,8 @@ const standingReach = (m: { orgAccess: string; orgIds: readonly string[] }): 'al
 
 /** The authority of the request's caller: its acting membership, permissions and reach (null: no tenant context). */
 export function authorityOf(p: Principal): Authority | null {
-  if (!p.partnerId || !p.scope) return null;
-  if (p.scope === 'organization') {
+  if (!p.partnerId || !p.tenantKind) return null;
+  if (p.tenantKind === 'organization') {
     if (!p.orgId) return null;
     return {
       kind: 'organization',

@@ -1,6 +1,6 @@
 // Break-glass into an organisation that suspended partner access: the partner's designated account passes
 // only with a stated reason (header x-break-glass-reason). authenticate arms the principal here; the decision
-// (decision.ts orgAccessReasons) notes each organisation reached so, and the access module's installBreakGlassAlerts
+// (decision.ts orgAccessReasons) notes each organisation reached so, and the governance module's installBreakGlassAlerts
 // audits and mails each use once the answer is sent.
 import type { Principal } from './principal.js';
 

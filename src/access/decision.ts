@@ -118,7 +118,7 @@ const grantDetail = (g: NonNullable<ReturnType<typeof grantFor>>) =>
 
 /** Whether the principal may act on the organisation, and how (mayAccessOrg is this, reduced to its answer). */
 export function orgAccessReason(p: Principal, orgId: string): AccessReason {
-  if (p.scope === 'organization') {
+  if (p.tenantKind === 'organization') {
     return p.orgId === orgId
       ? pass('organization_access', 'Member of this organisation.', { via: 'organization_member' })
       : deny('organization_access', 'Member of another organisation.');
@@ -182,7 +182,7 @@ export function ipListReason(
  */
 export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
   const access = orgAccessReason(p, orgId);
-  if (!access.allowed || p.scope !== 'partner') return [access];
+  if (!access.allowed || p.tenantKind !== 'partner') return [access];
   const policy = p.orgPolicies?.[orgId];
   return policy ? [access, ...customerControlReasons(p, orgId, policy)] : [access];
 }
@@ -242,11 +242,11 @@ export function mayAccessOrg(p: Principal, orgId: string): boolean {
 
 /** Whether the principal's scope covers a record (findInScope's `covers` is this, reduced to its answer). */
 export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned, siteless: Siteless): AccessReason[] {
-  if (!p.scope || !p.partnerId) return [deny('membership', 'No partner or organisation context.')];
+  if (!p.tenantKind || !p.partnerId) return [deny('membership', 'No partner or organisation context.')];
   if (p.partnerId !== o.partnerId) return [deny('membership', 'The membership is in another partner.')];
   const member = pass(
     'membership',
-    p.scope === 'partner' ? 'Member of the partner.' : 'Member of an organisation of the partner.',
+    p.tenantKind === 'partner' ? 'Member of the partner.' : 'Member of an organisation of the partner.',
   );
   if (o.orgId === null) {
     if (partnerOwned === 'shared')
@@ -254,7 +254,7 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
         member,
         pass('organization_access', 'Partner-wide record, in force in every organisation.', { via: 'partner_wide' }),
       ];
-    if (partnerOwned === 'partner-only' && p.scope === 'partner')
+    if (partnerOwned === 'partner-only' && p.tenantKind === 'partner')
       return [
         member,
         pass('organization_access', 'Partner record, reached by partner members.', { via: 'partner_wide' }),
@@ -263,7 +263,7 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
   }
   const org = orgAccessReasons(p, o.orgId);
   if (!org.every((r) => r.allowed)) return [member, ...org];
-  if (p.scope !== 'organization') {
+  if (p.tenantKind !== 'organization') {
     // Reached through a one-site grant only: records of other sites (and without a site) stay out.
     const grantId = org.find((r) => r.via === 'grant' && r.step === 'organization_access')?.grantId;
     const grant = grantId ? p.grants?.find((g) => g.id === grantId) : undefined;
@@ -323,7 +323,7 @@ export const ownIpReason = (p: Principal): AccessReason =>
     p.ipAllowlist ?? [],
     p.ip,
     p.breakGlass === true,
-    p.scope === 'partner' ? 'the partner' : 'the organisation',
+    p.tenantKind === 'partner' ? 'the partner' : 'the organisation',
   );
 
 function mfaReason(p: Principal): AccessReason {

@@ -1,5 +1,5 @@
 // Just-in-time grants seen past their end: recorded expired once, by whichever request (authenticate)
-// or sweep (GET /access/grants, in the access module) marks each one first.
+// or sweep (GET /access/grants, in the governance module) marks each one first.
 import type { Executor } from '../db/connect.js';
 import type { AuditRecorder } from './audit.js';
 import { markGrantExpired } from './repo.js';

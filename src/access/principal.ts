@@ -1,4 +1,4 @@
-// Who is calling: the principal authenticate resolves once per request (src/http/authenticate.ts), and what the
+// Who is calling: the principal the access core loads once per request (caller.ts), and what the
 // access decisions (decision.ts), the scope (scope.ts) and every module reason about.
 import type { EffectiveSecurity } from './settings.js';
 
@@ -17,12 +17,13 @@ export interface Principal {
   /** This session verified a second factor. */
   mfa: boolean;
   mfaEnabled: boolean;
-  scope: 'partner' | 'organization' | null;
+  /** The kind of membership the caller acts in (a service account: of the tenant that owns it); null between memberships. */
+  tenantKind: 'partner' | 'organization' | null;
   partnerId: string | null;
   orgId: string | null;
   roleId: string | null;
   roleName: string | null;
-  /** Partner scope: which organisations the caller may act on (`eligible`: none standing; just-in-time grants only). */
+  /** A partner member: which organisations the caller may act on (`eligible`: none standing; just-in-time grants only). */
   orgAccess: 'all' | 'selected' | 'none' | 'eligible' | null;
   /** orgAccess `selected`: the organisations of standing access. */
   orgIds: string[];
@@ -30,7 +31,7 @@ export interface Principal {
   eligibleOrgIds?: string[];
   /** A partner member's just-in-time grants in force now (read with the session on every request, never cached). */
   grants?: ActiveGrant[];
-  /** Organisation scope: null = every site / device group. */
+  /** An organisation member: null = every site / device group. */
   siteIds: string[] | null;
   deviceGroupIds: string[] | null;
   permissions: ReadonlySet<string>;
@@ -77,7 +78,7 @@ export interface ServiceAccountActor {
 
 /** Whether the caller speaks for the partner: a partner member, or a service account the partner owns or made. */
 export const speaksForPartner = (p: Principal): boolean =>
-  p.actorType === 'service_account' ? p.serviceAccount?.madeByPartner === true : p.scope === 'partner';
+  p.actorType === 'service_account' ? p.serviceAccount?.madeByPartner === true : p.tenantKind === 'partner';
 
 /** Profile fields of the user read by the per-request session check; never a secret (hash, TOTP secret, codes). */
 export interface PrincipalUser {

@@ -1,10 +1,12 @@
 // The SQL of the access core (the one file of src/access that imports drizzle-orm or the schema, as a module's
 // repo.ts): the role chain the resolver reads, a tenant's settings for the sign-in address check, the marking of
-// a just-in-time grant seen expired, the pipeline's statements (authenticate's last-seen write, step-up's factors),
-// the authorisation epoch, both sides' admins (mailed by tenants and the access module) and an account's active
+// a just-in-time grant seen expired, the caller's liveness statement and its membership fragments (caller.ts), the
+// pipeline's statements (the last-seen write, step-up's factors),
+// the authorisation epoch, both sides' admins (mailed by tenants and the governance module) and an account's active
 // memberships (the account-wide authority).
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../db/connect.js';
+import { preparedStatement, uuidArg } from '../db/prepared.js';
 import { asSystemWithin } from '../db/row-security.js';
 import { organizations, organizationUsers, partners, partnerUsers } from '../db/schema/index.js';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from './catalog.js';
@@ -196,3 +198,119 @@ export async function membershipPlaces(
     return [...partner.map((m) => ({ partnerId: m.partnerId, orgId: null })), ...organization];
   });
 }
+
+/**
+ * A partner's organisations that set policies on partner members acting in them (an IP allow-list, mspAccess), as
+ * id → settings: usually none, so the aggregate is empty; read with the session, so a change bites on the next request.
+ * A fragment over the columns named: the liveness statement, explain's subjects and service accounts read it alike.
+ */
+export const ORG_POLICIES_SQL = (kind: string, partnerId: string) =>
+  `(select jsonb_object_agg(po.id, po.settings) from organizations po where ${kind} = 'partner' and po.partner_id = ${partnerId}
+     and po.sets_partner_policies)`;
+
+export interface GrantRow {
+  id: string;
+  org_id: string;
+  site_id: string | null;
+  expires_at: string;
+  approval: 'auto' | 'partner_admin' | 'customer_admin';
+}
+
+/**
+ * A partner member's just-in-time grants not revoked and not yet seen expired, read with the session on
+ * every request: a grant ends on the next request, on every instance. Which of them are still in force is decided
+ * against the service clock (splitGrants), and the expired ones are recorded once (recordExpiredGrants).
+ */
+export const GRANTS_SQL = (kind: string, partnerId: string, userId: string) =>
+  `(select jsonb_agg(jsonb_build_object('id', g.id, 'org_id', g.org_id, 'site_id', g.site_id, 'expires_at', g.expires_at, 'approval', g.approval))
+     from access_grants g where ${kind} = 'partner' and g.partner_id = ${partnerId} and g.user_id = ${userId} and g.revoked_at is null and g.expired_at is null)`;
+
+/** The row of the liveness statement: a session with its user, membership, tenant settings and the authz epoch. */
+export interface SessionRow {
+  session_id: string;
+  user_id: string;
+  email: string;
+  user_status: string;
+  mfa_enabled: boolean;
+  session_mfa: boolean;
+  /** The kind of membership the session acts in (the sessions.scope column); null between memberships. */
+  scope: 'partner' | 'organization' | null;
+  partner_id: string | null;
+  org_id: string | null;
+  revoked_at: Date | string | null;
+  expires_at: Date | string;
+  absolute_expires_at: Date | string;
+  auth_time: Date | string | null;
+  last_used_at: Date | string | null;
+  session_method: string | null;
+  has_passkey: boolean;
+  pu_role_id: string | null;
+  org_access: 'all' | 'selected' | 'none' | 'eligible' | null;
+  pu_org_ids: string[] | string | null;
+  ou_role_id: string | null;
+  site_ids: string[] | string | null;
+  device_group_ids: string[] | string | null;
+  partner_settings: unknown;
+  org_settings: unknown;
+  org_partner_id: string | null;
+  org_partner_settings: unknown;
+  /** Partner sessions: the partner's organisations that set policies on partner members, id → settings. */
+  org_policies: Record<string, unknown> | string | null;
+  /** Partner sessions: the member's just-in-time grants neither revoked nor yet seen expired (GRANTS_SQL). */
+  jit_grants: GrantRow[] | string | null;
+  epoch: number | string;
+  user_name: string;
+  avatar_url: string | null;
+  mfa_method: 'totp' | 'sms' | 'passkey' | null;
+  phone_verified: boolean;
+  email_verified: boolean;
+  phone_last4: string | null;
+  last_login_at: Date | string | null;
+  user_created_at: Date | string;
+}
+
+/** What a person's membership is made of: the columns of the liveness statement without the session's own. */
+export type MembershipFacts = Omit<
+  SessionRow,
+  | 'session_id'
+  | 'session_mfa'
+  | 'revoked_at'
+  | 'expires_at'
+  | 'absolute_expires_at'
+  | 'auth_time'
+  | 'last_used_at'
+  | 'session_method'
+>;
+
+/**
+ * The one statement of an authenticated request: session, user (profile fields, never the password hash, TOTP secret
+ * or recovery codes), membership, tenant settings and the authz epoch. Prepared by name on both databases, so it is
+ * parsed and planned once per connection instead of on every request.
+ */
+export const livenessStatement = preparedStatement<SessionRow, [string, string]>(
+  'gh_liveness',
+  `select s.id as session_id, u.id as user_id, u.email, u.status as user_status, u.mfa_enabled, s.mfa as session_mfa,
+          u.name as user_name, u.avatar_url, u.mfa_method, u.phone_verified, u.email_verified, right(u.phone_number, 4) as phone_last4,
+          u.last_login_at, u.created_at as user_created_at,
+          s.scope, s.partner_id, s.org_id, s.revoked_at, s.expires_at, s.absolute_expires_at,
+          s.auth_time, s.last_used_at, s.method as session_method,
+          exists (select 1 from passkeys k where k.user_id = s.user_id) as has_passkey,
+          pu.role_id as pu_role_id, pu.org_access, pu.org_ids as pu_org_ids,
+          ou.role_id as ou_role_id, ou.site_ids, ou.device_group_ids,
+          p.settings as partner_settings, o.settings as org_settings, o.partner_id as org_partner_id,
+          op.settings as org_partner_settings,
+          ${ORG_POLICIES_SQL('s.scope', 's.partner_id')} as org_policies,
+          ${GRANTS_SQL('s.scope', 's.partner_id', 's.user_id')} as jit_grants,
+          (select epoch from authz_state where id = 1) as epoch
+   from sessions s
+   join users u on u.id = s.user_id
+   left join partner_users pu on s.scope = 'partner' and pu.partner_id = s.partner_id and pu.user_id = s.user_id
+     and pu.status = 'active'
+   left join organization_users ou on s.scope = 'organization' and ou.org_id = s.org_id and ou.user_id = s.user_id
+     and ou.status = 'active'
+   left join partners p on p.id = s.partner_id
+   left join organizations o on o.id = s.org_id
+   left join partners op on op.id = o.partner_id
+   where s.id = $1 and s.user_id = $2`,
+  [uuidArg, uuidArg],
+);

@@ -1,8 +1,10 @@
 // The caller's Scope: which tenant it acts in (its membership: a partner's or an organisation's), which organisations
 // it may reach in lists, and its site and device-group restrictions. Resolved once per request: authenticate puts it on
-// the request (req.scope, src/http/scope.ts) and scopeOf(principal) answers with that same object; nothing else
-// rebuilds it. The conditions that apply it to queries are the predicates of src/db/tenant-scope.ts.
-import type { OrgReach, TenantScope } from '../db/tenant-scope.js';
+// the request (req.scope, src/http/context.ts) and scopeOf(principal) answers with that same object; nothing else
+// rebuilds it. The conditions that apply it to queries are the predicates of src/db/tenant-filter.ts. The reach row
+// security enforces (rowReachOf) is derived here too, from the same facts.
+import type { RowReach } from '../db/row-security.js';
+import type { OrgReach, Reach } from '../db/tenant-filter.js';
 import { mayAccessOrg } from './decision.js';
 import type { Principal } from './principal.js';
 
@@ -11,8 +13,8 @@ export type Membership =
   | { kind: 'partner'; partnerId: string; orgId: null; roleId: string | null }
   | { kind: 'organization'; partnerId: string; orgId: string; roleId: string | null };
 
-/** What the caller may see, as data for the predicates of src/db/tenant-scope.ts, with the membership it acts in. */
-export interface Scope extends TenantScope {
+/** What the caller may see, as data for the predicates of src/db/tenant-filter.ts, with the membership it acts in. */
+export interface Scope extends Reach {
   /** null: no tenant context (a person between memberships); such a caller reaches no organisation. */
   membership: Membership | null;
 }
@@ -42,14 +44,14 @@ function resolveScope(p: Principal): Scope {
 
 function membershipOf(p: Principal): Membership | null {
   if (!p.partnerId) return null;
-  if (p.scope === 'partner') return { kind: 'partner', partnerId: p.partnerId, orgId: null, roleId: p.roleId };
-  if (p.scope === 'organization' && p.orgId)
+  if (p.tenantKind === 'partner') return { kind: 'partner', partnerId: p.partnerId, orgId: null, roleId: p.roleId };
+  if (p.tenantKind === 'organization' && p.orgId)
     return { kind: 'organization', partnerId: p.partnerId, orgId: p.orgId, roleId: p.roleId };
   return null;
 }
 
 function orgReachOf(p: Principal): OrgReach {
-  if (p.scope === 'organization') return { kind: 'one', orgId: p.orgId! };
+  if (p.tenantKind === 'organization') return { kind: 'one', orgId: p.orgId! };
   // Organisations whose policies on partner members refuse this request (their IP allow-list) are left out of lists.
   const except = Object.keys(p.orgPolicies ?? {}).filter((id) => !mayAccessOrg(p, id));
   if (p.orgAccess === 'all') return { kind: 'partner', partnerId: p.partnerId!, except };
@@ -57,10 +59,37 @@ function orgReachOf(p: Principal): OrgReach {
   // reaches its site's records by id, not through lists). The grant's organisation is the partner's (it was checked
   // when requested; grants of a member of another partner are not read with this session).
   const granted = (p.grants ?? []).filter((g) => g.siteId === null && mayAccessOrg(p, g.orgId)).map((g) => g.orgId);
-  return { kind: 'ids', ids: [...new Set([...(p.orgAccess === 'selected' ? p.orgIds : []), ...granted])], except };
+  return { kind: 'ids', ids: [...new Set([...standingOrgIds(p), ...granted])], except };
+}
+
+/** A partner member's organisations of standing access short of all of them (orgAccess `selected`). */
+const standingOrgIds = (p: Principal): string[] => (p.orgAccess === 'selected' ? p.orgIds : []);
+
+const rowReaches = new WeakMap<Principal, RowReach>();
+
+/**
+ * What row security lets the caller's statements see (src/db/row-security.ts): its partner, the organisations it
+ * reaches and the acting person. Coarser than the Scope on purpose: the organisation is the wall's granularity, so a
+ * one-site just-in-time grant opens its organisation here (the site is the repositories' concern), and organisations
+ * whose policies refuse this request stay open here (the decision refuses them with its reason).
+ */
+export function rowReachOf(p: Principal): RowReach {
+  let r = rowReaches.get(p);
+  if (r) return r;
+  const orgIds: RowReach['orgIds'] =
+    p.tenantKind === 'organization'
+      ? p.orgId
+        ? [p.orgId]
+        : []
+      : p.orgAccess === 'all'
+        ? 'all'
+        : [...new Set([...standingOrgIds(p), ...(p.grants ?? []).map((g) => g.orgId)])];
+  r = { partnerId: p.partnerId, orgIds, userId: p.actorType === 'user' ? p.userId : null };
+  rowReaches.set(p, r);
+  return r;
 }
 
 /** Site restriction of an organisation member (null = every site). */
-export const siteRestriction = (p: Principal): string[] | null => (p.scope === 'organization' ? p.siteIds : null);
+export const siteRestriction = (p: Principal): string[] | null => (p.tenantKind === 'organization' ? p.siteIds : null);
 export const groupRestriction = (p: Principal): string[] | null =>
-  p.scope === 'organization' ? p.deviceGroupIds : null;
+  p.tenantKind === 'organization' ? p.deviceGroupIds : null;

@@ -45,7 +45,7 @@ export const SYSTEM_CONTEXTS = {
 export type SystemContextName = keyof typeof SYSTEM_CONTEXTS;
 
 /** The tenant a statement acts for: the caller's partner, the organisations it reaches, and the acting person. */
-export interface RowScope {
+export interface RowReach {
   partnerId: string | null;
   /** 'all': every organisation of the partner; otherwise the organisation ids the caller reaches. */
   orgIds: 'all' | readonly string[];
@@ -55,19 +55,19 @@ export interface RowScope {
 
 export type RowContext =
   | { kind: 'system'; name: SystemContextName }
-  | { kind: 'tenant'; scope: RowScope }
+  | { kind: 'tenant'; reach: RowReach }
   /** A request with neither a caller nor a named flow: no tenant row is visible. */
   | { kind: 'none' };
 
 /**
- * What a request's statements run as, decided late: `scope()` is read when a statement runs, so the guard that
+ * What a request's statements run as, decided late: `reach()` is read when a statement runs, so the guard that
  * authenticates the caller only has to put the principal on the request.
  */
 export interface RowHolder {
-  /** A named flow that acts before a tenant is known (a public route); wins over the caller's Scope. */
+  /** A named flow that acts before a tenant is known (a public route); wins over the caller's reach. */
   system: SystemContextName | null;
-  /** The caller's Scope once known; null before authentication. */
-  scope: () => RowScope | null;
+  /** The caller's reach once known; null before authentication. */
+  reach: () => RowReach | null;
 }
 
 const als = new AsyncLocalStorage<RowHolder>();
@@ -82,19 +82,19 @@ export const runWithRowHolder = <T>(holder: RowHolder, fn: () => T): T => als.ru
  * query is lazy (it runs when awaited), and awaited outside it would run in the surrounding context.
  */
 export const asSystem = <T>(name: SystemContextName, fn: () => PromiseLike<T> | T): Promise<T> =>
-  als.run({ system: name, scope: () => null }, async () => await fn());
+  als.run({ system: name, reach: () => null }, async () => await fn());
 
-/** Runs `fn` as this tenant scope (tests, and code acting for a tenant outside a request); awaited inside, as above. */
-export const asScope = <T>(scope: RowScope, fn: () => PromiseLike<T> | T): Promise<T> =>
-  als.run({ system: null, scope: () => scope }, async () => await fn());
+/** Runs `fn` with this tenant reach (tests, and code acting for a tenant outside a request); awaited inside, as above. */
+export const asReach = <T>(reach: RowReach, fn: () => PromiseLike<T> | T): Promise<T> =>
+  als.run({ system: null, reach: () => reach }, async () => await fn());
 
 /** The context the next statement runs in. */
 export function currentRowContext(): RowContext {
   const h = als.getStore();
   if (!h) return PROCESS;
   if (h.system) return { kind: 'system', name: h.system };
-  const scope = h.scope();
-  return scope ? { kind: 'tenant', scope } : NONE;
+  const reach = h.reach();
+  return reach ? { kind: 'tenant', reach } : NONE;
 }
 
 /** The settings statement: the role, then the four settings the policies read. */
@@ -110,7 +110,7 @@ export function contextValues(ctx: RowContext, role: string | null): string[] {
   const r = role ?? 'none';
   if (ctx.kind === 'system') return [r, `system:${ctx.name}`, '', '', ''];
   if (ctx.kind === 'none') return [r, 'none', '', '', ''];
-  const s = ctx.scope;
+  const s = ctx.reach;
   return [r, 'tenant', s.partnerId ?? '', s.orgIds === 'all' ? '*' : s.orgIds.join(','), s.userId ?? ''];
 }
 

@@ -3,6 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { permissionReason } from '../access/decision.js';
 import type { PermissionKey } from '../access/catalog.js';
+import type { Scope } from '../access/scope.js';
 import type { Principal } from './context.js';
 import { AppError } from './errors.js';
 
@@ -14,18 +15,24 @@ export function principalOf(req: FastifyRequest): Principal {
   return req.auth;
 }
 
+/** The caller's Scope, put on the request by authenticate: what a route hands to a service that lists. */
+export function scopeIn(req: FastifyRequest): Scope {
+  if (!req.scope) throw new AppError('unauthenticated');
+  return req.scope;
+}
+
 export const requireTenant = (): Guard =>
   async function requireTenant(req) {
     const p = principalOf(req);
-    if (!p.scope) throw new AppError('tenant_context_required');
+    if (!p.tenantKind) throw new AppError('tenant_context_required');
   };
 
 /** Partner users whose orgAccess is not `all` cannot administer users and roles. */
 export const requireFullOrgAccess = (): Guard =>
   async function requireFullOrgAccess(req) {
     const p = principalOf(req);
-    if (!p.scope) throw new AppError('tenant_context_required');
-    if (p.scope === 'partner' && p.orgAccess !== 'all') throw new AppError('full_org_access_required');
+    if (!p.tenantKind) throw new AppError('tenant_context_required');
+    if (p.tenantKind === 'partner' && p.orgAccess !== 'all') throw new AppError('full_org_access_required');
   };
 
 export const requirePermission = (...required: PermissionKey[]): Guard & { permissions: readonly PermissionKey[] } =>
@@ -33,7 +40,7 @@ export const requirePermission = (...required: PermissionKey[]): Guard & { permi
   Object.assign(
     async function requirePermission(req: FastifyRequest) {
       const p = principalOf(req);
-      if (!p.scope) throw new AppError('tenant_context_required');
+      if (!p.tenantKind) throw new AppError('tenant_context_required');
       for (const perm of required) {
         const reason = permissionReason(p.permissions, perm);
         if (!reason.allowed) throw new AppError('forbidden', reason.detail);

@@ -63,7 +63,7 @@ export async function enforceOwnIpAllowlist(
   at: 'request' | 'refresh' = 'request',
 ): Promise<void> {
   const reason = ownIpReason(p);
-  if (!reason.allowed) throw refused(p.scope === 'partner' ? 'partner' : 'organization');
+  if (!reason.allowed) throw refused(p.tenantKind === 'partner' ? 'partner' : 'organization');
   if (reason.breakGlass && (at === 'refresh' || firstUse(`${p.sessionId}|${p.ip}`, Date.now()))) {
     await auditBreakGlass(
       deps,

@@ -29,6 +29,3 @@ export function pageOf<R>(
   const data = hasMore ? rows.slice(0, limit) : rows;
   return { data, nextCursor: hasMore ? encodeCursor(keyOf(data[data.length - 1]!)) : null };
 }
-
-/** Escapes LIKE wildcards in a user-given prefix. */
-export const likePrefix = (s: string) => `${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

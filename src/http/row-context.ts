@@ -1,9 +1,10 @@
 // What a request's statements run as under row-level security (src/db/row-security.ts): the public flows below in
-// their named system context, every other route as its caller's Scope once the authentication guard has put the
-// caller on the request (before that, only the guard's own lookups run, in the system context `authenticate`).
+// their named system context, every other route as its caller's reach (rowReachOf, src/access/scope.ts) once the
+// authentication guard has put the caller on the request (before that, only the guard's own lookups run, in the system
+// context `authenticate`).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type RowScope, runWithRowHolder, type RowHolder, type SystemContextName } from '../db/row-security.js';
-import type { Principal } from './context.js';
+import { type RowReach, runWithRowHolder, type RowHolder, type SystemContextName } from '../db/row-security.js';
+import { rowReachOf } from '../access/scope.js';
 
 /**
  * The routes that run in a named system context, whole: the public flows (no caller yet; a public route not listed
@@ -54,43 +55,22 @@ export const ROUTE_CONTEXTS: Readonly<Record<string, SystemContextName>> = {
   'GET /metrics': 'process',
 };
 
-const scopes = new WeakMap<object, RowScope>();
-
-/** The row scope of a person or service account: its partner, the organisations it reaches, the acting person. */
-export function rowScopeOfPrincipal(p: Principal): RowScope {
-  let s = scopes.get(p);
-  if (s) return s;
-  const orgIds: RowScope['orgIds'] =
-    p.scope === 'organization'
-      ? p.orgId
-        ? [p.orgId]
-        : []
-      : p.orgAccess === 'all'
-        ? 'all'
-        : // standing organisations and every organisation of a just-in-time grant in force (a one-site grant too:
-          // the organisation is the wall's granularity; the site is the repositories' concern)
-          [...new Set([...(p.orgAccess === 'selected' ? p.orgIds : []), ...(p.grants ?? []).map((g) => g.orgId)])];
-  s = { partnerId: p.partnerId, orgIds, userId: p.actorType === 'user' ? p.userId : null };
-  scopes.set(p, s);
-  return s;
-}
-
 declare module 'fastify' {
   interface FastifyRequest {
-    /** A caller other than a principal (a SCIM token) puts its row scope here; a principal's is derived from it. */
-    rowScope: RowScope | null;
+    /** A caller other than a principal (a SCIM token) puts its row reach here; a principal's is derived from the principal. */
+    rowReach: RowReach | null;
   }
 }
 
-const scopeOfRequest = (req: FastifyRequest): RowScope | null =>
-  req.rowScope ?? (req.auth ? rowScopeOfPrincipal(req.auth) : null);
+const reachOfRequest = (req: FastifyRequest): RowReach | null =>
+  req.rowReach ?? (req.auth ? rowReachOf(req.auth) : null);
 
 /**
  * The first hook of every request: a holder for this request's statements. It is entered again after the body is
  * read (the body arrives on the socket's events, outside the context the request started in).
  */
 export function installRowContext(app: FastifyInstance): void {
-  app.decorateRequest('rowScope', null);
+  app.decorateRequest('rowReach', null);
   const holders = new WeakMap<FastifyRequest, RowHolder>();
   const holderOf = (req: FastifyRequest): RowHolder => {
     let h = holders.get(req);
@@ -98,7 +78,7 @@ export function installRowContext(app: FastifyInstance): void {
       const system = ROUTE_CONTEXTS[`${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`] ?? null;
       h = {
         system,
-        scope: () => scopeOfRequest(req),
+        reach: () => reachOfRequest(req),
       };
       holders.set(req, h);
     }

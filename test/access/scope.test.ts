@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { effectiveSecurity } from '../../src/access/settings.js';
 import type { Principal } from '../../src/access/principal.js';
 import { scopeOf } from '../../src/access/scope.js';
-import { attachScope } from '../../src/http/scope.js';
+import { attachScope } from '../../src/http/context.js';
 
 const PARTNER = '11111111-1111-4111-8111-111111111111';
 const SUSPENDED = '22222222-2222-4222-8222-222222222222';
@@ -20,7 +20,7 @@ function partnerMember(extra: Partial<Principal> = {}): Principal {
     serviceAccount: null,
     mfa: true,
     mfaEnabled: true,
-    scope: 'partner',
+    tenantKind: 'partner',
     partnerId: PARTNER,
     orgId: null,
     roleId: '66666666-6666-4666-8666-666666666666',
@@ -68,7 +68,7 @@ describe('the Scope of a request', () => {
     const org = '77777777-7777-4777-8777-777777777777';
     const s = scopeOf(
       partnerMember({
-        scope: 'organization',
+        tenantKind: 'organization',
         orgId: org,
         orgAccess: null,
         siteIds: ['s1'],

@@ -1,12 +1,12 @@
-// The liveness row cached per session (src/http/liveness-cache.ts) and dropped by the database's change channel
+// The liveness row cached per session (src/access/liveness-cache.ts) and dropped by the database's change channel
 // (migration 0017): with every row warm, each change that must bite at once (revocation, a disabled or deleted user,
 // membership, role, restriction or policy changes) is refused or reflected on the next request, and a channel that is
 // down drops the cache and sends every request to the database (fail closed).
 // Across instances: test/scale/three-instances.test.ts.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionRow } from '../../src/http/authenticate.js';
-import { LivenessCache } from '../../src/http/liveness-cache.js';
+import type { SessionRow } from '../../src/access/repo.js';
+import { LivenessCache } from '../../src/access/liveness-cache.js';
 import { SYSTEM_ROLES } from '../../src/modules/roles/catalog.js';
 import { ORG_TECHNICIAN_ROLE_ID } from '../sso/helpers.js';
 import { startApp, type TestApp } from '../support/app.js';

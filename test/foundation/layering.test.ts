@@ -12,11 +12,11 @@ let dir: string;
 /** A tiny tree with one file per layer and nothing wrong; each case adds one file that breaks one rule. */
 const CLEAN: Record<string, string> = {
   'src/db/schema/index.ts': 'export const t = 1;\n',
-  'src/db/tenant-scope.ts':
+  'src/db/tenant-filter.ts':
     "import { eq } from 'drizzle-orm';\nimport { t } from './schema/index.js';\nexport const f = () => [eq, t];\n",
   'src/platform/clock.ts': 'export const now = () => 0;\n',
   'src/access/decision.ts':
-    "import { now } from '../platform/clock.js';\nimport { f } from '../db/tenant-scope.js';\nexport const d = () => [now, f];\n",
+    "import { now } from '../platform/clock.js';\nimport { f } from '../db/tenant-filter.js';\nexport const d = () => [now, f];\n",
   'src/access/repo.ts':
     "import { eq } from 'drizzle-orm';\nimport { t } from '../db/schema/index.js';\nexport const q = () => [eq, t];\n",
   'src/http/guards.ts':
@@ -75,7 +75,7 @@ describe('the layering check', { timeout: 120_000 }, () => {
     ],
     [
       'db-platform-not-up',
-      { 'src/db/tenant-scope.ts': "import { d } from '../access/decision.js';\nexport const f = d;\n" },
+      { 'src/db/tenant-filter.ts': "import { d } from '../access/decision.js';\nexport const f = d;\n" },
     ],
     [
       'sql-only-in-db-and-repos',

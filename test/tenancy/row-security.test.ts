@@ -3,7 +3,7 @@
 // of another partner's rows and cannot write into it. Proved on whichever database the suite runs on.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RowScope, asScope, asSystem, runWithRowHolder, SYSTEM_CONTEXTS } from '../../src/db/row-security.js';
+import { type RowReach, asReach, asSystem, runWithRowHolder, SYSTEM_CONTEXTS } from '../../src/db/row-security.js';
 import { ROUTE_CONTEXTS } from '../../src/http/row-context.js';
 import { startApp, type TestApp } from '../support/app.js';
 import {
@@ -59,7 +59,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => t?.close());
 
-const partnerScope = (w: World): RowScope => ({ partnerId: w.partnerId, orgIds: 'all', userId: null });
+const partnerScope = (w: World): RowReach => ({ partnerId: w.partnerId, orgIds: 'all', userId: null });
 const countWhere = (table: string, where: ReturnType<typeof sql>) =>
   rows<{ n: number }>(sql`select count(*)::int as n from ${sql.identifier(table)} where ${where}`).then((r) => r[0]!.n);
 
@@ -81,7 +81,7 @@ describe('the catalogue: every table with partner_id or org_id has forced row-le
   });
 
   it('the application runs as gatehouse_app: no superuser, no BYPASSRLS, owner of no table', async () => {
-    const [me] = await asScope(partnerScope(p), () =>
+    const [me] = await asReach(partnerScope(p), () =>
       rows<{ who: string; sup: boolean; bypass: boolean; owns: number }>(sql`
         select current_user as who, r.rolsuper as sup, r.rolbypassrls as bypass,
                (select count(*)::int from pg_class c where c.relowner = r.oid and c.relkind = 'r') as owns
@@ -102,9 +102,9 @@ describe("a query with one partner's Scope and no where clause", () => {
     let own = 0;
     for (const { table } of tenantTables) {
       const partnerCol = sql`partner_id`;
-      const theirs = await asScope(partnerScope(p), () => countWhere(table, sql`${partnerCol} = ${q.partnerId}`));
+      const theirs = await asReach(partnerScope(p), () => countWhere(table, sql`${partnerCol} = ${q.partnerId}`));
       if (theirs > 0) leaks.push(`${table}: ${theirs}`);
-      own += await asScope(partnerScope(p), () => countWhere(table, sql`${partnerCol} = ${p.partnerId}`));
+      own += await asReach(partnerScope(p), () => countWhere(table, sql`${partnerCol} = ${p.partnerId}`));
     }
     expect(leaks).toEqual([]);
     expect(own).toBeGreaterThan(10);
@@ -114,23 +114,23 @@ describe("a query with one partner's Scope and no where clause", () => {
   });
 
   it('an organisation Scope sees its organisation only, not a sibling of the same partner', async () => {
-    const scope: RowScope = { partnerId: p.partnerId, orgIds: [p.orgA], userId: null };
+    const scope: RowReach = { partnerId: p.partnerId, orgIds: [p.orgA], userId: null };
     for (const table of ['devices', 'sites', 'device_groups', 'contacts', 'organizations']) {
       const col = table === 'organizations' ? sql`id` : sql`org_id`;
-      expect(await asScope(scope, () => countWhere(table, sql`${col} = ${p.orgB}`)), table).toBe(0);
-      expect(await asScope(scope, () => countWhere(table, sql`${col} = ${p.orgA}`)), table).toBeGreaterThan(0);
+      expect(await asReach(scope, () => countWhere(table, sql`${col} = ${p.orgB}`)), table).toBe(0);
+      expect(await asReach(scope, () => countWhere(table, sql`${col} = ${p.orgA}`)), table).toBeGreaterThan(0);
     }
   });
 
   it("cannot write into another partner's rows: updates touch nothing, inserts are refused", async () => {
-    const updated = await asScope(partnerScope(p), () =>
+    const updated = await asReach(partnerScope(p), () =>
       rows<{ id: string }>(
         sql`update devices set display_name = 'owned' where partner_id = ${q.partnerId} returning id`,
       ),
     );
     expect(updated).toEqual([]);
     await expect(
-      asScope(partnerScope(p), () =>
+      asReach(partnerScope(p), () =>
         t.deps.db.execute(sql`insert into sites (org_id, name) values (${q.orgA}, 'planted')`),
       ),
     ).rejects.toMatchObject({ cause: { code: '42501' } }); // new row violates row-level security policy
@@ -138,7 +138,7 @@ describe("a query with one partner's Scope and no where clause", () => {
   });
 
   it('a request with neither a caller nor a named flow sees no tenant row', async () => {
-    const n = await runWithRowHolder({ system: null, scope: () => null }, () => countWhere('devices', sql`true`));
+    const n = await runWithRowHolder({ system: null, reach: () => null }, () => countWhere('devices', sql`true`));
     expect(n).toBe(0);
   });
 });

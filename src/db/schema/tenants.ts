@@ -61,7 +61,7 @@ export const organizations = pgTable(
     index('organizations_partner_name_idx').on(t.partnerId, t.name),
     // Keyset pages of GET /orgs (lower(name), id) within a partner: an index scan in page order.
     index('organizations_partner_lname_id_idx').on(t.partnerId, sql`lower(${t.name})`, t.id),
-    // The organisations that set policies on partner members (ORG_POLICIES_SQL in http/authenticate.ts, read with every
+    // The organisations that set policies on partner members (ORG_POLICIES_SQL in access/repo.ts, read with every
     // partner member's request): usually none, so the per-request read touches no row instead of the partner's all.
     index('organizations_partner_policies_idx').on(t.partnerId).where(sql`${t.setsPartnerPolicies}`),
     check('organizations_slug_format', sql`${t.slug} ~ '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$'`),

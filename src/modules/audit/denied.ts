@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { AppError, type ErrorCode } from '../../http/errors.js';
 import { metaOf } from '../../http/meta.js';
-import { mayAccessOrg } from '../tenants/index.js';
+import { mayAccessOrg } from '../../access/decision.js';
 import { orgBelongsToPartner } from './repo.js';
 import { actorOf } from './writer.js';
 
@@ -55,7 +55,7 @@ function resourceOf(route: string, params: unknown): { resourceType: string | nu
 /** The organisation the refused request named (?orgId= or body orgId), when it is one the caller's partner owns. */
 async function requestedOrg(deps: Deps, req: FastifyRequest): Promise<string | null> {
   const p = req.auth!;
-  if (p.scope === 'organization') return p.orgId;
+  if (p.tenantKind === 'organization') return p.orgId;
   const named =
     (req.query as Record<string, unknown> | undefined)?.orgId ??
     (req.body as Record<string, unknown> | undefined)?.orgId;

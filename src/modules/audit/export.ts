@@ -1,7 +1,7 @@
 // The streamed export: keyset batches turned into CSV or JSON Lines, pulled only as fast as the client reads.
 import { Readable } from 'node:stream';
 import type { Executor } from '../../db/connect.js';
-import type { AuditVisibility } from '../../db/tenant-scope.js';
+import type { AuditVisibility } from '../../db/tenant-filter.js';
 import { newestFirst, type AuditRow } from './repo.js';
 import type { AuditFilters, AuditRecordJson } from './schemas.js';
 

@@ -2,7 +2,7 @@
 // every other change.
 import { and, asc, desc, eq, gt, gte, isNull, like, lt, sql, type SQL } from 'drizzle-orm';
 import type { Executor, Tx } from '../../db/connect.js';
-import { auditVisible, type AuditVisibility } from '../../db/tenant-scope.js';
+import { auditVisible, type AuditVisibility } from '../../db/tenant-filter.js';
 import { auditLogs, organizations } from '../../db/schema/index.js';
 import type { AuditFilters } from './schemas.js';
 

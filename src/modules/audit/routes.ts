@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { auditExportQuery, auditListQuery, auditRecordJson, exportResponse, verifyResponse } from './schemas.js';
 import { listAuditLogs, startExport, verifyOwnChain } from './service.js';
 
@@ -18,7 +18,7 @@ export function auditRoutes(deps: Deps) {
     r.get(
       '/audit-logs',
       {
-        onRequest: [auth, requirePermission(P.AUDIT_READ)],
+        onRequest: [auth, requirePermission(PERMS.AUDIT_READ)],
         schema: {
           tags,
           summary: "Audit records in the caller's scope, newest first (keyset pages)",
@@ -32,7 +32,7 @@ export function auditRoutes(deps: Deps) {
     r.get(
       '/audit-logs/export',
       {
-        onRequest: [auth, requirePermission(P.AUDIT_EXPORT)],
+        onRequest: [auth, requirePermission(PERMS.AUDIT_EXPORT)],
         schema: {
           tags,
           summary: 'Every matching record as CSV or JSON Lines, streamed; records audit.export',
@@ -53,7 +53,7 @@ export function auditRoutes(deps: Deps) {
     r.get(
       '/audit-logs/verify',
       {
-        onRequest: [auth, requireFullOrgAccess(), requirePermission(P.AUDIT_READ)],
+        onRequest: [auth, requireFullOrgAccess(), requirePermission(PERMS.AUDIT_READ)],
         schema: {
           tags,
           summary: "Recompute the partner's hash chain",

@@ -6,9 +6,9 @@ import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { scopeOf } from '../../access/scope.js';
-import { mayAccessOrg } from '../tenants/index.js';
+import { mayAccessOrg } from '../../access/decision.js';
 import { CONTENT_TYPES, exportStream, recordJson, type ExportFormat } from './export.js';
-import type { AuditVisibility } from '../../db/tenant-scope.js';
+import type { AuditVisibility } from '../../db/tenant-filter.js';
 import { newestFirst, orgBelongsToPartner } from './repo.js';
 import type { AuditFilters, AuditRecordJson, VerifyResult } from './schemas.js';
 import { verifyChain } from './verify.js';
@@ -19,8 +19,8 @@ import { actorOf, type AuditRequestMeta } from './writer.js';
  * caller sees the partner's own events and those of the organisations it may access (all, selected or none).
  */
 export function visibilityOf(p: Principal): AuditVisibility {
-  if (!p.scope || !p.partnerId) throw new AppError('tenant_context_required');
-  if (p.scope === 'organization') return { kind: 'organization', partnerId: p.partnerId, orgId: p.orgId! };
+  if (!p.tenantKind || !p.partnerId) throw new AppError('tenant_context_required');
+  if (p.tenantKind === 'organization') return { kind: 'organization', partnerId: p.partnerId, orgId: p.orgId! };
   const reach = scopeOf(p).orgs;
   return {
     kind: 'partner',
@@ -85,7 +85,7 @@ export async function startExport(
         action: 'audit.export',
         actor: actorOf(p),
         partnerId: p.partnerId,
-        orgId: p.scope === 'organization' ? p.orgId : (filters.orgId ?? null),
+        orgId: p.tenantKind === 'organization' ? p.orgId : (filters.orgId ?? null),
         resourceType: 'audit_log',
         details: { format, filters: definedOnly(filters) },
       },
@@ -105,7 +105,7 @@ export async function startExport(
  * them verifies it (the route requires full organisation access); organisation callers are refused.
  */
 export async function verifyOwnChain(deps: Deps, p: Principal): Promise<VerifyResult> {
-  if (p.scope !== 'partner' || !p.partnerId) {
+  if (p.tenantKind !== 'partner' || !p.partnerId) {
     throw new AppError(
       'forbidden',
       'Verifying the chain needs a partner context: the chain spans every organisation of the partner.',

@@ -184,7 +184,7 @@ export async function switchContext(
   // itself with its own password (and second factor) first, once per session.
   const leavingIdp =
     method === 'sso' &&
-    (ctx.scope !== principal.scope || ctx.partnerId !== principal.partnerId || ctx.orgId !== principal.orgId);
+    (ctx.scope !== principal.tenantKind || ctx.partnerId !== principal.partnerId || ctx.orgId !== principal.orgId);
   if (leavingIdp) {
     if (target.password === undefined) throw new AppError('password_confirmation_required');
     const user = await findUser(deps.db, principal.userId);

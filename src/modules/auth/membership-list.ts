@@ -43,7 +43,7 @@ export async function listOwnMemberships(db: Executor, p: Principal): Promise<{ 
       roleId: m.roleId,
       roleName: roleNames.get(m.roleId) ?? '',
       lastUsedAt: m.lastUsedAt?.toISOString() ?? null,
-      current: m.scope === p.scope && (m.scope === 'partner' ? m.partnerId === p.partnerId : m.orgId === p.orgId),
+      current: m.scope === p.tenantKind && (m.scope === 'partner' ? m.partnerId === p.partnerId : m.orgId === p.orgId),
     }))
     .sort((a, b) =>
       a.scope === b.scope

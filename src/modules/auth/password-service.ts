@@ -132,7 +132,7 @@ export async function changePassword(
   const accessToken = await deps.tokens.sign({
     sub: user.id,
     sid: principal.sessionId,
-    scope: principal.scope,
+    scope: principal.tenantKind,
     partnerId: principal.partnerId,
     orgId: principal.orgId,
     roleId: principal.roleId,

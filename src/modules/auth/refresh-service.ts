@@ -1,6 +1,6 @@
 // Refresh-token rotation with reuse detection, and logout.
 import type { Deps } from '../../deps.js';
-import { loadPrincipal } from '../../http/authenticate.js';
+import { loadPrincipal } from '../../access/caller.js';
 import type { Principal } from '../../http/context.js';
 import { enforceOwnIpAllowlist } from '../../http/ip-policy.js';
 import { AppError } from '../../http/errors.js';
@@ -111,7 +111,7 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
   const accessToken = await deps.tokens.sign({
     sub: s.userId,
     sid: s.id,
-    scope: principal.scope,
+    scope: principal.tenantKind,
     partnerId: principal.partnerId,
     orgId: principal.orgId,
     roleId: principal.roleId,

@@ -2,7 +2,7 @@
 import { and, desc, eq, gt, isNull, ne } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { sessions } from '../../db/schema/index.js';
-import { ownedBy, type Target } from '../../db/tenant-scope.js';
+import { ownedBy, type Target } from '../../db/tenant-filter.js';
 import type { SessionContext, SessionRow } from '../identity/index.js';
 
 // ---- Sessions of the caller

@@ -1,6 +1,6 @@
 // The auth module's SQL entry: users (invitations, registration, password removal) and the names of memberships;
 // login facts, sessions, refresh rotation and signing keys are in its repo-*.ts parts, re-exported here. The only
-// auth files that import drizzle-orm or the schema. Tenant conditions come from src/db/tenant-scope.ts.
+// auth files that import drizzle-orm or the schema. Tenant conditions come from src/db/tenant-filter.ts.
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import type { Executor } from '../../db/connect.js';

@@ -5,7 +5,8 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { auditTenant } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { sessionJson, toSessionJson } from '../identity/index.js';
 import { endLiveSessions, liveSessions } from './repo.js';
 
@@ -64,7 +65,7 @@ export async function endOtherSessions(deps: Deps, p: Principal, meta: AuditRequ
 }
 
 /** An admin sees and ends the sessions a member holds in the admin's target scope (not those of other tenants). */
-export async function listMemberSessions(deps: Deps, target: TargetScope, userId: string) {
+export async function listMemberSessions(deps: Deps, target: Target, userId: string) {
   const rows = await liveSessions(deps.db, userId, deps.clock.now(), target);
   return { data: rows.map((s) => toSessionJson(s, null)) };
 }
@@ -72,7 +73,7 @@ export async function listMemberSessions(deps: Deps, target: TargetScope, userId
 export async function endMemberSession(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   userId: string,
   sessionId: string,
   meta: AuditRequestMeta,

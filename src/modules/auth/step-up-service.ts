@@ -92,7 +92,7 @@ export async function stepUp(deps: Deps, p: Principal, input: ProofInput, meta: 
   const accessToken = await deps.tokens.sign({
     sub: p.userId,
     sid: p.sessionId,
-    scope: p.scope,
+    scope: p.tenantKind,
     partnerId: p.partnerId,
     orgId: p.orgId,
     roleId: p.roleId,

@@ -6,19 +6,20 @@ import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { resolveTarget, type TargetScope } from '../tenants/index.js';
+import { resolveTarget } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 
 export type Source = 'partner' | 'organization';
 export const sourceOf = (row: { orgId: string | null }): Source => (row.orgId ? 'organization' : 'partner');
 
 /** Partner-owned rows are changed only by partner users who may act on every organisation they apply to. */
 export function assertPartnerWide(p: Principal): void {
-  if (p.scope !== 'partner' || p.orgAccess !== 'all') throw new AppError('full_org_access_required');
+  if (p.tenantKind !== 'partner' || p.orgAccess !== 'all') throw new AppError('full_org_access_required');
 }
 
 /** Owner of a new row: the organisation named (an organisation caller: always its own), else the partner. */
-export async function ownerForCreate(db: Executor, p: Principal, orgId: string | undefined): Promise<TargetScope> {
-  if (orgId === undefined && p.scope === 'partner') assertPartnerWide(p);
+export async function ownerForCreate(db: Executor, p: Principal, orgId: string | undefined): Promise<Target> {
+  if (orgId === undefined && p.tenantKind === 'partner') assertPartnerWide(p);
   return resolveTarget(db, p, orgId);
 }
 

@@ -1,10 +1,9 @@
 // Configuration items: the SQL. Callers resolve the target and check ownership first.
 import { and, asc, eq, gt, ilike, or } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { lowerOf } from '../../db/order.js';
+import { lowerOf, likePrefix } from '../../db/order.js';
 import { configItems } from '../../db/schema/index.js';
-import { effectiveFor, type Target } from '../../db/tenant-scope.js';
-import { likePrefix } from '../../http/pagination.js';
+import { effectiveFor, type Target } from '../../db/tenant-filter.js';
 
 export type ConfigItemRow = typeof configItems.$inferSelect;
 type NewConfigItem = typeof configItems.$inferInsert;

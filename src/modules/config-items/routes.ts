@@ -7,7 +7,7 @@ import type { Deps } from '../../deps.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam } from '../tenants/index.js';
 import { configItemJson, configItemListQuery, createConfigItemBody, updateConfigItemBody } from './schemas.js';
 import {
@@ -33,7 +33,7 @@ export function configItemRoutes(deps: Deps) {
     r.get(
       '/config-items',
       {
-        onRequest: [auth, can(P.AUTOMATIONS_READ)],
+        onRequest: [auth, can(PERMS.AUTOMATIONS_READ)],
         schema: {
           tags: ['configuration'],
           summary: "Configuration items in force: partner-owned, plus the organisation's own when one is named",
@@ -47,7 +47,7 @@ export function configItemRoutes(deps: Deps) {
     r.post(
       '/config-items',
       {
-        onRequest: [auth, can(P.AUTOMATIONS_WRITE)],
+        onRequest: [auth, can(PERMS.AUTOMATIONS_WRITE)],
         schema: {
           tags: ['configuration'],
           summary: 'Create a policy, alert template, patch policy or maintenance window',
@@ -61,7 +61,7 @@ export function configItemRoutes(deps: Deps) {
     r.get(
       '/config-items/:id',
       {
-        onRequest: [auth, can(P.AUTOMATIONS_READ)],
+        onRequest: [auth, can(PERMS.AUTOMATIONS_READ)],
         schema: {
           tags: ['configuration'],
           summary: 'A configuration item',
@@ -74,7 +74,7 @@ export function configItemRoutes(deps: Deps) {
     r.patch(
       '/config-items/:id',
       {
-        onRequest: [auth, can(P.AUTOMATIONS_WRITE)],
+        onRequest: [auth, can(PERMS.AUTOMATIONS_WRITE)],
         schema: {
           tags: ['configuration'],
           summary: "Change name, description or body (which must fit the item's kind)",
@@ -89,7 +89,7 @@ export function configItemRoutes(deps: Deps) {
     r.delete(
       '/config-items/:id',
       {
-        onRequest: [auth, can(P.AUTOMATIONS_DELETE)],
+        onRequest: [auth, can(PERMS.AUTOMATIONS_DELETE)],
         schema: {
           tags: ['configuration'],
           summary: 'Delete a configuration item',

@@ -3,7 +3,7 @@
 import { and, asc, eq, gt, ilike, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { contacts, sites } from '../../db/schema/index.js';
-import { likePrefix } from '../../http/pagination.js';
+import { likePrefix } from '../../db/order.js';
 import type { ContactFields } from './matching.js';
 
 export type ContactRow = typeof contacts.$inferSelect;

@@ -8,7 +8,7 @@ import { AppError } from '../../http/errors.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam } from '../tenants/index.js';
 import { importContacts, importResultJson } from './import-service.js';
 import { contactToJson, deleteContact, findContact, listContacts, updateContact } from './service.js';
@@ -132,7 +132,7 @@ export function contactRoutes(deps: Deps) {
     r.post(
       '/contacts/import',
       {
-        onRequest: [auth, requirePermission(P.ORGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.ORGS_WRITE)],
         schema: {
           tags: ['contacts'],
           summary:
@@ -192,7 +192,7 @@ export function contactRoutes(deps: Deps) {
     r.get(
       '/contacts',
       {
-        onRequest: [auth, requirePermission(P.ORGS_READ)],
+        onRequest: [auth, requirePermission(PERMS.ORGS_READ)],
         schema: {
           tags: ['contacts'],
           summary: 'Contacts of the organisations the caller may read',
@@ -205,7 +205,7 @@ export function contactRoutes(deps: Deps) {
     r.get(
       '/contacts/:id',
       {
-        onRequest: [auth, requirePermission(P.ORGS_READ)],
+        onRequest: [auth, requirePermission(PERMS.ORGS_READ)],
         schema: {
           tags: ['contacts'],
           summary: 'A contact',
@@ -218,7 +218,7 @@ export function contactRoutes(deps: Deps) {
     r.patch(
       '/contacts/:id',
       {
-        onRequest: [auth, requirePermission(P.ORGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.ORGS_WRITE)],
         schema: {
           tags: ['contacts'],
           summary: 'Change a contact',
@@ -232,7 +232,7 @@ export function contactRoutes(deps: Deps) {
     r.delete(
       '/contacts/:id',
       {
-        onRequest: [auth, requirePermission(P.ORGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.ORGS_WRITE)],
         schema: {
           tags: ['contacts'],
           summary: 'Delete a contact',

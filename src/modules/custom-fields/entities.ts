@@ -8,18 +8,19 @@ import { AppError } from '../../http/errors.js';
 import { principalOf } from '../../http/guards.js';
 import { findContact } from '../contacts/index.js';
 import { findDevice } from '../devices/index.js';
-import { PERMISSIONS as P, type PermissionKey } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS, type PermissionKey } from '../../access/catalog.js';
 import { hasPermission } from '../roles/index.js';
-import { accessibleOrg, findSite, scopeOf, siteRestriction } from '../tenants/index.js';
+import { accessibleOrg, findSite } from '../tenants/index.js';
+import { scopeOf, siteRestriction } from '../../access/scope.js';
 import { contactKeys, siteNames, visibleDeviceHosts } from './repo.js';
 import { ENTITY_TYPES, type EntityType } from './schemas.js';
 
 /** Values are read with the entity's read permission and written with its write permission. */
 export const ENTITY_PERMISSIONS: Record<EntityType, { read: PermissionKey; write: PermissionKey }> = {
-  device: { read: P.DEVICES_READ, write: P.DEVICES_WRITE },
-  site: { read: P.SITES_READ, write: P.SITES_WRITE },
-  organization: { read: P.ORGS_READ, write: P.ORGS_WRITE },
-  contact: { read: P.ORGS_READ, write: P.ORGS_WRITE },
+  device: { read: PERMS.DEVICES_READ, write: PERMS.DEVICES_WRITE },
+  site: { read: PERMS.SITES_READ, write: PERMS.SITES_WRITE },
+  organization: { read: PERMS.ORGS_READ, write: PERMS.ORGS_WRITE },
+  contact: { read: PERMS.ORGS_READ, write: PERMS.ORGS_WRITE },
 };
 
 /**
@@ -29,7 +30,7 @@ export const ENTITY_PERMISSIONS: Record<EntityType, { read: PermissionKey; write
 export const requireEntityPermission = (action: 'read' | 'write', from: 'query' | 'body') =>
   async function requireEntityPermission(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const p = principalOf(req);
-    if (!p.scope) throw new AppError('tenant_context_required');
+    if (!p.tenantKind) throw new AppError('tenant_context_required');
     const source = (from === 'query' ? req.query : req.body) as Record<string, unknown> | null | undefined;
     const type = source && typeof source === 'object' ? source.entityType : undefined;
     if (typeof type !== 'string' || !(ENTITY_TYPES as readonly string[]).includes(type)) return;

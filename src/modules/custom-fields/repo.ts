@@ -9,8 +9,8 @@ import {
   devices,
   sites,
 } from '../../db/schema/index.js';
-import { deviceVisible, effectiveFor, type Target, type TenantScope } from '../../db/tenant-scope.js';
-import { likePrefix } from '../../http/pagination.js';
+import { deviceVisible, effectiveFor, type Target, type Reach } from '../../db/tenant-filter.js';
+import { likePrefix } from '../../db/order.js';
 import type { EntityType } from './schemas.js';
 
 export type DefinitionRow = typeof defs.$inferSelect;
@@ -144,7 +144,7 @@ export async function lockImport(tx: Tx, orgId: string): Promise<void> {
 }
 
 /** The devices of an organisation the scope can see. */
-export const visibleDeviceHosts = (db: Executor, orgId: string, scope: TenantScope) =>
+export const visibleDeviceHosts = (db: Executor, orgId: string, scope: Reach) =>
   db
     .select({ id: devices.id, hostname: devices.hostname })
     .from(devices)

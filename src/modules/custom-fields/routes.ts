@@ -8,7 +8,7 @@ import type { Deps } from '../../deps.js';
 import { principalOf, requirePermission, requireTenant } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam } from '../tenants/index.js';
 import { requireEntityPermission } from './entities.js';
 import { commitImport, previewImport } from './import-service.js';
@@ -54,7 +54,7 @@ export function customFieldRoutes(deps: Deps) {
     r.get(
       '/custom-fields',
       {
-        onRequest: [auth, can(P.SETTINGS_READ)],
+        onRequest: [auth, can(PERMS.SETTINGS_READ)],
         schema: {
           tags: ['custom fields'],
           summary: "Definitions in force: partner-wide, plus the organisation's own when one is named",
@@ -68,7 +68,7 @@ export function customFieldRoutes(deps: Deps) {
     r.post(
       '/custom-fields',
       {
-        onRequest: [auth, can(P.SETTINGS_WRITE)],
+        onRequest: [auth, can(PERMS.SETTINGS_WRITE)],
         schema: {
           tags: ['custom fields'],
           summary: 'Define a custom field',
@@ -114,7 +114,7 @@ export function customFieldRoutes(deps: Deps) {
     r.post(
       '/custom-fields/import/preview',
       {
-        onRequest: [auth, can(P.SETTINGS_READ)],
+        onRequest: [auth, can(PERMS.SETTINGS_READ)],
         preValidation: [entityCan('read', 'body')],
         bodyLimit: IMPORT_BODY_LIMIT,
         schema: {
@@ -130,7 +130,7 @@ export function customFieldRoutes(deps: Deps) {
     r.post(
       '/custom-fields/import/commit',
       {
-        onRequest: [auth, can(P.SETTINGS_WRITE)],
+        onRequest: [auth, can(PERMS.SETTINGS_WRITE)],
         preValidation: [entityCan('write', 'body')],
         bodyLimit: IMPORT_BODY_LIMIT,
         schema: {
@@ -147,7 +147,7 @@ export function customFieldRoutes(deps: Deps) {
     r.get(
       '/custom-fields/:id',
       {
-        onRequest: [auth, can(P.SETTINGS_READ)],
+        onRequest: [auth, can(PERMS.SETTINGS_READ)],
         schema: {
           tags: ['custom fields'],
           summary: 'A custom-field definition',
@@ -160,7 +160,7 @@ export function customFieldRoutes(deps: Deps) {
     r.patch(
       '/custom-fields/:id',
       {
-        onRequest: [auth, can(P.SETTINGS_WRITE)],
+        onRequest: [auth, can(PERMS.SETTINGS_WRITE)],
         schema: {
           tags: ['custom fields'],
           summary: 'Rename, or change the options of a select field',
@@ -175,7 +175,7 @@ export function customFieldRoutes(deps: Deps) {
     r.delete(
       '/custom-fields/:id',
       {
-        onRequest: [auth, can(P.SETTINGS_WRITE)],
+        onRequest: [auth, can(PERMS.SETTINGS_WRITE)],
         schema: {
           tags: ['custom fields'],
           summary: 'Delete a definition and its values',

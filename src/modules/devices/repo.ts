@@ -1,9 +1,9 @@
-// Devices: the SQL. Every query of devices a caller names is limited by the caller's TenantScope.
+// Devices: the SQL. Every query of devices a caller names is limited by the caller's Reach.
 import { and, asc, eq, ilike, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { deviceGroupMembers, deviceGroups, deviceInventory, devices } from '../../db/schema/index.js';
-import { deviceGroupVisible, deviceVisible, type TenantScope } from '../../db/tenant-scope.js';
-import { likePrefix } from '../../http/pagination.js';
+import { deviceGroupVisible, deviceVisible, type Reach } from '../../db/tenant-filter.js';
+import { likePrefix } from '../../db/order.js';
 
 export type DeviceRow = typeof devices.$inferSelect;
 type NewDevice = typeof devices.$inferInsert;
@@ -15,7 +15,7 @@ export const membershipsOf = (db: Executor, deviceIds: string[]) =>
 /** One page (plus one row) of the devices the scope can see, by lower-cased hostname then id. */
 export function listDeviceRows(
   db: Executor,
-  scope: TenantScope,
+  scope: Reach,
   q: {
     orgId?: string;
     siteId?: string;
@@ -57,7 +57,7 @@ export async function updateDeviceRow(db: Executor, id: string, set: Partial<New
 /** Sets the groups the scope can see; memberships in groups outside a restriction are not the caller's to change. */
 export async function setVisibleGroups(
   db: Executor,
-  scope: TenantScope,
+  scope: Reach,
   deviceId: string,
   groupIds: string[],
 ): Promise<void> {
@@ -79,7 +79,7 @@ export async function deleteDeviceRow(db: Executor, id: string): Promise<void> {
 /** How many of the devices are of the organisation and visible to the scope. */
 export async function countVisibleInOrg(
   db: Executor,
-  scope: TenantScope,
+  scope: Reach,
   orgId: string,
   deviceIds: string[],
 ): Promise<number> {

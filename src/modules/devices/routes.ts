@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { requireStepUp } from '../../http/step-up.js';
 import { bearerToken } from '../../http/authenticate.js';
-import { principalOf, requirePermission } from '../../http/guards.js';
+import { principalOf, requirePermission, scopeIn } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import {
@@ -24,7 +24,7 @@ import {
   listKeys,
   reportInventory,
 } from '../enrollment/index.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam } from '../tenants/index.js';
 import { addDevicesBody, deviceDetail, deviceJson, deviceListQuery, updateDeviceBody } from './schemas.js';
 import { addDevicesToGroup, deleteDevice, getDevice, listDevices, updateDevice } from './service.js';
@@ -41,7 +41,7 @@ export function deviceRoutes(deps: Deps) {
     r.get(
       '/devices',
       {
-        onRequest: [auth, can(P.DEVICES_READ)],
+        onRequest: [auth, can(PERMS.DEVICES_READ)],
         schema: {
           tags: ['devices'],
           summary: 'Devices the caller may see (site and device-group restrictions apply)',
@@ -49,12 +49,12 @@ export function deviceRoutes(deps: Deps) {
           response: { 200: page(deviceJson), ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => listDevices(deps.db, p(req), req.query),
+      async (req) => listDevices(deps.db, p(req), scopeIn(req), req.query),
     );
     r.get(
       '/devices/:id',
       {
-        onRequest: [auth, can(P.DEVICES_READ)],
+        onRequest: [auth, can(PERMS.DEVICES_READ)],
         schema: {
           tags: ['devices'],
           summary: 'A device with its last reported inventory and patch state',
@@ -67,7 +67,7 @@ export function deviceRoutes(deps: Deps) {
     r.patch(
       '/devices/:id',
       {
-        onRequest: [auth, can(P.DEVICES_WRITE)],
+        onRequest: [auth, can(PERMS.DEVICES_WRITE)],
         schema: {
           tags: ['devices'],
           summary: 'Rename, move to a site, set device groups',
@@ -81,7 +81,7 @@ export function deviceRoutes(deps: Deps) {
     r.delete(
       '/devices/:id',
       {
-        onRequest: [auth, can(P.DEVICES_DELETE)],
+        onRequest: [auth, can(PERMS.DEVICES_DELETE)],
         schema: {
           tags: ['devices'],
           summary: 'Remove a device (its agent token stops working)',
@@ -98,7 +98,7 @@ export function deviceRoutes(deps: Deps) {
     r.post(
       '/enrollment-keys',
       {
-        onRequest: [auth, can(P.DEVICES_WRITE)],
+        onRequest: [auth, can(PERMS.DEVICES_WRITE)],
         preHandler: [requireStepUp(deps)],
         schema: {
           tags: ['enrollment'],
@@ -112,7 +112,7 @@ export function deviceRoutes(deps: Deps) {
     r.get(
       '/enrollment-keys',
       {
-        onRequest: [auth, can(P.DEVICES_READ)],
+        onRequest: [auth, can(PERMS.DEVICES_READ)],
         schema: {
           tags: ['enrollment'],
           summary: 'Enrollment keys (never the key itself)',
@@ -120,12 +120,12 @@ export function deviceRoutes(deps: Deps) {
           response: { 200: page(keyJson), ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => listKeys(deps.db, p(req), req.query),
+      async (req) => listKeys(deps.db, p(req), scopeIn(req), req.query),
     );
     r.get(
       '/enrollment-keys/:id',
       {
-        onRequest: [auth, can(P.DEVICES_READ)],
+        onRequest: [auth, can(PERMS.DEVICES_READ)],
         schema: {
           tags: ['enrollment'],
           summary: 'An enrollment key (never the key itself)',
@@ -138,7 +138,7 @@ export function deviceRoutes(deps: Deps) {
     r.delete(
       '/enrollment-keys/:id',
       {
-        onRequest: [auth, can(P.DEVICES_WRITE)],
+        onRequest: [auth, can(PERMS.DEVICES_WRITE)],
         schema: {
           tags: ['enrollment'],
           summary: 'Revoke a key',
@@ -187,7 +187,7 @@ export function deviceRoutes(deps: Deps) {
     r.post(
       '/device-groups/:id/devices',
       {
-        onRequest: [auth, can(P.DEVICES_WRITE)],
+        onRequest: [auth, can(PERMS.DEVICES_WRITE)],
         schema: {
           tags: ['device groups'],
           summary: 'Add devices to the group',

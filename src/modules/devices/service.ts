@@ -7,7 +7,8 @@ import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { accessibleOrg, DEVICE, findGroup, findInScope, findSite, scopeOf } from '../tenants/index.js';
+import { accessibleOrg, DEVICE, findGroup, findInScope, findSite } from '../tenants/index.js';
+import { type Scope, scopeOf } from '../../access/scope.js';
 import {
   addGroupMembers,
   countVisibleInOrg,
@@ -53,11 +54,12 @@ const cursor = z.object({ h: z.string(), id: z.uuid() });
 export async function listDevices(
   db: Executor,
   p: Principal,
+  scope: Scope,
   q: { orgId?: string; siteId?: string; deviceGroupId?: string; limit: number; cursor?: string; search?: string },
 ) {
   if (q.orgId) await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await listDeviceRows(db, scopeOf(p), {
+  const rows = await listDeviceRows(db, scope, {
     orgId: q.orgId,
     siteId: q.siteId,
     deviceGroupId: q.deviceGroupId,

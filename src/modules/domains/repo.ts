@@ -5,14 +5,14 @@ import type { Executor } from '../../db/connect.js';
 import { domainOfAddress } from '../../db/domain-proof.js';
 import { asSystemWithin } from '../../db/row-security.js';
 import { domains } from '../../db/schema/index.js';
-import { orgCondition, ownedBy, type Target, type TenantScope } from '../../db/tenant-scope.js';
+import { orgCondition, ownedBy, type Target, type Reach } from '../../db/tenant-filter.js';
 
 export type DomainRow = typeof domains.$inferSelect;
 export type NewDomain = typeof domains.$inferInsert;
 const cols = { partnerId: domains.partnerId, orgId: domains.orgId };
 
 /** What a list shows: one target's own domains, or (no target) everything of the scope, partner level included. */
-export type DomainListWhere = { target: Target } | { scope: TenantScope; partnerId: string };
+export type DomainListWhere = { target: Target } | { scope: Reach; partnerId: string };
 
 export function listDomainRows(
   db: Executor,

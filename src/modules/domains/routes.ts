@@ -2,13 +2,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import type { Deps } from '../../deps.js';
-import { principalOf, requirePermission } from '../../http/guards.js';
+import { principalOf, requirePermission, scopeIn } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { idParam, scopeOf } from '../tenants/index.js';
+import { idParam } from '../tenants/index.js';
 import { createDomainBody, domainJson, domainListQuery } from './schemas.js';
 import { createDomain, deleteDomain, listDomains, verifyDomain } from './service.js';
 
@@ -26,7 +26,7 @@ export function domainRoutes(deps: Deps) {
     r.get(
       '/domains',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_READ)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_READ)],
         schema: {
           tags,
           operationId: 'listDomains',
@@ -35,12 +35,12 @@ export function domainRoutes(deps: Deps) {
           response: { 200: page(domainJson), ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => listDomains(deps, p(req), scopeOf(p(req)), req.query),
+      async (req) => listDomains(deps, p(req), scopeIn(req), req.query),
     );
     r.post(
       '/domains',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_WRITE)],
         schema: {
           tags,
           operationId: 'createDomain',
@@ -55,7 +55,7 @@ export function domainRoutes(deps: Deps) {
     r.post(
       '/domains/:id/verify',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_WRITE)],
         preHandler: [stepUp],
         schema: {
           tags,
@@ -71,7 +71,7 @@ export function domainRoutes(deps: Deps) {
     r.delete(
       '/domains/:id',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_WRITE)],
         preHandler: [stepUp],
         schema: {
           tags,

@@ -2,7 +2,7 @@
 import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { deviceInventory, devices, enrollmentKeys, sites } from '../../db/schema/index.js';
-import { orgCondition, siteCondition, type TenantScope } from '../../db/tenant-scope.js';
+import { orgCondition, siteCondition, type Reach } from '../../db/tenant-filter.js';
 
 export type KeyRow = typeof enrollmentKeys.$inferSelect;
 type NewKey = typeof enrollmentKeys.$inferInsert;
@@ -13,13 +13,12 @@ export async function insertKey(db: Executor, values: NewKey): Promise<KeyRow> {
   return row!;
 }
 
-const keyVisible = (s: TenantScope) =>
-  and(orgCondition(s, enrollmentKeys.orgId), siteCondition(s, enrollmentKeys.siteId));
+const keyVisible = (s: Reach) => and(orgCondition(s, enrollmentKeys.orgId), siteCondition(s, enrollmentKeys.siteId));
 
 /** One page (plus one row) of the keys the scope can see, newest first. */
 export function listKeyRows(
   db: Executor,
-  scope: TenantScope,
+  scope: Reach,
   q: { orgId?: string; after: { c: string; id: string } | null; limit: number },
 ) {
   const after = q.after;

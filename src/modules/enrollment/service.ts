@@ -8,7 +8,8 @@ import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { accessibleOrg, ENROLLMENT_KEY, findInScope, findSite, scopeOf, siteRestriction } from '../tenants/index.js';
+import { accessibleOrg, ENROLLMENT_KEY, findInScope, findSite } from '../tenants/index.js';
+import { type Scope, siteRestriction } from '../../access/scope.js';
 import {
   countKeyUse,
   deleteKeyRow,
@@ -89,10 +90,15 @@ export async function createKey(
   });
 }
 
-export async function listKeys(db: Executor, p: Principal, q: { orgId?: string; limit: number; cursor?: string }) {
+export async function listKeys(
+  db: Executor,
+  p: Principal,
+  scope: Scope,
+  q: { orgId?: string; limit: number; cursor?: string },
+) {
   if (q.orgId) await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, z.object({ c: z.string(), id: z.uuid() }));
-  const rows = await listKeyRows(db, scopeOf(p), { orgId: q.orgId, after, limit: q.limit });
+  const rows = await listKeyRows(db, scope, { orgId: q.orgId, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (k) => ({ c: k.createdAt.toISOString(), id: k.id }));
   return { data: page.data.map(keyToJson), nextCursor: page.nextCursor };
 }

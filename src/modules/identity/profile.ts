@@ -19,7 +19,7 @@ function sortedPermissions(set: ReadonlySet<string>): string[] {
 /** The profile of the user behind a principal, with the permissions of the membership the session acts in. */
 export function toProfile(
   user: UserRow,
-  ctx: Pick<Principal, 'scope' | 'partnerId' | 'orgId' | 'roleId' | 'permissions'>,
+  ctx: Pick<Principal, 'tenantKind' | 'partnerId' | 'orgId' | 'roleId' | 'permissions'>,
 ): UserProfile {
   return {
     id: user.id,
@@ -34,7 +34,7 @@ export function toProfile(
     phoneLast4: user.phoneNumber ? user.phoneNumber.slice(-4) : null,
     lastLoginAt: user.lastLoginAt?.toISOString() ?? null,
     createdAt: user.createdAt.toISOString(),
-    scope: ctx.scope,
+    scope: ctx.tenantKind,
     partnerId: ctx.partnerId,
     orgId: ctx.orgId,
     roleId: ctx.roleId,
@@ -59,7 +59,7 @@ export async function currentProfile(db: Executor, principal: Principal): Promis
     phoneLast4: u.phoneLast4,
     lastLoginAt: u.lastLoginAt?.toISOString() ?? null,
     createdAt: u.createdAt.toISOString(),
-    scope: principal.scope,
+    scope: principal.tenantKind,
     partnerId: principal.partnerId,
     orgId: principal.orgId,
     roleId: principal.roleId,

@@ -107,7 +107,7 @@ export async function rotateCallerSession(
   principal: {
     userId: string;
     sessionId: string;
-    scope: SessionContext['scope'];
+    tenantKind: SessionContext['scope'];
     partnerId: string | null;
     orgId: string | null;
     roleId: string | null;
@@ -120,7 +120,7 @@ export async function rotateCallerSession(
   const accessToken = await deps.tokens.sign({
     sub: principal.userId,
     sid: principal.sessionId,
-    scope: principal.scope,
+    scope: principal.tenantKind,
     partnerId: principal.partnerId,
     orgId: principal.orgId,
     roleId: principal.roleId,

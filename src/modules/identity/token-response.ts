@@ -2,7 +2,7 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { loadPrincipal } from '../../http/authenticate.js';
+import { loadPrincipal } from '../../access/caller.js';
 import { onceAnswered } from '../../http/after-answer.js';
 import { AppError } from '../../http/errors.js';
 import { setSessionCookies } from './cookies.js';

@@ -1,7 +1,7 @@
 // Phone verification, the SMS factor and one-time SMS codes, each with its rate limit.
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
-import { effectiveSecurity } from '../tenants/index.js';
+import { effectiveSecurity } from '../../access/settings.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';

@@ -11,8 +11,8 @@ import {
   serviceAccounts,
 } from '../../db/schema/index.js';
 import { asSystemWithin } from '../../db/row-security.js';
-import { rolesVisibleIn, type Target } from '../../db/tenant-scope.js';
-import { likePrefix } from '../../http/pagination.js';
+import { rolesVisibleIn, type Target } from '../../db/tenant-filter.js';
+import { likePrefix } from '../../db/order.js';
 
 export type RoleRow = typeof roles.$inferSelect;
 type NewRole = typeof roles.$inferInsert;

@@ -8,7 +8,7 @@ import { requireStepUp } from '../../http/step-up.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { resolveTarget } from '../tenants/index.js';
-import { ACTION_ALIASES, ACTIONS, CATALOG_ENTRIES, PERMISSIONS as P, RESOURCES } from '../../access/catalog.js';
+import { ACTION_ALIASES, ACTIONS, CATALOG_ENTRIES, PERMISSIONS as PERMS, RESOURCES } from '../../access/catalog.js';
 import {
   availablePermissions,
   cloneRoleBody,
@@ -49,7 +49,7 @@ export function roleRoutes(deps: Deps) {
     r.get(
       '/permissions/catalog',
       {
-        onRequest: [auth, requirePermission(P.USERS_READ)],
+        onRequest: [auth, requirePermission(PERMS.USERS_READ)],
         schema: {
           tags,
           summary: 'Assignable permissions (for a role builder)',
@@ -62,7 +62,7 @@ export function roleRoutes(deps: Deps) {
     r.get(
       '/roles',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_READ)],
         schema: {
           tags,
           summary: 'System and custom roles of the scope, with user counts',
@@ -76,7 +76,7 @@ export function roleRoutes(deps: Deps) {
     r.post(
       '/roles',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_WRITE)],
         preHandler: [stepUp],
         schema: {
           tags,
@@ -96,7 +96,7 @@ export function roleRoutes(deps: Deps) {
     r.get(
       '/roles/permissions/available',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_READ)],
         schema: {
           tags,
           summary: 'Resources and actions a role may carry',
@@ -114,7 +114,7 @@ export function roleRoutes(deps: Deps) {
     r.get(
       '/roles/:id',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_READ)],
         schema: {
           tags,
           summary: 'A role with its direct permissions',
@@ -129,7 +129,7 @@ export function roleRoutes(deps: Deps) {
     r.patch(
       '/roles/:id',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_WRITE)],
         preHandler: [stepUp],
         schema: {
           tags,
@@ -147,7 +147,7 @@ export function roleRoutes(deps: Deps) {
     r.delete(
       '/roles/:id',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_DELETE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_DELETE)],
         preHandler: [stepUp],
         schema: {
           tags,
@@ -166,7 +166,7 @@ export function roleRoutes(deps: Deps) {
     r.post(
       '/roles/:id/clone',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_WRITE)],
         preHandler: [stepUp],
         schema: {
           tags,
@@ -194,7 +194,7 @@ export function roleRoutes(deps: Deps) {
     r.get(
       '/roles/:id/effective-permissions',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_READ)],
         schema: {
           tags,
           summary: 'Own and inherited permissions, each with its source role',

@@ -7,7 +7,8 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { auditTenant } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { canonicalAction, CATALOG_ENTRIES, isCatalogued } from '../../access/catalog.js';
 import {
   bumpAuthzEpoch,
@@ -32,20 +33,20 @@ import {
 import { loadRoleChain, MAX_ROLE_DEPTH } from '../../access/resolver.js';
 import { assertWithinReach } from '../../http/refusal.js';
 
-export async function findRole(db: Executor, target: TargetScope, id: string): Promise<RoleRow> {
+export async function findRole(db: Executor, target: Target, id: string): Promise<RoleRow> {
   const row = await findRoleRow(db, target, id);
   if (!row) throw notFound('role');
   return row;
 }
 
 /** Members of the target scope holding a role (a system role's count never includes other tenants). */
-async function userCounts(db: Executor, target: TargetScope, roleIds: string[]): Promise<Map<string, number>> {
+async function userCounts(db: Executor, target: Target, roleIds: string[]): Promise<Map<string, number>> {
   if (roleIds.length === 0) return new Map();
   const rows = await memberCounts(db, target, roleIds);
   return new Map(rows.map((r) => [r.roleId, Number(r.n)]));
 }
 
-async function toJson(db: Executor, target: TargetScope, rows: RoleRow[]) {
+async function toJson(db: Executor, target: Target, rows: RoleRow[]) {
   const counts = await userCounts(
     db,
     target,
@@ -71,11 +72,7 @@ async function toJson(db: Executor, target: TargetScope, rows: RoleRow[]) {
 
 const roleCursor = z.object({ n: z.string(), id: z.uuid() });
 
-export async function listRoles(
-  db: Executor,
-  target: TargetScope,
-  q: { limit: number; cursor?: string; search?: string },
-) {
+export async function listRoles(db: Executor, target: Target, q: { limit: number; cursor?: string; search?: string }) {
   const after = decodeCursor(q.cursor, roleCursor);
   const rows = await listRoleRows(db, target, { search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ n: r.name.toLowerCase(), id: r.id }));
@@ -86,7 +83,7 @@ export async function directPermissions(db: Executor, roleId: string) {
   return directPermissionRows(db, roleId);
 }
 
-export async function getRoleDetail(db: Executor, target: TargetScope, id: string) {
+export async function getRoleDetail(db: Executor, target: Target, id: string) {
   const row = await findRole(db, target, id);
   const [json] = await toJson(db, target, [row]);
   return { ...json!, permissions: await directPermissions(db, id) };
@@ -128,7 +125,7 @@ const descendantDepth = (tx: Executor, roleId: string) => depthBelow(tx, roleId,
 
 async function checkParent(
   tx: Tx,
-  target: TargetScope,
+  target: Target,
   roleId: string | null,
   parentRoleId: string,
   appliesTo: 'partner' | 'organization',
@@ -163,7 +160,7 @@ const nameTaken = (err: unknown) => {
 export async function createRole(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   body: {
     name: string;
     description?: string | null;
@@ -217,7 +214,7 @@ export async function createRole(
 export async function updateRole(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   id: string,
   body: {
     name?: string;
@@ -271,13 +268,7 @@ export async function updateRole(
   return getRoleDetail(deps.db, target, id);
 }
 
-export async function deleteRole(
-  deps: Deps,
-  caller: Principal,
-  target: TargetScope,
-  id: string,
-  meta: AuditRequestMeta,
-) {
+export async function deleteRole(deps: Deps, caller: Principal, target: Target, id: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
     await lockOwner(tx, target);
     const role = await findRole(tx, target, id);
@@ -321,7 +312,7 @@ export async function deleteRole(
 export async function cloneRole(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   id: string,
   name: string,
   meta: AuditRequestMeta,
@@ -365,7 +356,7 @@ export async function cloneRole(
   }
 }
 
-export async function roleEffectivePermissions(db: Executor, target: TargetScope, id: string) {
+export async function roleEffectivePermissions(db: Executor, target: Target, id: string) {
   const role = await findRole(db, target, id);
   const chain = await loadRoleChain(db, id);
   return {

@@ -6,13 +6,13 @@ import type { Tx } from '../../db/connect.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { requestEmailChange } from '../auth/index.js';
-import type { TargetScope } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 
 /** The address now waiting for its proof (null: none; the address asked for is the current one). */
 export async function readdressAccount(
   deps: Deps,
   tx: Tx,
-  t: TargetScope,
+  t: Target,
   account: { id: string; email: string },
   address: string,
 ): Promise<string | null> {

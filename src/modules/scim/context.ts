@@ -10,14 +10,14 @@ import { normaliseIp } from '../../platform/cidr.js';
 import type { Clock } from '../../platform/clock.js';
 import { sha256 } from '../../platform/crypto.js';
 import type { AuditActor } from '../audit/index.js';
-import type { TargetScope } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { liveTokenByHash, orgSettingsOf, touchToken } from './repo.js';
 import { SCIM_TOKEN_SHAPE } from './tokens-service.js';
 
 export interface ScimCaller {
   tokenId: string;
   tokenName: string;
-  target: TargetScope;
+  target: Target;
   defaultRoleId: string;
   sendInvitations: boolean;
   createdBy: string | null;
@@ -63,7 +63,7 @@ export function makeScimAuthenticate(deps: { db: Db; clock: Clock }) {
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
       await asSystem('authenticate', () => touchToken(deps.db, row.id, now));
     }
-    req.rowScope = { partnerId: row.partnerId, orgIds: row.orgId ? [row.orgId] : 'all', userId: null };
+    req.rowReach = { partnerId: row.partnerId, orgIds: row.orgId ? [row.orgId] : 'all', userId: null };
     req.scim = {
       tokenId: row.id,
       tokenName: row.name,

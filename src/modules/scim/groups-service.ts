@@ -6,7 +6,8 @@ import type { Deps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import { findRole } from '../roles/index.js';
-import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { auditTenant } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { assertScimAssignable, creatorReach } from './ceiling.js';
 import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
 import type { ScimCaller } from './context.js';
@@ -69,7 +70,7 @@ async function membersOf(db: Deps['db'] | Tx, ids: string[]) {
   return out;
 }
 
-async function findRow(db: Deps['db'] | Tx, t: TargetScope, id: string): Promise<Row> {
+async function findRow(db: Deps['db'] | Tx, t: Target, id: string): Promise<Row> {
   const row = await findGroupRow(db, t, assertResourceId(id, 'group'));
   if (!row) throw notFound('group');
   return row;
@@ -111,7 +112,7 @@ export async function listGroups(
 }
 
 /** Member ids of the body that are users of this tenant (anything else is 400 invalidValue, naming it). */
-async function memberIds(tx: Tx, t: TargetScope, input: ScimGroupInput): Promise<string[]> {
+async function memberIds(tx: Tx, t: Target, input: ScimGroupInput): Promise<string[]> {
   const ids = [...new Set((input.members ?? []).map((m) => m.value.toLowerCase()))];
   if (!ids.length) return [];
   const bad = ids.filter((i) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(i));
@@ -136,7 +137,7 @@ async function mappedRole(tx: Tx, caller: ScimCaller, roleId: string | null | un
   return role.id;
 }
 
-async function assertNameFree(tx: Tx, t: TargetScope, displayName: string, selfId?: string) {
+async function assertNameFree(tx: Tx, t: Target, displayName: string, selfId?: string) {
   if (await groupNameTaken(tx, t, displayName, selfId))
     throw new AppError('name_taken', 'A group with this displayName already exists here.');
 }

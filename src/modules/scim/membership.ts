@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { offerMembership } from '../invitations/index.js';
 import { loadRoleChain } from '../roles/index.js';
 import { revokeUserSessions } from '../identity/index.js';
-import type { TargetScope } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { deleteMembership, setMembershipRole } from '../users/index.js';
 import { assertScimAssignable, creatorReach } from './ceiling.js';
 import type { ScimCaller } from './context.js';
@@ -23,7 +23,7 @@ import {
   type ScimUserRow,
 } from './repo.js';
 
-async function currentMembership(tx: Tx, target: TargetScope, userId: string) {
+async function currentMembership(tx: Tx, target: Target, userId: string) {
   if (target.kind === 'partner') {
     const m = await partnerMembership(tx, target.partnerId, userId);
     return m
@@ -54,7 +54,7 @@ export async function effectiveRole(tx: Tx, su: ScimUserRow): Promise<string> {
 async function revokeTenantSessions(
   deps: Pick<Deps, 'clock'>,
   tx: Tx,
-  target: TargetScope,
+  target: Target,
   userId: string,
 ): Promise<number> {
   return revokeUserSessions(deps, tx, userId, 'scim_deprovisioned', undefined, sessionsInTenant(target));
@@ -136,7 +136,7 @@ export async function syncMembership(
 export async function endMembership(
   deps: Pick<Deps, 'clock'>,
   tx: Tx,
-  target: TargetScope,
+  target: Target,
   userId: string,
 ): Promise<number> {
   await deleteMembership(tx, target, userId);

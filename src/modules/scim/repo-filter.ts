@@ -4,7 +4,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { parse, type Filter } from 'scim2-parse-filter';
 import { AppError } from '../../http/errors.js';
-import { likePrefix } from '../../http/pagination.js';
+import { likePrefix } from '../../db/order.js';
 
 type Kind = 'string' | 'ci' | 'boolean' | 'date' | 'id';
 interface Column {

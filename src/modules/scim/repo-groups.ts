@@ -2,7 +2,7 @@
 import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Executor, Tx } from '../../db/connect.js';
 import { scimGroupMembers, scimGroups, scimUsers } from '../../db/schema/index.js';
-import type { Target } from '../../db/tenant-scope.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { filterToSql, type FilterTarget } from './repo-filter.js';
 import { inTenant } from './repo-tenant.js';
 import { GROUP_SCHEMA } from './schemas.js';

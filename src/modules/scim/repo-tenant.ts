@@ -1,7 +1,7 @@
 // The tenant of every SCIM statement: the condition that limits a query to it, and the lock its writes take first.
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../../db/connect.js';
-import { ownedBy, type Target } from '../../db/tenant-scope.js';
+import { ownedBy, type Target } from '../../db/tenant-filter.js';
 
 type TenantTable = { partnerId: any; orgId: any };
 export const inTenant = (table: TenantTable, t: Target): SQL =>

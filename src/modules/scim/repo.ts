@@ -15,7 +15,7 @@ import {
   sessions,
   users,
 } from '../../db/schema/index.js';
-import type { Target } from '../../db/tenant-scope.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { inTenant } from './repo-tenant.js';
 
 export * from './repo-groups.js';

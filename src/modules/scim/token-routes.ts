@@ -7,7 +7,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
 import { createdScimToken, createScimTokenBody, scimTokenJson, scimTokenListQuery } from './token-schemas.js';
@@ -21,8 +21,8 @@ export function scimTokenRoutes(deps: Deps) {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = deps.authenticate();
     const full = requireFullOrgAccess();
-    const read = requirePermission(P.USERS_READ);
-    const write = requirePermission(P.USERS_WRITE);
+    const read = requirePermission(PERMS.USERS_READ);
+    const write = requirePermission(PERMS.USERS_WRITE);
     const stepUp = requireStepUp(deps);
     const tags = ['scim-tokens'];
     const p = principalOf;

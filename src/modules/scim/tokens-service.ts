@@ -8,7 +8,8 @@ import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { findRole } from '../roles/index.js';
-import { auditTenant, findInScope, SCIM_TOKEN, type TargetScope } from '../tenants/index.js';
+import { auditTenant, findInScope, SCIM_TOKEN } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { ORGANIZATION_WIDE } from '../../access/ceiling.js';
 import { speaksForPartner } from '../../access/principal.js';
 import { assertWithinReach } from '../../http/refusal.js';
@@ -47,7 +48,7 @@ async function toJson(db: Executor, rows: TokenRow[]) {
 export async function createScimToken(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   input: { name: string; defaultRoleId: string; sendInvitations?: boolean },
   meta: AuditRequestMeta,
 ) {
@@ -90,7 +91,7 @@ export async function createScimToken(
 
 const listCursor = z.object({ c: z.string(), id: z.uuid() });
 
-export async function listScimTokens(deps: Deps, target: TargetScope, q: { limit: number; cursor?: string }) {
+export async function listScimTokens(deps: Deps, target: Target, q: { limit: number; cursor?: string }) {
   const after = decodeCursor(q.cursor, listCursor);
   const rows = await listScimTokenRows(deps.db, target, { after, limit: q.limit });
   const page = pageOf(rows, q.limit, (r) => ({ c: r.createdAt.toISOString(), id: r.id }));

@@ -9,7 +9,8 @@ import type { AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl } from '../auth/index.js';
 import { domainProvenBy } from '../domains/index.js';
 import { lockAddress, mails } from '../identity/index.js';
-import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { auditTenant } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { findMember } from '../users/index.js';
 import { readdressAccount } from './account-address.js';
 import { applyPatch, assertIfMatch, assertResourceId, etag, paging, project } from './common.js';
@@ -82,7 +83,7 @@ async function jsonOf(deps: Deps, db: Deps['db'] | Tx, r: Row) {
   return userJson(deps, r, (await groupsOf(db, [r.id])).get(r.id) ?? []);
 }
 
-async function findRow(db: Deps['db'] | Tx, t: TargetScope, id: string): Promise<Row> {
+async function findRow(db: Deps['db'] | Tx, t: Target, id: string): Promise<Row> {
   const row = await findUserRow(db, t, assertResourceId(id, 'user'));
   if (!row) throw notFound('user');
   return row;
@@ -145,12 +146,7 @@ function normalise(input: ScimUserInput) {
   };
 }
 
-async function assertUnique(
-  tx: Tx,
-  t: TargetScope,
-  f: { userName: string; externalId: string | null },
-  selfId?: string,
-) {
+async function assertUnique(tx: Tx, t: Target, f: { userName: string; externalId: string | null }, selfId?: string) {
   const clash = await userClash(tx, t, f, selfId);
   if (clash) {
     const which = clash.userName.toLowerCase() === f.userName.toLowerCase() ? 'userName' : 'externalId';
@@ -158,7 +154,7 @@ async function assertUnique(
   }
 }
 
-async function tenantLabel(tx: Tx, t: TargetScope) {
+async function tenantLabel(tx: Tx, t: Target) {
   return (await tenantName(tx, t)) ?? (t.orgId ? 'your organization' : 'your partner');
 }
 

@@ -1,10 +1,9 @@
 // Scripts: the SQL of the script library. Callers resolve the target and check ownership first.
 import { and, asc, eq, getTableColumns, gt, ilike, or } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { lowerOf } from '../../db/order.js';
+import { lowerOf, likePrefix } from '../../db/order.js';
 import { scripts } from '../../db/schema/index.js';
-import { effectiveFor, type Target } from '../../db/tenant-scope.js';
-import { likePrefix } from '../../http/pagination.js';
+import { effectiveFor, type Target } from '../../db/tenant-filter.js';
 
 export type ScriptRow = typeof scripts.$inferSelect;
 export type NewScript = typeof scripts.$inferInsert;

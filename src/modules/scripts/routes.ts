@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam } from '../tenants/index.js';
 import {
   createScriptBody,
@@ -32,7 +32,7 @@ export function scriptRoutes(deps: Deps) {
     r.get(
       '/scripts',
       {
-        onRequest: [auth, can(P.SCRIPTS_READ)],
+        onRequest: [auth, can(PERMS.SCRIPTS_READ)],
         schema: {
           tags: ['scripts'],
           summary: "Scripts in force: the partner's library, plus the organisation's own when one is named",
@@ -46,7 +46,7 @@ export function scriptRoutes(deps: Deps) {
     r.post(
       '/scripts',
       {
-        onRequest: [auth, can(P.SCRIPTS_WRITE)],
+        onRequest: [auth, can(PERMS.SCRIPTS_WRITE)],
         bodyLimit: SCRIPT_BODY_LIMIT,
         schema: {
           tags: ['scripts'],
@@ -61,7 +61,7 @@ export function scriptRoutes(deps: Deps) {
     r.get(
       '/scripts/:id',
       {
-        onRequest: [auth, can(P.SCRIPTS_READ)],
+        onRequest: [auth, can(PERMS.SCRIPTS_READ)],
         schema: {
           tags: ['scripts'],
           summary: 'A script with its content',
@@ -74,7 +74,7 @@ export function scriptRoutes(deps: Deps) {
     r.patch(
       '/scripts/:id',
       {
-        onRequest: [auth, can(P.SCRIPTS_WRITE)],
+        onRequest: [auth, can(PERMS.SCRIPTS_WRITE)],
         bodyLimit: SCRIPT_BODY_LIMIT,
         schema: {
           tags: ['scripts'],
@@ -90,7 +90,7 @@ export function scriptRoutes(deps: Deps) {
     r.delete(
       '/scripts/:id',
       {
-        onRequest: [auth, can(P.SCRIPTS_DELETE)],
+        onRequest: [auth, can(PERMS.SCRIPTS_DELETE)],
         schema: {
           tags: ['scripts'],
           summary: 'Delete a script',

@@ -5,7 +5,7 @@ import type { AuditRecorder } from '../../access/audit.js';
 import type { ResolvedRole, RoleCache } from '../../access/resolver.js';
 import { effectiveSecurity } from '../../access/settings.js';
 import type { Db } from '../../db/connect.js';
-import type { ApiKeyAuthenticator } from '../../http/authenticate.js';
+import type { ApiKeyAuthenticator } from '../../access/caller.js';
 import type { Principal } from '../../http/context.js';
 import { customerControlReasons } from '../../access/decision.js';
 import { AppError } from '../../http/errors.js';
@@ -25,7 +25,7 @@ export interface KeyAuthDeps {
   apiKeyEnvironment: string;
 }
 
-/** The pipeline's view of service-account credentials (src/http/authenticate.ts), wired in by src/deps.ts. */
+/** The pipeline's view of service-account credentials (src/access/caller.ts), wired in by src/deps.ts. */
 export const apiKeyAuthenticator = (deps: KeyAuthDeps): ApiKeyAuthenticator => ({
   looksLikeApiKey,
   authenticateApiKey: (key, meta) => authenticateApiKey(deps, key, meta),
@@ -129,7 +129,7 @@ export function serviceAccountPrincipal(row: ServiceAccountFacts, role: Resolved
     },
     mfa: false,
     mfaEnabled: false,
-    scope: row.org_id ? 'organization' : 'partner',
+    tenantKind: row.org_id ? 'organization' : 'partner',
     partnerId: row.partner_id,
     orgId: row.org_id,
     roleId: row.role_id,

@@ -3,9 +3,9 @@ import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor, Tx } from '../../db/connect.js';
 import { preparedStatement, uuidArg, type PreparedArg } from '../../db/prepared.js';
 import { roles, serviceAccountKeys, serviceAccounts } from '../../db/schema/index.js';
-import { ownedBy, type Target } from '../../db/tenant-scope.js';
-import { ORG_POLICIES_SQL } from '../../access/membership-sql.js';
-import { likePrefix } from '../../http/pagination.js';
+import { ownedBy, type Target } from '../../db/tenant-filter.js';
+import { ORG_POLICIES_SQL } from '../../access/repo.js';
+import { likePrefix } from '../../db/order.js';
 
 export type AccountRow = typeof serviceAccounts.$inferSelect;
 type NewAccount = typeof serviceAccounts.$inferInsert;

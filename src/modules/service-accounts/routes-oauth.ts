@@ -100,7 +100,7 @@ export function oauthRoutes(deps: Deps) {
         const accessToken = await deps.tokens.sign({
           sub: account.id,
           sid: account.keyId,
-          scope: principal.scope,
+          scope: principal.tenantKind,
           partnerId: principal.partnerId,
           orgId: principal.orgId,
           roleId: principal.roleId,

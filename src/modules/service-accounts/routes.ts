@@ -8,7 +8,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam, orgQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
 import { createKey, listKeys, revokeKey } from './keys-service.js';
@@ -43,8 +43,8 @@ export function serviceAccountRoutes(deps: Deps) {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = deps.authenticate();
     const full = requireFullOrgAccess();
-    const read = requirePermission(P.API_KEYS_READ);
-    const write = requirePermission(P.API_KEYS_WRITE);
+    const read = requirePermission(PERMS.API_KEYS_READ);
+    const write = requirePermission(PERMS.API_KEYS_WRITE);
     const stepUp = requireStepUp(deps);
     const stepUpOnRole = requireStepUp(deps, { when: (req) => changesRole(req.body) });
     const tags = ['service-accounts'];

@@ -9,7 +9,8 @@ import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
-import { auditTenant, findInScope, SERVICE_ACCOUNT, type TargetScope } from '../tenants/index.js';
+import { auditTenant, findInScope, SERVICE_ACCOUNT } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { ORGANIZATION_WIDE } from '../../access/ceiling.js';
 import { speaksForPartner } from '../../access/principal.js';
 import { assertWithinReach } from '../../http/refusal.js';
@@ -60,7 +61,7 @@ export async function accountJson(db: Executor, row: AccountRow, now: Date) {
  * A role a service account may hold in `target`: one of that scope's roles, never one whose effective permissions
  * include `*:*`, and within what the caller holds (403 permission_ceiling, the check users and roles use).
  */
-async function assignableRole(tx: Tx, caller: Principal, target: TargetScope, roleId: string) {
+async function assignableRole(tx: Tx, caller: Principal, target: Target, roleId: string) {
   const role = await findRole(tx, target, roleId).catch(() => {
     throw fieldError('roleId', 'Not a role of this scope');
   });
@@ -73,7 +74,7 @@ async function assignableRole(tx: Tx, caller: Principal, target: TargetScope, ro
 /** A member restricted to sites or device groups cannot make an identity that sees the whole organisation. */
 const assertOrgWide = (caller: Principal) => assertWithinReach(caller, ORGANIZATION_WIDE);
 
-const targetOf = (row: AccountRow): TargetScope =>
+const targetOf = (row: AccountRow): Target =>
   row.orgId
     ? { kind: 'organization', partnerId: row.partnerId, orgId: row.orgId }
     : { kind: 'partner', partnerId: row.partnerId, orgId: null };
@@ -86,7 +87,7 @@ const nameTaken = (err: unknown) => {
 export async function createServiceAccount(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   input: { name: string; roleId: string; description?: string },
   meta: AuditRequestMeta,
 ) {
@@ -131,7 +132,7 @@ const listCursor = z.object({ c: z.string(), id: z.uuid() });
 
 export async function listServiceAccounts(
   deps: Deps,
-  target: TargetScope,
+  target: Target,
   q: { limit: number; cursor?: string; search?: string },
 ) {
   const after = decodeCursor(q.cursor, listCursor);

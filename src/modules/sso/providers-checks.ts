@@ -6,7 +6,7 @@ import { AppError } from '../../http/errors.js';
 import { ORGANIZATION_WIDE } from '../../access/ceiling.js';
 import { assertWithinReach } from '../../http/refusal.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
-import type { TargetScope } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';
 import { fetchMetadata, parseIdpMetadata, SamlXmlError } from './saml.js';
 
@@ -56,7 +56,7 @@ export async function loadMetadata(deps: Deps, input: { metadataXml?: string; me
  */
 export async function checkDefaultRole(
   tx: Executor,
-  t: TargetScope,
+  t: Target,
   autoProvision: boolean,
   defaultRoleId: string | null,
   ceilingOf: Principal | null,

@@ -6,7 +6,8 @@ import type { Principal } from '../../http/context.js';
 import { speaksForPartner } from '../../access/principal.js';
 import { AppError } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { auditTenant } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { SSO_PRESETS } from './presets.js';
 import { checkDefaultRole, checkIssuer, fieldError, loadMetadata } from './providers-checks.js';
 import { findProvider, providerWithDomains } from './providers-view.js';
@@ -54,7 +55,7 @@ const warningsFor = (row: Row, input: ProviderInput) =>
 export async function createProvider(
   deps: Deps,
   caller: Principal,
-  t: TargetScope,
+  t: Target,
   input: ProviderInput & { name: string },
   meta: AuditRequestMeta,
 ) {
@@ -138,7 +139,7 @@ export async function createProvider(
 export async function updateProvider(
   deps: Deps,
   caller: Principal,
-  t: TargetScope,
+  t: Target,
   id: string,
   input: ProviderInput & { status?: Row['status'] },
   meta: AuditRequestMeta,
@@ -221,13 +222,7 @@ export async function updateProvider(
   });
 }
 
-export async function deleteProvider(
-  deps: Deps,
-  caller: Principal,
-  t: TargetScope,
-  id: string,
-  meta: AuditRequestMeta,
-) {
+export async function deleteProvider(deps: Deps, caller: Principal, t: Target, id: string, meta: AuditRequestMeta) {
   await deps.db.transaction(async (tx) => {
     const current = await findProvider(tx, t, id);
     await deleteProviderRow(tx, id); // identities cascade

@@ -1,6 +1,6 @@
 // SSO provider test (POST .../test): OIDC discovery, or a SAML IdP's metadata and certificates read again.
 import type { Deps } from '../../deps.js';
-import type { TargetScope } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { OutboundRefusedError } from '../../platform/outbound.js';
 import { findProvider, openSecret } from './providers-view.js';
 import { type ProviderRow, updateProviderRow } from './repo.js';
@@ -8,7 +8,7 @@ import { certificateInfo, fetchMetadata, parseIdpMetadata, SamlXmlError } from '
 
 type Row = ProviderRow;
 
-export async function testProvider(deps: Deps, t: TargetScope, id: string) {
+export async function testProvider(deps: Deps, t: Target, id: string) {
   const p = await findProvider(deps.db, t, id);
   if (p.type === 'saml') return testSamlProvider(deps, p);
   try {

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { notFound } from '../../http/errors.js';
 import { provenAmong } from '../domains/index.js';
-import type { TargetScope } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { findOwnedProvider, listOwnedProviders, type ProviderRow } from './repo.js';
 import { acsUrl, spMetadataUrl } from './saml.js';
 
@@ -66,13 +66,13 @@ export async function providerWithDomains(deps: Deps, r: Row, ex: Executor = dep
   return { ...providerToJson(deps, r), domains: names.map((domain) => ({ domain, proven: proven.has(domain) })) };
 }
 
-export async function findProvider(db: Executor, t: TargetScope, id: string): Promise<Row> {
+export async function findProvider(db: Executor, t: Target, id: string): Promise<Row> {
   const row = await findOwnedProvider(db, t, id);
   if (!row) throw notFound('SSO provider');
   return row;
 }
 
-export async function listProviders(deps: Deps, t: TargetScope) {
+export async function listProviders(deps: Deps, t: Target) {
   const rows = await listOwnedProviders(deps.db, t);
   return { data: await Promise.all(rows.map((r) => providerWithDomains(deps, r))), nextCursor: null };
 }

@@ -1,4 +1,4 @@
-// The SQL of the SSO module: providers (tenant-owned, filtered through src/db/tenant-scope.ts), the
+// The SQL of the SSO module: providers (tenant-owned, filtered through src/db/tenant-filter.ts), the
 // browser-bound SSO sessions of a sign-in, linked identities, and what a federated sign-in reads and writes of
 // accounts and memberships.
 import { and, asc, eq, isNull, ne, sql } from 'drizzle-orm';
@@ -13,7 +13,7 @@ import {
   ssoSessions,
   users,
 } from '../../db/schema/index.js';
-import { ownedBy, type Target } from '../../db/tenant-scope.js';
+import { ownedBy, type Target } from '../../db/tenant-filter.js';
 
 export type ProviderRow = typeof ssoProviders.$inferSelect;
 export type NewProvider = typeof ssoProviders.$inferInsert;

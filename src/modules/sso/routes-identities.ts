@@ -8,7 +8,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
 import { respondWithTokens, tokenResponse } from '../identity/index.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
 import { consented, findMember } from '../users/index.js';
@@ -123,7 +123,7 @@ export function ssoIdentityRoutes(deps: Deps) {
     r.get(
       '/sso/identities',
       {
-        onRequest: [auth, requireFullOrgAccess(), requirePermission(P.USERS_READ)],
+        onRequest: [auth, requireFullOrgAccess(), requirePermission(PERMS.USERS_READ)],
         schema: {
           tags,
           summary: "A member's linked identities (administrators)",

@@ -8,7 +8,7 @@ import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { respondWithTokens, tokenResponse } from '../identity/index.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
 import { findInScope, resolveTarget, SSO_PROVIDER } from '../tenants/index.js';
 import {
@@ -118,7 +118,7 @@ export function ssoRoutes(deps: Deps) {
     r.get(
       '/sso/providers',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_READ)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_READ)],
         schema: {
           tags,
           summary: 'Providers of an organisation (?orgId=) or the partner-owned ones',
@@ -132,7 +132,7 @@ export function ssoRoutes(deps: Deps) {
     r.get(
       '/sso/providers/:id',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_READ)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_READ)],
         schema: {
           tags,
           summary: 'A provider (the client secret is never returned)',
@@ -146,7 +146,7 @@ export function ssoRoutes(deps: Deps) {
     r.post(
       '/sso/providers',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_WRITE)],
         preHandler: [stepUp],
         schema: {
           tags,
@@ -166,7 +166,7 @@ export function ssoRoutes(deps: Deps) {
     r.patch(
       '/sso/providers/:id',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_WRITE)],
         preHandler: [stepUp],
         schema: {
           tags,
@@ -182,7 +182,7 @@ export function ssoRoutes(deps: Deps) {
     r.delete(
       '/sso/providers/:id',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_WRITE)],
         preHandler: [stepUp],
         schema: {
           tags,
@@ -200,7 +200,7 @@ export function ssoRoutes(deps: Deps) {
     r.post(
       '/sso/providers/:id/status',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_WRITE)],
         preHandler: [stepUp],
         schema: {
           tags,
@@ -224,7 +224,7 @@ export function ssoRoutes(deps: Deps) {
     r.post(
       '/sso/providers/:id/test',
       {
-        onRequest: [auth, requirePermission(P.SETTINGS_WRITE)],
+        onRequest: [auth, requirePermission(PERMS.SETTINGS_WRITE)],
         schema: {
           tags,
           summary: "Try OpenID discovery, or (SAML) fetch and read the metadata and report the certificates' expiry",

@@ -13,6 +13,6 @@ export async function accessibleOrg(db: Executor, p: Principal, orgId: string) {
 
 /** Partner callers with orgAccess other than `all` cannot create or delete organisations. */
 export function assertFullPartnerAccess(p: Principal): void {
-  if (p.scope !== 'partner') throw new AppError('forbidden', 'Only partner users create or delete organizations.');
+  if (p.tenantKind !== 'partner') throw new AppError('forbidden', 'Only partner users create or delete organizations.');
   if (p.orgAccess !== 'all') throw new AppError('full_org_access_required');
 }

@@ -31,7 +31,7 @@ export async function designateBreakGlass(
   if (next === undefined) return;
   const previous = breakGlassUserOf(currentSettings);
   if (next === previous) return;
-  if (p.scope !== 'partner' || !p.permissions.has('*:*'))
+  if (p.tenantKind !== 'partner' || !p.permissions.has('*:*'))
     throw new AppError('forbidden', 'Designating the break-glass account needs partner admin rights (*:*).');
   const partnerId = p.partnerId!;
   const designated = next ? await activePartnerMemberEmail(tx, partnerId, next) : null;

@@ -6,9 +6,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
+import type { Target } from '../../db/tenant-filter.js';
 import type { Principal } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
-import { scopeReasons } from '../../access/decision.js';
+import { mayAccessOrg, scopeReasons } from '../../access/decision.js';
 import { refusalOf } from '../../http/refusal.js';
 import {
   contactWithPartner,
@@ -38,7 +39,7 @@ import {
   type SsoProviderRow,
   type WebhookRow,
 } from './repo.js';
-import { mayAccessOrg, partnerOrgIds, type TargetScope } from './scope.js';
+import { partnerOrgIds } from './target.js';
 
 /** Where a record lives. `siteId`/`groupIds` undefined: no site or device-group rule applies to this kind. */
 export interface RecordOwner {
@@ -80,7 +81,7 @@ export async function findInScope<R>(
   res: ByIdResource<R>,
   id: string,
   orgIdQuery?: string,
-): Promise<{ row: R; target: TargetScope }> {
+): Promise<{ row: R; target: Target }> {
   const found = await res.load(db, id);
   if (!found) throw notFound(res.what);
   const refusal = refusalOf(scopeReasons(p, found.owner, res.partnerOwned, res.siteless), res.what);
@@ -95,7 +96,7 @@ export async function findInScope<R>(
       (await partnerOrgIds(db, owner.partnerId, [orgIdQuery])).size === 1;
     if (!inForce) throw notFound(res.what);
   }
-  const target: TargetScope = owner.orgId
+  const target: Target = owner.orgId
     ? { kind: 'organization', partnerId: owner.partnerId, orgId: owner.orgId }
     : { kind: 'partner', partnerId: owner.partnerId, orgId: null };
   return { row: found.row, target };

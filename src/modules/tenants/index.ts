@@ -1,6 +1,5 @@
 // The tenants module's public face: the only file other modules may import (the app mounts routes.ts itself).
 export { accessibleOrg, assertFullPartnerAccess } from './access.js';
-export { groupRestriction, scopeOf, siteRestriction } from '../../access/scope.js';
 export {
   BY_ID_ROUTES,
   byIdQuery,
@@ -25,16 +24,5 @@ export {
   type RecordOwner,
 } from './by-id.js';
 export { idParam } from './schemas.js';
-export { auditTenant, mayAccessOrg, partnerOrgIds, resolveTarget, type TargetScope } from './scope.js';
-export {
-  breakGlassUserOf,
-  effectiveSecurity,
-  ipAllowlistOf,
-  JIT_APPROVAL,
-  jitApprovalOf,
-  jitMaxMinutesOf,
-  MSP_ACCESS,
-  mspAccessOf,
-  standingAccessLapseDaysOf,
-} from '../../access/settings.js';
+export { auditTenant, partnerOrgIds, resolveTarget } from './target.js';
 export { findGroup, findSite } from './sites-service.js';

@@ -8,7 +8,7 @@ import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../../access/audit.js';
 import { slugify } from '../../platform/slug.js';
 import { bumpAuthzEpoch } from '../../access/repo.js';
-import { scopeOf } from '../../access/scope.js';
+import type { Scope } from '../../access/scope.js';
 import { ORGANIZATION_WIDE } from '../../access/ceiling.js';
 import { assertWithinReach } from '../../http/refusal.js';
 import { accessibleOrg, assertFullPartnerAccess } from './access.js';
@@ -54,9 +54,9 @@ const isUnique = (err: unknown) =>
   ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 
-export async function listOrgs(db: Executor, p: Principal, q: { limit: number; cursor?: string; search?: string }) {
+export async function listOrgs(db: Executor, scope: Scope, q: { limit: number; cursor?: string; search?: string }) {
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await listOrgRows(db, scopeOf(p), { search: q.search, after, limit: q.limit });
+  const rows = await listOrgRows(db, scope, { search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (o) => ({ n: o.name.toLowerCase(), id: o.id }));
   return { data: page.data.map(orgToJson), nextCursor: page.nextCursor };
 }
@@ -271,12 +271,12 @@ async function mspAccessChange(
   // jitApproval: the partner may make approval stricter, never looser (it would approve its own access).
   const jitFrom = (current.settings as TenantSettings | null)?.jitApproval ?? 'auto';
   const jitTo = next.jitApproval ?? 'auto';
-  if (jitStrictness(jitTo) < jitStrictness(jitFrom) && p.scope !== 'organization')
+  if (jitStrictness(jitTo) < jitStrictness(jitFrom) && p.tenantKind !== 'organization')
     throw new AppError('jit_approval_customer_only');
   const from = mspAccessOf(current.settings);
   const to = mspAccessOf(next);
   if (from === to) return;
-  if (mspStrictness(to) < mspStrictness(from) && p.scope !== 'organization')
+  if (mspStrictness(to) < mspStrictness(from) && p.tenantKind !== 'organization')
     throw new AppError('msp_access_customer_only');
   await deps.audit.record(
     tx,

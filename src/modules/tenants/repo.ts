@@ -1,5 +1,5 @@
 // Tenants: the SQL of organisations (lookups), sites and device groups, and the by-id loads of every resource the
-// one by-id rule covers. Lists are limited by the caller's TenantScope (db/tenant-scope.ts).
+// one by-id rule covers. Lists are limited by the caller's Reach (db/tenant-filter.ts).
 import { and, asc, eq, gt, ilike, inArray, or, sql } from 'drizzle-orm';
 import type { Executor, Tx } from '../../db/connect.js';
 import {
@@ -20,8 +20,8 @@ import {
   ssoProviders,
   webhooks,
 } from '../../db/schema/index.js';
-import { deviceGroupVisible, orgCondition, siteCondition, type TenantScope } from '../../db/tenant-scope.js';
-import { likePrefix } from '../../http/pagination.js';
+import { deviceGroupVisible, orgCondition, siteCondition, type Reach } from '../../db/tenant-filter.js';
+import { likePrefix } from '../../db/order.js';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 export type SiteRow = typeof sites.$inferSelect;
@@ -40,7 +40,7 @@ export type ScimTokenRow = typeof scimTokens.$inferSelect;
 /** One page (plus one row) of the organisations the scope can see, by lower-cased name then id (one index scan). */
 export function listOrgRows(
   db: Executor,
-  scope: TenantScope,
+  scope: Reach,
   q: { search?: string; after: { n: string; id: string } | null; limit: number },
 ) {
   const after = q.after;
@@ -221,12 +221,12 @@ export const scimTokenById = async (db: Executor, id: string) =>
 
 // ---- Sites
 
-const siteVisible = (s: TenantScope) => and(orgCondition(s, sites.orgId), siteCondition(s, sites.id));
+const siteVisible = (s: Reach) => and(orgCondition(s, sites.orgId), siteCondition(s, sites.id));
 
 /** One page (plus one row) of the sites the scope can see, by lower-cased name then id. */
 export function listSiteRows(
   db: Executor,
-  scope: TenantScope,
+  scope: Reach,
   q: { orgId?: string; search?: string; after: { n: string; id: string } | null; limit: number },
 ) {
   const after = q.after;
@@ -272,7 +272,7 @@ export async function deleteSiteRow(tx: Tx, id: string): Promise<void> {
 // ---- Device groups
 
 /** Devices of each group at the sites the scope can see (the group itself is visible; the site restriction remains). */
-export const groupDeviceCounts = (db: Executor, scope: TenantScope, groupIds: string[]) =>
+export const groupDeviceCounts = (db: Executor, scope: Reach, groupIds: string[]) =>
   db
     .select({ groupId: deviceGroupMembers.groupId, n: sql<number>`count(*)::int` })
     .from(deviceGroupMembers)
@@ -283,7 +283,7 @@ export const groupDeviceCounts = (db: Executor, scope: TenantScope, groupIds: st
 /** One page (plus one row) of an organisation's groups the scope can see, by lower-cased name then id. */
 export function listGroupRows(
   db: Executor,
-  scope: TenantScope,
+  scope: Reach,
   q: { orgId: string; search?: string; after: { n: string; id: string } | null; limit: number },
 ) {
   const after = q.after;

@@ -5,10 +5,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { principalOf, requirePermission } from '../../http/guards.js';
+import { principalOf, requirePermission, scopeIn } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import {
   createOrg,
   deleteOrg,
@@ -65,7 +65,7 @@ export function tenantRoutes(deps: Deps) {
     r.get(
       '/orgs/organizations',
       {
-        onRequest: [auth, can(P.ORGS_READ)],
+        onRequest: [auth, can(PERMS.ORGS_READ)],
         schema: {
           tags: ['organizations'],
           summary: 'Organisations the caller may act on',
@@ -73,12 +73,12 @@ export function tenantRoutes(deps: Deps) {
           response: { 200: page(orgJson), ...errors(400), ...authErrors },
         },
       },
-      async (req) => listOrgs(deps.db, p(req), req.query),
+      async (req) => listOrgs(deps.db, scopeIn(req), req.query),
     );
     r.post(
       '/orgs/organizations',
       {
-        onRequest: [auth, can(P.ORGS_WRITE)],
+        onRequest: [auth, can(PERMS.ORGS_WRITE)],
         schema: {
           tags: ['organizations'],
           summary: 'Create an organisation (one call per organisation)',
@@ -91,7 +91,7 @@ export function tenantRoutes(deps: Deps) {
     r.get(
       '/orgs/organizations/:id',
       {
-        onRequest: [auth, can(P.ORGS_READ)],
+        onRequest: [auth, can(PERMS.ORGS_READ)],
         schema: {
           tags: ['organizations'],
           summary: 'An organisation',
@@ -104,7 +104,7 @@ export function tenantRoutes(deps: Deps) {
     r.patch(
       '/orgs/organizations/:id',
       {
-        onRequest: [auth, can(P.ORGS_WRITE)],
+        onRequest: [auth, can(PERMS.ORGS_WRITE)],
         preHandler: [stepUpForSettings],
         schema: {
           tags: ['organizations'],
@@ -121,7 +121,7 @@ export function tenantRoutes(deps: Deps) {
     r.delete(
       '/orgs/organizations/:id',
       {
-        onRequest: [auth, can(P.ORGS_DELETE)],
+        onRequest: [auth, can(PERMS.ORGS_DELETE)],
         schema: {
           tags: ['organizations'],
           summary: 'Delete an organisation and everything in it',
@@ -137,7 +137,7 @@ export function tenantRoutes(deps: Deps) {
     r.get(
       '/orgs/organizations/:id/effective-settings',
       {
-        onRequest: [auth, can(P.ORGS_READ)],
+        onRequest: [auth, can(PERMS.ORGS_READ)],
         schema: {
           tags: ['organizations'],
           summary: "Security settings in force: the partner's applied to the organisation, strictest wins",
@@ -151,7 +151,7 @@ export function tenantRoutes(deps: Deps) {
     r.get(
       '/orgs/partners/me',
       {
-        onRequest: [auth, can(P.ORGS_READ)],
+        onRequest: [auth, can(PERMS.ORGS_READ)],
         schema: {
           tags: ['organizations'],
           summary: "The caller's partner",
@@ -163,7 +163,7 @@ export function tenantRoutes(deps: Deps) {
     r.patch(
       '/orgs/partners/me',
       {
-        onRequest: [auth, can(P.SETTINGS_WRITE)],
+        onRequest: [auth, can(PERMS.SETTINGS_WRITE)],
         preHandler: [stepUpForSettings],
         schema: {
           tags: ['organizations'],
@@ -180,7 +180,7 @@ export function tenantRoutes(deps: Deps) {
     r.get(
       '/orgs/sites',
       {
-        onRequest: [auth, can(P.SITES_READ)],
+        onRequest: [auth, can(PERMS.SITES_READ)],
         schema: {
           tags: ['sites'],
           summary: 'Sites of the organisations the caller may read',
@@ -188,12 +188,12 @@ export function tenantRoutes(deps: Deps) {
           response: { 200: page(siteJson), ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => listSites(deps.db, p(req), req.query),
+      async (req) => listSites(deps.db, p(req), scopeIn(req), req.query),
     );
     r.post(
       '/orgs/sites',
       {
-        onRequest: [auth, can(P.SITES_WRITE)],
+        onRequest: [auth, can(PERMS.SITES_WRITE)],
         schema: {
           tags: ['sites'],
           summary: 'Create a site (one call per site)',
@@ -206,7 +206,7 @@ export function tenantRoutes(deps: Deps) {
     r.get(
       '/orgs/sites/:id',
       {
-        onRequest: [auth, can(P.SITES_READ)],
+        onRequest: [auth, can(PERMS.SITES_READ)],
         schema: {
           tags: ['sites'],
           summary: 'A site',
@@ -219,7 +219,7 @@ export function tenantRoutes(deps: Deps) {
     r.patch(
       '/orgs/sites/:id',
       {
-        onRequest: [auth, can(P.SITES_WRITE)],
+        onRequest: [auth, can(PERMS.SITES_WRITE)],
         schema: {
           tags: ['sites'],
           summary: 'Change a site',
@@ -233,7 +233,7 @@ export function tenantRoutes(deps: Deps) {
     r.delete(
       '/orgs/sites/:id',
       {
-        onRequest: [auth, can(P.SITES_DELETE)],
+        onRequest: [auth, can(PERMS.SITES_DELETE)],
         schema: {
           tags: ['sites'],
           summary: 'Delete a site without devices',
@@ -250,7 +250,7 @@ export function tenantRoutes(deps: Deps) {
     r.get(
       '/device-groups',
       {
-        onRequest: [auth, can(P.SITES_READ)],
+        onRequest: [auth, can(PERMS.SITES_READ)],
         schema: {
           tags: ['device groups'],
           summary: 'Device groups of an organisation',
@@ -258,12 +258,12 @@ export function tenantRoutes(deps: Deps) {
           response: { 200: page(groupJson), ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => listGroups(deps.db, p(req), req.query),
+      async (req) => listGroups(deps.db, p(req), scopeIn(req), req.query),
     );
     r.post(
       '/device-groups',
       {
-        onRequest: [auth, can(P.SITES_WRITE)],
+        onRequest: [auth, can(PERMS.SITES_WRITE)],
         schema: {
           tags: ['device groups'],
           summary: 'Create a device group',
@@ -276,7 +276,7 @@ export function tenantRoutes(deps: Deps) {
     r.get(
       '/device-groups/:id',
       {
-        onRequest: [auth, can(P.SITES_READ)],
+        onRequest: [auth, can(PERMS.SITES_READ)],
         schema: {
           tags: ['device groups'],
           summary: 'A device group',
@@ -289,7 +289,7 @@ export function tenantRoutes(deps: Deps) {
     r.patch(
       '/device-groups/:id',
       {
-        onRequest: [auth, can(P.SITES_WRITE)],
+        onRequest: [auth, can(PERMS.SITES_WRITE)],
         schema: {
           tags: ['device groups'],
           summary: 'Change a device group',
@@ -303,7 +303,7 @@ export function tenantRoutes(deps: Deps) {
     r.delete(
       '/device-groups/:id',
       {
-        onRequest: [auth, can(P.SITES_DELETE)],
+        onRequest: [auth, can(PERMS.SITES_DELETE)],
         schema: {
           tags: ['device groups'],
           summary: 'Delete a device group',

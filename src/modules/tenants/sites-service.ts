@@ -6,7 +6,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../../access/audit.js';
-import { groupRestriction, scopeOf, siteRestriction } from '../../access/scope.js';
+import { groupRestriction, type Scope, scopeOf, siteRestriction } from '../../access/scope.js';
 import { accessibleOrg } from './access.js';
 import { DEVICE_GROUP, SITE, findInScope } from './by-id.js';
 import {
@@ -41,11 +41,12 @@ const cursor = z.object({ n: z.string(), id: z.uuid() });
 export async function listSites(
   db: Executor,
   p: Principal,
+  scope: Scope,
   q: { orgId?: string; limit: number; cursor?: string; search?: string },
 ) {
   if (q.orgId) await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await listSiteRows(db, scopeOf(p), { orgId: q.orgId, search: q.search, after, limit: q.limit });
+  const rows = await listSiteRows(db, scope, { orgId: q.orgId, search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (s) => ({ n: s.name.toLowerCase(), id: s.id }));
   return { data: page.data.map(siteToJson), nextCursor: page.nextCursor };
 }
@@ -177,11 +178,12 @@ export async function findGroup(db: Executor, p: Principal, id: string): Promise
 export async function listGroups(
   db: Executor,
   p: Principal,
+  scope: Scope,
   q: { orgId: string; limit: number; cursor?: string; search?: string },
 ) {
   await accessibleOrg(db, p, q.orgId);
   const after = decodeCursor(q.cursor, cursor);
-  const rows = await listGroupRows(db, scopeOf(p), { orgId: q.orgId, search: q.search, after, limit: q.limit });
+  const rows = await listGroupRows(db, scope, { orgId: q.orgId, search: q.search, after, limit: q.limit });
   const page = pageOf(rows, q.limit, (g) => ({ n: g.name.toLowerCase(), id: g.id }));
   return { data: await groupsToJson(db, p, page.data), nextCursor: page.nextCursor };
 }

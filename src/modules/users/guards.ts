@@ -4,7 +4,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { assertWithinReach } from '../../http/refusal.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
-import type { TargetScope } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { activePartnerMembers, countIdsInOrg, lockPartnerRow, partnerMembershipsOf } from './repo.js';
 
 /** A caller may only administer a member whose role grants no more than the caller holds. */
@@ -75,7 +75,7 @@ export const fieldError = (field: string, msg: string) =>
   new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
 /** A role the caller may hand out in this scope: visible here and within the caller's own permissions. */
-export async function assignableRole(tx: Tx, caller: Principal, target: TargetScope, roleId: string) {
+export async function assignableRole(tx: Tx, caller: Principal, target: Target, roleId: string) {
   const role = await findRole(tx, target, roleId).catch(() => {
     throw fieldError('roleId', 'Not a role of this scope');
   });

@@ -9,7 +9,8 @@ import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl } from '../auth/index.js';
 import { findUserByEmail, lockAddress, mails } from '../identity/index.js';
 import { offerMembership, renewOffer } from '../invitations/index.js';
-import { auditTenant, partnerOrgIds, type TargetScope } from '../tenants/index.js';
+import { auditTenant, partnerOrgIds } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { assertIdsInOrg, assertMemberWithinReach, assignableRole, fieldError } from './guards.js';
 import {
   findMember,
@@ -22,7 +23,7 @@ import {
   userNameOf,
 } from './repo.js';
 
-async function tenantName(tx: Tx, target: TargetScope): Promise<string> {
+async function tenantName(tx: Tx, target: Target): Promise<string> {
   if (target.orgId) return (await organizationNameOf(tx, target.orgId)) ?? 'your organization';
   return (await partnerNameOf(tx, target.partnerId)) ?? 'your partner';
 }
@@ -44,7 +45,7 @@ export interface InviteInput {
 export async function inviteUser(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   input: InviteInput,
   meta: AuditRequestMeta,
 ) {
@@ -173,7 +174,7 @@ export async function inviteUser(
 export async function resendInvite(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   userId: string,
   meta: AuditRequestMeta,
 ) {

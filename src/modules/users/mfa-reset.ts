@@ -8,14 +8,15 @@ import { assertAccountAuthority } from '../../http/refusal.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { revokeUserSessions } from '../identity/index.js';
 import { clearAllFactors } from '../mfa/index.js';
-import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { auditTenant } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { consented } from './guards.js';
 import { findMember, mfaStateOf } from './repo.js';
 
 export async function resetUserMfa(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   userId: string,
   meta: AuditRequestMeta,
 ) {

@@ -3,8 +3,9 @@ import { and, asc, eq, ilike, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor } from '../../db/connect.js';
 import { organizationUsers, organizations, partnerUsers, partners, roles, users } from '../../db/schema/index.js';
-import { decodeCursor, likePrefix, pageOf } from '../../http/pagination.js';
-import type { TargetScope } from '../tenants/index.js';
+import { likePrefix } from '../../db/order.js';
+import { decodeCursor, pageOf } from '../../http/pagination.js';
+import type { Target } from '../../db/tenant-filter.js';
 import type { ActiveUserJson, UserRowJson } from './schemas.js';
 import { asSystemWithin } from '../../db/row-security.js';
 
@@ -70,7 +71,7 @@ const cursorSchema = z.object({ e: z.string(), id: z.uuid() });
  */
 export async function listMembers(
   db: Executor,
-  target: TargetScope,
+  target: Target,
   q: { limit: number; cursor?: string; search?: string; userId?: string; roleId?: string },
 ): Promise<{ data: UserRowJson[]; nextCursor: string | null }> {
   const page = await listMemberRecords(db, target, q);
@@ -79,7 +80,7 @@ export async function listMembers(
 
 async function listMemberRecords(
   db: Executor,
-  target: TargetScope,
+  target: Target,
   q: { limit: number; cursor?: string; search?: string; userId?: string; roleId?: string },
 ): Promise<{ data: MemberRecord[]; nextCursor: string | null }> {
   const after = decodeCursor(q.cursor, cursorSchema);
@@ -151,11 +152,11 @@ async function listMemberRecords(
 }
 
 /** The member of the scope, accepted or pending (see memberJson for what the scope may be shown). */
-export async function findMember(db: Executor, target: TargetScope, userId: string): Promise<MemberRecord | null> {
+export async function findMember(db: Executor, target: Target, userId: string): Promise<MemberRecord | null> {
   return (await listMemberRecords(db, target, { limit: 1, userId })).data[0] ?? null;
 }
 
-export async function deleteMembership(db: Executor, target: TargetScope, userId: string): Promise<boolean> {
+export async function deleteMembership(db: Executor, target: Target, userId: string): Promise<boolean> {
   const rows =
     target.kind === 'partner'
       ? await db
@@ -169,12 +170,7 @@ export async function deleteMembership(db: Executor, target: TargetScope, userId
   return rows.length > 0;
 }
 
-export async function setMembershipRole(
-  db: Executor,
-  target: TargetScope,
-  userId: string,
-  roleId: string,
-): Promise<void> {
+export async function setMembershipRole(db: Executor, target: Target, userId: string, roleId: string): Promise<void> {
   if (target.kind === 'partner')
     await db
       .update(partnerUsers)

@@ -7,7 +7,7 @@ import { principalOf, requireFullOrgAccess, requireMfa, requirePermission } from
 import { metaOf } from '../../http/meta.js';
 import { isAdminRole, requireStepUp } from '../../http/step-up.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam, listRoles, orgQuery, roleJson, roleListQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
 import { resetUserMfa } from './mfa-reset.js';
@@ -40,7 +40,7 @@ export function userAdminRoutes(deps: Deps) {
     r.get(
       '/users',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_READ)],
         schema: {
           tags,
           summary: 'Members of the current scope (or of an organisation with ?orgId=)',
@@ -54,7 +54,7 @@ export function userAdminRoutes(deps: Deps) {
     r.get(
       '/users/roles',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_READ)],
         schema: {
           tags,
           summary: 'Roles available in the current scope',
@@ -69,7 +69,7 @@ export function userAdminRoutes(deps: Deps) {
     r.get(
       '/roles/:id/users',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_READ)],
         schema: {
           tags: ['roles'],
           summary: 'Members of the scope holding the role',
@@ -84,7 +84,7 @@ export function userAdminRoutes(deps: Deps) {
     r.post(
       '/users/invite',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_INVITE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_INVITE)],
         preHandler: [stepUpForAdminRole],
         schema: {
           tags,
@@ -104,7 +104,7 @@ export function userAdminRoutes(deps: Deps) {
     r.post(
       '/users/resend-invite',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_INVITE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_INVITE)],
         schema: {
           tags,
           summary: 'Send the invitation again (the earlier link stops working)',
@@ -123,7 +123,7 @@ export function userAdminRoutes(deps: Deps) {
     r.get(
       '/users/:id',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_READ)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_READ)],
         schema: {
           tags,
           summary: 'A member of the current scope',
@@ -138,7 +138,7 @@ export function userAdminRoutes(deps: Deps) {
     r.patch(
       '/users/:id',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_WRITE)],
         preHandler: [stepUpOnEmail],
         schema: {
           tags,
@@ -156,7 +156,7 @@ export function userAdminRoutes(deps: Deps) {
     r.delete(
       '/users/:id',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_DELETE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_DELETE)],
         schema: {
           tags,
           summary: 'Remove the user from the scope (the account survives)',
@@ -174,7 +174,7 @@ export function userAdminRoutes(deps: Deps) {
     r.post(
       '/users/:id/mfa/reset',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_WRITE), requireMfa()],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_WRITE), requireMfa()],
         preHandler: [stepUp],
         schema: {
           tags,
@@ -191,7 +191,7 @@ export function userAdminRoutes(deps: Deps) {
     r.post(
       '/users/:id/role',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_WRITE)],
         preHandler: [stepUp],
         schema: {
           tags,

@@ -7,7 +7,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors } from '../../http/schemas.js';
 import { sessionJson } from '../auth/index.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam, orgQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
 import { endMemberSessionAsAdmin, memberSessions } from './sessions-admin.js';
@@ -26,7 +26,7 @@ export function userSessionRoutes(deps: Deps) {
     r.get(
       '/users/:id/sessions',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_WRITE)],
         schema: {
           tags,
           operationId: 'listUserSessions',
@@ -44,7 +44,7 @@ export function userSessionRoutes(deps: Deps) {
     r.delete(
       '/users/:id/sessions/:sid',
       {
-        onRequest: [auth, full, requirePermission(P.USERS_WRITE)],
+        onRequest: [auth, full, requirePermission(PERMS.USERS_WRITE)],
         schema: {
           tags,
           operationId: 'endUserSession',

@@ -7,7 +7,8 @@ import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { requestEmailChange } from '../auth/index.js';
 import { revokeUserSessions } from '../identity/index.js';
 import { findRole, loadRoleChain } from '../roles/index.js';
-import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { auditTenant } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import {
   consented,
   assertMemberWithinReach,
@@ -21,7 +22,7 @@ import { deleteMembership, findMember, listMembers, memberJson, setMembershipRol
 export async function updateUser(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   userId: string,
   patch: { name?: string; status?: 'active' | 'disabled'; email?: string },
   meta: AuditRequestMeta,
@@ -78,7 +79,7 @@ export async function updateUser(
 export async function removeUser(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   userId: string,
   meta: AuditRequestMeta,
 ) {
@@ -108,7 +109,7 @@ export async function removeUser(
 export async function assignRole(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   userId: string,
   roleId: string,
   meta: AuditRequestMeta,
@@ -139,13 +140,13 @@ export async function assignRole(
 }
 
 /** Members of the scope (GET /users). */
-export const listUsers = (deps: Pick<Deps, 'db'>, target: TargetScope, q: Parameters<typeof listMembers>[2]) =>
+export const listUsers = (deps: Pick<Deps, 'db'>, target: Target, q: Parameters<typeof listMembers>[2]) =>
   listMembers(deps.db, target, q);
 
 /** Members of the scope holding a role of the scope (404 for a role not visible there). */
 export async function listRoleHolders(
   deps: Pick<Deps, 'db'>,
-  target: TargetScope,
+  target: Target,
   roleId: string,
   q: Omit<Parameters<typeof listMembers>[2], 'roleId'>,
 ) {
@@ -153,7 +154,7 @@ export async function listRoleHolders(
   return listMembers(deps.db, target, { ...q, roleId });
 }
 
-export async function memberOrThrow(deps: Deps, target: TargetScope, userId: string) {
+export async function memberOrThrow(deps: Deps, target: Target, userId: string) {
   const member = await findMember(deps.db, target, userId);
   if (!member) throw notFound('user');
   return memberJson(member);

@@ -5,17 +5,17 @@ import type { Executor } from '../../db/connect.js';
 import type { Principal } from '../../http/context.js';
 import type { AuditRequestMeta } from '../audit/index.js';
 import { endMemberSession, listMemberSessions } from '../auth/index.js';
-import type { TargetScope } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { assertMemberWithinReach, assertTargetWithinCeiling, consented } from './guards.js';
 import { findMember } from './repo.js';
 
-async function administrableMember(db: Executor, caller: Principal, target: TargetScope, userId: string) {
+async function administrableMember(db: Executor, caller: Principal, target: Target, userId: string) {
   const member = consented(await findMember(db, target, userId));
   await assertTargetWithinCeiling(db, caller, member.roleId);
   assertMemberWithinReach(caller, member);
 }
 
-export async function memberSessions(deps: Deps, caller: Principal, target: TargetScope, userId: string) {
+export async function memberSessions(deps: Deps, caller: Principal, target: Target, userId: string) {
   await administrableMember(deps.db, caller, target, userId);
   return listMemberSessions(deps, target, userId);
 }
@@ -23,7 +23,7 @@ export async function memberSessions(deps: Deps, caller: Principal, target: Targ
 export async function endMemberSessionAsAdmin(
   deps: Deps,
   caller: Principal,
-  target: TargetScope,
+  target: Target,
   userId: string,
   sessionId: string,
   meta: AuditRequestMeta,

@@ -4,7 +4,7 @@ import { and, asc, desc, eq, exists, gt, lt, notExists, sql, type SQL } from 'dr
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db, Executor } from '../../db/connect.js';
 import { auditLogs, webhookDeliveries, webhooks } from '../../db/schema/index.js';
-import { ownedBy, type Target } from '../../db/tenant-scope.js';
+import { ownedBy, type Target } from '../../db/tenant-filter.js';
 import { claimDue } from '../../db/leased-queue-sql.js';
 
 export type WebhookRow = typeof webhooks.$inferSelect;

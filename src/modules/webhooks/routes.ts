@@ -8,7 +8,7 @@ import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { idParam } from '../roles/index.js';
 import { findInScope, resolveTarget, WEBHOOK } from '../tenants/index.js';
 import {
@@ -44,7 +44,7 @@ export function webhookRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = deps.authenticate();
-    const manage = requirePermission(P.AUDIT_MANAGE);
+    const manage = requirePermission(PERMS.AUDIT_MANAGE);
     const stepUp = requireStepUp(deps);
     const tags = ['webhooks'];
     const byId = async (req: FastifyRequest & { params: { id: string } }) =>

@@ -13,7 +13,8 @@ import { assertWithinReach } from '../../http/refusal.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { assertPublicUrl, OutboundRefusedError } from '../../platform/outbound.js';
 import { actorOf, type AuditRequestMeta } from '../../access/audit.js';
-import { auditTenant, type TargetScope } from '../tenants/index.js';
+import { auditTenant } from '../tenants/index.js';
+import type { Target } from '../../db/tenant-filter.js';
 import { RETRY_WINDOW_MS } from './fanout.js';
 import {
   deleteWebhookRow,
@@ -61,12 +62,12 @@ async function checkUrl(deps: Deps, url: string): Promise<void> {
  * may create, see or change one. Any subscription carries a whole tenant's records: never from a caller restricted to
  * sites or device groups.
  */
-export function assertMayHandle(p: Principal, t: TargetScope): void {
+export function assertMayHandle(p: Principal, t: Target): void {
   if (t.kind === 'partner' && p.orgAccess !== 'all') throw new AppError('full_org_access_required');
   assertWithinReach(p, ORGANIZATION_WIDE);
 }
 
-export async function findWebhook(db: Executor, t: TargetScope, id: string): Promise<Row> {
+export async function findWebhook(db: Executor, t: Target, id: string): Promise<Row> {
   const row = await findWebhookRow(db, t, id);
   if (!row) throw notFound('webhook');
   return row;
@@ -79,7 +80,7 @@ const hostOf = (url: string) => new URL(url).host;
 export async function createWebhook(
   deps: Deps,
   p: Principal,
-  t: TargetScope,
+  t: Target,
   input: { url: string; events: string[]; description?: string },
   meta: AuditRequestMeta,
 ) {
@@ -117,7 +118,7 @@ export async function createWebhook(
   return { ...webhookToJson(row), secret };
 }
 
-export async function listWebhooks(deps: Deps, p: Principal, t: TargetScope, q: { limit: number; cursor?: string }) {
+export async function listWebhooks(deps: Deps, p: Principal, t: Target, q: { limit: number; cursor?: string }) {
   assertMayHandle(p, t);
   const after = decodeCursor(q.cursor, z.object({ id: z.uuid() }));
   const rows = await listWebhookRows(deps.db, t, { after, limit: q.limit });
@@ -125,7 +126,7 @@ export async function listWebhooks(deps: Deps, p: Principal, t: TargetScope, q: 
   return { data: page.data.map(webhookToJson), nextCursor: page.nextCursor };
 }
 
-export async function getWebhook(deps: Deps, p: Principal, t: TargetScope, id: string) {
+export async function getWebhook(deps: Deps, p: Principal, t: Target, id: string) {
   assertMayHandle(p, t);
   return webhookToJson(await findWebhook(deps.db, t, id));
 }
@@ -133,7 +134,7 @@ export async function getWebhook(deps: Deps, p: Principal, t: TargetScope, id: s
 export async function updateWebhook(
   deps: Deps,
   p: Principal,
-  t: TargetScope,
+  t: Target,
   id: string,
   input: { url?: string; events?: string[]; description?: string | null; active?: boolean },
   meta: AuditRequestMeta,
@@ -176,7 +177,7 @@ export async function updateWebhook(
 export async function deleteWebhook(
   deps: Deps,
   p: Principal,
-  t: TargetScope,
+  t: Target,
   id: string,
   meta: AuditRequestMeta,
 ): Promise<void> {
@@ -222,7 +223,7 @@ export const deliveryToJson = (r: DeliveryRow) => ({
 export async function listDeliveries(
   deps: Deps,
   p: Principal,
-  t: TargetScope,
+  t: Target,
   id: string,
   q: { limit: number; cursor?: string; status?: 'pending' | 'delivered' | 'failed' },
 ) {
@@ -241,7 +242,7 @@ export async function listDeliveries(
 export async function redeliver(
   deps: Deps,
   p: Principal,
-  t: TargetScope,
+  t: Target,
   id: string,
   deliveryId: string | undefined,
   meta: AuditRequestMeta,
@@ -271,7 +272,7 @@ export async function redeliver(
 }
 
 /** A signed `webhook.ping` straight to the URL (not queued, not numbered): the receiver's answer is the result. */
-export async function ping(deps: Deps, p: Principal, t: TargetScope, id: string) {
+export async function ping(deps: Deps, p: Principal, t: Target, id: string) {
   assertMayHandle(p, t);
   const hook = await findWebhook(deps.db, t, id);
   let secret: string;

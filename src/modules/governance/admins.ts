@@ -6,7 +6,7 @@ import { PARTNER_ADMIN_ROLE_ID, ORG_ADMIN_ROLE_ID } from '../../access/catalog.j
 
 /** A Partner Admin acting in the partner (approves just-in-time requests whose organisation's policy is partner_admin). */
 export const isPartnerAdmin = (p: Principal) =>
-  p.actorType === 'user' && p.scope === 'partner' && p.roleId === PARTNER_ADMIN_ROLE_ID;
+  p.actorType === 'user' && p.tenantKind === 'partner' && p.roleId === PARTNER_ADMIN_ROLE_ID;
 /** An Organization Admin of that organisation (approves customer_admin requests, sees and revokes grants in it). */
 export const isOrgAdmin = (p: Principal, orgId: string) =>
-  p.actorType === 'user' && p.scope === 'organization' && p.orgId === orgId && p.roleId === ORG_ADMIN_ROLE_ID;
+  p.actorType === 'user' && p.tenantKind === 'organization' && p.orgId === orgId && p.roleId === ORG_ADMIN_ROLE_ID;

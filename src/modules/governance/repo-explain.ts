@@ -2,8 +2,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import type { Owner, PartnerOwned, Siteless } from '../../access/decision.js';
-import { GRANTS_SQL, ORG_POLICIES_SQL } from '../../access/membership-sql.js';
-import type { MembershipFacts } from '../../http/authenticate.js';
+import { GRANTS_SQL, type MembershipFacts, ORG_POLICIES_SQL } from '../../access/repo.js';
 import type { ServiceAccountFacts } from '../service-accounts/index.js';
 
 const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
@@ -19,7 +18,7 @@ export type SubjectFactsRow = MembershipFacts & { epoch: number | string };
 
 /**
  * The memberships of the users that bear on a record of `partnerId` (and `orgId`): their partner membership there and
- * their membership of that organisation. Columns as the liveness statement of authenticate names them.
+ * their membership of that organisation. Columns as the caller's liveness statement names them.
  */
 export async function userSubjectRows(
   db: Executor,

@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/connect.js';
 import { listenChannel, type NotifyChannel } from '../db/notify.js';
-import type { SessionRow } from './authenticate.js';
+import type { SessionRow } from './repo.js';
 
 export const LIVENESS_CHANNEL = 'gh_liveness';
 

@@ -1,6 +1,6 @@
 // Bodies and answers of the just-in-time access routes.
 import { z } from 'zod';
-import { JIT_APPROVAL } from '../tenants/index.js';
+import { JIT_APPROVAL } from '../../access/settings.js';
 
 export const accessRequestBody = z
   .strictObject({

@@ -60,7 +60,7 @@ function decideFor(s: Subject, permission: string, t: Target): AccessDecision {
 function membershipJson(s: Subject, d: AccessDecision) {
   const p = s.principal;
   return {
-    scope: p.scope!,
+    scope: p.tenantKind!,
     partnerId: p.partnerId!,
     orgId: p.orgId,
     roleId: p.roleId!,
@@ -95,7 +95,7 @@ export async function explain(deps: Deps, caller: Principal, q: ExplainQuery) {
       // A member elsewhere in the partner (another organisation) is denied at the membership step; a partner caller sees
       // every organisation's members. Anyone else: the same 404 whether or not the user exists.
       const elsewhere =
-        caller.scope === 'partner' ? await partnerOrgMember(deps.db, q.userId, t.owner.partnerId) : null;
+        caller.tenantKind === 'partner' ? await partnerOrgMember(deps.db, q.userId, t.owner.partnerId) : null;
       if (!elsewhere) throw notFound('user');
       const reasons = [
         accountReason(elsewhere.status),
@@ -197,7 +197,7 @@ function rowJson(type: 'user' | 'service_account', s: Subject, d: AccessDecision
     id: p.userId,
     name: type === 'user' ? (p.user?.name ?? '') : p.serviceAccount!.name,
     email: type === 'user' ? p.email : null,
-    scope: p.scope!,
+    scope: p.tenantKind!,
     roleId: p.roleId!,
     roleName: p.roleName ?? '',
     reasons: d.reasons,

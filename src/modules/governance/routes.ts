@@ -5,7 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { authErrors, errors } from '../../http/schemas.js';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { explain, whoCan } from './explain-service.js';
 import { idParam } from '../tenants/index.js';
 import { partnerAccess, partnerActivity } from './customer-view.js';
@@ -39,7 +39,7 @@ export function accessRoutes(deps: Deps) {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = deps.authenticate();
     const full = requireFullOrgAccess();
-    const read = requirePermission(P.USERS_READ);
+    const read = requirePermission(PERMS.USERS_READ);
     const tags = ['access'];
     const p = principalOf;
 
@@ -96,7 +96,7 @@ export function accessRoutes(deps: Deps) {
     r.get(
       '/orgs/organizations/:id/partner-activity',
       {
-        onRequest: [auth, requirePermission(P.AUDIT_READ)],
+        onRequest: [auth, requirePermission(PERMS.AUDIT_READ)],
         schema: {
           tags: orgTags,
           operationId: 'listPartnerActivity',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CATALOG_ENTRIES } from '../../access/catalog.js';
-import { MSP_ACCESS } from '../tenants/index.js';
+import { MSP_ACCESS } from '../../access/settings.js';
 import { ACCESS_STEPS } from '../../access/decision.js';
 
 export const RESOURCE_TYPES = ['partner', 'organization', 'site', 'device_group', 'device'] as const;

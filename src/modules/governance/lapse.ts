@@ -18,7 +18,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { MailOutbox } from '../../platform/mail-outbox.js';
 import { classifyOutage, driverReason } from '../../platform/outage-cause.js';
 import type { AuditWriter } from '../audit/index.js';
-import { standingAccessLapseDaysOf } from '../tenants/index.js';
+import { standingAccessLapseDaysOf } from '../../access/settings.js';
 import { accessMails } from '../../access/mails.js';
 import { lapseStandingAccess, markLapseWarnings, partnerAdminEmails, partnersWithLapse } from './repo.js';
 

@@ -1,7 +1,7 @@
 // Who an explanation is about: a person's memberships (or a service account) read as the request pipeline reads them,
 // turned into the same Principal by the same builders (userPrincipal, serviceAccountPrincipal).
 import type { Executor } from '../../db/connect.js';
-import { membershipRoleId, userPrincipal } from '../../http/authenticate.js';
+import { membershipRoleId, userPrincipal } from '../../access/caller.js';
 import type { Principal } from '../../http/context.js';
 import type { ResolvedRole, RoleCache } from '../roles/index.js';
 import { serviceAccountPrincipal } from '../service-accounts/index.js';

@@ -1,6 +1,7 @@
 // Tenant filtering in one place: every condition that limits a query to what a caller may see, or to
-// what a target tenant owns. It takes data (a resolved TenantScope, a Target, an AuditVisibility), never a request:
-// tenants/access.ts scopeOf() resolves the caller's TenantScope; repositories and services only apply it.
+// what a target tenant owns. It takes data (the caller's Reach, a Target, an AuditVisibility), never a request: the
+// access core resolves the caller's Scope (src/access/scope.ts, a Reach with its membership) once per request;
+// repositories and services only apply it.
 import { and, eq, inArray, isNull, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { auditLogs, deviceGroups, devices, roles } from './schema/index.js';
@@ -18,8 +19,8 @@ export type OrgReach =
   /** Selected organisations and whole-organisation just-in-time grants ([] = none), except the refusing ones. */
   | { kind: 'ids'; ids: string[]; except: string[] };
 
-/** What a caller may see, resolved once from the principal (tenants/access.ts scopeOf). */
-export interface TenantScope {
+/** What a caller may see: the partner, the organisations, sites and device groups it reaches (the Scope is one). */
+export interface Reach {
   partnerId: string | null;
   orgs: OrgReach;
   /** An organisation member's site restriction; null = every site. */
@@ -28,7 +29,7 @@ export interface TenantScope {
   deviceGroupIds: string[] | null;
 }
 
-/** The tenant a management request acts on: the partner level, or one of its organisations (tenants/scope.ts resolveTarget). */
+/** The tenant a management request acts on: the partner level, or one of its organisations (tenants/target.ts resolveTarget). */
 export type Target =
   | { kind: 'partner'; partnerId: string; orgId: null }
   | { kind: 'organization'; partnerId: string; orgId: string };
@@ -44,7 +45,7 @@ export interface OwnerColumns {
  * partner itself (the organizations table), so a partner-wide caller filters on it and the (partner, ...) indexes
  * give the page order, instead of a join through the partner's organisations.
  */
-export function orgCondition(s: TenantScope, column: PgColumn, partnerColumn?: PgColumn): SQL | undefined {
+export function orgCondition(s: Reach, column: PgColumn, partnerColumn?: PgColumn): SQL | undefined {
   const o = s.orgs;
   if (o.kind === 'one') return eq(column, o.orgId);
   const notRefused = o.except.length ? notInArray(column, o.except) : undefined;
@@ -56,22 +57,18 @@ export function orgCondition(s: TenantScope, column: PgColumn, partnerColumn?: P
 }
 
 /** A condition on a site_id column for a site-restricted member (undefined: unrestricted); `siteless` rows pass or not. */
-export function siteCondition(
-  s: TenantScope,
-  column: PgColumn,
-  siteless: 'hidden' | 'visible' = 'hidden',
-): SQL | undefined {
+export function siteCondition(s: Reach, column: PgColumn, siteless: 'hidden' | 'visible' = 'hidden'): SQL | undefined {
   if (!s.siteIds) return undefined;
   const inSites = inArray(column, orNone(s.siteIds));
   return siteless === 'visible' ? or(isNull(column), inSites) : inSites;
 }
 
 /** A condition on a device group's id for a group-restricted member (undefined: unrestricted). */
-export const groupCondition = (s: TenantScope, column: PgColumn): SQL | undefined =>
+export const groupCondition = (s: Reach, column: PgColumn): SQL | undefined =>
   s.deviceGroupIds ? inArray(column, orNone(s.deviceGroupIds)) : undefined;
 
 /** Device groups the caller may see: its organisations, its groups, and groups of its sites or of no site. */
-export const deviceGroupVisible = (s: TenantScope): SQL | undefined =>
+export const deviceGroupVisible = (s: Reach): SQL | undefined =>
   and(
     orgCondition(s, deviceGroups.orgId),
     groupCondition(s, deviceGroups.id),
@@ -79,7 +76,7 @@ export const deviceGroupVisible = (s: TenantScope): SQL | undefined =>
   );
 
 /** Devices the caller may see: its organisations, its sites, and (group-restricted) a member of one of its groups. */
-export function deviceVisible(s: TenantScope): SQL {
+export function deviceVisible(s: Reach): SQL {
   const groups = s.deviceGroupIds;
   return and(
     orgCondition(s, devices.orgId, devices.partnerId),

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { decodeCursor, encodeCursor } from '../../http/pagination.js';
-import { findInScope, mspAccessOf, ORGANIZATION } from '../tenants/index.js';
+import { findInScope, ORGANIZATION } from '../tenants/index.js';
+import { mspAccessOf } from '../../access/settings.js';
 import { customerControlReasons, orgAccessReasons } from '../../access/decision.js';
 import { partnerActivityRows, partnerMemberIdsReaching, partnerServiceAccountsReaching } from './repo.js';
 import { userSubjects } from './subjects.js';
@@ -40,7 +41,7 @@ export async function partnerAccess(
     deps.clock.now().getTime(),
   );
   const data = page.flatMap((id) => {
-    const s = subjects.get(id)?.find((x) => x.principal.scope === 'partner');
+    const s = subjects.get(id)?.find((x) => x.principal.tenantKind === 'partner');
     if (!s) return [];
     const p = s.principal;
     const reasons = orgAccessReasons(p, org.id);

@@ -9,7 +9,7 @@ import { recordGrantExpiry } from '../../access/grants.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { jitApprovalOf, jitMaxMinutesOf, mspAccessOf } from '../tenants/index.js';
+import { jitApprovalOf, jitMaxMinutesOf, mspAccessOf } from '../../access/settings.js';
 import { isOrgAdmin, isPartnerAdmin } from './admins.js';
 import type { AccessRequestBody, DecisionBody, GrantListQuery, RequestListQuery } from './jit-schemas.js';
 import {
@@ -92,7 +92,7 @@ const auditOf = (r: RequestRow, extra: Record<string, unknown> = {}) => ({
 
 function assertPartnerPerson(p: Principal) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
-  if (p.scope !== 'partner' || !p.partnerId)
+  if (p.tenantKind !== 'partner' || !p.partnerId)
     throw new AppError('forbidden', "Just-in-time access is requested by the partner's members.");
 }
 
@@ -187,7 +187,7 @@ export async function requestAccess(deps: Deps, p: Principal, body: AccessReques
 /** Requests the caller may approve (pending, by the organisation's policy). */
 function approverAudience(p: Principal): RequestAudience | undefined {
   if (isPartnerAdmin(p)) return { kind: 'partner_admin', partnerId: p.partnerId! };
-  if (p.scope === 'organization' && p.orgId && isOrgAdmin(p, p.orgId))
+  if (p.tenantKind === 'organization' && p.orgId && isOrgAdmin(p, p.orgId))
     return { kind: 'customer_admin', orgId: p.orgId };
   return undefined;
 }
@@ -195,7 +195,7 @@ function approverAudience(p: Principal): RequestAudience | undefined {
 export async function listRequests(deps: Deps, p: Principal, q: RequestListQuery) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
   const own: RequestAudience | undefined =
-    p.scope === 'partner' ? { kind: 'own', userId: p.userId, partnerId: p.partnerId! } : undefined;
+    p.tenantKind === 'partner' ? { kind: 'own', userId: p.userId, partnerId: p.partnerId! } : undefined;
   const approvable = approverAudience(p);
   const who = q.view === 'approvable' ? [approvable] : q.view === 'own' ? [own] : [own, approvable];
   const audiences = who.filter((a): a is RequestAudience => a !== undefined);
@@ -219,7 +219,10 @@ export async function decideRequest(
     const r = await lockAccessRequest(tx, id);
     // Outside the caller's partner (or, for an organisation member, outside its organisation): it does not exist here.
     const visible =
-      r && (p.scope === 'partner' ? r.partnerId === p.partnerId : p.scope === 'organization' && r.orgId === p.orgId);
+      r &&
+      (p.tenantKind === 'partner'
+        ? r.partnerId === p.partnerId
+        : p.tenantKind === 'organization' && r.orgId === p.orgId);
     if (!r || !visible) throw notFound('access request');
     if (r.userId === p.userId)
       throw new AppError('forbidden_self_action', 'You cannot approve or deny your own access request.');
@@ -267,11 +270,11 @@ export async function decideRequest(
 export async function listGrants(deps: Deps, p: Principal, q: GrantListQuery) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
   const who: GrantAudience | undefined =
-    p.scope === 'partner'
+    p.tenantKind === 'partner'
       ? isPartnerAdmin(p)
         ? { kind: 'partner', partnerId: p.partnerId! }
         : { kind: 'member', partnerId: p.partnerId!, userId: p.userId }
-      : p.scope === 'organization' && p.orgId && isOrgAdmin(p, p.orgId)
+      : p.tenantKind === 'organization' && p.orgId && isOrgAdmin(p, p.orgId)
         ? { kind: 'organization', orgId: p.orgId }
         : undefined;
   if (!who) return { data: [] };
@@ -295,7 +298,7 @@ export async function revokeGrant(deps: Deps, p: Principal, id: string, meta: Au
     const g = row?.g;
     const visible =
       g &&
-      (p.scope === 'partner'
+      (p.tenantKind === 'partner'
         ? g.partnerId === p.partnerId && (g.userId === p.userId || isPartnerAdmin(p))
         : isOrgAdmin(p, g.orgId));
     if (!row || !g || !visible) throw notFound('access grant');

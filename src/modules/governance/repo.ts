@@ -1,4 +1,4 @@
-// The SQL of the access module: the Partner Admins mailed about the lapse, the customer's view and the
+// The SQL of the governance module: the Partner Admins mailed about the lapse, the customer's view and the
 // standing-access lapse sweep here; explanations in repo-explain.ts, just-in-time access in repo-jit.ts.
 // With its repo-*.ts parts, the only files of the module that import drizzle-orm or the schema.
 import { sql } from 'drizzle-orm';

@@ -1,8 +1,8 @@
 // Verified access tokens, so a token's EdDSA signature is checked once and not on every request it is sent with.
 // Only what verification proved is kept (the claims); liveness (session, user, membership) is still checked on every
-// request (src/http/liveness-cache.ts), so a revoked session, a disabled user or a removed membership is refused on
+// request (liveness-cache.ts), so a revoked session, a disabled user or a removed membership is refused on
 // the next request as before.
-import type { AccessClaims } from '../access/tokens.js';
+import type { AccessClaims } from './tokens.js';
 
 interface Entry {
   claims: AccessClaims;
