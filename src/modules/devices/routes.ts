@@ -7,7 +7,7 @@ import { requireStepUp } from '../../http/step-up.js';
 import { bearerToken } from '../../http/authenticate.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
-import { authErrors, errors, page } from '../../http/schemas.js';
+import { authErrors, errors, page, idParam } from '../../http/schemas.js';
 import {
   createdKey,
   createKey,
@@ -25,7 +25,6 @@ import {
   reportInventory,
 } from '../enrollment/index.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
-import { idParam } from '../tenants/index.js';
 import { addDevicesBody, deviceDetail, deviceJson, deviceListQuery, updateDeviceBody } from './schemas.js';
 import { addDevicesToGroup, deleteDevice, getDevice, listDevices, updateDevice } from './service.js';
 

@@ -6,9 +6,9 @@ import { PERMISSIONS as P } from '../../access/catalog.js';
 import type { Deps } from '../../deps.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
-import { authErrors, errors, page } from '../../http/schemas.js';
+import { authErrors, errors, page, idParam } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { idParam, scopeOf } from '../tenants/index.js';
+import { scopeOf } from '../tenants/index.js';
 import { createDomainBody, domainJson, domainListQuery } from './schemas.js';
 import { createDomain, deleteDomain, listDomains, verifyDomain } from './service.js';
 

@@ -24,7 +24,6 @@ export {
   type ByIdResource,
   type RecordOwner,
 } from './by-id.js';
-export { idParam } from './schemas.js';
 export { auditTenant, mayAccessOrg, partnerOrgIds, resolveTarget, type TargetScope } from './scope.js';
 export {
   breakGlassUserOf,

@@ -7,7 +7,7 @@ import type { Deps } from '../../deps.js';
 import { requireStepUp } from '../../http/step-up.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
-import { authErrors, errors, page } from '../../http/schemas.js';
+import { authErrors, errors, page, idParam } from '../../http/schemas.js';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import {
   createOrg,
@@ -25,7 +25,6 @@ import {
   createSiteBody,
   effectiveSettings,
   groupJson,
-  idParam,
   listQuery,
   orgJson,
   orgRequiredQuery,
