@@ -16,6 +16,7 @@ import {
   startSession,
   type SessionContext,
   type IssuedSession,
+  findUser,
 } from '../identity/index.js';
 import { proveAccount } from '../auth/index.js';
 import { domainProvenBy } from '../domains/index.js';
@@ -25,7 +26,6 @@ import {
   belongsElsewhere,
   deleteOtherSubjects,
   findProviderById,
-  findUser,
   findUserByEmail,
   identitiesOfUserAt,
   identityBySubject,

@@ -241,11 +241,6 @@ export async function insertIdentity(
 
 // Accounts and memberships, as a federated sign-in sees them.
 
-export async function findUser(db: Executor, userId: string): Promise<UserRow | undefined> {
-  const [u] = await db.select().from(users).where(eq(users.id, userId));
-  return u;
-}
-
 export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
   const [u] = await db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`).limit(1);
   return u;
