@@ -5,8 +5,8 @@ import type { Owner, PartnerOwned, Siteless } from '../../access/decision.js';
 import { GRANTS_SQL, ORG_POLICIES_SQL } from '../../access/membership-sql.js';
 import type { MembershipFacts } from '../../http/authenticate.js';
 import type { ServiceAccountFacts } from '../service-accounts/index.js';
+import { rowsOf } from '../../db/rows.js';
 
-const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
 const idList = (ids: string[]) =>
   sql.join(
     ids.map((id) => sql`${id}`),
