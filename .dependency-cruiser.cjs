@@ -1,8 +1,8 @@
 // Layering rules of docs/architecture.md, checked by `npm run lint:deps` in CI. Violations that
 // existed when the check was introduced are listed in .dependency-cruiser-known-violations.json: the check fails
 // on any new one; shrink that file as modules gain a repo.ts and an index.ts (`npm run lint:deps:baseline`).
-// The sixth rule, no-module-cycles (two modules never import each other), is checked by scripts/lint-deps.mjs from
-// the same cruise: dependency-cruiser's folder-level rules cannot be baselined.
+// The last rule, no-module-cycles (no loop of imports between modules, of any length), is checked by
+// scripts/lint-deps.mjs from the same cruise: dependency-cruiser's folder-level rules cannot be baselined.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -47,6 +47,14 @@ module.exports = {
         pathNot: ['^src/db/', '^src/modules/[^/]+/repo\\.ts$', '^src/modules/[^/]+/repo-[a-z-]+\\.ts$', '^src/access/repo\\.ts$'],
       },
       to: { path: ['^drizzle-orm', '(^|/)node_modules/drizzle-orm/', '^src/db/schema/'] },
+    },
+    {
+      name: 'web-no-circles',
+      comment:
+        'The console (web/src) has no import circle: pages import shared hooks and components, never one another through a loop.',
+      severity: 'error',
+      from: { path: '^web/src/' },
+      to: { circular: true },
     },
   ],
   options: {

@@ -10,6 +10,7 @@ import { preparedStatement, uuidArg } from '../db/prepared.js';
 import { asSystemWithin } from '../db/row-security.js';
 import { organizations, organizationUsers, partners, partnerUsers } from '../db/schema/index.js';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from './catalog.js';
+import { rowsOf } from '../db/rows.js';
 
 /** A role and its ancestors (at most `maxDepth`), each with its own permissions, nearest first. */
 export async function roleChainRows(
@@ -30,7 +31,7 @@ export async function roleChainRows(
     left join role_permissions rp on rp.role_id = c.id
     left join permissions p on p.id = rp.permission_id
     order by c.depth, p.resource, p.action`);
-  return (result as unknown as { rows: Record<string, unknown>[] }).rows;
+  return rowsOf<Record<string, unknown>>(result);
 }
 
 /** The settings of the tenant a sign-in enters: the partner's for a partner membership, else the organisation's. */
@@ -64,7 +65,7 @@ export async function markGrantExpired(tx: Executor, grantId: string, at: Date):
   const res = await tx.execute(sql`update access_grants g set expired_at = ${at} from access_requests r
     where g.id = ${grantId} and r.id = g.request_id and g.expired_at is null and g.revoked_at is null and g.expires_at <= ${at}
     returning g.partner_id, g.org_id, g.site_id, g.user_id, g.expires_at, g.request_id, r.reason, r.ticket_ref`);
-  return (res as unknown as { rows: ExpiredGrantRow[] }).rows[0] ?? null;
+  return rowsOf<ExpiredGrantRow>(res)[0] ?? null;
 }
 
 /** Writes a session's last-seen; the condition repeats the interval so that instances racing on one session write it once. */
@@ -88,7 +89,7 @@ export async function stepUpFactorsRow(db: Executor, userId: string): Promise<St
            (u.mfa_method = 'sms' and u.phone_verified and u.phone_number is not null) as has_sms,
            exists (select 1 from passkeys k where k.user_id = u.id) as has_passkey
     from users u where u.id = ${userId}`);
-  return (result as unknown as { rows: StepUpFactorsRow[] }).rows[0];
+  return rowsOf<StepUpFactorsRow>(result)[0];
 }
 
 /**
@@ -108,7 +109,7 @@ export async function partnerAdmins(tx: Executor, partnerId: string) {
     order by 1 limit 500`);
   const [p] = await tx.select({ name: partners.name }).from(partners).where(eq(partners.id, partnerId));
   return {
-    emails: (res as unknown as { rows: { email: string }[] }).rows.map((r) => r.email),
+    emails: rowsOf<{ email: string }>(res).map((r) => r.email),
     partnerName: p?.name ?? 'the partner',
   };
 }
@@ -131,9 +132,9 @@ export async function adminsOfBothSides(tx: Executor, partnerId: string, orgId: 
   const names = await tx.execute(
     sql`select o.name as org_name, p.name as partner_name from organizations o join partners p on p.id = o.partner_id where o.id = ${orgId}`,
   );
-  const n = (names as unknown as { rows: { org_name: string; partner_name: string }[] }).rows[0];
+  const n = rowsOf<{ org_name: string; partner_name: string }>(names)[0];
   return {
-    emails: (res as unknown as { rows: { email: string }[] }).rows.map((r) => r.email),
+    emails: rowsOf<{ email: string }>(res).map((r) => r.email),
     orgName: n?.org_name ?? 'the organisation',
     partnerName: n?.partner_name ?? 'the partner',
   };

@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import type { SecretBox } from '../platform/secret-box.js';
 import type { Db } from './connect.js';
 import { reseal, SEALED_KINDS } from './sealed-catalogue.js';
+import { rowsOf } from './rows.js';
 
 export interface ResealProgress {
   label: string;
@@ -11,8 +12,6 @@ export interface ResealProgress {
   total: number;
   failed: number;
 }
-
-const rowsOf = <T>(result: unknown): T[] => (result as { rows?: T[] }).rows ?? (result as T[]);
 
 /**
  * Re-seals, batch by batch, every value not sealed with the current key (the old key must be among

@@ -71,6 +71,8 @@ export const authErrors = errors(401, 403, 428);
 
 export const uuid = z.uuid();
 export const isoDate = z.iso.datetime();
+/** The path parameters of every route that names one record: `/:id`, a UUID, nothing else. */
+export const idParam = z.strictObject({ id: z.uuid() });
 
 export const listQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50),

@@ -30,6 +30,7 @@ const CLEAN: Record<string, string> = {
 
 function lint(extra: Record<string, string> = {}) {
   rmSync(join(dir, 'src'), { recursive: true, force: true });
+  rmSync(join(dir, 'web'), { recursive: true, force: true });
   for (const [path, text] of Object.entries({ ...CLEAN, ...extra })) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
@@ -105,10 +106,47 @@ describe('the layering check', { timeout: 120_000 }, () => {
         'src/modules/b/index.ts': "export { s } from './service.js';\n",
       },
     ],
+    // Three modules in a loop (b → a → c → b): no two of them import each other, and the loop still fails.
+    [
+      'no-module-cycles',
+      {
+        'src/modules/a/uses-c.ts': "import { c } from '../c/index.js';\nexport const u = c;\n",
+        'src/modules/c/index.ts': "import { s } from '../b/index.js';\nexport const c = () => s;\n",
+        'src/modules/b/index.ts': "export { s } from './service.js';\n",
+      },
+    ],
+    [
+      'web-no-circles',
+      {
+        'web/src/pages/Shell.tsx': "import { Users } from './Users';\nexport const useMe = () => Users;\n",
+        'web/src/pages/Users.tsx': "import { useMe } from './Shell';\nexport const Users = () => useMe;\n",
+      },
+    ],
   ])('fails on %s', (rule, extra) => {
     const r = lint(extra);
     expect(r.out).toContain(`${rule}:`);
     expect(r.status).toBe(1);
+  });
+
+  it('names every module of a longer loop, in the order of its imports', () => {
+    const r = lint({
+      'src/modules/a/uses-c.ts': "import { c } from '../c/index.js';\nexport const u = c;\n",
+      'src/modules/c/index.ts': "import { d } from '../d/index.js';\nexport const c = d;\n",
+      'src/modules/d/index.ts': "import { s } from '../b/index.js';\nexport const d = () => s;\n",
+      'src/modules/b/index.ts': "export { s } from './service.js';\n",
+    });
+    expect(r.out).toContain('no-module-cycles: a → c → d → b → a');
+    expect(r.status).toBe(1);
+  });
+
+  it('passes modules that import each other in one direction only (b → a, c → a, c → b)', () => {
+    const r = lint({
+      'src/modules/c/index.ts':
+        "import { s } from '../b/index.js';\nimport { find } from '../a/index.js';\nexport const c = [s, find];\n",
+      'src/modules/b/index.ts': "export { s } from './service.js';\n",
+    });
+    expect(r.out).toContain('no new violation');
+    expect(r.status).toBe(0);
   });
 
   it('ignores a violation listed in the baseline, and fails on the next one', () => {

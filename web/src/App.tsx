@@ -1,8 +1,8 @@
 // Routes, each page loaded on demand (the sign-in page's first load carries only what it needs).
-import { Center, Loader } from '@mantine/core';
 import { lazy, Suspense, useEffect, type ReactNode } from 'react';
 import { Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { onSessionEvent, refreshSession } from './api/client';
+import { Loading } from './components/Loading';
 import { session, useSession } from './api/session';
 
 const Login = lazy(() => import('./pages/auth/Login'));
@@ -14,14 +14,6 @@ const Register = lazy(() => import('./pages/auth/Register'));
 const Setup = lazy(() => import('./pages/auth/Setup'));
 const EnrollMfa = lazy(() => import('./pages/auth/EnrollMfa'));
 const Shell = lazy(() => import('./pages/Shell'));
-
-export function Loading() {
-  return (
-    <Center h="60vh" aria-busy="true">
-      <Loader aria-label="Loading" />
-    </Center>
-  );
-}
 
 /** Tries the refresh cookie once on start: a reload keeps the session without the token ever being stored. */
 function useRestoreSession() {

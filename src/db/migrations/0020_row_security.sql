@@ -3,7 +3,7 @@ ALTER TABLE "sites" ADD COLUMN "partner_id" uuid;--> statement-breakpoint
 ALTER TABLE "organization_users" ADD COLUMN "partner_id" uuid;--> statement-breakpoint
 ALTER TABLE "contacts" ADD COLUMN "partner_id" uuid;--> statement-breakpoint
 ALTER TABLE "enrollment_keys" ADD COLUMN "partner_id" uuid;--> statement-breakpoint
--- Row-level security, the second wall behind the repositories' tenant filters (issue 12 §4).
+-- Row-level security, the second wall behind the repositories' tenant filters.
 -- Five org-keyed tables gain partner_id, filled by the database from the organisation like devices.partner_id, so
 -- that every tenant table's policy is the same expression on its own columns (no policy reads another table's
 -- policy-protected rows, which PostgreSQL refuses as recursion).

@@ -1,4 +1,4 @@
--- Row security: a named system context passes the policy before any per-row function call (issue 15 P5).
+-- Row security: a named system context passes the policy before any per-row function call.
 -- gh_rls_row is PL/pgSQL on purpose (the planner must not fold it into the query's own tenant condition), so it is a
 -- function call per row, even where its first line returns true for a system context. A count over ten thousand
 -- memberships in a system context paid ~1 µs per row for nothing. gh_rls_system() is SQL without a column: inlined,

@@ -4,6 +4,7 @@
 import { confinedToTenant, withinTenant } from '../../access/account-authority.js';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
+import { isUniqueViolation } from '../../db/unique-violation.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { AuditActor, AuditRequestMeta } from '../audit/index.js';
 import {
@@ -33,9 +34,6 @@ export type ChangeRequester =
   | { kind: 'scim'; partnerId: string; orgId: string | null };
 
 type EmailFlowData = { email: string; requester?: ChangeRequester };
-
-const isUniqueViolation = (err: unknown) =>
-  (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505';
 
 /**
  * Mails a link that proves the account's current address (one live link at a time). false: already proven, nothing

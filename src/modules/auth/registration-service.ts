@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
+import { isUniqueViolation } from '../../db/unique-violation.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditActor, AuditRequestMeta } from '../audit/index.js';
 import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
@@ -17,9 +18,6 @@ async function uniquePartnerSlug(tx: Executor, name: string): Promise<string> {
   }
   return `${base}-${randomBytes(6).toString('hex')}`;
 }
-
-const isUniqueViolation = (err: unknown) =>
-  (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505';
 
 async function insertUser(tx: Executor, input: { email: string; name: string; passwordHash: string }, now: Date) {
   if (await emailTaken(tx, input.email)) throw new AppError('email_taken');

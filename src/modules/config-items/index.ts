@@ -5,7 +5,6 @@ export {
   assertMayChange,
   assertPartnerWide,
   isStorable,
-  isUniqueViolation,
   listTarget,
   name255,
   nameCursor,

@@ -56,6 +56,3 @@ export function storableJson(value: unknown, maxDepth = 8, depth = 0): boolean {
 
 /** Keyset cursor of the lists ordered by a lower-cased name (db/order.ts lowerOf) and the id. */
 export const nameCursor = z.object({ n: z.string(), id: z.uuid() });
-
-export const isUniqueViolation = (err: unknown) =>
-  ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';

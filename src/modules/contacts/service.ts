@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
+import { isUniqueViolation } from '../../db/unique-violation.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
@@ -24,8 +25,6 @@ export const contactToJson = (c: Row) => ({
   updatedAt: c.updatedAt.toISOString(),
 });
 const actor = actorOf;
-const isUnique = (err: unknown) =>
-  ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 
 export async function listContacts(
@@ -78,7 +77,7 @@ export async function updateContact(deps: Deps, p: Principal, id: string, patch:
       return contactToJson(row!);
     });
   } catch (err) {
-    if (isUnique(err))
+    if (isUniqueViolation(err))
       throw new AppError('conflict', 'Another contact of the organization has this externalId or previousId.');
     throw err;
   }

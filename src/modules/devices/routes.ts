@@ -7,7 +7,7 @@ import { requireStepUp } from '../../http/step-up.js';
 import { bearerToken } from '../../http/authenticate.js';
 import { principalOf, requirePermission, scopeIn } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
-import { authErrors, errors, page } from '../../http/schemas.js';
+import { authErrors, errors, page, idParam } from '../../http/schemas.js';
 import {
   createdKey,
   createKey,
@@ -24,8 +24,7 @@ import {
   listKeys,
   reportInventory,
 } from '../enrollment/index.js';
-import { PERMISSIONS as PERMS } from '../../access/catalog.js';
-import { idParam } from '../tenants/index.js';
+import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
 import { addDevicesBody, deviceDetail, deviceJson, deviceListQuery, updateDeviceBody } from './schemas.js';
 import { addDevicesToGroup, deleteDevice, getDevice, listDevices, updateDevice } from './service.js';
 

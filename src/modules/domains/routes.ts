@@ -6,9 +6,8 @@ import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import type { Deps } from '../../deps.js';
 import { principalOf, requirePermission, scopeIn } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
-import { authErrors, errors, page } from '../../http/schemas.js';
+import { authErrors, errors, page, idParam } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { idParam } from '../tenants/index.js';
 import { createDomainBody, domainJson, domainListQuery } from './schemas.js';
 import { createDomain, deleteDomain, listDomains, verifyDomain } from './service.js';
 

@@ -10,7 +10,8 @@ import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { randomToken } from '../../platform/crypto.js';
 import { lookupTxt } from '../../platform/txt-lookup.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { assertMayChange, isUniqueViolation, ownerForCreate } from '../config-items/index.js';
+import { assertMayChange, ownerForCreate } from '../config-items/index.js';
+import { isUniqueViolation } from '../../db/unique-violation.js';
 import { DOMAIN, findInScope, resolveTarget } from '../tenants/index.js';
 import {
   deleteDomainRow,

@@ -3,6 +3,7 @@ import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { deviceInventory, devices, enrollmentKeys, sites } from '../../db/schema/index.js';
 import { orgCondition, siteCondition, type Reach } from '../../db/tenant-filter.js';
+import { rowsOf } from '../../db/rows.js';
 
 export type KeyRow = typeof enrollmentKeys.$inferSelect;
 type NewKey = typeof enrollmentKeys.$inferInsert;
@@ -83,7 +84,7 @@ export async function insertDevice(db: Executor, values: NewDevice) {
 export async function partnerOfOrg(db: Executor, orgId: string): Promise<string | null> {
   const [org] = await db
     .execute(sql`select partner_id from organizations where id = ${orgId}`)
-    .then((r) => (r as unknown as { rows: { partner_id: string }[] }).rows);
+    .then((r) => rowsOf<{ partner_id: string }>(r));
   return org?.partner_id ?? null;
 }
 

@@ -4,8 +4,8 @@ import type { Executor } from '../../db/connect.js';
 import type { Owner, PartnerOwned, Siteless } from '../../access/decision.js';
 import { GRANTS_SQL, type MembershipFacts, ORG_POLICIES_SQL } from '../../access/repo.js';
 import type { ServiceAccountFacts } from '../service-accounts/index.js';
+import { rowsOf } from '../../db/rows.js';
 
-const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
 const idList = (ids: string[]) =>
   sql.join(
     ids.map((id) => sql`${id}`),

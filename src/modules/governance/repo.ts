@@ -4,11 +4,10 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
+import { rowsOf } from '../../db/rows.js';
 
 export * from './repo-explain.js';
 export * from './repo-jit.js';
-
-const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
 
 // ---- The Partner Admins (both sides' admins: src/access/repo.ts adminsOfBothSides) ----
 

@@ -2,6 +2,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { organizationUsers, partnerUsers, users } from '../../db/schema/index.js';
+import { rowsOf } from '../../db/rows.js';
 
 export type OfferTarget = { kind: 'partner'; partnerId: string } | { kind: 'organization'; orgId: string };
 
@@ -76,8 +77,6 @@ export interface PendingRow {
   invited_at: Date | string | null;
   invited_by: string | null;
 }
-
-const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
 
 /**
  * The account's pending memberships (one of them with `id`), with the offering tenant's and role's names and the

@@ -7,13 +7,13 @@ import { hashRecoveryCode, matchTotp } from './codes.js';
 import {
   claimTotpStep,
   clearFactors,
-  findUser,
   hasPasskey,
   storeFactorState,
   storeRecoveryCodeHashes,
   takeRecoveryCodeHash,
   type UserRow,
 } from './repo.js';
+import { findUser } from '../identity/index.js';
 
 export const sealTotp = (box: SecretBox, userId: string, secret: string) => sealAs(box, 'totpSecret', secret, userId);
 export const openTotp = (box: SecretBox, user: Pick<UserRow, 'id' | 'mfaSecret'>) =>

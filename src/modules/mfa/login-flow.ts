@@ -3,8 +3,15 @@ import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
 import { AppError } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
-import { consumeFlow, countFlowAttempt, peekFlow, type Flow, type SessionContext } from '../identity/index.js';
-import { findUser, type UserRow } from './repo.js';
+import {
+  consumeFlow,
+  countFlowAttempt,
+  peekFlow,
+  type Flow,
+  type SessionContext,
+  findUser,
+} from '../identity/index.js';
+import type { UserRow } from './repo.js';
 
 export const MAX_CODE_ATTEMPTS = 5;
 

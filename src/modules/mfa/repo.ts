@@ -20,11 +20,6 @@ export async function sessionHoldsRefresh(db: Executor, sessionId: string, token
   return rows.length === 1;
 }
 
-export async function findUser(db: Executor, userId: string): Promise<UserRow | undefined> {
-  const [user] = await db.select().from(users).where(eq(users.id, userId));
-  return user;
-}
-
 export async function mfaMethodOf(db: Executor, userId: string): Promise<MfaMethod | undefined> {
   const [row] = await db.select({ method: users.mfaMethod }).from(users).where(eq(users.id, userId));
   return row?.method;

@@ -12,10 +12,11 @@ import {
   revokeUserSessions,
   rotateCallerSession,
   type IssuedSession,
+  findUser,
 } from '../identity/index.js';
 import { matchTotp, newRecoveryCodes, newTotpSecret, qrDataUrl, totpFor } from './codes.js';
 import { acceptTotp, clearAllFactors, consumeRecoveryCode, sealTotp, setRecoveryCodes } from './factors.js';
-import { findUser, latestLiveFlow, mfaEnabledOf, sessionHoldsRefresh, storeTotpFactor, takeFlowById } from './repo.js';
+import { latestLiveFlow, mfaEnabledOf, sessionHoldsRefresh, storeTotpFactor, takeFlowById } from './repo.js';
 
 export const SETUP_TTL_MS = 10 * 60 * 1000;
 

@@ -12,13 +12,13 @@ import {
   revokeUserSessions,
   rotateCallerSession,
   type IssuedSession,
+  findUser,
 } from '../identity/index.js';
 import { hashSmsCode, newRecoveryCodes, newSmsCode, randomSalt } from './codes.js';
 import { setRecoveryCodes } from './factors.js';
 import { MAX_CODE_ATTEMPTS, pendingLogin } from './login-flow.js';
 import {
   enableSmsFactor,
-  findUser,
   latestLiveFlow,
   mfaMethodOf,
   storeVerifiedPhone,

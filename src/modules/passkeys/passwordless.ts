@@ -11,9 +11,10 @@ import {
   pickPasswordDefault,
   ssoEnforcedFor,
   type IssuedSession,
+  findUser,
 } from '../identity/index.js';
 import { advanceCounter, assertionOptions, verifyAssertion, type VerifiedAssertion } from './assertion.js';
-import { findUser, type UserRow } from './repo.js';
+import type { UserRow } from './repo.js';
 
 export const passwordlessOptions = (deps: Deps) => assertionOptions(deps, 'passkey_login', null);
 

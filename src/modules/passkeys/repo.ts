@@ -8,11 +8,6 @@ export type PasskeyRow = typeof passkeys.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
 type NewPasskey = Omit<typeof passkeys.$inferInsert, 'id' | 'createdAt' | 'lastUsedAt'>;
 
-export async function findUser(db: Executor, userId: string): Promise<UserRow | undefined> {
-  const [user] = await db.select().from(users).where(eq(users.id, userId));
-  return user;
-}
-
 /** Locks the account row (two removals at once cannot each leave the other as the last factor). */
 export async function lockUser(db: Executor, userId: string): Promise<void> {
   await db.execute(sql`select id from users where id = ${userId} for update`);

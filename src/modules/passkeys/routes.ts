@@ -6,10 +6,9 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { principalOf } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
-import { authErrors, errors } from '../../http/schemas.js';
+import { authErrors, errors, idParam } from '../../http/schemas.js';
 import { respondWithTokens, tokenResponse } from '../identity/index.js';
 import { twoFactorOn } from '../mfa/index.js';
-import { idParam } from '../roles/index.js';
 import {
   deletePasskeyBody,
   passkeyJsonSchema,

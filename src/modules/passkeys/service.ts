@@ -14,6 +14,7 @@ import {
   verifyPassword,
   revokeUserSessions,
   type IssuedSession,
+  findUser,
 } from '../identity/index.js';
 import {
   assertMethodAllowed,
@@ -28,7 +29,6 @@ import {
   deletePasskeyRow,
   enablePasskeyFactor,
   findOwnPasskey,
-  findUser,
   insertPasskey,
   lockUser,
   type PasskeyRow,

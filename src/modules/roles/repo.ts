@@ -13,6 +13,7 @@ import {
 import { asSystemWithin } from '../../db/row-security.js';
 import { rolesVisibleIn, type Target } from '../../db/tenant-filter.js';
 import { likePrefix } from '../../db/order.js';
+import { rowsOf } from '../../db/rows.js';
 
 export type RoleRow = typeof roles.$inferSelect;
 type NewRole = typeof roles.$inferInsert;
@@ -105,7 +106,7 @@ export async function descendantDepth(tx: Executor, roleId: string, maxDepth: nu
       select id, 1 from roles where parent_role_id = ${roleId}
       union all select r.id, d.depth + 1 from roles r join d on r.parent_role_id = d.id where d.depth < ${maxDepth + 1}
     ) select coalesce(max(depth), 0) as depth from d`);
-  return Number((res as unknown as { rows: { depth: number }[] }).rows[0]?.depth ?? 0);
+  return Number(rowsOf<{ depth: number }>(res)[0]?.depth ?? 0);
 }
 
 /** Replaces the role's direct permissions with `keys` (`resource:action`). */
@@ -159,7 +160,7 @@ export async function childRoleCount(tx: Tx, id: string): Promise<number> {
 /** Whether an SSO provider has the role as its default. */
 export async function ssoDefaultRole(tx: Tx, id: string): Promise<boolean> {
   const inUse = await tx.execute(sql`select 1 from sso_providers where default_role_id = ${id} limit 1`);
-  return (inUse as unknown as { rows: unknown[] }).rows.length > 0;
+  return rowsOf<unknown>(inUse).length > 0;
 }
 
 /** Whether a SCIM token or provisioned user has the role as its default, or a SCIM group maps to it. */
@@ -167,5 +168,5 @@ export async function scimUsesRole(tx: Tx, id: string): Promise<boolean> {
   const scimUse = await tx.execute(
     sql`select 1 from scim_tokens where default_role_id = ${id} union all select 1 from scim_users where default_role_id = ${id} union all select 1 from scim_groups where role_id = ${id} limit 1`,
   );
-  return (scimUse as unknown as { rows: unknown[] }).rows.length > 0;
+  return rowsOf<unknown>(scimUse).length > 0;
 }

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { requireStepUp } from '../../http/step-up.js';
 import { metaOf } from '../../http/meta.js';
-import { authErrors, errors, page } from '../../http/schemas.js';
+import { authErrors, errors, page, idParam } from '../../http/schemas.js';
 import { resolveTarget } from '../tenants/index.js';
 import { ACTION_ALIASES, ACTIONS, CATALOG_ENTRIES, PERMISSIONS as PERMS, RESOURCES } from '../../access/catalog.js';
 import {
@@ -14,7 +14,6 @@ import {
   cloneRoleBody,
   createRoleBody,
   effectivePermissions,
-  idParam,
   orgQuery,
   roleDetail,
   roleJson,

@@ -107,5 +107,3 @@ export const availablePermissions = z.object({
   aliases: z.record(z.string(), z.string()),
   permissions: z.array(z.object({ resource: z.string(), action: z.string(), description: z.string() })),
 });
-
-export const idParam = z.strictObject({ id: z.uuid() });

@@ -2,6 +2,7 @@
 // inheritance, immutable system roles, and the permission ceiling.
 import { z } from 'zod';
 import type { Executor, Tx } from '../../db/connect.js';
+import { isUniqueViolation } from '../../db/unique-violation.js';
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -152,11 +153,6 @@ async function checkParent(
   if ((chain?.chain.length ?? 0) + 1 + below > MAX_ROLE_DEPTH) throw new AppError('inheritance_too_deep');
 }
 
-const nameTaken = (err: unknown) => {
-  const e = err as { code?: string; cause?: { code?: string; constraint?: string }; constraint?: string };
-  return (e.code ?? e.cause?.code) === '23505';
-};
-
 export async function createRole(
   deps: Deps,
   caller: Principal,
@@ -206,7 +202,7 @@ export async function createRole(
     });
     return getRoleDetail(deps.db, target, id);
   } catch (err) {
-    if (nameTaken(err)) throw new AppError('name_taken', 'A role with this name already exists here.');
+    if (isUniqueViolation(err)) throw new AppError('name_taken', 'A role with this name already exists here.');
     throw err;
   }
 }
@@ -262,7 +258,7 @@ export async function updateRole(
       );
     });
   } catch (err) {
-    if (nameTaken(err)) throw new AppError('name_taken', 'A role with this name already exists here.');
+    if (isUniqueViolation(err)) throw new AppError('name_taken', 'A role with this name already exists here.');
     throw err;
   }
   return getRoleDetail(deps.db, target, id);
@@ -351,7 +347,7 @@ export async function cloneRole(
     });
     return getRoleDetail(deps.db, target, newId);
   } catch (err) {
-    if (nameTaken(err)) throw new AppError('name_taken', 'A role with this name already exists here.');
+    if (isUniqueViolation(err)) throw new AppError('name_taken', 'A role with this name already exists here.');
     throw err;
   }
 }

@@ -17,6 +17,7 @@ import {
 } from '../../db/schema/index.js';
 import type { Target } from '../../db/tenant-filter.js';
 import { inTenant } from './repo-tenant.js';
+import { rowsOf } from '../../db/rows.js';
 
 export * from './repo-groups.js';
 export { lockTenant } from './repo-tenant.js';
@@ -167,7 +168,7 @@ export async function accountInUse(tx: Tx, userId: string): Promise<boolean> {
   const rest = await tx.execute(
     sql`select 1 from partner_users where user_id = ${userId} union all select 1 from organization_users where user_id = ${userId} union all select 1 from scim_users where user_id = ${userId} limit 1`,
   );
-  return (rest as unknown as { rows: unknown[] }).rows.length > 0;
+  return rowsOf<unknown>(rest).length > 0;
 }
 
 export async function deleteAccount(tx: Tx, id: string): Promise<void> {

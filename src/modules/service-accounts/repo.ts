@@ -6,6 +6,7 @@ import { roles, serviceAccountKeys, serviceAccounts } from '../../db/schema/inde
 import { ownedBy, type Target } from '../../db/tenant-filter.js';
 import { ORG_POLICIES_SQL } from '../../access/repo.js';
 import { likePrefix } from '../../db/order.js';
+import { rowsOf } from '../../db/rows.js';
 
 export type AccountRow = typeof serviceAccounts.$inferSelect;
 type NewAccount = typeof serviceAccounts.$inferInsert;
@@ -208,7 +209,7 @@ export async function addKeyIp(tx: Tx, keyId: string, ip: string, now: Date): Pr
   const added = await tx.execute(
     sql`insert into service_account_key_ips (key_id, ip, first_seen_at) values (${keyId}, ${ip.slice(0, 45)}, ${now}) on conflict do nothing returning ip`,
   );
-  return (added as unknown as { rows: unknown[] }).rows.length > 0;
+  return rowsOf<unknown>(added).length > 0;
 }
 
 /** Last used at and from where, unless another instance wrote it since `before`. */

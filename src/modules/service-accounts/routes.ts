@@ -6,10 +6,10 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
-import { authErrors, errors, page } from '../../http/schemas.js';
+import { authErrors, errors, page, idParam } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { PERMISSIONS as PERMS } from '../../access/catalog.js';
-import { idParam, orgQuery } from '../roles/index.js';
+import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { orgQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
 import { createKey, listKeys, revokeKey } from './keys-service.js';
 import {

@@ -3,6 +3,7 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import type { Executor, Tx } from '../../db/connect.js';
+import { isUniqueViolation } from '../../db/unique-violation.js';
 import type { Deps } from '../../deps.js';
 import { personIdOf, type Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
@@ -79,10 +80,7 @@ const targetOf = (row: AccountRow): Target =>
     ? { kind: 'organization', partnerId: row.partnerId, orgId: row.orgId }
     : { kind: 'partner', partnerId: row.partnerId, orgId: null };
 
-const nameTaken = (err: unknown) => {
-  const c = ((err as { cause?: unknown }).cause ?? err) as { code?: string; constraint?: string };
-  return c.code === '23505' && /service_accounts_(partner|org)_name_key/.test(c.constraint ?? '');
-};
+const nameTaken = (err: unknown) => isUniqueViolation(err, /service_accounts_(partner|org)_name_key/);
 
 export async function createServiceAccount(
   deps: Deps,

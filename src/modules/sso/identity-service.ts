@@ -3,6 +3,7 @@
 // The protocol modules verify the assertion; everything after that lives here, once for both.
 import type { Deps } from '../../deps.js';
 import type { Executor, Tx } from '../../db/connect.js';
+import { isUniqueViolation } from '../../db/unique-violation.js';
 import { partnerMadeRefusal } from '../../http/refusal.js';
 import { AppError, type SsoFailureCode } from '../../http/errors.js';
 import type { AuditRequestMeta } from '../audit/index.js';
@@ -15,6 +16,7 @@ import {
   startSession,
   type SessionContext,
   type IssuedSession,
+  findUser,
 } from '../identity/index.js';
 import { proveAccount } from '../auth/index.js';
 import { domainProvenBy } from '../domains/index.js';
@@ -24,7 +26,6 @@ import {
   belongsElsewhere,
   deleteOtherSubjects,
   findProviderById,
-  findUser,
   findUserByEmail,
   identitiesOfUserAt,
   identityBySubject,
@@ -56,9 +57,6 @@ export class SsoFailure extends Error {
     super(code);
   }
 }
-
-export const isUniqueViolation = (err: unknown) =>
-  ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 
 /** What a verified assertion says, whatever the protocol. */
 export interface AssertedIdentity {

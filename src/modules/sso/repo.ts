@@ -14,6 +14,7 @@ import {
   users,
 } from '../../db/schema/index.js';
 import { ownedBy, type Target } from '../../db/tenant-filter.js';
+import { rowsOf } from '../../db/rows.js';
 
 export type ProviderRow = typeof ssoProviders.$inferSelect;
 export type NewProvider = typeof ssoProviders.$inferInsert;
@@ -241,11 +242,6 @@ export async function insertIdentity(
 
 // Accounts and memberships, as a federated sign-in sees them.
 
-export async function findUser(db: Executor, userId: string): Promise<UserRow | undefined> {
-  const [u] = await db.select().from(users).where(eq(users.id, userId));
-  return u;
-}
-
 export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
   const [u] = await db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`).limit(1);
   return u;
@@ -317,7 +313,7 @@ export async function pendingMembershipAt(
     : await db.execute(
         sql`select 1 from partner_users where partner_id = ${provider.partnerId} and user_id = ${userId} and status = 'pending'`,
       );
-  return (res as unknown as { rows: unknown[] }).rows.length > 0;
+  return rowsOf<unknown>(res).length > 0;
 }
 
 /** The provider's tenant's name (its organisation's, else its partner's). */
@@ -325,7 +321,7 @@ export async function providerTenantName(db: Executor, provider: Pick<ProviderRo
   const res = provider.orgId
     ? await db.execute(sql`select name from organizations where id = ${provider.orgId}`)
     : await db.execute(sql`select name from partners where id = ${provider.partnerId}`);
-  return (res as unknown as { rows: { name: string }[] }).rows[0]?.name ?? 'your organization';
+  return rowsOf<{ name: string }>(res)[0]?.name ?? 'your organization';
 }
 
 /** A membership outside the provider's tenant (the organisation; for a partner-owned provider, the partner and its organisations). */
@@ -340,7 +336,7 @@ export async function belongsElsewhere(
     select 1 from organization_users where user_id = ${userId} and org_id is distinct from ${provider.orgId}::uuid
       and (${provider.orgId}::uuid is not null or org_id not in (select id from organizations where partner_id = ${provider.partnerId}))
     limit 1`);
-  return (res as unknown as { rows: unknown[] }).rows.length > 0;
+  return rowsOf<unknown>(res).length > 0;
 }
 
 export async function orgExists(db: Executor, orgId: string): Promise<boolean> {

@@ -23,6 +23,5 @@ export {
   type ByIdResource,
   type RecordOwner,
 } from './by-id.js';
-export { idParam } from './schemas.js';
 export { auditTenant, partnerOrgIds, resolveTarget } from './target.js';
 export { findGroup, findSite } from './sites-service.js';

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
+import { isUniqueViolation } from '../../db/unique-violation.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
@@ -50,8 +51,6 @@ export const orgToJson = (o: OrgRow) => ({
 });
 
 const actor = actorOf;
-const isUnique = (err: unknown) =>
-  ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 
 export async function listOrgs(db: Executor, scope: Scope, q: { limit: number; cursor?: string; search?: string }) {
@@ -102,7 +101,7 @@ export async function createOrg(
       return orgToJson(org);
     });
   } catch (err) {
-    if (isUnique(err)) throw new AppError('slug_taken', 'An organization with this slug already exists.');
+    if (isUniqueViolation(err)) throw new AppError('slug_taken', 'An organization with this slug already exists.');
     throw err;
   }
 }
@@ -164,7 +163,7 @@ export async function updateOrg(
     deps.outbox.kick();
     return updated;
   } catch (err) {
-    if (isUnique(err)) throw new AppError('slug_taken', 'An organization with this slug already exists.');
+    if (isUniqueViolation(err)) throw new AppError('slug_taken', 'An organization with this slug already exists.');
     throw err;
   }
 }

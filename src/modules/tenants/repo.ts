@@ -22,6 +22,7 @@ import {
 } from '../../db/schema/index.js';
 import { deviceGroupVisible, orgCondition, siteCondition, type Reach } from '../../db/tenant-filter.js';
 import { likePrefix } from '../../db/order.js';
+import { rowsOf } from '../../db/rows.js';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 export type SiteRow = typeof sites.$inferSelect;
@@ -106,7 +107,7 @@ export async function activePartnerMemberEmail(tx: Tx, partnerId: string, userId
     .execute(
       sql`select u.email from partner_users pu join users u on u.id = pu.user_id where pu.partner_id = ${partnerId} and pu.user_id = ${userId} and u.status = 'active' and pu.status = 'active'`,
     )
-    .then((r) => (r as unknown as { rows: { email: string }[] }).rows);
+    .then((r) => rowsOf<{ email: string }>(r));
   return member?.email ?? null;
 }
 

@@ -136,4 +136,3 @@ export const listQuery = z.strictObject({
   search: z.string().max(255).optional(),
 });
 export const orgRequiredQuery = listQuery.extend({ orgId: z.uuid() });
-export const idParam = z.strictObject({ id: z.uuid() });

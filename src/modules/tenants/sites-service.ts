@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/connect.js';
+import { isUniqueViolation } from '../../db/unique-violation.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
@@ -34,8 +35,6 @@ export const siteToJson = (s: SiteRow) => ({
   updatedAt: s.updatedAt.toISOString(),
 });
 const actor = actorOf;
-const isUnique = (err: unknown) =>
-  ((err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code) === '23505';
 const cursor = z.object({ n: z.string(), id: z.uuid() });
 
 export async function listSites(
@@ -87,7 +86,8 @@ export async function createSite(
       return siteToJson(row);
     });
   } catch (err) {
-    if (isUnique(err)) throw new AppError('name_taken', 'A site with this name already exists in the organization.');
+    if (isUniqueViolation(err))
+      throw new AppError('name_taken', 'A site with this name already exists in the organization.');
     throw err;
   }
 }
@@ -119,7 +119,8 @@ export async function updateSite(
       return siteToJson(row);
     });
   } catch (err) {
-    if (isUnique(err)) throw new AppError('name_taken', 'A site with this name already exists in the organization.');
+    if (isUniqueViolation(err))
+      throw new AppError('name_taken', 'A site with this name already exists in the organization.');
     throw err;
   }
 }
@@ -229,7 +230,7 @@ export async function createGroup(
       return (await groupsToJson(tx, p, [row]))[0]!;
     });
   } catch (err) {
-    if (isUnique(err))
+    if (isUniqueViolation(err))
       throw new AppError('name_taken', 'A device group with this name already exists in the organization.');
     throw err;
   }
@@ -263,7 +264,7 @@ export async function updateGroup(
       return (await groupsToJson(tx, p, [row]))[0]!;
     });
   } catch (err) {
-    if (isUnique(err))
+    if (isUniqueViolation(err))
       throw new AppError('name_taken', 'A device group with this name already exists in the organization.');
     throw err;
   }

@@ -8,6 +8,7 @@ import { decodeCursor, pageOf } from '../../http/pagination.js';
 import type { Target } from '../../db/tenant-filter.js';
 import type { ActiveUserJson, UserRowJson } from './schemas.js';
 import { asSystemWithin } from '../../db/row-security.js';
+import { rowsOf } from '../../db/rows.js';
 
 const base = {
   id: users.id,
@@ -269,7 +270,7 @@ export async function belongsAnywhere(tx: Executor, userId: string): Promise<boo
       sql`select 1 from partner_users where user_id = ${userId} union all select 1 from organization_users where user_id = ${userId} limit 1`,
     ),
   );
-  return (res as unknown as { rows: unknown[] }).rows.length > 0;
+  return rowsOf<unknown>(res).length > 0;
 }
 
 /** How many of `ids` (distinct) are sites or device groups of the organisation. */
@@ -285,5 +286,5 @@ export async function countIdsInOrg(
       sql`, `,
     )})`}`,
   );
-  return Number((res as unknown as { rows: { n: number }[] }).rows[0]?.n ?? 0);
+  return Number(rowsOf<{ n: number }>(res)[0]?.n ?? 0);
 }

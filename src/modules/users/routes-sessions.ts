@@ -5,10 +5,10 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
-import { authErrors, errors } from '../../http/schemas.js';
+import { authErrors, errors, idParam } from '../../http/schemas.js';
 import { sessionJson } from '../auth/index.js';
-import { PERMISSIONS as PERMS } from '../../access/catalog.js';
-import { idParam, orgQuery } from '../roles/index.js';
+import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { orgQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
 import { endMemberSessionAsAdmin, memberSessions } from './sessions-admin.js';
 

@@ -3,8 +3,8 @@
 import { Stack, Tabs, Text, Title } from '@mantine/core';
 import { Suspense, type ComponentType } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
-import { Loading } from '../App';
-import { can, useMe } from '../pages/Shell';
+import { Loading } from './Loading';
+import { can, useMe } from '../hooks/me';
 
 export interface Part {
   path: string;

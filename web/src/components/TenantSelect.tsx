@@ -1,7 +1,7 @@
 // "Of the partner, or of one of its organisations": the owner picker of the users, roles, SSO, audit, onboarding and
 // integrations pages. The empty value stands for the partner itself (onChange gives null).
 import { Select } from '@mantine/core';
-import { useOrganizations } from '../lib/organizations';
+import { useOrganizations } from '../hooks/organizations';
 
 export function TenantSelect({
   label,

@@ -1,11 +1,11 @@
 // The signed-in frame: navigation (pages load on demand) and the account menu.
 import { Button, Group, NavLink, Text } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
-import { api, call } from '../api/client';
+import { api } from '../api/client';
 import { session } from '../api/session';
-import { Loading } from '../App';
+import { Loading } from '../components/Loading';
+import { can, useMe } from '../hooks/me';
 import { StepUpPrompt } from '../components/StepUpPrompt';
 
 const Account = lazy(() => import('./account/Account'));
@@ -19,28 +19,6 @@ const Domains = lazy(() => import('./domains/Domains'));
 const Onboarding = lazy(() => import('./onboarding/Onboarding'));
 const Integrations = lazy(() => import('./integrations/Integrations'));
 const Access = lazy(() => import('./access/Access'));
-
-export interface Me {
-  id: string;
-  email: string;
-  name: string | null;
-  scope: 'partner' | 'organization' | null;
-  partnerId: string | null;
-  orgId: string | null;
-  permissions: string[];
-  mfaEnabled: boolean;
-}
-
-export function useMe() {
-  return useQuery({ queryKey: ['me'], queryFn: async () => (await call(api.GET('/api/v1/auth/me'))) as unknown as Me });
-}
-
-/** `*:*` or the exact permission, or the resource's wildcard. */
-export function can(me: Me | undefined, perm: string) {
-  if (!me) return false;
-  const [res] = perm.split(':');
-  return me.permissions.some((p) => p === '*:*' || p === perm || p === `${res}:*`);
-}
 
 const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/users', label: 'Users', perm: 'users:read' },

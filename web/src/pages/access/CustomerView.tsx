@@ -9,8 +9,9 @@ import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
-import { done, NoOrganisation, useOrgChoice, when } from '../onboarding/common';
-import { can, useMe } from '../Shell';
+import { done, when } from '../onboarding/common';
+import { NoOrganisation, useOrgChoice } from '../../hooks/org-choice';
+import { can, useMe } from '../../hooks/me';
 import { APPROVAL_WORDS } from './common';
 
 type MspAccess = 'allowed' | 'approval_required' | 'suspended';

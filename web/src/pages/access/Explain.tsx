@@ -9,8 +9,8 @@ import type { components, operations } from '../../api/schema';
 import { DataTable } from '../../components/DataTable';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { permKey, resourceLabel, useCatalog } from '../roles/data';
-import { useMe } from '../Shell';
+import { permKey, resourceLabel, useCatalog } from '../../hooks/roles';
+import { useMe } from '../../hooks/me';
 import { useOrgNames } from './common';
 
 type Query = operations['explainAccess']['parameters']['query'];

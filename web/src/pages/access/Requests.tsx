@@ -24,7 +24,7 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
 import { done, failed, when } from '../onboarding/common';
-import { useMe } from '../Shell';
+import { useMe } from '../../hooks/me';
 import { APPROVAL_WORDS, minutesText, useOrgNames } from './common';
 
 type Request = components['schemas']['AccessRequest'];

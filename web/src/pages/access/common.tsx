@@ -1,5 +1,5 @@
 // Shared parts of the access pages: organisation names and the words for durations and approval policies.
-import { useOrganizations } from '../../lib/organizations';
+import { useOrganizations } from '../../hooks/organizations';
 
 /** The name of an organisation the caller can see, else its id (an eligible member sees no organisation until granted). */
 export function useOrgNames() {

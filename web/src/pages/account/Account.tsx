@@ -8,7 +8,7 @@ import { api, call } from '../../api/client';
 import { session, type TokenResponse } from '../../api/session';
 import { explain } from '../../lib/errors';
 import { NewPassword } from '../auth/NewPassword';
-import { useMe } from '../Shell';
+import { useMe } from '../../hooks/me';
 import { EmailAddress } from './EmailAddress';
 import { PendingInvitations } from './Invitations';
 import { Memberships } from './Memberships';

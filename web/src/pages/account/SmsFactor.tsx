@@ -6,7 +6,7 @@ import { api, call } from '../../api/client';
 import { session, type TokenResponse } from '../../api/session';
 import { RecoveryCodes } from '../../components/RecoveryCodes';
 import { explain } from '../../lib/errors';
-import { useMe } from '../Shell';
+import { useMe } from '../../hooks/me';
 import { ok } from './Section';
 
 interface Phone {

@@ -7,7 +7,7 @@ import { session, type TokenResponse } from '../../api/session';
 import { RecoveryCodes } from '../../components/RecoveryCodes';
 import { TotpSetup } from '../../components/TotpSetup';
 import { explain } from '../../lib/errors';
-import { useMe } from '../Shell';
+import { useMe } from '../../hooks/me';
 import { ok, Section } from './Section';
 import { SmsFactor } from './SmsFactor';
 

@@ -9,8 +9,8 @@ import { CursorPager, useCursorList } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
-import { can, useMe } from '../Shell';
-import { useOrganizations } from '../../lib/organizations';
+import { can, useMe } from '../../hooks/me';
+import { useOrganizations } from '../../hooks/organizations';
 import { AuditDetails, type AuditRecord } from './AuditDetails';
 import { ExportButtons, VerifyChain, type AuditFilters } from './AuditTools';
 

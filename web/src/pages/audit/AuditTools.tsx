@@ -6,7 +6,7 @@ import { api, call } from '../../api/client';
 import type { operations } from '../../api/schema';
 import { saveBlob } from '../../lib/download';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../Shell';
+import { can, useMe } from '../../hooks/me';
 
 export type AuditFilters = Omit<operations['getAuditLogsExport']['parameters']['query'], 'format'>;
 type Format = 'csv' | 'jsonl';

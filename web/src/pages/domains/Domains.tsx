@@ -12,7 +12,7 @@ import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { when } from '../onboarding/common';
-import { can, useMe } from '../Shell';
+import { can, useMe } from '../../hooks/me';
 
 type Domain = components['schemas']['Domain'];
 

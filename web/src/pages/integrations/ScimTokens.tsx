@@ -14,7 +14,7 @@ import { ShownOnce } from '../../components/ShownOnce';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { done, when } from '../onboarding/common';
-import { can, useMe } from '../Shell';
+import { can, useMe } from '../../hooks/me';
 import { RoleSelect, useOwner } from './common';
 
 type Token = components['schemas']['ScimToken'];

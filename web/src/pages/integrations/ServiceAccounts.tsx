@@ -12,7 +12,7 @@ import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { done, failed, when } from '../onboarding/common';
-import { can, useMe } from '../Shell';
+import { can, useMe } from '../../hooks/me';
 import { RoleSelect, useOwner } from './common';
 import { ServiceAccountKeys } from './ServiceAccountKeys';
 

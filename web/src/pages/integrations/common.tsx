@@ -3,9 +3,9 @@
 import { Alert, Select } from '@mantine/core';
 import { useState } from 'react';
 import { TenantSelect } from '../../components/TenantSelect';
-import { useAllRoles } from '../roles/data';
+import { useAllRoles } from '../../hooks/roles';
 import { explain } from '../../lib/errors';
-import { useMe } from '../Shell';
+import { useMe } from '../../hooks/me';
 
 /**
  * The owner a page acts on: a partner member picks the partner itself (null) or one of its organisations; an

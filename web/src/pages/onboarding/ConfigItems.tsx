@@ -24,8 +24,8 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../Shell';
-import { useOrganizations } from '../../lib/organizations';
+import { can, useMe } from '../../hooks/me';
+import { useOrganizations } from '../../hooks/organizations';
 import { done, when } from './common';
 
 type Kind = 'policy' | 'alert_template' | 'patch_policy' | 'maintenance_window';

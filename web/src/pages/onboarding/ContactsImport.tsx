@@ -5,8 +5,9 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../Shell';
-import { done, NoOrganisation, useOrgChoice } from './common';
+import { can, useMe } from '../../hooks/me';
+import { done } from './common';
+import { NoOrganisation, useOrgChoice } from '../../hooks/org-choice';
 
 interface RowResult {
   line: number;

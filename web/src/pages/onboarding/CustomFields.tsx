@@ -14,45 +14,20 @@ import {
   TextInput,
   Title,
 } from '@mantine/core';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
 import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../Shell';
-import { done, NoOrganisation, useOrgChoice } from './common';
+import { can, useMe } from '../../hooks/me';
+import { done } from './common';
+import { NoOrganisation, useOrgChoice } from '../../hooks/org-choice';
 import { CustomFieldsImport } from './CustomFieldsImport';
+import { type Definition, ENTITY_LABELS, type EntityType, useDefinitions } from '../../hooks/custom-fields';
 
-export interface Definition {
-  id: string;
-  orgId: string | null;
-  key: string;
-  name: string;
-  type: 'text' | 'number' | 'boolean' | 'date' | 'select';
-  options: string[] | null;
-  entityType: EntityType;
-  source: 'partner' | 'organization';
-}
-export type EntityType = 'device' | 'site' | 'organization' | 'contact';
-export const ENTITY_LABELS: Record<EntityType, string> = {
-  device: 'Devices',
-  site: 'Sites',
-  organization: 'Organisations',
-  contact: 'Contacts',
-};
 const TYPES = ['text', 'number', 'boolean', 'date', 'select'] as const;
-
-export function useDefinitions(orgId: string | null, entityType?: EntityType) {
-  return useQuery({
-    queryKey: ['custom-fields', orgId, entityType],
-    enabled: !!orgId,
-    queryFn: async () =>
-      (await call(api.GET('/api/v1/custom-fields', { params: { query: { orgId: orgId!, entityType, limit: 200 } } })))
-        .data as Definition[],
-  });
-}
 
 export default function CustomFields() {
   const me = useMe();

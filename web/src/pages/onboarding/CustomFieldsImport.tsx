@@ -19,7 +19,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { explain } from '../../lib/errors';
 import { csvHeader, done } from './common';
-import { ENTITY_LABELS, useDefinitions, type EntityType } from './CustomFields';
+import { ENTITY_LABELS, useDefinitions, type EntityType } from '../../hooks/custom-fields';
 
 interface Preview {
   summary: { valid: number; unmatched: number; invalid: number };

@@ -10,8 +10,9 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../Shell';
-import { done, NoOrganisation, useOrgChoice, when } from './common';
+import { can, useMe } from '../../hooks/me';
+import { done, when } from './common';
+import { NoOrganisation, useOrgChoice } from '../../hooks/org-choice';
 
 interface Key {
   id: string;

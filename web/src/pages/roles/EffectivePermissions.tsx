@@ -1,7 +1,7 @@
 // A role's effective permissions: its own and those it inherits, each with the role it comes from.
 import { Alert, Badge, Modal, Stack, Table, Text } from '@mantine/core';
 import { explain } from '../../lib/errors';
-import { permKey, resourceLabel, useCatalog, useEffectivePermissions, type Role } from './data';
+import { permKey, resourceLabel, useCatalog, useEffectivePermissions, type Role } from '../../hooks/roles';
 
 export function EffectivePermissions({ role, orgId, onClose }: { role: Role; orgId?: string; onClose: () => void }) {
   const eff = useEffectivePermissions(role.id, orgId);

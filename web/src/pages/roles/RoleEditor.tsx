@@ -19,7 +19,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, call } from '../../api/client';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../Shell';
+import { can, useMe } from '../../hooks/me';
 import {
   groupByResource,
   permKey,
@@ -28,7 +28,7 @@ import {
   useCatalog,
   useEffectivePermissions,
   type Role,
-} from './data';
+} from '../../hooks/roles';
 
 // A style object is applied through the CSSOM, which the console's CSP (style-src 'self') allows.
 const GRID = { display: 'grid', gridTemplateColumns: 'repeat(auto-fill, minmax(320px, 1fr))', gap: 12 } as const;

@@ -11,8 +11,8 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../Shell';
-import type { Role } from './data';
+import { can, useMe } from '../../hooks/me';
+import type { Role } from '../../hooks/roles';
 import { EffectivePermissions } from './EffectivePermissions';
 import { RoleEditor } from './RoleEditor';
 

@@ -23,7 +23,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import type { operations } from '../../api/schema';
 import { explain } from '../../lib/errors';
-import { useAllRoles } from '../roles/data';
+import { useAllRoles } from '../../hooks/roles';
 import { UNTESTED_TEXT, untested, usePresets, type Provider } from './data';
 import { RegisterAt } from './RegisterAt';
 import { Warning } from './Warning';

@@ -11,7 +11,7 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../Shell';
+import { can, useMe } from '../../hooks/me';
 import { STATUS_WORDS, unprovenDomains, untested, useProviders, type Provider, type Status } from './data';
 import { ProviderForm } from './ProviderForm';
 import { TestResult } from './TestResult';

@@ -20,7 +20,7 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../Shell';
+import { can, useMe } from '../../hooks/me';
 
 interface Named {
   id: string;

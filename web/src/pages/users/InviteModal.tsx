@@ -6,7 +6,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { explain } from '../../lib/errors';
-import { type Named, useOrganizations } from '../../lib/organizations';
+import { type Named, useOrganizations } from '../../hooks/organizations';
 
 export function useAssignableRoles(orgId?: string, enabled = true) {
   return useQuery({

@@ -12,7 +12,7 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../Shell';
+import { can, useMe } from '../../hooks/me';
 import { InviteModal, useAssignableRoles } from './InviteModal';
 
 /** A member; one that has not accepted the invitation (pending) carries only id, email, status and invitedAt. */

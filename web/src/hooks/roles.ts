@@ -1,7 +1,8 @@
-// Queries shared by the roles page, its builder and its effective-permissions view.
+// The roles queries (the catalogue, every role of a scope, a role's effective permissions) and the catalogue's
+// words, shared by the roles, access, integrations and single sign-on pages.
 import { useQuery } from '@tanstack/react-query';
-import { api, call } from '../../api/client';
-import type { components } from '../../api/schema';
+import { api, call } from '../api/client';
+import type { components } from '../api/schema';
 
 export type Role = components['schemas']['Role'];
 export interface CatalogEntry {
