@@ -1,7 +1,7 @@
 // Records an audit event in the same transaction as the change it describes.
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../db/connect.js';
-import type { Principal, ServiceAccountActor } from '../../http/context.js';
+import type { ServiceAccountActor } from '../../http/context.js';
 import type { Clock } from '../../platform/clock.js';
 import { queueDeliveries } from '../webhooks/index.js';
 import { chainLockKey, recordHash, type AuditContent } from './chain.js';

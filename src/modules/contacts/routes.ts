@@ -8,7 +8,7 @@ import { AppError } from '../../http/errors.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page, idParam } from '../../http/schemas.js';
-import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { importContacts, importResultJson } from './import-service.js';
 import { contactToJson, deleteContact, findContact, listContacts, updateContact } from './service.js';
 

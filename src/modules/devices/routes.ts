@@ -24,7 +24,7 @@ import {
   listKeys,
   reportInventory,
 } from '../enrollment/index.js';
-import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { addDevicesBody, deviceDetail, deviceJson, deviceListQuery, updateDeviceBody } from './schemas.js';
 import { addDevicesToGroup, deleteDevice, getDevice, listDevices, updateDevice } from './service.js';
 

@@ -5,7 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { authErrors, errors, idParam } from '../../http/schemas.js';
-import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { explain, whoCan } from './explain-service.js';
 import { partnerAccess, partnerActivity } from './customer-view.js';
 import { metaOf } from '../../http/meta.js';

@@ -7,7 +7,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page, idParam } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { resolveTarget } from '../tenants/index.js';
 import { createdScimToken, createScimTokenBody, scimTokenJson, scimTokenListQuery } from './token-schemas.js';
 import { createScimToken, listScimTokens, revokeScimToken } from './tokens-service.js';

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page, idParam } from '../../http/schemas.js';
-import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import {
   createScriptBody,
   SCRIPT_BODY_LIMIT,

@@ -8,7 +8,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, idParam } from '../../http/schemas.js';
 import { respondWithTokens, tokenResponse } from '../identity/index.js';
-import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { resolveTarget } from '../tenants/index.js';
 import { consented, findMember } from '../users/index.js';
 import { identitiesOf, unlinkOwnIdentity } from './identities-service.js';

@@ -8,7 +8,7 @@ import { principalOf, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page, idParam } from '../../http/schemas.js';
 import { respondWithTokens, tokenResponse } from '../identity/index.js';
-import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { findInScope, resolveTarget, SSO_PROVIDER } from '../tenants/index.js';
 import {
   BINDING_COOKIE,

@@ -7,7 +7,7 @@ import { principalOf, requireFullOrgAccess, requireMfa, requirePermission } from
 import { metaOf } from '../../http/meta.js';
 import { isAdminRole, requireStepUp } from '../../http/step-up.js';
 import { authErrors, errors, page, idParam } from '../../http/schemas.js';
-import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { listRoles, orgQuery, roleJson, roleListQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
 import { resetUserMfa } from './mfa-reset.js';

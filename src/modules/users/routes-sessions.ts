@@ -7,7 +7,7 @@ import { principalOf, requireFullOrgAccess, requirePermission } from '../../http
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, idParam } from '../../http/schemas.js';
 import { sessionJson } from '../auth/index.js';
-import { PERMISSIONS as PERMS, PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import { orgQuery } from '../roles/index.js';
 import { resolveTarget } from '../tenants/index.js';
 import { endMemberSessionAsAdmin, memberSessions } from './sessions-admin.js';
