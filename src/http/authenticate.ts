@@ -13,6 +13,7 @@ import type { TokenService } from '../access/tokens.js';
 import {
   effectiveSecurity,
   allowedMethodList,
+  requireRelationshipsOf,
   breakGlassUserOf,
   ipAllowlistOf,
   phishingResistant,
@@ -30,6 +31,12 @@ import { VerifiedTokenCache } from './token-cache.js';
 import type { LivenessCache } from './liveness-cache.js';
 import { asSystem } from '../db/row-security.js';
 import { GRANTS_SQL, type GrantRow, ORG_POLICIES_SQL } from '../access/membership-sql.js';
+import {
+  type ActiveRelationship,
+  RELATIONSHIPS_SQL,
+  type RelationshipRow,
+  relationshipsInForce,
+} from '../access/relationships.js';
 
 export interface SessionRow {
   session_id: string;
@@ -62,6 +69,8 @@ export interface SessionRow {
   org_policies: Record<string, unknown> | string | null;
   /** Partner sessions: the member's just-in-time grants neither revoked nor yet seen expired (GRANTS_SQL). */
   jit_grants: GrantRow[] | string | null;
+  /** Partner sessions of a partner requiring relationships: its active relationships (RELATIONSHIPS_SQL). */
+  relationships?: RelationshipRow[] | string | null;
   epoch: number | string;
   user_name: string;
   avatar_url: string | null;
@@ -161,6 +170,7 @@ const livenessStatement = preparedStatement<SessionRow, [string, string]>(
           op.settings as org_partner_settings,
           ${ORG_POLICIES_SQL('s.scope', 's.partner_id')} as org_policies,
           ${GRANTS_SQL('s.scope', 's.partner_id', 's.user_id')} as jit_grants,
+          ${RELATIONSHIPS_SQL('s.scope', 's.partner_id', 'p.settings')} as relationships,
           (select epoch from authz_state where id = 1) as epoch
    from sessions s
    join users u on u.id = s.user_id
@@ -218,10 +228,16 @@ export async function loadPrincipal(
   if (roleId && !role) return null;
   const { expired } = splitGrants(row, now);
   if (expired.length) await recordExpiredGrants(deps, expired, now);
+  const relationships = await relationshipsInForce(
+    row.relationships,
+    (id) => deps.roleCache.get(id, Number(row.epoch)),
+    now,
+  );
   return userPrincipal(row, role, {
     enable2fa: deps.enable2fa,
     ip,
     now,
+    relationships,
     session: { id: row.session_id, mfa: row.session_mfa, method: row.session_method, authTime: row.auth_time },
   });
 }
@@ -260,6 +276,8 @@ export function userPrincipal(
     enable2fa: boolean;
     ip?: string | null;
     now: number;
+    /** The partner's relationships in force (relationshipsInForce of the row). */
+    relationships?: ActiveRelationship[];
     session?: { id: string; mfa: boolean; method: string | null; authTime: Date | string | null };
   },
 ): Principal {
@@ -293,6 +311,8 @@ export function userPrincipal(
     orgIds: row.scope === 'partner' && row.org_access === 'selected' ? (uuidArray(row.pu_org_ids) ?? []) : [],
     eligibleOrgIds: row.scope === 'partner' && row.org_access === 'eligible' ? (uuidArray(row.pu_org_ids) ?? []) : [],
     grants: row.scope === 'partner' ? splitGrants(row, opts.now).active : [],
+    requireRelationships: row.scope === 'partner' && requireRelationshipsOf(row.partner_settings),
+    relationships: row.scope === 'partner' ? (opts.relationships ?? []) : [],
     siteIds: row.scope === 'organization' ? uuidArray(row.site_ids) : null,
     deviceGroupIds: row.scope === 'organization' ? uuidArray(row.device_group_ids) : null,
     permissions: role?.permissions ?? new Set(),
