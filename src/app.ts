@@ -32,6 +32,7 @@ import { contactRoutes } from './modules/contacts/routes.js';
 import { customFieldRoutes } from './modules/custom-fields/routes.js';
 import { scriptRoutes } from './modules/scripts/routes.js';
 import { domainRoutes } from './modules/domains/routes.js';
+import { relationshipRoutes } from './modules/relationships/routes.js';
 import { configItemRoutes } from './modules/config-items/routes.js';
 import { opsRoutes } from './modules/ops/routes.js';
 import { roleRoutes } from './modules/roles/routes.js';
@@ -241,6 +242,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(accessRoutes(deps));
       await api.register(scimTokenRoutes(deps));
       await api.register(domainRoutes(deps));
+      await api.register(relationshipRoutes(deps));
     },
     { prefix: API_PREFIX },
   );
