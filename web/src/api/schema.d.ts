@@ -2124,6 +2124,150 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/relationships": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Relationships: the partner's (optionally of one organisation), or the caller's organisation's
+         * @description Newest first, keyset paging. status is as of now: expiring = active within 30 days of its end (and not auto-extending); expired includes requests that lapsed after 90 days.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `users:read`.
+         */
+        get: operations["listRelationships"];
+        put?: never;
+        /**
+         * Draft a delegated-access relationship with one of the partner’s organisations
+         * @description The partner's side. roleIds are partner roles (within the caller's own permissions: 403 permission_ceiling); siteIds and deviceGroupIds of the organisation (empty = all); duration P1D..P2Y. autoExtend with a role holding *:*, users:write or roles:write is 400 auto_extend_not_allowed. Audited relationship.create. While the partner's settings.requireRelationships is on, its staff reach an organisation only through an active relationship with it: their permissions there are their role's within the union of the relationships' roles, their reach the relationships' sites and device groups.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `users:write`.
+         */
+        post: operations["createRelationship"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/relationships/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One relationship, seen by its partner or its organisation
+         * @description One relationship, seen by its partner or its organisation.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `users:read`.
+         */
+        get: operations["getRelationship"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a relationship: freely while a draft; once asked for or approved, only narrower
+         * @description Once requested or approved, removing roles, sites or device groups, a shorter duration or switching autoExtend off apply at once; adding any (or a longer duration, or autoExtend on) is 409 relationship_frozen with `widened` naming the fields: widening takes a new relationship and a new approval. Ended relationships are 409 relationship_state_invalid. Audited relationship.update.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `users:write`.
+         */
+        patch: operations["updateRelationship"];
+        trace?: never;
+    };
+    "/api/v1/relationships/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a pending relationship (active from now for its duration)
+         * @description The organisation's admins only (403 relationship_approver_required otherwise), with a recent proof of presence (step-up). 409 relationship_state_invalid when nothing is pending (decided, or lapsed after 90 days). Audited relationship.approve or relationship.decline.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `users:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
+         */
+        post: operations["approveRelationship"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/relationships/{id}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline a pending relationship
+         * @description The organisation's admins only (403 relationship_approver_required otherwise), with a recent proof of presence (step-up). 409 relationship_state_invalid when nothing is pending (decided, or lapsed after 90 days). Audited relationship.approve or relationship.decline.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `users:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
+         */
+        post: operations["declineRelationship"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/relationships/{id}/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lock a draft and ask the organisation's admins to approve it
+         * @description → approval_pending with approvalUrl; the request lapses after 90 days. Both sides' admins are mailed the link. Audited relationship.request.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `users:write`.
+         */
+        post: operations["requestRelationshipApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/relationships/{id}/terminate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a relationship, from either side
+         * @description The partner's side or the organisation's admins. Bites on the next request, on every instance. Audited relationship.terminate.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `users:write`.
+         */
+        post: operations["terminateRelationship"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/roles": {
         parameters: {
             query?: never;
@@ -3501,7 +3645,7 @@ export interface components {
         AccessExplanation: {
             allowed: boolean;
             /** @description The first step that denies, null when allowed */
-            deniedBy: ("account" | "membership" | "role" | "organization_access" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
+            deniedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
             /** @description The steps of the membership that allows, or else of the first one */
             reasons: components["schemas"]["AccessReason"][];
             subject: {
@@ -3533,7 +3677,7 @@ export interface components {
                 roleId: string;
                 roleName: string;
                 allowed: boolean;
-                deniedBy: ("account" | "membership" | "role" | "organization_access" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
+                deniedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
                 reasons: components["schemas"]["AccessReason"][];
             }[];
         };
@@ -3563,10 +3707,10 @@ export interface components {
         };
         AccessReason: {
             /**
-             * @description account → membership → ip_allowlist → mfa → role → organization_access (then the organisation's own ip_allowlist for partner members) → site → device_group
+             * @description account → membership → ip_allowlist → mfa → role → organization_access (then, for partner members, relationship where the partner requires relationships, and the organisation's own ip_allowlist) → site → device_group
              * @enum {string}
              */
-            step: "account" | "membership" | "role" | "organization_access" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access";
+            step: "account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access";
             allowed: boolean;
             /** @description What this step found, in a sentence */
             detail: string;
@@ -3586,6 +3730,8 @@ export interface components {
              * @description `via: grant`: the just-in-time grant in force
              */
             grantId?: string;
+            /** @description `relationship`: the delegated-access relationships with the organisation the step weighed */
+            relationshipIds?: string[];
             /** @description `via: grant`: when the grant ends (ISO 8601) */
             until?: string;
             /** @description `ip_allowlist`: passed only as the partner's break-glass account (audited) */
@@ -3871,7 +4017,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "email_unverified" | "not_found" | "invitation_not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "auto_extend_not_allowed" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "relationship_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "email_unverified" | "not_found" | "invitation_not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "relationship_frozen" | "relationship_state_invalid" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /** @description validation_failed: `{ fieldErrors: { "<path>": [..] }, formErrors: [..] }`; weak_password: `{ feedback }`. */
             details?: {
                 [key: string]: unknown;
@@ -4034,7 +4180,7 @@ export interface components {
             until: string | null;
             /** @description false when the organisation's own policies (mspAccess, its IP allow-list) hold the member out */
             reachesNow: boolean;
-            blockedBy: ("account" | "membership" | "role" | "organization_access" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
+            blockedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
             /** @description The partner's break-glass account */
             breakGlass: boolean;
         };
@@ -4074,7 +4220,7 @@ export interface components {
             lastUsedAt: string | null;
             /** @description false when disabled, or when the organisation's own controls (mspAccess) hold it out */
             reachesNow: boolean;
-            blockedBy: ("account" | "membership" | "role" | "organization_access" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
+            blockedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
         };
         /** @description autoApprove: distinct classifications; rebootBehavior; deferDays 0..365 */
         PatchPolicyBodyInput: {
@@ -4181,7 +4327,7 @@ export interface components {
              * @description The catalogued reason (src/http/errors.ts).
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "email_unverified" | "not_found" | "invitation_not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "auto_extend_not_allowed" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "relationship_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "email_unverified" | "not_found" | "invitation_not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "relationship_frozen" | "relationship_state_invalid" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /**
              * Format: uuid
              * @description On 5xx: the id of the server log line of this failure.
@@ -4638,7 +4784,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4701,7 +4847,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccessExplanation"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4719,7 +4865,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4790,7 +4936,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4808,7 +4954,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4866,7 +5012,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccessGrant"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4884,7 +5030,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4902,7 +5048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4965,7 +5111,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4983,7 +5129,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5068,7 +5214,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccessRequest"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5086,7 +5232,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5178,7 +5324,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccessRequest"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5196,7 +5342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5214,7 +5360,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5297,7 +5443,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccessRequest"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5315,7 +5461,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5333,7 +5479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5433,7 +5579,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5451,7 +5597,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5537,7 +5683,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5650,7 +5796,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5739,7 +5885,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5757,7 +5903,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5833,7 +5979,7 @@ export interface operations {
                     "application/x-ndjson": components["schemas"]["AuditRecord"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5851,7 +5997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5920,7 +6066,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5938,7 +6084,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6003,7 +6149,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6012,7 +6158,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6094,7 +6240,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6112,7 +6258,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6205,7 +6351,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6272,7 +6418,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6290,7 +6436,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6351,7 +6497,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6369,7 +6515,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6436,7 +6582,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6454,7 +6600,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6528,7 +6674,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6546,7 +6692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6643,7 +6789,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6661,7 +6807,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6731,7 +6877,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6749,7 +6895,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6825,7 +6971,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6834,7 +6980,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6922,7 +7068,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"] | components["schemas"]["MfaChallenge"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7008,7 +7154,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7026,7 +7172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7082,7 +7228,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserProfile"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7100,7 +7246,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7158,7 +7304,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7176,7 +7322,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7239,7 +7385,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7257,7 +7403,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7266,7 +7412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7363,7 +7509,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7381,7 +7527,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7474,7 +7620,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7575,7 +7721,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7660,7 +7806,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7678,7 +7824,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7687,7 +7833,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7748,7 +7894,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7766,7 +7912,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7775,7 +7921,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7839,7 +7985,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7857,7 +8003,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7923,7 +8069,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8021,7 +8167,7 @@ export interface operations {
                     } | components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8039,7 +8185,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8126,7 +8272,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8217,7 +8363,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8319,7 +8465,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8337,7 +8483,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8404,7 +8550,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8422,7 +8568,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8540,7 +8686,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8558,7 +8704,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8567,7 +8713,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8652,7 +8798,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8670,7 +8816,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8780,7 +8926,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8798,7 +8944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8911,7 +9057,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8929,7 +9075,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8947,7 +9093,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9041,7 +9187,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9059,7 +9205,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9156,7 +9302,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9174,7 +9320,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9257,7 +9403,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9275,7 +9421,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9332,7 +9478,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9350,7 +9496,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9448,7 +9594,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9466,7 +9612,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9551,7 +9697,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9618,7 +9764,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9636,7 +9782,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9696,7 +9842,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9714,7 +9860,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9779,7 +9925,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9849,7 +9995,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9867,7 +10013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9950,7 +10096,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10049,7 +10195,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10067,7 +10213,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10154,7 +10300,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10172,7 +10318,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10241,7 +10387,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10259,7 +10405,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10346,7 +10492,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10364,7 +10510,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10447,7 +10593,7 @@ export interface operations {
                     "application/json": components["schemas"]["EmailStatus"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10465,7 +10611,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10541,7 +10687,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10550,7 +10696,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10559,7 +10705,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10632,7 +10778,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10650,7 +10796,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10727,7 +10873,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10745,7 +10891,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10858,7 +11004,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigItem"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10876,7 +11022,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10964,7 +11110,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigItem"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10982,7 +11128,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11055,7 +11201,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11073,7 +11219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11151,7 +11297,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigItem"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11169,7 +11315,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11262,7 +11408,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11280,7 +11426,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11378,7 +11524,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11396,7 +11542,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11484,7 +11630,7 @@ export interface operations {
                     "application/json": components["schemas"]["Contact"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11502,7 +11648,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11575,7 +11721,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11593,7 +11739,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11676,7 +11822,7 @@ export interface operations {
                     "application/json": components["schemas"]["Contact"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11694,7 +11840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11712,7 +11858,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11798,7 +11944,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11816,7 +11962,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11898,7 +12044,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomFieldDefinition"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11916,7 +12062,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11934,7 +12080,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12029,7 +12175,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12047,7 +12193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12159,7 +12305,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12177,7 +12323,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12263,7 +12409,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomFieldValues"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12281,7 +12427,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12359,7 +12505,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomFieldValues"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12377,7 +12523,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12465,7 +12611,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomFieldDefinition"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12483,7 +12629,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12556,7 +12702,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12574,7 +12720,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12653,7 +12799,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomFieldDefinition"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12671,7 +12817,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12689,7 +12835,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12772,7 +12918,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12790,7 +12936,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12864,7 +13010,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12882,7 +13028,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12900,7 +13046,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12979,7 +13125,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12997,7 +13143,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13070,7 +13216,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13088,7 +13234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13165,7 +13311,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13183,7 +13329,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13201,7 +13347,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13289,7 +13435,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13307,7 +13453,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13401,7 +13547,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13419,7 +13565,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13514,7 +13660,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13532,7 +13678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13605,7 +13751,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13623,7 +13769,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13727,7 +13873,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13745,7 +13891,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13837,7 +13983,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13855,7 +14001,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13932,7 +14078,7 @@ export interface operations {
                     "application/json": components["schemas"]["Domain"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13950,7 +14096,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13968,7 +14114,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14050,7 +14196,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14068,7 +14214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14138,7 +14284,7 @@ export interface operations {
                     "application/json": components["schemas"]["Domain"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14156,7 +14302,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14174,7 +14320,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14238,7 +14384,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14256,7 +14402,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14346,7 +14492,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14364,7 +14510,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14452,7 +14598,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnrollmentKey"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14470,7 +14616,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14543,7 +14689,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14561,7 +14707,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14650,7 +14796,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14741,7 +14887,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14759,7 +14905,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14833,6 +14979,8 @@ export interface operations {
                             /** @description Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default) */
                             standingAccessLapseDays?: number | null;
                         };
+                        /** @description Partner only: on, the partner's staff reach an organisation only through an active delegated-access relationship with it, within that relationship's roles, sites and device groups; off (the default) keeps standing access as it is */
+                        requireRelationships?: boolean;
                         /**
                          * @description Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
                          * @enum {string}
@@ -14857,7 +15005,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14875,7 +15023,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14884,7 +15032,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14963,7 +15111,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14981,7 +15129,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15054,7 +15202,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15072,7 +15220,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15156,6 +15304,8 @@ export interface operations {
                             /** @description Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default) */
                             standingAccessLapseDays?: number | null;
                         };
+                        /** @description Partner only: on, the partner's staff reach an organisation only through an active delegated-access relationship with it, within that relationship's roles, sites and device groups; off (the default) keeps standing access as it is */
+                        requireRelationships?: boolean;
                         /**
                          * @description Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
                          * @enum {string}
@@ -15182,7 +15332,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15200,7 +15350,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15218,7 +15368,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15316,7 +15466,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15334,7 +15484,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15414,7 +15564,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15432,7 +15582,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15508,7 +15658,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15526,7 +15676,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15603,7 +15753,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15621,7 +15771,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15688,6 +15838,8 @@ export interface operations {
                             /** @description Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default) */
                             standingAccessLapseDays?: number | null;
                         };
+                        /** @description Partner only: on, the partner's staff reach an organisation only through an active delegated-access relationship with it, within that relationship's roles, sites and device groups; off (the default) keeps standing access as it is */
+                        requireRelationships?: boolean;
                         /**
                          * @description Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
                          * @enum {string}
@@ -15726,7 +15878,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15744,7 +15896,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15753,7 +15905,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15836,7 +15988,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15854,7 +16006,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15930,7 +16082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Site"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15948,7 +16100,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15966,7 +16118,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16045,7 +16197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Site"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16063,7 +16215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16136,7 +16288,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16154,7 +16306,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16172,7 +16324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16242,7 +16394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Site"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16260,7 +16412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16278,7 +16430,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16366,7 +16518,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16384,8 +16536,1014 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRelationships: {
+        parameters: {
+            query?: {
+                orgId?: string;
+                status?: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+                limit?: number;
+                /** @description Opaque: the `nextCursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            partnerId: string;
+                            /** Format: uuid */
+                            orgId: string;
+                            name: string;
+                            roleIds: string[];
+                            /** @description [] = every site */
+                            siteIds: string[];
+                            /** @description [] = every device group */
+                            deviceGroupIds: string[];
+                            duration: string;
+                            autoExtend: boolean;
+                            /**
+                             * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
+                             * @enum {string}
+                             */
+                            status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+                            requestExpiresAt: string | null;
+                            startsAt: string | null;
+                            endsAt: string | null;
+                            /** @description While approval is pending: the console page of the organisation's admins */
+                            approvalUrl?: string;
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createRelationship: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    orgId: string;
+                    name: string;
+                    /** @description Partner roles whose permissions the partner's staff may use in the organisation (their union) */
+                    roleIds: string[];
+                    /** @description Sites of the organisation it reaches; absent or empty = every site */
+                    siteIds?: string[];
+                    /** @description Device groups it reaches; absent or empty = every device group */
+                    deviceGroupIds?: string[];
+                    /** @description ISO 8601 duration, P1D to P2Y (P90D, P6M, P1Y) */
+                    duration: string;
+                    /** @description Extends by 180 days at each end; refused for roles holding *:*, users:write or roles:write */
+                    autoExtend?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        partnerId: string;
+                        /** Format: uuid */
+                        orgId: string;
+                        name: string;
+                        roleIds: string[];
+                        /** @description [] = every site */
+                        siteIds: string[];
+                        /** @description [] = every device group */
+                        deviceGroupIds: string[];
+                        duration: string;
+                        autoExtend: boolean;
+                        /**
+                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
+                         * @enum {string}
+                         */
+                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+                        requestExpiresAt: string | null;
+                        startsAt: string | null;
+                        endsAt: string | null;
+                        /** @description While approval is pending: the console page of the organisation's admins */
+                        approvalUrl?: string;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is too large. `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRelationship: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        partnerId: string;
+                        /** Format: uuid */
+                        orgId: string;
+                        name: string;
+                        roleIds: string[];
+                        /** @description [] = every site */
+                        siteIds: string[];
+                        /** @description [] = every device group */
+                        deviceGroupIds: string[];
+                        duration: string;
+                        autoExtend: boolean;
+                        /**
+                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
+                         * @enum {string}
+                         */
+                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+                        requestExpiresAt: string | null;
+                        startsAt: string | null;
+                        endsAt: string | null;
+                        /** @description While approval is pending: the console page of the organisation's admins */
+                        approvalUrl?: string;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateRelationship: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description The whole new set of roles */
+                    roleIds?: string[];
+                    /** @description The whole new set of sites; empty = every site */
+                    siteIds?: string[];
+                    /** @description The whole new set of device groups; empty = every device group */
+                    deviceGroupIds?: string[];
+                    /** @description ISO 8601 duration, P1D to P2Y (P90D, P6M, P1Y) */
+                    duration?: string;
+                    autoExtend?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        partnerId: string;
+                        /** Format: uuid */
+                        orgId: string;
+                        name: string;
+                        roleIds: string[];
+                        /** @description [] = every site */
+                        siteIds: string[];
+                        /** @description [] = every device group */
+                        deviceGroupIds: string[];
+                        duration: string;
+                        autoExtend: boolean;
+                        /**
+                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
+                         * @enum {string}
+                         */
+                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+                        requestExpiresAt: string | null;
+                        startsAt: string | null;
+                        endsAt: string | null;
+                        /** @description While approval is pending: the console page of the organisation's admins */
+                        approvalUrl?: string;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is too large. `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    approveRelationship: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        partnerId: string;
+                        /** Format: uuid */
+                        orgId: string;
+                        name: string;
+                        roleIds: string[];
+                        /** @description [] = every site */
+                        siteIds: string[];
+                        /** @description [] = every device group */
+                        deviceGroupIds: string[];
+                        duration: string;
+                        autoExtend: boolean;
+                        /**
+                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
+                         * @enum {string}
+                         */
+                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+                        requestExpiresAt: string | null;
+                        startsAt: string | null;
+                        endsAt: string | null;
+                        /** @description While approval is pending: the console page of the organisation's admins */
+                        approvalUrl?: string;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    declineRelationship: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        partnerId: string;
+                        /** Format: uuid */
+                        orgId: string;
+                        name: string;
+                        roleIds: string[];
+                        /** @description [] = every site */
+                        siteIds: string[];
+                        /** @description [] = every device group */
+                        deviceGroupIds: string[];
+                        duration: string;
+                        autoExtend: boolean;
+                        /**
+                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
+                         * @enum {string}
+                         */
+                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+                        requestExpiresAt: string | null;
+                        startsAt: string | null;
+                        endsAt: string | null;
+                        /** @description While approval is pending: the console page of the organisation's admins */
+                        approvalUrl?: string;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    requestRelationshipApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        partnerId: string;
+                        /** Format: uuid */
+                        orgId: string;
+                        name: string;
+                        roleIds: string[];
+                        /** @description [] = every site */
+                        siteIds: string[];
+                        /** @description [] = every device group */
+                        deviceGroupIds: string[];
+                        duration: string;
+                        autoExtend: boolean;
+                        /**
+                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
+                         * @enum {string}
+                         */
+                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+                        requestExpiresAt: string | null;
+                        startsAt: string | null;
+                        endsAt: string | null;
+                        /** @description While approval is pending: the console page of the organisation's admins */
+                        approvalUrl?: string;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    terminateRelationship: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        partnerId: string;
+                        /** Format: uuid */
+                        orgId: string;
+                        name: string;
+                        roleIds: string[];
+                        /** @description [] = every site */
+                        siteIds: string[];
+                        /** @description [] = every device group */
+                        deviceGroupIds: string[];
+                        duration: string;
+                        autoExtend: boolean;
+                        /**
+                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
+                         * @enum {string}
+                         */
+                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+                        requestExpiresAt: string | null;
+                        startsAt: string | null;
+                        endsAt: string | null;
+                        /** @description While approval is pending: the console page of the organisation's admins */
+                        approvalUrl?: string;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16449,7 +17607,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16467,7 +17625,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16566,7 +17724,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleDetail"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16584,7 +17742,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16602,7 +17760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16687,7 +17845,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16705,7 +17863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16765,7 +17923,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleDetail"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16783,7 +17941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16855,7 +18013,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16873,7 +18031,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16891,7 +18049,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16965,7 +18123,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleDetail"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16983,7 +18141,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17001,7 +18159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17085,7 +18243,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleDetail"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17103,7 +18261,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17121,7 +18279,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17216,7 +18374,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17234,7 +18392,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17310,7 +18468,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17328,7 +18486,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17401,7 +18559,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17419,7 +18577,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17503,7 +18661,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedScimToken"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17521,7 +18679,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17609,7 +18767,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimToken"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17627,7 +18785,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17704,7 +18862,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17722,7 +18880,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17822,7 +18980,7 @@ export interface operations {
                     "application/json": components["schemas"]["Script"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17840,7 +18998,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17928,7 +19086,7 @@ export interface operations {
                     "application/json": components["schemas"]["Script"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17946,7 +19104,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18019,7 +19177,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18037,7 +19195,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18133,7 +19291,7 @@ export interface operations {
                     "application/json": components["schemas"]["Script"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18151,7 +19309,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18245,7 +19403,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18263,7 +19421,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18349,7 +19507,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceAccount"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18367,7 +19525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18385,7 +19543,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18463,7 +19621,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceAccount"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18481,7 +19639,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18553,7 +19711,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18571,7 +19729,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18650,7 +19808,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceAccount"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18668,7 +19826,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18686,7 +19844,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18770,7 +19928,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18788,7 +19946,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18900,7 +20058,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18918,7 +20076,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18936,7 +20094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19015,7 +20173,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19033,7 +20191,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19123,7 +20281,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19141,7 +20299,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19218,7 +20376,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19267,7 +20425,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19323,7 +20481,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19385,7 +20543,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19403,7 +20561,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19473,7 +20631,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19491,7 +20649,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19564,7 +20722,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19582,7 +20740,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19671,7 +20829,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19738,7 +20896,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19815,7 +20973,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19833,7 +20991,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19894,7 +21052,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19912,7 +21070,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20039,7 +21197,7 @@ export interface operations {
                     "application/json": components["schemas"]["SsoProvider"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20057,7 +21215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20145,7 +21303,7 @@ export interface operations {
                     "application/json": components["schemas"]["SsoProvider"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20163,7 +21321,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20236,7 +21394,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20254,7 +21412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20354,7 +21512,7 @@ export interface operations {
                     "application/json": components["schemas"]["SsoProvider"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20372,7 +21530,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20467,7 +21625,7 @@ export interface operations {
                     "application/json": components["schemas"]["SsoProvider"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20485,7 +21643,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20503,7 +21661,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20607,7 +21765,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20625,7 +21783,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20704,7 +21862,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20769,7 +21927,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20818,7 +21976,7 @@ export interface operations {
                     "application/samlmetadata+xml": string;
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20883,7 +22041,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20901,7 +22059,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21006,7 +22164,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21024,7 +22182,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21042,7 +22200,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21116,7 +22274,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserProfile"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21134,7 +22292,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21202,7 +22360,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserProfile"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21220,7 +22378,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21307,7 +22465,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21325,7 +22483,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21343,7 +22501,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21426,7 +22584,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21444,7 +22602,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21513,7 +22671,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserRow"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21531,7 +22689,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21603,7 +22761,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21621,7 +22779,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21703,7 +22861,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserRow"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21721,7 +22879,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21739,7 +22897,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21820,7 +22978,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21838,7 +22996,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21914,7 +23072,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserRow"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21932,7 +23090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22021,7 +23179,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22039,7 +23197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22112,7 +23270,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22130,7 +23288,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22204,7 +23362,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22222,7 +23380,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22306,7 +23464,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22324,7 +23482,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22412,7 +23570,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22430,7 +23588,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22503,7 +23661,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22521,7 +23679,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22607,7 +23765,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22625,7 +23783,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22720,7 +23878,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22738,7 +23896,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22813,7 +23971,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22831,7 +23989,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -22914,7 +24072,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22932,7 +24090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -23018,7 +24176,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23065,7 +24223,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23118,7 +24276,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23175,7 +24333,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimGroupList"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23293,7 +24451,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23313,7 +24471,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -23333,7 +24491,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -23419,7 +24577,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23539,7 +24697,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23559,7 +24717,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -23579,7 +24737,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -23659,7 +24817,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23771,7 +24929,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23791,7 +24949,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -23811,7 +24969,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -23900,7 +25058,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23969,7 +25127,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24038,7 +25196,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24108,7 +25266,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimUserList"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24240,7 +25398,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24260,7 +25418,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24280,7 +25438,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -24366,7 +25524,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24500,7 +25658,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24520,7 +25678,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24540,7 +25698,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -24620,7 +25778,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24732,7 +25890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24752,7 +25910,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24772,7 +25930,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
