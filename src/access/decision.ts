@@ -189,7 +189,11 @@ export function ipListReason(
  * IP allow-list): partner members and the partner's service accounts alike. mayAccessOrg, covers and the list
  * conditions (orgCondition) all reduce this.
  */
-export function orgAccessReasons(p: Principal, orgId: string, asked: readonly string[] = p.asked ?? []): AccessReason[] {
+export function orgAccessReasons(
+  p: Principal,
+  orgId: string,
+  asked: readonly string[] = p.asked ?? [],
+): AccessReason[] {
   const access = orgAccessReason(p, orgId);
   if (!access.allowed || p.scope !== 'partner') return [access];
   const related = relationshipReason(p, orgId, asked);

@@ -138,6 +138,7 @@ export function mergeSettings(current: unknown, patch: TenantSettings): TenantSe
   const cur = base.success ? base.data : {};
   if (patch.mspAccess) cur.mspAccess = patch.mspAccess;
   if (patch.jitApproval) cur.jitApproval = patch.jitApproval;
+  if (patch.requireRelationships !== undefined) cur.requireRelationships = patch.requireRelationships;
   if (!patch.security) return cur;
   return {
     ...cur,

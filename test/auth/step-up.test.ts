@@ -93,7 +93,12 @@ const newServiceAccount = async (api: ApiClient) =>
 /** A domain claim whose TXT record the test's DNS server publishes, so the verify call can succeed. */
 /** A relationship with the organisation, asked for by the partner's admin, and a fresh session of the organisation's admin. */
 const pendingRelationship = async (api: ApiClient, verdict: 'approve' | 'decline'): Promise<Call> => {
-  const draft = await api.post('/relationships', { orgId, name: `Rel ${uniq()}`, roleIds: [PARTNER_VIEWER], duration: 'P30D' });
+  const draft = await api.post('/relationships', {
+    orgId,
+    name: `Rel ${uniq()}`,
+    roleIds: [PARTNER_VIEWER],
+    duration: 'P30D',
+  });
   const id = created(draft);
   expect((await api.post(`/relationships/${id}/request`)).status).toBe(200);
   const s = await sessionFor(t, orgAdminId, { scope: 'organization', partnerId, orgId, roleId: ORG_ADMIN }, true);

@@ -130,20 +130,23 @@ describe('the lifecycle: draft → approval pending → active → terminated', 
     expect(asked.body.approvalUrl).toBe(`${t.baseUrl}/relationships/${d.body.id}/approval`);
     const lapse = new Date(asked.body.requestExpiresAt!).getTime() - before;
     expect(Math.abs(lapse - 90 * DAY)).toBeLessThan(60_000);
-    const m = await mail.waitFor(w.orgAdmin.user.email, (x) => /approve delegated access "Tier 1"/.test(x.subject));
+    const asking = (x: { text: string }) => x.text.includes('relationship "Tier 1"');
+    const m = await mail.waitFor(w.orgAdmin.user.email, asking);
     expect(m.text).toContain(asked.body.approvalUrl);
-    await mail.waitFor(w.partnerAdmin.user.email, (x) => /approve delegated access/.test(x.subject));
+    await mail.waitFor(w.partnerAdmin.user.email, asking);
     // Locked: a second request is refused.
-    expectError(await w.partnerAdmin.api.post(`/relationships/${d.body.id}/request`), 409, 'relationship_state_invalid');
+    expectError(
+      await w.partnerAdmin.api.post(`/relationships/${d.body.id}/request`),
+      409,
+      'relationship_state_invalid',
+    );
 
     // The organisation sees exactly what is asked; only its admin decides.
-    const seen = expectStatus(await w.orgViewer.api.get(`/relationships/${d.body.id}`), 200);
+    const seen = expectStatus(await w.orgAdmin.api.get(`/relationships/${d.body.id}`), 200);
     expect(seen.body).toMatchObject({ status: 'approval_pending', roleIds: [PARTNER_VIEWER] });
-    expectError(
-      await w.orgViewer.api.post(`/relationships/${d.body.id}/approve`),
-      403,
-      'forbidden', // Organization Viewer lacks users:write
-    );
+    // Organization Viewer holds neither users:read nor users:write.
+    expectError(await w.orgViewer.api.get(`/relationships/${d.body.id}`), 403, 'forbidden');
+    expectError(await w.orgViewer.api.post(`/relationships/${d.body.id}/approve`), 403, 'forbidden');
     expectError(
       await w.partnerAdmin.api.post(`/relationships/${d.body.id}/approve`),
       403,
@@ -162,7 +165,11 @@ describe('the lifecycle: draft → approval pending → active → terminated', 
 
     const ended = expectStatus(await w.orgAdmin.api.post(`/relationships/${d.body.id}/terminate`), 200);
     expect(ended.body.status).toBe('terminated');
-    expectError(await w.partnerAdmin.api.post(`/relationships/${d.body.id}/terminate`), 409, 'relationship_state_invalid');
+    expectError(
+      await w.partnerAdmin.api.post(`/relationships/${d.body.id}/terminate`),
+      409,
+      'relationship_state_invalid',
+    );
     for (const action of ['create', 'request', 'approve', 'terminate'])
       expect(await auditRecords(t, `relationship.${action}`, d.body.id), action).toHaveLength(1);
   });
@@ -182,7 +189,11 @@ describe('the lifecycle: draft → approval pending → active → terminated', 
   it('bad input is refused with its code, and nothing is written', async () => {
     const w = await world();
     for (const duration of ['P0D', 'PT12H', 'P2Y1D', 'P3Y', '1 year', 'P'])
-      expectError(await draft(w.partnerAdmin.api, { orgId: w.org.id, roleIds: [PARTNER_VIEWER], duration }), 400, 'validation_failed');
+      expectError(
+        await draft(w.partnerAdmin.api, { orgId: w.org.id, roleIds: [PARTNER_VIEWER], duration }),
+        400,
+        'validation_failed',
+      );
     for (const duration of ['P1D', 'P2Y', 'P24M', 'P6M', 'P52W'])
       expectStatus(await draft(w.partnerAdmin.api, { orgId: w.org.id, roleIds: [PARTNER_VIEWER], duration }), 201);
     expectError(await draft(w.partnerAdmin.api, { orgId: w.org.id, roleIds: [] }), 400, 'validation_failed');
@@ -195,7 +206,11 @@ describe('the lifecycle: draft → approval pending → active → terminated', 
       'validation_failed',
     );
     expectError(await draft(w.partnerAdmin.api, { orgId: w.orgB.id, roleIds: [PARTNER_VIEWER] }), 404, 'not_found');
-    expectError(await draft(w.partnerAdmin.api, { orgId: w.org.id, roleIds: [PARTNER_VIEWER], extra: 1 }), 400, 'validation_failed');
+    expectError(
+      await draft(w.partnerAdmin.api, { orgId: w.org.id, roleIds: [PARTNER_VIEWER], extra: 1 }),
+      400,
+      'validation_failed',
+    );
     const all = expectStatus(await w.partnerAdmin.api.get('/relationships'), 200);
     expect(all.body.data).toHaveLength(5);
   });
@@ -259,7 +274,9 @@ describe('auto-extension is refused for roles that govern access', () => {
     expect(ok.body.autoExtend).toBe(true);
     // Nor can a draft that extends itself take an admin role afterwards.
     expectError(
-      await w.partnerAdmin.api.raw.request('PATCH', `/relationships/${ok.body.id}`, { body: { roleIds: [PARTNER_ADMIN] } }),
+      await w.partnerAdmin.api.raw.request('PATCH', `/relationships/${ok.body.id}`, {
+        body: { roleIds: [PARTNER_ADMIN] },
+      }),
       400,
       'auto_extend_not_allowed',
     );
@@ -347,16 +364,22 @@ describe('a partner that requires relationships: staff reach an organisation onl
     const devices = expectStatus(await w.tech.api.get('/devices'), 200);
     expect(devices.body.data.map((d) => d.id).sort()).toEqual([w.deviceA.id, w.deviceB.id].sort());
 
-    // explain names the relationship, and the step that refuses the write.
+    // explain (asked by the organisation: the partner's own admin now reaches it only through relationships too)
+    // names the relationship, and the step that refuses the write.
     const write = expectStatus(
-      await w.partnerAdmin.api.get('/access/explain', {
-        query: { userId: w.tech.user.id, permission: 'devices:write', resourceType: 'device', resourceId: w.deviceA.id },
+      await w.orgAdmin.api.get('/access/explain', {
+        query: {
+          userId: w.tech.user.id,
+          permission: 'devices:write',
+          resourceType: 'device',
+          resourceId: w.deviceA.id,
+        },
       }),
       200,
     );
     expect(write.body.allowed).toBe(false);
     const read = expectStatus(
-      await w.partnerAdmin.api.get('/access/explain', {
+      await w.orgAdmin.api.get('/access/explain', {
         query: { userId: w.tech.user.id, permission: 'devices:read', resourceType: 'device', resourceId: w.deviceA.id },
       }),
       200,
@@ -378,7 +401,7 @@ describe('a partner that requires relationships: staff reach an organisation onl
     expectStatus(await w.tech.api.get(`/devices/${w.otherDevice.id}`), 200);
   });
 
-  it("a relationship listing sites reaches only their records; mspAccess suspended suspends it", async () => {
+  it('a relationship listing sites reaches only their records; mspAccess suspended suspends it', async () => {
     const w = await world();
     await requireRelationships(w);
     await approved(w, { roleIds: [PARTNER_TECH], siteIds: [w.siteA.id] });

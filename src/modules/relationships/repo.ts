@@ -115,10 +115,7 @@ export async function listRelationshipRows(
 ): Promise<RelationshipRow[]> {
   const r = relationships;
   const after = q.after
-    ? or(
-        lt(r.createdAt, new Date(q.after.c)),
-        and(eq(r.createdAt, new Date(q.after.c)), lt(r.id, q.after.id)),
-      )
+    ? or(lt(r.createdAt, new Date(q.after.c)), and(eq(r.createdAt, new Date(q.after.c)), lt(r.id, q.after.id)))
     : undefined;
   return db
     .select()

@@ -9,12 +9,7 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
 import { idParam } from '../tenants/index.js';
-import {
-  createRelationshipBody,
-  patchRelationshipBody,
-  relationshipJson,
-  relationshipListQuery,
-} from './schemas.js';
+import { createRelationshipBody, patchRelationshipBody, relationshipJson, relationshipListQuery } from './schemas.js';
 import {
   createRelationship,
   decideRelationship,

@@ -71,7 +71,9 @@ export type CreateRelationship = z.infer<typeof createRelationshipBody>;
 
 export const patchRelationshipBody = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
-  roleIds: ids('The whole new set of roles').refine((a) => a.length > 0, 'at least one role').optional(),
+  roleIds: ids('The whole new set of roles')
+    .refine((a) => a.length > 0, 'at least one role')
+    .optional(),
   siteIds: ids('The whole new set of sites; empty = every site').optional(),
   deviceGroupIds: ids('The whole new set of device groups; empty = every device group').optional(),
   duration: durationSchema.optional(),
@@ -107,7 +109,10 @@ export const relationshipJson = z.object({
   requestExpiresAt: z.string().nullable(),
   startsAt: z.string().nullable(),
   endsAt: z.string().nullable(),
-  approvalUrl: z.string().optional().describe("While approval is pending: the console page of the organisation's admins"),
+  approvalUrl: z
+    .string()
+    .optional()
+    .describe("While approval is pending: the console page of the organisation's admins"),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
