@@ -100,6 +100,9 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   // Unused standing access lapses: swept on every instance, each member claimed by one.
   app.addHook('onReady', async () => deps.lapse.start());
   app.addHook('onClose', async () => deps.lapse.stop());
+  // Relationship expiry notices: swept on every instance, each relationship claimed by one.
+  app.addHook('onReady', async () => deps.relationshipNotices.start());
+  app.addHook('onClose', async () => deps.relationshipNotices.stop());
   // Audit webhook deliveries likewise; a request whose audit records queued some kicks the worker once it answered.
   app.addHook('onReady', async () => deps.webhooks.start());
   app.addHook('onClose', async () => deps.webhooks.stop());

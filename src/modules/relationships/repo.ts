@@ -131,3 +131,32 @@ export async function listRelationshipRows(
     .orderBy(desc(r.createdAt), desc(r.id))
     .limit(q.limit + 1);
 }
+
+/**
+ * Relationships the notice sweep has work on at `now`, claimed for this transaction (FOR UPDATE SKIP LOCKED: one
+ * instance handles each): active ones whose next notice is due (or, set to extend, past their end), and requests past
+ * their lapse.
+ */
+export async function claimDueRelationships(tx: Executor, now: Date, limit: number): Promise<RelationshipRow[]> {
+  const r = relationships;
+  // The next notice after the last one sent (30, 7, 1 days before the end, then 0: at the end).
+  const nextNotice = sql`(case when ${r.noticedDays} is null then 30 when ${r.noticedDays} > 7 then 7
+    when ${r.noticedDays} > 1 then 1 else 0 end)`;
+  return tx
+    .select()
+    .from(r)
+    .where(
+      or(
+        and(
+          eq(r.status, 'active'),
+          eq(r.autoExtend, false),
+          sql`${r.endsAt} <= ${now}::timestamptz + ${nextNotice} * interval '1 day'`,
+        ),
+        and(eq(r.status, 'active'), eq(r.autoExtend, true), sql`${r.endsAt} <= ${now}`),
+        and(eq(r.status, 'approval_pending'), sql`${r.requestExpiresAt} <= ${now}`),
+      ),
+    )
+    .orderBy(r.endsAt, r.id)
+    .limit(limit)
+    .for('update', { skipLocked: true });
+}
