@@ -49,8 +49,6 @@ export const relationships = pgTable(
   (t) => [
     index('relationships_partner_idx').on(t.partnerId, t.status),
     index('relationships_org_idx').on(t.orgId, t.status),
-    index('relationships_ends_idx')
-      .on(t.endsAt)
-      .where(sql`${t.status} = 'active'`),
+    index('relationships_ends_idx').on(t.endsAt).where(sql`${t.status} = 'active'`),
   ],
 );

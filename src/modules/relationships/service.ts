@@ -102,7 +102,7 @@ async function visible(tx: Executor, p: Principal, id: string, lock: boolean): P
 }
 
 /** Null for an empty list: the whole organisation. */
-const reachOf = (ids: string[] | undefined) => (ids && ids.length ? ids : null);
+const reachOf = (ids: string[] | undefined) => (ids?.length ? ids : null);
 
 /** Checks what a relationship names: the partner's roles (within the caller's own permissions), the organisation's sites and groups. */
 async function checkContents(
