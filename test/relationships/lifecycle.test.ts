@@ -428,6 +428,23 @@ describe('a partner that requires relationships: staff reach an organisation onl
     expectStatus(await onPeer(w.tech).get(`/devices/${w.deviceA.id}`), 200);
     const expiring = expectStatus(await w.orgAdmin.api.get('/relationships', { query: { status: 'expiring' } }), 200);
     expect(expiring.body.data.map((r) => r.id)).toEqual([b.id]);
+    const csv = expectStatus(
+      await w.partnerAdmin.api.raw.request('GET', '/relationships/export', { query: { status: 'expiring' } }),
+      200,
+    );
+    const lines = csv.text.trim().split('\r\n');
+    expect(lines[0]).toBe(
+      'id,orgId,name,status,roleIds,siteIds,deviceGroupIds,duration,autoExtend,requestExpiresAt,startsAt,endsAt,createdAt',
+    );
+    expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual([b.id]);
+    expect(lines[1]).toContain(',expiring,');
+    expectError(
+      await w.partnerBAdmin.api.raw.request('GET', '/relationships/export', { query: { status: 'nope' } }),
+      400,
+      'validation_failed',
+    );
+    const theirs = expectStatus(await w.partnerBAdmin.api.raw.request('GET', '/relationships/export'), 200);
+    expect(theirs.text.trim().split('\r\n')).toHaveLength(1);
     t.clock.advance(9 * 60_000);
     expectStatus(await onPeer(w.tech).get(`/devices/${w.deviceA.id}`), 200);
     t.clock.advance(60_000 + 1000);

@@ -1,6 +1,6 @@
 // Delegated-access relationships. Each route: authenticate → full org access (partner side) → permission →
 // step-up (the customer's decision) → schema → handler; which side may take each action is the service's rule.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { PERMISSIONS as P } from '../../access/catalog.js';
 import type { Deps } from '../../deps.js';
@@ -9,10 +9,18 @@ import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page } from '../../http/schemas.js';
 import { requireStepUp } from '../../http/step-up.js';
 import { idParam } from '../tenants/index.js';
-import { createRelationshipBody, patchRelationshipBody, relationshipJson, relationshipListQuery } from './schemas.js';
+import {
+  createRelationshipBody,
+  patchRelationshipBody,
+  relationshipExportQuery,
+  relationshipExportResponse,
+  relationshipJson,
+  relationshipListQuery,
+} from './schemas.js';
 import {
   createRelationship,
   decideRelationship,
+  exportRelationships,
   getRelationship,
   listRelationships,
   patchRelationship,
@@ -64,6 +72,25 @@ export function relationshipRoutes(deps: Deps) {
         },
       },
       async (req) => listRelationships(deps, p(req), req.query),
+    );
+    r.get(
+      '/relationships/export',
+      {
+        onRequest: [auth, read],
+        schema: {
+          tags,
+          operationId: 'exportRelationships',
+          summary: 'The relationships of the list (for instance ?status=expiring) as CSV',
+          querystring: relationshipExportQuery,
+          response: { 200: relationshipExportResponse, ...errors(400), ...authErrors },
+        },
+      },
+      async (req, reply) =>
+        // Text, not serialised: the typed reply only knows the documented shapes.
+        (reply as FastifyReply)
+          .header('content-type', 'text/csv; charset=utf-8')
+          .header('content-disposition', 'attachment; filename="relationships.csv"')
+          .send(await exportRelationships(deps, p(req), req.query)),
     );
     r.get(
       '/relationships/:id',

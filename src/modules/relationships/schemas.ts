@@ -116,3 +116,14 @@ export const relationshipJson = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
+
+export const relationshipExportQuery = z.strictObject({
+  orgId: z.uuid().optional(),
+  status: z.enum(RELATIONSHIP_STATUSES).optional(),
+});
+export type RelationshipExportQuery = z.infer<typeof relationshipExportQuery>;
+
+export const relationshipExportResponse = {
+  description: 'Every matching relationship, newest first, as CSV with a header line (at most 10,000 rows).',
+  content: { 'text/csv': { schema: z.string() } },
+};

@@ -2152,6 +2152,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/relationships/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The relationships of the list (for instance ?status=expiring) as CSV
+         * @description The relationships of the list (for instance ?status=expiring) as CSV.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `users:read`.
+         */
+        get: operations["exportRelationships"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/relationships/{id}": {
         parameters: {
             query?: never;
@@ -16794,6 +16816,83 @@ export interface operations {
             };
             /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportRelationships: {
+        parameters: {
+            query?: {
+                orgId?: string;
+                status?: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching relationship, newest first, as CSV with a header line (at most 10,000 rows). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
