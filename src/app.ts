@@ -32,6 +32,7 @@ import { contactRoutes } from './modules/contacts/routes.js';
 import { customFieldRoutes } from './modules/custom-fields/routes.js';
 import { scriptRoutes } from './modules/scripts/routes.js';
 import { domainRoutes } from './modules/domains/routes.js';
+import { relationshipRoutes } from './modules/relationships/routes.js';
 import { configItemRoutes } from './modules/config-items/routes.js';
 import { opsRoutes } from './modules/ops/routes.js';
 import { roleRoutes } from './modules/roles/routes.js';
@@ -99,6 +100,9 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   // Unused standing access lapses: swept on every instance, each member claimed by one.
   app.addHook('onReady', async () => deps.lapse.start());
   app.addHook('onClose', async () => deps.lapse.stop());
+  // Relationship expiry notices: swept on every instance, each relationship claimed by one.
+  app.addHook('onReady', async () => deps.relationshipNotices.start());
+  app.addHook('onClose', async () => deps.relationshipNotices.stop());
   // Audit webhook deliveries likewise; a request whose audit records queued some kicks the worker once it answered.
   app.addHook('onReady', async () => deps.webhooks.start());
   app.addHook('onClose', async () => deps.webhooks.stop());
@@ -241,6 +245,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(accessRoutes(deps));
       await api.register(scimTokenRoutes(deps));
       await api.register(domainRoutes(deps));
+      await api.register(relationshipRoutes(deps));
     },
     { prefix: API_PREFIX },
   );

@@ -22,6 +22,7 @@ import { MailOutbox } from './platform/mail-outbox.js';
 import { parseKey, SecretBox } from './platform/secret-box.js';
 import { WebhookWorker } from './modules/webhooks/worker.js';
 import { StandingAccessLapse } from './modules/governance/lapse.js';
+import { RelationshipNotices } from './modules/relationships/notices.js';
 import { apiKeyAuthenticator } from './modules/service-accounts/principal.js';
 
 export interface Deps {
@@ -45,6 +46,8 @@ export interface Deps {
   webhooks: WebhookWorker;
   /** Unused standing access lapses to eligible: a periodic sweep; sweep() runs a pass now. */
   lapse: StandingAccessLapse;
+  /** Relationship expiry: the 30/7/1-day and ended notices, auto-extension, request lapse; sweep() runs a pass now. */
+  relationshipNotices: RelationshipNotices;
   sms: SmsSender;
   oidc: OidcClients;
   limits: RateLimits;
@@ -137,5 +140,13 @@ export async function buildDeps(
     webhooks,
     outbox,
     lapse: new StandingAccessLapse({ db: database.db, clock, logger, audit, outbox, appUrl: config.appUrl }),
+    relationshipNotices: new RelationshipNotices({
+      db: database.db,
+      clock,
+      logger,
+      audit,
+      outbox,
+      appUrl: config.appUrl,
+    }),
   };
 }

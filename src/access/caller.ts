@@ -13,7 +13,14 @@ import type { LivenessCache } from './liveness-cache.js';
 import type { ActiveGrant, Principal } from './principal.js';
 import { type GrantRow, livenessStatement, type MembershipFacts, type SessionRow, touchSessionRow } from './repo.js';
 import type { ResolvedRole, RoleCache } from './resolver.js';
-import { breakGlassUserOf, effectiveSecurity, ipAllowlistOf, phishingResistant } from './settings.js';
+import { type ActiveRelationship, relationshipsInForce } from './relationships.js';
+import {
+  breakGlassUserOf,
+  effectiveSecurity,
+  ipAllowlistOf,
+  phishingResistant,
+  requireRelationshipsOf,
+} from './settings.js';
 import type { VerifiedTokenCache } from './token-cache.js';
 import type { TokenService } from './tokens.js';
 
@@ -123,10 +130,16 @@ export async function loadPrincipal(
   if (roleId && !role) return null;
   const { expired } = splitGrants(row, now);
   if (expired.length) await recordExpiredGrants(deps, expired, now);
+  const relationships = await relationshipsInForce(
+    row.relationships,
+    (id) => deps.roleCache.get(id, Number(row.epoch)),
+    now,
+  );
   return userPrincipal(row, role, {
     enable2fa: deps.enable2fa,
     ip,
     now,
+    relationships,
     session: { id: row.session_id, mfa: row.session_mfa, method: row.session_method, authTime: row.auth_time },
   });
 }
@@ -152,6 +165,8 @@ export function userPrincipal(
     enable2fa: boolean;
     ip?: string | null;
     now: number;
+    /** The partner's relationships in force (relationshipsInForce of the row). */
+    relationships?: ActiveRelationship[];
     session?: { id: string; mfa: boolean; method: string | null; authTime: Date | string | null };
   },
 ): Principal {
@@ -185,6 +200,8 @@ export function userPrincipal(
     orgIds: row.scope === 'partner' && row.org_access === 'selected' ? (uuidArray(row.pu_org_ids) ?? []) : [],
     eligibleOrgIds: row.scope === 'partner' && row.org_access === 'eligible' ? (uuidArray(row.pu_org_ids) ?? []) : [],
     grants: row.scope === 'partner' ? splitGrants(row, opts.now).active : [],
+    requireRelationships: row.scope === 'partner' && requireRelationshipsOf(row.partner_settings),
+    relationships: row.scope === 'partner' ? (opts.relationships ?? []) : [],
     siteIds: row.scope === 'organization' ? uuidArray(row.site_ids) : null,
     deviceGroupIds: row.scope === 'organization' ? uuidArray(row.device_group_ids) : null,
     permissions: role?.permissions ?? new Set(),

@@ -5,6 +5,12 @@
 import { ipAllowed } from '../platform/cidr.js';
 import type { Principal } from './principal.js';
 import { hasPermission, type ResolvedRole } from './resolver.js';
+import {
+  type ActiveRelationship,
+  describeRelationships,
+  relationshipsGrant,
+  relationshipsWith,
+} from './relationships.js';
 import { ipAllowlistOf, mspAccessOf } from './settings.js';
 
 export const ACCESS_STEPS = [
@@ -12,6 +18,7 @@ export const ACCESS_STEPS = [
   'membership',
   'role',
   'organization_access',
+  'relationship',
   'site',
   'device_group',
   'mfa',
@@ -32,6 +39,8 @@ export interface AccessReason {
   /** `organization_access` via `grant` (and `msp_access` passed by a customer-approved grant): which just-in-time grant, until when. */
   grantId?: string;
   until?: string;
+  /** `relationship`: the relationships with the organisation that let the caller in. */
+  relationshipIds?: string[];
   /** `ip_allowlist`: passed only as the partner's break-glass account (every such use is audited). */
   breakGlass?: boolean;
 }
@@ -180,11 +189,66 @@ export function ipListReason(
  * IP allow-list): partner members and the partner's service accounts alike. mayAccessOrg, covers and the list
  * conditions (orgCondition) all reduce this.
  */
-export function orgAccessReasons(p: Principal, orgId: string): AccessReason[] {
+export function orgAccessReasons(
+  p: Principal,
+  orgId: string,
+  asked: readonly string[] = p.asked ?? [],
+): AccessReason[] {
   const access = orgAccessReason(p, orgId);
   if (!access.allowed || p.tenantKind !== 'partner') return [access];
+  const related = relationshipReason(p, orgId, asked);
+  if (related && !related.allowed) return [access, related];
   const policy = p.orgPolicies?.[orgId];
-  return policy ? [access, ...customerControlReasons(p, orgId, policy)] : [access];
+  const controls = policy ? customerControlReasons(p, orgId, policy) : [];
+  return related ? [access, related, ...controls] : [access, ...controls];
+}
+
+/**
+ * A partner that requires relationships: the organisation is reached only through an active relationship with it, and
+ * every permission asked for must lie within the union of its roles (the role's permissions ∩ the relationships').
+ * null when the partner does not require them.
+ */
+export function relationshipReason(p: Principal, orgId: string, asked: readonly string[]): AccessReason | null {
+  if (p.tenantKind !== 'partner' || !p.requireRelationships) return null;
+  const rels = relationshipsWith(p.relationships, orgId);
+  if (rels.length === 0)
+    return deny(
+      'relationship',
+      "The partner requires delegated-access relationships; none with this organisation is active: its partner's staff do not reach it.",
+    );
+  const relationshipIds = rels.map((r) => r.id);
+  const missing = asked.filter((k) => !relationshipsGrant(rels, k));
+  if (missing.length)
+    return deny(
+      'relationship',
+      `The roles of the relationships with this organisation (${describeRelationships(rels)}) do not include ${missing.join(', ')}: a member's permissions here are its role's within them.`,
+      { relationshipIds },
+    );
+  return pass('relationship', `Through the relationship${rels.length > 1 ? 's' : ''} ${describeRelationships(rels)}.`, {
+    relationshipIds,
+    until: new Date(Math.max(...rels.map((r) => r.endsAt.getTime()))).toISOString(),
+  });
+}
+
+/** Whether one relationship's reach covers the record (its sites, then its device groups; none listed: all). */
+function relationshipCovers(r: ActiveRelationship, o: Owner): boolean {
+  if (r.siteIds && o.siteId !== undefined && (o.siteId === null || !r.siteIds.includes(o.siteId))) return false;
+  if (r.deviceGroupIds && o.groupIds !== undefined && !o.groupIds.some((g) => r.deviceGroupIds!.includes(g)))
+    return false;
+  // A relationship limited to sites or device groups does not reach organisation-level records.
+  if ((r.siteIds || r.deviceGroupIds) && o.siteId === undefined && o.groupIds === undefined) return false;
+  return true;
+}
+
+/** The reach of the relationships a partner member entered the organisation through, on a record of it. */
+function relationshipReachReasons(p: Principal, org: AccessReason[], o: Owner): AccessReason[] {
+  const ids = org.find((r) => r.step === 'relationship')?.relationshipIds;
+  if (!ids) return [];
+  const rels = (p.relationships ?? []).filter((r) => ids.includes(r.id));
+  if (rels.every((r) => !r.siteIds && !r.deviceGroupIds)) return [];
+  return rels.some((r) => relationshipCovers(r, o))
+    ? [pass('site', 'Within the sites and device groups of a relationship with the organisation.')]
+    : [deny('site', 'Outside the sites and device groups the relationships with the organisation reach.')];
 }
 
 /** What a credential speaking for the partner in an organisation carries for the organisation's controls. */
@@ -241,7 +305,13 @@ export function mayAccessOrg(p: Principal, orgId: string): boolean {
 }
 
 /** Whether the principal's scope covers a record (findInScope's `covers` is this, reduced to its answer). */
-export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned, siteless: Siteless): AccessReason[] {
+export function scopeReasons(
+  p: Principal,
+  o: Owner,
+  partnerOwned: PartnerOwned,
+  siteless: Siteless,
+  asked: readonly string[] = p.asked ?? [],
+): AccessReason[] {
   if (!p.tenantKind || !p.partnerId) return [deny('membership', 'No partner or organisation context.')];
   if (p.partnerId !== o.partnerId) return [deny('membership', 'The membership is in another partner.')];
   const member = pass(
@@ -261,9 +331,10 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
       ];
     return [member, deny('organization_access', 'A partner record: organisation members do not reach it.')];
   }
-  const org = orgAccessReasons(p, o.orgId);
+  const org = orgAccessReasons(p, o.orgId, asked);
   if (!org.every((r) => r.allowed)) return [member, ...org];
   if (p.tenantKind !== 'organization') {
+    const reach = relationshipReachReasons(p, org, o);
     // Reached through a one-site grant only: records of other sites (and without a site) stay out.
     const grantId = org.find((r) => r.via === 'grant' && r.step === 'organization_access')?.grantId;
     const grant = grantId ? p.grants?.find((g) => g.id === grantId) : undefined;
@@ -272,6 +343,7 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
       return [
         member,
         ...org,
+        ...reach,
         o.siteId === grant.siteId
           ? pass('site', 'The just-in-time grant covers this site.')
           : o.siteId === undefined || o.siteId === null
@@ -279,7 +351,7 @@ export function scopeReasons(p: Principal, o: Owner, partnerOwned: PartnerOwned,
             : deny('site', 'The just-in-time grant covers one site; the record is not in it.'),
       ];
     }
-    return [member, ...org];
+    return [member, ...org, ...reach];
   }
   const out = [member, ...org];
   if (p.siteIds && o.siteId !== undefined) {
@@ -357,7 +429,7 @@ export function decide(
   siteless: Siteless,
   role?: Pick<ResolvedRole, 'sources' | 'roleId' | 'name'> | null,
 ): AccessDecision {
-  const scope = scopeReasons(p, o, partnerOwned, siteless);
+  const scope = scopeReasons(p, o, partnerOwned, siteless, [permission]);
   const [membership, ...rest] = scope;
   return decisionOf([membership!, ...policyReasons(p), permissionReason(p.permissions, permission, role), ...rest]);
 }

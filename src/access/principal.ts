@@ -1,5 +1,6 @@
 // Who is calling: the principal the access core loads once per request (caller.ts), and what the
 // access decisions (decision.ts), the scope (scope.ts) and every module reason about.
+import type { ActiveRelationship } from './relationships.js';
 import type { EffectiveSecurity } from './settings.js';
 
 /** Who is calling, in which tenant, through which session: resolved once per request by authenticate. */
@@ -31,6 +32,12 @@ export interface Principal {
   eligibleOrgIds?: string[];
   /** A partner member's just-in-time grants in force now (read with the session on every request, never cached). */
   grants?: ActiveGrant[];
+  /** A partner member whose partner requires relationships: organisations are reached only through active ones. */
+  requireRelationships?: boolean;
+  /** The partner's relationships in force now (read with the session on every request, never cached past their end). */
+  relationships?: ActiveRelationship[];
+  /** The permissions the route asks for (set by requirePermission): a relationship's roles must cover them. */
+  asked?: readonly string[];
   /** An organisation member: null = every site / device group. */
   siteIds: string[] | null;
   deviceGroupIds: string[] | null;

@@ -11,6 +11,7 @@ import { asSystemWithin } from '../db/row-security.js';
 import { organizations, organizationUsers, partners, partnerUsers } from '../db/schema/index.js';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from './catalog.js';
 import { rowsOf } from '../db/rows.js';
+import { RELATIONSHIPS_SQL, type RelationshipRow } from './relationships.js';
 
 /** A role and its ancestors (at most `maxDepth`), each with its own permissions, nearest first. */
 export async function roleChainRows(
@@ -259,6 +260,8 @@ export interface SessionRow {
   org_policies: Record<string, unknown> | string | null;
   /** Partner sessions: the member's just-in-time grants neither revoked nor yet seen expired (GRANTS_SQL). */
   jit_grants: GrantRow[] | string | null;
+  /** Partner sessions of a partner requiring relationships: its active relationships (RELATIONSHIPS_SQL). */
+  relationships?: RelationshipRow[] | string | null;
   epoch: number | string;
   user_name: string;
   avatar_url: string | null;
@@ -302,6 +305,7 @@ export const livenessStatement = preparedStatement<SessionRow, [string, string]>
           op.settings as org_partner_settings,
           ${ORG_POLICIES_SQL('s.scope', 's.partner_id')} as org_policies,
           ${GRANTS_SQL('s.scope', 's.partner_id', 's.user_id')} as jit_grants,
+          ${RELATIONSHIPS_SQL('s.scope', 's.partner_id', 'p.settings')} as relationships,
           (select epoch from authz_state where id = 1) as epoch
    from sessions s
    join users u on u.id = s.user_id

@@ -53,6 +53,12 @@ function membershipOf(p: Principal): Membership | null {
 function orgReachOf(p: Principal): OrgReach {
   if (p.tenantKind === 'organization') return { kind: 'one', orgId: p.orgId! };
   // Organisations whose policies on partner members refuse this request (their IP allow-list) are left out of lists.
+  if (p.requireRelationships) {
+    // Only organisations an active relationship opens whole (one limited to sites or device groups reaches their
+    // records by id, not through lists), and only those the rest of the decision lets in.
+    const whole = (p.relationships ?? []).filter((r) => !r.siteIds && !r.deviceGroupIds).map((r) => r.orgId);
+    return { kind: 'ids', ids: [...new Set(whole)].filter((id) => mayAccessOrg(p, id)), except: [] };
+  }
   const except = Object.keys(p.orgPolicies ?? {}).filter((id) => !mayAccessOrg(p, id));
   if (p.orgAccess === 'all') return { kind: 'partner', partnerId: p.partnerId!, except };
   // Standing selected organisations, and those a whole-organisation just-in-time grant opens now (a one-site grant

@@ -72,6 +72,12 @@ export type JitApproval = (typeof JIT_APPROVAL)[number];
 export const JIT_MAX_MINUTES_DEFAULT = 480;
 export const tenantSettingsSchema = z.strictObject({
   security: securitySettingsSchema.optional(),
+  requireRelationships: z
+    .boolean()
+    .optional()
+    .describe(
+      "Partner only: on, the partner's staff reach an organisation only through an active delegated-access relationship with it, within that relationship's roles, sites and device groups; off (the default) keeps standing access as it is",
+    ),
   mspAccess: z
     .enum(MSP_ACCESS)
     .optional()
@@ -132,6 +138,7 @@ export function mergeSettings(current: unknown, patch: TenantSettings): TenantSe
   const cur = base.success ? base.data : {};
   if (patch.mspAccess) cur.mspAccess = patch.mspAccess;
   if (patch.jitApproval) cur.jitApproval = patch.jitApproval;
+  if (patch.requireRelationships !== undefined) cur.requireRelationships = patch.requireRelationships;
   if (!patch.security) return cur;
   return {
     ...cur,
@@ -183,3 +190,7 @@ export const jitMaxMinutesOf = (partnerSettings: unknown): number =>
 /** The partner's standing-access lapse period in days, or null when off (the default). */
 export const standingAccessLapseDaysOf = (partnerSettings: unknown): number | null =>
   read(partnerSettings).security?.standingAccessLapseDays ?? null;
+
+/** Whether the partner's staff reach organisations only through active relationships (default off). */
+export const requireRelationshipsOf = (partnerSettings: unknown): boolean =>
+  read(partnerSettings).requireRelationships === true;

@@ -34,6 +34,12 @@ export const ERROR_CATALOG = {
     error: 'Bad Request',
     message: 'The account link request is invalid, used or expired; sign in through your identity provider again.',
   },
+  auto_extend_not_allowed: {
+    status: 400,
+    error: 'Bad Request',
+    message:
+      'A relationship holding a role with *:*, users:write or roles:write cannot extend itself: it ends, and a new one is approved.',
+  },
   site_required: {
     status: 400,
     error: 'Bad Request',
@@ -178,6 +184,11 @@ export const ERROR_CATALOG = {
     error: 'Forbidden',
     message: "The organization's policy names who approves this request, and it is not you.",
   },
+  relationship_approver_required: {
+    status: 403,
+    error: 'Forbidden',
+    message: "Only the organization's admins approve, decline or see the approval of a relationship asked of it.",
+  },
   msp_access_customer_only: {
     status: 403,
     error: 'Forbidden',
@@ -220,6 +231,17 @@ export const ERROR_CATALOG = {
     message: 'The access request was already approved or denied.',
   },
   conflict: { status: 409, error: 'Conflict', message: 'The request conflicts with the current state.' },
+  relationship_frozen: {
+    status: 409,
+    error: 'Conflict',
+    message:
+      'The relationship is approved (or awaiting approval): it can narrow at once, but widening it needs a new relationship and a new approval.',
+  },
+  relationship_state_invalid: {
+    status: 409,
+    error: 'Conflict',
+    message: 'The relationship is not in a state that allows this.',
+  },
   domain_taken: { status: 409, error: 'Conflict', message: 'Another tenant has proven this domain.' },
   domain_exists: {
     status: 409,

@@ -45,6 +45,8 @@ export const requirePermission = (...required: PermissionKey[]): Guard & { permi
         const reason = permissionReason(p.permissions, perm);
         if (!reason.allowed) throw new AppError('forbidden', reason.detail);
       }
+      // Where the organisation is reached through relationships, their roles must cover the same permissions.
+      p.asked = [...(p.asked ?? []), ...required];
     },
     { permissions: required },
   );

@@ -7,11 +7,13 @@ import { mspAccessOf } from '../access/settings.js';
 import type { Executor } from '../db/connect.js';
 import { AppError, notFound } from './errors.js';
 
-/** The answer a by-id route gives when the scope denies: an address outside a list is 403, anything else 404. */
+/** The answer a by-id route gives when the scope denies: an address outside a list (or an action outside the relationships) is 403, anything else 404. */
 export function refusalOf(reasons: AccessReason[], what: string): AppError | null {
   const denied = reasons.find((r) => !r.allowed);
   if (!denied) return null;
   if (denied.step === 'msp_access') return new AppError('msp_access_denied');
+  // Reached through relationships whose roles do not cover what is asked: the record is in reach, the action is not.
+  if (denied.step === 'relationship' && denied.relationshipIds?.length) return new AppError('forbidden', denied.detail);
   if (denied.step === 'ip_allowlist')
     return new AppError('ip_not_allowed', 'This address is outside the IP allow-list of the organization.');
   return notFound(what);

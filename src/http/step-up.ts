@@ -38,6 +38,8 @@ export const STEP_UP_ROUTES = [
   { method: 'POST', url: '/api/v1/scim-tokens' },
   { method: 'POST', url: '/api/v1/domains/:id/verify' },
   { method: 'DELETE', url: '/api/v1/domains/:id' },
+  { method: 'POST', url: '/api/v1/relationships/:id/approve' },
+  { method: 'POST', url: '/api/v1/relationships/:id/decline' },
 ] as const satisfies readonly { method: string; url: string; when?: string }[];
 
 export type StepUpMethod = 'password' | 'totp' | 'sms' | 'passkey' | 'reauthenticate';

@@ -17,13 +17,15 @@ import {
   createPartner,
   createSite,
   sessionFor,
+  signedInOrgMember,
   signedInPartnerMember,
   type SignedInMember,
 } from '../support/fixtures.js';
 import { expectError } from '../mfa/helpers.js';
 import { CSRF_COOKIE } from './helpers.js';
 
-const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER] = SYSTEM_ROLES.map((r) => r.id as string) as [
+const [PARTNER_ADMIN, PARTNER_TECH, PARTNER_VIEWER, ORG_ADMIN] = SYSTEM_ROLES.map((r) => r.id as string) as [
+  string,
   string,
   string,
   string,
@@ -37,6 +39,7 @@ let partnerId: string;
 let orgId: string;
 let siteId: string;
 let admin: SignedInMember;
+let orgAdminId: string;
 let idp: TestIdp;
 
 beforeAll(async () => {
@@ -47,6 +50,7 @@ beforeAll(async () => {
   orgId = (await createOrg(t, partnerId)).id;
   siteId = (await createSite(t, orgId)).id;
   admin = await signedInPartnerMember(t, partnerId, { password: PASSWORD });
+  orgAdminId = (await signedInOrgMember(t, { id: orgId, partnerId }, { password: PASSWORD })).user.id;
 });
 afterAll(async () => {
   await t?.close();
@@ -67,6 +71,8 @@ interface Call {
   path: string;
   body?: unknown;
   query?: Record<string, string>;
+  /** The caller when it is not the partner's admin (an organisation's admin decides a relationship). */
+  as?: ApiClient;
 }
 type Case = (api: ApiClient) => Promise<Call>;
 
@@ -85,6 +91,19 @@ const newWebhook = async (api: ApiClient) => created(await api.post('/webhooks',
 const newServiceAccount = async (api: ApiClient) =>
   created(await api.post('/service-accounts', { name: `SA ${uniq()}`, roleId: PARTNER_VIEWER }));
 /** A domain claim whose TXT record the test's DNS server publishes, so the verify call can succeed. */
+/** A relationship with the organisation, asked for by the partner's admin, and a fresh session of the organisation's admin. */
+const pendingRelationship = async (api: ApiClient, verdict: 'approve' | 'decline'): Promise<Call> => {
+  const draft = await api.post('/relationships', {
+    orgId,
+    name: `Rel ${uniq()}`,
+    roleIds: [PARTNER_VIEWER],
+    duration: 'P30D',
+  });
+  const id = created(draft);
+  expect((await api.post(`/relationships/${id}/request`)).status).toBe(200);
+  const s = await sessionFor(t, orgAdminId, { scope: 'organization', partnerId, orgId, roleId: ORG_ADMIN }, true);
+  return { method: 'POST', path: `/relationships/${id}/${verdict}`, as: t.client().withToken(s.accessToken) };
+};
 const newDomainClaim = async (api: ApiClient) => {
   const claim = await api.post('/domains', { domain: `d${uniq()}.example.com`.toLowerCase() });
   expect(claim.status, claim.text).toBe(201);
@@ -106,6 +125,8 @@ const CASES: Record<string, Case> = {
     body: {},
   }),
   'DELETE /api/v1/domains/:id': async (api) => ({ method: 'DELETE', path: `/domains/${await newDomainClaim(api)}` }),
+  'POST /api/v1/relationships/:id/approve': (api) => pendingRelationship(api, 'approve'),
+  'POST /api/v1/relationships/:id/decline': (api) => pendingRelationship(api, 'decline'),
   'POST /api/v1/roles': async () => ({
     method: 'POST',
     path: '/roles',
@@ -227,8 +248,9 @@ describe('each risky route refuses a stale session with 403 step_up_required and
   for (const route of STEP_UP_ROUTES) {
     const key = `${route.method} ${route.url}`;
     it(key, async () => {
-      const api = await freshAdmin();
-      const call = await CASES[key]!(api);
+      const setup = await freshAdmin();
+      const call = await CASES[key]!(setup);
+      const api = call.as ?? setup;
       age();
       const refused = await send(api, call);
       expectError(refused, 403, 'step_up_required');

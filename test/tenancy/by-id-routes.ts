@@ -558,4 +558,9 @@ export async function deviceNextTo(t: TestApp, groupId: string): Promise<string>
  * partners and organisations included).
  */
 export const NOT_BY_TENANT = (url: string) =>
-  url.startsWith('/users/') || url.startsWith('/roles/') || url.startsWith('/auth/') || url.startsWith('/access/');
+  url.startsWith('/users/') ||
+  url.startsWith('/roles/') ||
+  url.startsWith('/auth/') ||
+  url.startsWith('/access/') ||
+  // A relationship is seen by its partner and its organisation whatever the caller reaches (test/relationships).
+  url.startsWith('/relationships/');

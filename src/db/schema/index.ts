@@ -10,3 +10,4 @@ export * from './webhooks.js';
 export * from './scim.js';
 export * from './access.js';
 export * from './domains.js';
+export * from './relationships.js';

@@ -3,6 +3,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import type { Owner, PartnerOwned, Siteless } from '../../access/decision.js';
 import { GRANTS_SQL, type MembershipFacts, ORG_POLICIES_SQL } from '../../access/repo.js';
+import { RELATIONSHIPS_SQL } from '../../access/relationships.js';
 import type { ServiceAccountFacts } from '../service-accounts/index.js';
 import { rowsOf } from '../../db/rows.js';
 
@@ -41,6 +42,7 @@ export async function userSubjectRows(
              p.settings as partner_settings, o.settings as org_settings, o.partner_id as org_partner_id, op.settings as org_partner_settings,
              ${sql.raw(ORG_POLICIES_SQL('m.scope', 'm.partner_id'))} as org_policies,
              ${sql.raw(GRANTS_SQL('m.scope', 'm.partner_id', 'm.user_id'))} as jit_grants,
+             ${sql.raw(RELATIONSHIPS_SQL('m.scope', 'm.partner_id', 'p.settings'))} as relationships,
              (select epoch from authz_state where id = 1) as epoch
       from (
         select pu.user_id, 'partner' as scope, pu.partner_id, null::uuid as org_id, pu.role_id as pu_role_id, pu.org_access::text as org_access,

@@ -55,7 +55,7 @@ export const accessReason = z
     step: z
       .enum(ACCESS_STEPS)
       .describe(
-        "account → membership → ip_allowlist → mfa → role → organization_access (then the organisation's own ip_allowlist for partner members) → site → device_group",
+        "account → membership → ip_allowlist → mfa → role → organization_access (then, for partner members, relationship where the partner requires relationships, and the organisation's own ip_allowlist) → site → device_group",
       ),
     allowed: z.boolean(),
     detail: z.string().describe('What this step found, in a sentence'),
@@ -68,6 +68,10 @@ export const accessReason = z
         '`organization_access`: how the organisation is reached (`grant`: a just-in-time grant, named by grantId; also on `msp_access` under approval_required)',
       ),
     grantId: z.uuid().optional().describe('`via: grant`: the just-in-time grant in force'),
+    relationshipIds: z
+      .array(z.uuid())
+      .optional()
+      .describe('`relationship`: the delegated-access relationships with the organisation the step weighed'),
     until: z.string().optional().describe('`via: grant`: when the grant ends (ISO 8601)'),
     breakGlass: z
       .boolean()

@@ -3,6 +3,7 @@
 import type { Executor } from '../../db/connect.js';
 import { membershipRoleId, userPrincipal } from '../../access/caller.js';
 import type { Principal } from '../../http/context.js';
+import { relationshipsInForce } from '../../access/relationships.js';
 import type { ResolvedRole, RoleCache } from '../roles/index.js';
 import { serviceAccountPrincipal } from '../service-accounts/index.js';
 import { serviceAccountSubjectRows, userSubjectRows } from './repo.js';
@@ -34,7 +35,9 @@ export async function userSubjects(
   for (const row of rows) {
     const roleId = membershipRoleId(row);
     const role = roleId ? await roles.get(roleId, Number(row.epoch)) : null;
-    const subject = { principal: userPrincipal(row, role, { enable2fa, ip, now }), role, status: row.user_status };
+    const relationships = await relationshipsInForce(row.relationships, (id) => roles.get(id, Number(row.epoch)), now);
+    const principal = userPrincipal(row, role, { enable2fa, ip, now, relationships });
+    const subject = { principal, role, status: row.user_status };
     out.set(row.user_id, [...(out.get(row.user_id) ?? []), subject]);
   }
   return out;

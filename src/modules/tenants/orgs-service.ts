@@ -133,6 +133,11 @@ export async function updateOrg(
       details: { fieldErrors: { 'settings.security.jitMaxMinutes': ['Partner setting only'] }, formErrors: [] },
     });
   }
+  if (given.settings?.requireRelationships !== undefined) {
+    throw new AppError('validation_failed', 'A partner decides whether its staff need relationships.', {
+      details: { fieldErrors: { 'settings.requireRelationships': ['Partner setting only'] }, formErrors: [] },
+    });
+  }
   const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
   assertNoLockout(p, patch.settings, meta, confirmLockout);
   try {

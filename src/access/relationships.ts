@@ -1,0 +1,96 @@
+// Delegated-access relationships in the access decision. A partner that requires relationships
+// (settings.requireRelationships) lets its staff into an organisation only through an active relationship with it:
+// their effective permissions there are their role's within the union of the relationship roles' permissions, and
+// their reach is the union of the relationships' sites and device groups (a relationship that lists none: the whole
+// organisation). The relationships in force are read with the session on every request (RELATIONSHIPS_SQL) and
+// compared with the service clock, so an end bites on the next request on every instance.
+import type { ResolvedRole } from './resolver.js';
+import { hasPermission } from './resolver.js';
+
+/** How long an auto-extension adds, each time a relationship set to extend reaches its end. */
+export const AUTO_EXTEND_MS = 180 * 86_400_000;
+
+/**
+ * The active relationships of the session's partner when it requires relationships (none otherwise), as
+ * JSON: read by the per-request liveness statement and by explain's subject reader.
+ */
+export const RELATIONSHIPS_SQL = (scope: string, partnerId: string, partnerSettings: string) =>
+  `(select jsonb_agg(jsonb_build_object('id', r.id, 'org_id', r.org_id, 'name', r.name, 'role_ids', r.role_ids,
+     'site_ids', r.site_ids, 'device_group_ids', r.device_group_ids, 'ends_at', r.ends_at, 'auto_extend', r.auto_extend))
+     from relationships r where ${scope} = 'partner' and r.partner_id = ${partnerId} and r.status = 'active'
+       and coalesce((${partnerSettings}->>'requireRelationships')::boolean, false))`;
+
+export interface RelationshipRow {
+  id: string;
+  org_id: string;
+  name: string;
+  role_ids: string[];
+  site_ids: string[] | null;
+  device_group_ids: string[] | null;
+  ends_at: string;
+  auto_extend: boolean;
+}
+
+/** A relationship in force: the permissions of its roles (their union), its reach, and its current end. */
+export interface ActiveRelationship {
+  id: string;
+  orgId: string;
+  name: string;
+  permissions: ReadonlySet<string>;
+  siteIds: string[] | null;
+  deviceGroupIds: string[] | null;
+  endsAt: Date;
+}
+
+/** The end in force at `now`: an auto-extended relationship moves on by 180 days each time it reaches its end. */
+export function currentEnd(endsAt: Date, autoExtend: boolean, now: number): Date {
+  if (!autoExtend || endsAt.getTime() > now) return endsAt;
+  const periods = Math.floor((now - endsAt.getTime()) / AUTO_EXTEND_MS) + 1;
+  return new Date(endsAt.getTime() + periods * AUTO_EXTEND_MS);
+}
+
+/** The relationships of the row in force at `now`, each with the permissions of its roles. */
+export async function relationshipsInForce(
+  json: RelationshipRow[] | string | null | undefined,
+  role: (roleId: string) => Promise<ResolvedRole | null>,
+  now: number,
+): Promise<ActiveRelationship[]> {
+  const rows: RelationshipRow[] = json == null ? [] : typeof json === 'string' ? JSON.parse(json) : json;
+  const out: ActiveRelationship[] = [];
+  for (const r of rows) {
+    const end = currentEnd(new Date(r.ends_at), r.auto_extend, now);
+    if (end.getTime() <= now) continue;
+    const permissions = new Set<string>();
+    for (const id of r.role_ids) for (const k of (await role(id))?.permissions ?? []) permissions.add(k);
+    out.push({
+      id: r.id,
+      orgId: r.org_id,
+      name: r.name,
+      permissions,
+      siteIds: r.site_ids,
+      deviceGroupIds: r.device_group_ids,
+      endsAt: end,
+    });
+  }
+  return out;
+}
+
+/** The relationships in force with one organisation. */
+export const relationshipsWith = (rels: readonly ActiveRelationship[] | undefined, orgId: string) =>
+  (rels ?? []).filter((r) => r.orgId === orgId);
+
+/** Whether the union of the relationships' permissions covers `permission`. */
+export const relationshipsGrant = (rels: readonly ActiveRelationship[], permission: string) =>
+  rels.some((r) => hasPermission(r.permissions, permission));
+
+/** The union of the relationships' reach in one dimension: null when any of them reaches the whole organisation. */
+export function relationshipReach(
+  rels: readonly ActiveRelationship[],
+  key: 'siteIds' | 'deviceGroupIds',
+): string[] | null {
+  if (rels.some((r) => r[key] === null)) return null;
+  return [...new Set(rels.flatMap((r) => r[key] ?? []))];
+}
+
+export const describeRelationships = (rels: readonly ActiveRelationship[]) =>
+  rels.map((r) => `"${r.name}" (${r.id}, until ${r.endsAt.toISOString()})`).join(', ');
