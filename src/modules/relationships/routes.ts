@@ -2,7 +2,7 @@
 // step-up (the customer's decision) → schema → handler; which side may take each action is the service's rule.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { PERMISSIONS as P } from '../../access/catalog.js';
+import { PERMISSIONS as PERMS } from '../../access/catalog.js';
 import type { Deps } from '../../deps.js';
 import { principalOf, requireFullOrgAccess, requirePermission } from '../../http/guards.js';
 import { metaOf } from '../../http/meta.js';
@@ -37,8 +37,8 @@ export function relationshipRoutes(deps: Deps) {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = deps.authenticate();
     const full = requireFullOrgAccess();
-    const read = requirePermission(P.USERS_READ);
-    const write = requirePermission(P.USERS_WRITE);
+    const read = requirePermission(PERMS.USERS_READ);
+    const write = requirePermission(PERMS.USERS_WRITE);
     const stepUp = requireStepUp(deps);
     const p = principalOf;
 
