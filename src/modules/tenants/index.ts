@@ -37,4 +37,4 @@ export {
   mspAccessOf,
   standingAccessLapseDaysOf,
 } from '../../access/settings.js';
-export { findGroup, findSite } from './sites-service.js';
+export { checkSiteOfOrg, findGroup, findSite } from './sites-service.js';
