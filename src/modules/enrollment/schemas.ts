@@ -42,7 +42,6 @@ export const enrollResponse = z.object({
   agentToken: z.string(),
   orgId: z.uuid(),
   siteId: z.uuid(),
-  deviceGroupId: z.uuid().nullable().describe("The key's device group the device joined; null = none"),
 });
 
 const software = z.strictObject({

@@ -222,7 +222,7 @@ export async function enroll(
       },
       meta,
     );
-    return { deviceId: device.id, agentToken, orgId: key.orgId, siteId, deviceGroupId };
+    return { deviceId: device.id, agentToken, orgId: key.orgId, siteId };
   });
 }
 

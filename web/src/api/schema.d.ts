@@ -5570,8 +5570,6 @@ export interface operations {
                         orgId: string;
                         /** Format: uuid */
                         siteId: string;
-                        /** @description The key's device group the device joined; null = none */
-                        deviceGroupId: string | null;
                     };
                 };
             };
