@@ -40,7 +40,10 @@ describe('a key targets a site and a device group', () => {
     expect(res.body).toMatchObject({ orgId: org.id, siteId: hq.id });
     const device = expectStatus(await api.get(`/devices/${res.body.deviceId}`), 200).body;
     expect(device).toMatchObject({ siteId: hq.id, deviceGroupIds: [laptops.id] });
-    const inGroup = expectStatus(await api.get('/devices', { query: { orgId: org.id, deviceGroupId: laptops.id } }), 200);
+    const inGroup = expectStatus(
+      await api.get('/devices', { query: { orgId: org.id, deviceGroupId: laptops.id } }),
+      200,
+    );
     expect(inGroup.body.data.map((d: { hostname: string }) => d.hostname)).toEqual(['ws-01']);
   });
 
