@@ -109,7 +109,7 @@ export function Devices({ orgId }: { orgId: string }) {
           value={siteId}
           onChange={setSiteId}
           clearable
-          w={200}
+          w={170}
         />
         <Select
           label="Device group"
@@ -118,13 +118,13 @@ export function Devices({ orgId }: { orgId: string }) {
           value={groupId}
           onChange={setGroupId}
           clearable
-          w={200}
+          w={170}
         />
         <TextInput
           label="Host name starts with"
           value={search}
           onChange={(e) => setSearch(e.currentTarget.value)}
-          w={200}
+          w={170}
         />
         {write && (
           <Button variant="default" disabled={shown.length === 0} onClick={() => setMoving(true)}>
