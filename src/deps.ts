@@ -91,7 +91,7 @@ export async function buildDeps(
   const roleCache = new RoleCache(database.db);
   const webhooks = new WebhookWorker(database.db, box, logger, clock, metrics, {
     leaseMs: config.webhooksLeaseSeconds * 1000,
-    allowInsecure: config.webhooksAllowInsecure,
+    reach: config.webhooksOutbound,
   });
   const audit = new AuditWriter(clock, (record) => {
     metrics.observeAudit(record);
@@ -132,7 +132,7 @@ export async function buildDeps(
     authContext,
     authenticate: makeAuthenticate(authContext),
     sms: createSmsSender(config, logger),
-    oidc: new OidcClients(config.ssoAllowInsecureIssuers),
+    oidc: new OidcClients(config.ssoOutbound),
     mailer,
     webhooks,
     outbox,

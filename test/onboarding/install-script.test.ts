@@ -53,7 +53,7 @@ describe('the Linux install script, run by bash', () => {
       osVersion: expect.stringMatching(/\S/),
       lastSeenAt: expect.any(String),
     });
-    expect(device.inventory.hardware).toMatchObject({ hostname, kernel: expect.stringMatching(/\S/) });
+    expect(device.inventory!.hardware).toMatchObject({ hostname, kernel: expect.stringMatching(/\S/) });
 
     // The token is kept readable by its owner only, and it is the device's.
     const tokenFile = join(agentDir, 'agent-token');

@@ -35,10 +35,17 @@ export function opsRoutes(deps: Deps, metrics: Metrics) {
           operationId: 'getReadiness',
           summary: 'Readiness probe',
           description:
-            'Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`.',
+            'Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`. `devMode` says whether development mode is on (single sign-on and webhooks may reach loopback).',
           security: [],
           response: {
-            200: z.object({ status: z.literal('ready'), database: z.enum(['pglite', 'postgres']), store: z.string() }),
+            200: z.object({
+              status: z.literal('ready'),
+              database: z.enum(['pglite', 'postgres']).describe('The database kind'),
+              store: z.string().describe('The shared store: redis or the database'),
+              devMode: z
+                .boolean()
+                .describe('Development mode: SSO and webhooks may reach loopback; never true in production'),
+            }),
             503: errorEnvelope,
           },
         },
@@ -54,7 +61,12 @@ export function opsRoutes(deps: Deps, metrics: Metrics) {
           else app.log.warn({ err }, 'readiness check failed');
           throw new AppError('service_unavailable');
         }
-        return { status: 'ready' as const, database: deps.database.kind, store: deps.store.kind };
+        return {
+          status: 'ready' as const,
+          database: deps.database.kind,
+          store: deps.store.kind,
+          devMode: deps.config.devMode,
+        };
       },
     );
 

@@ -1,4 +1,5 @@
 // The signed-in frame: navigation (pages load on demand) and the account menu.
+import { DevModeBanner } from '../components/DevModeBanner';
 import { Button, Group, NavLink, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense } from 'react';
@@ -101,6 +102,7 @@ export default function Shell() {
         ))}
       </nav>
       <main className="gh-main">
+        <DevModeBanner />
         <Suspense fallback={<Loading />}>
           <Routes>
             <Route path="/account" element={<Account />} />
