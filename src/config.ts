@@ -53,6 +53,7 @@ export const envSchema = z.object({
   TWILIO_AUTH_TOKEN: z.string().optional(),
   TWILIO_FROM: z.string().optional(),
   DEV_MODE: bool(false),
+  METRICS_TOKEN: z.string().min(24, 'at least 24 characters (a random token)').max(512).optional(),
   SSO_ALLOW_INSECURE_ISSUERS: bool(false),
   WEBHOOKS_ALLOW_INSECURE: bool(false),
   WEBHOOKS_LEASE_SECONDS: seconds(60, 1, 3600),
@@ -254,6 +255,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     /** Development mode: SSO and webhooks may reach loopback (shown by /readyz and the console's banner). */
     devMode: e.DEV_MODE,
+    /** With it, /metrics answers only a scraper that sends it as a bearer token. */
+    metricsToken: e.METRICS_TOKEN,
     ssoAllowInsecureIssuers: e.SSO_ALLOW_INSECURE_ISSUERS,
     /** Where OpenID discovery, SAML metadata and their fetches may go (src/platform/outbound.ts). */
     ssoOutbound: reachOf(e.SSO_ALLOW_INSECURE_ISSUERS, e.DEV_MODE),

@@ -23,6 +23,7 @@ import { parseKey, SecretBox } from './platform/secret-box.js';
 import { WebhookWorker } from './modules/webhooks/worker.js';
 import { StandingAccessLapse } from './modules/access/lapse.js';
 import { apiKeyAuthenticator } from './modules/service-accounts/principal.js';
+import { readBacklog } from './db/backlog.js';
 
 export interface Deps {
   config: Config;
@@ -81,6 +82,7 @@ export async function buildDeps(
   const prefix = opts.storePrefix ?? 'gh:';
   const metrics = createMetrics();
   if (database.poolStats) metrics.watchPool(() => database.poolStats!());
+  metrics.watchBacklog(() => readBacklog(database.db));
   const store: SharedStore = timedStore(
     config.redisUrl ? RedisStore.connect(config.redisUrl, prefix) : new DatabaseStore(database.db, prefix),
     metrics,

@@ -15,6 +15,8 @@ declare module 'fastify' {
     auth: Principal | null;
     /** The caller's Scope, resolved once (src/http/scope.ts): what services hand to the tenant-scope predicates. */
     scope: Scope | null;
+    /** The catalogue code of the error answered, for the request's log line and the error metric; null on success. */
+    errorCode: string | null;
   }
 }
 

@@ -1,4 +1,5 @@
 // Operational endpoints outside /api/v1: liveness, readiness, Prometheus metrics.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -7,6 +8,16 @@ import { AppError } from '../../http/errors.js';
 import { errorEnvelope } from '../../http/schemas.js';
 import type { Metrics } from '../../platform/metrics.js';
 import { classifyOutage } from '../../http/outage.js';
+import { bearerToken } from '../../http/authenticate.js';
+
+/** Compares in constant time (the token is a secret). */
+function sameSecret(given: string | null, expected: string): boolean {
+  const a = createHash('sha256')
+    .update(given ?? '')
+    .digest();
+  const b = createHash('sha256').update(expected).digest();
+  return given !== null && timingSafeEqual(a, b);
+}
 
 export function opsRoutes(deps: Deps, metrics: Metrics) {
   return async (app: FastifyInstance) => {
@@ -88,13 +99,15 @@ export function opsRoutes(deps: Deps, metrics: Metrics) {
           operationId: 'getMetrics',
           summary: 'Prometheus metrics',
           description:
-            'For the scraper; public like the probes, so bind it to a private network or filter it at the proxy.',
-          security: [],
+            'For the scraper. With METRICS_TOKEN set, only a request carrying it as a bearer token is answered (else 401 `unauthenticated`); without it, public like the probes, so bind it to a private network or filter it at the proxy. Counts are totals over every tenant, never per tenant.',
+          security: [{ metricsToken: [] }, {}],
           produces: ['text/plain'],
-          response: { 200: metricsText },
+          response: { 200: metricsText, 401: errorEnvelope },
         },
       },
-      async (_req, reply) => {
+      async (req, reply) => {
+        if (deps.config.metricsToken && !sameSecret(bearerToken(req), deps.config.metricsToken))
+          throw new AppError('unauthenticated');
         reply.header('content-type', metrics.registry.contentType);
         return metrics.registry.metrics();
       },
