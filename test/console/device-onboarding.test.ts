@@ -105,6 +105,8 @@ describe('journey: an install command run as a script makes a device appear in t
     const cells = await row.getByRole('cell').allTextContents();
     expect(cells.slice(1, 6)).toEqual([hostname, 'Warehouse', 'Scanners', 'Just now', '2.4.0']);
     expect(cells[6]).toMatch(/^Linux · \S/);
+    const enrolled = (await admin.api.get('/devices', { query: { orgId: org.id } })).body.data[0];
+    expect(enrolled).toMatchObject({ siteId: warehouse.id, deviceGroupIds: [scanners.id], agentVersion: '2.4.0' });
     await checkPage(tenants, 'tenants-device-enrolled');
 
     // Filters: the other site shows none; the group shows it.
