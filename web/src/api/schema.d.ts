@@ -3309,9 +3309,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description For the scraper; public like the probes, so bind it to a private network or filter it at the proxy.
-         *
-         *     Public: no access token.
+         * @description For the scraper. With METRICS_TOKEN set, only a request carrying it as a bearer token is answered (else 401 `unauthenticated`); without it, public like the probes, so bind it to a private network or filter it at the proxy. Counts are totals over every tenant, never per tenant.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -3331,7 +3329,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`.
+         * @description Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`. `devMode` says whether development mode is on (single sign-on and webhooks may reach loopback).
          *
          *     Public: no access token.
          */
@@ -23222,6 +23220,15 @@ export interface operations {
                     "text/plain": components["schemas"]["Error"];
                 };
             };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": components["schemas"]["Error"];
+                };
+            };
             /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
             500: {
                 headers: {
@@ -23260,9 +23267,15 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ready";
-                        /** @enum {string} */
+                        /**
+                         * @description The database kind
+                         * @enum {string}
+                         */
                         database: "pglite" | "postgres";
+                        /** @description The shared store: redis or the database */
                         store: string;
+                        /** @description Development mode: SSO and webhooks may reach loopback; never true in production */
+                        devMode: boolean;
                     };
                 };
             };
