@@ -1,7 +1,7 @@
 // Journey in a real Chromium against the real server: a partner admin creates an enrollment key for a site and a device
 // group, takes the Linux install script from the console as it is shown, runs it with bash, and the device appears on
 // the Tenants page (already open, not reloaded) in that site and group; then moves it to another site, out of its
-// group; sites show their time zone and groups their site.
+// group; sites show their time zone and groups their site; the development-mode banner is shown.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +32,8 @@ const PARTNER_ADMIN: string = SYSTEM_ROLES[0].id;
 
 beforeAll(async () => {
   ensureConsoleBuilt();
-  t = await startApp({ RATE_LIMIT_ENROLL: '1000/60' });
+  // Development mode, as a newcomer trying this on a laptop would run it: the console says so on every page.
+  t = await startApp({ RATE_LIMIT_ENROLL: '1000/60', DEV_MODE: 'true' });
   browser = await launch();
   partner = await createPartner(t, 'Northwind MSP');
   admin = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN, email: 'ops@northwind.example' });
@@ -67,6 +68,7 @@ describe('journey: an install command run as a script makes a device appear in t
     const tenants = await asAdmin('/tenants');
     const devices = tenants.page.getByRole('region', { name: 'Devices' });
     await devices.getByText('No device yet').waitFor({ timeout: 60_000 });
+    expect(await tenants.page.getByTestId('dev-mode-banner').textContent()).toContain('Development mode');
     await expect.poll(() => tenants.page.getByRole('region', { name: 'Sites' }).textContent()).toContain('UTC');
     expect(await tenants.page.getByRole('region', { name: 'Device groups' }).textContent()).toContain('Warehouse');
     await checkPage(tenants, 'tenants-no-device');
