@@ -59,6 +59,11 @@ declare module 'fastify' {
   }
 }
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/** A console file served as it is (not a page, not the API): logged at debug. */
+const isStaticAsset = (method: string, route: string, url: string, status: number) =>
+  (method === 'GET' || method === 'HEAD') &&
+  status < 400 &&
+  (route === '/assets/*' || (route === '/*' && /\.[a-z0-9]{1,8}$/i.test(url.split('?')[0]!)));
 /** Probes and scrapes: polled every few seconds, never logged. */
 const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
@@ -84,6 +89,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('auth', null);
+  app.decorateRequest('errorCode', null);
   // Row-level security: each request's statements run as its caller's Scope or a named public flow (first hook).
   installRowContext(app);
   installScope(app);
@@ -147,17 +153,23 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode) });
     metrics.duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+    if (req.errorCode) metrics.errors.inc({ code: req.errorCode, status: String(reply.statusCode) });
     if (!QUIET_ROUTES.has(route)) {
-      deps.logger.info(
-        {
-          reqId: req.id,
-          method: req.method,
-          url: scrubUrl(req.url),
-          status: reply.statusCode,
-          ms: Math.round(reply.elapsedTime * 10) / 10,
-        },
-        'request',
-      );
+      const line = {
+        reqId: req.id,
+        method: req.method,
+        url: scrubUrl(req.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        // Who and which tenant (ids only, never a name or an address), and the catalogue code of a refusal.
+        ...(req.auth
+          ? { userId: req.auth.userId, partnerId: req.auth.partnerId, orgId: req.auth.orgId ?? undefined }
+          : {}),
+        ...(req.errorCode ? { code: req.errorCode } : {}),
+      };
+      // The console's files (scripts, styles, fonts) are many per page load and say nothing an operator needs.
+      if (isStaticAsset(req.method, route, req.url, reply.statusCode)) deps.logger.debug(line, 'request');
+      else deps.logger.info(line, 'request');
     }
     done();
   });
@@ -182,6 +194,11 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
             bearerFormat: 'JWT',
             description:
               "Access token from sign-in, refresh, SSO exchange or POST /api/v1/oauth/token (15 minutes); or a service account's API key `gh_<environment>_<id prefix>_<secret>` as is.",
+          },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The METRICS_TOKEN setting, for the Prometheus scraper (only when the operator sets one).',
           },
           agentToken: {
             type: 'http',

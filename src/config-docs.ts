@@ -32,6 +32,10 @@ export const ENV_DOCS: Record<EnvName, string> = {
   TWILIO_ACCOUNT_SID: 'Twilio account (with `SMS_PROVIDER=twilio`)',
   TWILIO_AUTH_TOKEN: 'Twilio token (with `SMS_PROVIDER=twilio`)',
   TWILIO_FROM: 'sending number (with `SMS_PROVIDER=twilio`)',
+  METRICS_TOKEN:
+    '`/metrics` answers only `Authorization: Bearer <METRICS_TOKEN>` (at least 24 characters; else 401); unset = `/metrics` is open like the probes, so bind it to a private network or filter it at the proxy',
+  DEV_MODE:
+    'development mode, to try single sign-on and audit webhooks on one machine: OpenID issuers, SAML metadata and webhook URLs on loopback (`localhost`, `127.0.0.1`, over http too) are accepted; other private addresses stay refused. Shown at start, in `/readyz` and as a console banner; refused in production. See "Trying integrations locally"',
   SSO_ALLOW_INSECURE_ISSUERS:
     'allow http and private-address OpenID issuers (tests only; warned at start, refused in production)',
   WEBHOOKS_ALLOW_INSECURE:

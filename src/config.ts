@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import type { OutboundReach } from './platform/outbound.js';
 
 const bool = (dflt: boolean) =>
   z
@@ -51,6 +52,8 @@ export const envSchema = z.object({
   TWILIO_ACCOUNT_SID: z.string().optional(),
   TWILIO_AUTH_TOKEN: z.string().optional(),
   TWILIO_FROM: z.string().optional(),
+  DEV_MODE: bool(false),
+  METRICS_TOKEN: z.string().min(24, 'at least 24 characters (a random token)').max(512).optional(),
   SSO_ALLOW_INSECURE_ISSUERS: bool(false),
   WEBHOOKS_ALLOW_INSECURE: bool(false),
   WEBHOOKS_LEASE_SECONDS: seconds(60, 1, 3600),
@@ -148,11 +151,19 @@ const INSECURE_SWITCHES: { name: keyof Env; on: (e: Env) => boolean; effect: str
     effect: 'audit webhooks may post over http and to private addresses',
   },
   {
+    name: 'DEV_MODE',
+    on: (e) => e.DEV_MODE,
+    effect: 'development mode: single sign-on and audit webhooks may reach this machine (loopback), over http too',
+  },
+  {
     name: 'DATABASE_ROW_SECURITY',
     on: (e) => e.DATABASE_ROW_SECURITY === 'off',
     effect: 'row-level security is off: the database no longer confines a request to its tenant',
   },
 ];
+
+const reachOf = (insecure: boolean, devMode: boolean): OutboundReach =>
+  insecure ? 'any' : devMode ? 'loopback' : 'public';
 
 const PLACEHOLDER = /^(change[-_]?me|changeit|secret|password|placeholder|example|test|dev|x+|0+)$/i;
 
@@ -242,8 +253,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       authToken: e.TWILIO_AUTH_TOKEN,
       from: e.TWILIO_FROM,
     },
+    /** Development mode: SSO and webhooks may reach loopback (shown by /readyz and the console's banner). */
+    devMode: e.DEV_MODE,
+    /** With it, /metrics answers only a scraper that sends it as a bearer token. */
+    metricsToken: e.METRICS_TOKEN,
     ssoAllowInsecureIssuers: e.SSO_ALLOW_INSECURE_ISSUERS,
+    /** Where OpenID discovery, SAML metadata and their fetches may go (src/platform/outbound.ts). */
+    ssoOutbound: reachOf(e.SSO_ALLOW_INSECURE_ISSUERS, e.DEV_MODE),
     webhooksAllowInsecure: e.WEBHOOKS_ALLOW_INSECURE,
+    /** Where audit webhooks may post. */
+    webhooksOutbound: reachOf(e.WEBHOOKS_ALLOW_INSECURE, e.DEV_MODE),
     webhooksLeaseSeconds: e.WEBHOOKS_LEASE_SECONDS,
     /** Resolvers of domain proofs, as `setServers` takes them; empty: the system's. */
     dnsServers: dnsServers.map((d) => d.server),

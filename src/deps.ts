@@ -24,6 +24,7 @@ import { WebhookWorker } from './modules/webhooks/worker.js';
 import { StandingAccessLapse } from './modules/governance/lapse.js';
 import { RelationshipNotices } from './modules/relationships/notices.js';
 import { apiKeyAuthenticator } from './modules/service-accounts/principal.js';
+import { readBacklog } from './db/backlog.js';
 
 export interface Deps {
   config: Config;
@@ -84,6 +85,7 @@ export async function buildDeps(
   const prefix = opts.storePrefix ?? 'gh:';
   const metrics = createMetrics();
   if (database.poolStats) metrics.watchPool(() => database.poolStats!());
+  metrics.watchBacklog(() => readBacklog(database.db));
   const store: SharedStore = timedStore(
     config.redisUrl ? RedisStore.connect(config.redisUrl, prefix) : new DatabaseStore(database.db, prefix),
     metrics,
@@ -94,7 +96,7 @@ export async function buildDeps(
   const roleCache = new RoleCache(database.db);
   const webhooks = new WebhookWorker(database.db, box, logger, clock, metrics, {
     leaseMs: config.webhooksLeaseSeconds * 1000,
-    allowInsecure: config.webhooksAllowInsecure,
+    reach: config.webhooksOutbound,
   });
   const audit = new AuditWriter(clock, (record) => {
     metrics.observeAudit(record);
@@ -135,7 +137,7 @@ export async function buildDeps(
     authContext,
     authenticate: makeAuthenticate(authContext),
     sms: createSmsSender(config, logger),
-    oidc: new OidcClients(config.ssoAllowInsecureIssuers),
+    oidc: new OidcClients(config.ssoOutbound),
     mailer,
     webhooks,
     outbox,

@@ -149,6 +149,47 @@ program
     output(opts, result.data, result.lines);
   });
 
+program
+  .command('dev-idp')
+  .description(
+    'Development: a local OpenID Provider with one user, to try single sign-on end to end (start the server with DEV_MODE=true)',
+  )
+  .option('--port <port>', 'listen port on 127.0.0.1 (0 = any free port)', '4010')
+  .option('--email <email>', 'the e-mail of the one user every sign-in completes as', 'ada@example.com')
+  .option('--name <name>', "the user's name", 'Ada Lovelace')
+  .option('--redirect-uri <url>', "Gatehouse's SSO callback (default: PUBLIC_URL/api/v1/sso/callback)")
+  .addOption(json())
+  .action(async (opts) => {
+    const cfg = config();
+    const { CliError } = await import('./runtime.js');
+    if (cfg.isProduction)
+      throw new CliError('dev-idp is a development tool: refused in production.', EXIT.usage, 'usage');
+    const port = Number(opts.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new CliError('--port: a port number (0-65535)', EXIT.usage, 'usage');
+    const { startDevIdp } = await import('./dev-idp.js');
+    const idp = await startDevIdp({
+      port,
+      email: opts.email,
+      name: opts.name,
+      redirectUri: opts.redirectUri ?? `${cfg.publicUrl}/api/v1/sso/callback`,
+    });
+    output(opts, { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, email: opts.email }, [
+      `dev-idp: OpenID Provider at ${idp.issuer} (Ctrl-C to stop)`,
+      `  issuer         ${idp.issuer}`,
+      `  client id      ${idp.clientId}`,
+      `  client secret  ${idp.clientSecret}`,
+      `  user           ${opts.name} <${opts.email}> (every sign-in completes as this user)`,
+      'In the console (server started with DEV_MODE=true): Single sign-on > add an OpenID Connect provider with these',
+      'values, activate it, then sign in with single sign-on.',
+    ]);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await idp.close();
+  });
+
 const wantsJson = process.argv.includes('--json');
 /** Exits once stdout has taken everything written (a piped export must not be cut short). */
 const exit = (code: number) => process.stdout.write('', () => process.exit(code));

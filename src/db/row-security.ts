@@ -39,6 +39,8 @@ export const SYSTEM_CONTEXTS = {
     "a person lists and answers the memberships offered to their own account: the offering tenant's and role's names are read there, and the acceptance or refusal written there",
   'domain-proof':
     'whether, and by which tenant, an e-mail domain is proven (a domain is proven by one tenant at most); pending claims stay private',
+  metrics:
+    'the operator gauges (live sessions, mail outbox, webhook backlog and lag): counted over every tenant, only the totals leave the database',
   'access-request':
     'a member asks for just-in-time access to an organisation it cannot reach yet: eligibility is checked, and the request, its automatic approval and their audit records are written there',
 } as const;

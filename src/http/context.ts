@@ -17,6 +17,8 @@ declare module 'fastify' {
     auth: Principal | null;
     /** The caller's Scope, resolved once (attachScope): what services hand to the predicates of src/db/tenant-filter.ts. */
     scope: Scope | null;
+    /** The catalogue code of the error answered, for the request's log line and the error metric; null on success. */
+    errorCode: string | null;
   }
 }
 

@@ -41,6 +41,7 @@ export function registerErrorFormat(prefix: string, format: ErrorFormat): void {
   errorFormats.set(prefix, format);
 }
 function answerBody(reply: FastifyReply, status: number, body: Record<string, unknown>) {
+  reply.request.errorCode = typeof body.code === 'string' ? body.code : null;
   const url = reply.request.url;
   for (const [prefix, format] of errorFormats) {
     if (url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`)) {

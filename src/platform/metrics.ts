@@ -10,9 +10,21 @@ export interface PoolStats {
   waiting: number;
 }
 
+export interface BacklogStats {
+  /** Sessions neither revoked nor expired. */
+  activeSessions: number;
+  /** Mails waiting in the outbox (not given up). */
+  outboxBacklog: number;
+  /** Audit webhook deliveries waiting, and the age in seconds of the oldest (0 when none waits). */
+  webhookBacklog: number;
+  webhookLagSeconds: number;
+}
+
 export interface Metrics {
   registry: Registry;
   requests: Counter<'method' | 'route' | 'status'>;
+  /** Error answers by catalogue code (the reason) and status. */
+  errors: Counter<'code' | 'status'>;
   duration: Histogram<'method' | 'route'>;
   signIns: Counter<'result' | 'method'>;
   mfaVerifications: Counter<'result' | 'method'>;
@@ -26,6 +38,8 @@ export interface Metrics {
   storeLatency: Histogram<'op' | 'store'>;
   /** Feeds the database pool gauges at scrape time (PostgreSQL; PGlite has no pool). */
   watchPool(stats: () => PoolStats | null): void;
+  /** Feeds the backlog gauges at scrape time: totals over every tenant, never per tenant. */
+  watchBacklog(read: () => Promise<BacklogStats>): void;
   /** Counts what an audit record says happened. */
   observeAudit(record: { action: string; result: string; details: unknown }): void;
 }
@@ -52,8 +66,49 @@ export function createMetrics(): Metrics {
       this.set({ state: 'waiting' }, s.waiting);
     },
   });
+  let backlog: (() => Promise<BacklogStats>) | null = null;
+  // One read per scrape, shared by the four gauges.
+  let pending: Promise<BacklogStats | null> | null = null;
+  const readBacklog = () => {
+    pending ??= (backlog?.() ?? Promise.resolve(null))
+      .catch(() => null)
+      .finally(() => {
+        setTimeout(() => {
+          pending = null;
+        }, 0);
+      });
+    return pending;
+  };
+  const backlogGauge = (name: string, help: string, pick: (s: BacklogStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      async collect() {
+        const s = await readBacklog();
+        if (s) this.set(pick(s));
+      },
+    });
+  backlogGauge(
+    'gatehouse_sessions_active',
+    'Sessions neither revoked nor expired, over every tenant',
+    (s) => s.activeSessions,
+  );
+  backlogGauge('gatehouse_mail_outbox_backlog', 'Mails waiting in the outbox (not given up)', (s) => s.outboxBacklog);
+  backlogGauge('gatehouse_webhook_backlog', 'Audit webhook deliveries waiting to be sent', (s) => s.webhookBacklog);
+  backlogGauge(
+    'gatehouse_webhook_lag_seconds',
+    'Age of the oldest audit webhook delivery still waiting (0 when none waits)',
+    (s) => s.webhookLagSeconds,
+  );
   const m: Metrics = {
     registry,
+    errors: new Counter({
+      name: 'gatehouse_http_errors_total',
+      help: 'Error answers by catalogue code (the reason, e.g. invalid_credentials, permission_denied) and status',
+      labelNames: ['code', 'status'],
+      registers,
+    }),
     requests: new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests by route and status',
@@ -128,6 +183,7 @@ export function createMetrics(): Metrics {
       registers,
     }),
     watchPool: (stats) => void (poolStats = stats),
+    watchBacklog: (read) => void (backlog = read),
     observeAudit({ action, result, details }) {
       m.auditWrites.inc({ result });
       const d = (details ?? {}) as { method?: unknown; step?: unknown; reason?: unknown; mfa?: unknown };

@@ -1,6 +1,7 @@
 // The one outbound-request guard (OpenID discovery, JWKS and tokens, SAML metadata, audit webhooks): https only, global
-// unicast addresses only, no redirects. Each caller passes its own test-only switch
-// (SSO_ALLOW_INSECURE_ISSUERS, WEBHOOKS_ALLOW_INSECURE) that lifts the first two checks, never the third.
+// unicast addresses only, no redirects. Each caller passes its reach: `public`; `loopback` (development mode: this
+// machine too, over http or https, to try SSO and webhooks on a laptop); `any` (the test-only switches
+// SSO_ALLOW_INSECURE_ISSUERS, WEBHOOKS_ALLOW_INSECURE lift the first two checks). Redirects are refused in every reach.
 // The address is checked again where the connection is made (DNS rebinding): the socket connects to the address the
 // check passed, never to a second answer of the resolver.
 import type { LookupAddress } from 'node:dns';
@@ -10,6 +11,9 @@ import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import ipaddr from 'ipaddr.js';
 import type { Agent } from 'undici';
+
+/** Where a guarded request may go (see the head of this file). */
+export type OutboundReach = 'public' | 'loopback' | 'any';
 
 /** The URL was refused before any request: the message names what and why, fit for a field error. */
 export class OutboundRefusedError extends Error {}
@@ -79,10 +83,27 @@ export function isPrivateAddress(ip: string): boolean {
  * Refuses a URL that is not https or resolves to a private address (`what` names it in the message: "The issuer").
  * A host that does not resolve throws the resolver's error, not OutboundRefusedError.
  */
-export async function assertPublicUrl(url: URL, what = 'The URL'): Promise<void> {
+export async function assertPublicUrl(url: URL, what = 'The URL', reach: OutboundReach = 'public'): Promise<void> {
+  if (reach === 'any') return;
+  if (reach === 'loopback' && (await loopbackOnly(url.hostname))) return;
   if (url.protocol !== 'https:') throw new OutboundRefusedError(`${what} must use https.`);
   if (!(await publicAddressesOf(url.hostname)))
     throw new OutboundRefusedError(`${what} resolves to a private address.`);
+}
+
+const isLoopback = (ip: string) => {
+  if (isIP(ip) === 0) return false;
+  let addr = ipaddr.parse(ip);
+  if (addr instanceof ipaddr.IPv6 && addr.isIPv4MappedAddress()) addr = addr.toIPv4Address();
+  return addr.range() === 'loopback';
+};
+
+/** True when every address of the host is a loopback address (this machine), and it has one. */
+async function loopbackOnly(host: string, resolve: Resolve = systemResolve): Promise<boolean> {
+  const name = host.replace(/^\[|\]$/g, '');
+  const family = isIP(name);
+  const addresses = family ? [{ address: name, family }] : await resolve(name).catch(() => []);
+  return addresses.length > 0 && addresses.every((a) => isLoopback(a.address));
 }
 
 /**
@@ -92,38 +113,47 @@ export async function assertPublicUrl(url: URL, what = 'The URL'): Promise<void>
 export async function publicFetch(
   url: string | URL,
   init: RequestInit,
-  allowInsecure: boolean,
+  reach: OutboundReach,
   what?: string,
 ): Promise<Response> {
-  if (!allowInsecure) await assertPublicUrl(new URL(url), what);
+  await assertPublicUrl(new URL(url), what, reach);
   const guarded: RequestInit & { dispatcher?: Agent } = { ...init, redirect: 'error' };
-  if (!allowInsecure) guarded.dispatcher = publicOnlyAgent();
+  if (reach !== 'any') guarded.dispatcher = publicOnlyAgent(undefined, reach === 'loopback');
   return fetch(url, guarded);
 }
 
 export type Resolve = (host: string) => Promise<LookupAddress[]>;
 const systemResolve: Resolve = (host) => lookup(host, { all: true, verbatim: true });
 
-/** The host's addresses (an address literal is its own), or null when it has none or any of them is private. */
-async function publicAddressesOf(host: string, resolve: Resolve = systemResolve): Promise<LookupAddress[] | null> {
+/**
+ * The host's addresses (an address literal is its own), or null when it has none or any of them is private
+ * (with `loopback`, addresses that are all loopback are accepted too).
+ */
+async function publicAddressesOf(
+  host: string,
+  resolve: Resolve = systemResolve,
+  loopback = false,
+): Promise<LookupAddress[] | null> {
   const name = host.replace(/^\[|\]$/g, '');
   const family = isIP(name);
   const addresses = family ? [{ address: name, family }] : await resolve(name);
-  return addresses.length === 0 || addresses.some((a) => isPrivateAddress(a.address)) ? null : addresses;
+  if (addresses.length === 0) return null;
+  if (loopback && addresses.every((a) => isLoopback(a.address))) return addresses;
+  return addresses.some((a) => isPrivateAddress(a.address)) ? null : addresses;
 }
 
 /**
  * The socket's own lookup: resolves the host once, refuses when any answer is private, and hands the connection the
  * addresses it checked. A name that answered a public address to assertPublicUrl and a private one now is refused here.
  */
-export function publicOnlyLookup(resolve: Resolve = systemResolve): LookupFunction {
+export function publicOnlyLookup(resolve: Resolve = systemResolve, loopback = false): LookupFunction {
   return (host, options, callback) => {
     const reply = callback as unknown as (
       err: Error | null,
       address: string | LookupAddress[],
       family?: number,
     ) => void;
-    publicAddressesOf(host, resolve).then(
+    publicAddressesOf(host, resolve, loopback).then(
       (addresses) => {
         if (!addresses) {
           reply(
@@ -141,12 +171,17 @@ export function publicOnlyLookup(resolve: Resolve = systemResolve): LookupFuncti
   };
 }
 
-/** One keep-alive pool for every guarded request; built on first use. */
+/** One keep-alive pool for every guarded request (and one for the loopback reach); built on first use. */
 let agent: Agent | undefined;
-export function publicOnlyAgent(resolve?: Resolve): Agent {
+let loopbackAgent: Agent | undefined;
+export function publicOnlyAgent(resolve?: Resolve, loopback = false): Agent {
   // undici (~110 files) is loaded by the first guarded request, not at start; synchronously, as its callers are.
   const { Agent } = createRequire(import.meta.url)('undici') as typeof import('undici');
-  if (resolve) return new Agent({ connect: { lookup: publicOnlyLookup(resolve) } });
+  if (resolve) return new Agent({ connect: { lookup: publicOnlyLookup(resolve, loopback) } });
+  if (loopback) {
+    loopbackAgent ??= new Agent({ connect: { lookup: publicOnlyLookup(systemResolve, true) } });
+    return loopbackAgent;
+  }
   agent ??= new Agent({ connect: { lookup: publicOnlyLookup() } });
   return agent;
 }

@@ -229,7 +229,6 @@ describe('security, content types and document metadata', () => {
     for (const [m, p] of [
       ['get', '/healthz'],
       ['get', '/readyz'],
-      ['get', '/metrics'],
       ['post', '/api/v1/auth/login'],
       ['post', '/api/v1/auth/register'],
       ['post', '/api/v1/auth/refresh'],
@@ -240,6 +239,8 @@ describe('security, content types and document metadata', () => {
     }
     expect(op('get', '/api/v1/users').security).toBeUndefined();
     expect((doc as Json).security).toEqual([{ bearer: [] }]);
+    // The scrape: the METRICS_TOKEN bearer when the operator sets one, else nothing.
+    expect(op('get', '/metrics').security).toEqual([{ metricsToken: [] }, {}]);
   });
 
   it('the agent routes use the agent token scheme, not the JWT one', () => {

@@ -34,6 +34,7 @@ describe('enrollment keys', () => {
       id: expect.any(String),
       orgId: org.id,
       siteId: null,
+      deviceGroupId: null,
       name: 'defaults',
       maxUsage: 1,
       usageCount: 0,

@@ -32,7 +32,14 @@ export const idsOf = (res: ApiResponse) =>
 /** A key through POST /enrollment-keys (201 expected). */
 export async function createKey(
   api: ApiClient,
-  body: { orgId: string; siteId?: string | null; name?: string; maxUsage?: number; expiresAt?: string },
+  body: {
+    orgId: string;
+    siteId?: string | null;
+    deviceGroupId?: string | null;
+    name?: string;
+    maxUsage?: number;
+    expiresAt?: string;
+  },
 ) {
   const res = await api.post('/enrollment-keys', { name: 'wave', ...body });
   expectStatus(res, 201);
@@ -40,6 +47,7 @@ export async function createKey(
     id: string;
     orgId: string;
     siteId: string | null;
+    deviceGroupId: string | null;
     name: string;
     maxUsage: number;
     usageCount: number;

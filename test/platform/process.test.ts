@@ -131,7 +131,7 @@ describe('the service process on the embedded database', () => {
 
     expect(await readyz(first)).toEqual({
       status: 200,
-      body: { status: 'ready', database: 'pglite', store: 'database' },
+      body: { status: 'ready', database: 'pglite', store: 'database', devMode: false },
     });
     // The signing key lives in a migrated table: its presence shows the schema was built by this process.
     kid = await signingKid(first);

@@ -14,7 +14,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import { configKind, customFieldEntity, customFieldType, scriptAvailability, scriptLanguage } from './enums.js';
 import { users } from './identity.js';
-import { organizations, partners, sites, timestamps } from './tenants.js';
+import { deviceGroups, organizations, partners, sites, timestamps } from './tenants.js';
 
 export const enrollmentKeys = pgTable(
   'enrollment_keys',
@@ -26,6 +26,8 @@ export const enrollmentKeys = pgTable(
     /** The organisation's partner, set by the database (trigger gh_fill_partner_from_org): never written by the app. */
     partnerId: uuid('partner_id'),
     siteId: uuid('site_id').references(() => sites.id, { onDelete: 'cascade' }),
+    /** The device group an enrolled device joins; a key outlives its group (the device then joins none). */
+    deviceGroupId: uuid('device_group_id').references(() => deviceGroups.id, { onDelete: 'set null' }),
     name: varchar('name', { length: 255 }).notNull(),
     keyHash: text('key_hash').notNull(),
     maxUsage: integer('max_usage').notNull().default(1),

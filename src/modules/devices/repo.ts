@@ -54,22 +54,29 @@ export async function updateDeviceRow(db: Executor, id: string, set: Partial<New
   await db.update(devices).set(set).where(eq(devices.id, id));
 }
 
-/** Sets the groups the scope can see; memberships in groups outside a restriction are not the caller's to change. */
+/**
+ * Sets the groups the scope can see, for each device; memberships in groups outside a restriction are not the
+ * caller's to change.
+ */
 export async function setVisibleGroups(
   db: Executor,
   scope: Reach,
-  deviceId: string,
+  deviceIds: string[],
   groupIds: string[],
 ): Promise<void> {
   const visibleGroups = db.select({ id: deviceGroups.id }).from(deviceGroups).where(deviceGroupVisible(scope));
   await db
     .delete(deviceGroupMembers)
-    .where(and(eq(deviceGroupMembers.deviceId, deviceId), inArray(deviceGroupMembers.groupId, visibleGroups)));
+    .where(and(inArray(deviceGroupMembers.deviceId, deviceIds), inArray(deviceGroupMembers.groupId, visibleGroups)));
   if (groupIds.length)
     await db
       .insert(deviceGroupMembers)
-      .values(groupIds.map((groupId) => ({ deviceId, groupId })))
+      .values(deviceIds.flatMap((deviceId) => groupIds.map((groupId) => ({ deviceId, groupId }))))
       .onConflictDoNothing();
+}
+
+export async function moveDevicesToSite(db: Executor, deviceIds: string[], siteId: string, now: Date): Promise<void> {
+  await db.update(devices).set({ siteId, updatedAt: now }).where(inArray(devices.id, deviceIds));
 }
 
 export async function deleteDeviceRow(db: Executor, id: string): Promise<void> {
@@ -95,4 +102,13 @@ export async function addGroupMembers(db: Executor, groupId: string, deviceIds: 
     .insert(deviceGroupMembers)
     .values(deviceIds.map((deviceId) => ({ deviceId, groupId })))
     .onConflictDoNothing();
+}
+
+/** The one site all the devices are in; undefined when they are in several. */
+export async function onlySiteOf(db: Executor, scope: Reach, deviceIds: string[]): Promise<string | undefined> {
+  const rows = await db
+    .selectDistinct({ siteId: devices.siteId })
+    .from(devices)
+    .where(and(inArray(devices.id, deviceIds), deviceVisible(scope)));
+  return rows.length === 1 ? rows[0]!.siteId : undefined;
 }

@@ -25,8 +25,16 @@ import {
   reportInventory,
 } from '../enrollment/index.js';
 import { PERMISSIONS as PERMS } from '../../access/catalog.js';
-import { addDevicesBody, deviceDetail, deviceJson, deviceListQuery, updateDeviceBody } from './schemas.js';
-import { addDevicesToGroup, deleteDevice, getDevice, listDevices, updateDevice } from './service.js';
+import {
+  addDevicesBody,
+  deviceDetail,
+  deviceJson,
+  deviceListQuery,
+  movedDevices,
+  moveDevicesBody,
+  updateDeviceBody,
+} from './schemas.js';
+import { addDevicesToGroup, deleteDevice, getDevice, listDevices, moveDevices, updateDevice } from './service.js';
 
 const ok = z.object({ success: z.literal(true) });
 
@@ -49,6 +57,21 @@ export function deviceRoutes(deps: Deps) {
         },
       },
       async (req) => listDevices(deps.db, p(req), scopeIn(req), req.query),
+    );
+    r.post(
+      '/devices/move',
+      {
+        onRequest: [auth, can(PERMS.DEVICES_WRITE)],
+        schema: {
+          tags: ['devices'],
+          summary: 'Move devices to a site or a device group, in bulk',
+          description:
+            'All the devices and the target must be of one organisation the caller may reach; any other id refuses the whole move.',
+          body: moveDevicesBody,
+          response: { 200: movedDevices, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => moveDevices(deps, p(req), req.body, metaOf(req)),
     );
     r.get(
       '/devices/:id',

@@ -45,3 +45,19 @@ export const updateDeviceBody = z
   .meta({ minProperties: 1 });
 
 export const addDevicesBody = z.strictObject({ deviceIds: z.array(z.uuid()).min(1).max(1000) });
+
+export const moveDevicesBody = z
+  .strictObject({
+    deviceIds: z.array(z.uuid()).min(1).max(500).describe('The devices to move, all of one organisation'),
+    siteId: z.uuid().optional().describe('The site they move to'),
+    deviceGroupId: z
+      .uuid()
+      .nullable()
+      .optional()
+      .describe('The device group they move to, replacing the groups the caller can see; null = out of every group'),
+  })
+  .refine((b) => b.siteId !== undefined || b.deviceGroupId !== undefined, {
+    message: 'Name a site or a device group',
+  })
+  .meta({ id: 'MoveDevices' });
+export const movedDevices = z.object({ moved: z.number().int().describe('How many devices moved') });

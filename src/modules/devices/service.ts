@@ -7,7 +7,7 @@ import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { accessibleOrg, DEVICE, findGroup, findInScope, findSite } from '../tenants/index.js';
+import { accessibleOrg, checkSiteOfOrg, DEVICE, findGroup, findInScope, findSite } from '../tenants/index.js';
 import { type Scope, scopeOf } from '../../access/scope.js';
 import {
   addGroupMembers,
@@ -16,6 +16,8 @@ import {
   inventoryOf,
   listDeviceRows,
   membershipsOf,
+  moveDevicesToSite,
+  onlySiteOf,
   setVisibleGroups,
   updateDeviceRow,
   type DeviceRow,
@@ -111,20 +113,14 @@ export async function updateDevice(
 ) {
   await deps.db.transaction(async (tx) => {
     const device = await findDevice(tx, p, id);
-    if (patch.siteId) {
-      const site = await findSite(tx, p, patch.siteId).catch(() => null);
-      if (!site || site.orgId !== device.orgId)
-        throw new AppError('validation_failed', 'The site is not of this organization.', {
-          details: { fieldErrors: { siteId: ['Not a site of this organization'] }, formErrors: [] },
-        });
-    }
+    await checkSiteOfOrg(tx, p, device.orgId, patch.siteId);
     if (patch.deviceGroupIds) await checkGroups(tx, p, device.orgId, patch.deviceGroupIds);
     await updateDeviceRow(tx, id, {
       ...(patch.name !== undefined ? { displayName: patch.name } : {}),
       ...(patch.siteId ? { siteId: patch.siteId } : {}),
       updatedAt: deps.clock.now(),
     });
-    if (patch.deviceGroupIds) await setVisibleGroups(tx, scopeOf(p), id, [...new Set(patch.deviceGroupIds)]);
+    if (patch.deviceGroupIds) await setVisibleGroups(tx, scopeOf(p), [id], [...new Set(patch.deviceGroupIds)]);
     await deps.audit.record(
       tx,
       {
@@ -190,5 +186,65 @@ export async function addDevicesToGroup(
       },
       meta,
     );
+  });
+}
+
+const unknownDevices = () =>
+  new AppError('validation_failed', 'Some devices are not of this organization.', {
+    details: { fieldErrors: { deviceIds: ['Unknown device'] }, formErrors: [] },
+  });
+
+/**
+ * Moves devices, in one step, to a site, a device group (replacing the groups the caller can see), or both. Every
+ * device and the target are resolved within the caller's scope and must be of one organisation; any other id
+ * refuses the whole move, so nothing is half-moved.
+ */
+export async function moveDevices(
+  deps: Deps,
+  p: Principal,
+  input: { deviceIds: string[]; siteId?: string; deviceGroupId?: string | null },
+  meta: AuditRequestMeta,
+) {
+  const ids = [...new Set(input.deviceIds)];
+  return deps.db.transaction(async (tx) => {
+    const site = input.siteId ? await findSite(tx, p, input.siteId).catch(() => null) : null;
+    if (input.siteId && !site)
+      throw new AppError('validation_failed', 'The site was not found.', {
+        details: { fieldErrors: { siteId: ['Unknown site'] }, formErrors: [] },
+      });
+    const group = input.deviceGroupId ? await findGroup(tx, p, input.deviceGroupId).catch(() => null) : null;
+    if (input.deviceGroupId && !group)
+      throw new AppError('validation_failed', 'The device group was not found.', {
+        details: { fieldErrors: { deviceGroupId: ['Unknown device group'] }, formErrors: [] },
+      });
+    const orgId = site?.orgId ?? group?.orgId ?? (await findDevice(tx, p, ids[0]!).catch(() => null))?.orgId;
+    if (!orgId) throw unknownDevices();
+    if (site && group && group.orgId !== site.orgId)
+      throw new AppError('validation_failed', 'The device group is not of the site\u2019s organization.', {
+        details: { fieldErrors: { deviceGroupId: ['Not a device group of this organization'] }, formErrors: [] },
+      });
+    if ((await countVisibleInOrg(tx, scopeOf(p), orgId, ids)) !== ids.length) throw unknownDevices();
+    // A group that belongs to a site holds only that site's devices.
+    if (group?.siteId && group.siteId !== (site?.id ?? (await onlySiteOf(tx, scopeOf(p), ids))))
+      throw new AppError('validation_failed', 'The device group belongs to another site.', {
+        details: { fieldErrors: { deviceGroupId: ['Belongs to another site than the devices'] }, formErrors: [] },
+      });
+    const now = deps.clock.now();
+    if (site) await moveDevicesToSite(tx, ids, site.id, now);
+    if (input.deviceGroupId !== undefined) await setVisibleGroups(tx, scopeOf(p), ids, group ? [group.id] : []);
+    await deps.audit.record(
+      tx,
+      {
+        action: 'device.move',
+        actor: actor(p),
+        partnerId: p.partnerId,
+        orgId,
+        resourceType: 'device',
+        resourceId: ids.length === 1 ? ids[0]! : null,
+        details: { deviceIds: ids, siteId: site?.id, deviceGroupId: input.deviceGroupId },
+      },
+      meta,
+    );
+    return { moved: ids.length };
   });
 }

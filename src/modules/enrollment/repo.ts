@@ -1,7 +1,14 @@
 // Enrollment keys and the agent side: the SQL. Callers resolve the caller's scope and check the organisation first.
-import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { deviceInventory, devices, enrollmentKeys, sites } from '../../db/schema/index.js';
+import {
+  deviceGroupMembers,
+  deviceGroups,
+  deviceInventory,
+  devices,
+  enrollmentKeys,
+  sites,
+} from '../../db/schema/index.js';
 import { orgCondition, siteCondition, type Reach } from '../../db/tenant-filter.js';
 import { rowsOf } from '../../db/rows.js';
 
@@ -79,6 +86,32 @@ export async function siteOfOrg(db: Executor, siteId: string, orgId: string): Pr
 export async function insertDevice(db: Executor, values: NewDevice) {
   const [device] = await db.insert(devices).values(values).returning();
   return device!;
+}
+
+/**
+ * The new device joins the key's device group when the group still exists in the key's organisation and holds the
+ * device's site (a group of no site holds any). The group's id, or null when the device joins none.
+ */
+export async function joinKeyGroup(
+  db: Executor,
+  key: KeyRow,
+  deviceId: string,
+  siteId: string,
+): Promise<string | null> {
+  if (!key.deviceGroupId) return null;
+  const [group] = await db
+    .select({ id: deviceGroups.id })
+    .from(deviceGroups)
+    .where(
+      and(
+        eq(deviceGroups.id, key.deviceGroupId),
+        eq(deviceGroups.orgId, key.orgId),
+        or(isNull(deviceGroups.siteId), eq(deviceGroups.siteId, siteId)),
+      ),
+    );
+  if (!group) return null;
+  await db.insert(deviceGroupMembers).values({ deviceId, groupId: group.id });
+  return group.id;
 }
 
 export async function partnerOfOrg(db: Executor, orgId: string): Promise<string | null> {

@@ -4,7 +4,8 @@ export const keyJson = z
   .object({
     id: z.uuid(),
     orgId: z.uuid(),
-    siteId: z.uuid().nullable(),
+    siteId: z.uuid().nullable().describe('The site enrolled devices join; null = the agent names one'),
+    deviceGroupId: z.uuid().nullable().describe('The device group enrolled devices join; null = none'),
     name: z.string(),
     maxUsage: z.number().int(),
     usageCount: z.number().int(),
@@ -16,6 +17,7 @@ export const createdKey = keyJson.extend({ key: z.string().describe('Shown once;
 export const createKeyBody = z.strictObject({
   orgId: z.uuid(),
   siteId: z.uuid().nullable().optional(),
+  deviceGroupId: z.uuid().nullable().optional(),
   name: z.string().trim().min(1).max(255),
   maxUsage: z.number().int().min(1).max(1_000_000).optional(),
   expiresAt: z.iso.datetime({ offset: true }).optional(),

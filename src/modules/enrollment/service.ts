@@ -8,14 +8,15 @@ import { AppError } from '../../http/errors.js';
 import { decodeCursor, pageOf } from '../../http/pagination.js';
 import { randomToken, sha256 } from '../../platform/crypto.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
-import { accessibleOrg, ENROLLMENT_KEY, findInScope, findSite } from '../tenants/index.js';
-import { type Scope, siteRestriction } from '../../access/scope.js';
+import { accessibleOrg, ENROLLMENT_KEY, findGroup, findInScope, findSite } from '../tenants/index.js';
+import { type Scope, scopeOf, siteRestriction } from '../../access/scope.js';
 import {
   countKeyUse,
   deleteKeyRow,
   deviceIdByAgentToken,
   insertDevice,
   insertKey,
+  joinKeyGroup,
   keyByHash,
   listKeyRows,
   partnerOfOrg,
@@ -31,6 +32,7 @@ export const keyToJson = (k: KeyRow) => ({
   id: k.id,
   orgId: k.orgId,
   siteId: k.siteId,
+  deviceGroupId: k.deviceGroupId,
   name: k.name,
   maxUsage: k.maxUsage,
   usageCount: k.usageCount,
@@ -41,11 +43,30 @@ export const keyToJson = (k: KeyRow) => ({
 export async function createKey(
   deps: Deps,
   p: Principal,
-  input: { orgId: string; siteId?: string | null; name: string; maxUsage?: number; expiresAt?: string },
+  input: {
+    orgId: string;
+    siteId?: string | null;
+    deviceGroupId?: string | null;
+    name: string;
+    maxUsage?: number;
+    expiresAt?: string;
+  },
   meta: AuditRequestMeta,
 ) {
   const org = await accessibleOrg(deps.db, p, input.orgId);
   const now = deps.clock.now();
+  if (input.deviceGroupId) {
+    const group = await findGroup(deps.db, p, input.deviceGroupId).catch(() => null);
+    if (!group || group.orgId !== org.id)
+      throw new AppError('validation_failed', 'The device group is not of this organization.', {
+        details: { fieldErrors: { deviceGroupId: ['Not a device group of this organization'] }, formErrors: [] },
+      });
+    // A group that belongs to a site only holds that site's devices, so the key must enrol into that site.
+    if (group.siteId && group.siteId !== input.siteId)
+      throw new AppError('validation_failed', 'The device group belongs to a site: the key must target that site.', {
+        details: { fieldErrors: { deviceGroupId: ['Belongs to another site than the key'] }, formErrors: [] },
+      });
+  }
   if (input.siteId) {
     const site = await findSite(deps.db, p, input.siteId).catch(() => null);
     if (!site || site.orgId !== org.id)
@@ -67,6 +88,7 @@ export async function createKey(
     const row = await insertKey(tx, {
       orgId: org.id,
       siteId: input.siteId ?? null,
+      deviceGroupId: input.deviceGroupId ?? null,
       name: input.name,
       keyHash: sha256(key),
       maxUsage: input.maxUsage ?? 1,
@@ -82,7 +104,13 @@ export async function createKey(
         orgId: org.id,
         resourceType: 'enrollment_key',
         resourceId: row.id,
-        details: { name: input.name, maxUsage: row.maxUsage, expiresAt: expiresAt.toISOString(), siteId: row.siteId },
+        details: {
+          name: input.name,
+          maxUsage: row.maxUsage,
+          expiresAt: expiresAt.toISOString(),
+          siteId: row.siteId,
+          deviceGroupId: row.deviceGroupId,
+        },
       },
       meta,
     );
@@ -172,6 +200,7 @@ export async function enroll(
       enrolledAt: now,
       lastSeenAt: now,
     });
+    const deviceGroupId = await joinKeyGroup(tx, key, device.id, siteId);
     const partnerId = await partnerOfOrg(tx, key.orgId);
     await deps.audit.record(
       tx,
@@ -185,6 +214,7 @@ export async function enroll(
           hostname: input.hostname,
           enrollmentKeyId: key.id,
           siteId,
+          deviceGroupId,
           usage: `${key.usageCount}/${key.maxUsage}`,
         },
       },

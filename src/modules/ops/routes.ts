@@ -1,4 +1,5 @@
 // Operational endpoints outside /api/v1: liveness, readiness, Prometheus metrics.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -7,6 +8,16 @@ import { AppError } from '../../http/errors.js';
 import { errorEnvelope } from '../../http/schemas.js';
 import type { Metrics } from '../../platform/metrics.js';
 import { classifyOutage } from '../../http/outage.js';
+import { bearerToken } from '../../http/authenticate.js';
+
+/** Compares in constant time (the token is a secret). */
+function sameSecret(given: string | null, expected: string): boolean {
+  const a = createHash('sha256')
+    .update(given ?? '')
+    .digest();
+  const b = createHash('sha256').update(expected).digest();
+  return given !== null && timingSafeEqual(a, b);
+}
 
 export function opsRoutes(deps: Deps, metrics: Metrics) {
   return async (app: FastifyInstance) => {
@@ -35,10 +46,17 @@ export function opsRoutes(deps: Deps, metrics: Metrics) {
           operationId: 'getReadiness',
           summary: 'Readiness probe',
           description:
-            'Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`.',
+            'Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`. `devMode` says whether development mode is on (single sign-on and webhooks may reach loopback).',
           security: [],
           response: {
-            200: z.object({ status: z.literal('ready'), database: z.enum(['pglite', 'postgres']), store: z.string() }),
+            200: z.object({
+              status: z.literal('ready'),
+              database: z.enum(['pglite', 'postgres']).describe('The database kind'),
+              store: z.string().describe('The shared store: redis or the database'),
+              devMode: z
+                .boolean()
+                .describe('Development mode: SSO and webhooks may reach loopback; never true in production'),
+            }),
             503: errorEnvelope,
           },
         },
@@ -54,7 +72,12 @@ export function opsRoutes(deps: Deps, metrics: Metrics) {
           else app.log.warn({ err }, 'readiness check failed');
           throw new AppError('service_unavailable');
         }
-        return { status: 'ready' as const, database: deps.database.kind, store: deps.store.kind };
+        return {
+          status: 'ready' as const,
+          database: deps.database.kind,
+          store: deps.store.kind,
+          devMode: deps.config.devMode,
+        };
       },
     );
 
@@ -76,13 +99,15 @@ export function opsRoutes(deps: Deps, metrics: Metrics) {
           operationId: 'getMetrics',
           summary: 'Prometheus metrics',
           description:
-            'For the scraper; public like the probes, so bind it to a private network or filter it at the proxy.',
-          security: [],
+            'For the scraper. With METRICS_TOKEN set, only a request carrying it as a bearer token is answered (else 401 `unauthenticated`); without it, public like the probes, so bind it to a private network or filter it at the proxy. Counts are totals over every tenant, never per tenant.',
+          security: [{ metricsToken: [] }, {}],
           produces: ['text/plain'],
-          response: { 200: metricsText },
+          response: { 200: metricsText, 401: errorEnvelope },
         },
       },
-      async (_req, reply) => {
+      async (req, reply) => {
+        if (deps.config.metricsToken && !sameSecret(bearerToken(req), deps.config.metricsToken))
+          throw new AppError('unauthenticated');
         reply.header('content-type', metrics.registry.contentType);
         return metrics.registry.metrics();
       },

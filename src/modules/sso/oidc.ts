@@ -1,8 +1,8 @@
 // The OpenID Connect client side: discovery through the one outbound guard (src/platform/outbound.ts: no private
-// addresses, no plain http unless SSO_ALLOW_INSECURE_ISSUERS=true, for tests), with configurations cached briefly.
+// addresses, no plain http, unless the reach allows loopback or anything), with configurations cached briefly.
 // openid-client is imported on the first discovery (not needed to start).
 import type * as client from 'openid-client';
-import { assertPublicUrl, publicFetch } from '../../platform/outbound.js';
+import { assertPublicUrl, type OutboundReach, publicFetch } from '../../platform/outbound.js';
 
 export interface ProviderSettings {
   id: string;
@@ -14,14 +14,14 @@ export interface ProviderSettings {
 
 export class OidcClients {
   private readonly cache = new Map<string, { at: number; config: Promise<client.Configuration> }>();
-  constructor(private readonly allowInsecure: boolean) {}
+  constructor(private readonly reach: OutboundReach) {}
 
   private guardedFetch: client.CustomFetch = async (url, options) =>
-    publicFetch(url, options as RequestInit, this.allowInsecure, 'The issuer');
+    publicFetch(url, options as RequestInit, this.reach, 'The issuer');
 
   async discover(issuer: string, clientId: string, clientSecret: string | null): Promise<client.Configuration> {
     const url = new URL(issuer);
-    if (!this.allowInsecure) await assertPublicUrl(url, 'The issuer');
+    await assertPublicUrl(url, 'The issuer', this.reach);
     const client = await import('openid-client');
     return client.discovery(
       url,
@@ -31,9 +31,11 @@ export class OidcClients {
       {
         [client.customFetch]: this.guardedFetch,
         // openid-client skips the ID token's signature by default (TLS stands in for it); the spec wants it checked.
-        execute: this.allowInsecure
-          ? [client.enableNonRepudiationChecks, client.allowInsecureRequests]
-          : [client.enableNonRepudiationChecks],
+        // An http issuer passed the guard only where the reach allows it (loopback in development mode, tests).
+        execute:
+          url.protocol === 'http:'
+            ? [client.enableNonRepudiationChecks, client.allowInsecureRequests]
+            : [client.enableNonRepudiationChecks],
         timeout: 10,
       },
     );

@@ -14,9 +14,12 @@ export const fieldError = (field: string, msg: string) =>
   new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
 async function checkPublic(deps: Deps, url: string, field: 'issuer' | 'metadataUrl') {
-  if (deps.config.ssoAllowInsecureIssuers) return;
   try {
-    await assertPublicUrl(new URL(url), field === 'issuer' ? 'The issuer' : 'The metadata URL');
+    await assertPublicUrl(
+      new URL(url),
+      field === 'issuer' ? 'The issuer' : 'The metadata URL',
+      deps.config.ssoOutbound,
+    );
   } catch (err) {
     if (err instanceof OutboundRefusedError) throw fieldError(field, err.message);
     throw fieldError(field, `The ${field === 'issuer' ? 'issuer' : 'metadata URL'} host could not be resolved.`);

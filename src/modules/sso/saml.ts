@@ -129,7 +129,7 @@ export async function fetchMetadata(deps: Deps, url: string): Promise<string> {
       headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' },
       signal: AbortSignal.timeout(10_000),
     },
-    deps.config.ssoAllowInsecureIssuers,
+    deps.config.ssoOutbound,
     'The metadata URL',
   );
   if (!res.ok) throw new SamlXmlError(`The metadata URL answered ${res.status}.`);

@@ -24,4 +24,4 @@ export {
   type RecordOwner,
 } from './by-id.js';
 export { auditTenant, partnerOrgIds, resolveTarget } from './target.js';
-export { findGroup, findSite } from './sites-service.js';
+export { checkSiteOfOrg, findGroup, findSite } from './sites-service.js';

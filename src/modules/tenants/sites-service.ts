@@ -193,7 +193,8 @@ export async function getGroup(db: Executor, p: Principal, id: string) {
   return (await groupsToJson(db, p, [await findGroup(db, p, id)]))[0]!;
 }
 
-async function checkSiteOfOrg(db: Executor, p: Principal, orgId: string, siteId: string | null | undefined) {
+/** Refuses (400, on `siteId`) a site the caller cannot see or that is not of the organisation. */
+export async function checkSiteOfOrg(db: Executor, p: Principal, orgId: string, siteId: string | null | undefined) {
   if (!siteId) return;
   const site = await findSite(db, p, siteId).catch(() => null);
   if (!site || site.orgId !== orgId)

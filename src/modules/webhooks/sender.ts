@@ -2,7 +2,7 @@
 // one outbound guard (src/platform/outbound.ts). Used by the delivery worker and by the ping.
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { outboundFailure, publicFetch } from '../../platform/outbound.js';
+import { outboundFailure, type OutboundReach, publicFetch } from '../../platform/outbound.js';
 import { openAs, sealAs } from '../../db/sealed-catalogue.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 
@@ -32,7 +32,7 @@ export async function sendSigned(o: {
   secret: string;
   messageId: string;
   body: string;
-  allowInsecure: boolean;
+  reach: OutboundReach;
 }): Promise<SendResult> {
   const at = new Date();
   const signature = new Webhook(o.secret).sign(o.messageId, at, o.body);
@@ -51,7 +51,7 @@ export async function sendSigned(o: {
         body: o.body,
         signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
       },
-      o.allowInsecure,
+      o.reach,
       'The webhook URL',
     );
     // The answer's body is not needed: drop it unread.

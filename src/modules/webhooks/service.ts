@@ -46,11 +46,10 @@ export const webhookToJson = (r: Row) => ({
 const fieldError = (field: string, msg: string) =>
   new AppError('validation_failed', msg, { details: { fieldErrors: { [field]: [msg] }, formErrors: [] } });
 
-/** https and a public address (unless WEBHOOKS_ALLOW_INSECURE=true, tests only): the one outbound guard. */
+/** https and a public address (or as far as the configured reach allows): the one outbound guard. */
 async function checkUrl(deps: Deps, url: string): Promise<void> {
-  if (deps.config.webhooksAllowInsecure) return;
   try {
-    await assertPublicUrl(new URL(url), 'The webhook URL');
+    await assertPublicUrl(new URL(url), 'The webhook URL', deps.config.webhooksOutbound);
   } catch (err) {
     if (err instanceof OutboundRefusedError) throw fieldError('url', err.message);
     throw fieldError('url', 'The webhook URL host could not be resolved.');
@@ -291,6 +290,6 @@ export async function ping(deps: Deps, p: Principal, t: Target, id: string) {
     secret,
     messageId: `ping_${randomUUID()}`,
     body,
-    allowInsecure: deps.config.webhooksAllowInsecure,
+    reach: deps.config.webhooksOutbound,
   });
 }

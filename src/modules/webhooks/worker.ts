@@ -8,6 +8,7 @@ import type { Clock } from '../../platform/clock.js';
 import { backoffMs, LeasedQueue } from '../../platform/leased-queue.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { SecretBox } from '../../platform/secret-box.js';
+import type { OutboundReach } from '../../platform/outbound.js';
 import {
   auditRecordOf,
   claimDeliveries,
@@ -54,7 +55,7 @@ export function auditPayload(webhookId: string, sequence: number, r: AuditRecord
 
 export interface WebhookWorkerOptions {
   leaseMs: number;
-  allowInsecure: boolean;
+  reach: OutboundReach;
 }
 
 export class WebhookWorker {
@@ -126,7 +127,7 @@ export class WebhookWorker {
       secret,
       messageId: row.id,
       body,
-      allowInsecure: this.o.allowInsecure,
+      reach: this.o.reach,
     });
     await this.settle(row, result, false);
   }

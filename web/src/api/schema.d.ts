@@ -1700,6 +1700,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/devices/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move devices to a site or a device group, in bulk
+         * @description All the devices and the target must be of one organisation the caller may reach; any other id refuses the whole move.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `devices:write`.
+         */
+        post: operations["postDevicesMove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/devices/{id}": {
         parameters: {
             query?: never;
@@ -3453,9 +3475,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description For the scraper; public like the probes, so bind it to a private network or filter it at the proxy.
-         *
-         *     Public: no access token.
+         * @description For the scraper. With METRICS_TOKEN set, only a request carrying it as a bearer token is answered (else 401 `unauthenticated`); without it, public like the probes, so bind it to a private network or filter it at the proxy. Counts are totals over every tenant, never per tenant.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -3475,7 +3495,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`.
+         * @description Ready when the database and the shared store (Redis or the database) answer; else 503 `service_unavailable`. `devMode` says whether development mode is on (single sign-on and webhooks may reach loopback).
          *
          *     Public: no access token.
          */
@@ -4000,7 +4020,10 @@ export interface components {
             id: string;
             /** Format: uuid */
             orgId: string;
+            /** @description The site enrolled devices join; null = the agent names one */
             siteId: string | null;
+            /** @description The device group enrolled devices join; null = none */
+            deviceGroupId: string | null;
             name: string;
             maxUsage: number;
             usageCount: number;
@@ -4155,6 +4178,17 @@ export interface components {
             /** @constant */
             passkeyAvailable?: true;
             phoneLast4?: string;
+        };
+        MoveDevicesInput: {
+            /** @description The devices to move, all of one organisation */
+            deviceIds: string[];
+            /**
+             * Format: uuid
+             * @description The site they move to
+             */
+            siteId?: string;
+            /** @description The device group they move to, replacing the groups the caller can see; null = out of every group */
+            deviceGroupId?: string | null;
         };
         /**
          * @example {
@@ -13634,6 +13668,114 @@ export interface operations {
             };
         };
     };
+    postDevicesMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveDevicesInput"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description How many devices moved */
+                        moved: number;
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is too large. `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getDevicesById: {
         parameters: {
             query?: {
@@ -14484,6 +14626,7 @@ export interface operations {
                     /** Format: uuid */
                     orgId: string;
                     siteId?: string | null;
+                    deviceGroupId?: string | null;
                     name: string;
                     maxUsage?: number;
                     /** Format: date-time */
@@ -14503,7 +14646,10 @@ export interface operations {
                         id: string;
                         /** Format: uuid */
                         orgId: string;
+                        /** @description The site enrolled devices join; null = the agent names one */
                         siteId: string | null;
+                        /** @description The device group enrolled devices join; null = none */
+                        deviceGroupId: string | null;
                         name: string;
                         maxUsage: number;
                         usageCount: number;
@@ -24331,6 +24477,15 @@ export interface operations {
                     "text/plain": components["schemas"]["Error"];
                 };
             };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": components["schemas"]["Error"];
+                };
+            };
             /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
             500: {
                 headers: {
@@ -24369,9 +24524,15 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ready";
-                        /** @enum {string} */
+                        /**
+                         * @description The database kind
+                         * @enum {string}
+                         */
                         database: "pglite" | "postgres";
+                        /** @description The shared store: redis or the database */
                         store: string;
+                        /** @description Development mode: SSO and webhooks may reach loopback; never true in production */
+                        devMode: boolean;
                     };
                 };
             };

@@ -1,4 +1,5 @@
 // The signed-in frame: navigation (pages load on demand) and the account menu.
+import { DevModeBanner } from '../components/DevModeBanner';
 import { Button, Group, NavLink, Text } from '@mantine/core';
 import { lazy, Suspense } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
@@ -79,6 +80,7 @@ export default function Shell() {
         ))}
       </nav>
       <main className="gh-main">
+        <DevModeBanner />
         <Suspense fallback={<Loading />}>
           <Routes>
             <Route path="/account" element={<Account />} />

@@ -31,6 +31,7 @@ const STEP_WORDS: Record<Reason['step'], string> = {
   role: 'Role',
   organization_access: 'Organisation access',
   msp_access: 'Partner access policy (mspAccess)',
+  relationship: 'Delegated-access relationship',
   site: 'Site restriction',
   device_group: 'Device-group restriction',
 };

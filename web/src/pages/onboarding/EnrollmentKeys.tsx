@@ -1,4 +1,5 @@
-// Enrollment keys of an organisation: create (the key is shown once, with a copy button), usage and expiry, revoke.
+// Enrollment keys of an organisation: create (the key is shown once, with a copy button and the install commands that
+// use it), the site and device group it enrols into, usage and expiry, revoke.
 // Creating a key is a risky action: the API may ask for a fresh proof first (the step-up prompt handles it).
 import { Alert, Button, Group, Modal, NumberInput, Select, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -13,11 +14,13 @@ import { explain } from '../../lib/errors';
 import { can, useMe } from '../../hooks/me';
 import { done, when } from './common';
 import { NoOrganisation, useOrgChoice } from '../../hooks/org-choice';
+import { InstallCommands } from './InstallCommands';
 
 interface Key {
   id: string;
   orgId: string;
   siteId: string | null;
+  deviceGroupId: string | null;
   name: string;
   maxUsage: number;
   usageCount: number;
@@ -27,6 +30,9 @@ interface Key {
 interface Named {
   id: string;
   name: string;
+}
+interface GroupRef extends Named {
+  siteId: string | null;
 }
 
 const LIFETIMES = [
@@ -46,6 +52,16 @@ function useSites(orgId: string | null) {
   });
 }
 
+function useGroups(orgId: string | null) {
+  return useQuery({
+    queryKey: ['device-groups', orgId],
+    enabled: !!orgId,
+    queryFn: async () =>
+      (await call(api.GET('/api/v1/device-groups', { params: { query: { orgId: orgId!, limit: 200 } } })))
+        .data as GroupRef[],
+  });
+}
+
 function status(k: Key, now = Date.now()): { label: string; active: boolean } {
   if (new Date(k.expiresAt).getTime() <= now) return { label: 'Expired', active: false };
   if (k.usageCount >= k.maxUsage) return { label: 'Used up', active: false };
@@ -58,8 +74,10 @@ export default function EnrollmentKeys() {
   const qc = useQueryClient();
   const write = can(me.data, 'devices:write');
   const sites = useSites(org.orgId);
+  const groups = useGroups(org.orgId);
   const siteName = (id: string | null) =>
     id ? (sites.data?.find((s) => s.id === id)?.name ?? 'A site') : 'Chosen by the agent';
+  const groupName = (id: string | null) => (id ? (groups.data?.find((g) => g.id === id)?.name ?? 'A group') : '—');
   const { pages, list } = useCursorList(
     ['enrollment-keys', org.orgId],
     (cursor) =>
@@ -110,7 +128,7 @@ export default function EnrollmentKeys() {
           {(d) => (
             <DataTable
               testId="enrollment-keys"
-              columns={['Name', 'Site', 'Used', 'Expires', 'Status']}
+              columns={['Name', 'Site', 'Device group', 'Used', 'Expires', 'Status']}
               hidden="Actions"
               rows={d.data}
             >
@@ -120,6 +138,7 @@ export default function EnrollmentKeys() {
                   <>
                     <Table.Td>{k.name}</Table.Td>
                     <Table.Td>{siteName(k.siteId)}</Table.Td>
+                    <Table.Td>{groupName(k.deviceGroupId)}</Table.Td>
                     <Table.Td>
                       {k.usageCount} of {k.maxUsage}
                     </Table.Td>
@@ -151,7 +170,13 @@ export default function EnrollmentKeys() {
       )}
       <CursorPager pages={pages} next={list.data?.nextCursor} />
       {org.orgId && (
-        <CreateKey opened={creating} onClose={() => setCreating(false)} orgId={org.orgId} sites={sites.data ?? []} />
+        <CreateKey
+          opened={creating}
+          onClose={() => setCreating(false)}
+          orgId={org.orgId}
+          sites={sites.data ?? []}
+          groups={groups.data ?? []}
+        />
       )}
       <ConfirmDialog {...revoke.dialog} title={`Revoke “${revoke.target?.name ?? ''}”?`} action="Revoke">
         Agents can no longer enrol with this key. Devices it already enrolled stay.
@@ -165,15 +190,18 @@ function CreateKey({
   onClose,
   orgId,
   sites,
+  groups,
 }: {
   opened: boolean;
   onClose: () => void;
   orgId: string;
   sites: Named[];
+  groups: GroupRef[];
 }) {
   const qc = useQueryClient();
   const [name, setName] = useState('');
   const [siteId, setSiteId] = useState<string | null>(null);
+  const [groupId, setGroupId] = useState<string | null>(null);
   const [maxUsage, setMaxUsage] = useState<number | string>(1);
   const [lifetime, setLifetime] = useState('86400');
   const [created, setCreated] = useState<(Key & { key: string }) | null>(null);
@@ -185,6 +213,7 @@ function CreateKey({
             orgId,
             name: name.trim(),
             siteId: siteId ?? undefined,
+            deviceGroupId: groupId ?? undefined,
             maxUsage: Number(maxUsage) || 1,
             expiresAt: new Date(Date.now() + Number(lifetime) * 1000).toISOString(),
           },
@@ -199,17 +228,24 @@ function CreateKey({
     setCreated(null);
     setName('');
     setSiteId(null);
+    setGroupId(null);
     setMaxUsage(1);
     create.reset();
     onClose();
   };
   return (
-    <Modal opened={opened} onClose={close} title={created ? 'Your new enrollment key' : 'New enrollment key'}>
+    <Modal
+      opened={opened}
+      onClose={close}
+      title={created ? 'Your new enrollment key' : 'New enrollment key'}
+      size={created ? 'xl' : 'md'}
+    >
       {created ? (
         <ShownOnce what="key" value={created.key} testId="enrollment-key" onDone={close}>
           <Text size="sm">
             Enrols up to {created.maxUsage} device{created.maxUsage === 1 ? '' : 's'} until {when(created.expiresAt)}.
           </Text>
+          <InstallCommands enrollmentKey={created.key} />
         </ShownOnce>
       ) : (
         <form
@@ -232,9 +268,22 @@ function CreateKey({
               description="Devices enrolled with this key join this site. Leave empty to let the agent name one."
               data={sites.map((s) => ({ value: s.id, label: s.name }))}
               value={siteId}
-              onChange={setSiteId}
+              onChange={(v) => {
+                setSiteId(v);
+                const g = groups.find((x) => x.id === groupId);
+                if (g?.siteId && g.siteId !== v) setGroupId(null);
+              }}
               clearable
               placeholder={sites.length ? 'Any site the agent names' : 'No site yet'}
+            />
+            <Select
+              label="Device group"
+              description="Devices enrolled with this key join this group. A group of a site needs a key of that site."
+              data={groups.filter((g) => !g.siteId || g.siteId === siteId).map((g) => ({ value: g.id, label: g.name }))}
+              value={groupId}
+              onChange={setGroupId}
+              clearable
+              placeholder={groups.length ? 'No group' : 'No device group yet'}
             />
             <NumberInput
               label="How many devices it may enrol"

@@ -1,4 +1,5 @@
-// Tenants: the partner's organisations, and in each its sites, device groups and devices; create, rename, delete;
+// Tenants: the partner's organisations, and in each its sites (with their time zone), device groups (with their
+// site) and devices (Devices.tsx); create, rename, delete;
 // the organisation's security settings (require MFA, allowed methods).
 import {
   Alert,
@@ -8,6 +9,7 @@ import {
   Group,
   Modal,
   NavLink,
+  Select,
   Stack,
   Table,
   Text,
@@ -21,6 +23,7 @@ import { api, call } from '../../api/client';
 import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../../hooks/me';
+import { Devices, useDeviceGroups, useSites } from './Devices';
 
 interface Named {
   id: string;
@@ -36,21 +39,35 @@ interface Org extends Named {
 const done = (message: string) => notifications.show({ color: 'green', message });
 const failed = (err: unknown) => notifications.show({ color: 'red', title: 'Not done', message: explain(err) });
 
-/** A name asked for in a small dialog (create or rename). */
+/** A second field of the dialog: one value picked from a list (a site's time zone, a group's site). */
+interface Choice {
+  label: string;
+  description?: string;
+  data: { value: string; label: string }[];
+  initial: string | null;
+  /** Clearable: no value is a valid answer. */
+  clearable?: boolean;
+  placeholder?: string;
+}
+
+/** A name (and, with `choice`, one more value) asked for in a small dialog (create or rename). */
 function NameDialog({
   title,
   initial,
   opened,
   onClose,
   onSave,
+  choice,
 }: {
   title: string;
   initial?: string;
   opened: boolean;
   onClose: () => void;
-  onSave: (name: string) => Promise<unknown>;
+  onSave: (name: string, choice: string | null) => Promise<unknown>;
+  choice?: Choice;
 }) {
   const [name, setName] = useState(initial ?? '');
+  const [picked, setPicked] = useState<string | null>(choice?.initial ?? null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   return (
@@ -61,7 +78,7 @@ function NameDialog({
           setBusy(true);
           setError(null);
           try {
-            await onSave(name.trim());
+            await onSave(name.trim(), picked);
             setName('');
             onClose();
           } catch (err) {
@@ -79,6 +96,19 @@ function NameDialog({
             onChange={(e) => setName(e.currentTarget.value)}
             data-autofocus
           />
+          {choice && (
+            <Select
+              label={choice.label}
+              description={choice.description}
+              data={choice.data}
+              value={picked}
+              onChange={setPicked}
+              clearable={choice.clearable}
+              allowDeselect={!!choice.clearable}
+              placeholder={choice.placeholder}
+              searchable
+            />
+          )}
           {error && (
             <Alert color="red" role="alert">
               {error}
@@ -185,7 +215,9 @@ function OrgDetail({ org, write }: { org: Org; write: boolean }) {
       </Group>
       <Sites orgId={org.id} />
       <DeviceGroups orgId={org.id} />
-      <Devices orgId={org.id} />
+      <Section title="Devices">
+        <Devices orgId={org.id} />
+      </Section>
       <Security org={org} write={write} />
       <NameDialog
         title="Rename organisation"
@@ -251,10 +283,13 @@ function NamedTable({
   onRename,
   onDelete,
   label,
+  detail,
 }: {
   rows: Named[];
   empty: string;
   label: string;
+  /** A second cell of the row (a site's time zone, a group's site). */
+  detail?: (r: Named) => string;
   onRename?: (r: Named) => void;
   onDelete?: (r: Named) => void;
 }) {
@@ -270,6 +305,7 @@ function NamedTable({
         {rows.map((r) => (
           <Table.Tr key={r.id}>
             <Table.Td>{r.name}</Table.Td>
+            {detail && <Table.Td>{detail(r)}</Table.Td>}
             <Table.Td w={200}>
               <Group gap="xs" justify="end">
                 {onRename && (
@@ -302,15 +338,21 @@ function NamedTable({
   );
 }
 
+/** Every IANA time zone the browser knows (UTC first). */
+const TIMEZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
+const timezoneChoice = (initial: string): Choice => ({
+  label: 'Time zone',
+  description: 'Maintenance windows and reports of the site use it.',
+  data: TIMEZONES.map((z) => ({ value: z, label: z })),
+  initial,
+});
+
 function Sites({ orgId }: { orgId: string }) {
   const me = useMe();
   const qc = useQueryClient();
   const key = ['sites', orgId];
-  const sites = useQuery({
-    queryKey: key,
-    queryFn: async () =>
-      (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId, limit: 200 } } }))).data as Named[],
-  });
+  const sites = useSites(orgId);
+  const zoneOf = (id: string) => sites.data?.find((x) => x.id === id)?.timezone ?? 'UTC';
   const [creating, setCreating] = useState(false);
   const [renaming, setRenaming] = useState<Named | null>(null);
   const write = can(me.data, 'sites:write');
@@ -333,6 +375,7 @@ function Sites({ orgId }: { orgId: string }) {
         <NamedTable
           label="site"
           rows={sites.data ?? []}
+          detail={(r) => zoneOf(r.id)}
           empty={sites.isPending ? 'Loading…' : 'No site yet.'}
           onRename={write ? setRenaming : undefined}
           onDelete={can(me.data, 'sites:delete') ? (s) => void del(s) : undefined}
@@ -342,20 +385,27 @@ function Sites({ orgId }: { orgId: string }) {
         title="New site"
         opened={creating}
         onClose={() => setCreating(false)}
-        onSave={async (name) => {
-          await call(api.POST('/api/v1/orgs/sites', { body: { orgId, name } }));
+        choice={timezoneChoice('UTC')}
+        onSave={async (name, timezone) => {
+          await call(api.POST('/api/v1/orgs/sites', { body: { orgId, name, timezone: (timezone ?? 'UTC') as 'UTC' } }));
           await qc.invalidateQueries({ queryKey: key });
           done(`Site “${name}” created.`);
         }}
       />
       {renaming && (
         <NameDialog
-          title="Rename site"
+          title="Edit site"
           initial={renaming.name}
           opened
           onClose={() => setRenaming(null)}
-          onSave={async (name) => {
-            await call(api.PATCH('/api/v1/orgs/sites/{id}', { params: { path: { id: renaming.id } }, body: { name } }));
+          choice={timezoneChoice(zoneOf(renaming.id))}
+          onSave={async (name, timezone) => {
+            await call(
+              api.PATCH('/api/v1/orgs/sites/{id}', {
+                params: { path: { id: renaming.id } },
+                body: { name, timezone: (timezone ?? 'UTC') as 'UTC' },
+              }),
+            );
             await qc.invalidateQueries({ queryKey: key });
             done('Renamed.');
           }}
@@ -369,10 +419,16 @@ function DeviceGroups({ orgId }: { orgId: string }) {
   const me = useMe();
   const qc = useQueryClient();
   const key = ['device-groups', orgId];
-  const groups = useQuery({
-    queryKey: key,
-    queryFn: async () =>
-      (await call(api.GET('/api/v1/device-groups', { params: { query: { orgId, limit: 200 } } }))).data as Named[],
+  const groups = useDeviceGroups(orgId);
+  const sites = useSites(orgId);
+  const siteOf = (id: string) => groups.data?.find((g) => g.id === id)?.siteId ?? null;
+  const siteChoice = (initial: string | null): Choice => ({
+    label: 'Site',
+    description: 'A group of a site holds only that site’s devices. Leave empty for a group across sites.',
+    data: (sites.data ?? []).map((x) => ({ value: x.id, label: x.name })),
+    initial,
+    clearable: true,
+    placeholder: 'Across sites',
   });
   const [creating, setCreating] = useState(false);
   const [renaming, setRenaming] = useState<Named | null>(null);
@@ -396,6 +452,10 @@ function DeviceGroups({ orgId }: { orgId: string }) {
         <NamedTable
           label="device group"
           rows={groups.data ?? []}
+          detail={(r) => {
+            const site = siteOf(r.id);
+            return site ? (sites.data?.find((x) => x.id === site)?.name ?? 'A site') : 'Across sites';
+          }}
           empty={groups.isPending ? 'Loading…' : 'No device group yet.'}
           onRename={write ? setRenaming : undefined}
           onDelete={can(me.data, 'sites:delete') ? (g) => void del(g) : undefined}
@@ -405,72 +465,31 @@ function DeviceGroups({ orgId }: { orgId: string }) {
         title="New device group"
         opened={creating}
         onClose={() => setCreating(false)}
-        onSave={async (name) => {
-          await call(api.POST('/api/v1/device-groups', { body: { orgId, name } }));
+        choice={siteChoice(null)}
+        onSave={async (name, siteId) => {
+          await call(api.POST('/api/v1/device-groups', { body: { orgId, name, siteId } }));
           await qc.invalidateQueries({ queryKey: key });
           done(`Device group “${name}” created.`);
         }}
       />
       {renaming && (
         <NameDialog
-          title="Rename device group"
+          title="Edit device group"
           initial={renaming.name}
           opened
           onClose={() => setRenaming(null)}
-          onSave={async (name) => {
+          choice={siteChoice(siteOf(renaming.id))}
+          onSave={async (name, siteId) => {
             await call(
-              api.PATCH('/api/v1/device-groups/{id}', { params: { path: { id: renaming.id } }, body: { name } }),
+              api.PATCH('/api/v1/device-groups/{id}', {
+                params: { path: { id: renaming.id } },
+                body: { name, siteId },
+              }),
             );
             await qc.invalidateQueries({ queryKey: key });
             done('Renamed.');
           }}
         />
-      )}
-    </Section>
-  );
-}
-
-function Devices({ orgId }: { orgId: string }) {
-  const devices = useQuery({
-    queryKey: ['devices', orgId],
-    queryFn: async () =>
-      (await call(api.GET('/api/v1/devices', { params: { query: { orgId, limit: 200 } } }))).data as {
-        id: string;
-        hostname: string;
-        osType: string;
-        name?: string | null;
-        lastSeenAt?: string | null;
-      }[],
-  });
-  return (
-    <Section title="Devices">
-      {devices.isError ? (
-        <Alert color="red" role="alert">
-          {explain(devices.error)}
-        </Alert>
-      ) : !devices.data?.length ? (
-        <Text size="sm" c="dimmed">
-          {devices.isPending
-            ? 'Loading…'
-            : 'No device yet. Devices appear when an agent enrols with an enrollment key.'}
-        </Text>
-      ) : (
-        <Table>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Host</Table.Th>
-              <Table.Th>OS</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {devices.data.map((d) => (
-              <Table.Tr key={d.id}>
-                <Table.Td>{d.name ?? d.hostname}</Table.Td>
-                <Table.Td>{d.osType}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
       )}
     </Section>
   );

@@ -1,0 +1,2 @@
+ALTER TABLE "enrollment_keys" ADD COLUMN "device_group_id" uuid;--> statement-breakpoint
+ALTER TABLE "enrollment_keys" ADD CONSTRAINT "enrollment_keys_device_group_id_device_groups_id_fk" FOREIGN KEY ("device_group_id") REFERENCES "public"."device_groups"("id") ON DELETE set null ON UPDATE no action;
