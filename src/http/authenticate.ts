@@ -5,7 +5,7 @@ import type { Db } from '../db/connect.js';
 import { preparedStatement, uuidArg } from '../db/prepared.js';
 import type { ResolvedRole, RoleCache } from '../access/resolver.js';
 import { accountReason } from '../access/decision.js';
-import { touchSessionRow } from '../access/repo.js';
+import { endSessionRow, touchSessionRow } from '../access/repo.js';
 import { enforceOwnIpAllowlist } from './ip-policy.js';
 import { armBreakGlass } from '../access/break-glass.js';
 import { recordGrantExpiry } from '../access/grants.js';
@@ -14,9 +14,14 @@ import {
   effectiveSecurity,
   allowedMethodList,
   breakGlassUserOf,
+  forceMfaRoleIdsOf,
   ipAllowlistOf,
   phishingResistant,
+  phishingResistantAdminsOf,
+  sessionEnded,
+  sessionLimitsOf,
 } from '../access/settings.js';
+import { hasPermission } from '../access/resolver.js';
 import { normaliseIp } from '../platform/cidr.js';
 import type { Clock } from '../platform/clock.js';
 import type { AuditRecorder, AuditRequestMeta } from '../access/audit.js';
@@ -207,6 +212,18 @@ export async function loadPrincipal(
   if (row.revoked_at) return null;
   if (new Date(row.expires_at).getTime() <= now || new Date(row.absolute_expires_at).getTime() <= now) return null;
   if (!accountReason(row.user_status).allowed) return null;
+  const ended = sessionEnded(
+    sessionLimitsOf(...tenantLevels(row)),
+    {
+      absoluteExpiresAt: new Date(row.absolute_expires_at),
+      lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null,
+    },
+    now,
+  );
+  if (ended) {
+    await endSessionRow(deps.db, row.session_id, ended, new Date(now));
+    return null;
+  }
   if (!row.last_used_at || now - new Date(row.last_used_at).getTime() >= LAST_SEEN_EVERY_MS) {
     await touchSession(deps.db, row.session_id, now);
     row.last_used_at = new Date(now); // the cached row too: this instance writes last-seen once per interval
@@ -232,6 +249,20 @@ async function recordExpiredGrants(deps: AuthenticateDeps, expired: GrantRow[], 
     for (const g of expired) await recordGrantExpiry(tx, deps.audit, g.id, new Date(now), 'request');
   });
 }
+
+/** The settings that govern a membership, partner first: a partner member's partner; an organisation and its partner. */
+const tenantLevels = (
+  row: Pick<MembershipFacts, 'scope' | 'partner_settings' | 'org_settings' | 'org_partner_settings'>,
+) =>
+  row.scope === 'partner'
+    ? [row.partner_settings]
+    : row.scope === 'organization'
+      ? [row.org_partner_settings, row.org_settings]
+      : [];
+
+/** An administrative role: one that may change people or the tenant's settings. */
+const isAdminRole = (role: ResolvedRole) =>
+  hasPermission(role.permissions, 'users:write') || hasPermission(role.permissions, 'settings:write');
 
 /** What a person's membership is made of: the columns of the liveness statement without the session's own. */
 export type MembershipFacts = Omit<
@@ -264,15 +295,15 @@ export function userPrincipal(
   },
 ): Principal {
   const { session } = opts;
-  const tenantSecurity =
-    row.scope === 'partner'
-      ? effectiveSecurity(row.partner_settings)
-      : row.scope === 'organization'
-        ? effectiveSecurity(row.org_partner_settings, row.org_settings)
-        : effectiveSecurity();
-  // A role's phishing-resistant flag tightens the tenant's policy for its holders.
-  const security = role?.phishingResistantOnly ? phishingResistant(tenantSecurity) : tenantSecurity;
-  const policyRequiresMfa = security.requireMfa || role?.forceMfa === true;
+  const levels = tenantLevels(row);
+  const tenantSecurity = effectiveSecurity(...levels);
+  // A role's phishing-resistant flag, or the tenant's for administrators, tightens the tenant's policy for its holders.
+  const security =
+    role?.phishingResistantOnly || (role && phishingResistantAdminsOf(...levels) && isAdminRole(role))
+      ? phishingResistant(tenantSecurity)
+      : tenantSecurity;
+  const policyRequiresMfa =
+    security.requireMfa || role?.forceMfa === true || (!!role && forceMfaRoleIdsOf(...levels).has(role.roleId));
   // Under a phishing-resistant policy only a passkey sign-in (or proof) counts as MFA, and only a passkey as enrolled.
   const sessionMfa = !!session?.mfa && (!security.phishingResistantOnly || /passkey/.test(session.method ?? ''));
   const factorEnrolled = security.phishingResistantOnly ? row.has_passkey === true : row.mfa_enabled;

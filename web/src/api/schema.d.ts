@@ -14824,6 +14824,14 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
+                            /** @description Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor */
+                            phishingResistantAdmins?: boolean;
+                            /** @description Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too */
+                            forceMfaRoleIds?: string[];
+                            /** @description Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days) */
+                            sessionMaxHours?: number | null;
+                            /** @description Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime */
+                            idleTimeoutMinutes?: number | null;
                             /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
                             ipAllowlist?: string[];
                             /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
@@ -15147,6 +15155,14 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
+                            /** @description Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor */
+                            phishingResistantAdmins?: boolean;
+                            /** @description Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too */
+                            forceMfaRoleIds?: string[];
+                            /** @description Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days) */
+                            sessionMaxHours?: number | null;
+                            /** @description Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime */
+                            idleTimeoutMinutes?: number | null;
                             /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
                             ipAllowlist?: string[];
                             /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
@@ -15679,6 +15695,14 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
+                            /** @description Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor */
+                            phishingResistantAdmins?: boolean;
+                            /** @description Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too */
+                            forceMfaRoleIds?: string[];
+                            /** @description Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days) */
+                            sessionMaxHours?: number | null;
+                            /** @description Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime */
+                            idleTimeoutMinutes?: number | null;
                             /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
                             ipAllowlist?: string[];
                             /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
