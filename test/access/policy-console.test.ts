@@ -115,10 +115,8 @@ describe("the caller's capabilities are the decision explain gives", () => {
     const orgAdmin = await signedInOrgMember(t, org);
     const res = await orgAdmin.api.get('/access/capabilities');
     expect(res.status, res.text).toBe(200);
-    const by = Object.fromEntries(res.body.actions.map((a: { action: string }) => [a.action, a])) as Record<
-      string,
-      { allowed: boolean; reason: string | null }
-    >;
+    type Row = { action: string; allowed: boolean; reason: string | null };
+    const by = Object.fromEntries((res.body.actions as Row[]).map((a) => [a.action, a]));
     expect(by['organization.update']).toMatchObject({ allowed: true, reason: null });
     expect(by['organization.delete']!.allowed).toBe(false);
     expect(by['organization.delete']!.reason).toEqual(expect.stringContaining('organizations:delete'));
