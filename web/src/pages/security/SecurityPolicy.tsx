@@ -197,6 +197,7 @@ function PolicyForm({ tenant, orgId }: { tenant: Tenant; orgId: string | null })
               label="Session lifetime (hours)"
               description="Sign in again after this long, however active. Empty: 30 days."
               min={1}
+              clampBehavior="none"
               max={720}
               value={draft.sessionMaxHours ?? ''}
               disabled={disabled}
@@ -207,6 +208,7 @@ function PolicyForm({ tenant, orgId }: { tenant: Tenant; orgId: string | null })
               label="Idle lifetime (minutes)"
               description="Signed out after this long without activity. Empty: no idle limit."
               min={5}
+              clampBehavior="none"
               max={43200}
               value={draft.idleTimeoutMinutes ?? ''}
               disabled={disabled}
