@@ -6,7 +6,12 @@ import { explain } from '../lib/errors';
 
 /** The zod wording of the API made plain: no field paths, no doubled full stops. */
 function plain(text: string): string {
-  const t = text.replace(/^[\w.[\]]+:\s*/, '').trim();
+  const t = text
+    .replace(/^[\w.[\]]+:\s*/, '')
+    .replace(/^Too small: expected number to be >=\s*(\S+)$/i, 'Must be at least $1')
+    .replace(/^Too big: expected number to be <=\s*(\S+)$/i, 'Must be at most $1')
+    .replace(/^Invalid UUID$/i, 'Not a valid id')
+    .trim();
   const s = t.charAt(0).toUpperCase() + t.slice(1);
   return /[.!?]$/.test(s) ? s : `${s}.`;
 }
