@@ -44,6 +44,7 @@ describe('require two-step verification for all staff', () => {
     const techTab = await newTab(browser);
     await passwordStep(techTab.page, t, tech.email, PASSWORD);
     await techTab.page.waitForURL(/\/enroll-mfa/, { timeout: 30_000 });
+    await techTab.page.getByAltText('QR code for your authenticator app').waitFor({ timeout: 30_000 });
     await checkPage(techTab, 'enroll-mfa-required');
   });
 
