@@ -11,15 +11,26 @@ import { accountReason } from './decision.js';
 import { recordGrantExpiry } from './grants.js';
 import type { LivenessCache } from './liveness-cache.js';
 import type { ActiveGrant, Principal } from './principal.js';
-import { type GrantRow, livenessStatement, type MembershipFacts, type SessionRow, touchSessionRow } from './repo.js';
-import type { ResolvedRole, RoleCache } from './resolver.js';
+import {
+  endSessionRow,
+  type GrantRow,
+  livenessStatement,
+  type MembershipFacts,
+  type SessionRow,
+  touchSessionRow,
+} from './repo.js';
+import { hasPermission, type ResolvedRole, type RoleCache } from './resolver.js';
 import { type ActiveRelationship, relationshipsInForce } from './relationships.js';
 import {
   breakGlassUserOf,
   effectiveSecurity,
   ipAllowlistOf,
+  forceMfaRoleIdsOf,
   phishingResistant,
+  phishingResistantAdminsOf,
   requireRelationshipsOf,
+  sessionEnded,
+  sessionLimitsOf,
 } from './settings.js';
 import type { VerifiedTokenCache } from './token-cache.js';
 import type { TokenService } from './tokens.js';
@@ -119,6 +130,18 @@ export async function loadPrincipal(
   if (row.revoked_at) return null;
   if (new Date(row.expires_at).getTime() <= now || new Date(row.absolute_expires_at).getTime() <= now) return null;
   if (!accountReason(row.user_status).allowed) return null;
+  const ended = sessionEnded(
+    sessionLimitsOf(...tenantLevels(row)),
+    {
+      absoluteExpiresAt: new Date(row.absolute_expires_at),
+      lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null,
+    },
+    now,
+  );
+  if (ended) {
+    await endSessionRow(deps.db, row.session_id, ended, new Date(now));
+    return null;
+  }
   if (!row.last_used_at || now - new Date(row.last_used_at).getTime() >= LAST_SEEN_EVERY_MS) {
     await touchSession(deps.db, row.session_id, now);
     row.last_used_at = new Date(now); // the cached row too: this instance writes last-seen once per interval
@@ -145,6 +168,20 @@ export async function loadPrincipal(
 }
 
 /** Grants first seen expired are recorded (`access.expire`) by whichever instance marks each one (exactly once). */
+/** The settings that govern a membership, partner first: a partner member's partner; an organisation and its partner. */
+const tenantLevels = (
+  row: Pick<MembershipFacts, 'scope' | 'partner_settings' | 'org_settings' | 'org_partner_settings'>,
+) =>
+  row.scope === 'partner'
+    ? [row.partner_settings]
+    : row.scope === 'organization'
+      ? [row.org_partner_settings, row.org_settings]
+      : [];
+
+/** An administrative role: one that may change people or the tenant's settings. */
+const isAdminRole = (role: ResolvedRole) =>
+  hasPermission(role.permissions, 'users:write') || hasPermission(role.permissions, 'settings:write');
+
 async function recordExpiredGrants(deps: CallerDeps, expired: GrantRow[], now: number) {
   await deps.db.transaction(async (tx) => {
     for (const g of expired) await recordGrantExpiry(tx, deps.audit, g.id, new Date(now), 'request');
@@ -171,15 +208,15 @@ export function userPrincipal(
   },
 ): Principal {
   const { session } = opts;
-  const tenantSecurity =
-    row.scope === 'partner'
-      ? effectiveSecurity(row.partner_settings)
-      : row.scope === 'organization'
-        ? effectiveSecurity(row.org_partner_settings, row.org_settings)
-        : effectiveSecurity();
-  // A role's phishing-resistant flag tightens the tenant's policy for its holders.
-  const security = role?.phishingResistantOnly ? phishingResistant(tenantSecurity) : tenantSecurity;
-  const policyRequiresMfa = security.requireMfa || role?.forceMfa === true;
+  const levels = tenantLevels(row);
+  const tenantSecurity = effectiveSecurity(...levels);
+  // A role's phishing-resistant flag, or the tenant's for administrators, tightens the tenant's policy for its holders.
+  const security =
+    role?.phishingResistantOnly || (role && phishingResistantAdminsOf(...levels) && isAdminRole(role))
+      ? phishingResistant(tenantSecurity)
+      : tenantSecurity;
+  const policyRequiresMfa =
+    security.requireMfa || role?.forceMfa === true || (!!role && forceMfaRoleIdsOf(...levels).has(role.roleId));
   // Under a phishing-resistant policy only a passkey sign-in (or proof) counts as MFA, and only a passkey as enrolled.
   const sessionMfa = !!session?.mfa && (!security.phishingResistantOnly || /passkey/.test(session.method ?? ''));
   const factorEnrolled = security.phishingResistantOnly ? row.has_passkey === true : row.mfa_enabled;

@@ -76,6 +76,13 @@ export async function touchSessionRow(db: Executor, sid: string, at: Date, befor
   );
 }
 
+/** Ends a live session (its tenant's session or idle lifetime has passed). */
+export async function endSessionRow(db: Executor, sid: string, reason: string, at: Date): Promise<void> {
+  await db.execute(
+    sql`update sessions set revoked_at = ${at}, revoke_reason = ${reason} where id = ${sid} and revoked_at is null`,
+  );
+}
+
 export interface StepUpFactorsRow {
   has_password: boolean;
   has_totp: boolean;

@@ -31,6 +31,43 @@ export const securitySettingsSchema = z.strictObject({
   allowedMfaMethods: z
     .strictObject({ totp: z.boolean().optional(), sms: z.boolean().optional(), passkey: z.boolean().optional() })
     .optional(),
+  /** Holders of an administrative role (one that manages people or settings) satisfy MFA with passkeys only. */
+  phishingResistantAdmins: z
+    .boolean()
+    .optional()
+    .describe(
+      'Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor',
+    ),
+  /** Roles whose holders must use MFA here, built-in ones included (their own Force MFA flag is shared by every tenant). */
+  forceMfaRoleIds: z
+    .array(z.uuid())
+    .max(100)
+    .optional()
+    .describe(
+      'Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too',
+    ),
+  /** A session ends this many hours after its sign-in, whatever its activity. */
+  sessionMaxHours: z
+    .number()
+    .int()
+    .min(1)
+    .max(720)
+    .nullable()
+    .optional()
+    .describe(
+      'Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days)',
+    ),
+  /** A session with no request for this many minutes ends. */
+  idleTimeoutMinutes: z
+    .number()
+    .int()
+    .min(5)
+    .max(43200)
+    .nullable()
+    .optional()
+    .describe(
+      'Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime',
+    ),
   ipAllowlist: allowlist.optional(),
   /** Partner only: the designated break-glass account (a member of the partner), exempt from IP allow-lists, audited. */
   breakGlassUserId: z
@@ -151,6 +188,54 @@ export function mergeSettings(current: unknown, patch: TenantSettings): TenantSe
     },
   };
 }
+
+/** Refresh tokens slide for REFRESH_TOKEN_TTL, but never past this from sign-in. */
+export const ABSOLUTE_SESSION_MS = 30 * 24 * 3600 * 1000;
+
+export interface SessionLimits {
+  maxMs: number | null;
+  idleMs: number | null;
+}
+
+const shorter = (a: number | null, b: number | null) => (a == null ? b : b == null ? a : Math.min(a, b));
+
+/** The session and idle lifetimes of any number of levels (partner, organisation): the shortest wins. */
+export function sessionLimitsOf(...levels: unknown[]): SessionLimits {
+  let out: SessionLimits = { maxMs: null, idleMs: null };
+  for (const level of levels) {
+    const sec = read(level).security;
+    out = {
+      maxMs: shorter(out.maxMs, sec?.sessionMaxHours ? sec.sessionMaxHours * 3600_000 : null),
+      idleMs: shorter(out.idleMs, sec?.idleTimeoutMinutes ? sec.idleTimeoutMinutes * 60_000 : null),
+    };
+  }
+  return out;
+}
+
+/**
+ * Why a session has ended under its tenant's lifetimes at `now`, or null while it may go on. Its sign-in is read
+ * from the absolute expiry (always sign-in + ABSOLUTE_SESSION_MS); its last activity from last-seen.
+ */
+export function sessionEnded(
+  limits: SessionLimits,
+  session: { absoluteExpiresAt: Date; lastUsedAt: Date | null },
+  now: number,
+): 'session_lifetime' | 'idle_timeout' | null {
+  const signedInAt = session.absoluteExpiresAt.getTime() - ABSOLUTE_SESSION_MS;
+  if (limits.maxMs != null && now - signedInAt >= limits.maxMs) return 'session_lifetime';
+  const lastSeen = session.lastUsedAt?.getTime() ?? signedInAt;
+  if (limits.idleMs != null && now - lastSeen >= limits.idleMs) return 'idle_timeout';
+  return null;
+}
+
+/** Role ids whose holders must use MFA under these levels (a requirement anywhere holds). */
+export function forceMfaRoleIdsOf(...levels: unknown[]): Set<string> {
+  return new Set(levels.flatMap((l) => read(l).security?.forceMfaRoleIds ?? []));
+}
+
+/** Whether any level asks administrators for phishing-resistant MFA. */
+export const phishingResistantAdminsOf = (...levels: unknown[]): boolean =>
+  levels.some((l) => read(l).security?.phishingResistantAdmins === true);
 
 /** The tenant's own IP allow-list as stored ([] = any address). */
 export function ipAllowlistOf(settings: unknown): string[] {

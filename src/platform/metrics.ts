@@ -196,6 +196,8 @@ export function createMetrics(): Metrics {
         if (d.step === 'second_factor') m.mfaVerifications.inc({ result: 'failure', method: method(d.method) });
         else m.signIns.inc({ result: 'failure', method: method(d.method ?? 'password') });
         if (d.method === 'sso') m.ssoLogins.inc({ result: 'failure' });
+      } else if (action === 'auth.mfa.setup.failed') {
+        m.mfaVerifications.inc({ result: 'failure', method: method(d.method) });
       } else if (action === 'auth.login.guessing_detected') {
         m.lockouts.inc({ reason: String(d.reason) });
       } else if (action === 'auth.refresh.reuse_detected') {

@@ -55,7 +55,6 @@ export async function refresh(deps: Deps, refreshToken: string, meta: AuditReque
           current.id,
           oldHash,
           sha256(next),
-          now,
           new Date(Math.min(now.getTime() + deps.config.refreshTokenTtl * 1000, current.absoluteExpiresAt.getTime())),
         )
       : null;

@@ -22,18 +22,20 @@ export async function findLiveSessionByToken(tx: Executor, tokenHash: string, no
   return current ?? null;
 }
 
-/** Swaps the session's refresh token if it still holds `oldHash` (of two concurrent refreshes exactly one wins). */
+/**
+ * Swaps the session's refresh token if it still holds `oldHash` (of two concurrent refreshes exactly one wins).
+ * Last-seen is left to the principal's load that follows, which first checks the tenant's idle lifetime against it.
+ */
 export async function rotateSessionToken(
   tx: Executor,
   sessionId: string,
   oldHash: string,
   newHash: string,
-  now: Date,
   expiresAt: Date,
 ): Promise<SessionRow | null> {
   const [session] = await tx
     .update(sessions)
-    .set({ tokenHash: newHash, lastUsedAt: now, expiresAt })
+    .set({ tokenHash: newHash, expiresAt })
     .where(and(eq(sessions.id, sessionId), eq(sessions.tokenHash, oldHash), isNull(sessions.revokedAt)))
     .returning();
   return session ?? null;

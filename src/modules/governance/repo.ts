@@ -183,3 +183,23 @@ export async function lapseStandingAccess(
               returning pu.id, pu.user_id, due.org_access as was, due.org_ids as was_org_ids, pu.org_ids, coalesce(pu.last_used_at, pu.created_at) as idle_since`),
   );
 }
+
+// ---- Compliance with the tenant's security policy ----
+
+/** Active members of the tenant itself (the partner's staff, or the organisation's own people), in id order. */
+export async function tenantMemberIds(db: Executor, partnerId: string, orgId: string | null): Promise<string[]> {
+  const res = orgId
+    ? await db.execute(sql`select ou.user_id as id from organization_users ou join users u on u.id = ou.user_id
+        where ou.org_id = ${orgId} and ou.status = 'active' and u.status = 'active' order by 1 limit 1000`)
+    : await db.execute(sql`select pu.user_id as id from partner_users pu join users u on u.id = pu.user_id
+        where pu.partner_id = ${partnerId} and pu.status = 'active' and u.status = 'active' order by 1 limit 1000`);
+  return rowsOf<{ id: string }>(res).map((r) => r.id);
+}
+
+/** The tenant's display name (the partner's, or the organisation's). */
+export async function tenantName(db: Executor, partnerId: string, orgId: string | null): Promise<string> {
+  const res = orgId
+    ? await db.execute(sql`select name from organizations where id = ${orgId}`)
+    : await db.execute(sql`select name from partners where id = ${partnerId}`);
+  return rowsOf<{ name: string }>(res)[0]?.name ?? '';
+}

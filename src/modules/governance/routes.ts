@@ -20,6 +20,9 @@ import {
   grantListQuery,
   requestListQuery,
 } from './jit-schemas.js';
+import { capabilities } from './capabilities.js';
+import { nonCompliant, remindNonCompliant } from './compliance.js';
+import { capabilitiesResponse, complianceResponse, remindBody, remindResponse, tenantQuery } from './policy-schemas.js';
 import {
   explainQuery,
   explainResponse,
@@ -71,6 +74,54 @@ export function accessRoutes(deps: Deps) {
         },
       },
       async (req) => whoCan(deps, p(req), req.query),
+    );
+
+    r.get(
+      '/access/capabilities',
+      {
+        onRequest: [auth],
+        schema: {
+          tags,
+          operationId: 'getCapabilities',
+          summary: 'What the caller may do on a tenant, each refusal with its reason',
+          description: `For the console to hide or disable what the caller cannot do, once per page. ${SAME} An organisation outside the caller's scope answers 404.`,
+          querystring: tenantQuery,
+          response: { 200: capabilitiesResponse, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => capabilities(deps, p(req), req.query.orgId),
+    );
+    r.get(
+      '/access/compliance',
+      {
+        onRequest: [auth, full, read],
+        schema: {
+          tags,
+          operationId: 'listNonCompliantMembers',
+          summary: "Members who do not yet meet the tenant's security policy",
+          description:
+            "The tenant's own members (the partner's staff, or the organisation's people) whom the policy would hold at enrolment at their next request: MFA required (by the tenant, a role's Force MFA or the tenant's list of roles) and no factor enrolled, or a passkey required and none registered.",
+          querystring: tenantQuery,
+          response: { 200: complianceResponse, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => nonCompliant(deps, p(req), req.query.orgId),
+    );
+    r.post(
+      '/access/compliance/reminders',
+      {
+        onRequest: [auth, full, requirePermission(PERMS.USERS_WRITE)],
+        schema: {
+          tags,
+          operationId: 'remindNonCompliantMembers',
+          summary: 'Mail members who do not yet meet the security policy how to enrol',
+          description:
+            'One mail per member, at most one a day each (later ones are listed as skipped); at most 10 batches an hour per tenant (429 rate_limited). Audited security.compliance_reminder with who was reminded.',
+          body: remindBody,
+          response: { 200: remindResponse, ...errors(400, 404, 429), ...authErrors },
+        },
+      },
+      async (req) => remindNonCompliant(deps, p(req), req.body, metaOf(req)),
     );
 
     const orgTags = ['organizations'];

@@ -5,8 +5,9 @@ import { randomToken, sha256 } from '../../platform/crypto.js';
 import { insertSession, replaceSessionToken, revokeSessionsOf, type SessionFilter, type SessionScope } from './repo.js';
 import { asSystemWithin } from '../../db/row-security.js';
 
-/** Refresh tokens slide for REFRESH_TOKEN_TTL, but never past this from sign-in. */
-export const ABSOLUTE_SESSION_MS = 30 * 24 * 3600 * 1000;
+import { ABSOLUTE_SESSION_MS } from '../../access/settings.js';
+
+export { ABSOLUTE_SESSION_MS };
 
 export type SessionContext = SessionScope;
 

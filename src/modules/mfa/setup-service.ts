@@ -73,7 +73,26 @@ export async function confirmTotpSetup(
     openAs(deps.box, 'totpSetupRecoveryCodes', data.recoveryCodes, p.userId),
   ) as string[];
   const step = /^\d{6}$/.test(code) ? matchTotp(secret, code, now.getTime()) : null;
-  if (step === null) throw new AppError('invalid_mfa_code');
+  if (step === null) {
+    // A wrong code at enrolment is a failed second-factor proof like one at sign-in: audited, and counted (metrics).
+    await deps.db.transaction((tx) =>
+      deps.audit.record(
+        tx,
+        {
+          action: 'auth.mfa.setup.failed',
+          result: 'denied',
+          actor: actor(p),
+          partnerId: p.partnerId,
+          orgId: p.orgId,
+          resourceType: 'user',
+          resourceId: p.userId,
+          details: { method: 'totp', reason: 'invalid_mfa_code' },
+        },
+        meta,
+      ),
+    );
+    throw new AppError('invalid_mfa_code');
+  }
   const issued = await deps.db.transaction(async (tx) => {
     if (!(await takeFlowById(tx, pending.id, now))) throw new AppError('invalid_mfa_setup');
     const user = await findUser(tx, p.userId);

@@ -85,6 +85,16 @@ export function refreshSession(): Promise<boolean> {
 const NO_REFRESH =
   /\/api\/v1\/auth\/(login|refresh|logout|register|register-partner|forgot-password|reset-password|accept-invite|invite\/preview|mfa\/verify|mfa\/sms\/send|mfa\/passkey\/|passkey\/login\/)|\/api\/v1\/sso\/exchange/;
 
+/** A 401 that refuses a code the person typed (not a dead token): refreshing and sending it again would submit it twice. */
+async function refusesCode(res: Response): Promise<boolean> {
+  try {
+    const body = (await res.clone().json()) as { code?: string };
+    return body.code === 'invalid_mfa_code';
+  } catch {
+    return false;
+  }
+}
+
 async function authFetch(input: Request): Promise<Response> {
   const retry = input.clone();
   const afterStepUp = input.clone();
@@ -94,7 +104,7 @@ async function authFetch(input: Request): Promise<Response> {
     return fetch(req);
   };
   let res = await send(input);
-  if (res.status === 401 && session.token() && !NO_REFRESH.test(input.url)) {
+  if (res.status === 401 && session.token() && !NO_REFRESH.test(input.url) && !(await refusesCode(res))) {
     if (await refreshSession()) res = await send(retry);
     else {
       session.clear();

@@ -22,6 +22,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/access/capabilities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the caller may do on a tenant, each refusal with its reason
+         * @description For the console to hide or disable what the caller cannot do, once per page. Answered by the functions the request pipeline itself runs (the permission check, the by-id scope rule, the policies authenticate applies), never a separate model of them. An organisation outside the caller's scope answers 404.
+         *
+         *     Needs an access token (`Authorization: Bearer`).
+         */
+        get: operations["getCapabilities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/access/compliance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Members who do not yet meet the tenant's security policy
+         * @description The tenant's own members (the partner's staff, or the organisation's people) whom the policy would hold at enrolment at their next request: MFA required (by the tenant, a role's Force MFA or the tenant's list of roles) and no factor enrolled, or a passkey required and none registered.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `users:read`.
+         */
+        get: operations["listNonCompliantMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/access/compliance/reminders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail members who do not yet meet the security policy how to enrol
+         * @description One mail per member, at most one a day each (later ones are listed as skipped); at most 10 batches an hour per tenant (429 rate_limited). Audited security.compliance_reminder with who was reminded.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `users:write`.
+         */
+        post: operations["remindNonCompliantMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/access/explain": {
         parameters: {
             query?: never;
@@ -4842,6 +4908,388 @@ export interface operations {
             };
             /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCapabilities: {
+        parameters: {
+            query?: {
+                /** @description An organisation in the caller's scope; absent = the caller's own tenant (partner or organisation) */
+                orgId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "orgId": "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "actions": [
+                     *         {
+                     *           "action": "organization.update",
+                     *           "allowed": true,
+                     *           "reason": null
+                     *         },
+                     *         {
+                     *           "action": "organization.delete",
+                     *           "allowed": false,
+                     *           "reason": "The role does not grant organizations:delete."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The organisation the answer is about; null = the partner */
+                        orgId: string | null;
+                        actions: {
+                            /**
+                             * @description A console action
+                             * @enum {string}
+                             */
+                            action: "organization.create" | "organization.update" | "organization.delete" | "settings.update" | "users.invite" | "users.update" | "roles.manage" | "audit.read";
+                            allowed: boolean;
+                            /** @description Why it is refused, in words (null when allowed) */
+                            reason: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listNonCompliantMembers: {
+        parameters: {
+            query?: {
+                /** @description An organisation in the caller's scope; absent = the caller's own tenant (partner or organisation) */
+                orgId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tenant": {
+                     *         "type": "partner",
+                     *         "partnerId": "8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6",
+                     *         "orgId": null
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "userId": "0b1c2d3e-4f50-4a6b-8c7d-8e9fa0b1c2d3",
+                     *           "name": "Sam Rivera",
+                     *           "email": "sam@msp.example",
+                     *           "roleName": "Partner Technician",
+                     *           "missing": "second_factor"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        tenant: {
+                            /** @enum {string} */
+                            type: "partner" | "organization";
+                            /** Format: uuid */
+                            partnerId: string;
+                            orgId: string | null;
+                        };
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
+                            name: string;
+                            email: string;
+                            roleName: string;
+                            /**
+                             * @description What the policy asks of them that they have not enrolled
+                             * @enum {string}
+                             */
+                            missing: "second_factor" | "passkey";
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    remindNonCompliantMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "userIds": [
+                 *         "0b1c2d3e-4f50-4a6b-8c7d-8e9fa0b1c2d3"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description An organisation in the caller's scope; absent = the caller's own tenant
+                     */
+                    orgId?: string;
+                    /** @description Only these members; absent = every one listed */
+                    userIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "reminded": [
+                     *         "0b1c2d3e-4f50-4a6b-8c7d-8e9fa0b1c2d3"
+                     *       ],
+                     *       "skipped": []
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Members mailed now */
+                        reminded: string[];
+                        /** @description Members already reminded in the last 24 hours */
+                        skipped: string[];
+                    };
+                };
+            };
+            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is too large. `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A precondition is missing. `code` is one of `mfa_enrollment_required`, `session_binding_required`. */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. `code` is one of `rate_limited`. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15138,6 +15586,14 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
+                            /** @description Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor */
+                            phishingResistantAdmins?: boolean;
+                            /** @description Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too */
+                            forceMfaRoleIds?: string[];
+                            /** @description Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days) */
+                            sessionMaxHours?: number | null;
+                            /** @description Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime */
+                            idleTimeoutMinutes?: number | null;
                             /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
                             ipAllowlist?: string[];
                             /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
@@ -15463,6 +15919,14 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
+                            /** @description Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor */
+                            phishingResistantAdmins?: boolean;
+                            /** @description Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too */
+                            forceMfaRoleIds?: string[];
+                            /** @description Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days) */
+                            sessionMaxHours?: number | null;
+                            /** @description Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime */
+                            idleTimeoutMinutes?: number | null;
                             /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
                             ipAllowlist?: string[];
                             /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
@@ -15997,6 +16461,14 @@ export interface operations {
                                 sms?: boolean;
                                 passkey?: boolean;
                             };
+                            /** @description Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor */
+                            phishingResistantAdmins?: boolean;
+                            /** @description Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too */
+                            forceMfaRoleIds?: string[];
+                            /** @description Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days) */
+                            sessionMaxHours?: number | null;
+                            /** @description Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime */
+                            idleTimeoutMinutes?: number | null;
                             /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
                             ipAllowlist?: string[];
                             /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */

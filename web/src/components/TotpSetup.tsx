@@ -56,7 +56,15 @@ export function TotpSetup({ onEnabled, onDone }: { onEnabled: (t: TokenResponse)
           Cannot scan? Type this key: <Code data-testid="totp-secret">{setup.data.secret}</Code>
         </Text>
         <Text size="sm">2. Enter the 6-digit code the app shows.</Text>
-        <PinInput length={6} type="number" oneTimeCode value={code} onChange={setCode} aria-label="Verification code" />
+        <PinInput
+          length={6}
+          type="number"
+          oneTimeCode
+          value={code}
+          onChange={setCode}
+          role="group"
+          aria-label="Verification code"
+        />
         {enable.isError && (
           <Alert color="red" role="alert">
             {explain(enable.error)}

@@ -8,6 +8,7 @@ import { session } from '../api/session';
 import { Loading } from '../components/Loading';
 import { can, useMe } from '../hooks/me';
 import { StepUpPrompt } from '../components/StepUpPrompt';
+import { useTenantName } from '../hooks/useTenantName';
 
 const Account = lazy(() => import('./account/Account'));
 const Invitations = lazy(() => import('./account/Invitations'));
@@ -20,11 +21,13 @@ const Domains = lazy(() => import('./domains/Domains'));
 const Onboarding = lazy(() => import('./onboarding/Onboarding'));
 const Integrations = lazy(() => import('./integrations/Integrations'));
 const Access = lazy(() => import('./access/Access'));
+const SecurityPolicy = lazy(() => import('./security/SecurityPolicy'));
 
 const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/users', label: 'Users', perm: 'users:read' },
   { to: '/tenants', label: 'Tenants', perm: 'organizations:read' },
   { to: '/roles', label: 'Roles', perm: 'users:read' },
+  { to: '/security', label: 'Security policy', perm: 'settings:read' },
   { to: '/sso', label: 'Single sign-on', perm: 'settings:read' },
   { to: '/domains', label: 'Domains', perm: 'settings:read' },
   { to: '/audit', label: 'Audit', perm: 'audit:read' },
@@ -47,6 +50,7 @@ export default function Shell() {
     session.clear();
     navigate('/login', { replace: true });
   };
+  const tenantName = useTenantName(me.data);
   const items = NAV.filter((n) => !n.perm || [n.perm].flat().some((p) => can(me.data, p)));
   const home = items[0]?.to ?? '/account';
   return (
@@ -56,6 +60,11 @@ export default function Shell() {
           <Group gap="xs">
             <img src="/favicon.svg" alt="" width={24} height={24} />
             <Text fw={700}>Gatehouse</Text>
+            {tenantName && (
+              <Text fw={500} data-testid="tenant-name">
+                · {tenantName}
+              </Text>
+            )}
           </Group>
           <Group gap="sm">
             <Text size="sm" c="dimmed" data-testid="whoami">
@@ -94,6 +103,7 @@ export default function Shell() {
             <Route path="/onboarding/*" element={<Onboarding />} />
             <Route path="/integrations/*" element={<Integrations />} />
             <Route path="/access/*" element={<Access />} />
+            <Route path="/security" element={<SecurityPolicy />} />
             <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
           </Routes>
         </Suspense>

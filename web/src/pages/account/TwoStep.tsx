@@ -61,7 +61,10 @@ export function TwoStep() {
         )}
         {setting && (
           <TotpSetup
-            onEnabled={(t) => session.signedIn(t)}
+            onEnabled={(t) => {
+              session.signedIn(t);
+              void refresh();
+            }}
             onDone={() => {
               setSetting(false);
               void refresh();
@@ -101,7 +104,14 @@ export function TwoStep() {
               onChange={(e) => setPw(e.currentTarget.value)}
             />
             <Text size="sm">A code from your authenticator app (or a recovery code):</Text>
-            <PinInput length={6} type="number" value={code} onChange={setCode} aria-label="Verification code" />
+            <PinInput
+              length={6}
+              type="number"
+              value={code}
+              onChange={setCode}
+              role="group"
+              aria-label="Verification code"
+            />
             {disable.isError && (
               <Alert color="red" role="alert">
                 {explain(disable.error)}

@@ -24,6 +24,7 @@ import { Loaded } from '../../components/Loaded';
 import { explain } from '../../lib/errors';
 import { can, useMe } from '../../hooks/me';
 import { Devices, useDeviceGroups, useSites } from './Devices';
+import { useCapabilities } from '../../hooks/useCapabilities';
 
 interface Named {
   id: string;
@@ -188,11 +189,17 @@ function OrgDetail({ org, write }: { org: Org; write: boolean }) {
   const qc = useQueryClient();
   const [renaming, setRenaming] = useState(false);
   const [deleting, setDeleting] = useState(false);
+  const [typed, setTyped] = useState('');
+  const caps = useCapabilities(org.id);
+  const close = () => {
+    setDeleting(false);
+    setTyped('');
+  };
   const remove = useMutation({
     mutationFn: () => call(api.DELETE('/api/v1/orgs/organizations/{id}', { params: { path: { id: org.id } } })),
     onSuccess: () => {
       done(`Organisation “${org.name}” deleted.`);
-      setDeleting(false);
+      close();
       void qc.invalidateQueries({ queryKey: ['organizations'] });
     },
   });
@@ -202,16 +209,18 @@ function OrgDetail({ org, write }: { org: Org; write: boolean }) {
         <Title order={2} size="h3">
           {org.name}
         </Title>
-        {write && (
-          <Group gap="xs">
+        <Group gap="xs">
+          {caps.allowed('organization.update') && (
             <Button size="xs" variant="default" onClick={() => setRenaming(true)}>
               Rename
             </Button>
+          )}
+          {caps.allowed('organization.delete') && (
             <Button size="xs" variant="default" color="red" onClick={() => setDeleting(true)}>
-              Delete
+              Delete organisation
             </Button>
-          </Group>
-        )}
+          )}
+        </Group>
       </Group>
       <Sites orgId={org.id} />
       <DeviceGroups orgId={org.id} />
@@ -232,17 +241,36 @@ function OrgDetail({ org, write }: { org: Org; write: boolean }) {
           done('Renamed.');
         }}
       />
-      <Modal opened={deleting} onClose={() => setDeleting(false)} title={`Delete “${org.name}”?`}>
+      <Modal opened={deleting} onClose={close} title={`Delete “${org.name}”?`}>
         <Stack>
-          <Text size="sm">Its sites, device groups, devices and memberships go with it.</Text>
           {remove.isError && (
             <Alert color="red" role="alert">
               {explain(remove.error)}
             </Alert>
           )}
-          <Button color="red" onClick={() => remove.mutate()} loading={remove.isPending}>
-            Delete
-          </Button>
+          <Text size="sm">
+            This cannot be undone. Everything of this customer goes with it: its sites, device groups and devices, its
+            people's memberships, its roles, enrollment keys and contacts.
+          </Text>
+          <TextInput
+            label={`Type “${org.name}” to confirm`}
+            value={typed}
+            onChange={(e) => setTyped(e.currentTarget.value)}
+            autoComplete="off"
+          />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={close}>
+              Cancel
+            </Button>
+            <Button
+              color="red"
+              onClick={() => remove.mutate()}
+              loading={remove.isPending}
+              disabled={typed.trim() !== org.name}
+            >
+              Delete organisation
+            </Button>
+          </Group>
         </Stack>
       </Modal>
     </Stack>

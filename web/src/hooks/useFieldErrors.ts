@@ -1,0 +1,45 @@
+// A form's refusal split the way a person reads it: each field's problem beside the field, in plain words, and what
+// belongs to no field at the top. Cleared as soon as the form changes.
+import { useCallback, useState } from 'react';
+import { ApiError } from '../api/client';
+import { explain } from '../lib/errors';
+
+/** The zod wording of the API made plain: no field paths, no doubled full stops. */
+function plain(text: string): string {
+  const t = text
+    .replace(/^[\w.[\]]+:\s*/, '')
+    .replace(/^Too small: expected number to be >=\s*(\S+)$/i, 'Must be at least $1')
+    .replace(/^Too big: expected number to be <=\s*(\S+)$/i, 'Must be at most $1')
+    .replace(/^Invalid UUID$/i, 'Not a valid id')
+    .trim();
+  const s = t.charAt(0).toUpperCase() + t.slice(1);
+  return /[.!?]$/.test(s) ? s : `${s}.`;
+}
+
+export function useFieldErrors(fieldOf: (path: string) => string | null) {
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [form, setForm] = useState<string | null>(null);
+  const clear = useCallback(() => {
+    setFields({});
+    setForm(null);
+  }, []);
+  const show = (err: unknown) => {
+    const fe = err instanceof ApiError && err.body.code === 'validation_failed' ? err.body.details?.fieldErrors : null;
+    if (!fe) {
+      setFields({});
+      setForm(explain(err));
+      return;
+    }
+    const next: Record<string, string> = {};
+    const rest: string[] = [];
+    for (const [path, msgs] of Object.entries(fe)) {
+      const field = fieldOf(path);
+      const text = msgs.map(plain).join(' ');
+      if (field) next[field] = text;
+      else rest.push(text);
+    }
+    setFields(next);
+    setForm(rest.length || !Object.keys(next).length ? ['Some fields are not valid.', ...rest].join(' ') : null);
+  };
+  return { fields, form, show, clear };
+}
