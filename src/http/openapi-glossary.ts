@@ -605,6 +605,11 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'users', description: 'Accounts, invitations and memberships in a tenant.' },
   { name: 'roles', description: 'Roles and permissions.' },
   { name: 'access', description: 'Who may do what: explanations, just-in-time access, customer controls.' },
+  {
+    name: 'relationships',
+    description:
+      'Delegated-access relationships: the roles and reach a partner’s staff may have in an organisation, approved by its admins, until a set end.',
+  },
   { name: 'audit', description: 'The tamper-evident audit log and its export.' },
   { name: 'service-accounts', description: 'Non-human principals with API keys and OAuth client credentials.' },
   { name: 'webhooks', description: 'Audit events delivered to your endpoints (Standard Webhooks).' },
