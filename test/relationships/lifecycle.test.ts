@@ -15,6 +15,7 @@ import {
   signedInPartnerMember,
   type SignedInMember,
 } from '../support/fixtures.js';
+import { serviceAccountWithKey } from '../support/service-accounts.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import {
   expectError,
@@ -399,6 +400,50 @@ describe('a partner that requires relationships: staff reach an organisation onl
     // Switched off again: today's behaviour.
     await requireRelationships(w, false);
     expectStatus(await w.tech.api.get(`/devices/${w.otherDevice.id}`), 200);
+  });
+
+  it("the partner's own service accounts are held to relationships as its staff are (a key is no way around them)", async () => {
+    const w = await world();
+    const reader = expectStatus(
+      await w.partnerAdmin.api.post('/roles', {
+        name: `SA device reader ${Date.now()}`,
+        permissions: [{ resource: 'devices', action: 'read' }],
+      }),
+      201,
+    ).body.id;
+    // A partner-wide automation account whose role may read and write devices everywhere.
+    const sa = await serviceAccountWithKey(w.partnerAdmin.api, { roleId: PARTNER_TECH });
+    expectStatus(await sa.api.get(`/devices/${w.deviceA.id}`), 200);
+    await requireRelationships(w);
+    // No relationship: the organisation is out of reach for the key, by id and in lists, as for people.
+    expectError(await sa.api.get(`/devices/${w.deviceA.id}`), 404, 'not_found');
+    expect(expectStatus(await sa.api.get('/devices'), 200).body.data).toEqual([]);
+    const rel = await approved(w, { roleIds: [reader] });
+    // A relationship of a read role: the key reads, and its role's write is cut to the relationship's roles.
+    expectStatus(await sa.api.get(`/devices/${w.deviceA.id}`), 200);
+    expectError(
+      await sa.api.raw.request('PATCH', `/devices/${w.deviceA.id}`, { body: { name: 'renamed by a key' } }),
+      403,
+      'forbidden',
+    );
+    expectError(await sa.api.get(`/devices/${w.otherDevice.id}`), 404, 'not_found');
+    // explain, asked by the organisation, says the same about the key.
+    const write = expectStatus(
+      await w.orgAdmin.api.get('/access/explain', {
+        query: {
+          serviceAccountId: sa.account.id,
+          permission: 'devices:write',
+          resourceType: 'device',
+          resourceId: w.deviceA.id,
+        },
+      }),
+      200,
+    );
+    expect(write.body.allowed).toBe(false);
+    expect(JSON.stringify(write.body)).toContain('"deniedBy":"relationship"');
+    // The customer terminates: the key's next request is refused, on another instance too.
+    expectStatus(await w.orgAdmin.api.post(`/relationships/${rel.id}/terminate`), 200);
+    expectError(await peer.client().withToken(sa.key.key).get(`/devices/${w.deviceA.id}`), 404, 'not_found');
   });
 
   it('a relationship listing sites reaches only their records; mspAccess suspended suspends it', async () => {

@@ -120,7 +120,14 @@ export async function explain(deps: Deps, caller: Principal, q: ExplainQuery) {
     };
   } else {
     const sa = (
-      await serviceAccountSubjects(deps.db, deps.roleCache, [q.serviceAccountId!], t.owner.partnerId, t.owner.orgId)
+      await serviceAccountSubjects(
+        deps.db,
+        deps.roleCache,
+        [q.serviceAccountId!],
+        t.owner.partnerId,
+        t.owner.orgId,
+        deps.clock.now().getTime(),
+      )
     ).get(q.serviceAccountId!);
     if (!sa) throw notFound('service account');
     subjects = [sa];
@@ -176,7 +183,14 @@ export async function whoCan(deps: Deps, caller: Principal, q: WhoCanQuery) {
   if (!next && budget > 0) {
     const ids = await candidateAccounts(deps.db, t, q.permission, after?.k === 's' ? after.id : null, budget + 1);
     const page = ids.slice(0, budget);
-    const subjects = await serviceAccountSubjects(deps.db, deps.roleCache, page, t.owner.partnerId, t.owner.orgId);
+    const subjects = await serviceAccountSubjects(
+      deps.db,
+      deps.roleCache,
+      page,
+      t.owner.partnerId,
+      t.owner.orgId,
+      deps.clock.now().getTime(),
+    );
     for (const id of page) {
       const s = subjects.get(id);
       const d = s && decideFor(s, q.permission, t);

@@ -70,7 +70,9 @@ export async function serviceAccountSubjectRows(
   return rowsOf<AccountSubjectRow>(
     await db.execute(sql`
       select '' as key_id, a.id as account_id, a.client_id, a.name as account_name, a.partner_id, a.org_id, a.role_id, a.disabled,
-             p.settings as partner_settings, o.settings as org_settings, (select epoch from authz_state where id = 1) as epoch
+             p.settings as partner_settings, o.settings as org_settings,
+             ${sql.raw(RELATIONSHIPS_SQL("(case when a.org_id is null then 'partner' end)", 'a.partner_id', 'p.settings'))} as relationships,
+             (select epoch from authz_state where id = 1) as epoch
       from service_accounts a join partners p on p.id = a.partner_id left join organizations o on o.id = a.org_id
       where a.partner_id = ${partnerId} and (a.org_id is null ${orgId ? sql`or a.org_id = ${orgId}` : sql``}) and a.id in (${idList(ids)})`),
   );

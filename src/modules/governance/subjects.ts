@@ -50,6 +50,7 @@ export async function serviceAccountSubjects(
   ids: string[],
   partnerId: string,
   orgId: string | null,
+  now: number,
 ): Promise<Map<string, Subject>> {
   const out = new Map<string, Subject>();
   if (ids.length === 0) return out;
@@ -57,8 +58,9 @@ export async function serviceAccountSubjects(
   for (const row of rows) {
     const role = await roles.get(row.role_id, Number(row.epoch));
     if (!role) continue;
+    const relationships = await relationshipsInForce(row.relationships, (id) => roles.get(id, Number(row.epoch)), now);
     out.set(row.account_id, {
-      principal: serviceAccountPrincipal(row, role),
+      principal: serviceAccountPrincipal(row, role, relationships),
       role,
       status: row.disabled ? 'disabled' : 'active',
     });

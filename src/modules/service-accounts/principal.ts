@@ -3,7 +3,8 @@
 // role is refused or applied on the next request on every instance. Nothing here outlives a request.
 import type { AuditRecorder } from '../../access/audit.js';
 import type { ResolvedRole, RoleCache } from '../../access/resolver.js';
-import { effectiveSecurity } from '../../access/settings.js';
+import { type ActiveRelationship, relationshipsInForce } from '../../access/relationships.js';
+import { effectiveSecurity, requireRelationshipsOf } from '../../access/settings.js';
 import type { Db } from '../../db/connect.js';
 import type { ApiKeyAuthenticator } from '../../access/caller.js';
 import type { Principal } from '../../http/context.js';
@@ -81,7 +82,12 @@ async function admit(
 
   const role = await deps.roleCache.get(row.role_id, Number(row.epoch));
   if (!role) throw dead('The service account has no role.');
-  const principal = { ...serviceAccountPrincipal(row, role), ip };
+  const relationships = await relationshipsInForce(
+    row.relationships,
+    (id) => deps.roleCache.get(id, Number(row.epoch)),
+    now.getTime(),
+  );
+  const principal = { ...serviceAccountPrincipal(row, role, relationships), ip };
   // An organisation's account the partner made speaks for the partner there: the organisation's controls hold it on
   // every request (a partner's own account meets them per organisation, as partner members do).
   if (row.org_id && row.made_by_partner) {
@@ -106,13 +112,19 @@ export type ServiceAccountFacts = Pick<
   | 'org_settings'
   | 'made_by_partner'
   | 'org_policies'
+  | 'relationships'
 >;
 
 /**
  * The principal of a service account: what every request with one of its keys carries, and what GET /access/explain
  * reasons about (`key_id` empty there: no key is presented).
  */
-export function serviceAccountPrincipal(row: ServiceAccountFacts, role: ResolvedRole): Principal {
+export function serviceAccountPrincipal(
+  row: ServiceAccountFacts,
+  role: ResolvedRole,
+  /** The partner's relationships in force (relationshipsInForce of the row); a partner's own account is held to them. */
+  relationships: ActiveRelationship[] = [],
+): Principal {
   // Never `*:*`: creation and role changes refuse it; a role that gains it later (a parent changed) grants nothing by it.
   const permissions = new Set([...role.permissions].filter((k) => k !== '*:*'));
   return {
@@ -143,6 +155,10 @@ export function serviceAccountPrincipal(row: ServiceAccountFacts, role: Resolved
       ? effectiveSecurity(row.partner_settings, row.org_settings)
       : effectiveSecurity(row.partner_settings),
     orgPolicies: typeof row.org_policies === 'string' ? JSON.parse(row.org_policies) : (row.org_policies ?? {}),
+    // A partner's own account reaches its organisations as partner staff do: through active relationships only, when
+    // the partner requires them.
+    requireRelationships: !row.org_id && requireRelationshipsOf(row.partner_settings),
+    relationships: row.org_id ? [] : relationships,
     // A service account cannot enrol or present a second factor: Force MFA holds people, not keys.
     mfaEnrollmentRequired: false,
     mfaStepUpWaived: false,

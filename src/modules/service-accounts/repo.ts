@@ -5,6 +5,7 @@ import { preparedStatement, uuidArg, type PreparedArg } from '../../db/prepared.
 import { roles, serviceAccountKeys, serviceAccounts } from '../../db/schema/index.js';
 import { ownedBy, type Target } from '../../db/tenant-filter.js';
 import { ORG_POLICIES_SQL } from '../../access/repo.js';
+import { RELATIONSHIPS_SQL, type RelationshipRow } from '../../access/relationships.js';
 import { likePrefix } from '../../db/order.js';
 import { rowsOf } from '../../db/rows.js';
 
@@ -164,6 +165,8 @@ export interface KeyAuthRow {
   made_by_partner?: boolean;
   /** A partner's account: the partner's organisations that set policies on what speaks for the partner, id → settings. */
   org_policies?: Record<string, unknown> | string | null;
+  /** A partner's own account of a partner requiring relationships: the partner's active relationships. */
+  relationships?: RelationshipRow[] | string | null;
   epoch: number | string;
 }
 
@@ -185,6 +188,7 @@ const SELECT = `select k.id as key_id, k.key_hash, k.prefix, k.environment, k.ex
           a.id as account_id, a.client_id, a.name as account_name, a.partner_id, a.org_id, a.role_id, a.disabled,
           a.made_by_partner, p.settings as partner_settings, o.settings as org_settings,
           ${ORG_POLICIES_SQL("(case when a.org_id is null then 'partner' end)", 'a.partner_id')} as org_policies,
+          ${RELATIONSHIPS_SQL("(case when a.org_id is null then 'partner' end)", 'a.partner_id', 'p.settings')} as relationships,
           (select epoch from authz_state where id = 1) as epoch
    from service_account_keys k
    join service_accounts a on a.id = k.service_account_id
