@@ -145,6 +145,44 @@ describe('Force MFA on a built-in role, per tenant', () => {
   });
 });
 
+describe('a Force MFA list names only roles of the tenant', () => {
+  it("an unknown id or another partner's role is 400 validation_failed, and nothing is written", async () => {
+    const partner = await createPartner(t);
+    const admin = await signedInPartnerMember(t, partner.id);
+    const otherPartner = await createPartner(t);
+    const otherAdmin = await signedInPartnerMember(t, otherPartner.id);
+    const foreign = await otherAdmin.api.post('/roles', {
+      name: `Foreign ${Date.now()}`,
+      permissions: [{ resource: 'devices', action: 'read' }],
+    });
+    expect(foreign.status, foreign.text).toBe(201);
+    for (const id of ['00000000-0000-4000-8000-0000000000aa', foreign.body.id]) {
+      const res = await admin.api.patch('/orgs/partners/me', { settings: { security: { forceMfaRoleIds: [id] } } });
+      expectError(res, 400, 'validation_failed');
+      expect(JSON.stringify(res.body.details)).toContain('settings.security.forceMfaRoleIds');
+    }
+    const org = await createOrg(t, partner.id);
+    expectError(
+      await admin.api.patch(`/orgs/organizations/${org.id}`, {
+        settings: { security: { forceMfaRoleIds: [foreign.body.id] } },
+      }),
+      400,
+      'validation_failed',
+    );
+    const me = await admin.api.get('/orgs/partners/me');
+    expect(JSON.stringify(me.body.settings)).not.toContain('forceMfaRoleIds');
+    // Built-in roles and the partner's own are accepted.
+    const own = await admin.api.post('/roles', {
+      name: `Own ${Date.now()}`,
+      permissions: [{ resource: 'devices', action: 'read' }],
+    });
+    const ok = await admin.api.patch('/orgs/partners/me', {
+      settings: { security: { forceMfaRoleIds: [PARTNER_TECHNICIAN, own.body.id] } },
+    });
+    expect(ok.status, ok.text).toBe(200);
+  });
+});
+
 describe('phishing-resistant MFA for administrators', () => {
   it('a Partner Admin with only an authenticator app is held to enrol a passkey; a technician with one is not', async () => {
     const partner = await createPartner(t);

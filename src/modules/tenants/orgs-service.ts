@@ -24,6 +24,7 @@ import {
   listOrgRows,
   partnerById,
   partnerSettings,
+  rolesNamableBy,
   updateOrgRow,
   updatePartnerRow,
   type OrganizationRow,
@@ -143,6 +144,7 @@ export async function updateOrg(
   try {
     const updated = await deps.db.transaction(async (tx) => {
       const current = await accessibleOrg(tx, p, id);
+      await assertNamableRoles(tx, current.partnerId, current.id, patch.settings);
       const settings = patch.settings ? mergeSettings(current.settings, patch.settings) : undefined;
       await mspAccessChange(deps, tx, p, current, settings, meta);
       const org = await updateOrgRow(tx, id, {
@@ -213,6 +215,25 @@ export async function getPartner(db: Executor, p: Principal) {
   };
 }
 
+/** Force-MFA roles a policy names must be roles this tenant can see: an unknown or foreign id is refused, not ignored. */
+async function assertNamableRoles(
+  db: Executor,
+  partnerId: string,
+  orgId: string | null,
+  settings: TenantSettings | undefined,
+): Promise<void> {
+  const ids = settings?.security?.forceMfaRoleIds ?? [];
+  const known = await rolesNamableBy(db, partnerId, orgId, ids);
+  const unknown = ids.filter((id) => !known.has(id));
+  if (unknown.length)
+    throw new AppError('validation_failed', 'A Force MFA role is not a role of this tenant.', {
+      details: {
+        fieldErrors: { 'settings.security.forceMfaRoleIds': unknown.map((id) => `Unknown role ${id}`) },
+        formErrors: [],
+      },
+    });
+}
+
 export async function updatePartner(
   deps: Deps,
   p: Principal,
@@ -234,6 +255,7 @@ export async function updatePartner(
   const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
   assertNoLockout(p, patch.settings, meta, confirmLockout);
   await deps.db.transaction(async (tx) => {
+    await assertNamableRoles(tx, p.partnerId!, null, patch.settings);
     const current = await partnerSettings(tx, p.partnerId!, true);
     await designateBreakGlass(deps, tx, p, current?.settings, patch.settings?.security?.breakGlassUserId, meta);
     const settings = patch.settings ? mergeSettings(current?.settings, patch.settings) : undefined;

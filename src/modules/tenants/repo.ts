@@ -12,6 +12,7 @@ import {
   enrollmentKeys,
   organizations,
   partners,
+  roles,
   scimTokens,
   scripts,
   serviceAccounts,
@@ -324,4 +325,33 @@ export async function updateGroupRow(
 
 export async function deleteGroupRow(tx: Tx, id: string): Promise<void> {
   await tx.delete(deviceGroups).where(eq(deviceGroups.id, id));
+}
+
+/**
+ * The ids among `ids` of roles a tenant's security policy may name: the built-in roles, and the partner's own (for an
+ * organisation, the partner's and the organisation's own, never another organisation's).
+ */
+export async function rolesNamableBy(
+  db: Executor,
+  partnerId: string,
+  orgId: string | null,
+  ids: string[],
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .select({ id: roles.id })
+    .from(roles)
+    .where(
+      and(
+        inArray(roles.id, ids),
+        or(
+          sql`${roles.partnerId} is null`,
+          and(
+            eq(roles.partnerId, partnerId),
+            orgId ? or(sql`${roles.orgId} is null`, eq(roles.orgId, orgId)) : sql`true`,
+          ),
+        ),
+      ),
+    );
+  return new Set(rows.map((r) => r.id));
 }
