@@ -3,7 +3,7 @@
 // descriptions, operation ids, and the constraints the central input guards enforce.
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { addExamples, applyGlossary, type Json } from './openapi-content.js';
-import { TAGS } from './openapi-glossary.js';
+import { TAGS } from './openapi-tags.js';
 import { ERROR_CATALOG } from './errors.js';
 import { errorEnvelope } from './schemas.js';
 import { carriesStepUp } from './step-up.js';
