@@ -21,6 +21,7 @@ import type { AuditWriter } from '../audit/index.js';
 import { standingAccessLapseDaysOf } from '../../access/settings.js';
 import { accessMails } from '../../access/mails.js';
 import { lapseStandingAccess, markLapseWarnings, partnerAdminEmails, partnersWithLapse } from './repo.js';
+import { PeriodicJob } from '../../platform/periodic.js';
 
 const DAY_MS = 86_400_000;
 const BATCH = 200;
@@ -47,35 +48,27 @@ export interface StandingAccessLapseDeps {
 }
 
 export class StandingAccessLapse {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<LapseSweepResult> | null = null;
   private storeDown = false;
+  private readonly job: PeriodicJob<LapseSweepResult>;
 
   constructor(
     private readonly d: StandingAccessLapseDeps,
-    private readonly pollMs = 15 * 60_000,
-  ) {}
-
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.sweep().catch(() => undefined), this.pollMs);
-    this.timer.unref();
-    void this.sweep().catch(() => undefined);
+    pollMs = 15 * 60_000,
+  ) {
+    this.job = new PeriodicJob(() => this.pass(), pollMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    if (this.running) await this.running.catch(() => undefined);
+  start(): void {
+    this.job.start();
+  }
+
+  stop(): Promise<void> {
+    return this.job.stop();
   }
 
   /** One pass over every partner with the setting on; a call while a pass runs waits for it and runs another. */
-  async sweep(): Promise<LapseSweepResult> {
-    while (this.running) await this.running.catch(() => undefined);
-    this.running = this.pass().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+  sweep(): Promise<LapseSweepResult> {
+    return this.job.run();
   }
 
   private async pass(): Promise<LapseSweepResult> {

@@ -15,6 +15,7 @@ import type { MailOutbox } from '../../platform/mail-outbox.js';
 import type { AuditWriter } from '../audit/index.js';
 import { relationshipMails } from './mails.js';
 import { claimDueRelationships, type RelationshipRow, updateRelationship } from './repo.js';
+import { PeriodicJob } from '../../platform/periodic.js';
 
 const DAY_MS = 86_400_000;
 const BATCH = 100;
@@ -44,34 +45,26 @@ export function noticeDue(endsAt: Date, now: number): number | null {
 }
 
 export class RelationshipNotices {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<NoticeSweepResult> | null = null;
+  private readonly job: PeriodicJob<NoticeSweepResult>;
 
   constructor(
     private readonly d: RelationshipNoticesDeps,
-    private readonly pollMs = 15 * 60_000,
-  ) {}
-
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.sweep().catch(() => undefined), this.pollMs);
-    this.timer.unref();
-    void this.sweep().catch(() => undefined);
+    pollMs = 15 * 60_000,
+  ) {
+    this.job = new PeriodicJob(() => this.pass(), pollMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    if (this.running) await this.running.catch(() => undefined);
+  start(): void {
+    this.job.start();
+  }
+
+  stop(): Promise<void> {
+    return this.job.stop();
   }
 
   /** One pass; a call while a pass runs waits for it and runs another. */
-  async sweep(): Promise<NoticeSweepResult> {
-    while (this.running) await this.running.catch(() => undefined);
-    this.running = this.pass().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+  sweep(): Promise<NoticeSweepResult> {
+    return this.job.run();
   }
 
   private async pass(): Promise<NoticeSweepResult> {
