@@ -6,74 +6,27 @@ import { ipAllowed } from '../platform/cidr.js';
 import type { Principal } from './principal.js';
 import { hasPermission, type ResolvedRole } from './resolver.js';
 import {
-  type ActiveRelationship,
-  describeRelationships,
-  relationshipsGrant,
-  relationshipsWith,
-} from './relationships.js';
+  type AccessDecision,
+  type AccessReason,
+  deny,
+  type Owner,
+  type PartnerOwned,
+  pass,
+  type Siteless,
+} from './reasons.js';
+import { relationshipReachReasons, relationshipReason } from './relationships.js';
 import { ipAllowlistOf, mspAccessOf } from './settings.js';
 
-export const ACCESS_STEPS = [
-  'account',
-  'membership',
-  'role',
-  'organization_access',
-  'relationship',
-  'site',
-  'device_group',
-  'mfa',
-  'ip_allowlist',
-  'msp_access',
-] as const;
-export type AccessStep = (typeof ACCESS_STEPS)[number];
-
-export interface AccessReason {
-  step: AccessStep;
-  allowed: boolean;
-  detail: string;
-  /** `role`: the role of the chain that grants the permission (nearest first). */
-  roleId?: string;
-  roleName?: string;
-  /** `organization_access`: how the organisation is reached. */
-  via?: 'organization_member' | 'standing_all' | 'standing_selected' | 'partner_wide' | 'grant';
-  /** `organization_access` via `grant` (and `msp_access` passed by a customer-approved grant): which just-in-time grant, until when. */
-  grantId?: string;
-  until?: string;
-  /** `relationship`: the relationships with the organisation that let the caller in. */
-  relationshipIds?: string[];
-  /** `ip_allowlist`: passed only as the partner's break-glass account (every such use is audited). */
-  breakGlass?: boolean;
-}
-
-export interface AccessDecision {
-  allowed: boolean;
-  /** The first step that denies, or null when allowed. */
-  deniedBy: AccessStep | null;
-  reasons: AccessReason[];
-}
-
-/** Where a record lives (the owner of a by-id resource). `siteId`/`groupIds` undefined: no such rule applies. */
-export interface Owner {
-  partnerId: string;
-  orgId: string | null;
-  siteId?: string | null;
-  groupIds?: string[];
-}
-export type PartnerOwned = 'shared' | 'partner-only' | 'never';
-export type Siteless = 'visible' | 'hidden';
-
-const pass = (step: AccessStep, detail: string, extra: Partial<AccessReason> = {}): AccessReason => ({
-  step,
-  allowed: true,
-  detail,
-  ...extra,
-});
-export const deny = (step: AccessStep, detail: string, extra: Partial<AccessReason> = {}): AccessReason => ({
-  step,
-  allowed: false,
-  detail,
-  ...extra,
-});
+export {
+  ACCESS_STEPS,
+  type AccessDecision,
+  type AccessReason,
+  type AccessStep,
+  deny,
+  type Owner,
+  type PartnerOwned,
+  type Siteless,
+} from './reasons.js';
 
 /**
  * Whether the permission set grants `required`; with the role's sources, which role of the chain grants it.
@@ -201,54 +154,6 @@ export function orgAccessReasons(
   const policy = p.orgPolicies?.[orgId];
   const controls = policy ? customerControlReasons(p, orgId, policy) : [];
   return related ? [access, related, ...controls] : [access, ...controls];
-}
-
-/**
- * A partner that requires relationships: the organisation is reached only through an active relationship with it, and
- * every permission asked for must lie within the union of its roles (the role's permissions ∩ the relationships').
- * null when the partner does not require them.
- */
-export function relationshipReason(p: Principal, orgId: string, asked: readonly string[]): AccessReason | null {
-  if (p.tenantKind !== 'partner' || !p.requireRelationships) return null;
-  const rels = relationshipsWith(p.relationships, orgId);
-  if (rels.length === 0)
-    return deny(
-      'relationship',
-      "The partner requires delegated-access relationships; none with this organisation is active: its partner's staff do not reach it.",
-    );
-  const relationshipIds = rels.map((r) => r.id);
-  const missing = asked.filter((k) => !relationshipsGrant(rels, k));
-  if (missing.length)
-    return deny(
-      'relationship',
-      `The roles of the relationships with this organisation (${describeRelationships(rels)}) do not include ${missing.join(', ')}: a member's permissions here are its role's within them.`,
-      { relationshipIds },
-    );
-  return pass('relationship', `Through the relationship${rels.length > 1 ? 's' : ''} ${describeRelationships(rels)}.`, {
-    relationshipIds,
-    until: new Date(Math.max(...rels.map((r) => r.endsAt.getTime()))).toISOString(),
-  });
-}
-
-/** Whether one relationship's reach covers the record (its sites, then its device groups; none listed: all). */
-function relationshipCovers(r: ActiveRelationship, o: Owner): boolean {
-  if (r.siteIds && o.siteId !== undefined && (o.siteId === null || !r.siteIds.includes(o.siteId))) return false;
-  if (r.deviceGroupIds && o.groupIds !== undefined && !o.groupIds.some((g) => r.deviceGroupIds!.includes(g)))
-    return false;
-  // A relationship limited to sites or device groups does not reach organisation-level records.
-  if ((r.siteIds || r.deviceGroupIds) && o.siteId === undefined && o.groupIds === undefined) return false;
-  return true;
-}
-
-/** The reach of the relationships a partner member entered the organisation through, on a record of it. */
-function relationshipReachReasons(p: Principal, org: AccessReason[], o: Owner): AccessReason[] {
-  const ids = org.find((r) => r.step === 'relationship')?.relationshipIds;
-  if (!ids) return [];
-  const rels = (p.relationships ?? []).filter((r) => ids.includes(r.id));
-  if (rels.every((r) => !r.siteIds && !r.deviceGroupIds)) return [];
-  return rels.some((r) => relationshipCovers(r, o))
-    ? [pass('site', 'Within the sites and device groups of a relationship with the organisation.')]
-    : [deny('site', 'Outside the sites and device groups the relationships with the organisation reach.')];
 }
 
 /** What a credential speaking for the partner in an organisation carries for the organisation's controls. */

@@ -4,6 +4,8 @@
 // their reach is the union of the relationships' sites and device groups (a relationship that lists none: the whole
 // organisation). The relationships in force are read with the session on every request (RELATIONSHIPS_SQL) and
 // compared with the service clock, so an end bites on the next request on every instance.
+import type { Principal } from './principal.js';
+import { type AccessReason, deny, type Owner, pass } from './reasons.js';
 import type { ResolvedRole } from './resolver.js';
 import { hasPermission } from './resolver.js';
 
@@ -94,3 +96,51 @@ export function relationshipReach(
 
 export const describeRelationships = (rels: readonly ActiveRelationship[]) =>
   rels.map((r) => `"${r.name}" (${r.id}, until ${r.endsAt.toISOString()})`).join(', ');
+
+/**
+ * A partner that requires relationships: the organisation is reached only through an active relationship with it, and
+ * every permission asked for must lie within the union of its roles (the role's permissions ∩ the relationships').
+ * null when the partner does not require them.
+ */
+export function relationshipReason(p: Principal, orgId: string, asked: readonly string[]): AccessReason | null {
+  if (p.tenantKind !== 'partner' || !p.requireRelationships) return null;
+  const rels = relationshipsWith(p.relationships, orgId);
+  if (rels.length === 0)
+    return deny(
+      'relationship',
+      "The partner requires delegated-access relationships; none with this organisation is active: its partner's staff do not reach it.",
+    );
+  const relationshipIds = rels.map((r) => r.id);
+  const missing = asked.filter((k) => !relationshipsGrant(rels, k));
+  if (missing.length)
+    return deny(
+      'relationship',
+      `The roles of the relationships with this organisation (${describeRelationships(rels)}) do not include ${missing.join(', ')}: a member's permissions here are its role's within them.`,
+      { relationshipIds },
+    );
+  return pass('relationship', `Through the relationship${rels.length > 1 ? 's' : ''} ${describeRelationships(rels)}.`, {
+    relationshipIds,
+    until: new Date(Math.max(...rels.map((r) => r.endsAt.getTime()))).toISOString(),
+  });
+}
+
+/** Whether one relationship's reach covers the record (its sites, then its device groups; none listed: all). */
+function relationshipCovers(r: ActiveRelationship, o: Owner): boolean {
+  if (r.siteIds && o.siteId !== undefined && (o.siteId === null || !r.siteIds.includes(o.siteId))) return false;
+  if (r.deviceGroupIds && o.groupIds !== undefined && !o.groupIds.some((g) => r.deviceGroupIds!.includes(g)))
+    return false;
+  // A relationship limited to sites or device groups does not reach organisation-level records.
+  if ((r.siteIds || r.deviceGroupIds) && o.siteId === undefined && o.groupIds === undefined) return false;
+  return true;
+}
+
+/** The reach of the relationships a partner member entered the organisation through, on a record of it. */
+export function relationshipReachReasons(p: Principal, org: AccessReason[], o: Owner): AccessReason[] {
+  const ids = org.find((r) => r.step === 'relationship')?.relationshipIds;
+  if (!ids) return [];
+  const rels = (p.relationships ?? []).filter((r) => ids.includes(r.id));
+  if (rels.every((r) => !r.siteIds && !r.deviceGroupIds)) return [];
+  return rels.some((r) => relationshipCovers(r, o))
+    ? [pass('site', 'Within the sites and device groups of a relationship with the organisation.')]
+    : [deny('site', 'Outside the sites and device groups the relationships with the organisation reach.')];
+}

@@ -1,0 +1,64 @@
+// The vocabulary of an access decision: its steps, a reason per step (allowed or not, in words), the decision they
+// make, and where a record lives. The decision (decision.ts) and the rules it composes (relationships.ts) build on it.
+
+export const ACCESS_STEPS = [
+  'account',
+  'membership',
+  'role',
+  'organization_access',
+  'relationship',
+  'site',
+  'device_group',
+  'mfa',
+  'ip_allowlist',
+  'msp_access',
+] as const;
+export type AccessStep = (typeof ACCESS_STEPS)[number];
+
+export interface AccessReason {
+  step: AccessStep;
+  allowed: boolean;
+  detail: string;
+  /** `role`: the role of the chain that grants the permission (nearest first). */
+  roleId?: string;
+  roleName?: string;
+  /** `organization_access`: how the organisation is reached. */
+  via?: 'organization_member' | 'standing_all' | 'standing_selected' | 'partner_wide' | 'grant';
+  /** `organization_access` via `grant` (and `msp_access` passed by a customer-approved grant): which just-in-time grant, until when. */
+  grantId?: string;
+  until?: string;
+  /** `relationship`: the relationships with the organisation that let the caller in. */
+  relationshipIds?: string[];
+  /** `ip_allowlist`: passed only as the partner's break-glass account (every such use is audited). */
+  breakGlass?: boolean;
+}
+
+export interface AccessDecision {
+  allowed: boolean;
+  /** The first step that denies, or null when allowed. */
+  deniedBy: AccessStep | null;
+  reasons: AccessReason[];
+}
+
+/** Where a record lives (the owner of a by-id resource). `siteId`/`groupIds` undefined: no such rule applies. */
+export interface Owner {
+  partnerId: string;
+  orgId: string | null;
+  siteId?: string | null;
+  groupIds?: string[];
+}
+export type PartnerOwned = 'shared' | 'partner-only' | 'never';
+export type Siteless = 'visible' | 'hidden';
+
+export const pass = (step: AccessStep, detail: string, extra: Partial<AccessReason> = {}): AccessReason => ({
+  step,
+  allowed: true,
+  detail,
+  ...extra,
+});
+export const deny = (step: AccessStep, detail: string, extra: Partial<AccessReason> = {}): AccessReason => ({
+  step,
+  allowed: false,
+  detail,
+  ...extra,
+});
