@@ -319,7 +319,7 @@ const isPublicAddress = (host: string) => ipaddr.process(host).range() === 'unic
 
 /** Hosts that are only this machine, and wildcard addresses, which a browser cannot open: links say localhost. */
 const LOCAL_HOSTS = new Set(['0.0.0.0', '::', '[::]', '127.0.0.1', '::1', '[::1]', 'localhost']);
-const isLoopback = (host: string) => LOCAL_HOSTS.has(host.toLowerCase()) || /^127\./.test(host);
+export const isLoopback = (host: string) => LOCAL_HOSTS.has(host.toLowerCase()) || /^127\./.test(host);
 
 /**
  * The http origin a browser on this machine opens to reach a listener on host:port. Loopback and wildcard hosts
@@ -328,41 +328,6 @@ const isLoopback = (host: string) => LOCAL_HOSTS.has(host.toLowerCase()) || /^12
 export function listenerOrigin(host: string, port: number): string {
   const name = isLoopback(host) ? 'localhost' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return new URL(`http://${name}:${port}`).origin;
-}
-
-/**
- * The configuration once the listener's real port is known (PORT=0 asks the system for one): origins the operator
- * did not set follow it, so links name the port actually listened on.
- */
-export function withListenPort(config: Config, port: number): Config {
-  if (port === config.port) return config;
-  const listener = listenerOrigin(config.host, port);
-  const publicUrl = config.explicitUrls.publicUrl ? config.publicUrl : listener;
-  const appUrl = config.explicitUrls.appUrl ? config.appUrl : publicUrl;
-  return deepFreeze({ ...config, port, listenerOrigin: listener, publicUrl, appUrl });
-}
-
-/**
- * Development hints: an explicit PUBLIC_URL or APP_URL that points at this machine on another port than the one
- * listened on makes every link fail on the first click. A remote host is taken as a proxy or tunnel and left alone.
- */
-export function listenerMismatches(config: Config): string[] {
-  if (config.isProduction) return [];
-  const hints: string[] = [];
-  for (const [name, key] of [
-    ['PUBLIC_URL', 'publicUrl'],
-    ['APP_URL', 'appUrl'],
-  ] as const) {
-    if (!config.explicitUrls[key]) continue;
-    const u = new URL(config[key]);
-    const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
-    const local = isLoopback(u.hostname) || u.hostname === config.host;
-    if (local && port !== config.port)
-      hints.push(
-        `${name} (${config[key]}) names port ${port} but the server listens on ${config.host}:${config.port}: links in mails and the setup link will not open; unset ${name} to follow PORT, or set it to ${config.listenerOrigin}`,
-      );
-  }
-  return hints;
 }
 
 /** The 32 key bytes of a hex or base64 key, or null when it is neither. */
@@ -389,7 +354,7 @@ function isWeakKey(v: string): boolean {
   return false;
 }
 
-function deepFreeze<T extends object>(o: T): Readonly<T> {
+export function deepFreeze<T extends object>(o: T): Readonly<T> {
   for (const v of Object.values(o)) if (v && typeof v === 'object' && !Object.isFrozen(v)) deepFreeze(v);
   return Object.freeze(o);
 }

@@ -2,7 +2,8 @@
 // `npm start` execs the compiled dist/main.js (`exec node`: no shell in between), so signals reach this process.
 import { createServer } from 'node:net';
 import type { DestinationStream } from 'pino';
-import { ConfigError, listenerMismatches, loadConfig, withListenPort, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { listenerMismatches, withListenPort } from './config-listener.js';
 import { openDatabase } from './db/connect.js';
 import { createLogger } from './platform/logger.js';
 import { startFailure } from './platform/start-failure.js';

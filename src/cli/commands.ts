@@ -2,7 +2,8 @@
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import { type Config, listenerMismatches } from '../config.js';
+import type { Config } from '../config.js';
+import { listenerMismatches } from '../config-listener.js';
 import type { Database, Db } from '../db/connect.js';
 import { appliedMigrationCount } from '../db/migration-count.js';
 import { encryptionKey } from '../deps.js';
