@@ -2,3 +2,4 @@
 export type { AuditContent } from './chain.js';
 export { actorOf, AuditWriter, type AuditActor, type AuditEvent, type AuditRequestMeta } from './writer.js';
 export { csvCell } from './export.js';
+export { listAuditLogs } from './service.js';

@@ -6,6 +6,8 @@ import { deviceGroups, organizations, relationships, roles, sites } from '../../
 import { rolesVisibleIn } from '../../db/tenant-filter.js';
 import type { RelationshipStatus } from './schemas.js';
 
+export { namesOf } from './repo-names.js';
+
 export type RelationshipRow = typeof relationships.$inferSelect;
 
 /** Days before its end a relationship counts as expiring. */

@@ -14,9 +14,11 @@ import {
   patchRelationshipBody,
   relationshipExportQuery,
   relationshipExportResponse,
-  relationshipJson,
+  relationshipHistoryJson,
   relationshipListQuery,
+  relationshipViewJson as relationshipJson,
 } from './schemas.js';
+import { describeOne, describePage, relationshipHistory } from './described.js';
 import {
   createRelationship,
   decideRelationship,
@@ -55,7 +57,8 @@ export function relationshipRoutes(deps: Deps) {
           response: { 201: relationshipJson, ...errors(400, 404), ...authErrors },
         },
       },
-      async (req, reply) => reply.code(201).send(await createRelationship(deps, p(req), req.body, metaOf(req))),
+      async (req, reply) =>
+        reply.code(201).send(await describeOne(deps, await createRelationship(deps, p(req), req.body, metaOf(req)))),
     );
     r.get(
       '/relationships',
@@ -71,7 +74,7 @@ export function relationshipRoutes(deps: Deps) {
           response: { 200: page(relationshipJson), ...errors(400), ...authErrors },
         },
       },
-      async (req) => listRelationships(deps, p(req), req.query),
+      async (req) => describePage(deps, await listRelationships(deps, p(req), req.query)),
     );
     r.get(
       '/relationships/export',
@@ -104,7 +107,23 @@ export function relationshipRoutes(deps: Deps) {
           response: { 200: relationshipJson, ...errors(400, 404), ...authErrors },
         },
       },
-      async (req) => getRelationship(deps, p(req), req.params.id),
+      async (req) => describeOne(deps, await getRelationship(deps, p(req), req.params.id)),
+    );
+    r.get(
+      '/relationships/:id/history',
+      {
+        onRequest: [auth, read],
+        schema: {
+          tags,
+          operationId: 'getRelationshipHistory',
+          summary: 'What happened to a relationship, oldest first: drafted, sent, approved, narrowed, extended, ended',
+          description:
+            'Both sides read it (whoever sees the relationship), from the audit trail as the caller’s audit scope shows it; each event names the person who acted, and a narrowing names what it removed.',
+          params: idParam,
+          response: { 200: relationshipHistoryJson, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => relationshipHistory(deps, p(req), req.params.id),
     );
     r.patch(
       '/relationships/:id',
@@ -121,7 +140,7 @@ export function relationshipRoutes(deps: Deps) {
           response: { 200: relationshipJson, ...errors(400, 404, 409), ...authErrors },
         },
       },
-      async (req) => patchRelationship(deps, p(req), req.params.id, req.body, metaOf(req)),
+      async (req) => describeOne(deps, await patchRelationship(deps, p(req), req.params.id, req.body, metaOf(req))),
     );
     r.post(
       '/relationships/:id/request',
@@ -137,7 +156,7 @@ export function relationshipRoutes(deps: Deps) {
           response: { 200: relationshipJson, ...errors(400, 404, 409), ...authErrors },
         },
       },
-      async (req) => requestApproval(deps, p(req), req.params.id, metaOf(req)),
+      async (req) => describeOne(deps, await requestApproval(deps, p(req), req.params.id, metaOf(req))),
     );
     for (const verdict of ['approve', 'decline'] as const) {
       r.post(
@@ -158,7 +177,7 @@ export function relationshipRoutes(deps: Deps) {
             response: { 200: relationshipJson, ...errors(400, 404, 409), ...authErrors },
           },
         },
-        async (req) => decideRelationship(deps, p(req), req.params.id, verdict, metaOf(req)),
+        async (req) => describeOne(deps, await decideRelationship(deps, p(req), req.params.id, verdict, metaOf(req))),
       );
     }
     r.post(
@@ -175,7 +194,7 @@ export function relationshipRoutes(deps: Deps) {
           response: { 200: relationshipJson, ...errors(400, 404, 409), ...authErrors },
         },
       },
-      async (req) => terminateRelationship(deps, p(req), req.params.id, metaOf(req)),
+      async (req) => describeOne(deps, await terminateRelationship(deps, p(req), req.params.id, metaOf(req))),
     );
   };
 }

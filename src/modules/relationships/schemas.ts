@@ -117,6 +117,43 @@ export const relationshipJson = z.object({
   updatedAt: z.string(),
 });
 
+const namedJson = z.object({ id: z.uuid(), name: z.string() });
+
+/** A relationship with the names people read it by (what the console shows, and what the organisation signs). */
+export const relationshipViewJson = relationshipJson
+  .extend({
+    orgName: z.string().meta({ examples: ['Contoso Dental'] }),
+    partnerName: z.string().meta({ examples: ['Tailspin MSP'] }),
+    roles: z
+      .array(namedJson.extend({ permissions: z.array(z.string()).describe('Effective permissions (resource:action)') }))
+      .describe('roleIds in order, each with its name and effective permissions (the role and its ancestors)'),
+    sites: z.array(namedJson).describe('siteIds in order, by name ([] = every site)'),
+    deviceGroups: z.array(namedJson).describe('deviceGroupIds in order, by name ([] = every device group)'),
+  })
+  .meta({ id: 'Relationship' });
+
+export const relationshipHistoryJson = z.object({
+  data: z.array(
+    z.object({
+      id: z.uuid(),
+      at: z.string(),
+      action: z
+        .string()
+        .meta({ examples: ['relationship.approve'] })
+        .describe(
+          'relationship.create, .request, .update, .approve, .decline, .terminate, .extend (auto-extension), .expire',
+        ),
+      actorName: z.string().nullable().describe('The person who acted; null for the service (expiry, extension)'),
+      actorEmail: z.string().nullable(),
+      side: z.string().nullable().describe('relationship.terminate: partner or organization'),
+      endsAt: z.string().nullable().describe('approve: the end set; extend: the new end'),
+      removed: z
+        .object({ roles: z.array(z.string()), sites: z.array(z.string()), deviceGroups: z.array(z.string()) })
+        .describe('relationship.update: the names of what a narrowing removed'),
+    }),
+  ),
+});
+
 export const relationshipExportQuery = z.strictObject({
   orgId: z.uuid().optional(),
   status: z.enum(RELATIONSHIP_STATUSES).optional(),

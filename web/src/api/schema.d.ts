@@ -2334,6 +2334,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/relationships/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What happened to a relationship, oldest first: drafted, sent, approved, narrowed, extended, ended
+         * @description Both sides read it (whoever sees the relationship), from the audit trail as the caller’s audit scope shows it; each event names the person who acted, and a narrowing names what it removed.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `users:read`.
+         */
+        get: operations["getRelationshipHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/relationships/{id}/request": {
         parameters: {
             query?: never;
@@ -5256,6 +5278,132 @@ export interface components {
             settings: {
                 [key: string]: unknown;
             };
+        };
+        Relationship: {
+            /**
+             * Format: uuid
+             * @description Identifier of this object (UUID unless stated).
+             * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The partner (managed-service provider) this belongs to.
+             * @example 8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
+             */
+            partnerId: string;
+            /**
+             * Format: uuid
+             * @description The customer organisation this belongs to; null: the partner itself.
+             * @example 2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d
+             */
+            orgId: string;
+            /**
+             * @description Display name, as people see it.
+             * @example Contoso Ltd
+             */
+            name: string;
+            roleIds: string[];
+            /**
+             * @description [] = every site
+             * @example [
+             *       "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c"
+             *     ]
+             */
+            siteIds: string[];
+            /**
+             * @description [] = every device group
+             * @example [
+             *       "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
+             *     ]
+             */
+            deviceGroupIds: string[];
+            duration: string;
+            autoExtend: boolean;
+            /**
+             * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
+             * @enum {string}
+             */
+            status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
+            requestExpiresAt: string | null;
+            /**
+             * @description When it begins (ISO 8601, UTC).
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            startsAt: string | null;
+            endsAt: string | null;
+            /** @description While approval is pending: the console page of the organisation's admins */
+            approvalUrl?: string;
+            /**
+             * @description When it was created (ISO 8601, UTC).
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description When it last changed (ISO 8601, UTC).
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            updatedAt: string;
+            /**
+             * @description The organisation’s display name.
+             * @example Contoso Dental
+             */
+            orgName: string;
+            /**
+             * @description The partner’s display name.
+             * @example Tailspin MSP
+             */
+            partnerName: string;
+            /** @description roleIds in order, each with its name and effective permissions (the role and its ancestors) */
+            roles: {
+                /**
+                 * Format: uuid
+                 * @description Identifier of this object (UUID unless stated).
+                 * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+                 */
+                id: string;
+                /**
+                 * @description The role’s name.
+                 * @example Helpdesk
+                 */
+                name: string;
+                /**
+                 * @description Effective permissions (resource:action)
+                 * @example [
+                 *       "devices:read",
+                 *       "scripts:run"
+                 *     ]
+                 */
+                permissions: string[];
+            }[];
+            /** @description siteIds in order, by name ([] = every site) */
+            sites: {
+                /**
+                 * Format: uuid
+                 * @description Identifier of this object (UUID unless stated).
+                 * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+                 */
+                id: string;
+                /**
+                 * @description Display name, as people see it.
+                 * @example Contoso Ltd
+                 */
+                name: string;
+            }[];
+            /** @description deviceGroupIds in order, by name ([] = every device group) */
+            deviceGroups: {
+                /**
+                 * Format: uuid
+                 * @description Identifier of this object (UUID unless stated).
+                 * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+                 */
+                id: string;
+                /**
+                 * @description Display name, as people see it.
+                 * @example Contoso Ltd
+                 */
+                name: string;
+            }[];
         };
         /**
          * @example {
@@ -15500,7 +15648,31 @@ export interface operations {
                      *           "endsAt": "string",
                      *           "approvalUrl": "string",
                      *           "createdAt": "2026-11-20T08:15:00.000Z",
-                     *           "updatedAt": "2026-11-20T08:15:00.000Z"
+                     *           "updatedAt": "2026-11-20T08:15:00.000Z",
+                     *           "orgName": "Contoso Dental",
+                     *           "partnerName": "Tailspin MSP",
+                     *           "roles": [
+                     *             {
+                     *               "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *               "name": "Helpdesk",
+                     *               "permissions": [
+                     *                 "devices:read",
+                     *                 "scripts:run"
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "sites": [
+                     *             {
+                     *               "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *               "name": "Contoso Ltd"
+                     *             }
+                     *           ],
+                     *           "deviceGroups": [
+                     *             {
+                     *               "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *               "name": "Contoso Ltd"
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "nextCursor": null
@@ -15508,72 +15680,7 @@ export interface operations {
                      */
                     "application/json": {
                         /** @description The items of this page, in a stable order. */
-                        data: {
-                            /**
-                             * Format: uuid
-                             * @description Identifier of this object (UUID unless stated).
-                             * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                             */
-                            id: string;
-                            /**
-                             * Format: uuid
-                             * @description The partner (managed-service provider) this belongs to.
-                             * @example 8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
-                             */
-                            partnerId: string;
-                            /**
-                             * Format: uuid
-                             * @description The customer organisation this belongs to; null: the partner itself.
-                             * @example 2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d
-                             */
-                            orgId: string;
-                            /**
-                             * @description Display name, as people see it.
-                             * @example Contoso Ltd
-                             */
-                            name: string;
-                            roleIds: string[];
-                            /**
-                             * @description [] = every site
-                             * @example [
-                             *       "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c"
-                             *     ]
-                             */
-                            siteIds: string[];
-                            /**
-                             * @description [] = every device group
-                             * @example [
-                             *       "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
-                             *     ]
-                             */
-                            deviceGroupIds: string[];
-                            duration: string;
-                            autoExtend: boolean;
-                            /**
-                             * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
-                             * @enum {string}
-                             */
-                            status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
-                            requestExpiresAt: string | null;
-                            /**
-                             * @description When it begins (ISO 8601, UTC).
-                             * @example 2026-11-20T08:15:00.000Z
-                             */
-                            startsAt: string | null;
-                            endsAt: string | null;
-                            /** @description While approval is pending: the console page of the organisation's admins */
-                            approvalUrl?: string;
-                            /**
-                             * @description When it was created (ISO 8601, UTC).
-                             * @example 2026-11-20T08:15:00.000Z
-                             */
-                            createdAt: string;
-                            /**
-                             * @description When it last changed (ISO 8601, UTC).
-                             * @example 2026-11-20T08:15:00.000Z
-                             */
-                            updatedAt: string;
-                        }[];
+                        data: components["schemas"]["Relationship"][];
                         /**
                          * @description Pass as `cursor` to read the next page; null: this was the last page.
                          * @example null
@@ -15674,75 +15781,34 @@ export interface operations {
                      *       "endsAt": "string",
                      *       "approvalUrl": "string",
                      *       "createdAt": "2026-11-20T08:15:00.000Z",
-                     *       "updatedAt": "2026-11-20T08:15:00.000Z"
+                     *       "updatedAt": "2026-11-20T08:15:00.000Z",
+                     *       "orgName": "Contoso Dental",
+                     *       "partnerName": "Tailspin MSP",
+                     *       "roles": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Helpdesk",
+                     *           "permissions": [
+                     *             "devices:read",
+                     *             "scripts:run"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "sites": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ],
+                     *       "deviceGroups": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ]
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description Identifier of this object (UUID unless stated).
-                         * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                         */
-                        id: string;
-                        /**
-                         * Format: uuid
-                         * @description The partner (managed-service provider) this belongs to.
-                         * @example 8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
-                         */
-                        partnerId: string;
-                        /**
-                         * Format: uuid
-                         * @description The customer organisation this belongs to; null: the partner itself.
-                         * @example 2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d
-                         */
-                        orgId: string;
-                        /**
-                         * @description Display name, as people see it.
-                         * @example Contoso Ltd
-                         */
-                        name: string;
-                        roleIds: string[];
-                        /**
-                         * @description [] = every site
-                         * @example [
-                         *       "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c"
-                         *     ]
-                         */
-                        siteIds: string[];
-                        /**
-                         * @description [] = every device group
-                         * @example [
-                         *       "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
-                         *     ]
-                         */
-                        deviceGroupIds: string[];
-                        duration: string;
-                        autoExtend: boolean;
-                        /**
-                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
-                         * @enum {string}
-                         */
-                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
-                        requestExpiresAt: string | null;
-                        /**
-                         * @description When it begins (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        startsAt: string | null;
-                        endsAt: string | null;
-                        /** @description While approval is pending: the console page of the organisation's admins */
-                        approvalUrl?: string;
-                        /**
-                         * @description When it was created (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description When it last changed (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        updatedAt: string;
-                    };
+                    "application/json": components["schemas"]["Relationship"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15825,75 +15891,34 @@ export interface operations {
                      *       "endsAt": "string",
                      *       "approvalUrl": "string",
                      *       "createdAt": "2026-11-20T08:15:00.000Z",
-                     *       "updatedAt": "2026-11-20T08:15:00.000Z"
+                     *       "updatedAt": "2026-11-20T08:15:00.000Z",
+                     *       "orgName": "Contoso Dental",
+                     *       "partnerName": "Tailspin MSP",
+                     *       "roles": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Helpdesk",
+                     *           "permissions": [
+                     *             "devices:read",
+                     *             "scripts:run"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "sites": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ],
+                     *       "deviceGroups": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ]
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description Identifier of this object (UUID unless stated).
-                         * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                         */
-                        id: string;
-                        /**
-                         * Format: uuid
-                         * @description The partner (managed-service provider) this belongs to.
-                         * @example 8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
-                         */
-                        partnerId: string;
-                        /**
-                         * Format: uuid
-                         * @description The customer organisation this belongs to; null: the partner itself.
-                         * @example 2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d
-                         */
-                        orgId: string;
-                        /**
-                         * @description Display name, as people see it.
-                         * @example Contoso Ltd
-                         */
-                        name: string;
-                        roleIds: string[];
-                        /**
-                         * @description [] = every site
-                         * @example [
-                         *       "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c"
-                         *     ]
-                         */
-                        siteIds: string[];
-                        /**
-                         * @description [] = every device group
-                         * @example [
-                         *       "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
-                         *     ]
-                         */
-                        deviceGroupIds: string[];
-                        duration: string;
-                        autoExtend: boolean;
-                        /**
-                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
-                         * @enum {string}
-                         */
-                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
-                        requestExpiresAt: string | null;
-                        /**
-                         * @description When it begins (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        startsAt: string | null;
-                        endsAt: string | null;
-                        /** @description While approval is pending: the console page of the organisation's admins */
-                        approvalUrl?: string;
-                        /**
-                         * @description When it was created (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description When it last changed (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        updatedAt: string;
-                    };
+                    "application/json": components["schemas"]["Relationship"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15979,75 +16004,34 @@ export interface operations {
                      *       "endsAt": "string",
                      *       "approvalUrl": "string",
                      *       "createdAt": "2026-11-20T08:15:00.000Z",
-                     *       "updatedAt": "2026-11-20T08:15:00.000Z"
+                     *       "updatedAt": "2026-11-20T08:15:00.000Z",
+                     *       "orgName": "Contoso Dental",
+                     *       "partnerName": "Tailspin MSP",
+                     *       "roles": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Helpdesk",
+                     *           "permissions": [
+                     *             "devices:read",
+                     *             "scripts:run"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "sites": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ],
+                     *       "deviceGroups": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ]
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description Identifier of this object (UUID unless stated).
-                         * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                         */
-                        id: string;
-                        /**
-                         * Format: uuid
-                         * @description The partner (managed-service provider) this belongs to.
-                         * @example 8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
-                         */
-                        partnerId: string;
-                        /**
-                         * Format: uuid
-                         * @description The customer organisation this belongs to; null: the partner itself.
-                         * @example 2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d
-                         */
-                        orgId: string;
-                        /**
-                         * @description Display name, as people see it.
-                         * @example Contoso Ltd
-                         */
-                        name: string;
-                        roleIds: string[];
-                        /**
-                         * @description [] = every site
-                         * @example [
-                         *       "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c"
-                         *     ]
-                         */
-                        siteIds: string[];
-                        /**
-                         * @description [] = every device group
-                         * @example [
-                         *       "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
-                         *     ]
-                         */
-                        deviceGroupIds: string[];
-                        duration: string;
-                        autoExtend: boolean;
-                        /**
-                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
-                         * @enum {string}
-                         */
-                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
-                        requestExpiresAt: string | null;
-                        /**
-                         * @description When it begins (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        startsAt: string | null;
-                        endsAt: string | null;
-                        /** @description While approval is pending: the console page of the organisation's admins */
-                        approvalUrl?: string;
-                        /**
-                         * @description When it was created (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description When it last changed (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        updatedAt: string;
-                    };
+                    "application/json": components["schemas"]["Relationship"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -16102,75 +16086,34 @@ export interface operations {
                      *       "endsAt": "string",
                      *       "approvalUrl": "string",
                      *       "createdAt": "2026-11-20T08:15:00.000Z",
-                     *       "updatedAt": "2026-11-20T08:15:00.000Z"
+                     *       "updatedAt": "2026-11-20T08:15:00.000Z",
+                     *       "orgName": "Contoso Dental",
+                     *       "partnerName": "Tailspin MSP",
+                     *       "roles": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Helpdesk",
+                     *           "permissions": [
+                     *             "devices:read",
+                     *             "scripts:run"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "sites": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ],
+                     *       "deviceGroups": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ]
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description Identifier of this object (UUID unless stated).
-                         * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                         */
-                        id: string;
-                        /**
-                         * Format: uuid
-                         * @description The partner (managed-service provider) this belongs to.
-                         * @example 8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
-                         */
-                        partnerId: string;
-                        /**
-                         * Format: uuid
-                         * @description The customer organisation this belongs to; null: the partner itself.
-                         * @example 2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d
-                         */
-                        orgId: string;
-                        /**
-                         * @description Display name, as people see it.
-                         * @example Contoso Ltd
-                         */
-                        name: string;
-                        roleIds: string[];
-                        /**
-                         * @description [] = every site
-                         * @example [
-                         *       "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c"
-                         *     ]
-                         */
-                        siteIds: string[];
-                        /**
-                         * @description [] = every device group
-                         * @example [
-                         *       "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
-                         *     ]
-                         */
-                        deviceGroupIds: string[];
-                        duration: string;
-                        autoExtend: boolean;
-                        /**
-                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
-                         * @enum {string}
-                         */
-                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
-                        requestExpiresAt: string | null;
-                        /**
-                         * @description When it begins (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        startsAt: string | null;
-                        endsAt: string | null;
-                        /** @description While approval is pending: the console page of the organisation's admins */
-                        approvalUrl?: string;
-                        /**
-                         * @description When it was created (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description When it last changed (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        updatedAt: string;
-                    };
+                    "application/json": components["schemas"]["Relationship"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -16223,75 +16166,34 @@ export interface operations {
                      *       "endsAt": "string",
                      *       "approvalUrl": "string",
                      *       "createdAt": "2026-11-20T08:15:00.000Z",
-                     *       "updatedAt": "2026-11-20T08:15:00.000Z"
+                     *       "updatedAt": "2026-11-20T08:15:00.000Z",
+                     *       "orgName": "Contoso Dental",
+                     *       "partnerName": "Tailspin MSP",
+                     *       "roles": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Helpdesk",
+                     *           "permissions": [
+                     *             "devices:read",
+                     *             "scripts:run"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "sites": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ],
+                     *       "deviceGroups": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ]
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description Identifier of this object (UUID unless stated).
-                         * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                         */
-                        id: string;
-                        /**
-                         * Format: uuid
-                         * @description The partner (managed-service provider) this belongs to.
-                         * @example 8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
-                         */
-                        partnerId: string;
-                        /**
-                         * Format: uuid
-                         * @description The customer organisation this belongs to; null: the partner itself.
-                         * @example 2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d
-                         */
-                        orgId: string;
-                        /**
-                         * @description Display name, as people see it.
-                         * @example Contoso Ltd
-                         */
-                        name: string;
-                        roleIds: string[];
-                        /**
-                         * @description [] = every site
-                         * @example [
-                         *       "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c"
-                         *     ]
-                         */
-                        siteIds: string[];
-                        /**
-                         * @description [] = every device group
-                         * @example [
-                         *       "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
-                         *     ]
-                         */
-                        deviceGroupIds: string[];
-                        duration: string;
-                        autoExtend: boolean;
-                        /**
-                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
-                         * @enum {string}
-                         */
-                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
-                        requestExpiresAt: string | null;
-                        /**
-                         * @description When it begins (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        startsAt: string | null;
-                        endsAt: string | null;
-                        /** @description While approval is pending: the console page of the organisation's admins */
-                        approvalUrl?: string;
-                        /**
-                         * @description When it was created (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description When it last changed (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        updatedAt: string;
-                    };
+                    "application/json": components["schemas"]["Relationship"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -16299,6 +16201,101 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getRelationshipHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "at": "2026-11-20T08:15:00.000Z",
+                     *           "action": "relationship.approve",
+                     *           "actorName": "Ada Lovelace",
+                     *           "actorEmail": "ada@example.org",
+                     *           "side": "string",
+                     *           "endsAt": "string",
+                     *           "removed": {
+                     *             "roles": [
+                     *               "string"
+                     *             ],
+                     *             "sites": [
+                     *               "string"
+                     *             ],
+                     *             "deviceGroups": [
+                     *               "string"
+                     *             ]
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The items of this page, in a stable order. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Identifier of this object (UUID unless stated).
+                             * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+                             */
+                            id: string;
+                            /**
+                             * @description When it happened (ISO 8601, UTC).
+                             * @example 2026-11-20T08:15:00.000Z
+                             */
+                            at: string;
+                            /**
+                             * @description relationship.create, .request, .update, .approve, .decline, .terminate, .extend (auto-extension), .expire
+                             * @example relationship.approve
+                             */
+                            action: string;
+                            /**
+                             * @description The person who acted; null for the service (expiry, extension)
+                             * @example Ada Lovelace
+                             */
+                            actorName: string | null;
+                            /**
+                             * @description The acting user’s e-mail at the time; null when not a person.
+                             * @example ada@example.org
+                             */
+                            actorEmail: string | null;
+                            /** @description relationship.terminate: partner or organization */
+                            side: string | null;
+                            /** @description approve: the end set; extend: the new end */
+                            endsAt: string | null;
+                            /** @description relationship.update: the names of what a narrowing removed */
+                            removed: {
+                                roles: string[];
+                                sites: string[];
+                                deviceGroups: string[];
+                            };
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             428: components["responses"]["PreconditionRequired"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -16344,75 +16341,34 @@ export interface operations {
                      *       "endsAt": "string",
                      *       "approvalUrl": "string",
                      *       "createdAt": "2026-11-20T08:15:00.000Z",
-                     *       "updatedAt": "2026-11-20T08:15:00.000Z"
+                     *       "updatedAt": "2026-11-20T08:15:00.000Z",
+                     *       "orgName": "Contoso Dental",
+                     *       "partnerName": "Tailspin MSP",
+                     *       "roles": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Helpdesk",
+                     *           "permissions": [
+                     *             "devices:read",
+                     *             "scripts:run"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "sites": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ],
+                     *       "deviceGroups": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ]
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description Identifier of this object (UUID unless stated).
-                         * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                         */
-                        id: string;
-                        /**
-                         * Format: uuid
-                         * @description The partner (managed-service provider) this belongs to.
-                         * @example 8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
-                         */
-                        partnerId: string;
-                        /**
-                         * Format: uuid
-                         * @description The customer organisation this belongs to; null: the partner itself.
-                         * @example 2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d
-                         */
-                        orgId: string;
-                        /**
-                         * @description Display name, as people see it.
-                         * @example Contoso Ltd
-                         */
-                        name: string;
-                        roleIds: string[];
-                        /**
-                         * @description [] = every site
-                         * @example [
-                         *       "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c"
-                         *     ]
-                         */
-                        siteIds: string[];
-                        /**
-                         * @description [] = every device group
-                         * @example [
-                         *       "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
-                         *     ]
-                         */
-                        deviceGroupIds: string[];
-                        duration: string;
-                        autoExtend: boolean;
-                        /**
-                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
-                         * @enum {string}
-                         */
-                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
-                        requestExpiresAt: string | null;
-                        /**
-                         * @description When it begins (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        startsAt: string | null;
-                        endsAt: string | null;
-                        /** @description While approval is pending: the console page of the organisation's admins */
-                        approvalUrl?: string;
-                        /**
-                         * @description When it was created (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description When it last changed (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        updatedAt: string;
-                    };
+                    "application/json": components["schemas"]["Relationship"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -16465,75 +16421,34 @@ export interface operations {
                      *       "endsAt": "string",
                      *       "approvalUrl": "string",
                      *       "createdAt": "2026-11-20T08:15:00.000Z",
-                     *       "updatedAt": "2026-11-20T08:15:00.000Z"
+                     *       "updatedAt": "2026-11-20T08:15:00.000Z",
+                     *       "orgName": "Contoso Dental",
+                     *       "partnerName": "Tailspin MSP",
+                     *       "roles": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Helpdesk",
+                     *           "permissions": [
+                     *             "devices:read",
+                     *             "scripts:run"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "sites": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ],
+                     *       "deviceGroups": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ]
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description Identifier of this object (UUID unless stated).
-                         * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                         */
-                        id: string;
-                        /**
-                         * Format: uuid
-                         * @description The partner (managed-service provider) this belongs to.
-                         * @example 8d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
-                         */
-                        partnerId: string;
-                        /**
-                         * Format: uuid
-                         * @description The customer organisation this belongs to; null: the partner itself.
-                         * @example 2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d
-                         */
-                        orgId: string;
-                        /**
-                         * @description Display name, as people see it.
-                         * @example Contoso Ltd
-                         */
-                        name: string;
-                        roleIds: string[];
-                        /**
-                         * @description [] = every site
-                         * @example [
-                         *       "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c"
-                         *     ]
-                         */
-                        siteIds: string[];
-                        /**
-                         * @description [] = every device group
-                         * @example [
-                         *       "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
-                         *     ]
-                         */
-                        deviceGroupIds: string[];
-                        duration: string;
-                        autoExtend: boolean;
-                        /**
-                         * @description draft → approval_pending (the request lapses to expired after 90 days) → active (expiring in its last 30 days unless it auto-extends) → expired; or declined; or terminated by either side
-                         * @enum {string}
-                         */
-                        status: "draft" | "approval_pending" | "active" | "expiring" | "expired" | "declined" | "terminated";
-                        requestExpiresAt: string | null;
-                        /**
-                         * @description When it begins (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        startsAt: string | null;
-                        endsAt: string | null;
-                        /** @description While approval is pending: the console page of the organisation's admins */
-                        approvalUrl?: string;
-                        /**
-                         * @description When it was created (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description When it last changed (ISO 8601, UTC).
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        updatedAt: string;
-                    };
+                    "application/json": components["schemas"]["Relationship"];
                 };
             };
             400: components["responses"]["BadRequest"];
