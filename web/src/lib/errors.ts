@@ -70,6 +70,12 @@ const WORDS: Record<string, string> = {
   mfa_already_enabled: 'Two-step verification is already on.',
   key_limit_reached: 'This account already has two active keys: revoke one first.',
   ip_not_allowed: 'This key may not be used from this address.',
+  auto_extend_not_allowed:
+    'A relationship with a role that governs access itself (*:*, users:write or roles:write) cannot extend itself.',
+  relationship_frozen:
+    'Sent or approved relationships only narrow. To give more, draft a new relationship for the organisation to approve.',
+  relationship_state_invalid: 'The relationship is no longer in a state that allows this. Reload the page.',
+  relationship_approver_required: 'Only an admin of the organisation decides or ends its relationships.',
   uri_too_long: 'The request is too long. Decide on fewer rows at once.',
 };
 

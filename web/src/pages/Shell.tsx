@@ -22,6 +22,7 @@ const Onboarding = lazy(() => import('./onboarding/Onboarding'));
 const Integrations = lazy(() => import('./integrations/Integrations'));
 const Access = lazy(() => import('./access/Access'));
 const SecurityPolicy = lazy(() => import('./security/SecurityPolicy'));
+const Relationships = lazy(() => import('./relationships/Relationships'));
 
 const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/users', label: 'Users', perm: 'users:read' },
@@ -37,6 +38,7 @@ const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
     perm: ['devices:read', 'organizations:write', 'settings:read', 'scripts:read', 'automations:read'],
   },
   { to: '/integrations', label: 'Integrations', perm: ['api_keys:read', 'audit:manage', 'users:read'] },
+  { to: '/relationships', label: 'Relationships', perm: 'users:read' },
   { to: '/access', label: 'Access', perm: null },
   { to: '/account', label: 'My account', perm: null },
 ];
@@ -103,6 +105,7 @@ export default function Shell() {
             <Route path="/onboarding/*" element={<Onboarding />} />
             <Route path="/integrations/*" element={<Integrations />} />
             <Route path="/access/*" element={<Access />} />
+            <Route path="/relationships/*" element={<Relationships />} />
             <Route path="/security" element={<SecurityPolicy />} />
             <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
           </Routes>

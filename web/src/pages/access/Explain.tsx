@@ -11,6 +11,7 @@ import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { permKey, resourceLabel, useCatalog } from '../../hooks/roles';
 import { useMe } from '../../hooks/me';
+import { RelationshipLinks } from '../relationships/Links';
 import { useOrgNames } from './common';
 
 type Query = operations['explainAccess']['parameters']['query'];
@@ -213,6 +214,8 @@ function Steps({ reasons, testId }: { reasons: Reason[]; testId: string }) {
           </Table.Td>
           <Table.Td>{r.detail}</Table.Td>
           <Table.Td>
+            {r.relationshipIds?.length ? <RelationshipLinks ids={r.relationshipIds} /> : null}
+            {r.relationshipIds?.length && (r.roleName || r.via || r.until) ? ' · ' : null}
             {[
               r.roleName && `Role: ${r.roleName}`,
               r.via && `Via: ${r.via.replace(/_/g, ' ')}`,
