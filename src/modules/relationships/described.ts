@@ -5,7 +5,8 @@ import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { listAuditLogs } from '../audit/index.js';
 import { loadRoleChain } from '../roles/index.js';
-import { namesOf } from './repo.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { isPartnerOrganization, namesOf, orgReachOptions } from './repo.js';
 import { getRelationship } from './service.js';
 
 interface RelationshipView {
@@ -123,4 +124,16 @@ export async function relationshipHistory(deps: Deps, p: Principal, id: string) 
       },
     })),
   };
+}
+
+/**
+ * The sites and device groups a relationship with one of the partner's organisations may name. Read from the
+ * partner's side as what it may offer, not through its staff's own reach: once the partner requires relationships,
+ * its admins reach no organisation without one, yet still draft the first.
+ */
+export async function reachOptions(deps: Deps, p: Principal, orgId: string) {
+  if (p.tenantKind !== 'partner' || !p.partnerId)
+    throw new AppError('forbidden', 'Relationships are drafted, requested and changed by the partner.');
+  if (!(await isPartnerOrganization(deps.db, p.partnerId, orgId))) throw notFound('organization');
+  return orgReachOptions(deps.db, orgId);
 }

@@ -1,6 +1,6 @@
 // The names a relationship is shown by (its organisation, partner, roles, sites, device groups, the people in its
 // history), read in one query per kind for a whole page of relationships. A piece of repo.ts, split out for size.
-import { inArray } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { deviceGroups, organizations, partners, roles, sites, users } from '../../db/schema/index.js';
 
@@ -22,4 +22,17 @@ export async function namesOf(db: Executor, kind: NameKind, ids: readonly string
   const t = TABLES[kind];
   const rows = await db.select({ id: t.id, name: t.name }).from(t).where(inArray(t.id, unique));
   return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** Every site and device group of an organisation, by name: what a relationship's reach is chosen from. */
+export async function orgReachOptions(db: Executor, orgId: string) {
+  const [siteRows, groupRows] = await Promise.all([
+    db.select({ id: sites.id, name: sites.name }).from(sites).where(eq(sites.orgId, orgId)).orderBy(asc(sites.name)),
+    db
+      .select({ id: deviceGroups.id, name: deviceGroups.name })
+      .from(deviceGroups)
+      .where(eq(deviceGroups.orgId, orgId))
+      .orderBy(asc(deviceGroups.name)),
+  ]);
+  return { sites: siteRows, deviceGroups: groupRows };
 }

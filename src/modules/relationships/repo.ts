@@ -6,7 +6,7 @@ import { deviceGroups, organizations, relationships, roles, sites } from '../../
 import { rolesVisibleIn } from '../../db/tenant-filter.js';
 import type { RelationshipStatus } from './schemas.js';
 
-export { namesOf } from './repo-names.js';
+export { namesOf, orgReachOptions } from './repo-names.js';
 
 export type RelationshipRow = typeof relationships.$inferSelect;
 

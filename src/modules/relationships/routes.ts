@@ -14,11 +14,13 @@ import {
   patchRelationshipBody,
   relationshipExportQuery,
   relationshipExportResponse,
+  reachOptionsJson,
+  reachOptionsQuery,
   relationshipHistoryJson,
   relationshipListQuery,
   relationshipViewJson as relationshipJson,
 } from './schemas.js';
-import { describeOne, describePage, relationshipHistory } from './described.js';
+import { describeOne, describePage, reachOptions, relationshipHistory } from './described.js';
 import {
   createRelationship,
   decideRelationship,
@@ -94,6 +96,22 @@ export function relationshipRoutes(deps: Deps) {
           .header('content-type', 'text/csv; charset=utf-8')
           .header('content-disposition', 'attachment; filename="relationships.csv"')
           .send(await exportRelationships(deps, p(req), req.query)),
+    );
+    r.get(
+      '/relationships/reach-options',
+      {
+        onRequest: [auth, full, write],
+        schema: {
+          tags,
+          operationId: 'getRelationshipReachOptions',
+          summary: 'The sites and device groups a relationship with one of the partner’s organisations may name',
+          description:
+            "The partner's side, for drafting: every site and device group of the organisation by name, whether or not the caller's own access reaches it now (once the partner requires relationships, its admins reach an organisation only through one). 404 for an organisation not the partner's.",
+          querystring: reachOptionsQuery,
+          response: { 200: reachOptionsJson, ...errors(400, 404), ...authErrors },
+        },
+      },
+      async (req) => reachOptions(deps, p(req), req.query.orgId),
     );
     r.get(
       '/relationships/:id',

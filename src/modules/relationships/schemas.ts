@@ -132,6 +132,12 @@ export const relationshipViewJson = relationshipJson
   })
   .meta({ id: 'Relationship' });
 
+export const reachOptionsQuery = z.strictObject({ orgId: z.uuid() });
+export const reachOptionsJson = z.object({
+  sites: z.array(namedJson).describe('Every site of the organisation, by name'),
+  deviceGroups: z.array(namedJson).describe('Every device group of the organisation, by name'),
+});
+
 export const relationshipHistoryJson = z.object({
   data: z.array(
     z.object({

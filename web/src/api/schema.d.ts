@@ -2262,6 +2262,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/relationships/reach-options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sites and device groups a relationship with one of the partner’s organisations may name
+         * @description The partner's side, for drafting: every site and device group of the organisation by name, whether or not the caller's own access reaches it now (once the partner requires relationships, its admins reach an organisation only through one). 404 for an organisation not the partner's.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `users:write`.
+         */
+        get: operations["getRelationshipReachOptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/relationships/{id}": {
         parameters: {
             query?: never;
@@ -15846,6 +15868,80 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getRelationshipReachOptions: {
+        parameters: {
+            query: {
+                orgId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sites": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ],
+                     *       "deviceGroups": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Every site of the organisation, by name */
+                        sites: {
+                            /**
+                             * Format: uuid
+                             * @description Identifier of this object (UUID unless stated).
+                             * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+                             */
+                            id: string;
+                            /**
+                             * @description Display name, as people see it.
+                             * @example Contoso Ltd
+                             */
+                            name: string;
+                        }[];
+                        /** @description Every device group of the organisation, by name */
+                        deviceGroups: {
+                            /**
+                             * Format: uuid
+                             * @description Identifier of this object (UUID unless stated).
+                             * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+                             */
+                            id: string;
+                            /**
+                             * @description Display name, as people see it.
+                             * @example Contoso Ltd
+                             */
+                            name: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             428: components["responses"]["PreconditionRequired"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

@@ -10,14 +10,15 @@ export type RelationshipStatus = Relationship['status'];
 export type RelationshipEvent =
   operations['getRelationshipHistory']['responses'][200]['content']['application/json']['data'][number];
 
+/** Each state in words, and a badge colour light enough for dark text (contrast holds whatever the shade). */
 export const STATUS_WORDS: Record<RelationshipStatus, { label: string; color: string }> = {
-  draft: { label: 'Draft', color: 'gray' },
-  approval_pending: { label: 'Waiting for approval', color: 'blue' },
-  active: { label: 'Active', color: 'green' },
-  expiring: { label: 'Expiring', color: 'orange' },
-  expired: { label: 'Expired', color: 'gray' },
-  declined: { label: 'Declined', color: 'red' },
-  terminated: { label: 'Terminated', color: 'red' },
+  draft: { label: 'Draft', color: 'gray.3' },
+  approval_pending: { label: 'Waiting for approval', color: 'blue.2' },
+  active: { label: 'Active', color: 'green.3' },
+  expiring: { label: 'Expiring', color: 'yellow.4' },
+  expired: { label: 'Expired', color: 'gray.3' },
+  declined: { label: 'Declined', color: 'red.2' },
+  terminated: { label: 'Terminated', color: 'red.2' },
 };
 
 /** The states in which a relationship still changes and may be ended. */
@@ -73,6 +74,23 @@ export const reachWords = (r: Pick<Relationship, 'sites' | 'deviceGroups'>) =>
       ]
         .filter(Boolean)
         .join('; ');
+
+/** The reach inside a sentence: "the whole organisation", "the sites A and B", "the site A and the device group G". */
+export function reachPhrase(r: Pick<Relationship, 'sites' | 'deviceGroups'>): string {
+  const list = (what: string, xs: { name: string }[]) =>
+    xs.length === 0
+      ? ''
+      : `the ${what}${xs.length > 1 ? 's' : ''} ${
+          xs.length > 1
+            ? `${xs
+                .slice(0, -1)
+                .map((x) => x.name)
+                .join(', ')} and ${xs.at(-1)!.name}`
+            : xs[0]!.name
+        }`;
+  const parts = [list('site', r.sites), list('device group', r.deviceGroups)].filter(Boolean);
+  return parts.length ? parts.join(' and ') : 'the whole organisation';
+}
 
 export function useRelationship(id: string | undefined) {
   return useQuery({

@@ -164,7 +164,7 @@ export default function Explain() {
               {answer.subject.name} {answer.allowed ? 'can' : 'cannot'} use {answer.permission} on this{' '}
               {(TYPES.find((x) => x.value === answer.resource.type)?.label ?? answer.resource.type).toLowerCase()}
             </Title>
-            <Badge color={answer.allowed ? 'green' : 'red'} variant="filled" data-testid="verdict">
+            <Badge color={answer.allowed ? 'teal.9' : 'red'} variant="filled" data-testid="verdict">
               {answer.allowed ? 'Allowed' : 'Denied'}
             </Badge>
           </Group>

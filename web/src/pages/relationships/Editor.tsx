@@ -7,7 +7,6 @@ import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, call } from '../../api/client';
 import { Loading } from '../../components/Loading';
-import type { Named } from '../../hooks/organizations';
 import { useOrganizations } from '../../hooks/organizations';
 import {
   blocksAutoExtend,
@@ -21,22 +20,17 @@ import { useFieldErrors } from '../../hooks/useFieldErrors';
 import { explain } from '../../lib/errors';
 import { done } from '../onboarding/common';
 
-/** The sites and device groups of one organisation, for the reach pickers. */
+/**
+ * The sites and device groups of one of the partner's organisations, for the reach pickers (read from the partner's
+ * side: its admins may reach no organisation themselves once relationships are required).
+ */
 export function useOrgReach(orgId: string | null) {
-  const sites = useQuery({
-    queryKey: ['sites', orgId, 'all'],
+  const q = useQuery({
+    queryKey: ['relationships', 'reach-options', orgId],
     enabled: !!orgId,
-    queryFn: async () =>
-      (await call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: orgId!, limit: 200 } } }))).data as Named[],
+    queryFn: () => call(api.GET('/api/v1/relationships/reach-options', { params: { query: { orgId: orgId! } } })),
   });
-  const groups = useQuery({
-    queryKey: ['device-groups', orgId, 'all'],
-    enabled: !!orgId,
-    queryFn: async () =>
-      (await call(api.GET('/api/v1/device-groups', { params: { query: { orgId: orgId!, limit: 200 } } })))
-        .data as Named[],
-  });
-  return { sites: sites.data ?? [], groups: groups.data ?? [] };
+  return { sites: q.data?.sites ?? [], groups: q.data?.deviceGroups ?? [] };
 }
 
 /** The effective permissions of the chosen roles (their union), to say beside the switch why it cannot extend. */

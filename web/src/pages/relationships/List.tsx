@@ -22,6 +22,7 @@ import {
   STATUS_WORDS,
 } from '../../hooks/relationships';
 import { when } from '../onboarding/common';
+import { RequireRelationshipsSwitch } from './RequireSwitch';
 import { useTerminate } from './Terminate';
 
 const ALL = '';
@@ -29,7 +30,7 @@ const ALL = '';
 export function StatusBadge({ status }: { status: RelationshipStatus }) {
   const s = STATUS_WORDS[status];
   return (
-    <Badge color={s.color} variant="light" data-testid="relationship-status">
+    <Badge color={s.color} c="dark.9" variant="filled" data-testid="relationship-status">
       {s.label}
     </Badge>
   );
@@ -94,6 +95,7 @@ export function RelationshipList({ expiring = false }: { expiring?: boolean }) {
           : 'What your managing partner’s staff may do in this organisation, where, and until when, as its admins approved it. An admin of the organisation ends any of them at once.'}
         {expiring && ' Both sides are mailed 30, 7 and 1 days before the end, and at the end.'}
       </Text>
+      {partner && !expiring && <RequireRelationshipsSwitch />}
       <Group align="end">
         {partner && (
           <Select

@@ -3,7 +3,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { api, call } from '../../api/client';
 import { ConfirmDialog, useConfirmed } from '../../components/ConfirmDialog';
-import { reachWords, type Relationship } from '../../hooks/relationships';
+import { reachPhrase, type Relationship } from '../../hooks/relationships';
 import { done } from '../onboarding/common';
 
 export function useTerminate(onDone?: (r: Relationship) => void) {
@@ -23,7 +23,7 @@ export function useTerminate(onDone?: (r: Relationship) => void) {
         ? `The ${r.status === 'draft' ? 'draft' : 'request'} is withdrawn: it can no longer be approved. `
         : `${r.partnerName}’s staff lose what it gives them in ${r.orgName} on their next request: the roles ${r.roles
             .map((x) => x.name)
-            .join(', ')}, over ${reachWords(r).toLowerCase()}. `}
+            .join(', ')}, over ${reachPhrase(r)}. `}
       It cannot be undone: access again takes a new relationship and a new approval by the organisation.
     </ConfirmDialog>
   ) : null;
