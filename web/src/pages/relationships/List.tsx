@@ -27,10 +27,21 @@ import { useTerminate } from './Terminate';
 
 const ALL = '';
 
+const daysLeft = (iso: string) => {
+  const d = Math.max(0, Math.ceil((Date.parse(iso) - Date.now()) / 86_400_000));
+  return `${d} day${d === 1 ? '' : 's'}`;
+};
+
 export function StatusBadge({ status }: { status: RelationshipStatus }) {
   const s = STATUS_WORDS[status];
   return (
-    <Badge color={s.color} c="dark.9" variant="filled" data-testid="relationship-status">
+    <Badge
+      color={s.color}
+      c="dark.9"
+      variant="filled"
+      style={{ minWidth: 'max-content' }}
+      data-testid="relationship-status"
+    >
       {s.label}
     </Badge>
   );
@@ -148,7 +159,11 @@ export function RelationshipList({ expiring = false }: { expiring?: boolean }) {
                 </Table.Td>
                 <Table.Td>{r.roles.map((x) => x.name).join(', ')}</Table.Td>
                 <Table.Td>{reachWords(r)}</Table.Td>
-                <Table.Td>{r.autoExtend && r.endsAt ? `${when(r.endsAt)} (extends)` : when(r.endsAt)}</Table.Td>
+                <Table.Td>
+                  {when(r.endsAt)}
+                  {r.endsAt && r.autoExtend ? ' (extends)' : ''}
+                  {r.endsAt && r.status === 'expiring' ? ` (in ${daysLeft(r.endsAt)})` : ''}
+                </Table.Td>
                 <Table.Td>
                   {mayEnd && isOpen(r.status) && (
                     <Button
