@@ -70,8 +70,8 @@ describe('a relationship names what it holds', () => {
       deviceGroups: [{ id: w.servers.id, name: 'Servers' }],
     });
     expect(d.body.roles.map((r: { name: string }) => r.name)).toEqual(['Partner Technician', 'Partner Viewer']);
-    expect(d.body.roles[0].permissions).toContain('devices:read');
-    expect(d.body.roles[0].permissions).not.toContain('*:*');
+    expect(d.body.roles[0]!.permissions).toContain('devices:read');
+    expect(d.body.roles[0]!.permissions).not.toContain('*:*');
 
     // The same names wherever the relationship is read: the organisation's admin, the partner's list.
     expectStatus(await w.admin.api.post(`/relationships/${d.body.id}/request`), 200);
@@ -114,11 +114,11 @@ describe('the history, on both sides', () => {
         ['relationship.terminate', 'Cora Contoso'],
       ]);
       const [, , approve, update, terminate] = h.body.data;
-      expect(approve.endsAt).not.toBeNull();
-      expect(update.removed).toEqual({ roles: ['Partner Viewer'], sites: ['Annex'], deviceGroups: [] });
-      expect(terminate.side).toBe('organization');
+      expect(approve!.endsAt).not.toBeNull();
+      expect(update!.removed).toEqual({ roles: ['Partner Viewer'], sites: ['Annex'], deviceGroups: [] });
+      expect(terminate!.side).toBe('organization');
       // Nothing of the audit record beyond what the history declares (no address, no user agent, no ids of people).
-      expect(Object.keys(update).sort()).toEqual(
+      expect(Object.keys(update!).sort()).toEqual(
         ['action', 'actorEmail', 'actorName', 'at', 'endsAt', 'id', 'removed', 'side'].sort(),
       );
     }

@@ -35,6 +35,7 @@ export function Asked({ r }: { r: Relationship }) {
             <Table.Td>
               {durationWords(r.duration)}
               {r.startsAt ? `, from ${when(r.startsAt)} to ${when(r.endsAt)}` : ', from the approval'}
+              {r.status === 'terminated' ? `; terminated on ${when(r.updatedAt)}` : ''}
             </Table.Td>
           </Table.Tr>
           <Table.Tr>
