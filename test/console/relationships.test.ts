@@ -192,6 +192,20 @@ describe('journey: a relationship drafted and sent by the partner, approved from
     expect(await named.getByRole('link', { name: NAME }).getAttribute('href')).toBe(`/relationships/${id}`);
     await checkPage(p, 'relationship-explain');
 
+    // The partner narrows the approved relationship: the reviewing role goes at once; nothing wider is offered.
+    await pp.goto(`${t.baseUrl}/relationships/${id}`);
+    await pp.getByRole('button', { name: 'Narrow' }).click();
+    const narrow = await dialog(pp, `Narrow “${NAME}”`);
+    await choose(pp, narrow, /^Roles/, 'Access reviewer');
+    await pp.keyboard.press('Escape');
+    await checkPage(p, 'relationship-narrow');
+    await narrow.getByRole('button', { name: 'Narrow now' }).click();
+    await narrow.waitFor({ state: 'detached' });
+    await expect
+      .poll(() => pp.getByTestId('relationship-role').getByRole('heading').allTextContents(), { timeout: 30_000 })
+      .toEqual(['Partner Technician']);
+    expectStatus(await techNow.get(`/devices/${inside.id}`), 200);
+
     // The customer's list of its relationships: terminate, with a dialog that says what goes.
     await cp.getByRole('link', { name: 'Relationships' }).click();
     const row = cp.getByTestId('relationships-table').getByRole('row', { name: new RegExp(NAME) });
@@ -201,7 +215,7 @@ describe('journey: a relationship drafted and sent by the partner, approved from
     await row.getByRole('button', { name: `Terminate ${NAME}` }).click();
     const end = await dialog(cp, `Terminate “${NAME}”?`);
     expect(await end.textContent()).toContain(
-      'Northwind MSP’s staff lose what it gives them in Contoso Dental on their next request: the roles Partner Technician, Access reviewer, over the site Harbour Street.',
+      'Northwind MSP’s staff lose what it gives them in Contoso Dental on their next request: the roles Partner Technician, over the site Harbour Street.',
     );
     await checkPage(c, 'relationship-terminate');
     await end.getByRole('button', { name: 'Cancel' }).click();
@@ -225,6 +239,7 @@ describe('journey: a relationship drafted and sent by the partner, approved from
       'Drafted by Olivia Ops (ops@northwind.example)',
       'Sent for approval by Olivia Ops (ops@northwind.example)',
       'Approved by Cora Contoso (it@contoso.example)',
+      'Narrowed by Olivia Ops (ops@northwind.example): removed roles Access reviewer',
       'Terminated by Cora Contoso (it@contoso.example) (the organisation)',
     ]);
     expect(await pp.getByTestId('relationship-status').textContent()).toBe('Terminated');
