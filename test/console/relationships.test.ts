@@ -3,7 +3,8 @@
 // customer's admin opens the mailed link signed out, signs in, lands back on the approval page, reads what is asked
 // and approves with step-up; a partner technician then reaches the organisation within the relationship's reach, and
 // the explain page names the relationship; the customer terminates it and the technician's next request is refused.
-// Both sides read the history; the expiring list exports its CSV. Every page visited passes axe.
+// Both sides read the history; the expiring list exports its CSV; a declined request is asked about first. Every page
+// visited passes axe.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
@@ -297,5 +298,56 @@ describe('the expiring list', () => {
     expect(lines.slice(1).map((l) => l.split(',')[2])).toEqual(['Fortnight of Coffee']);
     expect(lines[1]).toContain(',expiring,');
     await tab.context.close();
+  });
+});
+
+describe('the customer declines', () => {
+  it('Decline asks first, says what is refused, and the partner sees the decision in the history', async () => {
+    const partner = await createPartner(t, 'Fabrikam IT');
+    const org = await createOrg(t, partner.id, 'Litware Law');
+    const admin = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN, name: 'Pat Partner' });
+    const d = expectStatus(
+      await admin.api.post('/relationships', {
+        orgId: org.id,
+        name: 'Night shift',
+        roleIds: [PARTNER_TECH],
+        duration: 'P6M',
+        autoExtend: true,
+      }),
+      201,
+    );
+    expectStatus(await admin.api.post(`/relationships/${d.body.id}/request`), 200);
+    const orgAdmin = await signedInOrgMember(t, org, { roleId: ORG_ADMIN, name: 'Lee Litware' });
+
+    const tab = await newTab(browser);
+    await giveSession(
+      tab.context,
+      t,
+      await sessionFor(
+        t,
+        orgAdmin.user.id,
+        { scope: 'organization', partnerId: partner.id, orgId: org.id, roleId: ORG_ADMIN },
+        true,
+      ),
+    );
+    await tab.page.goto(`${t.baseUrl}/relationships/${d.body.id}/approval`);
+    const { page } = tab;
+    await page.getByRole('heading', { name: 'Fabrikam IT asks for delegated access to Litware Law' }).waitFor();
+    expect(await page.getByTestId('relationship-reach').textContent()).toBe('The whole organisation');
+    await page.getByText('Yes: by 180 days each time it reaches its end, until either side ends it').waitFor();
+    await page.getByRole('button', { name: 'Decline' }).click();
+    const no = await dialog(page, 'Decline “Night shift”?');
+    expect(await no.textContent()).toContain('Fabrikam IT’s staff get no access to Litware Law through it.');
+    await checkPage(tab, 'relationship-decline');
+    await no.getByRole('button', { name: 'Decline' }).click();
+    await expect
+      .poll(() => page.getByTestId('relationship-status').textContent(), { timeout: 30_000 })
+      .toBe('Declined');
+    await tab.context.close();
+
+    const h = expectStatus(await admin.api.get(`/relationships/${d.body.id}/history`), 200);
+    expect(h.body.data.at(-1)).toMatchObject({ action: 'relationship.decline', actorName: 'Lee Litware' });
+    // Decided: nothing is pending any more.
+    expectError(await orgAdmin.api.post(`/relationships/${d.body.id}/approve`), 409, 'relationship_state_invalid');
   });
 });

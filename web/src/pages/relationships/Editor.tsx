@@ -5,7 +5,7 @@ import { Alert, Button, Group, MultiSelect, Radio, Select, Stack, Switch, Text, 
 import { useMutation, useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, call } from '../../api/client';
+import { ApiError, api, call } from '../../api/client';
 import { Loading } from '../../components/Loading';
 import { useOrganizations } from '../../hooks/organizations';
 import {
@@ -75,6 +75,8 @@ function Form({ draft }: { draft?: Relationship }) {
   const [groupIds, setGroupIds] = useState<string[]>(draft?.deviceGroupIds ?? []);
   const [duration, setDuration] = useState(draft?.duration ?? 'P90D');
   const [autoExtend, setAutoExtend] = useState(draft?.autoExtend ?? false);
+  /** The API's refusal of auto-extension (a role's permissions changed since the page loaded them). */
+  const [extendRefused, setExtendRefused] = useState<string | null>(null);
   const reach = useOrgReach(orgId);
   const blocked = autoExtendRefusal(blocksAutoExtend(useRolesPermissions(roleIds)));
   const errs = useFieldErrors((path) => (path.startsWith('roleIds') ? 'roleIds' : path in FIELDS ? path : null));
@@ -96,7 +98,10 @@ function Form({ draft }: { draft?: Relationship }) {
       void qc.invalidateQueries({ queryKey: ['relationships'] });
       navigate(`/relationships/${r.id}`);
     },
-    onError: errs.show,
+    onError: (err) => {
+      if (err instanceof ApiError && err.code === 'auto_extend_not_allowed') setExtendRefused(explain(err));
+      else errs.show(err);
+    },
   });
   const durations = DURATIONS.some((d) => d.value === duration)
     ? DURATIONS
@@ -115,6 +120,7 @@ function Form({ draft }: { draft?: Relationship }) {
         onSubmit={(e) => {
           e.preventDefault();
           errs.clear();
+          setExtendRefused(null);
           save.mutate();
         }}
       >
@@ -189,9 +195,12 @@ function Form({ draft }: { draft?: Relationship }) {
             label="Extend by 180 days at each end"
             checked={autoExtend}
             disabled={!!blocked && !autoExtend}
-            onChange={(e) => setAutoExtend(e.currentTarget.checked)}
+            onChange={(e) => {
+              setAutoExtend(e.currentTarget.checked);
+              setExtendRefused(null);
+            }}
             description={blocked ?? 'Until either side ends it'}
-            error={autoExtend ? blocked : undefined}
+            error={autoExtend ? (blocked ?? extendRefused) : undefined}
           />
           {errs.form && (
             <Alert color="red" role="alert">
