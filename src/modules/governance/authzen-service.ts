@@ -1,0 +1,266 @@
+// The authorization API's evaluations: many (subject, resource, action) questions answered in one round trip by the
+// decision every request passes (decideFor, as explain and who-can). The records' owners are read in one statement per
+// kind, the subjects once per organisation the records lie in; the decision itself is pure. A caller gets answers
+// only about its own partner: another partner's subject or record answers exactly as one that does not exist.
+import type { Deps } from '../../deps.js';
+import type { Principal } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { decisionOf, deny, type AccessDecision, type Owner, type PartnerOwned, type Siteless } from '../../access/decision.js';
+import { DEVICE, DEVICE_GROUP, ORGANIZATION, SCRIPT, SITE, type ByIdResource } from '../tenants/index.js';
+import { decideFor } from './explain-service.js';
+import { serviceAccountSubjects, userSubjects, type Subject } from './subjects.js';
+import {
+  AUTHZEN_RESOURCE_TYPES,
+  decisionEpoch,
+  ownerRows,
+  type AuthzenResourceType,
+  type OwnerRow,
+  type RecordType,
+} from './repo.js';
+import { PERMISSION_KEYS, SUBJECT_TYPES, type SubjectType } from './authzen-schemas.js';
+
+/** One question, validated: who, which record, which permission. */
+export interface Question {
+  subject: { type: SubjectType; id: string; ip: string | null };
+  resource: { type: AuthzenResourceType; id: string };
+  permission: string;
+}
+
+export interface Target {
+  type: AuthzenResourceType;
+  id: string;
+  owner: Owner;
+  partnerOwned: PartnerOwned;
+  siteless: Siteless;
+}
+
+export interface DecisionJson {
+  decision: boolean;
+  context: {
+    epoch: number;
+    reasons: AccessDecision['reasons'];
+    denied_by?: string;
+    reason?: string;
+    error?: { status: number; message: string };
+  };
+}
+
+const KINDS: Record<RecordType, ByIdResource<unknown>> = {
+  organization: ORGANIZATION,
+  site: SITE,
+  device_group: DEVICE_GROUP,
+  device: DEVICE,
+  script: SCRIPT,
+} as Record<RecordType, ByIdResource<unknown>>;
+
+export const NO_MEMBERSHIP = 'No membership or service account of the partner bearing on the record.';
+const NOT_FOUND = 'No such record in the partner.';
+
+// ---- Validation beyond the schema: the types and actions, with their own codes ----
+
+export function subjectTypeOf(type: string): SubjectType {
+  if (!(SUBJECT_TYPES as readonly string[]).includes(type)) throw new AppError('unknown_subject_type');
+  return type as SubjectType;
+}
+export function resourceTypeOf(type: string): AuthzenResourceType {
+  if (!(AUTHZEN_RESOURCE_TYPES as readonly string[]).includes(type)) throw new AppError('unknown_resource_type');
+  return type as AuthzenResourceType;
+}
+export function permissionOf(name: string): string {
+  if (!PERMISSION_KEYS.includes(name))
+    throw new AppError('unknown_permission', `${name} is not a permission of the catalogue (resource:action).`);
+  return name;
+}
+
+// ---- Records ----
+
+/** The owner of a record as its by-id rule (src/modules/tenants/by-id.ts) builds it. */
+export function targetOf(type: RecordType, row: OwnerRow): Target {
+  const kind = KINDS[type];
+  const owner: Owner = { partnerId: row.partner_id, orgId: row.org_id };
+  if (type === 'site' || type === 'device_group' || type === 'device') owner.siteId = row.site_id;
+  if (type === 'device_group' || type === 'device') owner.groupIds = row.group_ids ?? [];
+  return { type, id: row.id, owner, partnerOwned: kind.partnerOwned, siteless: kind.siteless };
+}
+
+/** Whether the caller may ask about the record: its own partner, and, for an organisation's account, its organisation. */
+function callerMayAsk(caller: Principal, t: Target): boolean {
+  if (t.owner.partnerId !== caller.partnerId) return false;
+  if (caller.tenantKind !== 'organization') return true;
+  return t.owner.orgId === caller.orgId || (t.owner.orgId === null && t.partnerOwned === 'shared');
+}
+
+const keyOf = (r: { type: string; id: string }) => `${r.type}:${r.id}`;
+
+/** The records asked about, each kind in one statement; absent: not a record the caller may ask about. */
+export async function loadTargets(
+  deps: Deps,
+  caller: Principal,
+  refs: { type: AuthzenResourceType; id: string }[],
+): Promise<Map<string, Target>> {
+  const out = new Map<string, Target>();
+  const partnerId = caller.partnerId;
+  if (!partnerId) throw new AppError('tenant_context_required');
+  const byType = new Map<RecordType, Set<string>>();
+  for (const r of refs) {
+    if (r.type === 'partner') {
+      const t: Target = {
+        type: 'partner',
+        id: r.id,
+        owner: { partnerId: r.id, orgId: null },
+        partnerOwned: 'partner-only',
+        siteless: 'visible',
+      };
+      if (r.id === partnerId && callerMayAsk(caller, t)) out.set(keyOf(r), t);
+      continue;
+    }
+    let ids = byType.get(r.type);
+    if (!ids) byType.set(r.type, (ids = new Set()));
+    ids.add(r.id);
+  }
+  for (const [type, ids] of byType) {
+    for (const row of await ownerRows(deps.db, type, [...ids], partnerId)) {
+      const t = targetOf(type, row);
+      if (callerMayAsk(caller, t)) out.set(keyOf(t), t);
+    }
+  }
+  return out;
+}
+
+// ---- Subjects ----
+
+/** Subjects keyed by organisation (and address), each id's memberships bearing on records there. */
+export class SubjectBook {
+  private readonly loaded = new Map<string, Map<string, Subject[]>>();
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly partnerId: string,
+  ) {}
+
+  private static slot = (orgId: string | null, ip: string | null) => `${orgId ?? '-'}|${ip ?? '-'}`;
+
+  /** Loads, per organisation and address, every subject the questions name there: one statement per kind. */
+  async load(questions: { subject: Question['subject']; orgId: string | null }[]): Promise<void> {
+    const wanted = new Map<string, { orgId: string | null; ip: string | null; users: Set<string>; accounts: Set<string> }>();
+    for (const q of questions) {
+      const slot = SubjectBook.slot(q.orgId, q.subject.ip);
+      if (this.loaded.has(slot)) continue;
+      let w = wanted.get(slot);
+      if (!w) wanted.set(slot, (w = { orgId: q.orgId, ip: q.subject.ip, users: new Set(), accounts: new Set() }));
+      (q.subject.type === 'user' ? w.users : w.accounts).add(q.subject.id);
+    }
+    const now = this.deps.clock.now().getTime();
+    for (const [slot, w] of wanted) {
+      const found = new Map<string, Subject[]>();
+      const users = await userSubjects(
+        this.deps.db,
+        this.deps.roleCache,
+        this.deps.config.enable2fa,
+        [...w.users],
+        this.partnerId,
+        w.orgId,
+        now,
+        w.ip,
+      );
+      for (const [id, s] of users) found.set(`user:${id}`, s);
+      const accounts = await serviceAccountSubjects(
+        this.deps.db,
+        this.deps.roleCache,
+        [...w.accounts],
+        this.partnerId,
+        w.orgId,
+        now,
+      );
+      for (const [id, s] of accounts) found.set(`service_account:${id}`, [s]);
+      this.loaded.set(slot, found);
+    }
+  }
+
+  get(subject: Question['subject'], orgId: string | null): Subject[] {
+    return this.loaded.get(SubjectBook.slot(orgId, subject.ip))?.get(`${subject.type}:${subject.id}`) ?? [];
+  }
+}
+
+// ---- Decisions ----
+
+/** The decision of one subject on one record: the membership that allows, else the first (organisation first). */
+export function decideSubject(subjects: Subject[], permission: string, t: Target): AccessDecision {
+  if (subjects.length === 0) return decisionOf([deny('membership', NO_MEMBERSHIP)]);
+  let first: AccessDecision | null = null;
+  for (const s of subjects) {
+    const d = decideFor(s, permission, t);
+    if (d.allowed) return d;
+    first ??= d;
+  }
+  return first!;
+}
+
+export const decisionJson = (d: AccessDecision, epoch: number): DecisionJson => ({
+  decision: d.allowed,
+  context: { epoch, reasons: d.reasons, ...(d.deniedBy ? { denied_by: d.deniedBy } : {}) },
+});
+
+const notFoundJson = (epoch: number): DecisionJson => ({
+  decision: false,
+  context: { epoch, reasons: [], error: { status: 404, message: NOT_FOUND } },
+});
+
+/** Answers the questions in order: the epoch first (a change after it moves it), then the records, then the subjects. */
+export async function evaluateAll(deps: Deps, caller: Principal, questions: Question[]): Promise<DecisionJson[]> {
+  const epoch = await decisionEpoch(deps.db);
+  const targets = await loadTargets(
+    deps,
+    caller,
+    questions.map((q) => q.resource),
+  );
+  const book = new SubjectBook(deps, caller.partnerId!);
+  const found = questions.map((q) => targets.get(keyOf(q.resource)));
+  await book.load(
+    questions.flatMap((q, i) => (found[i] ? [{ subject: q.subject, orgId: found[i]!.owner.orgId }] : [])),
+  );
+  return questions.map((q, i) => {
+    const t = found[i];
+    if (!t) return notFoundJson(epoch);
+    return decisionJson(decideSubject(book.get(q.subject, t.owner.orgId), q.permission, t), epoch);
+  });
+}
+
+// ---- Requests ----
+
+type Entity<T> = T | undefined;
+
+/** A question from an evaluation (or a batch entry with the batch's defaults); a missing key is 400. */
+export function questionOf(e: {
+  subject: Entity<{ type: string; id: string; properties?: { ip_address?: string } & Record<string, unknown> }>;
+  resource: Entity<{ type: string; id: string }>;
+  action: Entity<{ name: string }>;
+}): Question {
+  const missing = (['subject', 'resource', 'action'] as const).filter((k) => !e[k]);
+  if (missing.length)
+    throw new AppError('validation_failed', `Each evaluation needs a ${missing.join(', ')} (its own or the default).`, {
+      details: { fieldErrors: Object.fromEntries(missing.map((k) => [k, ['Required']])), formErrors: [] },
+    });
+  return {
+    subject: {
+      type: subjectTypeOf(e.subject!.type),
+      id: e.subject!.id,
+      ip: e.subject!.properties?.ip_address ?? null,
+    },
+    resource: { type: resourceTypeOf(e.resource!.type), id: e.resource!.id },
+    permission: permissionOf(e.action!.name),
+  };
+}
+
+export type Semantic = 'execute_all' | 'deny_on_first_deny' | 'permit_on_first_permit';
+
+/** The batch's answers under its semantic: all of them, or up to the first deny (or permit), which says so. */
+export function applySemantic(answers: DecisionJson[], semantic: Semantic): DecisionJson[] {
+  if (semantic === 'execute_all') return answers;
+  const stopAt = semantic === 'deny_on_first_deny' ? false : true;
+  const i = answers.findIndex((a) => a.decision === stopAt);
+  if (i < 0) return answers;
+  const out = answers.slice(0, i + 1);
+  out[i] = { ...out[i]!, context: { ...out[i]!.context, reason: semantic } };
+  return out;
+}
