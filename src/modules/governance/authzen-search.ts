@@ -40,11 +40,14 @@ const DEFAULT_LIMIT = 50;
 
 // ---- Paging: an opaque token bound to the request it continues ----
 
-const tokenSchema = z.object({ a: z.string().max(64), h: z.string().length(16) });
+const tokenSchema = z.object({ a: z.string().max(64), l: z.number().int().min(1).max(200), h: z.string().length(16) });
 
-/** The request without its page token, as a stable digest: a token continues only the request it came from. */
+/**
+ * The request without its page, as a stable digest: a token continues only the request it came from. The page size
+ * travels in the token (a continuing request may leave `limit` out, as the standard's example does).
+ */
 function requestDigest(body: Record<string, unknown>): string {
-  const { page, ...rest } = body as { page?: { token?: string; limit?: number } };
+  const { page: _page, ...rest } = body as { page?: unknown };
   const canonical = (v: unknown): unknown =>
     v && typeof v === 'object' && !Array.isArray(v)
       ? Object.fromEntries(
@@ -54,7 +57,7 @@ function requestDigest(body: Record<string, unknown>): string {
         )
       : v;
   return createHash('sha256')
-    .update(JSON.stringify(canonical({ ...rest, limit: page?.limit ?? DEFAULT_LIMIT })))
+    .update(JSON.stringify(canonical(rest)))
     .digest('base64url')
     .slice(0, 16);
 }
@@ -63,6 +66,7 @@ function pageIn(body: Record<string, unknown>) {
   const page = (body.page ?? {}) as { token?: string; limit?: number };
   const h = requestDigest(body);
   let after: string | null = null;
+  let limit = page.limit ?? DEFAULT_LIMIT;
   if (page.token) {
     let decoded: z.infer<typeof tokenSchema> | null = null;
     try {
@@ -70,17 +74,18 @@ function pageIn(body: Record<string, unknown>) {
     } catch {
       decoded = null;
     }
-    if (!decoded || decoded.h !== h)
+    if (!decoded || decoded.h !== h || (page.limit !== undefined && page.limit !== decoded.l))
       throw new AppError('validation_failed', 'The page token is not valid, or the request changed since the first page.', {
         details: { fieldErrors: { 'page.token': ['Invalid or for another request'] }, formErrors: [] },
       });
     after = decoded.a;
+    limit = decoded.l;
   }
-  return { after, limit: page.limit ?? DEFAULT_LIMIT, h };
+  return { after, limit, h };
 }
 
-const pageOut = (count: number, next: string | null, h: string) => ({
-  next_token: next === null ? '' : encodeCursor({ a: next, h }),
+const pageOut = (count: number, next: string | null, p: { h: string; limit: number }) => ({
+  next_token: next === null ? '' : encodeCursor({ a: next, l: p.limit, h: p.h }),
   count,
 });
 
@@ -90,11 +95,12 @@ export async function searchSubjects(deps: Deps, caller: Principal, body: Subjec
   const type = subjectTypeOf(body.subject.type);
   const permission = permissionOf(body.action.name);
   const ref = { type: resourceTypeOf(body.resource.type), id: body.resource.id };
-  const { after, limit, h } = pageIn(body);
+  const pg = pageIn(body);
+  const { after, limit } = pg;
   const epoch = await decisionEpoch(deps.db);
   const t = (await loadTargets(deps, caller, [ref])).get(`${ref.type}:${ref.id}`);
   // Another partner's record answers as one that does not exist: nobody.
-  if (!t) return { page: pageOut(0, null, h), context: { epoch }, results: [] };
+  if (!t) return { page: pageOut(0, null, pg), context: { epoch }, results: [] };
   const ids =
     type === 'user'
       ? await candidateUsers(deps.db, t, permission, after, limit + 1)
@@ -122,7 +128,7 @@ export async function searchSubjects(deps: Deps, caller: Principal, body: Subjec
     }
   }
   const next = ids.length > limit ? page[page.length - 1]! : null;
-  return { page: pageOut(results.length, next, h), context: { epoch }, results };
+  return { page: pageOut(results.length, next, pg), context: { epoch }, results };
 }
 
 // ---- Resource search ----
@@ -160,20 +166,21 @@ export async function searchResources(deps: Deps, caller: Principal, body: Resou
   const permission = permissionOf(body.action.name);
   const type = resourceTypeOf(body.resource.type);
   const orgId = body.resource.properties?.organization_id ?? null;
-  const { after, limit, h } = pageIn(body);
+  const pg = pageIn(body);
+  const { after, limit } = pg;
   const epoch = await decisionEpoch(deps.db);
   const partnerId = caller.partnerId!;
   const book = new SubjectBook(deps, partnerId);
   if (type === 'partner') {
     const t = (await loadTargets(deps, caller, [{ type, id: partnerId }])).get(`partner:${partnerId}`);
-    if (!t || after) return { page: pageOut(0, null, h), context: { epoch }, results: [] };
+    if (!t || after) return { page: pageOut(0, null, pg), context: { epoch }, results: [] };
     await book.load([{ subject, orgId: null }]);
     const allowed = decideSubject(book.get(subject, null), permission, t).allowed;
-    return { page: pageOut(allowed ? 1 : 0, null, h), context: { epoch }, results: allowed ? [{ type, id: partnerId }] : [] };
+    return { page: pageOut(allowed ? 1 : 0, null, pg), context: { epoch }, results: allowed ? [{ type, id: partnerId }] : [] };
   }
   // An organisation's account asks about its own organisation only.
   if (caller.tenantKind === 'organization' && orgId && orgId !== caller.orgId)
-    return { page: pageOut(0, null, h), context: { epoch }, results: [] };
+    return { page: pageOut(0, null, pg), context: { epoch }, results: [] };
   const scopedOrg = caller.tenantKind === 'organization' ? caller.orgId : orgId;
   const reach = await searchReach(deps, subject, partnerId, permission);
   const rows = await candidateRecords(deps.db, type as RecordType, partnerId, scopedOrg, reach, after, limit + 1);
@@ -183,7 +190,7 @@ export async function searchResources(deps: Deps, caller: Principal, body: Resou
     .filter((t) => decideSubject(book.get(subject, t.owner.orgId), permission, t).allowed)
     .map((t) => ({ type, id: t.id }));
   const next = rows.length > limit ? page[page.length - 1]!.id : null;
-  return { page: pageOut(results.length, next, h), context: { epoch }, results };
+  return { page: pageOut(results.length, next, pg), context: { epoch }, results };
 }
 
 // ---- Action search ----
@@ -191,10 +198,11 @@ export async function searchResources(deps: Deps, caller: Principal, body: Resou
 export async function searchActions(deps: Deps, caller: Principal, body: ActionSearchBody) {
   const subject = { type: subjectTypeOf(body.subject.type), id: body.subject.id, ip: body.subject.properties?.ip_address ?? null };
   const ref = { type: resourceTypeOf(body.resource.type), id: body.resource.id };
-  const { after, limit, h } = pageIn(body);
+  const pg = pageIn(body);
+  const { after, limit } = pg;
   const epoch = await decisionEpoch(deps.db);
   const t: Target | undefined = (await loadTargets(deps, caller, [ref])).get(`${ref.type}:${ref.id}`);
-  if (!t) return { page: pageOut(0, null, h), context: { epoch }, results: [] };
+  if (!t) return { page: pageOut(0, null, pg), context: { epoch }, results: [] };
   const book = new SubjectBook(deps, caller.partnerId!);
   await book.load([{ subject, orgId: t.owner.orgId }]);
   const subjects = book.get(subject, t.owner.orgId);
@@ -203,5 +211,5 @@ export async function searchActions(deps: Deps, caller: Principal, body: ActionS
   const keys = PERMISSION_KEYS.slice(start, start + limit);
   const results = keys.filter((k) => decideSubject(subjects, k, t).allowed).map((name) => ({ name }));
   const end = start + keys.length;
-  return { page: pageOut(results.length, end < PERMISSION_KEYS.length ? String(end) : null, h), context: { epoch }, results };
+  return { page: pageOut(results.length, end < PERMISSION_KEYS.length ? String(end) : null, pg), context: { epoch }, results };
 }
