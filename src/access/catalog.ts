@@ -94,7 +94,7 @@ export const CATALOG: Record<Resource, Partial<Record<Action, string>>> = {
   },
   authz: {
     evaluate:
-      'Ask the authorization API (/access/v1) whether the partner\'s users and service accounts may act on its records',
+      "Ask the authorization API (/access/v1) whether the partner's users and service accounts may act on its records",
   },
 };
 

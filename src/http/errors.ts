@@ -27,7 +27,11 @@ export const ERROR_CATALOG = {
   role_has_users: { status: 400, error: 'Bad Request', message: 'Cannot delete role with assigned users.' },
   role_has_children: { status: 400, error: 'Bad Request', message: 'Cannot delete role with child roles.' },
   unknown_permission: { status: 400, error: 'Bad Request', message: 'The permission is not in the catalogue.' },
-  unknown_subject_type: { status: 400, error: 'Bad Request', message: 'The subject type must be user or service_account.' },
+  unknown_subject_type: {
+    status: 400,
+    error: 'Bad Request',
+    message: 'The subject type must be user or service_account.',
+  },
   unknown_resource_type: {
     status: 400,
     error: 'Bad Request',

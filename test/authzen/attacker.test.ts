@@ -20,7 +20,11 @@ afterAll(async () => t?.close());
 
 describe("a second partner's service account", () => {
   it("asking about partner a's device gets exactly the answer about a device that does not exist", async () => {
-    const q = (id: string) => ({ subject: user(w.a.tech.user.id), resource: device(id), action: { name: 'devices:read' } });
+    const q = (id: string) => ({
+      subject: user(w.a.tech.user.id),
+      resource: device(id),
+      action: { name: 'devices:read' },
+    });
     const theirs = await w.pdpB.call('evaluation', q(w.devices[0]!.id));
     const none = await w.pdpB.call('evaluation', q(randomUUID()));
     expect(theirs.status).toBe(200);
@@ -31,14 +35,24 @@ describe("a second partner's service account", () => {
   });
 
   it("asking about partner a's person on its own device gets exactly the answer about a person who does not exist", async () => {
-    const q = (id: string) => ({ subject: user(id), resource: device(w.foreignDevice.id), action: { name: 'devices:read' } });
+    const q = (id: string) => ({
+      subject: user(id),
+      resource: device(w.foreignDevice.id),
+      action: { name: 'devices:read' },
+    });
     const theirs = await w.pdpB.call('evaluation', q(w.a.admin.user.id));
     const none = await w.pdpB.call('evaluation', q(randomUUID()));
     expect(theirs.body.decision).toBe(false);
     expect(theirs.text).toBe(none.text);
     // and about partner a's own service account
-    const sa = await w.pdpB.call('evaluation', { ...q(w.callerA.account.id), subject: { type: 'service_account', id: w.callerA.account.id } });
-    const noSa = await w.pdpB.call('evaluation', { ...q(randomUUID()), subject: { type: 'service_account', id: randomUUID() } });
+    const sa = await w.pdpB.call('evaluation', {
+      ...q(w.callerA.account.id),
+      subject: { type: 'service_account', id: w.callerA.account.id },
+    });
+    const noSa = await w.pdpB.call('evaluation', {
+      ...q(randomUUID()),
+      subject: { type: 'service_account', id: randomUUID() },
+    });
     expect(sa.text).toBe(noSa.text);
   });
 
@@ -68,7 +82,10 @@ describe("a second partner's service account", () => {
       resource: { type: 'device', properties: { organization_id: w.a.orgs[0].id } },
     });
     expect(orgOfA.body.results).toEqual([]);
-    const actions = await w.pdpB.call('action', { subject: user(w.a.tech.user.id), resource: device(w.devices[0]!.id) });
+    const actions = await w.pdpB.call('action', {
+      subject: user(w.a.tech.user.id),
+      resource: device(w.devices[0]!.id),
+    });
     expect(actions.body.results).toEqual([]);
     const partner = await w.pdpB.call('evaluation', {
       subject: user(w.b.admin.user.id),
@@ -80,7 +97,11 @@ describe("a second partner's service account", () => {
 });
 
 describe('callers that may not ask', () => {
-  const body = () => ({ subject: user(w.a.tech.user.id), resource: device(w.devices[0]!.id), action: { name: 'devices:read' } });
+  const body = () => ({
+    subject: user(w.a.tech.user.id),
+    resource: device(w.devices[0]!.id),
+    action: { name: 'devices:read' },
+  });
 
   it('a service account without authz:evaluate → 403 forbidden, on every endpoint', async () => {
     const plain = await serviceAccountWithKey(w.a.admin.api, { roleId: PARTNER_VIEWER });
@@ -100,7 +121,10 @@ describe('callers that may not ask', () => {
   });
 
   it("an organisation's service account asks about its own organisation only", async () => {
-    const role = await createRole(t, { owner: { kind: 'organization', orgId: w.a.orgs[0].id }, permissions: ['authz:evaluate'] });
+    const role = await createRole(t, {
+      owner: { kind: 'organization', orgId: w.a.orgs[0].id },
+      permissions: ['authz:evaluate'],
+    });
     const orgCaller = await serviceAccountWithKey(w.a.admin.api, { roleId: role.id, orgId: w.a.orgs[0].id });
     const pdp = pdpOf(t, orgCaller.api);
     const own = await pdp.call('evaluation', { ...body(), resource: device(w.devices[0]!.id) });
@@ -113,13 +137,29 @@ describe('callers that may not ask', () => {
 });
 
 describe('malformed questions → 400 with a catalogued code', () => {
-  const ok = () => ({ subject: user(w.a.tech.user.id), resource: device(w.devices[0]!.id), action: { name: 'devices:read' } });
+  const ok = () => ({
+    subject: user(w.a.tech.user.id),
+    resource: device(w.devices[0]!.id),
+    action: { name: 'devices:read' },
+  });
   const cases: [string, () => unknown, string][] = [
-    ['an unknown subject type (agent: agents are service accounts)', () => ({ ...ok(), subject: { type: 'agent', id: randomUUID() } }), 'unknown_subject_type'],
-    ['an unknown resource type', () => ({ ...ok(), resource: { type: 'document', id: randomUUID() } }), 'unknown_resource_type'],
+    [
+      'an unknown subject type (agent: agents are service accounts)',
+      () => ({ ...ok(), subject: { type: 'agent', id: randomUUID() } }),
+      'unknown_subject_type',
+    ],
+    [
+      'an unknown resource type',
+      () => ({ ...ok(), resource: { type: 'document', id: randomUUID() } }),
+      'unknown_resource_type',
+    ],
     ['an action outside the catalogue', () => ({ ...ok(), action: { name: 'can_read' } }), 'unknown_permission'],
     ['no subject', () => ({ resource: ok().resource, action: ok().action }), 'validation_failed'],
-    ['an id that is not a UUID', () => ({ ...ok(), subject: { type: 'user', id: 'alice@example.com' } }), 'validation_failed'],
+    [
+      'an id that is not a UUID',
+      () => ({ ...ok(), subject: { type: 'user', id: 'alice@example.com' } }),
+      'validation_failed',
+    ],
     ['a body that is not an object', () => [ok()], 'validation_failed'],
   ];
   for (const [label, make, code] of cases) {
@@ -133,11 +173,18 @@ describe('malformed questions → 400 with a catalogued code', () => {
   it('a batch entry missing a key with no default, an unknown semantic, more than 1,000 evaluations', async () => {
     const missing = await w.pdpA.call('evaluations', { evaluations: [{ resource: ok().resource }] });
     expect([missing.status, missing.body.code]).toEqual([400, 'validation_failed']);
-    const semantic = await w.pdpA.call('evaluations', { ...ok(), evaluations: [{}], options: { evaluations_semantic: 'first' } });
+    const semantic = await w.pdpA.call('evaluations', {
+      ...ok(),
+      evaluations: [{}],
+      options: { evaluations_semantic: 'first' },
+    });
     expect([semantic.status, semantic.body.code]).toEqual([400, 'validation_failed']);
     const many = await w.pdpA.call('evaluations', { ...ok(), evaluations: Array.from({ length: 1001 }, () => ({})) });
     expect([many.status, many.body.code]).toEqual([400, 'validation_failed']);
-    const unknownInBatch = await w.pdpA.call('evaluations', { ...ok(), evaluations: [{}, { resource: { type: 'folder', id: randomUUID() } }] });
+    const unknownInBatch = await w.pdpA.call('evaluations', {
+      ...ok(),
+      evaluations: [{}, { resource: { type: 'folder', id: randomUUID() } }],
+    });
     expect([unknownInBatch.status, unknownInBatch.body.code]).toEqual([400, 'unknown_resource_type']);
   });
 

@@ -26,7 +26,11 @@ const decisions = (body: { evaluations: { decision: boolean }[] }) => body.evalu
 
 describe('Information model examples', () => {
   it('a minimal subject, and subjects with a department, an IP address and a device id, are each evaluated', async () => {
-    for (const properties of [undefined, { department: 'Sales' }, { ip_address: '172.217.22.14', device_id: '8:65:ee:17:7e:0b' }]) {
+    for (const properties of [
+      undefined,
+      { department: 'Sales' },
+      { ip_address: '172.217.22.14', device_id: '8:65:ee:17:7e:0b' },
+    ]) {
       const res = await w.pdpA.call('evaluation', {
         subject: user(alice, properties),
         resource: device(w.devices[0]!.id),
@@ -44,7 +48,10 @@ describe('Information model examples', () => {
   it('a resource with a structured property, an action with properties and a context with a schema are accepted', async () => {
     const res = await w.pdpA.call('evaluation', {
       subject: user(alice),
-      resource: { ...device(w.devices[0]!.id), properties: { library_record: { title: 'AuthZEN in Action', isbn: '978-0593383322' } } },
+      resource: {
+        ...device(w.devices[0]!.id),
+        properties: { library_record: { title: 'AuthZEN in Action', isbn: '978-0593383322' } },
+      },
       action: { name: 'devices:write', properties: { period: '2W' } },
       context: { time: '1985-10-26T01:22-07:00', schema: 'https://schema.example.com/access-request.schema.json' },
     });
@@ -195,7 +202,9 @@ describe('Search API examples', () => {
       resource: { type: 'device' },
     });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.results.map((r: { id: string }) => r.id).sort()).toEqual([w.devices[0]!.id, w.devices[2]!.id].sort());
+    expect(res.body.results.map((r: { id: string }) => r.id).sort()).toEqual(
+      [w.devices[0]!.id, w.devices[2]!.id].sort(),
+    );
   });
 
   it('action search: the permissions a user holds on a device', async () => {
@@ -228,7 +237,12 @@ describe('Search API examples', () => {
     expect(second.status, second.text).toBe(200);
     expect(second.body.page).toEqual({ next_token: '', count: 1 });
     const all = [...first.body.results, ...second.body.results].map((r: { id: string }) => r.id).sort();
-    expect(all).toEqual(w.devices.slice(0, 3).map((d) => d.id).sort());
+    expect(all).toEqual(
+      w.devices
+        .slice(0, 3)
+        .map((d) => d.id)
+        .sort(),
+    );
   });
 });
 

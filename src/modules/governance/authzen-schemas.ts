@@ -34,7 +34,9 @@ export const subject = z
         ip_address: z
           .union([z.ipv4(), z.ipv6()])
           .optional()
-          .describe('Evaluate IP allow-lists as if the request came from this address (else they are reported, not tested)'),
+          .describe(
+            'Evaluate IP allow-lists as if the request came from this address (else they are reported, not tested)',
+          ),
       })
       .catchall(z.unknown())
       .optional(),
@@ -55,18 +57,16 @@ export const action = z
   .describe('A permission of the catalogue');
 const context = z.record(z.string(), z.unknown()).optional().describe('The environment; accepted and not read');
 
-export const evaluationBody = z
-  .object({ subject, resource, action, context })
-  .meta({
-    examples: [
-      {
-        subject: { type: 'user', id: '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5' },
-        resource: { type: 'device', id: '0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3' },
-        action: { name: 'devices:execute' },
-        context: { time: '2026-05-31T15:22:00Z' },
-      },
-    ],
-  });
+export const evaluationBody = z.object({ subject, resource, action, context }).meta({
+  examples: [
+    {
+      subject: { type: 'user', id: '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5' },
+      resource: { type: 'device', id: '0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3' },
+      action: { name: 'devices:execute' },
+      context: { time: '2026-05-31T15:22:00Z' },
+    },
+  ],
+});
 export type EvaluationBody = z.infer<typeof evaluationBody>;
 
 const partial = z.object({
@@ -89,7 +89,9 @@ export const evaluationsBody = partial
         evaluations_semantic: z
           .enum(SEMANTICS)
           .optional()
-          .describe('execute_all (default), deny_on_first_deny or permit_on_first_permit: the answer stops at the first deny (or permit)'),
+          .describe(
+            'execute_all (default), deny_on_first_deny or permit_on_first_permit: the answer stops at the first deny (or permit)',
+          ),
       })
       .catchall(z.unknown())
       .optional(),
@@ -116,7 +118,9 @@ export const decisionContext = z.object({
     .describe(
       'The decision epoch: it moves whenever anything a decision reads changes (roles, memberships, grants, relationships, settings, where records live); a cached decision holds until it moves',
     ),
-  reasons: z.array(accessReason).describe('The steps the decision passed, in order, as GET /api/v1/access/explain names them'),
+  reasons: z
+    .array(accessReason)
+    .describe('The steps the decision passed, in order, as GET /api/v1/access/explain names them'),
   denied_by: z.string().optional().describe('The first step that denies'),
   reason: z.string().optional().describe('Where the batch stopped: `deny_on_first_deny` or `permit_on_first_permit`'),
   error: z
@@ -124,25 +128,28 @@ export const decisionContext = z.object({
     .optional()
     .describe('The resource is not a record of the caller’s partner (or does not exist): the same answer either way'),
 });
-export const decision = z
-  .object({ decision: z.boolean(), context: decisionContext })
-  .meta({
-    id: 'AuthzenDecision',
-    examples: [
-      {
-        decision: true,
-        context: {
-          epoch: 42,
-          reasons: [
-            { step: 'account', allowed: true, detail: 'The account is active.' },
-            { step: 'membership', allowed: true, detail: 'Member of the partner.' },
-            { step: 'role', allowed: true, detail: 'Granted devices:execute by its role Partner Technician.' },
-            { step: 'organization_access', allowed: true, detail: 'Standing access to every organisation of the partner (orgAccess all).', via: 'standing_all' },
-          ],
-        },
+export const decision = z.object({ decision: z.boolean(), context: decisionContext }).meta({
+  id: 'AuthzenDecision',
+  examples: [
+    {
+      decision: true,
+      context: {
+        epoch: 42,
+        reasons: [
+          { step: 'account', allowed: true, detail: 'The account is active.' },
+          { step: 'membership', allowed: true, detail: 'Member of the partner.' },
+          { step: 'role', allowed: true, detail: 'Granted devices:execute by its role Partner Technician.' },
+          {
+            step: 'organization_access',
+            allowed: true,
+            detail: 'Standing access to every organisation of the partner (orgAccess all).',
+            via: 'standing_all',
+          },
+        ],
       },
-    ],
-  });
+    },
+  ],
+});
 export const evaluationsResponse = z
   .object({ evaluations: z.array(decision) })
   .meta({ examples: [{ evaluations: [{ decision: true, context: { epoch: 42, reasons: [] } }] }] });
@@ -192,36 +199,37 @@ export const resourceSearchBody = z
       },
     ],
   });
-export const actionSearchBody = z
-  .object({ subject, resource, context, page })
-  .meta({
-    examples: [
-      {
-        subject: { type: 'user', id: '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5' },
-        resource: { type: 'device', id: '0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3' },
-      },
-    ],
-  });
+export const actionSearchBody = z.object({ subject, resource, context, page }).meta({
+  examples: [
+    {
+      subject: { type: 'user', id: '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5' },
+      resource: { type: 'device', id: '0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3' },
+    },
+  ],
+});
 export type SubjectSearchBody = z.infer<typeof subjectSearchBody>;
 export type ResourceSearchBody = z.infer<typeof resourceSearchBody>;
 export type ActionSearchBody = z.infer<typeof actionSearchBody>;
 
 const pageOut = z.object({
   next_token: z.string().describe('Empty on the last page'),
-  count: z.number().int().describe('Results in this page (a page may hold fewer than `limit` while `next_token` goes on)'),
+  count: z
+    .number()
+    .int()
+    .describe('Results in this page (a page may hold fewer than `limit` while `next_token` goes on)'),
 });
 const searchResponse = <T extends z.ZodType>(item: T, example: unknown) =>
   z
     .object({ page: pageOut, context: z.object({ epoch: z.number().int() }), results: z.array(item) })
     .meta({ examples: [{ page: { next_token: '', count: 1 }, context: { epoch: 42 }, results: [example] }] });
-export const subjectSearchResponse = searchResponse(
-  z.object({ type: z.enum(SUBJECT_TYPES), id: z.uuid() }),
-  { type: 'user', id: '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5' },
-);
-export const resourceSearchResponse = searchResponse(
-  z.object({ type: z.enum(AUTHZEN_RESOURCE_TYPES), id: z.uuid() }),
-  { type: 'device', id: '0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3' },
-);
+export const subjectSearchResponse = searchResponse(z.object({ type: z.enum(SUBJECT_TYPES), id: z.uuid() }), {
+  type: 'user',
+  id: '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5',
+});
+export const resourceSearchResponse = searchResponse(z.object({ type: z.enum(AUTHZEN_RESOURCE_TYPES), id: z.uuid() }), {
+  type: 'device',
+  id: '0b1c2d3e-4f50-4a6b-9c7d-8e9fa0b1c2d3',
+});
 export const actionSearchResponse = searchResponse(z.object({ name: z.string() }), { name: 'devices:execute' });
 
 export const metadataResponse = z

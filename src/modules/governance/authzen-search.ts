@@ -24,7 +24,7 @@ import {
   loadTargets,
   permissionOf,
   resourceTypeOf,
-  SubjectBook,
+  subjectsFor,
   subjectTypeOf,
   targetOf,
   type Target,
@@ -75,9 +75,13 @@ function pageIn(body: Record<string, unknown>) {
       decoded = null;
     }
     if (!decoded || decoded.h !== h || (page.limit !== undefined && page.limit !== decoded.l))
-      throw new AppError('validation_failed', 'The page token is not valid, or the request changed since the first page.', {
-        details: { fieldErrors: { 'page.token': ['Invalid or for another request'] }, formErrors: [] },
-      });
+      throw new AppError(
+        'validation_failed',
+        'The page token is not valid, or the request changed since the first page.',
+        {
+          details: { fieldErrors: { 'page.token': ['Invalid or for another request'] }, formErrors: [] },
+        },
+      );
     after = decoded.a;
     limit = decoded.l;
   }
@@ -118,8 +122,7 @@ export async function searchSubjects(deps: Deps, caller: Principal, body: Subjec
       t.owner.orgId,
       now,
     );
-    for (const id of page)
-      if (decideSubject(subjects.get(id) ?? [], permission, t).allowed) results.push({ type, id });
+    for (const id of page) if (decideSubject(subjects.get(id) ?? [], permission, t).allowed) results.push({ type, id });
   } else {
     const accounts = await serviceAccountSubjects(deps.db, deps.roleCache, page, t.owner.partnerId, t.owner.orgId, now);
     for (const id of page) {
@@ -162,7 +165,11 @@ async function searchReach(
 }
 
 export async function searchResources(deps: Deps, caller: Principal, body: ResourceSearchBody) {
-  const subject = { type: subjectTypeOf(body.subject.type), id: body.subject.id, ip: body.subject.properties?.ip_address ?? null };
+  const subject = {
+    type: subjectTypeOf(body.subject.type),
+    id: body.subject.id,
+    ip: body.subject.properties?.ip_address ?? null,
+  };
   const permission = permissionOf(body.action.name);
   const type = resourceTypeOf(body.resource.type);
   const orgId = body.resource.properties?.organization_id ?? null;
@@ -170,13 +177,16 @@ export async function searchResources(deps: Deps, caller: Principal, body: Resou
   const { after, limit } = pg;
   const epoch = await decisionEpoch(deps.db);
   const partnerId = caller.partnerId!;
-  const book = new SubjectBook(deps, partnerId);
   if (type === 'partner') {
     const t = (await loadTargets(deps, caller, [{ type, id: partnerId }])).get(`partner:${partnerId}`);
     if (!t || after) return { page: pageOut(0, null, pg), context: { epoch }, results: [] };
-    await book.load([{ subject, orgId: null }]);
-    const allowed = decideSubject(book.get(subject, null), permission, t).allowed;
-    return { page: pageOut(allowed ? 1 : 0, null, pg), context: { epoch }, results: allowed ? [{ type, id: partnerId }] : [] };
+    const subjectsOf = await subjectsFor(deps, partnerId, [{ subject, target: t }]);
+    const allowed = decideSubject(subjectsOf(subject, t), permission, t).allowed;
+    return {
+      page: pageOut(allowed ? 1 : 0, null, pg),
+      context: { epoch },
+      results: allowed ? [{ type, id: partnerId }] : [],
+    };
   }
   // An organisation's account asks about its own organisation only.
   if (caller.tenantKind === 'organization' && orgId && orgId !== caller.orgId)
@@ -185,9 +195,13 @@ export async function searchResources(deps: Deps, caller: Principal, body: Resou
   const reach = await searchReach(deps, subject, partnerId, permission);
   const rows = await candidateRecords(deps.db, type as RecordType, partnerId, scopedOrg, reach, after, limit + 1);
   const page = rows.slice(0, limit).map((r) => targetOf(type as RecordType, r));
-  await book.load(page.map((t) => ({ subject, orgId: t.owner.orgId })));
+  const subjectsOf = await subjectsFor(
+    deps,
+    partnerId,
+    page.map((target) => ({ subject, target })),
+  );
   const results = page
-    .filter((t) => decideSubject(book.get(subject, t.owner.orgId), permission, t).allowed)
+    .filter((t) => decideSubject(subjectsOf(subject, t), permission, t).allowed)
     .map((t) => ({ type, id: t.id }));
   const next = rows.length > limit ? page[page.length - 1]!.id : null;
   return { page: pageOut(results.length, next, pg), context: { epoch }, results };
@@ -196,20 +210,26 @@ export async function searchResources(deps: Deps, caller: Principal, body: Resou
 // ---- Action search ----
 
 export async function searchActions(deps: Deps, caller: Principal, body: ActionSearchBody) {
-  const subject = { type: subjectTypeOf(body.subject.type), id: body.subject.id, ip: body.subject.properties?.ip_address ?? null };
+  const subject = {
+    type: subjectTypeOf(body.subject.type),
+    id: body.subject.id,
+    ip: body.subject.properties?.ip_address ?? null,
+  };
   const ref = { type: resourceTypeOf(body.resource.type), id: body.resource.id };
   const pg = pageIn(body);
   const { after, limit } = pg;
   const epoch = await decisionEpoch(deps.db);
   const t: Target | undefined = (await loadTargets(deps, caller, [ref])).get(`${ref.type}:${ref.id}`);
   if (!t) return { page: pageOut(0, null, pg), context: { epoch }, results: [] };
-  const book = new SubjectBook(deps, caller.partnerId!);
-  await book.load([{ subject, orgId: t.owner.orgId }]);
-  const subjects = book.get(subject, t.owner.orgId);
+  const subjects = (await subjectsFor(deps, caller.partnerId!, [{ subject, target: t }]))(subject, t);
   const start = after === null ? 0 : Number(after);
   if (!Number.isInteger(start) || start < 0) throw new AppError('validation_failed', 'The page token is not valid.');
   const keys = PERMISSION_KEYS.slice(start, start + limit);
   const results = keys.filter((k) => decideSubject(subjects, k, t).allowed).map((name) => ({ name }));
   const end = start + keys.length;
-  return { page: pageOut(results.length, end < PERMISSION_KEYS.length ? String(end) : null, pg), context: { epoch }, results };
+  return {
+    page: pageOut(results.length, end < PERMISSION_KEYS.length ? String(end) : null, pg),
+    context: { epoch },
+    results,
+  };
 }

@@ -5,13 +5,21 @@
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { decisionOf, deny, type AccessDecision, type Owner, type PartnerOwned, type Siteless } from '../../access/decision.js';
+import {
+  decisionOf,
+  deny,
+  type AccessDecision,
+  type Owner,
+  type PartnerOwned,
+  type Siteless,
+} from '../../access/decision.js';
 import { DEVICE, DEVICE_GROUP, ORGANIZATION, SCRIPT, SITE, type ByIdResource } from '../tenants/index.js';
 import { decideFor } from './explain-service.js';
 import { serviceAccountSubjects, userSubjects, type Subject } from './subjects.js';
 import {
   AUTHZEN_RESOURCE_TYPES,
   decisionEpoch,
+  homeOrgRows,
   ownerRows,
   type AuthzenResourceType,
   type OwnerRow,
@@ -142,7 +150,10 @@ export class SubjectBook {
 
   /** Loads, per organisation and address, every subject the questions name there: one statement per kind. */
   async load(questions: { subject: Question['subject']; orgId: string | null }[]): Promise<void> {
-    const wanted = new Map<string, { orgId: string | null; ip: string | null; users: Set<string>; accounts: Set<string> }>();
+    const wanted = new Map<
+      string,
+      { orgId: string | null; ip: string | null; users: Set<string>; accounts: Set<string> }
+    >();
     for (const q of questions) {
       const slot = SubjectBook.slot(q.orgId, q.subject.ip);
       if (this.loaded.has(slot)) continue;
@@ -206,6 +217,34 @@ const notFoundJson = (epoch: number): DecisionJson => ({
   context: { epoch, reasons: [], error: { status: 404, message: NOT_FOUND } },
 });
 
+/**
+ * The organisations whose memberships bear on the record for the subject: the record's own; for a partner-wide record
+ * in force in every organisation (a shared script), the partner level and each organisation the subject belongs to.
+ */
+function slotsOf(t: Target, homes: Map<string, string[]>, subject: Question['subject']): (string | null)[] {
+  if (t.owner.orgId !== null || t.partnerOwned !== 'shared') return [t.owner.orgId];
+  return [null, ...(homes.get(`${subject.type}:${subject.id}`) ?? [])];
+}
+
+/** The memberships bearing on each (subject, record) pair, read for all pairs at once (see SubjectBook). */
+export async function subjectsFor(
+  deps: Deps,
+  partnerId: string,
+  pairs: { subject: Question['subject']; target: Target }[],
+): Promise<(subject: Question['subject'], t: Target) => Subject[]> {
+  const shared = (t: Target) => t.owner.orgId === null && t.partnerOwned === 'shared';
+  const homes = await homeOrgsOf(
+    deps,
+    partnerId,
+    pairs.filter((p) => shared(p.target)).map((p) => p.subject),
+  );
+  const book = new SubjectBook(deps, partnerId);
+  await book.load(
+    pairs.flatMap((p) => slotsOf(p.target, homes, p.subject).map((orgId) => ({ subject: p.subject, orgId }))),
+  );
+  return (subject, t) => slotsOf(t, homes, subject).flatMap((orgId) => book.get(subject, orgId));
+}
+
 /** Answers the questions in order: the epoch first (a change after it moves it), then the records, then the subjects. */
 export async function evaluateAll(deps: Deps, caller: Principal, questions: Question[]): Promise<DecisionJson[]> {
   const epoch = await decisionEpoch(deps.db);
@@ -214,16 +253,33 @@ export async function evaluateAll(deps: Deps, caller: Principal, questions: Ques
     caller,
     questions.map((q) => q.resource),
   );
-  const book = new SubjectBook(deps, caller.partnerId!);
   const found = questions.map((q) => targets.get(keyOf(q.resource)));
-  await book.load(
-    questions.flatMap((q, i) => (found[i] ? [{ subject: q.subject, orgId: found[i]!.owner.orgId }] : [])),
+  const subjectsOf = await subjectsFor(
+    deps,
+    caller.partnerId!,
+    questions.flatMap((q, i) => (found[i] ? [{ subject: q.subject, target: found[i]! }] : [])),
   );
   return questions.map((q, i) => {
     const t = found[i];
     if (!t) return notFoundJson(epoch);
-    return decisionJson(decideSubject(book.get(q.subject, t.owner.orgId), q.permission, t), epoch);
+    return decisionJson(decideSubject(subjectsOf(q.subject, t), q.permission, t), epoch);
   });
+}
+
+/** Each subject's organisations in the partner (only asked for when a partner-wide shared record is in question). */
+export async function homeOrgsOf(
+  deps: Deps,
+  partnerId: string,
+  subjects: Question['subject'][],
+): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (!subjects.length) return out;
+  const ids = (type: SubjectType) => [...new Set(subjects.filter((s) => s.type === type).map((s) => s.id))];
+  for (const row of await homeOrgRows(deps.db, ids('user'), ids('service_account'), partnerId)) {
+    const key = `${row.kind}:${row.id}`;
+    out.set(key, [...(out.get(key) ?? []), row.org_id]);
+  }
+  return out;
 }
 
 // ---- Requests ----
@@ -257,7 +313,7 @@ export type Semantic = 'execute_all' | 'deny_on_first_deny' | 'permit_on_first_p
 /** The batch's answers under its semantic: all of them, or up to the first deny (or permit), which says so. */
 export function applySemantic(answers: DecisionJson[], semantic: Semantic): DecisionJson[] {
   if (semantic === 'execute_all') return answers;
-  const stopAt = semantic === 'deny_on_first_deny' ? false : true;
+  const stopAt = semantic !== 'deny_on_first_deny';
   const i = answers.findIndex((a) => a.decision === stopAt);
   if (i < 0) return answers;
   const out = answers.slice(0, i + 1);

@@ -53,7 +53,11 @@ async function resolveTarget(deps: Deps, caller: Principal, type: ResourceType, 
  * One membership's (or account's) decision on the target: the account's state first, then what a request passes.
  * Explain, who-can and the authorization API (/access/v1) all decide through this.
  */
-export function decideFor(s: Subject, permission: string, t: Pick<Target, 'owner' | 'partnerOwned' | 'siteless'>): AccessDecision {
+export function decideFor(
+  s: Subject,
+  permission: string,
+  t: Pick<Target, 'owner' | 'partnerOwned' | 'siteless'>,
+): AccessDecision {
   const account = accountReason(s.status);
   if (!account.allowed) return decisionOf([account]);
   const d = decide(s.principal, permission, t.owner, t.partnerOwned, t.siteless, s.role);

@@ -99,10 +99,12 @@ export async function candidateRecords(
   const org = ORG_COLUMN[type];
   const branches: SQL[] = [];
   if (reach.partnerOrgs === null) branches.push(sql`true`);
-  else if (reach.partnerOrgs !== 'none' && reach.partnerOrgs.length) branches.push(sql`${org} in (${idList(reach.partnerOrgs)})`);
+  else if (reach.partnerOrgs !== 'none' && reach.partnerOrgs.length)
+    branches.push(sql`${org} in (${idList(reach.partnerOrgs)})`);
   for (const m of reach.orgMemberships) {
     const rules: SQL[] = [sql`${org} = ${m.orgId}::uuid`];
-    if (type === 'device' && m.siteIds) rules.push(m.siteIds.length ? sql`d.site_id in (${idList(m.siteIds)})` : sql`false`);
+    if (type === 'device' && m.siteIds)
+      rules.push(m.siteIds.length ? sql`d.site_id in (${idList(m.siteIds)})` : sql`false`);
     if (type === 'device' && m.groupIds)
       rules.push(
         m.groupIds.length
@@ -117,7 +119,9 @@ export async function candidateRecords(
   const where = [
     sql`${PARTNER_COLUMN[type]} = ${partnerId}`,
     sql`(${sql.join(branches, sql` or `)})`,
-    ...(orgId ? [type === 'script' ? sql`(x.org_id = ${orgId}::uuid or x.org_id is null)` : sql`${org} = ${orgId}::uuid`] : []),
+    ...(orgId
+      ? [type === 'script' ? sql`(x.org_id = ${orgId}::uuid or x.org_id is null)` : sql`${org} = ${orgId}::uuid`]
+      : []),
     ...(after ? [sql`${ID_COLUMN[type]} > ${after}::uuid`] : []),
   ];
   return rowsOf<OwnerRow>(
@@ -164,4 +168,25 @@ export async function subjectReachRows(
         from organization_users ou join organizations o on o.id = ou.org_id
         where o.partner_id = ${partnerId} and ou.user_id = ${id}::uuid and ou.status = 'active'`),
   );
+}
+
+/**
+ * The organisations of the partner the subjects belong to (a person's organisation memberships, an organisation's
+ * service account's organisation): whose memberships bear on a partner-wide record in force in every organisation.
+ */
+export async function homeOrgRows(
+  db: Executor,
+  userIds: string[],
+  accountIds: string[],
+  partnerId: string,
+): Promise<{ kind: 'user' | 'service_account'; id: string; org_id: string }[]> {
+  const parts: SQL[] = [];
+  if (userIds.length)
+    parts.push(sql`select 'user' as kind, ou.user_id as id, ou.org_id from organization_users ou join organizations o on o.id = ou.org_id
+      where o.partner_id = ${partnerId} and ou.status = 'active' and ou.user_id in (${idList(userIds)})`);
+  if (accountIds.length)
+    parts.push(sql`select 'service_account' as kind, a.id, a.org_id from service_accounts a
+      where a.partner_id = ${partnerId} and a.org_id is not null and a.id in (${idList(accountIds)})`);
+  if (!parts.length) return [];
+  return rowsOf(await db.execute(sql.join(parts, sql` union all `)));
 }
