@@ -26,7 +26,6 @@ import { startBuiltServer } from '../test/dist/launch.js';
 import { arg, canPin, databases, int, loadgen, measureCeiling, ms, QUIET } from './harness.js';
 import { renderProfile, summariseProfile } from './cpu-profile.js';
 
-
 export interface HotPathFigure {
   db: string;
   ceiling: LoadgenResult;

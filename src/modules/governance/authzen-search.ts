@@ -102,7 +102,7 @@ export async function searchSubjects(deps: Deps, caller: Principal, body: Subjec
   const pg = pageIn(body);
   const { after, limit } = pg;
   const epoch = await decisionEpoch(deps.db);
-  const t = (await loadTargets(deps, caller, [ref])).get(`${ref.type}:${ref.id}`);
+  const t = (await loadTargets(deps, caller, [ref], epoch)).get(`${ref.type}:${ref.id}`);
   // Another partner's record answers as one that does not exist: nobody.
   if (!t) return { page: pageOut(0, null, pg), context: { epoch }, results: [] };
   const ids =
@@ -178,9 +178,9 @@ export async function searchResources(deps: Deps, caller: Principal, body: Resou
   const epoch = await decisionEpoch(deps.db);
   const partnerId = caller.partnerId!;
   if (type === 'partner') {
-    const t = (await loadTargets(deps, caller, [{ type, id: partnerId }])).get(`partner:${partnerId}`);
+    const t = (await loadTargets(deps, caller, [{ type, id: partnerId }], epoch)).get(`partner:${partnerId}`);
     if (!t || after) return { page: pageOut(0, null, pg), context: { epoch }, results: [] };
-    const subjectsOf = await subjectsFor(deps, partnerId, [{ subject, target: t }]);
+    const subjectsOf = await subjectsFor(deps, caller, epoch, [{ subject, target: t }]);
     const allowed = decideSubject(subjectsOf(subject, t), permission, t).allowed;
     return {
       page: pageOut(allowed ? 1 : 0, null, pg),
@@ -197,7 +197,8 @@ export async function searchResources(deps: Deps, caller: Principal, body: Resou
   const page = rows.slice(0, limit).map((r) => targetOf(type as RecordType, r));
   const subjectsOf = await subjectsFor(
     deps,
-    partnerId,
+    caller,
+    epoch,
     page.map((target) => ({ subject, target })),
   );
   const results = page
@@ -219,9 +220,9 @@ export async function searchActions(deps: Deps, caller: Principal, body: ActionS
   const pg = pageIn(body);
   const { after, limit } = pg;
   const epoch = await decisionEpoch(deps.db);
-  const t: Target | undefined = (await loadTargets(deps, caller, [ref])).get(`${ref.type}:${ref.id}`);
+  const t: Target | undefined = (await loadTargets(deps, caller, [ref], epoch)).get(`${ref.type}:${ref.id}`);
   if (!t) return { page: pageOut(0, null, pg), context: { epoch }, results: [] };
-  const subjects = (await subjectsFor(deps, caller.partnerId!, [{ subject, target: t }]))(subject, t);
+  const subjects = (await subjectsFor(deps, caller, epoch, [{ subject, target: t }]))(subject, t);
   const start = after === null ? 0 : Number(after);
   if (!Number.isInteger(start) || start < 0) throw new AppError('validation_failed', 'The page token is not valid.');
   const keys = PERMISSION_KEYS.slice(start, start + limit);

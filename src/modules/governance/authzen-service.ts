@@ -15,13 +15,18 @@ import {
 } from '../../access/decision.js';
 import { DEVICE, DEVICE_GROUP, ORGANIZATION, SCRIPT, SITE, type ByIdResource } from '../tenants/index.js';
 import { decideFor } from './explain-service.js';
-import { serviceAccountSubjects, userSubjects, type Subject } from './subjects.js';
+import { serviceAccountSubjectsOf, userSubjectsOf, type Subject } from './subjects.js';
+import { decisionFacts, type DecisionFacts } from './authzen-cache.js';
 import {
   AUTHZEN_RESOURCE_TYPES,
   decisionEpoch,
   homeOrgRows,
   ownerRows,
+  serviceAccountSubjectRows,
+  userSubjectRows,
+  type AccountSubjectRow,
   type AuthzenResourceType,
+  type SubjectFactsRow,
   type OwnerRow,
   type RecordType,
 } from './repo.js';
@@ -100,15 +105,27 @@ function callerMayAsk(caller: Principal, t: Target): boolean {
 
 const keyOf = (r: { type: string; id: string }) => `${r.type}:${r.id}`;
 
-/** The records asked about, each kind in one statement; absent: not a record the caller may ask about. */
+/** What the caller's row reach is, for cache keys: facts read under one reach are not served to another. */
+const reachOf = (caller: Principal) =>
+  `${caller.partnerId}|${caller.tenantKind === 'organization' ? caller.orgId : '*'}`;
+
+/** The records asked about, each kind in one statement (or none, when cached); absent: not one the caller may ask about. */
 export async function loadTargets(
   deps: Deps,
   caller: Principal,
   refs: { type: AuthzenResourceType; id: string }[],
+  epoch: number,
 ): Promise<Map<string, Target>> {
   const out = new Map<string, Target>();
   const partnerId = caller.partnerId;
   if (!partnerId) throw new AppError('tenant_context_required');
+  const facts = decisionFacts(deps);
+  facts.at(epoch);
+  const reach = reachOf(caller);
+  const keep = (type: RecordType, row: OwnerRow) => {
+    const t = targetOf(type, row);
+    if (callerMayAsk(caller, t)) out.set(keyOf(t), t);
+  };
   const byType = new Map<RecordType, Set<string>>();
   for (const r of refs) {
     if (r.type === 'partner') {
@@ -122,14 +139,19 @@ export async function loadTargets(
       if (r.id === partnerId && callerMayAsk(caller, t)) out.set(keyOf(r), t);
       continue;
     }
+    const hit = facts.get<OwnerRow>(epoch, `o|${reach}|${r.type}|${r.id}`);
+    if (hit) {
+      keep(r.type, hit);
+      continue;
+    }
     let ids = byType.get(r.type);
     if (!ids) byType.set(r.type, (ids = new Set()));
     ids.add(r.id);
   }
   for (const [type, ids] of byType) {
     for (const row of await ownerRows(deps.db, type, [...ids], partnerId)) {
-      const t = targetOf(type, row);
-      if (callerMayAsk(caller, t)) out.set(keyOf(t), t);
+      facts.set(epoch, `o|${reach}|${type}|${row.id}`, row);
+      keep(type, row);
     }
   }
   return out;
@@ -140,15 +162,26 @@ export async function loadTargets(
 /** Subjects keyed by organisation (and address), each id's memberships bearing on records there. */
 export class SubjectBook {
   private readonly loaded = new Map<string, Map<string, Subject[]>>();
+  private readonly facts: DecisionFacts;
+  private readonly reach: string;
 
   constructor(
     private readonly deps: Deps,
-    private readonly partnerId: string,
-  ) {}
+    caller: Principal,
+    private readonly epoch: number,
+  ) {
+    this.facts = decisionFacts(deps);
+    this.facts.at(epoch);
+    this.reach = reachOf(caller);
+  }
+
+  private get partnerId() {
+    return this.reach.split('|')[0]!;
+  }
 
   private static slot = (orgId: string | null, ip: string | null) => `${orgId ?? '-'}|${ip ?? '-'}`;
 
-  /** Loads, per organisation and address, every subject the questions name there: one statement per kind. */
+  /** Loads, per organisation and address, every subject the questions name there: one statement per kind at most. */
   async load(questions: { subject: Question['subject']; orgId: string | null }[]): Promise<void> {
     const wanted = new Map<
       string,
@@ -164,28 +197,49 @@ export class SubjectBook {
     const now = this.deps.clock.now().getTime();
     for (const [slot, w] of wanted) {
       const found = new Map<string, Subject[]>();
-      const users = await userSubjects(
-        this.deps.db,
-        this.deps.roleCache,
-        this.deps.config.enable2fa,
-        [...w.users],
-        this.partnerId,
-        w.orgId,
-        now,
-        w.ip,
+      const userRows = await this.cached<SubjectFactsRow>('u', w.orgId, [...w.users], true, (ids) =>
+        userSubjectRows(this.deps.db, ids, this.partnerId, w.orgId),
       );
+      const users = await userSubjectsOf(userRows, this.deps.roleCache, this.deps.config.enable2fa, now, w.ip);
       for (const [id, s] of users) found.set(`user:${id}`, s);
-      const accounts = await serviceAccountSubjects(
-        this.deps.db,
-        this.deps.roleCache,
-        [...w.accounts],
-        this.partnerId,
-        w.orgId,
-        now,
+      const accountRows = await this.cached<AccountSubjectRow>('s', w.orgId, [...w.accounts], false, (ids) =>
+        serviceAccountSubjectRows(this.deps.db, ids, this.partnerId, w.orgId),
       );
+      const accounts = await serviceAccountSubjectsOf(accountRows, this.deps.roleCache, now);
       for (const [id, s] of accounts) found.set(`service_account:${id}`, [s]);
       this.loaded.set(slot, found);
     }
+  }
+
+  /** The rows of `ids` (cached ones, the others in one statement); `keepAbsent`: an id without rows is kept too. */
+  private async cached<R extends SubjectFactsRow | AccountSubjectRow>(
+    kind: 'u' | 's',
+    orgId: string | null,
+    ids: string[],
+    keepAbsent: boolean,
+    read: (ids: string[]) => Promise<R[]>,
+  ): Promise<R[]> {
+    const key = (id: string) => `${kind}|${this.reach}|${orgId ?? '-'}|${id}`;
+    const rows: R[] = [];
+    const missing: string[] = [];
+    for (const id of ids) {
+      const hit = this.facts.get<R[]>(this.epoch, key(id));
+      if (hit) rows.push(...hit);
+      else missing.push(id);
+    }
+    if (missing.length === 0) return rows;
+    const fresh = await read(missing);
+    const byId = new Map<string, R[]>();
+    for (const row of fresh) {
+      const id = 'user_id' in row ? row.user_id : row.account_id;
+      byId.set(id, [...(byId.get(id) ?? []), row]);
+    }
+    for (const id of missing) {
+      const mine = byId.get(id);
+      if (mine || keepAbsent)
+        this.facts.set(this.epoch, key(id), (mine ?? []) as SubjectFactsRow[] | AccountSubjectRow[]);
+    }
+    return [...rows, ...fresh];
   }
 
   get(subject: Question['subject'], orgId: string | null): Subject[] {
@@ -229,16 +283,18 @@ function slotsOf(t: Target, homes: Map<string, string[]>, subject: Question['sub
 /** The memberships bearing on each (subject, record) pair, read for all pairs at once (see SubjectBook). */
 export async function subjectsFor(
   deps: Deps,
-  partnerId: string,
+  caller: Principal,
+  epoch: number,
   pairs: { subject: Question['subject']; target: Target }[],
 ): Promise<(subject: Question['subject'], t: Target) => Subject[]> {
+  const partnerId = caller.partnerId!;
   const shared = (t: Target) => t.owner.orgId === null && t.partnerOwned === 'shared';
   const homes = await homeOrgsOf(
     deps,
     partnerId,
     pairs.filter((p) => shared(p.target)).map((p) => p.subject),
   );
-  const book = new SubjectBook(deps, partnerId);
+  const book = new SubjectBook(deps, caller, epoch);
   await book.load(
     pairs.flatMap((p) => slotsOf(p.target, homes, p.subject).map((orgId) => ({ subject: p.subject, orgId }))),
   );
@@ -252,11 +308,13 @@ export async function evaluateAll(deps: Deps, caller: Principal, questions: Ques
     deps,
     caller,
     questions.map((q) => q.resource),
+    epoch,
   );
   const found = questions.map((q) => targets.get(keyOf(q.resource)));
   const subjectsOf = await subjectsFor(
     deps,
-    caller.partnerId!,
+    caller,
+    epoch,
     questions.flatMap((q, i) => (found[i] ? [{ subject: q.subject, target: found[i]! }] : [])),
   );
   return questions.map((q, i) => {
