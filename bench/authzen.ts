@@ -1,6 +1,6 @@
 /**
  * The authorization API (/access/v1) against a raw node:http ceiling measured in the same run: one evaluation per
- * request (req/s = evaluations/s, p99), and a batch of 1,000 device evaluations per request (p99, evaluations/s).
+ * request (req/s = evaluations/s at 20 connections, p99 there and on one connection alone), and a batch of 1,000 device evaluations per request (p99, evaluations/s).
  *
  *   npx tsx bench/authzen.ts [--duration=6] [--warmup=2] [--connections=20] [--batch-connections=4] [--db=pglite,postgres]
  *
@@ -30,6 +30,8 @@ interface Row {
   db: string;
   ceiling: LoadgenResult;
   single: LoadgenResult;
+  /** One connection: the latency of an evaluation without queueing behind others. */
+  alone: LoadgenResult;
   batch: LoadgenResult;
 }
 
@@ -119,10 +121,12 @@ async function main(): Promise<void> {
         );
       process.stderr.write(`authzen · ${name}: single ... `);
       const singleRun = await run('/access/v1/evaluation', single, o.connections);
-      process.stderr.write(`${int(singleRun.all.reqPerSec)} req/s; batch of ${BATCH} ... `);
+      process.stderr.write(`${int(singleRun.all.reqPerSec)} req/s; one connection ... `);
+      const alone = await run('/access/v1/evaluation', single, 1);
+      process.stderr.write(`p99 ${ms(alone.all.latencyP99Ms)} ms; batch of ${BATCH} ... `);
       const batchRun = await run('/access/v1/evaluations', batch, o.batchConnections);
       process.stderr.write(`${int(batchRun.all.reqPerSec)} req/s\n`);
-      rows.push({ db: name, ceiling, single: singleRun, batch: batchRun });
+      rows.push({ db: name, ceiling, single: singleRun, alone, batch: batchRun });
     } finally {
       await server.close();
     }
@@ -132,13 +136,13 @@ async function main(): Promise<void> {
     `\n## Authorization API (AuthZEN): ${o.duration} s per run, ${o.connections} connections (batch: ${o.batchConnections}), ${cores}\n`,
   );
   console.log(
-    '| Database | Ceiling: raw node:http req/s | Single evaluation: evaluations/s | Ratio | p50 / p99 ms | Batch of 1,000: req/s | evaluations/s | p50 / p99 ms | server CPU µs: single / per batch evaluation | non-2xx |',
+    '| Database | Ceiling: raw node:http req/s | Single evaluation: evaluations/s | Ratio | p50 / p99 ms | one connection: p50 / p99 ms | Batch of 1,000: req/s | evaluations/s | p50 / p99 ms | server CPU µs: single / per batch evaluation | non-2xx |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     console.log(
       `| ${r.db} | ${int(r.ceiling.all.reqPerSec)} | ${int(r.single.all.reqPerSec)} | ${((r.single.all.reqPerSec / r.ceiling.all.reqPerSec) * 100).toFixed(1)} % ` +
-        `| ${ms(r.single.all.latencyP50Ms)} / ${ms(r.single.all.latencyP99Ms)} | ${int(r.batch.all.reqPerSec)} | ${int(r.batch.all.reqPerSec * BATCH)} ` +
+        `| ${ms(r.single.all.latencyP50Ms)} / ${ms(r.single.all.latencyP99Ms)} | ${ms(r.alone.all.latencyP50Ms)} / ${ms(r.alone.all.latencyP99Ms)} | ${int(r.batch.all.reqPerSec)} | ${int(r.batch.all.reqPerSec * BATCH)} ` +
         `| ${ms(r.batch.all.latencyP50Ms)} / ${ms(r.batch.all.latencyP99Ms)} | ${int(r.single.all.serverCpuMicrosPerReq)} / ${(r.batch.all.serverCpuMicrosPerReq / BATCH).toFixed(1)} | ${r.single.non2xx + r.batch.non2xx} |`,
     );
   }

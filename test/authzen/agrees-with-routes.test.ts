@@ -30,7 +30,7 @@ interface Case {
   permission: string;
   resource: { type: string; id: string };
 }
-let cases: Case[] = [];
+const cases: Case[] = [];
 
 /** The resource families of the authorization API and their by-id paths. */
 const FAMILIES: [prefix: string, type: string][] = [

@@ -15,7 +15,7 @@ const idList = (ids: string[]) =>
     sql`, `,
   );
 
-/** The decision epoch: it moves with every change to what a decision reads (triggers of migration 0029). */
+/** The decision epoch: it moves with every change to what a decision reads (the statement triggers of the authz_evaluate migration). */
 export async function decisionEpoch(db: Executor): Promise<number> {
   const [row] = rowsOf<{ epoch: number | string }>(
     await db.execute(sql`select epoch from decision_epoch where id = 1`),
