@@ -74,6 +74,44 @@ export async function loadgen(config: LoadgenConfig, cpu: number | null): Promis
   return result;
 }
 
+/**
+ * The ceiling of the load benchmarks: a raw node:http server answering GET /api/v1/hello, measured with the same load
+ * generator, connections and pinning as the app it is compared with, in the same run.
+ */
+export async function measureCeiling(o: {
+  duration: number;
+  warmup: number;
+  connections: number;
+  pin: boolean;
+}): Promise<LoadgenResult> {
+  const { generateKeyPair, exportJWK } = await import('jose');
+  const { publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawnNode([join(HERE, 'framework/server-node.ts'), String(port)], o.pin ? 0 : null, {
+    ...process.env,
+    NODE_ENV: 'production',
+    BENCH_JWT_PUBLIC_JWK: JSON.stringify(await exportJWK(publicKey)),
+  });
+  try {
+    await firstLine(child, 'LISTENING', 20_000);
+    return await loadgen(
+      {
+        url: `http://127.0.0.1:${port}/api/v1/hello`,
+        connections: o.connections,
+        warmupSeconds: o.warmup,
+        durationSeconds: o.duration,
+        headers: {},
+        serverPid: child.pid!,
+        serverCore: o.pin ? 0 : null,
+        quiet: QUIET,
+      },
+      o.pin ? 1 : null,
+    );
+  } finally {
+    await stop(child);
+  }
+}
+
 /** The databases to run on: PGlite always; PostgreSQL (+ Redis) when DATABASE_URL / BENCH_DATABASE_URL is set. */
 export function databases(): { name: string; env: NodeJS.ProcessEnv }[] {
   const base = { ...process.env };

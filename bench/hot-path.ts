@@ -18,16 +18,13 @@
  */
 import { mkdtempSync, readdirSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { LoadgenResult } from './framework/loadgen.js';
 import { ensureBuilt, startFlags } from '../scripts/built-server.js';
 import { firstAdmin } from '../test/dist/flows.js';
 import { startBuiltServer } from '../test/dist/launch.js';
-import { arg, canPin, databases, firstLine, int, loadgen, ms, QUIET, spawnNode, stop } from './harness.js';
+import { arg, canPin, databases, int, loadgen, measureCeiling, ms, QUIET } from './harness.js';
 import { renderProfile, summariseProfile } from './cpu-profile.js';
-
-const HERE = dirname(fileURLToPath(import.meta.url));
 
 export interface HotPathFigure {
   db: string;
@@ -46,35 +43,6 @@ interface Opts {
   warmup: number;
   connections: number;
   pin: boolean;
-}
-
-async function measureCeiling(o: Opts): Promise<LoadgenResult> {
-  const { generateKeyPair, exportJWK } = await import('jose');
-  const { publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawnNode([join(HERE, 'framework/server-node.ts'), String(port)], o.pin ? 0 : null, {
-    ...process.env,
-    NODE_ENV: 'production',
-    BENCH_JWT_PUBLIC_JWK: JSON.stringify(await exportJWK(publicKey)),
-  });
-  try {
-    await firstLine(child, 'LISTENING', 20_000);
-    return await loadgen(
-      {
-        url: `http://127.0.0.1:${port}/api/v1/hello`,
-        connections: o.connections,
-        warmupSeconds: o.warmup,
-        durationSeconds: o.duration,
-        headers: {},
-        serverPid: child.pid!,
-        serverCore: o.pin ? 0 : null,
-        quiet: QUIET,
-      },
-      o.pin ? 1 : null,
-    );
-  } finally {
-    await stop(child);
-  }
 }
 
 /** Settings the benchmark changes from the defaults, through the environment, printed with the figures. */

@@ -1,4 +1,5 @@
-// npm run bench: every benchmark, one after the other, each in its own process. BENCH_SKIP=framework,login skips some.
+// npm run bench: every benchmark, one after the other, each in its own process. BENCH_SKIP=framework,login skips some;
+// BENCH_ONLY=authzen,hot-path runs only those.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -19,6 +20,8 @@ const benches = [
   ['webhooks', 'bench/webhooks.ts'],
   // Service accounts: API-key authentication against a JWT on the same route and role.
   ['api-key-auth', 'bench/api-key-auth.ts'],
+  // Authorization API: one evaluation and a batch of 1,000 device evaluations; ceiling = raw node:http in the same run.
+  ['authzen', 'bench/authzen.ts'],
   // Admin console: sign-in page JS ≤ 200 KB gzip and interactive ≤ 1 s; users page (10,000 users) first page ≤ 300 ms;
   // floors: a cold /healthz navigation, the page's own API call.
   ['console', 'bench/console.ts'],
@@ -27,9 +30,10 @@ const benches = [
   ['start', 'bench/start.ts'],
 ] as const;
 const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
+const only = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean));
 let failed = 0;
 for (const [name, file] of benches) {
-  if (skip.has(name)) continue;
+  if (skip.has(name) || (only.size > 0 && !only.has(name))) continue;
   if (!existsSync(file)) {
     console.log(`\n## ${name}: ${file} is missing`);
     failed++;

@@ -47,6 +47,7 @@ import { oauthRoutes } from './modules/service-accounts/routes-oauth.js';
 import { serviceAccountRoutes } from './modules/service-accounts/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { accessRoutes } from './modules/governance/routes.js';
+import { authzenRoutes } from './modules/governance/authzen-routes.js';
 import { installBreakGlassAlerts } from './modules/governance/break-glass.js';
 import { scimRoutes, SCIM_PREFIX } from './modules/scim/routes.js';
 import { scimTokenRoutes } from './modules/scim/token-routes.js';
@@ -267,6 +268,8 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     { prefix: API_PREFIX },
   );
   await app.register(scimRoutes(deps), { prefix: SCIM_PREFIX });
+  // The authorization API (AuthZEN) at the standard's own paths, beside /api/v1.
+  await app.register(authzenRoutes(deps));
   assertStepUpRoutes(registered);
   return app;
 }

@@ -30,6 +30,9 @@ export interface LoadgenConfig {
   warmupSeconds: number;
   durationSeconds: number;
   headers: Record<string, string>;
+  /** GET unless given; a body is sent as is with every request. */
+  method?: 'GET' | 'POST';
+  body?: string;
   /** Server process to sample CPU time from. */
   serverPid: number;
   /** CPU the server is pinned to, or null when unpinned. */
@@ -85,7 +88,14 @@ interface Second {
 function run(config: LoadgenConfig, durationSeconds: number, onResponse?: (ms: number) => void): Promise<Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
-      { url: config.url, connections: config.connections, duration: durationSeconds, headers: config.headers },
+      {
+        url: config.url,
+        connections: config.connections,
+        duration: durationSeconds,
+        headers: config.headers,
+        ...(config.method ? { method: config.method } : {}),
+        ...(config.body !== undefined ? { body: config.body } : {}),
+      },
       (err, result) => (err ? reject(err) : resolve(result)),
     );
     if (onResponse) {

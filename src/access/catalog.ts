@@ -19,6 +19,7 @@ export const RESOURCES = [
   'vulnerabilities',
   'audit',
   'api_keys',
+  'authz',
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 
@@ -33,6 +34,7 @@ export const ACTIONS = [
   'accept_risk',
   'export',
   'manage',
+  'evaluate',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -90,6 +92,10 @@ export const CATALOG: Record<Resource, Partial<Record<Action, string>>> = {
     read: 'View service accounts and their API keys (never a secret)',
     write: 'Create, change and delete service accounts; issue and revoke their API keys',
   },
+  authz: {
+    evaluate:
+      "Ask the authorization API (/access/v1) whether the partner's users and service accounts may act on its records",
+  },
 };
 
 export type PermissionKey = `${Resource}:${Action}` | '*:*';
@@ -143,6 +149,7 @@ export const PERMISSIONS = {
   SETTINGS_WRITE: 'settings:write',
   API_KEYS_READ: 'api_keys:read',
   API_KEYS_WRITE: 'api_keys:write',
+  AUTHZ_EVALUATE: 'authz:evaluate',
   ADMIN_ALL: '*:*',
 } as const satisfies Record<string, PermissionKey>;
 

@@ -27,6 +27,16 @@ export const ERROR_CATALOG = {
   role_has_users: { status: 400, error: 'Bad Request', message: 'Cannot delete role with assigned users.' },
   role_has_children: { status: 400, error: 'Bad Request', message: 'Cannot delete role with child roles.' },
   unknown_permission: { status: 400, error: 'Bad Request', message: 'The permission is not in the catalogue.' },
+  unknown_subject_type: {
+    status: 400,
+    error: 'Bad Request',
+    message: 'The subject type must be user or service_account.',
+  },
+  unknown_resource_type: {
+    status: 400,
+    error: 'Bad Request',
+    message: 'The resource type must be partner, organization, site, device_group, device or script.',
+  },
   default_role_required: { status: 400, error: 'Bad Request', message: 'Auto-provisioning needs a default role.' },
   unsupported_provider_type: { status: 400, error: 'Bad Request', message: 'The provider type must be oidc or saml.' },
   sso_link_invalid: {

@@ -4,23 +4,17 @@
 // record of a fixed world is asked through GET /access/explain and through the route that enforces it, signed in as
 // the member. They must agree; who-can must list exactly the members the routes let through.
 import fc from 'fast-check';
-import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../support/app.js';
-import { createRoleChain } from '../support/access.js';
 import {
-  addOrgMember,
-  addPartnerMember,
   createDevice,
   createDeviceGroup,
   createSite,
-  createUser,
   onboardingTenant,
-  sessionFor,
   type OnboardingTenant,
 } from '../support/fixtures.js';
+import { materialise as materialiseMember, memberArbitrary, type DrawnMember } from '../support/drawn-members.js';
 import type { ApiClient } from '../support/client.js';
-import { ORG_VIEWER, PARTNER_VIEWER } from '../onboarding/helpers.js';
 
 let t: TestApp;
 let w: OnboardingTenant;
@@ -108,66 +102,9 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const PERMS = ['devices:read', 'devices:write', 'sites:read', 'organizations:read'];
-const link = fc.record({ permissions: fc.subarray(PERMS), forceMfa: fc.constantFrom(false, false, false, true) });
-const member = fc.record({
-  kind: fc.constantFrom('partner' as const, 'organization' as const),
-  chain: fc.array(link, { minLength: 1, maxLength: 4 }),
-  /** The chain's root inherits from a system role (Partner Viewer / Organization Viewer). */
-  underSystemRole: fc.boolean(),
-  /** A partner chain whose root holds *:* (Partner Admin-like). */
-  star: fc.constantFrom(false, false, false, false, true),
-  orgAccess: fc.constantFrom('all' as const, 'selected' as const, 'none' as const),
-  selectedOrgs: fc.subarray([0, 1]),
-  org: fc.constantFrom(0, 1),
-  sites: fc.option(fc.subarray([0, 1, 2]), { nil: null }),
-  groups: fc.option(fc.subarray([0, 1, 2]), { nil: null }),
-  mfaEnabled: fc.boolean(),
-  disabled: fc.constantFrom(false, false, false, false, false, true),
-});
-type Member = typeof member extends fc.Arbitrary<infer M> ? M : never;
-
-async function materialise(m: Member) {
-  const org = w.orgs[m.org]!;
-  const owner =
-    m.kind === 'partner'
-      ? { kind: 'partner' as const, partnerId: w.partner.id }
-      : { kind: 'organization' as const, orgId: org.id };
-  const links = m.chain.map((l, i) => (i === 0 && m.star && m.kind === 'partner' ? { ...l, permissions: ['*:*'] } : l));
-  const { leaf } = await createRoleChain(
-    t,
-    owner,
-    links,
-    m.underSystemRole ? (m.kind === 'partner' ? PARTNER_VIEWER : ORG_VIEWER) : null,
-  );
-  const user = await createUser(t, { mfaEnabled: m.mfaEnabled });
-  if (m.kind === 'partner') {
-    await addPartnerMember(t, {
-      partnerId: w.partner.id,
-      userId: user.id,
-      roleId: leaf.id,
-      orgAccess: m.orgAccess,
-      orgIds: m.selectedOrgs.map((i) => w.orgs[i]!.id),
-    });
-  } else {
-    await addOrgMember(t, {
-      orgId: org.id,
-      userId: user.id,
-      roleId: leaf.id,
-      siteIds: m.sites?.map((i) => siteIds[i]!) ?? null,
-      deviceGroupIds: m.groups?.map((i) => groupIds[i]!) ?? null,
-    });
-  }
-  const session = await sessionFor(
-    t,
-    user.id,
-    m.kind === 'partner'
-      ? { scope: 'partner', partnerId: w.partner.id, roleId: leaf.id }
-      : { scope: 'organization', partnerId: w.partner.id, orgId: org.id, roleId: leaf.id },
-    true,
-  );
-  if (m.disabled) await t.deps.db.execute(sql`update users set status = 'disabled' where id = ${user.id}`);
-  return { user, api: t.client().withToken(session.accessToken) };
-}
+const member = memberArbitrary(PERMS);
+type Member = DrawnMember;
+const materialise = (m: Member) => materialiseMember(t, w, siteIds, groupIds, m);
 
 describe('explain agrees with enforcement', () => {
   it('for drawn role chains, memberships, restrictions and accounts, explain.allowed is exactly "the route answers 2xx"', async () => {

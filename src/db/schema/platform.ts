@@ -100,6 +100,21 @@ export const authzState = pgTable(
 );
 
 /**
+ * One row. The decision epoch: bumped by database triggers (statement level) on every change to what an access decision
+ * reads (memberships and their restrictions, accounts, service accounts, just-in-time grants, relationships, tenant
+ * settings, where a device, group, site or script lives, group membership, and authz_state itself). The authorization
+ * API answers it with each decision, so a caller may cache decisions until it moves.
+ */
+export const decisionEpoch = pgTable(
+  'decision_epoch',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey(),
+    epoch: bigint('epoch', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [check('decision_epoch_singleton', sql`${t.id} = 1`)],
+);
+
+/**
  * Mail waiting to be sent (transactional outbox). A row is written in the same transaction as the change that
  * calls for the mail, so a crash never loses one; the message (links carry tokens) is sealed with the secret box.
  * A sender claims due rows for a lease, deletes them once the SMTP server accepted them, and backs off on failure.

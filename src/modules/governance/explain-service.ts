@@ -49,8 +49,15 @@ async function resolveTarget(deps: Deps, caller: Principal, type: ResourceType, 
   return { type, id, owner: found.owner, partnerOwned: res.partnerOwned, siteless: res.siteless };
 }
 
-/** One membership's (or account's) decision on the target: the account's state first, then what a request passes. */
-function decideFor(s: Subject, permission: string, t: Target): AccessDecision {
+/**
+ * One membership's (or account's) decision on the target: the account's state first, then what a request passes.
+ * Explain, who-can and the authorization API (/access/v1) all decide through this.
+ */
+export function decideFor(
+  s: Subject,
+  permission: string,
+  t: Pick<Target, 'owner' | 'partnerOwned' | 'siteless'>,
+): AccessDecision {
   const account = accountReason(s.status);
   if (!account.allowed) return decisionOf([account]);
   const d = decide(s.principal, permission, t.owner, t.partnerOwned, t.siteless, s.role);

@@ -8,6 +8,7 @@ import { rowsOf } from '../../db/rows.js';
 
 export * from './repo-explain.js';
 export * from './repo-jit.js';
+export * from './repo-authzen.js';
 
 // ---- The Partner Admins (both sides' admins: src/access/repo.ts adminsOfBothSides) ----
 

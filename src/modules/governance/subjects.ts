@@ -6,7 +6,7 @@ import type { Principal } from '../../http/context.js';
 import { relationshipsInForce } from '../../access/relationships.js';
 import type { ResolvedRole, RoleCache } from '../roles/index.js';
 import { serviceAccountPrincipal } from '../service-accounts/index.js';
-import { serviceAccountSubjectRows, userSubjectRows } from './repo.js';
+import { type AccountSubjectRow, serviceAccountSubjectRows, type SubjectFactsRow, userSubjectRows } from './repo.js';
 
 export interface Subject {
   principal: Principal;
@@ -29,9 +29,19 @@ export async function userSubjects(
   now: number,
   ip: string | null = null,
 ): Promise<Map<string, Subject[]>> {
+  if (userIds.length === 0) return new Map();
+  return userSubjectsOf(await userSubjectRows(db, userIds, partnerId, orgId), roles, enable2fa, now, ip);
+}
+
+/** The subjects of membership rows (userSubjectRows) as of `now`: the rows may be older than the request (cached). */
+export async function userSubjectsOf(
+  rows: SubjectFactsRow[],
+  roles: RoleCache,
+  enable2fa: boolean,
+  now: number,
+  ip: string | null,
+): Promise<Map<string, Subject[]>> {
   const out = new Map<string, Subject[]>();
-  if (userIds.length === 0) return out;
-  const rows = await userSubjectRows(db, userIds, partnerId, orgId);
   for (const row of rows) {
     const roleId = membershipRoleId(row);
     const role = roleId ? await roles.get(roleId, Number(row.epoch)) : null;
@@ -52,9 +62,17 @@ export async function serviceAccountSubjects(
   orgId: string | null,
   now: number,
 ): Promise<Map<string, Subject>> {
+  if (ids.length === 0) return new Map();
+  return serviceAccountSubjectsOf(await serviceAccountSubjectRows(db, ids, partnerId, orgId), roles, now);
+}
+
+/** The subjects of service-account rows (serviceAccountSubjectRows) as of `now`. */
+export async function serviceAccountSubjectsOf(
+  rows: AccountSubjectRow[],
+  roles: RoleCache,
+  now: number,
+): Promise<Map<string, Subject>> {
   const out = new Map<string, Subject>();
-  if (ids.length === 0) return out;
-  const rows = await serviceAccountSubjectRows(db, ids, partnerId, orgId);
   for (const row of rows) {
     const role = await roles.get(row.role_id, Number(row.epoch));
     if (!role) continue;
