@@ -36,7 +36,7 @@ const STEPS: Record<GettingStartedStep, { title: string; description: string; li
     link: '/security',
   },
   staff_sso: {
-    title: 'Set up single sign-on for your staff',
+    title: 'Set up SSO for your staff',
     description: 'Your staff sign in with your own identity provider.',
     link: '/sso',
   },
@@ -46,8 +46,8 @@ const STEPS: Record<GettingStartedStep, { title: string; description: string; li
     link: '/onboarding/enrollment-keys',
   },
   audit_webhook: {
-    title: 'Send the audit trail to your tools',
-    description: 'An audit webhook delivers every event, signed, to your SIEM or ticketing system.',
+    title: 'Add a webhook for your SIEM',
+    description: 'A webhook delivers every audit event, signed, to your SIEM or ticketing system.',
     link: '/integrations/webhooks',
   },
 };

@@ -2128,6 +2128,28 @@ export interface paths {
         patch: operations["patchOrgsPartnersMe"];
         trace?: never;
     };
+    "/api/v1/orgs/partners/me/getting-started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A new partner's getting-started checklist, each step ticked from the partner's data
+         * @description For the partner's own administrators (full organisation access and settings:write; an organisation's member is 403). Each step is done when the data shows it: an organisation exists; a second member of staff (an invitation counts); two-step verification required for all staff; an active SSO provider for the staff; a device enrolled in any organisation; an active partner audit webhook.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `settings:write`.
+         */
+        get: operations["getGettingStarted"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orgs/sites": {
         parameters: {
             query?: never;
@@ -15080,6 +15102,83 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getGettingStarted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "partnerName": "Northwind MSP",
+                     *       "complete": false,
+                     *       "items": [
+                     *         {
+                     *           "id": "organization",
+                     *           "title": "Create your first customer organisation",
+                     *           "description": "Each customer is an organisation with its sites and device groups.",
+                     *           "done": true,
+                     *           "link": "/tenants"
+                     *         },
+                     *         {
+                     *           "id": "require_mfa",
+                     *           "title": "Require two-step verification for your staff",
+                     *           "description": "Everyone on your staff enrols a second factor at their next sign-in.",
+                     *           "done": false,
+                     *           "link": "/security"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description The partner's name
+                         * @example Northwind IT
+                         */
+                        partnerName: string;
+                        /** @description Every step is done */
+                        complete: boolean;
+                        items: {
+                            /**
+                             * @description The step
+                             * @enum {string}
+                             */
+                            id: "organization" | "technician" | "require_mfa" | "staff_sso" | "first_device" | "audit_webhook";
+                            /**
+                             * @description What the step asks, in words
+                             * @example IT manager
+                             */
+                            title: string;
+                            /**
+                             * @description Why, in one sentence
+                             * @example Front-line support
+                             */
+                            description: string;
+                            /** @description Done, as the partner's data shows now */
+                            done: boolean;
+                            /** @description The console page where the step is done */
+                            link: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             428: components["responses"]["PreconditionRequired"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
