@@ -5,8 +5,14 @@ import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
-import { explain } from '../../lib/errors';
+import { useFieldErrors } from '../../hooks/useFieldErrors';
 import { type Named, useOrganizations } from '../../hooks/organizations';
+
+const FIELDS = new Set(['email', 'name', 'roleId', 'orgAccess', 'orgIds', 'siteIds']);
+const fieldOf = (path: string) => {
+  const f = path.split('.')[0] ?? '';
+  return FIELDS.has(f) ? f : null;
+};
 
 export function useAssignableRoles(orgId?: string, enabled = true) {
   return useQuery({
@@ -43,6 +49,8 @@ export function InviteModal({
   const [orgAccess, setOrgAccess] = useState<'all' | 'selected' | 'none'>('all');
   const [orgIds, setOrgIds] = useState<string[]>([]);
   const [siteIds, setSiteIds] = useState<string[]>([]);
+  const errors = useFieldErrors(fieldOf, [email, name, roleId, orgAccess, orgIds, siteIds]);
+  const fe = errors.fields;
   const invite = useMutation({
     mutationFn: () =>
       call(
@@ -68,6 +76,7 @@ export function InviteModal({
       setName('');
       onClose();
     },
+    onError: errors.show,
   });
   return (
     <Modal opened={opened} onClose={onClose} title="Invite a user">
@@ -78,20 +87,33 @@ export function InviteModal({
         }}
       >
         <Stack>
+          {errors.form && (
+            <Alert color="red" role="alert" data-testid="form-error">
+              {errors.form}
+            </Alert>
+          )}
           <TextInput
             label="E-mail"
             type="email"
             required
             value={email}
             onChange={(e) => setEmail(e.currentTarget.value)}
+            error={fe.email}
           />
-          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
+          <TextInput
+            label="Name"
+            required
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            error={fe.name}
+          />
           <Select
             label="Role"
             required
             data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))}
             value={roleId}
             onChange={setRoleId}
+            error={fe.roleId}
           />
           {partner && (
             <Select
@@ -104,6 +126,7 @@ export function InviteModal({
               value={orgAccess}
               onChange={(v) => setOrgAccess((v as typeof orgAccess) ?? 'all')}
               allowDeselect={false}
+              error={fe.orgAccess}
             />
           )}
           {partner && orgAccess === 'selected' && (
@@ -112,6 +135,7 @@ export function InviteModal({
               data={(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))}
               value={orgIds}
               onChange={setOrgIds}
+              error={fe.orgIds}
             />
           )}
           {orgId && (
@@ -121,12 +145,8 @@ export function InviteModal({
               data={(sites.data ?? []).map((s) => ({ value: s.id, label: s.name }))}
               value={siteIds}
               onChange={setSiteIds}
+              error={fe.siteIds}
             />
-          )}
-          {invite.isError && (
-            <Alert color="red" role="alert">
-              {explain(invite.error)}
-            </Alert>
           )}
           <Button type="submit" loading={invite.isPending} disabled={!roleId || !email}>
             Send invitation
