@@ -50,3 +50,12 @@ export function useFieldErrors(fieldOf: (path: string) => string | null, values?
   };
   return { fields, form, show, clear };
 }
+
+/** A `fieldOf` for a form whose inputs carry the API's top-level field names (`siteIds.2` → `siteIds`). */
+export function fieldsNamed(...names: string[]): (path: string) => string | null {
+  const known = new Set(names);
+  return (path) => {
+    const f = path.split('.')[0] ?? '';
+    return known.has(f) ? f : null;
+  };
+}

@@ -22,7 +22,8 @@ import { api, call } from '../../api/client';
 import type { operations } from '../../api/schema';
 import { explain } from '../../lib/errors';
 import { useAllRoles } from '../../hooks/roles';
-import { useFieldErrors } from '../../hooks/useFieldErrors';
+import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
+import { FormError } from '../../components/FormError';
 import { UNTESTED_TEXT, untested, usePresets, type Provider } from './data';
 import { RegisterAt } from './RegisterAt';
 import { SamlFields } from './SamlFields';
@@ -33,7 +34,7 @@ type PresetId = NonNullable<operations['postSsoProviders']['requestBody']['conte
 const PLACEHOLDER = /\{[^}]+\}/;
 const DOMAIN = /^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 /** The API's fields that have their own input here (the rest of a refusal shows at the top). */
-const FIELDS = new Set([
+const fieldOf = fieldsNamed(
   'name',
   'issuer',
   'clientId',
@@ -45,11 +46,7 @@ const FIELDS = new Set([
   'nameAttribute',
   'allowedDomains',
   'defaultRoleId',
-]);
-const fieldOf = (path: string) => {
-  const f = path.split('.')[0] ?? '';
-  return FIELDS.has(f) ? f : null;
-};
+);
 
 export function ProviderForm({
   provider,
@@ -230,11 +227,7 @@ export function ProviderForm({
           }}
         >
           <Stack>
-            {errors.form && (
-              <Alert color="red" role="alert" data-testid="form-error">
-                {errors.form}
-              </Alert>
-            )}
+            <FormError text={errors.form} />
             {!editing && (
               <Select
                 label="Identity provider"

@@ -5,14 +5,12 @@ import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
-import { useFieldErrors } from '../../hooks/useFieldErrors';
+import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
+import { FormError } from '../../components/FormError';
 import { type Named, useOrganizations } from '../../hooks/organizations';
 
-const FIELDS = new Set(['email', 'name', 'roleId', 'orgAccess', 'orgIds', 'siteIds']);
-const fieldOf = (path: string) => {
-  const f = path.split('.')[0] ?? '';
-  return FIELDS.has(f) ? f : null;
-};
+/** The API's fields that have their own input here (the rest of a refusal shows at the top). */
+const fieldOf = fieldsNamed('email', 'name', 'roleId', 'orgAccess', 'orgIds', 'siteIds');
 
 export function useAssignableRoles(orgId?: string, enabled = true) {
   return useQuery({
@@ -87,11 +85,7 @@ export function InviteModal({
         }}
       >
         <Stack>
-          {errors.form && (
-            <Alert color="red" role="alert" data-testid="form-error">
-              {errors.form}
-            </Alert>
-          )}
+          <FormError text={errors.form} />
           <TextInput
             label="E-mail"
             type="email"
