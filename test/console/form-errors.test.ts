@@ -55,7 +55,8 @@ describe('field errors beside their field', () => {
     // Nothing else: no alert at the top repeating it, no raw field path anywhere in the dialog.
     expect(await form.getByTestId('form-error').count()).toBe(0);
     expect(await form.textContent()).not.toMatch(/issuer:|\.\./);
-    await issuer.scrollIntoViewIfNeeded();
+    await issuer.focus();
+    await issuer.evaluate((el) => el.scrollIntoView({ block: 'center' }));
     await checkPage(tab, 'sso-form-issuer-error');
 
     // The form changes: the message goes.
@@ -81,6 +82,22 @@ describe('field errors beside their field', () => {
     await checkPage(tab, 'invite-form-error');
     await inv.getByLabel(/^E-mail/).fill('someone.else@example.test');
     await expect.poll(() => top.count()).toBe(0);
+    await tab.context.close();
+  });
+
+  it('a webhook to a plain-http address is refused beside the URL field', async () => {
+    const { tab } = await signedIn('/integrations/webhooks');
+    const { page } = tab;
+    await page.getByRole('button', { name: 'New webhook' }).click({ timeout: 60_000 });
+    const d = await dialog(page, 'New webhook');
+    const url = d.getByLabel(/^URL/);
+    await url.fill('http://siem.example.com/hook');
+    await d.getByRole('button', { name: 'Create webhook' }).click();
+    await expect.poll(() => errorOf(page, url), { timeout: 30_000 }).toMatch(/^The [^.]+ must use https\.$/);
+    expect(await d.getByTestId('form-error').count()).toBe(0);
+    await checkPage(tab, 'webhook-form-url-error');
+    await url.fill('https://siem.example.com/hook');
+    await expect.poll(() => errorOf(page, url)).toBeNull();
     await tab.context.close();
   });
 });
