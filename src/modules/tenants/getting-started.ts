@@ -1,12 +1,11 @@
 // A new partner's first steps, each ticked from what the database holds (never from a flag the console sets): an
 // organisation, a second member of staff, two-step verification required for staff, a staff SSO provider in use, a
-// device that reported, an audit webhook. Read in one statement, under the caller's row reach.
-import { sql } from 'drizzle-orm';
+// device that reported, an audit webhook. Read in one statement (repo.ts), under the caller's row reach.
 import type { Executor } from '../../db/connect.js';
-import { queryRows } from '../../db/rows.js';
 import { effectiveSecurity } from '../../access/settings.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
+import { gettingStartedState } from './repo.js';
 
 export const GETTING_STARTED_STEPS = [
   'organization',
@@ -52,37 +51,12 @@ const STEPS: Record<GettingStartedStep, { title: string; description: string; li
   },
 };
 
-interface StateRow {
-  name: string;
-  settings: unknown;
-  organization: boolean;
-  technician: boolean;
-  staff_sso: boolean;
-  first_device: boolean;
-  audit_webhook: boolean;
-}
-
-/** The partner's state behind each step. A pending invitation counts: the technician was invited. */
-async function partnerState(db: Executor, partnerId: string): Promise<StateRow | null> {
-  const [row] = await queryRows<StateRow>(
-    db,
-    sql`select p.name, p.settings,
-      exists(select 1 from organizations o where o.partner_id = p.id) as organization,
-      (select count(*) from partner_users m where m.partner_id = p.id) > 1 as technician,
-      exists(select 1 from sso_providers s where s.partner_id = p.id and s.org_id is null and s.status = 'active') as staff_sso,
-      exists(select 1 from devices d where d.partner_id = p.id) as first_device,
-      exists(select 1 from webhooks w where w.partner_id = p.id and w.org_id is null and w.active) as audit_webhook
-    from partners p where p.id = ${partnerId}`,
-  );
-  return row ?? null;
-}
-
 /** The checklist of the caller's partner: only its own staff (the route asks settings:write and full access). */
 export async function gettingStarted(db: Executor, p: Principal) {
   if (!p.partnerId) throw new AppError('tenant_context_required');
   if (p.tenantKind !== 'partner')
     throw new AppError('forbidden', "Only the partner's own staff see its getting-started checklist.");
-  const row = await partnerState(db, p.partnerId);
+  const row = await gettingStartedState(db, p.partnerId);
   if (!row) throw notFound('partner');
   const done: Record<GettingStartedStep, boolean> = {
     organization: row.organization,
