@@ -6884,7 +6884,7 @@ export interface operations {
                              * @description A console action
                              * @enum {string}
                              */
-                            action: "organization.create" | "organization.update" | "organization.delete" | "settings.update" | "users.invite" | "users.update" | "roles.manage" | "audit.read";
+                            action: "organization.create" | "organization.update" | "organization.delete" | "settings.update" | "users.invite" | "users.update" | "users.delete" | "roles.manage" | "roles.delete" | "audit.read" | "sso.manage" | "domains.manage" | "webhooks.manage" | "devices.update" | "devices.delete" | "enrollment_keys.manage";
                             /** @description true: the request would be allowed. */
                             allowed: boolean;
                             /**

@@ -14,7 +14,8 @@ import { explain } from '../../lib/errors';
 import { FormError } from '../../components/FormError';
 import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
 import { when } from '../onboarding/common';
-import { can, useMe } from '../../hooks/me';
+import { useMe } from '../../hooks/me';
+import { useCapabilities } from '../../hooks/useCapabilities';
 
 type Domain = components['schemas']['Domain'];
 
@@ -35,7 +36,7 @@ export default function Domains() {
   const me = useMe();
   const [orgId, setOrgId] = useState<string | null>(null);
   const partner = me.data?.scope === 'partner';
-  const write = can(me.data, 'settings:write');
+  const write = useCapabilities(orgId).allowed('domains.manage');
   const list = useQuery({
     queryKey: ['domains', orgId],
     enabled: !!me.data,

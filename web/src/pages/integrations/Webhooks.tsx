@@ -15,6 +15,7 @@ import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
 import { FormError } from '../../components/FormError';
 import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
+import { useCapabilities } from '../../hooks/useCapabilities';
 import { done, failed, when } from '../onboarding/common';
 import { useOwner } from './common';
 
@@ -30,6 +31,7 @@ export default function Webhooks() {
     { resetOn: owner.orgId },
   );
   const [creating, setCreating] = useState(false);
+  const write = useCapabilities(owner.orgId).allowed('webhooks.manage');
   const [logOf, setLogOf] = useState<Webhook | null>(null);
   const [pinged, setPinged] = useState<{ id: string; text: string; ok: boolean } | null>(null);
   const refresh = () => void qc.invalidateQueries({ queryKey: ['webhooks'] });
@@ -73,7 +75,7 @@ export default function Webhooks() {
       </Text>
       <Group align="end" justify="space-between">
         {owner.picker ?? <span />}
-        <Button onClick={() => setCreating(true)}>New webhook</Button>
+        {write && <Button onClick={() => setCreating(true)}>New webhook</Button>}
       </Group>
       <Loaded q={list} what="webhooks" isEmpty={(d) => d.data.length === 0} empty="No webhook here yet.">
         {(d) => (

@@ -13,7 +13,7 @@ import { ShownOnce } from '../../components/ShownOnce';
 import { explain } from '../../lib/errors';
 import { FormError } from '../../components/FormError';
 import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
-import { can, useMe } from '../../hooks/me';
+import { useCapabilities } from '../../hooks/useCapabilities';
 import { done, when } from './common';
 import { NoOrganisation, useOrgChoice } from '../../hooks/org-choice';
 import { InstallCommands } from './InstallCommands';
@@ -71,10 +71,9 @@ function status(k: Key, now = Date.now()): { label: string; active: boolean } {
 }
 
 export default function EnrollmentKeys() {
-  const me = useMe();
   const org = useOrgChoice();
   const qc = useQueryClient();
-  const write = can(me.data, 'devices:write');
+  const write = useCapabilities(org.orgId).allowed('enrollment_keys.manage');
   const sites = useSites(org.orgId);
   const groups = useGroups(org.orgId);
   const siteName = (id: string | null) =>

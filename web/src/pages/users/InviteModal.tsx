@@ -1,6 +1,6 @@
 // Inviting a member: e-mail, name, role, and for a partner member which organisations it reaches; the roles offered
 // are those the caller may assign.
-import { Alert, Button, Modal, MultiSelect, Select, Stack, TextInput } from '@mantine/core';
+import { Button, Modal, MultiSelect, Select, Stack, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
