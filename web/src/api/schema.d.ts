@@ -3907,6 +3907,18 @@ export interface components {
              */
             userId: string;
             /**
+             * @description The person's name (null when it is not visible to the caller)
+             * @example ada@contoso.com
+             */
+            userName: string | null;
+            /** @description The person's e-mail address */
+            userEmail: string | null;
+            /**
+             * @description The organisation's name
+             * @example Contoso Ltd
+             */
+            orgName: string | null;
+            /**
              * @description How the request was approved.
              * @enum {string}
              */
@@ -4020,6 +4032,18 @@ export interface components {
              * @example 3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12
              */
             userId: string;
+            /**
+             * @description The person's name (null when it is not visible to the caller)
+             * @example ada@contoso.com
+             */
+            userName: string | null;
+            /** @description The person's e-mail address */
+            userEmail: string | null;
+            /**
+             * @description The organisation's name
+             * @example Contoso Ltd
+             */
+            orgName: string | null;
             /**
              * @description How long, in minutes.
              * @example 60
@@ -7198,6 +7222,9 @@ export interface operations {
                      *           "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *           "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *           "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *           "userName": "ada@contoso.com",
+                     *           "userEmail": "string",
+                     *           "orgName": "Contoso Ltd",
                      *           "approval": "auto",
                      *           "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *           "startsAt": "2026-11-20T08:15:00.000Z",
@@ -7250,6 +7277,9 @@ export interface operations {
                      *       "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *       "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *       "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *       "userName": "ada@contoso.com",
+                     *       "userEmail": "string",
+                     *       "orgName": "Contoso Ltd",
                      *       "approval": "auto",
                      *       "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *       "startsAt": "2026-11-20T08:15:00.000Z",
@@ -7303,6 +7333,9 @@ export interface operations {
                      *           "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *           "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *           "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *           "userName": "ada@contoso.com",
+                     *           "userEmail": "string",
+                     *           "orgName": "Contoso Ltd",
                      *           "durationMinutes": 60,
                      *           "reason": "Ticket 4711: printer outage",
                      *           "ticketRef": "T-4711",
@@ -7319,6 +7352,9 @@ export interface operations {
                      *             "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *             "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *             "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *             "userName": "ada@contoso.com",
+                     *             "userEmail": "string",
+                     *             "orgName": "Contoso Ltd",
                      *             "approval": "auto",
                      *             "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *             "startsAt": "2026-11-20T08:15:00.000Z",
@@ -7409,6 +7445,9 @@ export interface operations {
                      *       "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *       "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *       "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *       "userName": "ada@contoso.com",
+                     *       "userEmail": "string",
+                     *       "orgName": "Contoso Ltd",
                      *       "durationMinutes": 60,
                      *       "reason": "Ticket 4711: printer outage",
                      *       "ticketRef": "T-4711",
@@ -7425,6 +7464,9 @@ export interface operations {
                      *         "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *         "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *         "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *         "userName": "ada@contoso.com",
+                     *         "userEmail": "string",
+                     *         "orgName": "Contoso Ltd",
                      *         "approval": "auto",
                      *         "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *         "startsAt": "2026-11-20T08:15:00.000Z",
@@ -7490,6 +7532,9 @@ export interface operations {
                      *       "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *       "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *       "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *       "userName": "ada@contoso.com",
+                     *       "userEmail": "string",
+                     *       "orgName": "Contoso Ltd",
                      *       "durationMinutes": 60,
                      *       "reason": "Ticket 4711: printer outage",
                      *       "ticketRef": "T-4711",
@@ -7506,6 +7551,9 @@ export interface operations {
                      *         "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *         "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *         "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *         "userName": "ada@contoso.com",
+                     *         "userEmail": "string",
+                     *         "orgName": "Contoso Ltd",
                      *         "approval": "auto",
                      *         "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *         "startsAt": "2026-11-20T08:15:00.000Z",
@@ -7572,6 +7620,9 @@ export interface operations {
                      *       "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *       "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *       "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *       "userName": "ada@contoso.com",
+                     *       "userEmail": "string",
+                     *       "orgName": "Contoso Ltd",
                      *       "durationMinutes": 60,
                      *       "reason": "Ticket 4711: printer outage",
                      *       "ticketRef": "T-4711",
@@ -7588,6 +7639,9 @@ export interface operations {
                      *         "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *         "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *         "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *         "userName": "ada@contoso.com",
+                     *         "userEmail": "string",
+                     *         "orgName": "Contoso Ltd",
                      *         "approval": "auto",
                      *         "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *         "startsAt": "2026-11-20T08:15:00.000Z",

@@ -38,7 +38,9 @@ export default function Requests() {
   const qc = useQueryClient();
   const partner = me.data?.scope === 'partner';
   const { name } = useOrgNames();
-  const who = (userId: string) => (userId === me.data?.id ? 'You' : userId);
+  // The person by name (the API names them); an id only where their name is not visible to the caller.
+  const who = (x: { userId: string; userName?: string | null; userEmail?: string | null }) =>
+    x.userId === me.data?.id ? 'You' : (x.userName ?? x.userEmail ?? 'A partner member');
   const [requesting, setRequesting] = useState(false);
   const refresh = () => void qc.invalidateQueries({ queryKey: ['access'] });
 
@@ -73,7 +75,7 @@ export default function Requests() {
   const deny = useConfirmed(
     (r: Request) => call(api.POST('/api/v1/access/requests/{id}/deny', { params: { path: { id: r.id } }, body: {} })),
     (r) => {
-      done(`Denied: ${who(r.userId)} gets no access to ${name(r.orgId)}.`);
+      done(`Denied: ${who(r)} gets no access to ${name(r.orgId)}.`);
       refresh();
     },
   );
@@ -115,7 +117,7 @@ export default function Requests() {
           >
             {(r) => (
               <>
-                <Table.Td>{who(r.userId)}</Table.Td>
+                <Table.Td>{who(r)}</Table.Td>
                 <Table.Td>
                   {name(r.orgId)}
                   {r.siteId ? ` (site ${r.siteId})` : ''}
@@ -164,7 +166,7 @@ export default function Requests() {
           >
             {(g) => (
               <>
-                <Table.Td>{who(g.userId)}</Table.Td>
+                <Table.Td>{who(g)}</Table.Td>
                 <Table.Td>
                   {name(g.orgId)}
                   {g.siteId ? ` (site ${g.siteId})` : ''}
@@ -240,12 +242,12 @@ export default function Requests() {
       {requesting && <RequestAccess onClose={() => setRequesting(false)} />}
       <ConfirmDialog {...deny.dialog} title="Deny this request?" action="Deny">
         {deny.target
-          ? `${who(deny.target.userId)} gets no access to ${name(deny.target.orgId)} (“${deny.target.reason}”). The denial is audited.`
+          ? `${who(deny.target)} gets no access to ${name(deny.target.orgId)} (“${deny.target.reason}”). The denial is audited.`
           : ''}
       </ConfirmDialog>
       <ConfirmDialog {...revoke.dialog} title="Revoke this grant?" action="Revoke">
         {revoke.target
-          ? `${who(revoke.target.userId)} loses access to ${name(revoke.target.orgId)} from the next request, on every instance.`
+          ? `${who(revoke.target)} loses access to ${name(revoke.target.orgId)} from the next request, on every instance.`
           : ''}
       </ConfirmDialog>
     </Stack>
