@@ -183,4 +183,3 @@ describe('each page’s capabilities agree with the route they stand for', () =>
     }
   });
 });
-
