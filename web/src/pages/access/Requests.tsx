@@ -67,7 +67,7 @@ export default function Requests() {
     mutationFn: (r: Request) =>
       call(api.POST('/api/v1/access/requests/{id}/approve', { params: { path: { id: r.id } }, body: {} })),
     onSuccess: (r) => {
-      done(`Approved: access to ${name(r.orgId)} until ${when(r.grant?.expiresAt)}.`);
+      done(`Approved: access to ${r.orgName ?? name(r.orgId)} until ${when(r.grant?.expiresAt)}.`);
       refresh();
     },
     onError: failed,
@@ -75,14 +75,14 @@ export default function Requests() {
   const deny = useConfirmed(
     (r: Request) => call(api.POST('/api/v1/access/requests/{id}/deny', { params: { path: { id: r.id } }, body: {} })),
     (r) => {
-      done(`Denied: ${who(r)} gets no access to ${name(r.orgId)}.`);
+      done(`Denied: ${who(r)} gets no access to ${r.orgName ?? name(r.orgId)}.`);
       refresh();
     },
   );
   const revoke = useConfirmed(
     (g: Grant) => call(api.DELETE('/api/v1/access/grants/{id}', { params: { path: { id: g.id } } })),
     (g) => {
-      done(`Grant to ${name(g.orgId)} revoked.`);
+      done(`Grant to ${g.orgName ?? name(g.orgId)} revoked.`);
       refresh();
     },
   );
@@ -119,7 +119,7 @@ export default function Requests() {
               <>
                 <Table.Td>{who(r)}</Table.Td>
                 <Table.Td>
-                  {name(r.orgId)}
+                  {r.orgName ?? name(r.orgId)}
                   {r.siteId ? ` (site ${r.siteId})` : ''}
                 </Table.Td>
                 <Table.Td>{minutesText(r.durationMinutes)}</Table.Td>
@@ -168,7 +168,7 @@ export default function Requests() {
               <>
                 <Table.Td>{who(g)}</Table.Td>
                 <Table.Td>
-                  {name(g.orgId)}
+                  {g.orgName ?? name(g.orgId)}
                   {g.siteId ? ` (site ${g.siteId})` : ''}
                 </Table.Td>
                 <Table.Td>{when(g.expiresAt)}</Table.Td>
@@ -213,7 +213,7 @@ export default function Requests() {
               >
                 {(r) => (
                   <>
-                    <Table.Td>{name(r.orgId)}</Table.Td>
+                    <Table.Td>{r.orgName ?? name(r.orgId)}</Table.Td>
                     <Table.Td>{minutesText(r.durationMinutes)}</Table.Td>
                     <Table.Td>{r.reason}</Table.Td>
                     <Table.Td>{when(r.createdAt)}</Table.Td>
@@ -280,7 +280,7 @@ function RequestAccess({ onClose }: { onClose: () => void }) {
     onSuccess: (r) => {
       done(
         r.status === 'approved'
-          ? `Access to ${name(r.orgId)} granted until ${when(r.grant?.expiresAt)}.`
+          ? `Access to ${r.orgName ?? name(r.orgId)} granted until ${when(r.grant?.expiresAt)}.`
           : `Request sent. ${APPROVAL_WORDS[r.approval]}; you reach the organisation once approved.`,
       );
       void qc.invalidateQueries({ queryKey: ['access'] });
