@@ -28,11 +28,13 @@ export const requireTenant = (): Guard =>
   };
 
 /** Partner users whose orgAccess is not `all` cannot administer users and roles. */
+export function assertFullOrgAccess(p: Principal): void {
+  if (!p.tenantKind) throw new AppError('tenant_context_required');
+  if (p.tenantKind === 'partner' && p.orgAccess !== 'all') throw new AppError('full_org_access_required');
+}
 export const requireFullOrgAccess = (): Guard =>
   async function requireFullOrgAccess(req) {
-    const p = principalOf(req);
-    if (!p.tenantKind) throw new AppError('tenant_context_required');
-    if (p.tenantKind === 'partner' && p.orgAccess !== 'all') throw new AppError('full_org_access_required');
+    assertFullOrgAccess(principalOf(req));
   };
 
 export const requirePermission = (...required: PermissionKey[]): Guard & { permissions: readonly PermissionKey[] } =>

@@ -157,6 +157,12 @@ describe('customer approval', () => {
     );
     const pending = expectStatus(await w.orgAdmin.api.get('/access/requests'), 200);
     expect(pending.body.data.map((r: { id: string }) => r.id)).toEqual([req.body.id]);
+    // The organisation's admin reads who asks and for what by name, not by id.
+    expect(pending.body.data[0]).toMatchObject({
+      userName: w.tech.user.name,
+      userEmail: w.tech.user.email,
+      orgName: w.org.name,
+    });
     expectStatus(await w.orgAdmin.api.post(`/access/requests/${req.body.id}/approve`, {}), 200);
     expectStatus(await w.tech.api.get(`/devices/${w.deviceA.id}`), 200);
     // A second request, denied: nothing opens.

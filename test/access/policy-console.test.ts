@@ -147,3 +147,39 @@ describe("the caller's capabilities are the decision explain gives", () => {
     expectError(await stranger.api.get('/access/capabilities', { query: { orgId: org.id } }), 404, 'not_found');
   });
 });
+
+describe('each page’s capabilities agree with the route they stand for', () => {
+  type Row = { action: string; allowed: boolean; reason: string | null };
+  const ORG_VIEWER = SYSTEM_ROLES[5].id;
+
+  it.each([
+    ['an organisation viewer', ORG_VIEWER],
+    ['an organisation technician', ORG_TECHNICIAN],
+    ['an organisation admin', SYSTEM_ROLES[3].id],
+  ])('%s: refused exactly where the route answers 403, with a reason', async (_who, roleId) => {
+    const partner = await createPartner(t);
+    const org = await createOrg(t, partner.id);
+    const m = await signedInOrgMember(t, org, { roleId });
+    const res = await m.api.get('/access/capabilities');
+    expect(res.status, res.text).toBe(200);
+    const by = Object.fromEntries((res.body.actions as Row[]).map((a) => [a.action, a]));
+    const uniq = Math.random().toString(36).slice(2, 8);
+    // One real request per action, as the page would make it.
+    const attempts: Record<string, () => Promise<{ status: number }>> = {
+      'sso.manage': () => m.api.post('/sso/providers', { name: 'IdP', issuer: 'https://93.184.215.14', clientId: 'x' }),
+      'domains.manage': () => m.api.post('/domains', { domain: `d-${uniq}.example.com` }),
+      'webhooks.manage': () => m.api.post('/webhooks', { url: 'https://93.184.215.14/hook', events: ['nothing.'] }),
+      'roles.manage': () =>
+        m.api.post('/roles', { name: `R ${uniq}`, permissions: [{ resource: 'devices', action: 'read' }] }),
+      'users.invite': () =>
+        m.api.post('/users/invite', { email: `i-${uniq}@example.test`, name: 'I', roleId: ORG_VIEWER }),
+      'enrollment_keys.manage': () => m.api.post('/enrollment-keys', { orgId: org.id, name: `K ${uniq}` }),
+    };
+    for (const [action, attempt] of Object.entries(attempts)) {
+      const answer = by[action]!;
+      const status = (await attempt()).status;
+      expect({ action, forbidden: status === 403 }).toEqual({ action, forbidden: !answer.allowed });
+      if (!answer.allowed) expect(answer.reason, action).toBeTruthy();
+    }
+  });
+});

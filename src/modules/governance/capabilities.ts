@@ -6,6 +6,7 @@ import { decide, type Owner, type PartnerOwned } from '../../access/decision.js'
 import type { Deps } from '../../deps.js';
 import type { Principal } from '../../http/context.js';
 import { AppError, ERROR_CATALOG, notFound } from '../../http/errors.js';
+import { assertFullOrgAccess } from '../../http/guards.js';
 import { assertFullPartnerAccess, covers, ORGANIZATION } from '../tenants/index.js';
 
 export const CAPABILITIES = [
@@ -15,8 +16,16 @@ export const CAPABILITIES = [
   'settings.update',
   'users.invite',
   'users.update',
+  'users.delete',
   'roles.manage',
+  'roles.delete',
   'audit.read',
+  'sso.manage',
+  'domains.manage',
+  'webhooks.manage',
+  'devices.update',
+  'devices.delete',
+  'enrollment_keys.manage',
 ] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
@@ -28,10 +37,18 @@ const RULES: Record<
   'organization.update': { permission: P.ORGS_WRITE, on: 'organization' },
   'organization.delete': { permission: P.ORGS_DELETE, on: 'organization', extra: assertFullPartnerAccess },
   'settings.update': { permission: P.SETTINGS_WRITE, on: 'tenant' },
-  'users.invite': { permission: P.USERS_INVITE, on: 'tenant' },
-  'users.update': { permission: P.USERS_WRITE, on: 'tenant' },
-  'roles.manage': { permission: P.USERS_WRITE, on: 'tenant' },
+  'users.invite': { permission: P.USERS_INVITE, on: 'tenant', extra: assertFullOrgAccess },
+  'users.update': { permission: P.USERS_WRITE, on: 'tenant', extra: assertFullOrgAccess },
+  'users.delete': { permission: P.USERS_DELETE, on: 'tenant', extra: assertFullOrgAccess },
+  'roles.manage': { permission: P.USERS_WRITE, on: 'tenant', extra: assertFullOrgAccess },
+  'roles.delete': { permission: P.USERS_DELETE, on: 'tenant', extra: assertFullOrgAccess },
   'audit.read': { permission: P.AUDIT_READ, on: 'tenant' },
+  'sso.manage': { permission: P.SETTINGS_WRITE, on: 'tenant' },
+  'domains.manage': { permission: P.SETTINGS_WRITE, on: 'tenant' },
+  'webhooks.manage': { permission: P.AUDIT_MANAGE, on: 'tenant' },
+  'devices.update': { permission: P.DEVICES_WRITE, on: 'organization' },
+  'devices.delete': { permission: P.DEVICES_DELETE, on: 'organization' },
+  'enrollment_keys.manage': { permission: P.DEVICES_WRITE, on: 'organization' },
 };
 
 /** The route's extra rule, as a reason: null when it passes. */

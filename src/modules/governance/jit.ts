@@ -11,6 +11,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { jitApprovalOf, jitMaxMinutesOf, mspAccessOf } from '../../access/settings.js';
 import { isOrgAdmin, isPartnerAdmin } from './admins.js';
+import { withName, withNames } from './jit-names.js';
 import type { AccessRequestBody, DecisionBody, GrantListQuery, RequestListQuery } from './jit-schemas.js';
 import {
   type AccessGrantRow as GrantRow,
@@ -181,7 +182,7 @@ export async function requestAccess(deps: Deps, p: Principal, body: AccessReques
     const g = approval === 'auto' ? await openGrant(deps, tx, r, null, p, meta) : null;
     return requestJson(r, g, now.getTime());
   });
-  return out;
+  return withName(deps.db, out);
 }
 
 /** Requests the caller may approve (pending, by the organisation's policy). */
@@ -202,7 +203,12 @@ export async function listRequests(deps: Deps, p: Principal, q: RequestListQuery
   if (audiences.length === 0) return { data: [] };
   const rows = await listAccessRequests(deps.db, audiences, q.status, q.limit);
   const now = deps.clock.now().getTime();
-  return { data: rows.map((x) => requestJson(x.r, x.g, now)) };
+  return {
+    data: await withNames(
+      deps.db,
+      rows.map((x) => requestJson(x.r, x.g, now)),
+    ),
+  };
 }
 
 /** Approves or denies a pending request: only the approver the organisation's policy names, never the requester. */
@@ -263,7 +269,7 @@ export async function decideRequest(
     const g = verdict === 'approve' ? await openGrant(deps, tx, decided, p.userId, p, meta) : null;
     return requestJson(decided, g, now.getTime());
   });
-  return out;
+  return withName(deps.db, out);
 }
 
 /** Grants the caller sees: a member its own; a Partner Admin every one of the partner; an organisation admin its organisation's. */
@@ -287,13 +293,18 @@ export async function listGrants(deps: Deps, p: Principal, q: GrantListQuery) {
     });
   }
   const rows = await listAccessGrants(deps.db, who, q.state === 'active', now, q.limit);
-  return { data: rows.map((x) => grantJson(x.g, x, now.getTime())) };
+  return {
+    data: await withNames(
+      deps.db,
+      rows.map((x) => grantJson(x.g, x, now.getTime())),
+    ),
+  };
 }
 
 /** Revokes a grant in force: the member itself, a Partner Admin, or an admin of the organisation. Bites on the next request. */
 export async function revokeGrant(deps: Deps, p: Principal, id: string, meta: AuditRequestMeta) {
   if (p.actorType !== 'user') throw new AppError('service_account_not_allowed');
-  return deps.db.transaction(async (tx) => {
+  const out = await deps.db.transaction(async (tx) => {
     const row = await lockGrantWithRequest(tx, id);
     const g = row?.g;
     const visible =
@@ -320,4 +331,5 @@ export async function revokeGrant(deps: Deps, p: Principal, id: string, meta: Au
     );
     return grantJson(revoked, row.r, now.getTime());
   });
+  return withName(deps.db, out);
 }

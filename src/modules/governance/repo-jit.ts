@@ -1,7 +1,7 @@
 // The SQL of just-in-time access (jit.ts): the requests, their decisions, and the grants they give.
-import { and, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
-import { accessGrants, accessRequests, organizations, partners, sites } from '../../db/schema/index.js';
+import { accessGrants, accessRequests, organizations, partners, sites, users } from '../../db/schema/index.js';
 
 export type AccessRequestRow = typeof accessRequests.$inferSelect;
 export type AccessGrantRow = typeof accessGrants.$inferSelect;
@@ -169,4 +169,23 @@ export async function revokeAccessGrant(tx: Executor, id: string, at: Date, by: 
     .where(eq(accessGrants.id, id))
     .returning();
   return revoked!;
+}
+
+/** The people's names and e-mails and the organisations' names behind the ids of requests and grants, for display. */
+export async function displayNames(db: Executor, userIds: string[], orgIds: string[]) {
+  const [people, orgs] = await Promise.all([
+    userIds.length
+      ? db.select({ id: users.id, name: users.name, email: users.email }).from(users).where(inArray(users.id, userIds))
+      : [],
+    orgIds.length
+      ? db
+          .select({ id: organizations.id, name: organizations.name })
+          .from(organizations)
+          .where(inArray(organizations.id, orgIds))
+      : [],
+  ]);
+  return {
+    people: new Map(people.map((u) => [u.id, { name: u.name, email: u.email }])),
+    orgs: new Map(orgs.map((o) => [o.id, o.name])),
+  };
 }

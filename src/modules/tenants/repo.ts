@@ -23,7 +23,7 @@ import {
 } from '../../db/schema/index.js';
 import { deviceGroupVisible, orgCondition, siteCondition, type Reach } from '../../db/tenant-filter.js';
 import { likePrefix } from '../../db/order.js';
-import { rowsOf } from '../../db/rows.js';
+import { queryRows, rowsOf } from '../../db/rows.js';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 export type SiteRow = typeof sites.$inferSelect;
@@ -354,4 +354,31 @@ export async function rolesNamableBy(
       ),
     );
   return new Set(rows.map((r) => r.id));
+}
+
+// ---- Getting started
+
+export interface GettingStartedRow {
+  name: string;
+  settings: unknown;
+  organization: boolean;
+  technician: boolean;
+  staff_sso: boolean;
+  first_device: boolean;
+  audit_webhook: boolean;
+}
+
+/** The partner's state behind each getting-started step. A pending invitation counts: the technician was invited. */
+export async function gettingStartedState(db: Executor, partnerId: string): Promise<GettingStartedRow | null> {
+  const [row] = await queryRows<GettingStartedRow>(
+    db,
+    sql`select p.name, p.settings,
+      exists(select 1 from organizations o where o.partner_id = p.id) as organization,
+      (select count(*) from partner_users m where m.partner_id = p.id) > 1 as technician,
+      exists(select 1 from sso_providers s where s.partner_id = p.id and s.org_id is null and s.status = 'active') as staff_sso,
+      exists(select 1 from devices d where d.partner_id = p.id) as first_device,
+      exists(select 1 from webhooks w where w.partner_id = p.id and w.org_id is null and w.active) as audit_webhook
+    from partners p where p.id = ${partnerId}`,
+  );
+  return row ?? null;
 }

@@ -5,7 +5,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { requireStepUp } from '../../http/step-up.js';
-import { principalOf, requirePermission, scopeIn } from '../../http/guards.js';
+import { principalOf, requireFullOrgAccess, requirePermission, scopeIn } from '../../http/guards.js';
+import { gettingStarted } from './getting-started.js';
 import { metaOf } from '../../http/meta.js';
 import { authErrors, errors, page, idParam } from '../../http/schemas.js';
 import { PERMISSIONS as PERMS } from '../../access/catalog.js';
@@ -24,6 +25,7 @@ import {
   createOrgBody,
   createSiteBody,
   effectiveSettings,
+  gettingStartedJson,
   groupJson,
   listQuery,
   orgJson,
@@ -174,6 +176,21 @@ export function tenantRoutes(deps: Deps) {
         },
       },
       async (req) => updatePartner(deps, p(req), req.body, metaOf(req)),
+    );
+    r.get(
+      '/orgs/partners/me/getting-started',
+      {
+        onRequest: [auth, requireFullOrgAccess(), can(PERMS.SETTINGS_WRITE)],
+        schema: {
+          tags: ['organizations'],
+          operationId: 'getGettingStarted',
+          summary: "A new partner's getting-started checklist, each step ticked from the partner's data",
+          description:
+            "For the partner's own administrators (full organisation access and settings:write; an organisation's member is 403). Each step is done when the data shows it: an organisation exists; a second member of staff (an invitation counts); two-step verification required for all staff; an active SSO provider for the staff; a device enrolled in any organisation; an active partner audit webhook.",
+          response: { 200: gettingStartedJson, ...authErrors },
+        },
+      },
+      async (req) => gettingStarted(deps.db, p(req)),
     );
 
     r.get(

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { tenantSettingsSchema } from '../../access/settings.js';
+import { GETTING_STARTED_STEPS } from './getting-started.js';
 
 const slug = z
   .string()
@@ -136,3 +137,42 @@ export const listQuery = z.strictObject({
   search: z.string().max(255).optional(),
 });
 export const orgRequiredQuery = listQuery.extend({ orgId: z.uuid() });
+
+export const gettingStartedJson = z
+  .object({
+    partnerName: z.string().describe("The partner's name"),
+    complete: z.boolean().describe('Every step is done'),
+    items: z.array(
+      z.object({
+        id: z.enum(GETTING_STARTED_STEPS).describe('The step'),
+        title: z.string().describe('What the step asks, in words'),
+        description: z.string().describe('Why, in one sentence'),
+        done: z.boolean().describe("Done, as the partner's data shows now"),
+        link: z.string().describe('The console page where the step is done'),
+      }),
+    ),
+  })
+  .meta({
+    examples: [
+      {
+        partnerName: 'Northwind MSP',
+        complete: false,
+        items: [
+          {
+            id: 'organization',
+            title: 'Create your first customer organisation',
+            description: 'Each customer is an organisation with its sites and device groups.',
+            done: true,
+            link: '/tenants',
+          },
+          {
+            id: 'require_mfa',
+            title: 'Require two-step verification for your staff',
+            description: 'Everyone on your staff enrols a second factor at their next sign-in.',
+            done: false,
+            link: '/security',
+          },
+        ],
+      },
+    ],
+  });

@@ -2128,6 +2128,28 @@ export interface paths {
         patch: operations["patchOrgsPartnersMe"];
         trace?: never;
     };
+    "/api/v1/orgs/partners/me/getting-started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A new partner's getting-started checklist, each step ticked from the partner's data
+         * @description For the partner's own administrators (full organisation access and settings:write; an organisation's member is 403). Each step is done when the data shows it: an organisation exists; a second member of staff (an invitation counts); two-step verification required for all staff; an active SSO provider for the staff; a device enrolled in any organisation; an active partner audit webhook.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `settings:write`.
+         */
+        get: operations["getGettingStarted"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orgs/sites": {
         parameters: {
             query?: never;
@@ -3929,6 +3951,18 @@ export interface components {
              */
             userId: string;
             /**
+             * @description The person's name (null when it is not visible to the caller)
+             * @example ada@contoso.com
+             */
+            userName: string | null;
+            /** @description The person's e-mail address */
+            userEmail: string | null;
+            /**
+             * @description The organisation's name
+             * @example Contoso Ltd
+             */
+            orgName: string | null;
+            /**
              * @description How the request was approved.
              * @enum {string}
              */
@@ -4042,6 +4076,18 @@ export interface components {
              * @example 3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12
              */
             userId: string;
+            /**
+             * @description The person's name (null when it is not visible to the caller)
+             * @example ada@contoso.com
+             */
+            userName: string | null;
+            /** @description The person's e-mail address */
+            userEmail: string | null;
+            /**
+             * @description The organisation's name
+             * @example Contoso Ltd
+             */
+            orgName: string | null;
             /**
              * @description How long, in minutes.
              * @example 60
@@ -7032,7 +7078,7 @@ export interface operations {
                              * @description A console action
                              * @enum {string}
                              */
-                            action: "organization.create" | "organization.update" | "organization.delete" | "settings.update" | "users.invite" | "users.update" | "roles.manage" | "audit.read";
+                            action: "organization.create" | "organization.update" | "organization.delete" | "settings.update" | "users.invite" | "users.update" | "users.delete" | "roles.manage" | "roles.delete" | "audit.read" | "sso.manage" | "domains.manage" | "webhooks.manage" | "devices.update" | "devices.delete" | "enrollment_keys.manage";
                             /** @description true: the request would be allowed. */
                             allowed: boolean;
                             /**
@@ -7346,6 +7392,9 @@ export interface operations {
                      *           "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *           "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *           "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *           "userName": "ada@contoso.com",
+                     *           "userEmail": "string",
+                     *           "orgName": "Contoso Ltd",
                      *           "approval": "auto",
                      *           "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *           "startsAt": "2026-11-20T08:15:00.000Z",
@@ -7398,6 +7447,9 @@ export interface operations {
                      *       "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *       "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *       "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *       "userName": "ada@contoso.com",
+                     *       "userEmail": "string",
+                     *       "orgName": "Contoso Ltd",
                      *       "approval": "auto",
                      *       "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *       "startsAt": "2026-11-20T08:15:00.000Z",
@@ -7451,6 +7503,9 @@ export interface operations {
                      *           "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *           "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *           "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *           "userName": "ada@contoso.com",
+                     *           "userEmail": "string",
+                     *           "orgName": "Contoso Ltd",
                      *           "durationMinutes": 60,
                      *           "reason": "Ticket 4711: printer outage",
                      *           "ticketRef": "T-4711",
@@ -7467,6 +7522,9 @@ export interface operations {
                      *             "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *             "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *             "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *             "userName": "ada@contoso.com",
+                     *             "userEmail": "string",
+                     *             "orgName": "Contoso Ltd",
                      *             "approval": "auto",
                      *             "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *             "startsAt": "2026-11-20T08:15:00.000Z",
@@ -7557,6 +7615,9 @@ export interface operations {
                      *       "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *       "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *       "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *       "userName": "ada@contoso.com",
+                     *       "userEmail": "string",
+                     *       "orgName": "Contoso Ltd",
                      *       "durationMinutes": 60,
                      *       "reason": "Ticket 4711: printer outage",
                      *       "ticketRef": "T-4711",
@@ -7573,6 +7634,9 @@ export interface operations {
                      *         "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *         "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *         "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *         "userName": "ada@contoso.com",
+                     *         "userEmail": "string",
+                     *         "orgName": "Contoso Ltd",
                      *         "approval": "auto",
                      *         "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *         "startsAt": "2026-11-20T08:15:00.000Z",
@@ -7638,6 +7702,9 @@ export interface operations {
                      *       "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *       "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *       "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *       "userName": "ada@contoso.com",
+                     *       "userEmail": "string",
+                     *       "orgName": "Contoso Ltd",
                      *       "durationMinutes": 60,
                      *       "reason": "Ticket 4711: printer outage",
                      *       "ticketRef": "T-4711",
@@ -7654,6 +7721,9 @@ export interface operations {
                      *         "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *         "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *         "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *         "userName": "ada@contoso.com",
+                     *         "userEmail": "string",
+                     *         "orgName": "Contoso Ltd",
                      *         "approval": "auto",
                      *         "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *         "startsAt": "2026-11-20T08:15:00.000Z",
@@ -7720,6 +7790,9 @@ export interface operations {
                      *       "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *       "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *       "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *       "userName": "ada@contoso.com",
+                     *       "userEmail": "string",
+                     *       "orgName": "Contoso Ltd",
                      *       "durationMinutes": 60,
                      *       "reason": "Ticket 4711: printer outage",
                      *       "ticketRef": "T-4711",
@@ -7736,6 +7809,9 @@ export interface operations {
                      *         "orgId": "2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d",
                      *         "siteId": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
                      *         "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
+                     *         "userName": "ada@contoso.com",
+                     *         "userEmail": "string",
+                     *         "orgName": "Contoso Ltd",
                      *         "approval": "auto",
                      *         "approvedBy": "c91bd49a-5920-43a3-b792-1660455e23bf",
                      *         "startsAt": "2026-11-20T08:15:00.000Z",
@@ -15250,6 +15326,83 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getGettingStarted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "partnerName": "Northwind MSP",
+                     *       "complete": false,
+                     *       "items": [
+                     *         {
+                     *           "id": "organization",
+                     *           "title": "Create your first customer organisation",
+                     *           "description": "Each customer is an organisation with its sites and device groups.",
+                     *           "done": true,
+                     *           "link": "/tenants"
+                     *         },
+                     *         {
+                     *           "id": "require_mfa",
+                     *           "title": "Require two-step verification for your staff",
+                     *           "description": "Everyone on your staff enrols a second factor at their next sign-in.",
+                     *           "done": false,
+                     *           "link": "/security"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description The partner's name
+                         * @example Northwind IT
+                         */
+                        partnerName: string;
+                        /** @description Every step is done */
+                        complete: boolean;
+                        items: {
+                            /**
+                             * @description The step
+                             * @enum {string}
+                             */
+                            id: "organization" | "technician" | "require_mfa" | "staff_sso" | "first_device" | "audit_webhook";
+                            /**
+                             * @description What the step asks, in words
+                             * @example IT manager
+                             */
+                            title: string;
+                            /**
+                             * @description Why, in one sentence
+                             * @example Front-line support
+                             */
+                            description: string;
+                            /** @description Done, as the partner's data shows now */
+                            done: boolean;
+                            /** @description The console page where the step is done */
+                            link: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             428: components["responses"]["PreconditionRequired"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

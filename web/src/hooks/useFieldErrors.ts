@@ -1,6 +1,6 @@
 // A form's refusal split the way a person reads it: each field's problem beside the field, in plain words, and what
 // belongs to no field at the top. Cleared as soon as the form changes.
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { ApiError } from '../api/client';
 import { explain } from '../lib/errors';
 
@@ -16,13 +16,20 @@ function plain(text: string): string {
   return /[.!?]$/.test(s) ? s : `${s}.`;
 }
 
-export function useFieldErrors(fieldOf: (path: string) => string | null) {
+/**
+ * `fieldOf` names the form's field for an API field path (null: the error belongs at the top). `values`, when given,
+ * is what the form holds: the messages clear as soon as it changes.
+ */
+export function useFieldErrors(fieldOf: (path: string) => string | null, values?: unknown) {
   const [fields, setFields] = useState<Record<string, string>>({});
   const [form, setForm] = useState<string | null>(null);
   const clear = useCallback(() => {
     setFields({});
     setForm(null);
   }, []);
+  const snapshot = values === undefined ? '' : JSON.stringify(values);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the snapshot is the trigger, not a value the effect reads
+  useEffect(() => clear(), [snapshot, clear]);
   const show = (err: unknown) => {
     const fe = err instanceof ApiError && err.body.code === 'validation_failed' ? err.body.details?.fieldErrors : null;
     if (!fe) {
@@ -31,7 +38,7 @@ export function useFieldErrors(fieldOf: (path: string) => string | null) {
       return;
     }
     const next: Record<string, string> = {};
-    const rest: string[] = [];
+    const rest: string[] = (err instanceof ApiError ? (err.body.details?.formErrors ?? []) : []).map(plain);
     for (const [path, msgs] of Object.entries(fe)) {
       const field = fieldOf(path);
       const text = msgs.map(plain).join(' ');
@@ -42,4 +49,13 @@ export function useFieldErrors(fieldOf: (path: string) => string | null) {
     setForm(rest.length || !Object.keys(next).length ? ['Some fields are not valid.', ...rest].join(' ') : null);
   };
   return { fields, form, show, clear };
+}
+
+/** A `fieldOf` for a form whose inputs carry the API's top-level field names (`siteIds.2` → `siteIds`). */
+export function fieldsNamed(...names: string[]): (path: string) => string | null {
+  const known = new Set(names);
+  return (path) => {
+    const f = path.split('.')[0] ?? '';
+    return known.has(f) ? f : null;
+  };
 }

@@ -1,4 +1,5 @@
-// The name of the tenant the caller acts in (its partner, or its organisation), for the header.
+// The name of the tenant the caller acts in (its partner, or its organisation), for the header: read from the
+// caller's own named memberships, which every signed-in person may read whatever their role.
 import { useQuery } from '@tanstack/react-query';
 import { api, call } from '../api/client';
 
@@ -7,12 +8,10 @@ export function useTenantName(me: { scope: 'partner' | 'organization' | null; or
     queryKey: ['tenant-name', me?.scope, me?.orgId],
     enabled: !!me?.scope,
     retry: false,
-    queryFn: async () =>
-      (
-        (me?.scope === 'organization' && me.orgId
-          ? await call(api.GET('/api/v1/orgs/organizations/{id}', { params: { path: { id: me.orgId } } }))
-          : await call(api.GET('/api/v1/orgs/partners/me'))) as { name: string }
-      ).name,
+    queryFn: async () => {
+      const current = (await call(api.GET('/api/v1/auth/memberships'))).data.find((m) => m.current);
+      return current ? (current.orgName ?? current.partnerName) : null;
+    },
   });
   return q.data ?? null;
 }

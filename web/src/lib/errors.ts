@@ -96,7 +96,9 @@ export function explain(err: unknown): string {
       text = [text, f.warning, ...(f.suggestions ?? [])].filter(Boolean).join(' ');
     }
     if (b.code === 'validation_failed' && b.details?.fieldErrors) {
-      const fields = Object.entries(b.details.fieldErrors).map(([k, v]) => `${k}: ${v.join(', ')}`);
+      const fields = Object.entries(b.details.fieldErrors).map(
+        ([k, v]) => `${k}: ${v.map((m) => m.replace(/[.\s]+$/, '')).join(', ')}`,
+      );
       if (fields.length) text = `${text} ${fields.join('; ')}.`;
     }
     if (b.code === 'invalid_csv' && b.message) text = `${text} ${b.message}`;

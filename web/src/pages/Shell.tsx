@@ -22,9 +22,14 @@ const Onboarding = lazy(() => import('./onboarding/Onboarding'));
 const Integrations = lazy(() => import('./integrations/Integrations'));
 const Access = lazy(() => import('./access/Access'));
 const SecurityPolicy = lazy(() => import('./security/SecurityPolicy'));
+<<<<<<< HEAD
 const Relationships = lazy(() => import('./relationships/Relationships'));
+=======
+const Home = lazy(() => import('./home/Home'));
+>>>>>>> h/first-week
 
 const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
+  { to: '/home', label: 'Home', perm: null },
   { to: '/users', label: 'Users', perm: 'users:read' },
   { to: '/tenants', label: 'Tenants', perm: 'organizations:read' },
   { to: '/roles', label: 'Roles', perm: 'users:read' },
@@ -54,7 +59,6 @@ export default function Shell() {
   };
   const tenantName = useTenantName(me.data);
   const items = NAV.filter((n) => !n.perm || [n.perm].flat().some((p) => can(me.data, p)));
-  const home = items[0]?.to ?? '/account';
   return (
     <div className="gh-shell">
       <header className="gh-header">
@@ -94,6 +98,7 @@ export default function Shell() {
         <DevModeBanner />
         <Suspense fallback={<Loading />}>
           <Routes>
+            <Route path="/home" element={<Home />} />
             <Route path="/account" element={<Account />} />
             <Route path="/invitations" element={<Invitations />} />
             <Route path="/users" element={<Users />} />
@@ -107,7 +112,7 @@ export default function Shell() {
             <Route path="/access/*" element={<Access />} />
             <Route path="/relationships/*" element={<Relationships />} />
             <Route path="/security" element={<SecurityPolicy />} />
-            <Route path="*" element={me.isPending ? <Loading /> : <Navigate to={home} replace />} />
+            <Route path="*" element={me.isPending ? <Loading /> : <Navigate to="/home" replace />} />
           </Routes>
         </Suspense>
       </main>

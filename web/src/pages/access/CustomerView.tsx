@@ -187,7 +187,9 @@ function OrgView({ orgId }: { orgId: string }) {
           >
             {(g) => (
               <>
-                <Table.Td>{g.userId === me.data?.id ? 'You' : g.userId}</Table.Td>
+                <Table.Td>
+                  {g.userId === me.data?.id ? 'You' : (g.userName ?? g.userEmail ?? 'A partner member')}
+                </Table.Td>
                 <Table.Td>{when(g.expiresAt)}</Table.Td>
                 <Table.Td>{APPROVAL_WORDS[g.approval]}</Table.Td>
                 <Table.Td>{g.reason}</Table.Td>

@@ -38,7 +38,9 @@ export default function Requests() {
   const qc = useQueryClient();
   const partner = me.data?.scope === 'partner';
   const { name } = useOrgNames();
-  const who = (userId: string) => (userId === me.data?.id ? 'You' : userId);
+  // The person by name (the API names them); an id only where their name is not visible to the caller.
+  const who = (x: { userId: string; userName?: string | null; userEmail?: string | null }) =>
+    x.userId === me.data?.id ? 'You' : (x.userName ?? x.userEmail ?? 'A partner member');
   const [requesting, setRequesting] = useState(false);
   const refresh = () => void qc.invalidateQueries({ queryKey: ['access'] });
 
@@ -65,7 +67,7 @@ export default function Requests() {
     mutationFn: (r: Request) =>
       call(api.POST('/api/v1/access/requests/{id}/approve', { params: { path: { id: r.id } }, body: {} })),
     onSuccess: (r) => {
-      done(`Approved: access to ${name(r.orgId)} until ${when(r.grant?.expiresAt)}.`);
+      done(`Approved: access to ${r.orgName ?? name(r.orgId)} until ${when(r.grant?.expiresAt)}.`);
       refresh();
     },
     onError: failed,
@@ -73,14 +75,14 @@ export default function Requests() {
   const deny = useConfirmed(
     (r: Request) => call(api.POST('/api/v1/access/requests/{id}/deny', { params: { path: { id: r.id } }, body: {} })),
     (r) => {
-      done(`Denied: ${who(r.userId)} gets no access to ${name(r.orgId)}.`);
+      done(`Denied: ${who(r)} gets no access to ${r.orgName ?? name(r.orgId)}.`);
       refresh();
     },
   );
   const revoke = useConfirmed(
     (g: Grant) => call(api.DELETE('/api/v1/access/grants/{id}', { params: { path: { id: g.id } } })),
     (g) => {
-      done(`Grant to ${name(g.orgId)} revoked.`);
+      done(`Grant to ${g.orgName ?? name(g.orgId)} revoked.`);
       refresh();
     },
   );
@@ -115,9 +117,9 @@ export default function Requests() {
           >
             {(r) => (
               <>
-                <Table.Td>{who(r.userId)}</Table.Td>
+                <Table.Td>{who(r)}</Table.Td>
                 <Table.Td>
-                  {name(r.orgId)}
+                  {r.orgName ?? name(r.orgId)}
                   {r.siteId ? ` (site ${r.siteId})` : ''}
                 </Table.Td>
                 <Table.Td>{minutesText(r.durationMinutes)}</Table.Td>
@@ -164,9 +166,9 @@ export default function Requests() {
           >
             {(g) => (
               <>
-                <Table.Td>{who(g.userId)}</Table.Td>
+                <Table.Td>{who(g)}</Table.Td>
                 <Table.Td>
-                  {name(g.orgId)}
+                  {g.orgName ?? name(g.orgId)}
                   {g.siteId ? ` (site ${g.siteId})` : ''}
                 </Table.Td>
                 <Table.Td>{when(g.expiresAt)}</Table.Td>
@@ -211,7 +213,7 @@ export default function Requests() {
               >
                 {(r) => (
                   <>
-                    <Table.Td>{name(r.orgId)}</Table.Td>
+                    <Table.Td>{r.orgName ?? name(r.orgId)}</Table.Td>
                     <Table.Td>{minutesText(r.durationMinutes)}</Table.Td>
                     <Table.Td>{r.reason}</Table.Td>
                     <Table.Td>{when(r.createdAt)}</Table.Td>
@@ -240,12 +242,12 @@ export default function Requests() {
       {requesting && <RequestAccess onClose={() => setRequesting(false)} />}
       <ConfirmDialog {...deny.dialog} title="Deny this request?" action="Deny">
         {deny.target
-          ? `${who(deny.target.userId)} gets no access to ${name(deny.target.orgId)} (“${deny.target.reason}”). The denial is audited.`
+          ? `${who(deny.target)} gets no access to ${name(deny.target.orgId)} (“${deny.target.reason}”). The denial is audited.`
           : ''}
       </ConfirmDialog>
       <ConfirmDialog {...revoke.dialog} title="Revoke this grant?" action="Revoke">
         {revoke.target
-          ? `${who(revoke.target.userId)} loses access to ${name(revoke.target.orgId)} from the next request, on every instance.`
+          ? `${who(revoke.target)} loses access to ${name(revoke.target.orgId)} from the next request, on every instance.`
           : ''}
       </ConfirmDialog>
     </Stack>
@@ -278,7 +280,7 @@ function RequestAccess({ onClose }: { onClose: () => void }) {
     onSuccess: (r) => {
       done(
         r.status === 'approved'
-          ? `Access to ${name(r.orgId)} granted until ${when(r.grant?.expiresAt)}.`
+          ? `Access to ${r.orgName ?? name(r.orgId)} granted until ${when(r.grant?.expiresAt)}.`
           : `Request sent. ${APPROVAL_WORDS[r.approval]}; you reach the organisation once approved.`,
       );
       void qc.invalidateQueries({ queryKey: ['access'] });

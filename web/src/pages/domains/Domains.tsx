@@ -11,8 +11,11 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
+import { FormError } from '../../components/FormError';
+import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
 import { when } from '../onboarding/common';
-import { can, useMe } from '../../hooks/me';
+import { useMe } from '../../hooks/me';
+import { useCapabilities } from '../../hooks/useCapabilities';
 
 type Domain = components['schemas']['Domain'];
 
@@ -33,7 +36,7 @@ export default function Domains() {
   const me = useMe();
   const [orgId, setOrgId] = useState<string | null>(null);
   const partner = me.data?.scope === 'partner';
-  const write = can(me.data, 'settings:write');
+  const write = useCapabilities(orgId).allowed('domains.manage');
   const list = useQuery({
     queryKey: ['domains', orgId],
     enabled: !!me.data,
@@ -79,9 +82,12 @@ export default function Domains() {
   );
 }
 
+const domainField = fieldsNamed('domain');
+
 function AddDomain({ orgId }: { orgId: string | null }) {
   const qc = useQueryClient();
   const [domain, setDomain] = useState('');
+  const errors = useFieldErrors(domainField, [domain]);
   const add = useMutation({
     mutationFn: () =>
       call(api.POST('/api/v1/domains', { body: { domain: domain.trim(), ...(orgId ? { orgId } : {}) } })),
@@ -90,6 +96,7 @@ function AddDomain({ orgId }: { orgId: string | null }) {
       setDomain('');
       void qc.invalidateQueries({ queryKey: ['domains'] });
     },
+    onError: errors.show,
   });
   return (
     <form
@@ -99,23 +106,20 @@ function AddDomain({ orgId }: { orgId: string | null }) {
       }}
     >
       <Stack gap="xs" maw={560}>
-        <Group align="flex-end">
+        <FormError text={errors.form} />
+        <Group align="flex-start">
           <TextInput
             label="Domain"
             placeholder="example.com"
             value={domain}
             onChange={(e) => setDomain(e.currentTarget.value)}
+            error={errors.fields.domain}
             w={320}
           />
-          <Button type="submit" loading={add.isPending} disabled={!domain.trim()}>
+          <Button type="submit" loading={add.isPending} disabled={!domain.trim()} mt={25}>
             Add domain
           </Button>
         </Group>
-        {add.isError && (
-          <Alert color="red" role="alert">
-            {explain(add.error)}
-          </Alert>
-        )}
       </Stack>
     </form>
   );

@@ -13,6 +13,9 @@ import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
+import { FormError } from '../../components/FormError';
+import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
+import { useCapabilities } from '../../hooks/useCapabilities';
 import { done, failed, when } from '../onboarding/common';
 import { useOwner } from './common';
 
@@ -28,6 +31,7 @@ export default function Webhooks() {
     { resetOn: owner.orgId },
   );
   const [creating, setCreating] = useState(false);
+  const write = useCapabilities(owner.orgId).allowed('webhooks.manage');
   const [logOf, setLogOf] = useState<Webhook | null>(null);
   const [pinged, setPinged] = useState<{ id: string; text: string; ok: boolean } | null>(null);
   const refresh = () => void qc.invalidateQueries({ queryKey: ['webhooks'] });
@@ -71,7 +75,7 @@ export default function Webhooks() {
       </Text>
       <Group align="end" justify="space-between">
         {owner.picker ?? <span />}
-        <Button onClick={() => setCreating(true)}>New webhook</Button>
+        {write && <Button onClick={() => setCreating(true)}>New webhook</Button>}
       </Group>
       <Loaded q={list} what="webhooks" isEmpty={(d) => d.data.length === 0} empty="No webhook here yet.">
         {(d) => (
@@ -156,6 +160,9 @@ export default function Webhooks() {
   );
 }
 
+/** The webhook form's fields with an input of their own (the organisation's problems show at the top). */
+const webhookField = fieldsNamed('url', 'events', 'description');
+
 function CreateWebhook({
   onClose,
   initialOrgId,
@@ -171,6 +178,7 @@ function CreateWebhook({
   const [events, setEvents] = useState<string[]>(['*']);
   const [description, setDescription] = useState('');
   const [created, setCreated] = useState<{ secret: string; url: string } | null>(null);
+  const errors = useFieldErrors(webhookField, [orgId, url, events, description]);
   const create = useMutation({
     mutationFn: () =>
       call(
@@ -182,6 +190,7 @@ function CreateWebhook({
       setCreated({ secret: w.secret, url: w.url });
       void qc.invalidateQueries({ queryKey: ['webhooks'] });
     },
+    onError: errors.show,
   });
   return (
     <Modal opened onClose={onClose} title={created ? 'Your webhook’s signing secret' : 'New webhook'}>
@@ -197,8 +206,10 @@ function CreateWebhook({
           }}
         >
           <Stack>
+            <FormError text={errors.form} />
             <TextInput
               label="URL"
+              error={errors.fields.url}
               placeholder="https://siem.example.com/hooks/gatehouse"
               required
               type="url"
@@ -213,6 +224,7 @@ function CreateWebhook({
               onChange={setEvents}
               splitChars={[',', ' ']}
               required
+              error={errors.fields.events}
             />
             {partner && (
               <TenantSelect
@@ -227,12 +239,8 @@ function CreateWebhook({
               placeholder="SIEM"
               value={description}
               onChange={(e) => setDescription(e.currentTarget.value)}
+              error={errors.fields.description}
             />
-            {create.isError && (
-              <Alert color="red" role="alert">
-                {explain(create.error)}
-              </Alert>
-            )}
             <Button type="submit" loading={create.isPending} disabled={!url.trim() || events.length === 0}>
               Create webhook
             </Button>

@@ -11,7 +11,9 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { ShownOnce } from '../../components/ShownOnce';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../../hooks/me';
+import { FormError } from '../../components/FormError';
+import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
+import { useCapabilities } from '../../hooks/useCapabilities';
 import { done, when } from './common';
 import { NoOrganisation, useOrgChoice } from '../../hooks/org-choice';
 import { InstallCommands } from './InstallCommands';
@@ -69,10 +71,9 @@ function status(k: Key, now = Date.now()): { label: string; active: boolean } {
 }
 
 export default function EnrollmentKeys() {
-  const me = useMe();
   const org = useOrgChoice();
   const qc = useQueryClient();
-  const write = can(me.data, 'devices:write');
+  const write = useCapabilities(org.orgId).allowed('enrollment_keys.manage');
   const sites = useSites(org.orgId);
   const groups = useGroups(org.orgId);
   const siteName = (id: string | null) =>
@@ -185,6 +186,9 @@ export default function EnrollmentKeys() {
   );
 }
 
+/** The key form's fields with an input of their own (`expiresAt` is the Valid for choice). */
+const keyField = fieldsNamed('name', 'siteId', 'deviceGroupId', 'maxUsage', 'expiresAt');
+
 function CreateKey({
   opened,
   onClose,
@@ -205,6 +209,7 @@ function CreateKey({
   const [maxUsage, setMaxUsage] = useState<number | string>(1);
   const [lifetime, setLifetime] = useState('86400');
   const [created, setCreated] = useState<(Key & { key: string }) | null>(null);
+  const errors = useFieldErrors(keyField, [name, siteId, groupId, maxUsage, lifetime]);
   const create = useMutation({
     mutationFn: () =>
       call(
@@ -223,6 +228,7 @@ function CreateKey({
       setCreated(k as Key & { key: string });
       void qc.invalidateQueries({ queryKey: ['enrollment-keys'] });
     },
+    onError: errors.show,
   });
   const close = () => {
     setCreated(null);
@@ -231,6 +237,7 @@ function CreateKey({
     setGroupId(null);
     setMaxUsage(1);
     create.reset();
+    errors.clear();
     onClose();
   };
   return (
@@ -255,12 +262,14 @@ function CreateKey({
           }}
         >
           <Stack>
+            <FormError text={errors.form} />
             <TextInput
               label="Name"
               placeholder="Head office laptops"
               required
               value={name}
               onChange={(e) => setName(e.currentTarget.value)}
+              error={errors.fields.name}
               data-autofocus
             />
             <Select
@@ -275,6 +284,7 @@ function CreateKey({
               }}
               clearable
               placeholder={sites.length ? 'Any site the agent names' : 'No site yet'}
+              error={errors.fields.siteId}
             />
             <Select
               label="Device group"
@@ -284,6 +294,7 @@ function CreateKey({
               onChange={setGroupId}
               clearable
               placeholder={groups.length ? 'No group' : 'No device group yet'}
+              error={errors.fields.deviceGroupId}
             />
             <NumberInput
               label="How many devices it may enrol"
@@ -292,6 +303,7 @@ function CreateKey({
               value={maxUsage}
               onChange={setMaxUsage}
               required
+              error={errors.fields.maxUsage}
             />
             <Select
               label="Valid for"
@@ -299,12 +311,8 @@ function CreateKey({
               value={lifetime}
               onChange={(v) => v && setLifetime(v)}
               allowDeselect={false}
+              error={errors.fields.expiresAt}
             />
-            {create.isError && (
-              <Alert color="red" role="alert">
-                {explain(create.error)}
-              </Alert>
-            )}
             <Button type="submit" loading={create.isPending} disabled={!name.trim()}>
               Create key
             </Button>

@@ -19,6 +19,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, call } from '../../api/client';
 import { explain } from '../../lib/errors';
+import { FormError } from '../../components/FormError';
+import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
 import { can, useMe } from '../../hooks/me';
 import {
   groupByResource,
@@ -32,6 +34,9 @@ import {
 
 // A style object is applied through the CSSOM, which the console's CSP (style-src 'self') allows.
 const GRID = { display: 'grid', gridTemplateColumns: 'repeat(auto-fill, minmax(320px, 1fr))', gap: 12 } as const;
+
+/** The API's fields with an input of their own; the permissions' problems show at the top. */
+const fieldOf = fieldsNamed('name', 'description', 'parentRoleId');
 
 export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?: string; onClose: () => void }) {
   const me = useMe();
@@ -48,6 +53,7 @@ export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?
   const [parentId, setParentId] = useState<string | null>(role?.parentRoleId ?? null);
   const [forceMfa, setForceMfa] = useState(role?.forceMfa ?? false);
   const [selected, setSelected] = useState<Set<string>>(new Set());
+  const errors = useFieldErrors(fieldOf, [name, description, parentId, forceMfa, [...selected]]);
   useEffect(() => {
     if (detail.data) setSelected(new Set(detail.data.permissions.map(permKey)));
   }, [detail.data]);
@@ -84,6 +90,7 @@ export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?
       void qc.invalidateQueries({ queryKey: ['assignable-roles'] });
       onClose();
     },
+    onError: errors.show,
   });
 
   const toggle = (key: string, on: boolean) => {
@@ -112,11 +119,13 @@ export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?
           }}
         >
           <Stack>
+            <FormError text={errors.form} />
             <TextInput
               label="Name"
               required
               value={name}
               onChange={(e) => setName(e.currentTarget.value)}
+              error={errors.fields.name}
               maxLength={100}
               data-autofocus
             />
@@ -124,6 +133,7 @@ export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?
               label="Description"
               value={description}
               onChange={(e) => setDescription(e.currentTarget.value)}
+              error={errors.fields.description}
               maxLength={2000}
               autosize
               minRows={1}
@@ -136,6 +146,7 @@ export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?
               data={parents.map((r) => ({ value: r.id, label: r.name }))}
               value={parentId}
               onChange={setParentId}
+              error={errors.fields.parentRoleId}
             />
             <Checkbox
               label="Force MFA"
@@ -181,11 +192,6 @@ export function RoleEditor({ role, orgId, onClose }: { role: Role | null; orgId?
                 </Fieldset>
               ))}
             </div>
-            {save.isError && (
-              <Alert color="red" role="alert">
-                {explain(save.error)}
-              </Alert>
-            )}
             <Group justify="end">
               <Button variant="default" onClick={onClose}>
                 Cancel

@@ -11,7 +11,8 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../../hooks/me';
+import { useMe } from '../../hooks/me';
+import { useCapabilities } from '../../hooks/useCapabilities';
 import type { Role } from '../../hooks/roles';
 import { EffectivePermissions } from './EffectivePermissions';
 import { RoleEditor } from './RoleEditor';
@@ -27,8 +28,9 @@ export default function Roles() {
   const { pages, list } = useCursorList(['roles', scope, 'page'], (cursor) =>
     call(api.GET('/api/v1/roles', { params: { query: { orgId: scope, cursor, limit: PAGE } } })),
   );
-  const write = can(me.data, 'users:write');
-  const remove = can(me.data, 'users:delete');
+  const caps = useCapabilities(orgId);
+  const write = caps.allowed('roles.manage');
+  const remove = caps.allowed('roles.delete');
   const close = () => setDialog(null);
 
   return (

@@ -5,7 +5,6 @@ import {
   Alert,
   Button,
   Checkbox,
-  FileButton,
   Group,
   Modal,
   PasswordInput,
@@ -14,7 +13,6 @@ import {
   Stack,
   TagsInput,
   Text,
-  Textarea,
   TextInput,
 } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
@@ -24,14 +22,31 @@ import { api, call } from '../../api/client';
 import type { operations } from '../../api/schema';
 import { explain } from '../../lib/errors';
 import { useAllRoles } from '../../hooks/roles';
+import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
+import { FormError } from '../../components/FormError';
 import { UNTESTED_TEXT, untested, usePresets, type Provider } from './data';
 import { RegisterAt } from './RegisterAt';
+import { SamlFields } from './SamlFields';
 import { Warning } from './Warning';
 
 type Kind = 'oidc' | 'saml';
 type PresetId = NonNullable<operations['postSsoProviders']['requestBody']['content']['application/json']['preset']>;
 const PLACEHOLDER = /\{[^}]+\}/;
 const DOMAIN = /^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+/** The API's fields that have their own input here (the rest of a refusal shows at the top). */
+const fieldOf = fieldsNamed(
+  'name',
+  'issuer',
+  'clientId',
+  'clientSecret',
+  'scopes',
+  'metadataUrl',
+  'metadataXml',
+  'emailAttribute',
+  'nameAttribute',
+  'allowedDomains',
+  'defaultRoleId',
+);
 
 export function ProviderForm({
   provider,
@@ -65,6 +80,27 @@ export function ProviderForm({
   const [defaultRoleId, setDefaultRoleId] = useState<string | null>(provider?.defaultRoleId ?? null);
   const [enforceSSO, setEnforceSSO] = useState(provider?.enforceSSO ?? false);
   const [trustIdpMfa, setTrustIdpMfa] = useState(provider?.trustIdpMfa ?? false);
+
+  const errors = useFieldErrors(fieldOf, [
+    presetId,
+    kind,
+    name,
+    issuer,
+    clientId,
+    clientSecret,
+    scopes,
+    source,
+    metadataUrl,
+    metadataXml,
+    emailAttribute,
+    nameAttribute,
+    domains,
+    autoProvision,
+    defaultRoleId,
+    enforceSSO,
+    trustIdpMfa,
+  ]);
+  const fe = errors.fields;
 
   const preset = presets.data?.find((p) => p.id === presetId);
   const anySaml = presets.data?.find((p) => p.saml)?.saml;
@@ -151,6 +187,7 @@ export function ProviderForm({
       void qc.invalidateQueries({ queryKey: ['sso-providers'] });
       onClose();
     },
+    onError: errors.show,
   });
 
   const idpName = preset?.name ?? 'your identity provider';
@@ -190,6 +227,7 @@ export function ProviderForm({
           }}
         >
           <Stack>
+            <FormError text={errors.form} />
             {!editing && (
               <Select
                 label="Identity provider"
@@ -221,6 +259,7 @@ export function ProviderForm({
               value={name}
               onChange={(e) => setName(e.currentTarget.value)}
               maxLength={255}
+              error={fe.name}
             />
             {kind === 'oidc' ? (
               <>
@@ -231,12 +270,14 @@ export function ProviderForm({
                   type="url"
                   value={issuer}
                   onChange={(e) => setIssuer(e.currentTarget.value)}
+                  error={fe.issuer}
                 />
                 <TextInput
                   label="Client ID"
                   required
                   value={clientId}
                   onChange={(e) => setClientId(e.currentTarget.value)}
+                  error={fe.clientId}
                 />
                 <PasswordInput
                   label="Client secret"
@@ -248,72 +289,29 @@ export function ProviderForm({
                   value={clientSecret}
                   onChange={(e) => setClientSecret(e.currentTarget.value)}
                   autoComplete="off"
+                  error={fe.clientSecret}
                 />
                 <TextInput
                   label="Scopes"
                   description="Space-separated; must include openid."
                   value={scopes}
                   onChange={(e) => setScopes(e.currentTarget.value)}
+                  error={fe.scopes}
                 />
               </>
             ) : (
-              <>
-                <Radio.Group label="IdP metadata" value={source} onChange={(v) => setSource(v as 'url' | 'xml')}>
-                  <Group mt={4}>
-                    <Radio value="url" label="From its URL" />
-                    <Radio value="xml" label="Paste or upload the XML" />
-                  </Group>
-                </Radio.Group>
-                {source === 'url' ? (
-                  <TextInput
-                    label="Metadata URL"
-                    description="Fetched now, and again by Test."
-                    required={!editing}
-                    type="url"
-                    value={metadataUrl}
-                    onChange={(e) => setMetadataUrl(e.currentTarget.value)}
-                  />
-                ) : (
-                  <Stack gap={4}>
-                    <Textarea
-                      label="Metadata XML"
-                      description={
-                        editing ? 'Leave empty to keep the current metadata.' : 'The EntityDescriptor your IdP exports.'
-                      }
-                      required={!editing}
-                      value={metadataXml}
-                      onChange={(e) => setMetadataXml(e.currentTarget.value)}
-                      autosize
-                      minRows={3}
-                      maxRows={8}
-                      ff="monospace"
-                    />
-                    <Group>
-                      <FileButton
-                        onChange={(f) => void f?.text().then(setMetadataXml)}
-                        accept=".xml,application/xml,text/xml"
-                      >
-                        {(props) => (
-                          <Button {...props} size="xs" variant="default">
-                            Upload metadata file
-                          </Button>
-                        )}
-                      </FileButton>
-                    </Group>
-                  </Stack>
-                )}
-                <TextInput
-                  label="E-mail attribute"
-                  description="Leave empty for the usual names, else an e-mail NameID."
-                  value={emailAttribute}
-                  onChange={(e) => setEmailAttribute(e.currentTarget.value)}
-                />
-                <TextInput
-                  label="Name attribute"
-                  value={nameAttribute}
-                  onChange={(e) => setNameAttribute(e.currentTarget.value)}
-                />
-              </>
+              <SamlFields
+                values={{ source, metadataUrl, metadataXml, emailAttribute, nameAttribute }}
+                set={(v) => {
+                  if (v.source !== undefined) setSource(v.source);
+                  if (v.metadataUrl !== undefined) setMetadataUrl(v.metadataUrl);
+                  if (v.metadataXml !== undefined) setMetadataXml(v.metadataXml);
+                  if (v.emailAttribute !== undefined) setEmailAttribute(v.emailAttribute);
+                  if (v.nameAttribute !== undefined) setNameAttribute(v.nameAttribute);
+                }}
+                editing={editing}
+                fe={fe}
+              />
             )}
             <TagsInput
               label="Allowed domains"
@@ -323,6 +321,7 @@ export function ProviderForm({
               splitChars={[',', ' ']}
               placeholder="example.com"
               clearable
+              error={fe.allowedDomains}
             />
             <Checkbox
               label="Create accounts automatically"
@@ -338,7 +337,7 @@ export function ProviderForm({
               onChange={setDefaultRoleId}
               clearable
               disabled={!autoProvision}
-              error={roles.isError ? explain(roles.error) : undefined}
+              error={roles.isError ? explain(roles.error) : fe.defaultRoleId}
             />
             <Checkbox
               label="Enforce single sign-on"
@@ -361,11 +360,6 @@ export function ProviderForm({
               <Text size="sm" c="red.8" role="status">
                 {problem}
               </Text>
-            )}
-            {save.isError && (
-              <Alert color="red" role="alert">
-                {explain(save.error)}
-              </Alert>
             )}
             <Group justify="end">
               <Button variant="default" onClick={onClose}>

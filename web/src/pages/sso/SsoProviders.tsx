@@ -11,7 +11,8 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../../hooks/me';
+import { useMe } from '../../hooks/me';
+import { useCapabilities } from '../../hooks/useCapabilities';
 import { STATUS_WORDS, unprovenDomains, untested, useProviders, type Provider, type Status } from './data';
 import { ProviderForm } from './ProviderForm';
 import { TestResult } from './TestResult';
@@ -26,7 +27,8 @@ export default function SsoProviders() {
   const [dialog, setDialog] = useState<Dialog>(null);
   const scope = orgId ?? undefined;
   const list = useProviders(scope);
-  const write = can(me.data, 'settings:write');
+  // What the caller may do here is the server's answer, once per page and organisation.
+  const write = useCapabilities(orgId).allowed('sso.manage');
   const refresh = () => void qc.invalidateQueries({ queryKey: ['sso-providers'] });
 
   const test = useMutation({

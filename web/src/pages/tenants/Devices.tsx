@@ -7,7 +7,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../../hooks/me';
+import { useCapabilities } from '../../hooks/useCapabilities';
 
 interface Device {
   id: string;
@@ -62,8 +62,7 @@ function lastSeen(iso: string | null) {
 }
 
 export function Devices({ orgId }: { orgId: string }) {
-  const me = useMe();
-  const write = can(me.data, 'devices:write');
+  const write = useCapabilities(orgId).allowed('devices.update');
   const sites = useSites(orgId);
   const groups = useDeviceGroups(orgId);
   const [siteId, setSiteId] = useState<string | null>(null);

@@ -9,7 +9,6 @@ import {
   Group,
   Modal,
   NavLink,
-  Select,
   Stack,
   Table,
   Text,
@@ -25,6 +24,7 @@ import { explain } from '../../lib/errors';
 import { can, useMe } from '../../hooks/me';
 import { Devices, useDeviceGroups, useSites } from './Devices';
 import { useCapabilities } from '../../hooks/useCapabilities';
+import { type Choice, NameDialog } from './NameDialog';
 
 interface Named {
   id: string;
@@ -39,90 +39,6 @@ interface Org extends Named {
 
 const done = (message: string) => notifications.show({ color: 'green', message });
 const failed = (err: unknown) => notifications.show({ color: 'red', title: 'Not done', message: explain(err) });
-
-/** A second field of the dialog: one value picked from a list (a site's time zone, a group's site). */
-interface Choice {
-  label: string;
-  description?: string;
-  data: { value: string; label: string }[];
-  initial: string | null;
-  /** Clearable: no value is a valid answer. */
-  clearable?: boolean;
-  placeholder?: string;
-}
-
-/** A name (and, with `choice`, one more value) asked for in a small dialog (create or rename). */
-function NameDialog({
-  title,
-  initial,
-  opened,
-  onClose,
-  onSave,
-  choice,
-}: {
-  title: string;
-  initial?: string;
-  opened: boolean;
-  onClose: () => void;
-  onSave: (name: string, choice: string | null) => Promise<unknown>;
-  choice?: Choice;
-}) {
-  const [name, setName] = useState(initial ?? '');
-  const [picked, setPicked] = useState<string | null>(choice?.initial ?? null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  return (
-    <Modal opened={opened} onClose={onClose} title={title}>
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(null);
-          try {
-            await onSave(name.trim(), picked);
-            setName('');
-            onClose();
-          } catch (err) {
-            setError(explain(err));
-          } finally {
-            setBusy(false);
-          }
-        }}
-      >
-        <Stack>
-          <TextInput
-            label="Name"
-            required
-            value={name}
-            onChange={(e) => setName(e.currentTarget.value)}
-            data-autofocus
-          />
-          {choice && (
-            <Select
-              label={choice.label}
-              description={choice.description}
-              data={choice.data}
-              value={picked}
-              onChange={setPicked}
-              clearable={choice.clearable}
-              allowDeselect={!!choice.clearable}
-              placeholder={choice.placeholder}
-              searchable
-            />
-          )}
-          {error && (
-            <Alert color="red" role="alert">
-              {error}
-            </Alert>
-          )}
-          <Button type="submit" loading={busy} disabled={!name.trim()}>
-            Save
-          </Button>
-        </Stack>
-      </form>
-    </Modal>
-  );
-}
 
 export default function Tenants() {
   const me = useMe();
@@ -369,6 +285,7 @@ function NamedTable({
 /** Every IANA time zone the browser knows (UTC first). */
 const TIMEZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
 const timezoneChoice = (initial: string): Choice => ({
+  field: 'timezone',
   label: 'Time zone',
   description: 'Maintenance windows and reports of the site use it.',
   data: TIMEZONES.map((z) => ({ value: z, label: z })),
@@ -451,6 +368,7 @@ function DeviceGroups({ orgId }: { orgId: string }) {
   const sites = useSites(orgId);
   const siteOf = (id: string) => groups.data?.find((g) => g.id === id)?.siteId ?? null;
   const siteChoice = (initial: string | null): Choice => ({
+    field: 'siteId',
     label: 'Site',
     description: 'A group of a site holds only that site’s devices. Leave empty for a group across sites.',
     data: (sites.data ?? []).map((x) => ({ value: x.id, label: x.name })),

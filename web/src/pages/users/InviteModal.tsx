@@ -1,12 +1,16 @@
 // Inviting a member: e-mail, name, role, and for a partner member which organisations it reaches; the roles offered
 // are those the caller may assign.
-import { Alert, Button, Modal, MultiSelect, Select, Stack, TextInput } from '@mantine/core';
+import { Button, Modal, MultiSelect, Select, Stack, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../../api/client';
-import { explain } from '../../lib/errors';
+import { fieldsNamed, useFieldErrors } from '../../hooks/useFieldErrors';
+import { FormError } from '../../components/FormError';
 import { type Named, useOrganizations } from '../../hooks/organizations';
+
+/** The API's fields that have their own input here (the rest of a refusal shows at the top). */
+const fieldOf = fieldsNamed('email', 'name', 'roleId', 'orgAccess', 'orgIds', 'siteIds');
 
 export function useAssignableRoles(orgId?: string, enabled = true) {
   return useQuery({
@@ -43,6 +47,8 @@ export function InviteModal({
   const [orgAccess, setOrgAccess] = useState<'all' | 'selected' | 'none'>('all');
   const [orgIds, setOrgIds] = useState<string[]>([]);
   const [siteIds, setSiteIds] = useState<string[]>([]);
+  const errors = useFieldErrors(fieldOf, [email, name, roleId, orgAccess, orgIds, siteIds]);
+  const fe = errors.fields;
   const invite = useMutation({
     mutationFn: () =>
       call(
@@ -68,6 +74,7 @@ export function InviteModal({
       setName('');
       onClose();
     },
+    onError: errors.show,
   });
   return (
     <Modal opened={opened} onClose={onClose} title="Invite a user">
@@ -78,20 +85,29 @@ export function InviteModal({
         }}
       >
         <Stack>
+          <FormError text={errors.form} />
           <TextInput
             label="E-mail"
             type="email"
             required
             value={email}
             onChange={(e) => setEmail(e.currentTarget.value)}
+            error={fe.email}
           />
-          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
+          <TextInput
+            label="Name"
+            required
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            error={fe.name}
+          />
           <Select
             label="Role"
             required
             data={(roles.data ?? []).map((r) => ({ value: r.id, label: r.name }))}
             value={roleId}
             onChange={setRoleId}
+            error={fe.roleId}
           />
           {partner && (
             <Select
@@ -104,6 +120,7 @@ export function InviteModal({
               value={orgAccess}
               onChange={(v) => setOrgAccess((v as typeof orgAccess) ?? 'all')}
               allowDeselect={false}
+              error={fe.orgAccess}
             />
           )}
           {partner && orgAccess === 'selected' && (
@@ -112,6 +129,7 @@ export function InviteModal({
               data={(orgs.data ?? []).map((o) => ({ value: o.id, label: o.name }))}
               value={orgIds}
               onChange={setOrgIds}
+              error={fe.orgIds}
             />
           )}
           {orgId && (
@@ -121,12 +139,8 @@ export function InviteModal({
               data={(sites.data ?? []).map((s) => ({ value: s.id, label: s.name }))}
               value={siteIds}
               onChange={setSiteIds}
+              error={fe.siteIds}
             />
-          )}
-          {invite.isError && (
-            <Alert color="red" role="alert">
-              {explain(invite.error)}
-            </Alert>
           )}
           <Button type="submit" loading={invite.isPending} disabled={!roleId || !email}>
             Send invitation

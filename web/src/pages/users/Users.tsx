@@ -12,7 +12,8 @@ import { DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { TenantSelect } from '../../components/TenantSelect';
 import { explain } from '../../lib/errors';
-import { can, useMe } from '../../hooks/me';
+import { useMe } from '../../hooks/me';
+import { useCapabilities } from '../../hooks/useCapabilities';
 import { InviteModal, useAssignableRoles } from './InviteModal';
 
 /** A member; one that has not accepted the invitation (pending) carries only id, email, status and invitedAt. */
@@ -48,6 +49,8 @@ export default function Users() {
       ) as Promise<{ data: Row[]; nextCursor: string | null }>,
   );
   const [inviting, setInviting] = useState(false);
+  const caps = useCapabilities(orgId);
+  const may = { update: caps.allowed('users.update'), remove: caps.allowed('users.delete') };
   const reset = pages.reset;
 
   return (
@@ -56,7 +59,7 @@ export default function Users() {
         <Title order={1} size="h2">
           Users
         </Title>
-        {can(me.data, 'users:invite') && <Button onClick={() => setInviting(true)}>Invite a user</Button>}
+        {caps.allowed('users.invite') && <Button onClick={() => setInviting(true)}>Invite a user</Button>}
       </Group>
       <Group align="end">
         {partner && (
@@ -95,7 +98,15 @@ export default function Users() {
             hidden="Actions"
             rows={d.data}
           >
-            {(u) => <UserCells user={u} orgId={scope} self={u.id === me.data?.id} />}
+            {(u) => (
+              <UserCells
+                user={u}
+                orgId={scope}
+                self={u.id === me.data?.id}
+                may={may}
+                canInvite={caps.allowed('users.invite')}
+              />
+            )}
           </DataTable>
         )}
       </Loaded>
@@ -106,7 +117,19 @@ export default function Users() {
 }
 
 /** The cells of one user's row, with its actions and their dialogs. */
-function UserCells({ user, orgId, self }: { user: Row; orgId?: string; self: boolean }) {
+function UserCells({
+  user,
+  orgId,
+  self,
+  may,
+  canInvite,
+}: {
+  user: Row;
+  orgId?: string;
+  self: boolean;
+  may: { update: boolean; remove: boolean };
+  canInvite: boolean;
+}) {
   const qc = useQueryClient();
   // A pending member's account is not the scope's to administer: only its invitation is.
   const pending = user.status === 'pending';
@@ -156,36 +179,43 @@ function UserCells({ user, orgId, self }: { user: Row; orgId?: string; self: boo
       <Table.Td>{user.mfaEnabled ? 'On' : 'Off'}</Table.Td>
       <Table.Td>{user.lastLoginAt ? new Date(user.lastLoginAt).toLocaleString() : 'Never'}</Table.Td>
       <Table.Td>
-        <Menu position="bottom-end">
-          <Menu.Target>
-            <Button size="xs" variant="default" aria-label={`Actions for ${user.email}`}>
-              Actions
-            </Button>
-          </Menu.Target>
-          <Menu.Dropdown>
-            {(user.status === 'invited' || pending) && (
-              <Menu.Item onClick={() => act.mutate('resend')}>Resend invitation</Menu.Item>
-            )}
-            <Menu.Item onClick={() => setChanging(true)} disabled={self || pending}>
-              Change role
-            </Menu.Item>
-            {user.status === 'disabled' ? (
-              <Menu.Item onClick={() => act.mutate('enable')}>Enable</Menu.Item>
-            ) : (
-              <Menu.Item onClick={() => act.mutate('disable')} disabled={self || pending}>
-                Disable
-              </Menu.Item>
-            )}
-            {user.mfaEnabled && (
-              <Menu.Item onClick={() => setConfirm('mfa')} disabled={self}>
-                Reset two-step verification
-              </Menu.Item>
-            )}
-            <Menu.Item color="red" onClick={() => setConfirm('remove')} disabled={self}>
-              {pending ? 'Withdraw invitation' : 'Remove'}
-            </Menu.Item>
-          </Menu.Dropdown>
-        </Menu>
+        {(may.update || may.remove || canInvite) && (
+          <Menu position="bottom-end">
+            <Menu.Target>
+              <Button size="xs" variant="default" aria-label={`Actions for ${user.email}`}>
+                Actions
+              </Button>
+            </Menu.Target>
+            <Menu.Dropdown>
+              {canInvite && (user.status === 'invited' || pending) && (
+                <Menu.Item onClick={() => act.mutate('resend')}>Resend invitation</Menu.Item>
+              )}
+              {may.update && (
+                <Menu.Item onClick={() => setChanging(true)} disabled={self || pending}>
+                  Change role
+                </Menu.Item>
+              )}
+              {may.update &&
+                (user.status === 'disabled' ? (
+                  <Menu.Item onClick={() => act.mutate('enable')}>Enable</Menu.Item>
+                ) : (
+                  <Menu.Item onClick={() => act.mutate('disable')} disabled={self || pending}>
+                    Disable
+                  </Menu.Item>
+                ))}
+              {may.update && user.mfaEnabled && (
+                <Menu.Item onClick={() => setConfirm('mfa')} disabled={self}>
+                  Reset two-step verification
+                </Menu.Item>
+              )}
+              {may.remove && (
+                <Menu.Item color="red" onClick={() => setConfirm('remove')} disabled={self}>
+                  {pending ? 'Withdraw invitation' : 'Remove'}
+                </Menu.Item>
+              )}
+            </Menu.Dropdown>
+          </Menu>
+        )}
         <ConfirmDialog
           opened={!!confirm}
           title={confirm === 'remove' ? `Remove ${user.email}?` : `Reset two-step verification of ${user.email}?`}
