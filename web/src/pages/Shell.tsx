@@ -22,11 +22,8 @@ const Onboarding = lazy(() => import('./onboarding/Onboarding'));
 const Integrations = lazy(() => import('./integrations/Integrations'));
 const Access = lazy(() => import('./access/Access'));
 const SecurityPolicy = lazy(() => import('./security/SecurityPolicy'));
-<<<<<<< HEAD
 const Relationships = lazy(() => import('./relationships/Relationships'));
-=======
 const Home = lazy(() => import('./home/Home'));
->>>>>>> h/first-week
 
 const NAV: { to: string; label: string; perm: string | string[] | null }[] = [
   { to: '/home', label: 'Home', perm: null },
