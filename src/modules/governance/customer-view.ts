@@ -54,7 +54,7 @@ export async function partnerAccess(
         roleId: p.roleId!,
         roleName: p.roleName ?? '',
         access: 'standing' as const,
-        orgAccess: p.orgAccess as 'all' | 'selected',
+        orgAccess: p.orgAccess as 'all' | 'selected' | 'all_except',
         until: null,
         reachesNow: !denied,
         blockedBy: denied?.step ?? null,

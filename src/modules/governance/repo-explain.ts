@@ -3,7 +3,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import type { Owner, PartnerOwned, Siteless } from '../../access/decision.js';
 import { GRANTS_SQL, type MembershipFacts, ORG_POLICIES_SQL } from '../../access/repo.js';
-import { RELATIONSHIPS_SQL } from '../../access/relationships.js';
+import { ACCESS_GROUPS_SQL, RELATIONSHIPS_SQL } from '../../access/relationships.js';
 import type { ServiceAccountFacts } from '../service-accounts/index.js';
 import { rowsOf } from '../../db/rows.js';
 
@@ -43,6 +43,7 @@ export async function userSubjectRows(
              ${sql.raw(ORG_POLICIES_SQL('m.scope', 'm.partner_id'))} as org_policies,
              ${sql.raw(GRANTS_SQL('m.scope', 'm.partner_id', 'm.user_id'))} as jit_grants,
              ${sql.raw(RELATIONSHIPS_SQL('m.scope', 'm.partner_id', 'p.settings'))} as relationships,
+             ${sql.raw(ACCESS_GROUPS_SQL('m.scope', 'm.partner_id', 'm.user_id', 'p.settings'))} as access_groups,
              (select epoch from authz_state where id = 1) as epoch
       from (
         select pu.user_id, 'partner' as scope, pu.partner_id, null::uuid as org_id, pu.role_id as pu_role_id, pu.org_access::text as org_access,
@@ -126,7 +127,14 @@ export async function candidateUsers(
   const { partnerId, orgId, siteId, groupIds } = t.owner;
   const partnerBranch = orgId
     ? sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.status = 'active' and pu.role_id in (select id from granting)
-            and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${orgId}::uuid = any(pu.org_ids)))`
+            and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${orgId}::uuid = any(pu.org_ids))
+              or (pu.org_access = 'all_except' and not (${orgId}::uuid = any(pu.org_ids)))
+              or exists (select 1 from relationships r join relationship_access_groups rg on rg.relationship_id = r.id
+                         join access_groups g on g.id = rg.group_id
+                         where r.org_id = ${orgId} and r.status = 'active'
+                           and (exists (select 1 from access_group_members gm where gm.group_id = g.id and gm.user_id = pu.user_id)
+                             or exists (select 1 from scim_group_members sm join scim_users su on su.id = sm.scim_user_id
+                                        where sm.group_id = g.scim_group_id and su.user_id = pu.user_id and su.active and su.org_id is null))))`
     : sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.status = 'active' and pu.role_id in (select id from granting)`;
   const siteRule =
     siteId === undefined

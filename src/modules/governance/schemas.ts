@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CATALOG_ENTRIES } from '../../access/catalog.js';
 import { MSP_ACCESS } from '../../access/settings.js';
-import { ACCESS_STEPS } from '../../access/decision.js';
+import { ACCESS_STEPS, ORG_ACCESS_VIAS } from '../../access/decision.js';
 
 export const RESOURCE_TYPES = ['partner', 'organization', 'site', 'device_group', 'device'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
@@ -62,16 +62,20 @@ export const accessReason = z
     roleId: z.uuid().optional().describe('`role`: the role of the chain that grants the permission'),
     roleName: z.string().optional(),
     via: z
-      .enum(['organization_member', 'standing_all', 'standing_selected', 'partner_wide', 'grant'])
+      .enum(ORG_ACCESS_VIAS)
       .optional()
       .describe(
-        '`organization_access`: how the organisation is reached (`grant`: a just-in-time grant, named by grantId; also on `msp_access` under approval_required)',
+        '`organization_access`: how the organisation is reached (`grant`: a just-in-time grant, named by grantId; also on `msp_access` under approval_required; `standing_all_except`: every organisation of the partner but the excluded ones; `access_group`: membership of an access group attached to a relationship with the organisation, named by accessGroupIds and relationshipIds)',
       ),
     grantId: z.uuid().optional().describe('`via: grant`: the just-in-time grant in force'),
     relationshipIds: z
       .array(z.uuid())
       .optional()
       .describe('`relationship`: the delegated-access relationships with the organisation the step weighed'),
+    accessGroupIds: z
+      .array(z.uuid())
+      .optional()
+      .describe('`relationship` and `via: access_group`: the access groups through which the relationships are used'),
     until: z.string().optional().describe('`via: grant`: when the grant ends (ISO 8601)'),
     breakGlass: z
       .boolean()
@@ -155,8 +159,8 @@ export const partnerAccessResponse = z.object({
         roleName: z.string(),
         access: z
           .enum(['standing'])
-          .describe('standing: orgAccess all or selected (just-in-time grants in force: GET /access/grants)'),
-        orgAccess: z.enum(['all', 'selected']),
+          .describe('standing: orgAccess all, all_except or selected (just-in-time grants in force: GET /access/grants)'),
+        orgAccess: z.enum(['all', 'selected', 'all_except']),
         until: z.string().nullable().describe('When the access ends (null: standing)'),
         reachesNow: z
           .boolean()
