@@ -21,7 +21,7 @@ export const AUTO_EXTEND_MS = 180 * 86_400_000;
 export const RELATIONSHIPS_SQL = (scope: string, partnerId: string, partnerSettings: string) =>
   `(select jsonb_agg(jsonb_build_object('id', r.id, 'org_id', r.org_id, 'name', r.name, 'role_ids', r.role_ids,
      'site_ids', r.site_ids, 'device_group_ids', r.device_group_ids, 'ends_at', r.ends_at, 'auto_extend', r.auto_extend,
-     'groups', (select jsonb_agg(jsonb_build_object('id', g.id, 'name', g.name) order by g.name)
+     'groups_required', r.groups_required, 'groups', (select jsonb_agg(jsonb_build_object('id', g.id, 'name', g.name) order by g.name)
                   from relationship_access_groups rg join access_groups g on g.id = rg.group_id where rg.relationship_id = r.id)))
      from relationships r where ${scope} = 'partner' and r.partner_id = ${partnerId} and r.status = 'active'
        and coalesce((${partnerSettings}->>'requireRelationships')::boolean, false))`;
@@ -35,6 +35,7 @@ export interface RelationshipRow {
   device_group_ids: string[] | null;
   ends_at: string;
   auto_extend: boolean;
+  groups_required?: boolean;
   groups?: AccessGroupRef[] | null;
 }
 
@@ -64,8 +65,10 @@ export interface ActiveRelationship {
   siteIds: string[] | null;
   deviceGroupIds: string[] | null;
   endsAt: Date;
-  /** The access groups through which staff use it; [] = every member the partner lets into the organisation. */
+  /** The access groups through which staff use it. */
   groups: AccessGroupRef[];
+  /** Used only through its groups (one was once attached); false: by every member the partner lets in. */
+  groupsRequired: boolean;
 }
 
 /** The end in force at `now`: an auto-extended relationship moves on by 180 days each time it reaches its end. */
@@ -97,6 +100,7 @@ export async function relationshipsInForce(
       deviceGroupIds: r.device_group_ids,
       endsAt: end,
       groups: r.groups ?? [],
+      groupsRequired: r.groups_required === true || (r.groups?.length ?? 0) > 0,
     });
   }
   return out;
@@ -106,13 +110,13 @@ export async function relationshipsInForce(
 export const relationshipsWith = (rels: readonly ActiveRelationship[] | undefined, orgId: string) =>
   (rels ?? []).filter((r) => r.orgId === orgId);
 
-/** The groups of the relationship the member belongs to (every one of none is attached). */
+/** The groups of the relationship the member belongs to. */
 const groupsOfMember = (p: Pick<Principal, 'accessGroupIds'>, r: ActiveRelationship) =>
   r.groups.filter((g) => (p.accessGroupIds ?? []).includes(g.id));
 
-/** The relationships with the organisation the member may use: those without groups, and those of its groups. */
+/** The relationships with the organisation the member may use: those never bound to groups, and those of its groups. */
 export const usableRelationships = (p: Principal, orgId: string) =>
-  relationshipsWith(p.relationships, orgId).filter((r) => r.groups.length === 0 || groupsOfMember(p, r).length > 0);
+  relationshipsWith(p.relationships, orgId).filter((r) => !r.groupsRequired || groupsOfMember(p, r).length > 0);
 
 /** The relationships with the organisation the member reaches through one of its access groups. */
 const groupRelationships = (p: Principal, orgId: string) =>
@@ -189,7 +193,9 @@ export function relationshipReason(p: Principal, orgId: string, asked: readonly 
     const groups = [...new Map(all.flatMap((r) => r.groups).map((g) => [g.id, g])).values()];
     return deny(
       'relationship',
-      `The relationships with this organisation (${describeRelationships(all)}) are used through the access groups ${describeGroups(groups)}; the member is in none of them.`,
+      groups.length
+        ? `The relationships with this organisation (${describeRelationships(all)}) are used through the access groups ${describeGroups(groups)}; the member is in none of them.`
+        : `The relationships with this organisation (${describeRelationships(all)}) are used through access groups only, and none is attached.`,
       { relationshipIds: all.map((r) => r.id), accessGroupIds: groups.map((g) => g.id) },
     );
   }

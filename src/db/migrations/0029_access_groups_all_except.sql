@@ -25,6 +25,7 @@ CREATE TABLE "relationship_access_groups" (
 	CONSTRAINT "relationship_access_groups_relationship_id_group_id_pk" PRIMARY KEY("relationship_id","group_id")
 );
 --> statement-breakpoint
+ALTER TABLE "relationships" ADD COLUMN "groups_required" boolean DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE "access_group_members" ADD CONSTRAINT "access_group_members_partner_id_partners_id_fk" FOREIGN KEY ("partner_id") REFERENCES "public"."partners"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "access_group_members" ADD CONSTRAINT "access_group_members_group_id_access_groups_id_fk" FOREIGN KEY ("group_id") REFERENCES "public"."access_groups"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "access_group_members" ADD CONSTRAINT "access_group_members_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
