@@ -196,7 +196,8 @@ export function relationshipReason(p: Principal, orgId: string, asked: readonly 
       groups.length
         ? `The relationships with this organisation (${describeRelationships(all)}) are used through the access groups ${describeGroups(groups)}; the member is in none of them.`
         : `The relationships with this organisation (${describeRelationships(all)}) are used through access groups only, and none is attached.`,
-      { relationshipIds: all.map((r) => r.id), accessGroupIds: groups.map((g) => g.id) },
+      // No relationshipIds: the member does not reach the organisation at all (404, as without a relationship).
+      { accessGroupIds: groups.map((g) => g.id) },
     );
   }
   const relationshipIds = rels.map((r) => r.id);

@@ -45,6 +45,10 @@ export const whoCanQuery = z.strictObject({
   ...target,
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional(),
+  relationshipId: z
+    .uuid()
+    .optional()
+    .describe('Only those let in through this delegated-access relationship (a page may then hold fewer rows than limit)'),
 });
 export type WhoCanQuery = z.infer<typeof whoCanQuery>;
 
@@ -130,6 +134,20 @@ export const whoCanRow = z
     scope: z.enum(['partner', 'organization']),
     roleId: z.uuid(),
     roleName: z.string(),
+    relationships: z
+      .array(
+        z.object({
+          id: z.uuid(),
+          name: z.string(),
+          endsAt: z.string(),
+          accessGroups: z
+            .array(z.object({ id: z.uuid(), name: z.string() }))
+            .describe("The partner's access groups the subject uses the relationship through ([]: it needs none)"),
+        }),
+      )
+      .describe(
+        'The delegated-access relationships that let the subject in (a partner that requires relationships), each with the access groups it is used through; [] otherwise',
+      ),
     reasons: z.array(accessReason),
   })
   .meta({ id: 'WhoCanEntry' });
