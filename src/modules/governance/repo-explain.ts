@@ -115,7 +115,8 @@ export interface CandidateTarget {
 
 /**
  * Candidates a page of who-can considers, in id order after `after`: members whose role chain grants the permission
- * and whose standing scope reaches the record. SQL narrows; the decision is then run on each.
+ * and whose standing scope, access groups or just-in-time grants may reach the record. SQL narrows; the decision is
+ * then run on each.
  */
 export async function candidateUsers(
   db: Executor,
@@ -134,7 +135,9 @@ export async function candidateUsers(
                          where r.org_id = ${orgId} and r.status = 'active'
                            and (exists (select 1 from access_group_members gm where gm.group_id = g.id and gm.user_id = pu.user_id)
                              or exists (select 1 from scim_group_members sm join scim_users su on su.id = sm.scim_user_id
-                                        where sm.group_id = g.scim_group_id and su.user_id = pu.user_id and su.active and su.org_id is null))))`
+                                        where sm.group_id = g.scim_group_id and su.user_id = pu.user_id and su.active and su.org_id is null)))
+              or exists (select 1 from access_grants ag where ag.user_id = pu.user_id and ag.org_id = ${orgId}
+                         and ag.revoked_at is null and ag.expired_at is null))`
     : sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.status = 'active' and pu.role_id in (select id from granting)`;
   const siteRule =
     siteId === undefined
