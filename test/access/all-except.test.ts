@@ -4,30 +4,34 @@
 // Through HTTP with two partners: a real invitation accepted from the mailed link, real tokens.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../support/app.js';
+import { startApp, startPeer, type PeerApp, type TestApp } from '../support/app.js';
 import {
   auditRecords,
   createDevice,
   createOrg,
   createPartner,
   createSite,
+  signedInOrgMember,
   signedInPartnerMember,
   type SignedInMember,
 } from '../support/fixtures.js';
 import { linkToken, startMailCatcher, type MailCatcher } from '../support/smtp.js';
-import { expectError, expectStatus, PARTNER_ADMIN, PARTNER_TECH } from '../onboarding/helpers.js';
+import { expectError, expectStatus, ORG_ADMIN, PARTNER_ADMIN, PARTNER_TECH } from '../onboarding/helpers.js';
 import type { ApiClient } from '../support/client.js';
 
 const PASSWORD = 'Glacier-7f3a9c-Saffron!';
 const email = (tag: string) => `${tag}-${randomBytes(4).toString('hex')}@example.test`;
 
 let t: TestApp;
+let peer: PeerApp;
 let mail: MailCatcher;
 beforeAll(async () => {
   mail = await startMailCatcher();
   t = await startApp({ SMTP_URL: mail.url });
+  peer = await startPeer(t);
 });
 afterAll(async () => {
+  await peer?.close();
   await t?.close();
   await mail?.close();
 });
@@ -60,7 +64,8 @@ async function invitedTech(admin: SignedInMember, access: Record<string, unknown
     await t.client().post('/auth/accept-invite', { token: linkToken(await mail.waitFor(to)), password: PASSWORD }),
     200,
   );
-  return { id: inv.body.id as string, api: t.client().withToken(accepted.body.accessToken) };
+  const token = accepted.body.accessToken as string;
+  return { id: inv.body.id as string, api: t.client().withToken(token), peer: peer.client().withToken(token) };
 }
 
 const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((r) => r.id);
@@ -229,5 +234,38 @@ describe('the exclusion names only the partner own organisations', () => {
       403,
       'forbidden_self_action',
     );
+  });
+});
+
+describe('all_except through the relationship lifecycle: a new organisation, once its relationship is approved', () => {
+  it('requireRelationships on: a new organisation is reached only once approved, never an excluded one, until terminated', async () => {
+    const w = await world();
+    const tech = await invitedTech(w.admin, { orgAccess: 'all_except', excludedOrgIds: [w.orgA.id] });
+    expectStatus(await w.admin.api.patch('/orgs/partners/me', { settings: { requireRelationships: true } }), 200);
+    const orgC = expectStatus(await w.admin.api.post('/orgs/organizations', { name: `Org C ${Date.now()}` }), 201).body;
+    const adminC = await signedInOrgMember(t, { id: orgC.id, partnerId: w.partner.id }, { roleId: ORG_ADMIN });
+    const adminA = await signedInOrgMember(t, w.orgA, { roleId: ORG_ADMIN });
+    // A new organisation needs an approved relationship before any partner staff reach it.
+    expect((await tech.api.get(`/orgs/organizations/${orgC.id}`)).status).toBe(404);
+    const relate = async (orgAdmin: SignedInMember, orgId: string) => {
+      const d = expectStatus(
+        await w.admin.api.raw.post('/relationships', { orgId, name: 'Tier 1', roleIds: [PARTNER_TECH], duration: 'P90D' }),
+        201,
+      );
+      expectStatus(await w.admin.api.post(`/relationships/${d.body.id}/request`), 200);
+      return expectStatus(await orgAdmin.api.post(`/relationships/${d.body.id}/approve`), 200).body.id as string;
+    };
+    const relC = await relate(adminC, orgC.id);
+    await relate(adminA, w.orgA.id);
+    expect((await tech.api.get(`/orgs/organizations/${orgC.id}`)).status).toBe(200);
+    expect((await tech.peer.get(`/orgs/organizations/${orgC.id}`)).status).toBe(200);
+    // A relationship with an excluded organisation does not undo the exclusion.
+    expect((await tech.api.get(`/orgs/organizations/${w.orgA.id}`)).status).toBe(404);
+    const orgs = ids(expectStatus(await tech.api.get('/orgs/organizations', { query: { limit: 200 } }), 200));
+    expect(orgs).toEqual([orgC.id]);
+    // The customer terminates: the next request, on the other instance too, is refused.
+    expectStatus(await adminC.api.post(`/relationships/${relC}/terminate`), 200);
+    expect((await tech.peer.get(`/orgs/organizations/${orgC.id}`)).status).toBe(404);
+    expect((await tech.api.get(`/orgs/organizations/${orgC.id}`)).status).toBe(404);
   });
 });
