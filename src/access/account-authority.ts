@@ -139,8 +139,7 @@ function outsideReason(
   if (m.kind === 'partner') {
     if (a.kind !== 'partner') return 'other_tenant';
     const theirs = standingReach(m);
-    if (!standingWithin(a.standingOrgs, theirs))
-      return 'organization_access';
+    if (!standingWithin(a.standingOrgs, theirs)) return 'organization_access';
   } else if (a.kind === 'organization') {
     if (m.orgId !== a.orgId) return 'other_tenant';
     if (!restrictionWithin(a.restriction, m)) return 'site_scope';

@@ -70,7 +70,7 @@ async function invitedTech(admin: SignedInMember, access: Record<string, unknown
 
 const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((r) => r.id);
 
-async function reaches(api: ApiClient, w: World, org: { id: string }, device: { id: string }, site: { id: string }) {
+async function reaches(api: ApiClient, org: { id: string }, device: { id: string }, site: { id: string }) {
   return {
     org: (await api.get(`/orgs/organizations/${org.id}`)).status,
     sites: (await api.get('/orgs/sites', { query: { orgId: org.id } })).status,
@@ -99,9 +99,9 @@ describe('all_except covers organisations created later, and refuses the exclude
     const siteC = await createSite(t, orgC.id);
     const deviceC = await createDevice(t, { id: orgC.id }, siteC.id);
 
-    expect(await reaches(tech.api, w, orgC, deviceC, siteC)).toEqual(REACHED);
-    expect(await reaches(tech.api, w, w.orgB, w.deviceB, w.siteB)).toEqual(REACHED);
-    expect(await reaches(tech.api, w, w.orgA, w.deviceA, w.siteA)).toEqual(REFUSED);
+    expect(await reaches(tech.api, orgC, deviceC, siteC)).toEqual(REACHED);
+    expect(await reaches(tech.api, w.orgB, w.deviceB, w.siteB)).toEqual(REACHED);
+    expect(await reaches(tech.api, w.orgA, w.deviceA, w.siteA)).toEqual(REFUSED);
     // Lists leave A out (the query's condition and row security alike).
     const orgs = ids(expectStatus(await tech.api.get('/orgs/organizations', { query: { limit: 200 } }), 200));
     expect(orgs).toEqual(expect.arrayContaining([w.orgB.id, orgC.id]));
@@ -163,7 +163,10 @@ describe('all_except covers organisations created later, and refuses the exclude
       to: { orgAccess: 'all_except', orgIds: [w.orgA.id] },
     });
     // Excluding nothing is all of them.
-    expectStatus(await w.admin.api.raw.patch(`/users/${tech.id}`, { orgAccess: 'all_except', excludedOrgIds: [] }), 200);
+    expectStatus(
+      await w.admin.api.raw.patch(`/users/${tech.id}`, { orgAccess: 'all_except', excludedOrgIds: [] }),
+      200,
+    );
     expect((await tech.api.get(`/orgs/organizations/${w.orgA.id}`)).status).toBe(200);
     // Back to none.
     expectStatus(await w.admin.api.raw.patch(`/users/${tech.id}`, { orgAccess: 'none' }), 200);
@@ -230,7 +233,10 @@ describe('the exclusion names only the partner own organisations', () => {
     );
     // Nobody changes their own organisation access.
     expectError(
-      await w.admin.api.raw.patch(`/users/${w.admin.user.id}`, { orgAccess: 'all_except', excludedOrgIds: [w.orgA.id] }),
+      await w.admin.api.raw.patch(`/users/${w.admin.user.id}`, {
+        orgAccess: 'all_except',
+        excludedOrgIds: [w.orgA.id],
+      }),
       403,
       'forbidden_self_action',
     );
@@ -249,7 +255,12 @@ describe('all_except through the relationship lifecycle: a new organisation, onc
     expect((await tech.api.get(`/orgs/organizations/${orgC.id}`)).status).toBe(404);
     const relate = async (orgAdmin: SignedInMember, orgId: string) => {
       const d = expectStatus(
-        await w.admin.api.raw.post('/relationships', { orgId, name: 'Tier 1', roleIds: [PARTNER_TECH], duration: 'P90D' }),
+        await w.admin.api.raw.post('/relationships', {
+          orgId,
+          name: 'Tier 1',
+          roleIds: [PARTNER_TECH],
+          duration: 'P90D',
+        }),
         201,
       );
       expectStatus(await w.admin.api.post(`/relationships/${d.body.id}/request`), 200);

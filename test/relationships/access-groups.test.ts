@@ -178,7 +178,10 @@ describe('joining a group attached to a relationship is the grant; leaving it, t
     const group = await newGroup(w.admin.api, { name: `Shared ${tag()}` });
     // One group shared by two relationships.
     for (const r of [w.rel, w.otherRel])
-      expectStatus(await w.admin.api.raw.post(`/access-groups/${group.id}/relationships`, { relationshipId: r.id }), 201);
+      expectStatus(
+        await w.admin.api.raw.post(`/access-groups/${group.id}/relationships`, { relationshipId: r.id }),
+        201,
+      );
     expect(await reachesOrg(wide.peer, w.org.id)).toBe(404);
     expect(await reachesOrg(wide.api, w.other.id)).toBe(404);
     const why = expectStatus(await explainOn(w, wide.id), 200).body;
@@ -205,7 +208,10 @@ describe('joining a group attached to a relationship is the grant; leaving it, t
     const tech = await invited(w.admin, { orgAccess: 'none' });
     const wide = await invited(w.admin, { orgAccess: 'all' });
     const group = await newGroup(w.admin.api, { name: `Off ${tag()}` });
-    expectStatus(await w.admin.api.raw.post(`/access-groups/${group.id}/relationships`, { relationshipId: w.rel.id }), 201);
+    expectStatus(
+      await w.admin.api.raw.post(`/access-groups/${group.id}/relationships`, { relationshipId: w.rel.id }),
+      201,
+    );
     expectStatus(await w.admin.api.raw.post(`/access-groups/${group.id}/members`, { userId: tech.id }), 201);
     expectStatus(await w.admin.api.patch('/orgs/partners/me', { settings: { requireRelationships: false } }), 200);
     expect(await reachesOrg(tech.api, w.org.id)).toBe(404);
@@ -243,7 +249,10 @@ describe("a partner's groups are its own", () => {
     });
     expectError(foreignRel, 400, 'validation_failed');
     expect(Object.keys(foreignRel.body.details.fieldErrors)).toEqual(['relationshipId']);
-    const scimB = new ScimClient(t.baseUrl, (await issueScimToken(w.adminB.api, { defaultRoleId: PARTNER_TECH })).token);
+    const scimB = new ScimClient(
+      t.baseUrl,
+      (await issueScimToken(w.adminB.api, { defaultRoleId: PARTNER_TECH })).token,
+    );
     const groupB = await scimB.post('/Groups', {
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
       displayName: `B ${tag()}`,
@@ -300,7 +309,10 @@ describe("a SCIM group of the partner's IdP mapped to an access group: membershi
       scimGroupId: scimGroup.body.id,
       scimGroupName: scimGroup.body.displayName,
     });
-    expectStatus(await w.admin.api.raw.post(`/access-groups/${group.id}/relationships`, { relationshipId: w.rel.id }), 201);
+    expectStatus(
+      await w.admin.api.raw.post(`/access-groups/${group.id}/relationships`, { relationshipId: w.rel.id }),
+      201,
+    );
     // The provisioned person sets a password from the mailed invitation: its own session, in the partner.
     const accepted = expectStatus(
       await t.client().post('/auth/accept-invite', { token: linkToken(await mail.waitFor(login)), password: PASSWORD }),

@@ -41,7 +41,13 @@ const scenario = fc.record({
   relationships: fc.array(relationship, { minLength: 1, maxLength: 3 }),
   chain: fc.array(fc.subarray(PERMS), { minLength: 1, maxLength: 2 }),
   star: fc.constantFrom(false, false, false, true),
-  orgAccess: fc.constantFrom('all' as const, 'all_except' as const, 'selected' as const, 'none' as const, 'eligible' as const),
+  orgAccess: fc.constantFrom(
+    'all' as const,
+    'all_except' as const,
+    'selected' as const,
+    'none' as const,
+    'eligible' as const,
+  ),
   orgs: fc.subarray([0, 1]),
   groups: fc.subarray([0, 1]),
   /** A just-in-time grant asked for (orgAccess eligible with that organisation): null, the whole of it, or one site. */
@@ -194,7 +200,9 @@ describe('explain agrees with enforcement under relationships, access groups, al
           expect(who.status, who.text).toBe(200);
           const listed = (who.body.data as { id: string }[]).some((r) => r.id === user.id);
           if (listed !== enforced)
-            throw new Error(`${target.label}: who-can lists the member: ${listed}, the route: ${actual.status}\n${JSON.stringify(s)}`);
+            throw new Error(
+              `${target.label}: who-can lists the member: ${listed}, the route: ${actual.status}\n${JSON.stringify(s)}`,
+            );
         }
       }),
       { numRuns: 15, endOnFailure: true },

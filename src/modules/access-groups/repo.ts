@@ -56,9 +56,7 @@ export async function listGroupRows(
   q: { search?: string; after: { n: string; id: string } | null; limit: number },
 ): Promise<AccessGroupRow[]> {
   const g = accessGroups;
-  const after = q.after
-    ? sql`(lower(${g.name}), ${g.id}) > (${q.after.n}, ${q.after.id}::uuid)`
-    : undefined;
+  const after = q.after ? sql`(lower(${g.name}), ${g.id}) > (${q.after.n}, ${q.after.id}::uuid)` : undefined;
   return db
     .select()
     .from(g)
@@ -169,7 +167,12 @@ export async function listMemberRows(
 /** The partner's relationship, or undefined. */
 export async function partnerRelationship(db: Executor, partnerId: string, id: string) {
   const [row] = await db
-    .select({ id: relationships.id, name: relationships.name, orgId: relationships.orgId, status: relationships.status })
+    .select({
+      id: relationships.id,
+      name: relationships.name,
+      orgId: relationships.orgId,
+      status: relationships.status,
+    })
     .from(relationships)
     .where(and(eq(relationships.id, id), eq(relationships.partnerId, partnerId)));
   return row;

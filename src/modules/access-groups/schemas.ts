@@ -88,7 +88,7 @@ export const memberJson = z
     userId: z.uuid(),
     name: z.string(),
     email: z.string(),
-    source: z.enum(['direct', 'scim']).describe("direct: added by hand; scim: a member of the mapped SCIM group"),
+    source: z.enum(['direct', 'scim']).describe('direct: added by hand; scim: a member of the mapped SCIM group'),
     addedAt: z.string().nullable(),
   })
   .meta({
@@ -118,6 +118,12 @@ export const attachmentJson = z
   .meta({
     id: 'AccessGroupAttachment',
     examples: [
-      { groupId: GROUP_ID, groupName: 'Tier 1 – Contoso', relationshipId: REL_ID, relationshipName: 'Tier 1', orgId: ORG_ID },
+      {
+        groupId: GROUP_ID,
+        groupName: 'Tier 1 – Contoso',
+        relationshipId: REL_ID,
+        relationshipName: 'Tier 1',
+        orgId: ORG_ID,
+      },
     ],
   });

@@ -125,11 +125,7 @@ export async function createGroup(deps: Deps, p: Principal, body: CreateGroup, m
   return withDetails(deps.db, g);
 }
 
-export async function listGroups(
-  deps: Deps,
-  p: Principal,
-  q: { limit: number; cursor?: string; search?: string },
-) {
+export async function listGroups(deps: Deps, p: Principal, q: { limit: number; cursor?: string; search?: string }) {
   const partnerId = partnerOf(p);
   const rows = await listGroupRows(deps.db, partnerId, {
     search: q.search,
@@ -214,7 +210,13 @@ export async function addMember(deps: Deps, p: Principal, id: string, userId: st
     if (!(await insertMember(tx, partnerId, g.id, userId, now)))
       throw new AppError('conflict', 'Already a member of the group.');
     await audit(deps, tx, p, 'access_group.member.add', g, meta, { userId, email: person.email });
-    return memberJson(g.id, { user_id: userId, name: person.name, email: person.email, source: 'direct', added_at: now });
+    return memberJson(g.id, {
+      user_id: userId,
+      name: person.name,
+      email: person.email,
+      source: 'direct',
+      added_at: now,
+    });
   });
 }
 

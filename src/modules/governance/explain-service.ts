@@ -175,8 +175,7 @@ export async function whoCan(deps: Deps, caller: Principal, q: WhoCanQuery) {
       const allowed = (subjects.get(id) ?? [])
         .map((s) => ({ s, d: decideFor(s, q.permission, t) }))
         .find((x) => x.d.allowed);
-      if (allowed && throughRelationship(allowed.d, q.relationshipId))
-        data.push(rowJson('user', allowed.s, allowed.d));
+      if (allowed && throughRelationship(allowed.d, q.relationshipId)) data.push(rowJson('user', allowed.s, allowed.d));
     }
     if (ids.length > budget) next = { k: 'u', id: page[page.length - 1]! };
     budget -= page.length;

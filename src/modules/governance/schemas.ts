@@ -48,7 +48,9 @@ export const whoCanQuery = z.strictObject({
   relationshipId: z
     .uuid()
     .optional()
-    .describe('Only those let in through this delegated-access relationship (a page may then hold fewer rows than limit)'),
+    .describe(
+      'Only those let in through this delegated-access relationship (a page may then hold fewer rows than limit)',
+    ),
 });
 export type WhoCanQuery = z.infer<typeof whoCanQuery>;
 
@@ -177,7 +179,9 @@ export const partnerAccessResponse = z.object({
         roleName: z.string(),
         access: z
           .enum(['standing'])
-          .describe('standing: orgAccess all, all_except or selected (just-in-time grants in force: GET /access/grants)'),
+          .describe(
+            'standing: orgAccess all, all_except or selected (just-in-time grants in force: GET /access/grants)',
+          ),
         orgAccess: z.enum(['all', 'selected', 'all_except']),
         until: z.string().nullable().describe('When the access ends (null: standing)'),
         reachesNow: z

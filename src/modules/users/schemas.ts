@@ -130,10 +130,9 @@ export const updateUserBody = z
     orgIds: uuidList.optional(),
     excludedOrgIds: uuidList.optional().describe('With orgAccess all_except: organisations of the partner left out'),
   })
-  .refine(
-    (b) => b.name !== undefined || b.status !== undefined || b.email !== undefined || b.orgAccess !== undefined,
-    { message: 'Give name, status, email or orgAccess' },
-  )
+  .refine((b) => b.name !== undefined || b.status !== undefined || b.email !== undefined || b.orgAccess !== undefined, {
+    message: 'Give name, status, email or orgAccess',
+  })
   .refine((b) => b.orgAccess !== undefined || (b.orgIds === undefined && b.excludedOrgIds === undefined), {
     message: 'orgIds and excludedOrgIds go with orgAccess',
     path: ['orgAccess'],
