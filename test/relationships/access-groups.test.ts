@@ -159,10 +159,20 @@ describe('joining a group attached to a relationship is the grant; leaving it, t
     expect(filtered).toContain(tech.id);
     expect(expectStatus(await whoCan(w.otherRel.id), 200).body.data).toEqual([]);
 
+    // The customer's view lists the technician, reached through an access group.
+    const view = expectStatus(await w.orgAdmin.api.raw.get(`/orgs/organizations/${w.org.id}/partner-access`), 200);
+    expect(view.body.data.find((m: { userId: string }) => m.userId === tech.id)).toMatchObject({
+      access: 'access_group',
+      orgAccess: 'none',
+      reachesNow: true,
+    });
+
     // The revocation: the next request on either instance is refused.
     expectStatus(await w.admin.api.raw.delete(`/access-groups/${group.id}/members/${tech.id}`), 200);
     expect(await reachesOrg(tech.peer, w.org.id)).toBe(404);
     expect(await reachesOrg(tech.api, w.org.id)).toBe(404);
+    const after = expectStatus(await w.orgAdmin.api.raw.get(`/orgs/organizations/${w.org.id}/partner-access`), 200);
+    expect(after.body.data.map((m: { userId: string }) => m.userId)).not.toContain(tech.id);
     const refused = expectStatus(await explainOn(w, tech.id), 200).body;
     expect(refused).toMatchObject({ allowed: false, deniedBy: 'organization_access' });
     const actions = (await auditRecords(t, 'access_group.member.add', group.id)).map((r) => r.details);

@@ -81,6 +81,18 @@ export async function serviceAccountSubjectRows(
 
 // ---- Explain and who-can ----
 
+/**
+ * The partner member `pu` is in an access group (by hand, or through its mapped SCIM group) attached to an active
+ * relationship with the organisation: it may reach it through the group (the decision says whether it does).
+ */
+export const groupMemberReaches = (orgId: string) =>
+  sql`exists (select 1 from relationships r join relationship_access_groups rg on rg.relationship_id = r.id
+         join access_groups g on g.id = rg.group_id
+         where r.org_id = ${orgId} and r.status = 'active'
+           and (exists (select 1 from access_group_members gm where gm.group_id = g.id and gm.user_id = pu.user_id)
+             or exists (select 1 from scim_group_members sm join scim_users su on su.id = sm.scim_user_id
+                        where sm.group_id = g.scim_group_id and su.user_id = pu.user_id and su.active and su.org_id is null)))`;
+
 /** A user who is a member of some organisation of the partner (name, e-mail, status), or null. */
 export async function partnerOrgMember(db: Executor, userId: string, partnerId: string) {
   const [row] = rowsOf<{ name: string; email: string; status: string }>(
@@ -130,12 +142,7 @@ export async function candidateUsers(
     ? sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.status = 'active' and pu.role_id in (select id from granting)
             and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${orgId}::uuid = any(pu.org_ids))
               or (pu.org_access = 'all_except' and not (${orgId}::uuid = any(pu.org_ids)))
-              or exists (select 1 from relationships r join relationship_access_groups rg on rg.relationship_id = r.id
-                         join access_groups g on g.id = rg.group_id
-                         where r.org_id = ${orgId} and r.status = 'active'
-                           and (exists (select 1 from access_group_members gm where gm.group_id = g.id and gm.user_id = pu.user_id)
-                             or exists (select 1 from scim_group_members sm join scim_users su on su.id = sm.scim_user_id
-                                        where sm.group_id = g.scim_group_id and su.user_id = pu.user_id and su.active and su.org_id is null)))
+              or ${groupMemberReaches(orgId)}
               or exists (select 1 from access_grants ag where ag.user_id = pu.user_id and ag.org_id = ${orgId}
                          and ag.revoked_at is null and ag.expired_at is null))`
     : sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.status = 'active' and pu.role_id in (select id from granting)`;

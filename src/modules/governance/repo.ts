@@ -7,6 +7,7 @@ import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import { rowsOf } from '../../db/rows.js';
 
 export * from './repo-explain.js';
+import { groupMemberReaches } from './repo-explain.js';
 export * from './repo-jit.js';
 
 // ---- The Partner Admins (both sides' admins: src/access/repo.ts adminsOfBothSides) ----
@@ -20,7 +21,7 @@ export async function partnerAdminEmails(tx: Executor, partnerId: string): Promi
 
 // ---- The customer's view ----
 
-/** Active partner members whose standing access covers the organisation, in id order after `afterId`. */
+/** Active partner members whose standing access or access groups cover the organisation, in id order after `afterId`. */
 export async function partnerMemberIdsReaching(
   db: Executor,
   org: { id: string; partnerId: string },
@@ -30,7 +31,7 @@ export async function partnerMemberIdsReaching(
   return rowsOf<{ user_id: string }>(
     await db.execute(sql`select pu.user_id from partner_users pu join users u on u.id = pu.user_id
       where pu.partner_id = ${org.partnerId} and pu.status = 'active' and u.status = 'active' and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${org.id}::uuid = any(pu.org_ids))
-        or (pu.org_access = 'all_except' and not (${org.id}::uuid = any(pu.org_ids))))
+        or (pu.org_access = 'all_except' and not (${org.id}::uuid = any(pu.org_ids))) or ${groupMemberReaches(org.id)})
       ${afterId ? sql`and pu.user_id > ${afterId}` : sql``} order by pu.user_id limit ${n}`),
   ).map((r) => r.user_id);
 }

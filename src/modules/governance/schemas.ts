@@ -178,11 +178,11 @@ export const partnerAccessResponse = z.object({
         roleId: z.uuid(),
         roleName: z.string(),
         access: z
-          .enum(['standing'])
+          .enum(['standing', 'access_group'])
           .describe(
-            'standing: orgAccess all, all_except or selected (just-in-time grants in force: GET /access/grants)',
+            'standing: orgAccess all, all_except or selected; access_group: a member of an access group attached to a relationship with the organisation (just-in-time grants in force: GET /access/grants)',
           ),
-        orgAccess: z.enum(['all', 'selected', 'all_except']),
+        orgAccess: z.enum(['all', 'selected', 'all_except', 'none', 'eligible']),
         until: z.string().nullable().describe('When the access ends (null: standing)'),
         reachesNow: z
           .boolean()
