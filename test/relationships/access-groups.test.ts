@@ -203,6 +203,11 @@ describe('joining a group attached to a relationship is the grant; leaving it, t
     const listed = expectStatus(await w.admin.api.raw.get(`/access-groups/${group.id}`), 200).body;
     expect(listed.relationships.map((r: { id: string }) => r.id).sort()).toEqual([w.rel.id, w.otherRel.id].sort());
     expect(listed.memberCount).toBe(1);
+    const ofRel = expectStatus(
+      await w.admin.api.raw.get('/access-groups', { query: { relationshipId: w.rel.id } }),
+      200,
+    );
+    expect(ofRel.body.data.map((g: { id: string }) => g.id)).toEqual([group.id]);
     // Detached from one relationship: that one serves nobody now; the other still does.
     expectStatus(await w.admin.api.raw.delete(`/access-groups/${group.id}/relationships/${w.rel.id}`), 200);
     expect(await reachesOrg(wide.api, w.org.id)).toBe(404);

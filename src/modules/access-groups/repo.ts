@@ -53,14 +53,23 @@ export async function deleteGroup(tx: Executor, id: string): Promise<void> {
 export async function listGroupRows(
   db: Executor,
   partnerId: string,
-  q: { search?: string; after: { n: string; id: string } | null; limit: number },
+  q: { search?: string; relationshipId?: string; after: { n: string; id: string } | null; limit: number },
 ): Promise<AccessGroupRow[]> {
   const g = accessGroups;
   const after = q.after ? sql`(lower(${g.name}), ${g.id}) > (${q.after.n}, ${q.after.id}::uuid)` : undefined;
   return db
     .select()
     .from(g)
-    .where(and(eq(g.partnerId, partnerId), q.search ? ilike(g.name, likePrefix(q.search)) : undefined, after))
+    .where(
+      and(
+        eq(g.partnerId, partnerId),
+        q.search ? ilike(g.name, likePrefix(q.search)) : undefined,
+        q.relationshipId
+          ? sql`exists (select 1 from relationship_access_groups rg where rg.group_id = ${g.id} and rg.relationship_id = ${q.relationshipId})`
+          : undefined,
+        after,
+      ),
+    )
     .orderBy(asc(sql`lower(${g.name})`), asc(g.id))
     .limit(q.limit + 1);
 }

@@ -71,7 +71,8 @@ export function accessGroupRoutes(deps: Deps) {
           tags,
           operationId: 'listAccessGroups',
           summary: "The partner's access groups, with the relationships each is attached to",
-          description: 'By name, keyset paging; search is a prefix of the name.',
+          description:
+            'By name, keyset paging; search is a prefix of the name; relationshipId: the groups attached to one relationship.',
           querystring: groupListQuery,
           response: { 200: page(groupJson), ...errors(400), ...authErrors },
         },

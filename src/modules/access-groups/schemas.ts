@@ -33,6 +33,7 @@ export const groupListQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional(),
   search: z.string().max(255).optional().describe('Prefix of the name'),
+  relationshipId: z.uuid().optional().describe('Only the groups attached to this relationship'),
 });
 export const groupCursor = z.object({ n: z.string(), id: z.uuid() });
 

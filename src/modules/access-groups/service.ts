@@ -125,10 +125,15 @@ export async function createGroup(deps: Deps, p: Principal, body: CreateGroup, m
   return withDetails(deps.db, g);
 }
 
-export async function listGroups(deps: Deps, p: Principal, q: { limit: number; cursor?: string; search?: string }) {
+export async function listGroups(
+  deps: Deps,
+  p: Principal,
+  q: { limit: number; cursor?: string; search?: string; relationshipId?: string },
+) {
   const partnerId = partnerOf(p);
   const rows = await listGroupRows(deps.db, partnerId, {
     search: q.search,
+    relationshipId: q.relationshipId,
     after: decodeCursor(q.cursor, groupCursor),
     limit: q.limit,
   });
