@@ -51,7 +51,6 @@ async function world() {
   const adminB = await signedInPartnerMember(t, partnerB.id, { roleId: PARTNER_ADMIN });
   return { partner, orgA, orgB, siteA, siteB, deviceA, deviceB, admin, partnerB, foreignOrg, adminB };
 }
-type World = Awaited<ReturnType<typeof world>>;
 
 /** Invites a technician with this access and accepts from the mailed link: the technician's own client and id. */
 async function invitedTech(admin: SignedInMember, access: Record<string, unknown>) {
