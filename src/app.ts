@@ -33,6 +33,7 @@ import { customFieldRoutes } from './modules/custom-fields/routes.js';
 import { scriptRoutes } from './modules/scripts/routes.js';
 import { domainRoutes } from './modules/domains/routes.js';
 import { relationshipRoutes } from './modules/relationships/routes.js';
+import { accessGroupRoutes } from './modules/access-groups/routes.js';
 import { configItemRoutes } from './modules/config-items/routes.js';
 import { opsRoutes } from './modules/ops/routes.js';
 import { roleRoutes } from './modules/roles/routes.js';
@@ -264,6 +265,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(scimTokenRoutes(deps));
       await api.register(domainRoutes(deps));
       await api.register(relationshipRoutes(deps));
+      await api.register(accessGroupRoutes(deps));
     },
     { prefix: API_PREFIX },
   );

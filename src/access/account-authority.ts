@@ -23,8 +23,8 @@ export interface Authority {
   permissions: ReadonlySet<string>;
   /** Organisation authority: its own restriction. */
   restriction: Restriction;
-  /** Partner authority: the organisations it reaches standing ('all' or some), compared with a partner member's reach. */
-  standingOrgs: 'all' | readonly string[];
+  /** Partner authority: the organisations it reaches standing, compared with a partner member's reach. */
+  standingOrgs: StandingOrgs;
   /** Partner authority: whether it reaches the organisation now, and with what restriction there (null: not at all). */
   reachIn: (orgId: string) => Restriction | null;
 }
@@ -50,9 +50,30 @@ const listWithin = (wider: readonly string[] | null, narrower: readonly string[]
 export const restrictionWithin = (wider: Restriction, narrower: Restriction) =>
   listWithin(wider.siteIds, narrower.siteIds) && listWithin(wider.deviceGroupIds, narrower.deviceGroupIds);
 
-/** The organisations a partner membership reaches standing: all, or its selected (or eligible) ones. */
-const standingReach = (m: { orgAccess: string; orgIds: readonly string[] }): 'all' | readonly string[] =>
-  m.orgAccess === 'all' ? 'all' : m.orgAccess === 'none' ? [] : m.orgIds;
+/** Organisations reached standing: all, all but some (those created later included), or some. */
+export type StandingOrgs = 'all' | { except: readonly string[] } | readonly string[];
+
+/** The organisations a partner membership reaches standing: all, all but the excluded, or its selected (or eligible) ones. */
+const standingReach = (m: { orgAccess: string; orgIds: readonly string[] }): StandingOrgs =>
+  m.orgAccess === 'all'
+    ? 'all'
+    : m.orgAccess === 'all_except'
+      ? { except: m.orgIds }
+      : m.orgAccess === 'none'
+        ? []
+        : m.orgIds;
+
+/** Whether every organisation `theirs` reaches is one `mine` reaches. */
+function standingWithin(mine: StandingOrgs, theirs: StandingOrgs): boolean {
+  if (mine === 'all') return true;
+  if ('except' in mine) {
+    if (theirs === 'all') return mine.except.length === 0;
+    if ('except' in theirs) return mine.except.every((id) => theirs.except.includes(id));
+    return theirs.every((id) => !mine.except.includes(id));
+  }
+  if (theirs === 'all' || 'except' in theirs) return false;
+  return theirs.every((id) => mine.includes(id));
+}
 
 /** The authority of the request's caller: its acting membership, permissions and reach (null: no tenant context). */
 export function authorityOf(p: Principal): Authority | null {
@@ -75,7 +96,10 @@ export function authorityOf(p: Principal): Authority | null {
     orgId: null,
     permissions: p.permissions,
     restriction: NO_RESTRICTION,
-    standingOrgs: standingReach({ orgAccess: p.orgAccess ?? 'none', orgIds: p.orgIds }),
+    standingOrgs: standingReach({
+      orgAccess: p.orgAccess ?? 'none',
+      orgIds: p.orgAccess === 'all_except' ? (p.excludedOrgIds ?? []) : p.orgIds,
+    }),
     reachIn: (orgId) => {
       // The same decision every by-id request passes (org access, mspAccess, the organisation's IP allow-list).
       const reasons = orgAccessReasons(p, orgId);
@@ -115,8 +139,7 @@ function outsideReason(
   if (m.kind === 'partner') {
     if (a.kind !== 'partner') return 'other_tenant';
     const theirs = standingReach(m);
-    if (a.standingOrgs !== 'all' && (theirs === 'all' || !theirs.every((id) => a.standingOrgs.includes(id))))
-      return 'organization_access';
+    if (!standingWithin(a.standingOrgs, theirs)) return 'organization_access';
   } else if (a.kind === 'organization') {
     if (m.orgId !== a.orgId) return 'other_tenant';
     if (!restrictionWithin(a.restriction, m)) return 'site_scope';

@@ -10,7 +10,7 @@ import type { AuditRecorder, AuditRequestMeta } from './audit.js';
 import { accountReason } from './decision.js';
 import { recordGrantExpiry } from './grants.js';
 import type { LivenessCache } from './liveness-cache.js';
-import type { ActiveGrant, Principal } from './principal.js';
+import type { ActiveGrant, OrgAccessMode, Principal } from './principal.js';
 import {
   endSessionRow,
   type GrantRow,
@@ -35,6 +35,10 @@ import {
 import type { VerifiedTokenCache } from './token-cache.js';
 import type { TokenService } from './tokens.js';
 
+/** A jsonb array of ids (a string on drivers that do not parse jsonb). */
+const jsonIds = (v: string[] | string | null | undefined): string[] =>
+  v == null ? [] : typeof v === 'string' ? (JSON.parse(v) as string[]) : v;
+
 /** node-postgres and PGlite both return uuid[] as arrays; parse the text form defensively. */
 function uuidArray(v: string[] | string | null): string[] | null {
   if (v == null) return null;
@@ -42,6 +46,10 @@ function uuidArray(v: string[] | string | null): string[] | null {
   const inner = v.replace(/^\{|\}$/g, '');
   return inner ? inner.split(',') : [];
 }
+
+/** A partner membership's org_ids, which mean what its orgAccess says: selected, eligible or excluded ones. */
+const orgIdsWhen = (row: MembershipFacts, mode: OrgAccessMode): string[] =>
+  row.scope === 'partner' && row.org_access === mode ? (uuidArray(row.pu_org_ids) ?? []) : [];
 
 export interface CallerDeps {
   db: Db;
@@ -234,11 +242,13 @@ export function userPrincipal(
     roleId: membershipRoleId(row),
     roleName: role?.name ?? null,
     orgAccess: row.scope === 'partner' ? row.org_access : null,
-    orgIds: row.scope === 'partner' && row.org_access === 'selected' ? (uuidArray(row.pu_org_ids) ?? []) : [],
-    eligibleOrgIds: row.scope === 'partner' && row.org_access === 'eligible' ? (uuidArray(row.pu_org_ids) ?? []) : [],
+    orgIds: orgIdsWhen(row, 'selected'),
+    eligibleOrgIds: orgIdsWhen(row, 'eligible'),
+    excludedOrgIds: orgIdsWhen(row, 'all_except'),
     grants: row.scope === 'partner' ? splitGrants(row, opts.now).active : [],
     requireRelationships: row.scope === 'partner' && requireRelationshipsOf(row.partner_settings),
     relationships: row.scope === 'partner' ? (opts.relationships ?? []) : [],
+    accessGroupIds: row.scope === 'partner' ? jsonIds(row.access_groups) : [],
     siteIds: row.scope === 'organization' ? uuidArray(row.site_ids) : null,
     deviceGroupIds: row.scope === 'organization' ? uuidArray(row.device_group_ids) : null,
     permissions: role?.permissions ?? new Set(),

@@ -14,11 +14,12 @@ import {
   pass,
   type Siteless,
 } from './reasons.js';
-import { relationshipReachReasons, relationshipReason } from './relationships.js';
+import { groupReachReason, relationshipReachReasons, relationshipReason } from './relationships.js';
 import { ipAllowlistOf, mspAccessOf } from './settings.js';
 
 export {
   ACCESS_STEPS,
+  ORG_ACCESS_VIAS,
   type AccessDecision,
   type AccessReason,
   type AccessStep,
@@ -90,6 +91,13 @@ export function orgAccessReason(p: Principal, orgId: string): AccessReason {
     return pass('organization_access', 'Standing access to every organisation of the partner (orgAccess all).', {
       via: 'standing_all',
     });
+  const excluded = p.orgAccess === 'all_except' && (p.excludedOrgIds ?? []).includes(orgId);
+  if (p.orgAccess === 'all_except' && !excluded)
+    return pass(
+      'organization_access',
+      `Standing access to every organisation of the partner except ${excludedCount(p)} (orgAccess all_except); this one is not excluded.`,
+      { via: 'standing_all_except' },
+    );
   if (p.orgAccess === 'selected' && p.orgIds.includes(orgId))
     return pass('organization_access', 'Standing access to selected organisations, this one among them.', {
       via: 'standing_selected',
@@ -102,6 +110,14 @@ export function orgAccessReason(p: Principal, orgId: string): AccessReason {
       grantId: grant.id,
       until: grant.expiresAt.toISOString(),
     });
+  // An explicit exclusion is not undone by an access group.
+  const group = excluded ? null : groupReachReason(p, orgId);
+  if (group) return group;
+  if (excluded)
+    return deny(
+      'organization_access',
+      `Standing access to every organisation of the partner except ${excludedCount(p)} (orgAccess all_except); this one is excluded, and no just-in-time grant is in force.`,
+    );
   if (p.orgAccess === 'selected')
     return deny(
       'organization_access',
@@ -117,6 +133,11 @@ export function orgAccessReason(p: Principal, orgId: string): AccessReason {
   }
   return deny('organization_access', 'No access to any organisation (orgAccess none).');
 }
+
+const excludedCount = (p: Principal) => {
+  const n = p.excludedOrgIds?.length ?? 0;
+  return `${n} excluded organisation${n === 1 ? '' : 's'}`;
+};
 
 /** An IP allow-list against the request's address ([] = any; the break-glass account is exempt, and audited by the caller). */
 export function ipListReason(

@@ -24,10 +24,15 @@ export interface Principal {
   orgId: string | null;
   roleId: string | null;
   roleName: string | null;
-  /** A partner member: which organisations the caller may act on (`eligible`: none standing; just-in-time grants only). */
-  orgAccess: 'all' | 'selected' | 'none' | 'eligible' | null;
+  /**
+   * A partner member: which organisations the caller may act on (`eligible`: none standing; just-in-time grants only;
+   * `all_except`: every organisation of the partner but `excludedOrgIds`, those created later included).
+   */
+  orgAccess: OrgAccessMode | null;
   /** orgAccess `selected`: the organisations of standing access. */
   orgIds: string[];
+  /** orgAccess `all_except`: the organisations left out. */
+  excludedOrgIds?: string[];
   /** orgAccess `eligible`: the organisations the member may request just-in-time access to. */
   eligibleOrgIds?: string[];
   /** A partner member's just-in-time grants in force now (read with the session on every request, never cached). */
@@ -36,6 +41,8 @@ export interface Principal {
   requireRelationships?: boolean;
   /** The partner's relationships in force now (read with the session on every request, never cached past their end). */
   relationships?: ActiveRelationship[];
+  /** A partner member whose partner requires relationships: its access groups (read with the session on every request). */
+  accessGroupIds?: string[];
   /** The permissions the route asks for (set by requirePermission): a relationship's roles must cover them. */
   asked?: readonly string[];
   /** An organisation member: null = every site / device group. */
@@ -64,6 +71,9 @@ export interface Principal {
   /** The caller's profile fields, read with the session check (GET /users/me answers from them, no second query). */
   user?: PrincipalUser;
 }
+
+/** How a partner member reaches the partner's organisations standing. */
+export type OrgAccessMode = 'all' | 'selected' | 'none' | 'eligible' | 'all_except';
 
 /** A just-in-time grant in force: it widens the member's scope to the organisation (or one site of it) until expiresAt. */
 export interface ActiveGrant {

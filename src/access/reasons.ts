@@ -15,6 +15,18 @@ export const ACCESS_STEPS = [
 ] as const;
 export type AccessStep = (typeof ACCESS_STEPS)[number];
 
+/** How an organisation is reached (the `organization_access` step). */
+export const ORG_ACCESS_VIAS = [
+  'organization_member',
+  'standing_all',
+  'standing_all_except',
+  'standing_selected',
+  'partner_wide',
+  'grant',
+  'access_group',
+] as const;
+export type OrgAccessVia = (typeof ORG_ACCESS_VIAS)[number];
+
 export interface AccessReason {
   step: AccessStep;
   allowed: boolean;
@@ -23,12 +35,14 @@ export interface AccessReason {
   roleId?: string;
   roleName?: string;
   /** `organization_access`: how the organisation is reached. */
-  via?: 'organization_member' | 'standing_all' | 'standing_selected' | 'partner_wide' | 'grant';
+  via?: OrgAccessVia;
   /** `organization_access` via `grant` (and `msp_access` passed by a customer-approved grant): which just-in-time grant, until when. */
   grantId?: string;
   until?: string;
   /** `relationship`: the relationships with the organisation that let the caller in. */
   relationshipIds?: string[];
+  /** `relationship` (and `organization_access` via `access_group`): the partner's access groups that let the caller in. */
+  accessGroupIds?: string[];
   /** `ip_allowlist`: passed only as the partner's break-glass account (every such use is audited). */
   breakGlass?: boolean;
 }

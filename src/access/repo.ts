@@ -11,7 +11,8 @@ import { asSystemWithin } from '../db/row-security.js';
 import { organizations, organizationUsers, partners, partnerUsers } from '../db/schema/index.js';
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from './catalog.js';
 import { rowsOf } from '../db/rows.js';
-import { RELATIONSHIPS_SQL, type RelationshipRow } from './relationships.js';
+import type { OrgAccessMode } from './principal.js';
+import { ACCESS_GROUPS_SQL, RELATIONSHIPS_SQL, type RelationshipRow } from './relationships.js';
 
 /** A role and its ancestors (at most `maxDepth`), each with its own permissions, nearest first. */
 export async function roleChainRows(
@@ -254,7 +255,7 @@ export interface SessionRow {
   session_method: string | null;
   has_passkey: boolean;
   pu_role_id: string | null;
-  org_access: 'all' | 'selected' | 'none' | 'eligible' | null;
+  org_access: OrgAccessMode | null;
   pu_org_ids: string[] | string | null;
   ou_role_id: string | null;
   site_ids: string[] | string | null;
@@ -269,6 +270,8 @@ export interface SessionRow {
   jit_grants: GrantRow[] | string | null;
   /** Partner sessions of a partner requiring relationships: its active relationships (RELATIONSHIPS_SQL). */
   relationships?: RelationshipRow[] | string | null;
+  /** Partner sessions of a partner requiring relationships: the member's access groups (ACCESS_GROUPS_SQL). */
+  access_groups?: string[] | string | null;
   epoch: number | string;
   user_name: string;
   avatar_url: string | null;
@@ -313,6 +316,7 @@ export const livenessStatement = preparedStatement<SessionRow, [string, string]>
           ${ORG_POLICIES_SQL('s.scope', 's.partner_id')} as org_policies,
           ${GRANTS_SQL('s.scope', 's.partner_id', 's.user_id')} as jit_grants,
           ${RELATIONSHIPS_SQL('s.scope', 's.partner_id', 'p.settings')} as relationships,
+          ${ACCESS_GROUPS_SQL('s.scope', 's.partner_id', 's.user_id', 'p.settings')} as access_groups,
           (select epoch from authz_state where id = 1) as epoch
    from sessions s
    join users u on u.id = s.user_id

@@ -7,6 +7,7 @@ import type { RowReach } from '../db/row-security.js';
 import type { OrgReach, Reach } from '../db/tenant-filter.js';
 import { mayAccessOrg } from './decision.js';
 import type { Principal } from './principal.js';
+import { groupReachedOrgIds, usableRelationships } from './relationships.js';
 
 /** The membership the caller acts in (a service account: the tenant that owns it). */
 export type Membership =
@@ -56,11 +57,16 @@ function orgReachOf(p: Principal): OrgReach {
   if (p.requireRelationships) {
     // Only organisations an active relationship opens whole (one limited to sites or device groups reaches their
     // records by id, not through lists), and only those the rest of the decision lets in.
-    const whole = (p.relationships ?? []).filter((r) => !r.siteIds && !r.deviceGroupIds).map((r) => r.orgId);
-    return { kind: 'ids', ids: [...new Set(whole)].filter((id) => mayAccessOrg(p, id)), except: [] };
+    // (those of access groups the member is not in do not count).
+    const orgIds = [...new Set((p.relationships ?? []).map((r) => r.orgId))];
+    const whole = orgIds.filter((id) => usableRelationships(p, id).some((r) => !r.siteIds && !r.deviceGroupIds));
+    return { kind: 'ids', ids: whole.filter((id) => mayAccessOrg(p, id)), except: [] };
   }
   const except = Object.keys(p.orgPolicies ?? {}).filter((id) => !mayAccessOrg(p, id));
   if (p.orgAccess === 'all') return { kind: 'partner', partnerId: p.partnerId!, except };
+  // Every organisation but the excluded ones (a just-in-time grant to one of them opens it for its duration).
+  if (p.orgAccess === 'all_except')
+    return { kind: 'partner', partnerId: p.partnerId!, except: [...new Set([...except, ...excludedNow(p)])] };
   // Standing selected organisations, and those a whole-organisation just-in-time grant opens now (a one-site grant
   // reaches its site's records by id, not through lists). The grant's organisation is the partner's (it was checked
   // when requested; grants of a member of another partner are not read with this session).
@@ -70,6 +76,10 @@ function orgReachOf(p: Principal): OrgReach {
 
 /** A partner member's organisations of standing access short of all of them (orgAccess `selected`). */
 const standingOrgIds = (p: Principal): string[] => (p.orgAccess === 'selected' ? p.orgIds : []);
+
+/** orgAccess `all_except`: the excluded organisations no just-in-time grant opens now. */
+const excludedNow = (p: Principal): string[] =>
+  (p.excludedOrgIds ?? []).filter((id) => !(p.grants ?? []).some((g) => g.orgId === id));
 
 const rowReaches = new WeakMap<Principal, RowReach>();
 
@@ -89,7 +99,9 @@ export function rowReachOf(p: Principal): RowReach {
         : []
       : p.orgAccess === 'all'
         ? 'all'
-        : [...new Set([...standingOrgIds(p), ...(p.grants ?? []).map((g) => g.orgId)])];
+        : p.orgAccess === 'all_except'
+          ? { except: excludedNow(p) }
+          : [...new Set([...standingOrgIds(p), ...(p.grants ?? []).map((g) => g.orgId), ...groupReachedOrgIds(p)])];
   r = { partnerId: p.partnerId, orgIds, userId: p.actorType === 'user' ? p.userId : null };
   rowReaches.set(p, r);
   return r;

@@ -49,8 +49,11 @@ export type SystemContextName = keyof typeof SYSTEM_CONTEXTS;
 /** The tenant a statement acts for: the caller's partner, the organisations it reaches, and the acting person. */
 export interface RowReach {
   partnerId: string | null;
-  /** 'all': every organisation of the partner; otherwise the organisation ids the caller reaches. */
-  orgIds: 'all' | readonly string[];
+  /**
+   * 'all': every organisation of the partner; `except`: every one but those (organisations created later included);
+   * otherwise the organisation ids the caller reaches.
+   */
+  orgIds: 'all' | readonly string[] | { except: readonly string[] };
   /** The acting person (their own sessions and memberships, in any tenant); null for a service account. */
   userId: string | null;
 }
@@ -113,7 +116,14 @@ export function contextValues(ctx: RowContext, role: string | null): string[] {
   if (ctx.kind === 'system') return [r, `system:${ctx.name}`, '', '', ''];
   if (ctx.kind === 'none') return [r, 'none', '', '', ''];
   const s = ctx.reach;
-  return [r, 'tenant', s.partnerId ?? '', s.orgIds === 'all' ? '*' : s.orgIds.join(','), s.userId ?? ''];
+  return [r, 'tenant', s.partnerId ?? '', orgIdsSetting(s.orgIds), s.userId ?? ''];
+}
+
+/** gatehouse.org_ids: '*' (all), '!' and the excluded ids (all but those), or the ids reached. */
+function orgIdsSetting(o: RowReach['orgIds']): string {
+  if (o === 'all') return '*';
+  if ('except' in o) return o.except.length ? `!${o.except.join(',')}` : '*';
+  return o.join(',');
 }
 
 /**

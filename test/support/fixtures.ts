@@ -83,7 +83,7 @@ export async function addPartnerMember(
     partnerId: string;
     userId: string;
     roleId?: string;
-    orgAccess?: 'all' | 'selected' | 'none' | 'eligible';
+    orgAccess?: 'all' | 'selected' | 'none' | 'eligible' | 'all_except';
     orgIds?: string[];
   },
 ) {
@@ -194,7 +194,7 @@ export async function signedInPartnerMember(
   partnerId: string,
   opts: {
     roleId?: string;
-    orgAccess?: 'all' | 'selected' | 'none' | 'eligible';
+    orgAccess?: 'all' | 'selected' | 'none' | 'eligible' | 'all_except';
     orgIds?: string[];
     email?: string;
     name?: string;

@@ -122,6 +122,19 @@ describe("a query with one partner's Scope and no where clause", () => {
     }
   });
 
+  it('an all_except Scope sees every organisation of its partner but the excluded, and nothing of another partner', async () => {
+    const scope: RowReach = { partnerId: p.partnerId, orgIds: { except: [p.orgA] }, userId: null };
+    for (const table of ['devices', 'sites', 'device_groups', 'contacts', 'organizations']) {
+      const col = table === 'organizations' ? sql`id` : sql`org_id`;
+      expect(await asReach(scope, () => countWhere(table, sql`${col} = ${p.orgA}`)), table).toBe(0);
+      expect(await asReach(scope, () => countWhere(table, sql`${col} = ${p.orgB}`)), table).toBeGreaterThan(0);
+      expect(await asReach(scope, () => countWhere(table, sql`partner_id = ${q.partnerId}`)), table).toBe(0);
+    }
+    // Excluding nothing is every organisation.
+    const none: RowReach = { partnerId: p.partnerId, orgIds: { except: [] }, userId: null };
+    expect(await asReach(none, () => countWhere('organizations', sql`id = ${p.orgA}`))).toBe(1);
+  });
+
   it("cannot write into another partner's rows: updates touch nothing, inserts are refused", async () => {
     const updated = await asReach(partnerScope(p), () =>
       rows<{ id: string }>(

@@ -5,8 +5,11 @@ export const mfaMethod = pgEnum('mfa_method', ['totp', 'sms', 'passkey']);
 export const roleScope = pgEnum('role_scope', ['system', 'partner', 'organization']);
 /** Which kind of membership a role can be assigned to (system roles serve one of the two). */
 export const membershipKind = pgEnum('membership_kind', ['partner', 'organization']);
-/** `eligible`: no standing access; may request just-in-time access to the organisations of `org_ids`. */
-export const orgAccess = pgEnum('org_access', ['all', 'selected', 'none', 'eligible']);
+/**
+ * `eligible`: no standing access; may request just-in-time access to the organisations of `org_ids`.
+ * `all_except`: every organisation of the partner, those created later included, except those of `org_ids`.
+ */
+export const orgAccess = pgEnum('org_access', ['all', 'selected', 'none', 'eligible', 'all_except']);
 /** `pending`: a tenant invited or provisioned an account that already existed; it grants nothing until the account
  * accepts it. */
 export const membershipStatus = pgEnum('membership_status', ['active', 'pending']);

@@ -35,6 +35,11 @@ export const relationships = pgTable(
     /** ISO 8601 duration, P1D..P2Y. */
     duration: varchar('duration', { length: 32 }).notNull(),
     autoExtend: boolean('auto_extend').notNull().default(false),
+    /**
+     * Set when an access group is first attached, never cleared: from then on only members of its groups use it (a
+     * relationship that never had one serves every member the partner lets in). Detaching or deleting a group only narrows.
+     */
+    groupsRequired: boolean('groups_required').notNull().default(false),
     status: relationshipStatus('status').notNull().default('draft'),
     requestExpiresAt: timestamp('request_expires_at', { withTimezone: true }),
     startsAt: timestamp('starts_at', { withTimezone: true }),

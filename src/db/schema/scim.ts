@@ -87,7 +87,7 @@ export const scimUsers = pgTable(
     suspended: jsonb('suspended').$type<{
       siteIds: string[] | null;
       deviceGroupIds: string[] | null;
-      orgAccess: 'all' | 'selected' | 'none' | 'eligible';
+      orgAccess: 'all' | 'selected' | 'none' | 'eligible' | 'all_except';
       orgIds: string[];
     }>(),
     version: integer('version').notNull().default(1),

@@ -25,7 +25,8 @@ export function visibilityOf(p: Principal): AuditVisibility {
   return {
     kind: 'partner',
     partnerId: p.partnerId,
-    orgIds: p.orgAccess === 'all' ? 'all' : p.orgAccess === 'selected' ? p.orgIds : [],
+    // all_except: the excluded organisations are among the scope's `except`.
+    orgIds: p.orgAccess === 'all' || p.orgAccess === 'all_except' ? 'all' : p.orgAccess === 'selected' ? p.orgIds : [],
     except: reach.kind === 'one' ? [] : reach.except,
     partnerView: true,
   };

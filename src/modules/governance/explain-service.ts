@@ -182,7 +182,7 @@ export async function whoCan(deps: Deps, caller: Principal, q: WhoCanQuery) {
       const allowed = (subjects.get(id) ?? [])
         .map((s) => ({ s, d: decideFor(s, q.permission, t) }))
         .find((x) => x.d.allowed);
-      if (allowed) data.push(rowJson('user', allowed.s, allowed.d));
+      if (allowed && throughRelationship(allowed.d, q.relationshipId)) data.push(rowJson('user', allowed.s, allowed.d));
     }
     if (ids.length > budget) next = { k: 'u', id: page[page.length - 1]! };
     budget -= page.length;
@@ -201,7 +201,7 @@ export async function whoCan(deps: Deps, caller: Principal, q: WhoCanQuery) {
     for (const id of page) {
       const s = subjects.get(id);
       const d = s && decideFor(s, q.permission, t);
-      if (s && d?.allowed) data.push(rowJson('service_account', s, d));
+      if (s && d?.allowed && throughRelationship(d, q.relationshipId)) data.push(rowJson('service_account', s, d));
     }
     if (ids.length > budget) next = { k: 's', id: page[page.length - 1]! };
   } else if (!next && budget === 0) {
@@ -221,6 +221,26 @@ function rowJson(type: 'user' | 'service_account', s: Subject, d: AccessDecision
     scope: p.tenantKind!,
     roleId: p.roleId!,
     roleName: p.roleName ?? '',
+    relationships: relationshipsUsed(p, d),
     reasons: d.reasons,
   };
+}
+
+/** No filter, or the decision lets the subject in through that relationship. */
+const throughRelationship = (d: AccessDecision, relationshipId: string | undefined) =>
+  !relationshipId ||
+  d.reasons.some((r) => r.step === 'relationship' && r.allowed && r.relationshipIds?.includes(relationshipId));
+
+/** The relationships (and access groups) named by the decision's relationship step, with their names. */
+function relationshipsUsed(p: Principal, d: AccessDecision) {
+  const step = d.reasons.find((r) => r.step === 'relationship' && r.allowed);
+  const groupIds = new Set(step?.accessGroupIds ?? []);
+  return (p.relationships ?? [])
+    .filter((r) => step?.relationshipIds?.includes(r.id))
+    .map((r) => ({
+      id: r.id,
+      name: r.name,
+      endsAt: r.endsAt.toISOString(),
+      accessGroups: r.groups.filter((g) => groupIds.has(g.id)),
+    }));
 }

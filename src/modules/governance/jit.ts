@@ -139,7 +139,10 @@ export async function requestAccess(deps: Deps, p: Principal, body: AccessReques
   const org = await partnerOrganization(deps.db, body.orgId, p.partnerId!);
   if (!org) throw notFound('organization');
   const msp = mspAccessOf(org.settings);
-  const standing = p.orgAccess === 'all' || (p.orgAccess === 'selected' && p.orgIds.includes(org.id));
+  const standing =
+    p.orgAccess === 'all' ||
+    (p.orgAccess === 'selected' && p.orgIds.includes(org.id)) ||
+    (p.orgAccess === 'all_except' && !(p.excludedOrgIds ?? []).includes(org.id));
   const eligible =
     (p.orgAccess === 'eligible' && (p.eligibleOrgIds ?? []).includes(org.id)) ||
     (standing && msp === 'approval_required');

@@ -3,7 +3,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import type { Owner, PartnerOwned, Siteless } from '../../access/decision.js';
 import { GRANTS_SQL, type MembershipFacts, ORG_POLICIES_SQL } from '../../access/repo.js';
-import { RELATIONSHIPS_SQL } from '../../access/relationships.js';
+import { ACCESS_GROUPS_SQL, RELATIONSHIPS_SQL } from '../../access/relationships.js';
 import type { ServiceAccountFacts } from '../service-accounts/index.js';
 import { rowsOf } from '../../db/rows.js';
 
@@ -43,6 +43,7 @@ export async function userSubjectRows(
              ${sql.raw(ORG_POLICIES_SQL('m.scope', 'm.partner_id'))} as org_policies,
              ${sql.raw(GRANTS_SQL('m.scope', 'm.partner_id', 'm.user_id'))} as jit_grants,
              ${sql.raw(RELATIONSHIPS_SQL('m.scope', 'm.partner_id', 'p.settings'))} as relationships,
+             ${sql.raw(ACCESS_GROUPS_SQL('m.scope', 'm.partner_id', 'm.user_id', 'p.settings'))} as access_groups,
              (select epoch from authz_state where id = 1) as epoch
       from (
         select pu.user_id, 'partner' as scope, pu.partner_id, null::uuid as org_id, pu.role_id as pu_role_id, pu.org_access::text as org_access,
@@ -80,6 +81,18 @@ export async function serviceAccountSubjectRows(
 
 // ---- Explain and who-can ----
 
+/**
+ * The partner member `pu` is in an access group (by hand, or through its mapped SCIM group) attached to an active
+ * relationship with the organisation: it may reach it through the group (the decision says whether it does).
+ */
+export const groupMemberReaches = (orgId: string) =>
+  sql`exists (select 1 from relationships r join relationship_access_groups rg on rg.relationship_id = r.id
+         join access_groups g on g.id = rg.group_id
+         where r.org_id = ${orgId} and r.status = 'active'
+           and (exists (select 1 from access_group_members gm where gm.group_id = g.id and gm.user_id = pu.user_id)
+             or exists (select 1 from scim_group_members sm join scim_users su on su.id = sm.scim_user_id
+                        where sm.group_id = g.scim_group_id and su.user_id = pu.user_id and su.active and su.org_id is null)))`;
+
 /** A user who is a member of some organisation of the partner (name, e-mail, status), or null. */
 export async function partnerOrgMember(db: Executor, userId: string, partnerId: string) {
   const [row] = rowsOf<{ name: string; email: string; status: string }>(
@@ -114,7 +127,8 @@ export interface CandidateTarget {
 
 /**
  * Candidates a page of who-can considers, in id order after `after`: members whose role chain grants the permission
- * and whose standing scope reaches the record. SQL narrows; the decision is then run on each.
+ * and whose standing scope, access groups or just-in-time grants may reach the record. SQL narrows; the decision is
+ * then run on each.
  */
 export async function candidateUsers(
   db: Executor,
@@ -126,7 +140,11 @@ export async function candidateUsers(
   const { partnerId, orgId, siteId, groupIds } = t.owner;
   const partnerBranch = orgId
     ? sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.status = 'active' and pu.role_id in (select id from granting)
-            and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${orgId}::uuid = any(pu.org_ids)))`
+            and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${orgId}::uuid = any(pu.org_ids))
+              or (pu.org_access = 'all_except' and not (${orgId}::uuid = any(pu.org_ids)))
+              or ${groupMemberReaches(orgId)}
+              or exists (select 1 from access_grants ag where ag.user_id = pu.user_id and ag.org_id = ${orgId}
+                         and ag.revoked_at is null and ag.expired_at is null))`
     : sql`select pu.user_id from partner_users pu where pu.partner_id = ${partnerId} and pu.status = 'active' and pu.role_id in (select id from granting)`;
   const siteRule =
     siteId === undefined

@@ -7,6 +7,7 @@ import { PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 import { rowsOf } from '../../db/rows.js';
 
 export * from './repo-explain.js';
+import { groupMemberReaches } from './repo-explain.js';
 export * from './repo-jit.js';
 export * from './repo-authzen.js';
 
@@ -21,7 +22,7 @@ export async function partnerAdminEmails(tx: Executor, partnerId: string): Promi
 
 // ---- The customer's view ----
 
-/** Active partner members whose standing access covers the organisation, in id order after `afterId`. */
+/** Active partner members whose standing access or access groups cover the organisation, in id order after `afterId`. */
 export async function partnerMemberIdsReaching(
   db: Executor,
   org: { id: string; partnerId: string },
@@ -30,7 +31,8 @@ export async function partnerMemberIdsReaching(
 ): Promise<string[]> {
   return rowsOf<{ user_id: string }>(
     await db.execute(sql`select pu.user_id from partner_users pu join users u on u.id = pu.user_id
-      where pu.partner_id = ${org.partnerId} and pu.status = 'active' and u.status = 'active' and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${org.id}::uuid = any(pu.org_ids)))
+      where pu.partner_id = ${org.partnerId} and pu.status = 'active' and u.status = 'active' and (pu.org_access = 'all' or (pu.org_access = 'selected' and ${org.id}::uuid = any(pu.org_ids))
+        or (pu.org_access = 'all_except' and not (${org.id}::uuid = any(pu.org_ids))) or ${groupMemberReaches(org.id)})
       ${afterId ? sql`and pu.user_id > ${afterId}` : sql``} order by pu.user_id limit ${n}`),
   ).map((r) => r.user_id);
 }
@@ -121,7 +123,7 @@ export async function partnersWithLapse(db: Executor) {
 
 /** The partner's members with standing access (not Partner Admins) idle since `idleBefore`: both sweep steps' rows. */
 const idleStandingMembers = (partnerId: string, idleBefore: Date) =>
-  sql`pu.partner_id = ${partnerId} and pu.status = 'active' and pu.org_access in ('all', 'selected') and pu.role_id <> ${PARTNER_ADMIN_ROLE_ID}
+  sql`pu.partner_id = ${partnerId} and pu.status = 'active' and pu.org_access in ('all', 'selected', 'all_except') and pu.role_id <> ${PARTNER_ADMIN_ROLE_ID}
                 and coalesce(pu.last_used_at, pu.created_at) <= ${idleBefore}`;
 
 /**
@@ -151,7 +153,8 @@ export async function markLapseWarnings(tx: Executor, partnerId: string, idleBef
 
 /**
  * Claims up to `batch` members idle since `idleBefore` and warned in this idle period no later than `warnedBefore`,
- * and makes their standing access eligible (`all`: every organisation the partner has now).
+ * and makes their standing access eligible (`all`: every organisation the partner has now; `all_except`: every one
+ * but the excluded).
  */
 export async function lapseStandingAccess(
   tx: Executor,
@@ -164,7 +167,7 @@ export async function lapseStandingAccess(
   return rowsOf<{
     id: string;
     user_id: string;
-    was: 'all' | 'selected';
+    was: 'all' | 'selected' | 'all_except';
     was_org_ids: string[] | string;
     org_ids: string[] | string;
     idle_since: Date | string;
@@ -178,6 +181,9 @@ export async function lapseStandingAccess(
             update partner_users pu set org_access = 'eligible', updated_at = ${now},
                 org_ids = case when due.org_access = 'all'
                   then coalesce((select array_agg(o.id order by o.id) from organizations o where o.partner_id = pu.partner_id), '{}'::uuid[])
+                  when due.org_access = 'all_except'
+                  then coalesce((select array_agg(o.id order by o.id) from organizations o where o.partner_id = pu.partner_id
+                    and not (o.id = any(due.org_ids))), '{}'::uuid[])
                   else pu.org_ids end
               from due
               where pu.id = due.id

@@ -135,7 +135,7 @@ export function accessRoutes(deps: Deps) {
           summary:
             "The customer's view: every partner member and service account that can reach the organisation, and how",
           description:
-            "Partner members whose standing access (orgAccess all, or selected including this organisation) covers it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The first page also lists serviceAccounts: the partner's own and those its staff made for the organisation, with role, last use and whether the organisation's controls hold them out. The organisation's admins see it; so does the partner.",
+            "Partner members whose standing access (orgAccess all, all_except not excluding this organisation, or selected including it) or access groups (attached to a relationship with it) cover it, with role and whether the organisation's own policies (mspAccess, its IP allow-list) hold them out now. Id order, keyset paging. The first page also lists serviceAccounts: the partner's own and those its staff made for the organisation, with role, last use and whether the organisation's controls hold them out. The organisation's admins see it; so does the partner.",
           params: idParam,
           querystring: pageQuery,
           response: { 200: partnerAccessResponse, ...errors(400, 404), ...authErrors },

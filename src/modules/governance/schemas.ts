@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CATALOG_ENTRIES } from '../../access/catalog.js';
 import { MSP_ACCESS } from '../../access/settings.js';
-import { ACCESS_STEPS } from '../../access/decision.js';
+import { ACCESS_STEPS, ORG_ACCESS_VIAS } from '../../access/decision.js';
 
 export const RESOURCE_TYPES = ['partner', 'organization', 'site', 'device_group', 'device'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
@@ -45,6 +45,12 @@ export const whoCanQuery = z.strictObject({
   ...target,
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional(),
+  relationshipId: z
+    .uuid()
+    .optional()
+    .describe(
+      'Only those let in through this delegated-access relationship (a page may then hold fewer rows than limit)',
+    ),
 });
 export type WhoCanQuery = z.infer<typeof whoCanQuery>;
 
@@ -62,16 +68,20 @@ export const accessReason = z
     roleId: z.uuid().optional().describe('`role`: the role of the chain that grants the permission'),
     roleName: z.string().optional(),
     via: z
-      .enum(['organization_member', 'standing_all', 'standing_selected', 'partner_wide', 'grant'])
+      .enum(ORG_ACCESS_VIAS)
       .optional()
       .describe(
-        '`organization_access`: how the organisation is reached (`grant`: a just-in-time grant, named by grantId; also on `msp_access` under approval_required)',
+        '`organization_access`: how the organisation is reached (`grant`: a just-in-time grant, named by grantId; also on `msp_access` under approval_required; `standing_all_except`: every organisation of the partner but the excluded ones; `access_group`: membership of an access group attached to a relationship with the organisation, named by accessGroupIds and relationshipIds)',
       ),
     grantId: z.uuid().optional().describe('`via: grant`: the just-in-time grant in force'),
     relationshipIds: z
       .array(z.uuid())
       .optional()
       .describe('`relationship`: the delegated-access relationships with the organisation the step weighed'),
+    accessGroupIds: z
+      .array(z.uuid())
+      .optional()
+      .describe('`relationship` and `via: access_group`: the access groups through which the relationships are used'),
     until: z.string().optional().describe('`via: grant`: when the grant ends (ISO 8601)'),
     breakGlass: z
       .boolean()
@@ -126,6 +136,20 @@ export const whoCanRow = z
     scope: z.enum(['partner', 'organization']),
     roleId: z.uuid(),
     roleName: z.string(),
+    relationships: z
+      .array(
+        z.object({
+          id: z.uuid(),
+          name: z.string(),
+          endsAt: z.string(),
+          accessGroups: z
+            .array(z.object({ id: z.uuid(), name: z.string() }))
+            .describe("The partner's access groups the subject uses the relationship through ([]: it needs none)"),
+        }),
+      )
+      .describe(
+        'The delegated-access relationships that let the subject in (a partner that requires relationships), each with the access groups it is used through; [] otherwise',
+      ),
     reasons: z.array(accessReason),
   })
   .meta({ id: 'WhoCanEntry' });
@@ -154,9 +178,11 @@ export const partnerAccessResponse = z.object({
         roleId: z.uuid(),
         roleName: z.string(),
         access: z
-          .enum(['standing'])
-          .describe('standing: orgAccess all or selected (just-in-time grants in force: GET /access/grants)'),
-        orgAccess: z.enum(['all', 'selected']),
+          .enum(['standing', 'access_group'])
+          .describe(
+            'standing: orgAccess all, all_except or selected; access_group: a member of an access group attached to a relationship with the organisation (just-in-time grants in force: GET /access/grants)',
+          ),
+        orgAccess: z.enum(['all', 'selected', 'all_except', 'none', 'eligible']),
         until: z.string().nullable().describe('When the access ends (null: standing)'),
         reachesNow: z
           .boolean()

@@ -32,7 +32,7 @@ export type Offer =
       kind: 'partner';
       partnerId: string;
       roleId: string;
-      orgAccess: 'all' | 'selected' | 'none' | 'eligible';
+      orgAccess: 'all' | 'selected' | 'none' | 'eligible' | 'all_except';
       orgIds: string[];
     }
   | {

@@ -21,7 +21,13 @@ export async function creatorReach(db: Executor, t: TokenOwner): Promise<Reach> 
   if (!t.createdBy) return NOTHING;
   if ((await accountStatus(db, t.createdBy)) !== 'active') return NOTHING;
   const pm = await partnerMembership(db, t.partnerId, t.createdBy);
-  if (pm && (!t.orgId || pm.orgAccess === 'all' || (pm.orgAccess === 'selected' && pm.orgIds.includes(t.orgId))))
+  if (
+    pm &&
+    (!t.orgId ||
+      pm.orgAccess === 'all' ||
+      (pm.orgAccess === 'selected' && pm.orgIds.includes(t.orgId)) ||
+      (pm.orgAccess === 'all_except' && !pm.orgIds.includes(t.orgId)))
+  )
     return { ...ORGANIZATION_WIDE, permissions: (await loadRoleChain(db, pm.roleId))?.permissions ?? new Set() };
   if (t.orgId) {
     const om = await orgMembership(db, t.orgId, t.createdBy);

@@ -9,8 +9,9 @@ import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { createInviteToken, inviteUrl } from '../auth/index.js';
 import { findUserByEmail, lockAddress, mails } from '../identity/index.js';
 import { offerMembership, renewOffer } from '../invitations/index.js';
-import { auditTenant, partnerOrgIds } from '../tenants/index.js';
+import { auditTenant } from '../tenants/index.js';
 import type { Target } from '../../db/tenant-filter.js';
+import { type OrgAccessInput, resolveOrgAccess } from './org-access.js';
 import { assertIdsInOrg, assertMemberWithinReach, assignableRole, fieldError } from './guards.js';
 import {
   findMember,
@@ -38,8 +39,9 @@ export interface InviteInput {
   roleId: string;
   siteIds?: string[];
   deviceGroupIds?: string[];
-  orgAccess?: 'all' | 'selected' | 'none' | 'eligible';
+  orgAccess?: OrgAccessInput['orgAccess'];
   orgIds?: string[];
+  excludedOrgIds?: string[];
 }
 
 export async function inviteUser(
@@ -51,11 +53,8 @@ export async function inviteUser(
 ) {
   if (target.kind === 'partner' && (input.siteIds || input.deviceGroupIds))
     throw fieldError('siteIds', 'siteIds and deviceGroupIds apply to organization members');
-  if (target.kind === 'organization' && (input.orgAccess || input.orgIds))
-    throw fieldError('orgAccess', 'orgAccess and orgIds apply to partner members');
-  const orgAccess = input.orgAccess ?? 'none';
-  if (target.kind === 'partner' && orgAccess !== 'selected' && orgAccess !== 'eligible' && input.orgIds?.length)
-    throw fieldError('orgIds', 'orgIds go with orgAccess "selected" or "eligible"');
+  if (target.kind === 'organization' && (input.orgAccess || input.orgIds || input.excludedOrgIds))
+    throw fieldError('orgAccess', 'orgAccess, orgIds and excludedOrgIds apply to partner members');
 
   const now = deps.clock.now();
   const result = await deps.db.transaction(async (tx) => {
@@ -64,11 +63,12 @@ export async function inviteUser(
       assertMemberWithinReach(caller, input);
       await assertIdsInOrg(tx, 'sites', target.orgId, input.siteIds, 'siteIds');
       await assertIdsInOrg(tx, 'device_groups', target.orgId, input.deviceGroupIds, 'deviceGroupIds');
-    } else if (input.orgIds?.length) {
-      const mine = await partnerOrgIds(tx, target.partnerId, input.orgIds);
-      if (mine.size !== new Set(input.orgIds).size)
-        throw fieldError('orgIds', 'Some organizations are not of this partner');
     }
+    const { orgAccess, orgIds } =
+      target.kind === 'partner'
+        ? await resolveOrgAccess(tx, target.partnerId, input)
+        : { orgAccess: 'none' as const, orgIds: [] };
+    const accessDetails = target.kind === 'partner' ? { orgAccess, orgIds } : {};
     // Serialise invitations of one address: the unique email index would otherwise fail one of two racers.
     await lockAddress(tx, input.email);
     const found = (await findUserByEmail(tx, input.email)) ?? undefined;
@@ -78,7 +78,6 @@ export async function inviteUser(
     const existing = unclaimed ? undefined : found;
     const tenantLabel = await tenantName(tx, target);
     const inviterName = await inviterNameOf(tx, caller);
-    const orgIds = orgAccess === 'selected' || orgAccess === 'eligible' ? [...new Set(input.orgIds ?? [])] : [];
     if (existing) {
       // An existing account is offered the membership: it grants nothing until the account accepts it.
       const notice = {
@@ -114,7 +113,13 @@ export async function inviteUser(
           ...auditTenant(target),
           resourceType: 'user',
           resourceId: existing.id,
-          details: { email: existing.email, roleId: input.roleId, existingAccount: true, pending: true },
+          details: {
+            email: existing.email,
+            roleId: input.roleId,
+            existingAccount: true,
+            pending: true,
+            ...accessDetails,
+          },
         },
         meta,
       );
@@ -148,7 +153,7 @@ export async function inviteUser(
         ...auditTenant(target),
         resourceType: 'user',
         resourceId: u.id,
-        details: { email: u.email, roleId: input.roleId, existingAccount: Boolean(found) },
+        details: { email: u.email, roleId: input.roleId, existingAccount: Boolean(found), ...accessDetails },
       },
       meta,
     );

@@ -26,7 +26,7 @@ type Row = { [K in keyof typeof base]: unknown } & {
   emailKey: string;
   membership: 'active' | 'pending';
   invitedAt: Date | null;
-  orgAccess?: 'all' | 'selected' | 'none' | 'eligible';
+  orgAccess?: 'all' | 'selected' | 'none' | 'eligible' | 'all_except';
   orgIds?: string[];
   siteIds?: string[] | null;
   deviceGroupIds?: string[] | null;
@@ -34,6 +34,12 @@ type Row = { [K in keyof typeof base]: unknown } & {
 
 /** A member of the scope as the repository reads it: the account's row, and whether the membership is accepted yet. */
 export type MemberRecord = ActiveUserJson & { membership: 'active' | 'pending'; invitedAt: string | null };
+
+/** A partner membership's org_ids mean what its orgAccess says: selected or eligible ones, or (all_except) excluded ones. */
+export const orgAccessJson = (orgAccess: NonNullable<Row['orgAccess']>, orgIds: string[]) =>
+  orgAccess === 'all_except'
+    ? { orgAccess, orgIds: [], excludedOrgIds: orgIds }
+    : { orgAccess, orgIds, excludedOrgIds: [] };
 
 function toRecord(r: Row): MemberRecord {
   return {
@@ -48,7 +54,7 @@ function toRecord(r: Row): MemberRecord {
     lastLoginAt: r.lastLoginAt ? (r.lastLoginAt as Date).toISOString() : null,
     roleId: r.roleId as string,
     roleName: r.roleName as string,
-    ...(r.orgAccess !== undefined ? { orgAccess: r.orgAccess, orgIds: r.orgIds ?? [] } : {}),
+    ...(r.orgAccess !== undefined ? orgAccessJson(r.orgAccess, r.orgIds ?? []) : {}),
     ...(r.siteIds !== undefined ? { siteIds: r.siteIds, deviceGroupIds: r.deviceGroupIds ?? null } : {}),
   };
 }
@@ -287,4 +293,26 @@ export async function countIdsInOrg(
     )})`}`,
   );
   return Number(rowsOf<{ n: number }>(res)[0]?.n ?? 0);
+}
+
+/** The partner membership's current access, for the audit record of a change. */
+export async function membershipOrgAccess(tx: Executor, partnerId: string, userId: string) {
+  const [row] = await tx
+    .select({ orgAccess: partnerUsers.orgAccess, orgIds: partnerUsers.orgIds })
+    .from(partnerUsers)
+    .where(and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.userId, userId)));
+  return row ?? null;
+}
+
+export async function setMembershipOrgAccess(
+  tx: Executor,
+  partnerId: string,
+  userId: string,
+  access: { orgAccess: NonNullable<Row['orgAccess']>; orgIds: string[] },
+  now: Date,
+): Promise<void> {
+  await tx
+    .update(partnerUsers)
+    .set({ ...access, updatedAt: now })
+    .where(and(eq(partnerUsers.partnerId, partnerId), eq(partnerUsers.userId, userId)));
 }

@@ -18,6 +18,13 @@ export const updateOwnProfileBody = z
   })
   .meta({ minProperties: 1 });
 
+const orgAccessField = z
+  .enum(['all', 'selected', 'none', 'eligible', 'all_except'])
+  .optional()
+  .describe(
+    'Partner members: all, selected (orgIds), none, eligible (no standing access; may request just-in-time access to orgIds), or all_except (every organisation of the partner, those created later included, except excludedOrgIds)',
+  );
+
 export const activeUserRow = z
   .object({
     id: z.uuid(),
@@ -29,13 +36,12 @@ export const activeUserRow = z
     lastLoginAt: z.string().nullable(),
     roleId: z.uuid(),
     roleName: z.string(),
-    orgAccess: z
-      .enum(['all', 'selected', 'none', 'eligible'])
-      .optional()
-      .describe(
-        'Partner members: all, selected (orgIds), none, or eligible (no standing access; may request just-in-time access to orgIds)',
-      ),
+    orgAccess: orgAccessField,
     orgIds: z.array(z.uuid()).optional(),
+    excludedOrgIds: z
+      .array(z.uuid())
+      .optional()
+      .describe('orgAccess all_except: the organisations left out (every other one, those created later included)'),
     siteIds: z.array(z.uuid()).nullable().optional(),
     deviceGroupIds: z.array(z.uuid()).nullable().optional(),
   })
@@ -88,13 +94,11 @@ export const inviteBody = z
     orgId: z.uuid().optional(),
     siteIds: uuidList.optional(),
     deviceGroupIds: uuidList.optional(),
-    orgAccess: z
-      .enum(['all', 'selected', 'none', 'eligible'])
-      .optional()
-      .describe(
-        'Partner members: all, selected (orgIds), none, or eligible (no standing access; may request just-in-time access to orgIds)',
-      ),
+    orgAccess: orgAccessField,
     orgIds: uuidList.optional(),
+    excludedOrgIds: uuidList
+      .optional()
+      .describe('With orgAccess all_except: organisations of the partner left out (400 validation_failed otherwise)'),
   })
   .meta({
     examples: [{ email: 'grace@example.org', name: 'Grace Hopper', roleId: '5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d' }],
@@ -120,9 +124,24 @@ export const updateUserBody = z
       .trim()
       .optional()
       .describe('A new login address: it takes effect when the link mailed to it is opened (POST /auth/verify-email).'),
+    orgAccess: orgAccessField.describe(
+      "A partner member's standing organisation access (not one's own; audited user.org_access): all, selected (orgIds), none, eligible (orgIds), or all_except (excludedOrgIds, organisations created later included). Replaces the member's orgIds or excludedOrgIds.",
+    ),
+    orgIds: uuidList.optional(),
+    excludedOrgIds: uuidList.optional().describe('With orgAccess all_except: organisations of the partner left out'),
   })
-  .refine((b) => b.name !== undefined || b.status !== undefined || b.email !== undefined, {
-    message: 'Give name, status or email',
+  .refine((b) => b.name !== undefined || b.status !== undefined || b.email !== undefined || b.orgAccess !== undefined, {
+    message: 'Give name, status, email or orgAccess',
   })
-  .meta({ minProperties: 1 });
+  .refine((b) => b.orgAccess !== undefined || (b.orgIds === undefined && b.excludedOrgIds === undefined), {
+    message: 'orgIds and excludedOrgIds go with orgAccess',
+    path: ['orgAccess'],
+  })
+  .meta({
+    minProperties: 1,
+    examples: [
+      { name: 'Grace Hopper' },
+      { orgAccess: 'all_except', excludedOrgIds: ['7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f'] },
+    ],
+  });
 export const assignRoleBody = z.strictObject({ roleId: z.uuid() });

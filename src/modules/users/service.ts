@@ -17,6 +17,7 @@ import {
   assignableRole,
   partnersAdministeredBy,
 } from './guards.js';
+import { changeOrgAccess, type OrgAccessInput } from './org-access.js';
 import { deleteMembership, findMember, listMembers, memberJson, setMembershipRole, updateUserRow } from './repo.js';
 
 export async function updateUser(
@@ -24,11 +25,15 @@ export async function updateUser(
   caller: Principal,
   target: Target,
   userId: string,
-  patch: { name?: string; status?: 'active' | 'disabled'; email?: string },
+  body: { name?: string; status?: 'active' | 'disabled'; email?: string } & OrgAccessInput,
   meta: AuditRequestMeta,
 ) {
+  const { orgAccess, orgIds, excludedOrgIds, ...patch } = body;
   await deps.db.transaction(async (tx) => {
     const member = consented(await findMember(tx, target, userId));
+    if (orgAccess !== undefined)
+      await changeOrgAccess(deps, tx, caller, target, member, { orgAccess, orgIds, excludedOrgIds }, meta);
+    if (Object.keys(patch).length === 0) return;
     if (userId === caller.userId && patch.status)
       throw new AppError('forbidden_self_action', 'You cannot change your own status.');
     // Name, status and address are the account's, in every tenant it belongs to.
