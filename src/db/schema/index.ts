@@ -11,3 +11,4 @@ export * from './scim.js';
 export * from './access.js';
 export * from './domains.js';
 export * from './relationships.js';
+export * from './governor.js';
