@@ -26,6 +26,11 @@ export const TAGS: { name: string; description: string }[] = [
     description:
       'Delegated-access relationships: the roles and reach a partner’s staff may have in an organisation, approved by its admins, until a set end.',
   },
+  {
+    name: 'governor',
+    description:
+      'The brake on mass actions: freezes of destructive permissions, blast-radius budgets per principal, co-signatures that unlock them.',
+  },
   { name: 'audit', description: 'The tamper-evident audit log and its export.' },
   { name: 'service-accounts', description: 'Non-human principals with API keys and OAuth client credentials.' },
   { name: 'webhooks', description: 'Audit events delivered to your endpoints (Standard Webhooks).' },

@@ -148,6 +148,7 @@ export const DEVICE_GROUP: ByIdResource<GroupRow> = {
 
 export const DEVICE: ByIdResource<DeviceRow> = {
   what: 'device',
+  isDevice: true,
   partnerOwned: 'never',
   siteless: 'hidden',
   load: async (db, id) => {
