@@ -14,7 +14,7 @@ const freezeJson = (f: FreezeInfo) => ({ side: f.side, reason: f.reason, byName:
 
 /**
  * The `freeze` step for `permissions` asked of the principal, in `orgId` (null: no organisation yet, or a partner
- * record); null when none of the permissions is destructive (the step does not apply).
+ * record); null when none of the permissions is destructive or no freeze bears on them (the step does not apply).
  */
 export function freezeReason(p: Principal, permissions: readonly string[], orgId: string | null): AccessReason | null {
   const destructive = permissions.filter(isDestructive);
@@ -23,7 +23,8 @@ export function freezeReason(p: Principal, permissions: readonly string[], orgId
   const org = orgId ?? (p.tenantKind === 'organization' ? p.orgId : null);
   const orgFreeze = org ? (p.freezes?.orgs.get(org) ?? null) : null;
   const freeze = partnerFreeze ?? orgFreeze;
-  if (!freeze) return pass('freeze', `No freeze on ${destructive.join(', ')} here.`);
+  // No freeze in force: the step does not appear (as `relationship` does not where none is required).
+  if (!freeze) return null;
   const where = partnerFreeze ? "The partner's destructive permissions are" : "The organisation's destructive permissions are";
   if (p.breakGlass === true && p.breakGlassReason) {
     // Noted for the audit record written once the answer is sent (the break-glass alerts).

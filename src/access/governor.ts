@@ -163,7 +163,7 @@ export class Governor {
     const g = await this.deps.cache.of(p.partnerId, p.epoch);
     const now = this.deps.clock.now().getTime();
     const checks = checksOf(budgetsFor(g, p, target.orgId), now);
-    if (checks.length === 0) return pass('budget', 'No blast-radius budget bears on this principal here.');
+    if (checks.length === 0) return null;
     const outcome = await this.deps.store.charge(
       {
         principal: principalKey(p),
