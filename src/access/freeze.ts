@@ -25,14 +25,20 @@ export function freezeReason(p: Principal, permissions: readonly string[], orgId
   const freeze = partnerFreeze ?? orgFreeze;
   // No freeze in force: the step does not appear (as `relationship` does not where none is required).
   if (!freeze) return null;
-  const where = partnerFreeze ? "The partner's destructive permissions are" : "The organisation's destructive permissions are";
+  const where = partnerFreeze
+    ? "The partner's destructive permissions are"
+    : "The organisation's destructive permissions are";
   if (p.breakGlass === true && p.breakGlassReason) {
     // Noted for the audit record written once the answer is sent (the break-glass alerts).
     p.freezePassed?.add(partnerFreeze ? '*' : org!);
-    return pass('freeze', `${describe(freeze, where)}. The partner's break-glass account passes with a reason (audited).`, {
-      breakGlass: true,
-      freeze: freezeJson(freeze),
-    });
+    return pass(
+      'freeze',
+      `${describe(freeze, where)}. The partner's break-glass account passes with a reason (audited).`,
+      {
+        breakGlass: true,
+        freeze: freezeJson(freeze),
+      },
+    );
   }
   return deny('freeze', `${describe(freeze, where)}.`, { freeze: freezeJson(freeze) });
 }

@@ -75,7 +75,13 @@ export class GovernorCache {
       if (!entry)
         out.set(
           r.partner_id,
-          (entry = { partner: null, orgs: new Map(), budget: null, orgBudgets: new Map(), coSign: { ...CO_SIGN_DEFAULTS } }),
+          (entry = {
+            partner: null,
+            orgs: new Map(),
+            budget: null,
+            orgBudgets: new Map(),
+            coSign: { ...CO_SIGN_DEFAULTS },
+          }),
         );
       const freeze = r.freeze ? (json(r.freeze) as FreezeInfo) : null;
       const settings = governorSettingsSchema.safeParse(json(r.governor) ?? {});
@@ -86,7 +92,10 @@ export class GovernorCache {
       } else {
         entry.partner = freeze;
         entry.budget = g.budget ?? null;
-        entry.coSign = { minutes: g.coSign?.minutes ?? CO_SIGN_DEFAULTS.minutes, actions: g.coSign?.actions ?? CO_SIGN_DEFAULTS.actions };
+        entry.coSign = {
+          minutes: g.coSign?.minutes ?? CO_SIGN_DEFAULTS.minutes,
+          actions: g.coSign?.actions ?? CO_SIGN_DEFAULTS.actions,
+        };
       }
     }
     return out;

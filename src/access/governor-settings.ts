@@ -53,7 +53,9 @@ export const governorSettingsSchema = z
           .min(1)
           .max(1000)
           .optional()
-          .describe(`How many over-budget destructive actions an approved co-signature lets through (default ${CO_SIGN_DEFAULTS.actions})`),
+          .describe(
+            `How many over-budget destructive actions an approved co-signature lets through (default ${CO_SIGN_DEFAULTS.actions})`,
+          ),
       })
       .optional()
       .describe('Partner only: how a co-signature by another Partner Admin unlocks an over-budget principal'),

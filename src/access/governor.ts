@@ -103,7 +103,12 @@ export class Governor {
    * and audited), or refused with what unlocks it. Null when no budget bears on it (or nothing asked is destructive).
    * `ex` is the request's executor: in the database store the marks and a spent co-signature commit with the action.
    */
-  async charge(ex: Executor, p: Principal, permissions: readonly string[], target: GovernedTarget): Promise<AccessReason | null> {
+  async charge(
+    ex: Executor,
+    p: Principal,
+    permissions: readonly string[],
+    target: GovernedTarget,
+  ): Promise<AccessReason | null> {
     const destructive = permissions.filter(isDestructive);
     if (destructive.length === 0) return null;
     const g = await this.deps.cache.of(p.partnerId, p.epoch);
@@ -141,7 +146,12 @@ export class Governor {
     const coSign = await spendCoSign(ex, p.userId, new Date(now));
     if (coSign) {
       await this.deps.store.charge({ ...charge, mark: 'always' }, ex);
-      (p.governorEvents ??= []).push({ kind: 'co_sign_unlock', ...event, coSignId: coSign.id, remaining: coSign.remaining });
+      (p.governorEvents ??= []).push({
+        kind: 'co_sign_unlock',
+        ...event,
+        coSignId: coSign.id,
+        remaining: coSign.remaining,
+      });
       return pass(
         'budget',
         `Over budget: ${describe(use)}; let through by a co-signature${coSign.approved_by_name ? ` of ${coSign.approved_by_name}` : ''} (${coSign.remaining} action(s) left on it).`,
@@ -185,7 +195,10 @@ export class Governor {
       return pass('budget', `Within budget with this action: ${describe(closest)}.`, { budget: closest });
     }
     const use = uses[outcome.tripped]!;
-    return deny('budget', `This action would be over budget: ${describe(use)}.`, { budget: use, requires: this.requires(p) });
+    return deny('budget', `This action would be over budget: ${describe(use)}.`, {
+      budget: use,
+      requires: this.requires(p),
+    });
   }
 
   /** What unlocks an exceeded budget: a person steps up with a passkey; a key proves no presence, so it is co-signed. */

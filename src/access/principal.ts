@@ -8,7 +8,12 @@ import type { EffectiveSecurity } from './settings.js';
 
 /** The governor's charge, as the by-id rule and the evaluation API call it (src/access/governor.ts Governor). */
 export interface BudgetMeter {
-  charge(ex: Executor, p: Principal, permissions: readonly string[], target: GovernedTarget): Promise<AccessReason | null>;
+  charge(
+    ex: Executor,
+    p: Principal,
+    permissions: readonly string[],
+    target: GovernedTarget,
+  ): Promise<AccessReason | null>;
 }
 
 /** A freeze in force: why, by whom (by name), from which side, since when. */

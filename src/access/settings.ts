@@ -282,4 +282,3 @@ export const standingAccessLapseDaysOf = (partnerSettings: unknown): number | nu
 /** Whether the partner's staff reach organisations only through active relationships (default off). */
 export const requireRelationshipsOf = (partnerSettings: unknown): boolean =>
   read(partnerSettings).requireRelationships === true;
-

@@ -27,10 +27,12 @@ export async function countWithMembers(tx: Executor, key: string, since: Date, m
 /** Marks the members at `at` (a member marked before moves to `at`) and forgets the key's marks at or before `forget`. */
 export async function markMembers(tx: Executor, key: string, members: string[], at: Date, forget: Date): Promise<void> {
   if (members.length)
-    await tx.execute(sql`insert into governor_marks (key, member, at) values ${sql.join(
-      members.map((m) => sql`(${key}, ${m}, ${at})`),
-      sql`, `,
-    )} on conflict (key, member) do update set at = excluded.at`);
+    await tx.execute(
+      sql`insert into governor_marks (key, member, at) values ${sql.join(
+        members.map((m) => sql`(${key}, ${m}, ${at})`),
+        sql`, `,
+      )} on conflict (key, member) do update set at = excluded.at`,
+    );
   await tx.execute(sql`delete from governor_marks where key = ${key} and at <= ${forget}`);
 }
 

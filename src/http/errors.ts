@@ -197,7 +197,8 @@ export const ERROR_CATALOG = {
   frozen: {
     status: 403,
     error: 'Forbidden',
-    message: 'Destructive actions are frozen here (by the partner or the organization); only the break-glass account passes, with a reason.',
+    message:
+      'Destructive actions are frozen here (by the partner or the organization); only the break-glass account passes, with a reason.',
   },
   budget_exceeded: {
     status: 403,

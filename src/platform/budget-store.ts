@@ -89,7 +89,11 @@ export class RedisBudgetStore implements BudgetStore {
       keep: c.keepMs,
       mark: c.mark,
       members: BUDGET_DIMENSIONS.map((d) => c.members[d]),
-      checks: c.checks.map((k) => ({ d: BUDGET_DIMENSIONS.indexOf(k.dimension) + 1, since: k.sinceMs, limit: k.limit })),
+      checks: c.checks.map((k) => ({
+        d: BUDGET_DIMENSIONS.indexOf(k.dimension) + 1,
+        since: k.sinceMs,
+        limit: k.limit,
+      })),
     };
     const [tripped, marked, ...counts] = (await this.redis.eval(
       CHARGE_LUA,
@@ -112,14 +116,25 @@ export class DatabaseBudgetStore implements BudgetStore {
       const counts: number[] = [];
       let tripped = -1;
       for (const [i, k] of c.checks.entries()) {
-        const n = await countWithMembers(tx, keyOf(this.prefix, c.principal, k.dimension), new Date(k.sinceMs), c.members[k.dimension]);
+        const n = await countWithMembers(
+          tx,
+          keyOf(this.prefix, c.principal, k.dimension),
+          new Date(k.sinceMs),
+          c.members[k.dimension],
+        );
         counts.push(n);
         if (n > k.limit && tripped < 0) tripped = i;
       }
       const mark = c.mark === 'always' || (tripped < 0 && c.mark === 'within');
       if (mark) {
         for (const d of BUDGET_DIMENSIONS)
-          await markMembers(tx, keyOf(this.prefix, c.principal, d), c.members[d], new Date(c.nowMs), new Date(c.nowMs - c.keepMs));
+          await markMembers(
+            tx,
+            keyOf(this.prefix, c.principal, d),
+            c.members[d],
+            new Date(c.nowMs),
+            new Date(c.nowMs - c.keepMs),
+          );
       }
       return { tripped, counts, marked: mark };
     });

@@ -139,7 +139,10 @@ const CASES: Record<string, Case> = {
   },
   'POST /api/v1/governor/co-signs/:id/approve': async () => {
     const member = await signedInPartnerMember(t, partnerId, { roleId: PARTNER_TECH });
-    return { method: 'POST', path: `/governor/co-signs/${created(await member.api.post('/governor/co-signs', { reason: 'walk' }))}/approve` };
+    return {
+      method: 'POST',
+      path: `/governor/co-signs/${created(await member.api.post('/governor/co-signs', { reason: 'walk' }))}/approve`,
+    };
   },
   'POST /api/v1/roles': async () => ({
     method: 'POST',

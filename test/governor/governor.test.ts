@@ -114,7 +114,9 @@ describe('a budget is counted across instances', () => {
       settings: { governor: { budget: { windowMinutes: 0, maxDevices: 5 } } },
     });
     expectError(bad, 400, 'validation_failed');
-    const none = await w.admin.api.patch('/orgs/partners/me', { settings: { governor: { budget: { windowMinutes: 5 } } } });
+    const none = await w.admin.api.patch('/orgs/partners/me', {
+      settings: { governor: { budget: { windowMinutes: 5 } } },
+    });
     expectError(none, 400, 'validation_failed');
   });
 });
@@ -184,7 +186,10 @@ describe('a freeze stops the next decision', () => {
     const [d0, d1] = w.orgs[0]!.devices;
     const before = expectStatus(await w.admin.api.get('/governor'), 200);
     expect(before.body.freeze).toBeNull();
-    const frozen = expectStatus(await w.admin.api.post('/orgs/partners/me/freeze', { reason: 'Suspected key leak' }), 200);
+    const frozen = expectStatus(
+      await w.admin.api.post('/orgs/partners/me/freeze', { reason: 'Suspected key leak' }),
+      200,
+    );
     expect(frozen.body).toMatchObject({ frozen: true, freeze: { side: 'partner', byName: 'Ada Admin' } });
     expectError(await w.admin.api.post('/orgs/partners/me/freeze', { reason: 'again' }), 409, 'already_frozen');
     const refused = await onPeer(sa.key.key).delete(`/devices/${d0!.id}`);
@@ -239,7 +244,9 @@ describe('a freeze stops the next decision', () => {
     const q = { userId: w.tech.user.id, permission: 'devices:delete', resourceType: 'device', resourceId: d.id };
     const res = expectStatus(await w.admin.api.get('/access/explain', { query: q }), 200);
     expect(res.body).toMatchObject({ allowed: false, deniedBy: 'freeze' });
-    expect(res.body.reasons.find((r: { step: string }) => r.step === 'freeze').freeze).toMatchObject({ reason: 'Drill' });
+    expect(res.body.reasons.find((r: { step: string }) => r.step === 'freeze')?.freeze).toMatchObject({
+      reason: 'Drill',
+    });
     const read = expectStatus(
       await w.admin.api.get('/access/explain', { query: { ...q, permission: 'devices:read' } }),
       200,
@@ -247,7 +254,7 @@ describe('a freeze stops the next decision', () => {
     expect(read.body.allowed).toBe(true);
   });
 
-  it("break-glass passes a freeze, only with a stated reason, and the use is audited", async () => {
+  it('break-glass passes a freeze, only with a stated reason, and the use is audited', async () => {
     const w = await world();
     const glass = await signedInPartnerMember(t, w.partner.id, { roleId: PARTNER_ADMIN });
     expectStatus(

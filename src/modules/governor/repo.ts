@@ -4,6 +4,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/connect.js';
 import { rowsOf } from '../../db/rows.js';
 import { coSignRequests, type FreezeRecord, organizations, partners } from '../../db/schema/index.js';
+
 import { ORG_ADMIN_ROLE_ID, PARTNER_ADMIN_ROLE_ID } from '../../access/catalog.js';
 
 export type CoSignRow = typeof coSignRequests.$inferSelect;
@@ -84,8 +85,16 @@ export async function approveCoSignRow(
 ): Promise<CoSignRow | undefined> {
   const [row] = await tx
     .update(coSignRequests)
-    .set({ status: 'approved', approvedBy: by.userId, approvedByName: by.name, approvedAt: now, unlockExpiresAt: unlockUntil })
-    .where(and(eq(coSignRequests.id, id), eq(coSignRequests.status, 'pending'), sql`${coSignRequests.expiresAt} > ${now}`))
+    .set({
+      status: 'approved',
+      approvedBy: by.userId,
+      approvedByName: by.name,
+      approvedAt: now,
+      unlockExpiresAt: unlockUntil,
+    })
+    .where(
+      and(eq(coSignRequests.id, id), eq(coSignRequests.status, 'pending'), sql`${coSignRequests.expiresAt} > ${now}`),
+    )
     .returning();
   return row;
 }

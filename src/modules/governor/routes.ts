@@ -37,7 +37,8 @@ const FREEZE =
 
 /** The partner's own staff and service accounts, acting in the partner. */
 function partnerOnly(p: Principal): void {
-  if (p.tenantKind !== 'partner') throw new AppError('forbidden', 'Only the partner’s own members and accounts act here.');
+  if (p.tenantKind !== 'partner')
+    throw new AppError('forbidden', 'Only the partner’s own members and accounts act here.');
 }
 
 export function governorRoutes(deps: Deps) {

@@ -6,9 +6,8 @@ import { AppError, notFound } from '../../http/errors.js';
 import { actorOf, type AuditRequestMeta } from '../audit/index.js';
 import { findInScope, ORGANIZATION } from '../tenants/index.js';
 import { adminsOfBothSides, bumpAuthzEpoch } from '../../access/repo.js';
-import { speaksForPartner } from '../../access/principal.js';
+import { type FreezeInfo as FreezeRecord, speaksForPartner } from '../../access/principal.js';
 import { BUDGET_DIMENSIONS } from '../../platform/budget-store.js';
-import type { FreezeRecord } from '../../db/schema/index.js';
 import type { Executor } from '../../db/connect.js';
 import { governorMails } from './mails.js';
 import {
@@ -28,7 +27,8 @@ import {
 const nameOf = (p: Principal) =>
   p.actorType === 'service_account' ? (p.serviceAccount?.name ?? p.email) : p.user?.name || p.email;
 
-const freezeJson = (f: FreezeRecord | null) => (f ? { side: f.side, reason: f.reason, at: f.at, byName: f.byName } : null);
+const freezeJson = (f: FreezeRecord | null) =>
+  f ? { side: f.side, reason: f.reason, at: f.at, byName: f.byName } : null;
 
 function freezeOf(p: Principal, reason: string, at: Date): FreezeRecord {
   return {
@@ -291,7 +291,12 @@ export async function approveCoSign(deps: Deps, p: Principal, id: string, meta: 
         partnerId: p.partnerId,
         resourceType: 'co_sign_request',
         resourceId: row.id,
-        details: { principalType: row.principalType, principalId: row.principalId, principalName: row.principalName, actions: row.actions },
+        details: {
+          principalType: row.principalType,
+          principalId: row.principalId,
+          principalName: row.principalName,
+          actions: row.actions,
+        },
       },
       meta,
     );
