@@ -108,7 +108,7 @@ function FreezeSwitch({ orgId, freeze }: { orgId: string | null; freeze: Freeze 
               {freeze.side === 'partner' ? 'the partner' : 'the organisation'}): {freeze.reason}
             </Text>
             <Group>
-              <Button color="green" onClick={() => lift.mutate()} loading={lift.isPending}>
+              <Button onClick={() => lift.mutate()} loading={lift.isPending}>
                 Lift the freeze
               </Button>
             </Group>

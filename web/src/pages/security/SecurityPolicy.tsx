@@ -1,6 +1,7 @@
 // The tenant's security policy on one page: two-step verification for all staff (passkeys for administrators),
 // allowed factors, session and idle lifetimes, Force MFA on roles, the IP allow-list and the break-glass account; then
-// who does not comply yet, with a reminder mail; then the brake on mass actions (Governor.tsx). A partner edits its own; an organisation's admin its organisation.
+// who does not comply yet, with a reminder mail; then the brake on mass actions (Governor.tsx). A partner edits its
+// own; an organisation's admin its organisation.
 import {
   Alert,
   Button,
