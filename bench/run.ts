@@ -19,6 +19,8 @@ const benches = [
   ['webhooks', 'bench/webhooks.ts'],
   // Service accounts: API-key authentication against a JWT on the same route and role.
   ['api-key-auth', 'bench/api-key-auth.ts'],
+  // Blast-radius governor: what a destructive decision pays for the budgets (in process: the charge itself).
+  ['governor', 'bench/governor.ts'],
   // Admin console: sign-in page JS ≤ 200 KB gzip and interactive ≤ 1 s; users page (10,000 users) first page ≤ 300 ms;
   // floors: a cold /healthz navigation, the page's own API call.
   ['console', 'bench/console.ts'],

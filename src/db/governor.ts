@@ -10,30 +10,49 @@ export async function lockBudget(tx: Executor, lockKey: string): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`);
 }
 
-/** Members of `key` marked after `since`, counting those of `members` not yet among them as if marked now. */
-export async function countWithMembers(tx: Executor, key: string, since: Date, members: string[]): Promise<number> {
-  const fresh = members.length
-    ? sql` + (select count(*) from (values ${sql.join(
-        members.map((m) => sql`(${m}::text)`),
-        sql`, `,
-      )}) as v(member) where not exists (select 1 from governor_marks g where g.key = ${key} and g.member = v.member and g.at > ${since}))`
-    : sql``;
-  const res = await tx.execute(
-    sql`select ((select count(*) from governor_marks where key = ${key} and at > ${since})${fresh})::int as n`,
-  );
-  return rowsOf<{ n: number }>(res)[0]?.n ?? 0;
+/**
+ * For each check, the members of its key marked after its `since`, counting those of its `members` not yet among them
+ * as if marked now: one statement for every check.
+ */
+export async function countChecks(
+  tx: Executor,
+  checks: { key: string; since: Date; members: string[] }[],
+): Promise<number[]> {
+  if (checks.length === 0) return [];
+  const parts = checks.map((c, i) => {
+    const fresh = c.members.length
+      ? sql` + (select count(*) from (values ${sql.join(
+          c.members.map((m) => sql`(${m}::text)`),
+          sql`, `,
+        )}) as v(member) where not exists (select 1 from governor_marks g where g.key = ${c.key} and g.member = v.member and g.at > ${c.since}))`
+      : sql``;
+    return sql`select ${i}::int as i, ((select count(*) from governor_marks where key = ${c.key} and at > ${c.since})${fresh})::int as n`;
+  });
+  const res = await tx.execute(sql.join(parts, sql` union all `));
+  const out: number[] = new Array(checks.length).fill(0);
+  for (const r of rowsOf<{ i: number; n: number }>(res)) out[Number(r.i)] = Number(r.n);
+  return out;
 }
 
-/** Marks the members at `at` (a member marked before moves to `at`) and forgets the key's marks at or before `forget`. */
-export async function markMembers(tx: Executor, key: string, members: string[], at: Date, forget: Date): Promise<void> {
-  if (members.length)
-    await tx.execute(
-      sql`insert into governor_marks (key, member, at) values ${sql.join(
-        members.map((m) => sql`(${key}, ${m}, ${at})`),
-        sql`, `,
-      )} on conflict (key, member) do update set at = excluded.at`,
-    );
-  await tx.execute(sql`delete from governor_marks where key = ${key} and at <= ${forget}`);
+/** Marks the members at `at` (a member marked before moves to `at`), in one statement. */
+export async function markMembers(tx: Executor, marks: { key: string; member: string }[], at: Date): Promise<void> {
+  if (marks.length === 0) return;
+  await tx.execute(
+    sql`insert into governor_marks (key, member, at) values ${sql.join(
+      marks.map((m) => sql`(${m.key}, ${m.member}, ${at})`),
+      sql`, `,
+    )} on conflict (key, member) do update set at = excluded.at`,
+  );
+}
+
+/** Forgets the keys' marks at or before `before`. */
+export async function forgetMarks(tx: Executor, keys: string[], before: Date): Promise<void> {
+  await tx.execute(
+    sql`delete from governor_marks where key in (${sql.join(
+      keys.map((k) => sql`${k}`),
+      sql`, `,
+    )}) and at <= ${before}`,
+  );
 }
 
 /**

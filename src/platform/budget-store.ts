@@ -4,7 +4,7 @@
 // shares them, so a principal that crosses a budget on one instance is refused on the next.
 import type { Redis } from 'ioredis';
 import type { Executor } from '../db/connect.js';
-import { countWithMembers, lockBudget, markMembers } from '../db/governor.js';
+import { countChecks, forgetMarks, lockBudget, markMembers } from '../db/governor.js';
 
 export const BUDGET_DIMENSIONS = ['organizations', 'devices', 'destructive'] as const;
 export type BudgetDimension = (typeof BUDGET_DIMENSIONS)[number];
@@ -107,34 +107,28 @@ export class RedisBudgetStore implements BudgetStore {
 
 export class DatabaseBudgetStore implements BudgetStore {
   readonly kind = 'database';
+  private charges = 0;
   constructor(private readonly prefix: string) {}
 
   charge(c: BudgetCharge, ex: Executor): Promise<BudgetOutcome> {
+    const key = (d: BudgetDimension) => keyOf(this.prefix, c.principal, d);
     // Inside the request's transaction when there is one (PGlite has one connection; the marks then commit with the action).
     return ex.transaction(async (tx) => {
       await lockBudget(tx, `${this.prefix}gov:${c.principal}`);
-      const counts: number[] = [];
-      let tripped = -1;
-      for (const [i, k] of c.checks.entries()) {
-        const n = await countWithMembers(
-          tx,
-          keyOf(this.prefix, c.principal, k.dimension),
-          new Date(k.sinceMs),
-          c.members[k.dimension],
-        );
-        counts.push(n);
-        if (n > k.limit && tripped < 0) tripped = i;
-      }
+      const counts = await countChecks(
+        tx,
+        c.checks.map((k) => ({ key: key(k.dimension), since: new Date(k.sinceMs), members: c.members[k.dimension] })),
+      );
+      const tripped = c.checks.findIndex((k, i) => counts[i]! > k.limit);
       const mark = c.mark === 'always' || (tripped < 0 && c.mark === 'within');
       if (mark) {
-        for (const d of BUDGET_DIMENSIONS)
-          await markMembers(
-            tx,
-            keyOf(this.prefix, c.principal, d),
-            c.members[d],
-            new Date(c.nowMs),
-            new Date(c.nowMs - c.keepMs),
-          );
+        await markMembers(
+          tx,
+          BUDGET_DIMENSIONS.flatMap((d) => c.members[d].map((member) => ({ key: key(d), member }))),
+          new Date(c.nowMs),
+        );
+        // Marks past the longest window are dropped now and then, not on every charge.
+        if (++this.charges % 50 === 0) await forgetMarks(tx, BUDGET_DIMENSIONS.map(key), new Date(c.nowMs - c.keepMs));
       }
       return { tripped, counts, marked: mark };
     });
