@@ -19,6 +19,8 @@ import {
 import { serviceAccountWithKey } from '../support/service-accounts.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import { expectError, expectStatus, ORG_ADMIN, PARTNER_ADMIN } from '../onboarding/helpers.js';
+import { member, PASSWORD, registerPasskey, signIn } from '../mfa/helpers.js';
+import { getAssertion } from '../support/webauthn.js';
 
 let t: TestApp;
 let peer: PeerApp;
@@ -118,6 +120,35 @@ describe('a budget is counted across instances', () => {
       settings: { governor: { budget: { windowMinutes: 5 } } },
     });
     expectError(none, 400, 'validation_failed');
+  });
+});
+
+describe('a fresh phishing-resistant step-up unlocks', () => {
+  it('over budget, a password step-up does not unlock; a passkey step-up does, and the pass is audited', async () => {
+    const w = await world();
+    // A window longer than the step-up's freshness, so the proof ages out before the window does.
+    await setPartnerGovernor(w.admin, { budget: { windowMinutes: 120, maxDestructive: 1 } });
+    const m = await member(t, { kind: 'partner', partnerId: w.partner.id, roleId: w.techRole.id });
+    const api = await signIn(t, m.email);
+    const { credential } = await registerPasskey(t, api, 'Laptop');
+    const [d0, d1] = w.orgs[0]!.devices;
+    expectStatus(await deleteDevice(api, d0!.id), 200);
+    const over = await deleteDevice(api, d1!.id);
+    expectError(over, 403, 'budget_exceeded');
+    expect(over.body.requires).toBe('step_up');
+    const byPassword = expectStatus(await api.post('/auth/step-up', { password: PASSWORD }), 200);
+    api.token = byPassword.body.accessToken;
+    expectError(await deleteDevice(api, d1!.id), 403, 'budget_exceeded');
+    const options = expectStatus(await api.post('/auth/step-up/options'), 200);
+    const byKey = await api.post('/auth/step-up', {
+      credential: getAssertion(options.body.options, t.deps.config.appUrl, credential),
+    });
+    api.token = expectStatus(byKey, 200).body.accessToken;
+    expectStatus(await onPeer(api.token!).delete(`/devices/${d1!.id}`), 200);
+    expect(await eventually(() => auditRecords(t, 'governor.budget.step_up', m.user.id))).toHaveLength(1);
+    // The proof ages out: over budget again.
+    t.clock.advance(t.deps.config.stepUpMaxAge * 1000 + 1000);
+    expectError(await deleteDevice(api, w.orgs[1]!.devices[0]!.id), 403, 'budget_exceeded');
   });
 });
 
