@@ -194,33 +194,11 @@ export const ERROR_CATALOG = {
     error: 'Forbidden',
     message: "Only the organization's own admins may loosen mspAccess; its partner may only tighten it.",
   },
-  frozen: {
-    status: 403,
-    error: 'Forbidden',
-    message:
-      'Destructive actions are frozen here (by the partner or the organization); only the break-glass account passes, with a reason.',
-  },
-  budget_exceeded: {
-    status: 403,
-    error: 'Forbidden',
-    message:
-      'This action would cross a blast-radius budget; `requires` says what unlocks it: a fresh passkey step-up, or a co-signature by another Partner Admin.',
-  },
-  budget_customer_only: {
-    status: 403,
-    error: 'Forbidden',
-    message: "Only the organization's own admins set its blast-radius budget.",
-  },
-  freeze_other_side: {
-    status: 403,
-    error: 'Forbidden',
-    message: 'This freeze was set by the other side; only that side lifts it.',
-  },
-  co_sign_not_allowed: {
-    status: 403,
-    error: 'Forbidden',
-    message: 'A co-sign request is approved by another Partner Admin, never by the principal it unlocks.',
-  },
+  frozen: { status: 403, error: 'Forbidden', message: 'Destructive actions are frozen here; only break-glass passes.' },
+  budget_exceeded: { status: 403, error: 'Forbidden', message: 'Over a budget; `requires` says what unlocks it.' },
+  budget_customer_only: { status: 403, error: 'Forbidden', message: "Only the organization's admins set its budget." },
+  freeze_other_side: { status: 403, error: 'Forbidden', message: 'Only the side that set this freeze lifts it.' },
+  co_sign_not_allowed: { status: 403, error: 'Forbidden', message: 'Another Partner Admin must approve it.' },
   ip_not_allowed: {
     status: 403,
     error: 'Forbidden',
@@ -259,11 +237,7 @@ export const ERROR_CATALOG = {
   },
   conflict: { status: 409, error: 'Conflict', message: 'The request conflicts with the current state.' },
   already_frozen: { status: 409, error: 'Conflict', message: 'Destructive actions are already frozen here.' },
-  co_sign_closed: {
-    status: 409,
-    error: 'Conflict',
-    message: 'The co-sign request is no longer pending (approved already, or its time to approve has passed).',
-  },
+  co_sign_closed: { status: 409, error: 'Conflict', message: 'The co-sign request is no longer pending.' },
   relationship_frozen: {
     status: 409,
     error: 'Conflict',
