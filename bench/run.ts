@@ -22,6 +22,8 @@ const benches = [
   ['api-key-auth', 'bench/api-key-auth.ts'],
   // Authorization API: one evaluation and a batch of 1,000 device evaluations; ceiling = raw node:http in the same run.
   ['authzen', 'bench/authzen.ts'],
+  // Blast-radius governor: what a destructive decision pays for the budgets (in process: the charge itself).
+  ['governor', 'bench/governor.ts'],
   // Admin console: sign-in page JS ≤ 200 KB gzip and interactive ≤ 1 s; users page (10,000 users) first page ≤ 300 ms;
   // floors: a cold /healthz navigation, the page's own API call.
   ['console', 'bench/console.ts'],

@@ -34,6 +34,7 @@ import { scriptRoutes } from './modules/scripts/routes.js';
 import { domainRoutes } from './modules/domains/routes.js';
 import { relationshipRoutes } from './modules/relationships/routes.js';
 import { accessGroupRoutes } from './modules/access-groups/routes.js';
+import { governorRoutes, installGovernorAudit } from './modules/governor/index.js';
 import { configItemRoutes } from './modules/config-items/routes.js';
 import { opsRoutes } from './modules/ops/routes.js';
 import { roleRoutes } from './modules/roles/routes.js';
@@ -238,6 +239,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
     async (api) => {
       installDeniedAudit(api, deps);
       installBreakGlassAlerts(api, deps);
+      installGovernorAudit(api, deps);
       installByIdScope(api, deps.db, API_PREFIX);
       await api.register(authPublicRoutes(deps));
       await api.register(setupRoutes(deps));
@@ -266,6 +268,7 @@ export async function createApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(domainRoutes(deps));
       await api.register(relationshipRoutes(deps));
       await api.register(accessGroupRoutes(deps));
+      await api.register(governorRoutes(deps));
     },
     { prefix: API_PREFIX },
   );

@@ -25,6 +25,9 @@ import { StandingAccessLapse } from './modules/governance/lapse.js';
 import { RelationshipNotices } from './modules/relationships/notices.js';
 import { apiKeyAuthenticator } from './modules/service-accounts/principal.js';
 import { readBacklog } from './db/backlog.js';
+import { GovernorCache } from './access/governor-cache.js';
+import { Governor } from './access/governor.js';
+import { DatabaseBudgetStore, RedisBudgetStore } from './platform/budget-store.js';
 
 export interface Deps {
   config: Config;
@@ -53,6 +56,8 @@ export interface Deps {
   oidc: OidcClients;
   limits: RateLimits;
   metrics: Metrics;
+  /** The blast-radius governor: budgets on destructive actions (freezes ride on each principal from its cache). */
+  governor: Governor;
 }
 
 /** The development key lives beside the embedded database; production must provide ENCRYPTION_KEY. */
@@ -86,10 +91,14 @@ export async function buildDeps(
   const metrics = createMetrics();
   if (database.poolStats) metrics.watchPool(() => database.poolStats!());
   metrics.watchBacklog(() => readBacklog(database.db));
-  const store: SharedStore = timedStore(
-    config.redisUrl ? RedisStore.connect(config.redisUrl, prefix) : new DatabaseStore(database.db, prefix),
-    metrics,
-  );
+  const redis = config.redisUrl ? RedisStore.connect(config.redisUrl, prefix) : null;
+  const store: SharedStore = timedStore(redis ?? new DatabaseStore(database.db, prefix), metrics);
+  const governor = new Governor({
+    store: redis ? new RedisBudgetStore(redis.redis, prefix) : new DatabaseBudgetStore(prefix),
+    cache: new GovernorCache(database.db),
+    clock,
+    stepUpMaxAge: config.stepUpMaxAge,
+  });
   const keys = new KeyRing(database.db, box, config.accessTokenTtl * 1000 + 120_000);
   await keys.init();
   const tokens = new TokenService(keys, config.publicUrl, config.accessTokenTtl, () => clock.now());
@@ -112,6 +121,8 @@ export async function buildDeps(
     // The pipeline knows no feature: service accounts' credentials are checked through this interface.
     apiKeys: apiKeyAuthenticator(keyAuth),
     liveness: new LivenessCache(),
+    governance: governor.cache,
+    governor,
   };
   const mailer = createMailer({
     smtpUrl: config.smtpUrl,
@@ -134,6 +145,7 @@ export async function buildDeps(
     audit,
     limits,
     metrics,
+    governor,
     authContext,
     authenticate: makeAuthenticate(authContext),
     sms: createSmsSender(config, logger),

@@ -13,4 +13,5 @@ export function armBreakGlass(p: Principal, headers: Record<string, string | str
   if (typeof reason !== 'string' || !reason.trim()) return;
   p.breakGlassReason = reason.trim().slice(0, 500);
   p.breakGlassUsed = new Set();
+  p.freezePassed = new Set();
 }

@@ -171,7 +171,13 @@ export async function loadPrincipal(
     ip,
     now,
     relationships,
-    session: { id: row.session_id, mfa: row.session_mfa, method: row.session_method, authTime: row.auth_time },
+    session: {
+      id: row.session_id,
+      mfa: row.session_mfa,
+      method: row.session_method,
+      authTime: row.auth_time,
+      authMethod: row.auth_method,
+    },
   });
 }
 
@@ -212,7 +218,13 @@ export function userPrincipal(
     now: number;
     /** The partner's relationships in force (relationshipsInForce of the row). */
     relationships?: ActiveRelationship[];
-    session?: { id: string; mfa: boolean; method: string | null; authTime: Date | string | null };
+    session?: {
+      id: string;
+      mfa: boolean;
+      method: string | null;
+      authTime: Date | string | null;
+      authMethod?: string | null;
+    };
   },
 ): Principal {
   const { session } = opts;
@@ -255,7 +267,12 @@ export function userPrincipal(
     security: { ...security, requireMfa: policyRequiresMfa },
     mfaEnrollmentRequired: opts.enable2fa && policyRequiresMfa && !factorEnrolled,
     mfaStepUpWaived: !opts.enable2fa,
+    epoch: Number(row.epoch),
     authTime: session?.authTime ? new Date(session.authTime) : null,
+    // The last proof was a passkey: a step-up with one, or a passkey sign-in not renewed since.
+    authPhishingResistant: session?.authMethod
+      ? session.authMethod === 'passkey'
+      : /passkey/.test(session?.method ?? ''),
     ip: opts.ip ? (normaliseIp(opts.ip) ?? opts.ip) : null,
     ipAllowlist:
       row.scope === 'partner'

@@ -100,14 +100,38 @@ export const CATALOG: Record<Resource, Partial<Record<Action, string>>> = {
 
 export type PermissionKey = `${Resource}:${Action}` | '*:*';
 
-export const CATALOG_ENTRIES: { resource: Resource; action: Action; description: string }[] = RESOURCES.flatMap(
-  (resource) =>
+/**
+ * Destructive permissions: those whose mass use across customers is the damage an attacker holding one principal does
+ * (run code on devices, control them remotely, remove devices, sites or organisations, change people and their roles,
+ * delete backups, run AI agents). A freeze refuses them; the governor's budgets count their uses. Reading, and
+ * configuration that destroys nothing on a device (alerts, reports, automations), are not.
+ */
+export const DESTRUCTIVE_PERMISSIONS = [
+  'devices:delete',
+  'devices:execute',
+  'scripts:execute',
+  'remote:access',
+  'users:write',
+  'users:delete',
+  'organizations:delete',
+  'sites:delete',
+  'backup:delete',
+  'ai_agents:execute',
+] as const satisfies readonly PermissionKey[];
+
+const DESTRUCTIVE = new Set<string>(DESTRUCTIVE_PERMISSIONS);
+/** Whether a permission key (`resource:action`) is destructive. */
+export const isDestructive = (permission: string): boolean => DESTRUCTIVE.has(permission);
+
+export const CATALOG_ENTRIES: { resource: Resource; action: Action; description: string; destructive: boolean }[] =
+  RESOURCES.flatMap((resource) =>
     Object.entries(CATALOG[resource]).map(([action, description]) => ({
       resource,
       action: action as Action,
       description: description!,
+      destructive: DESTRUCTIVE.has(`${resource}:${action}`),
     })),
-);
+  );
 
 const p = <R extends Resource>(resource: R, ...actions: Action[]) =>
   actions.map((a) => `${resource}:${a}` as PermissionKey);

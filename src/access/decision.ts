@@ -3,6 +3,7 @@
 // mayAccessOrg) and GET /access/explain and /access/who-can all call these functions: the answer and its explanation
 // cannot drift apart.
 import { ipAllowed } from '../platform/cidr.js';
+import { freezeReason } from './freeze.js';
 import type { Principal } from './principal.js';
 import { hasPermission, type ResolvedRole } from './resolver.js';
 import {
@@ -169,12 +170,19 @@ export function orgAccessReasons(
   asked: readonly string[] = p.asked ?? [],
 ): AccessReason[] {
   const access = orgAccessReason(p, orgId);
-  if (!access.allowed || p.tenantKind !== 'partner') return [access];
-  const related = relationshipReason(p, orgId, asked);
-  if (related && !related.allowed) return [access, related];
-  const policy = p.orgPolicies?.[orgId];
-  const controls = policy ? customerControlReasons(p, orgId, policy) : [];
-  return related ? [access, related, ...controls] : [access, ...controls];
+  if (!access.allowed) return [access];
+  const out = [access];
+  if (p.tenantKind === 'partner') {
+    const related = relationshipReason(p, orgId, asked);
+    if (related) out.push(related);
+    if (related && !related.allowed) return out;
+    const policy = p.orgPolicies?.[orgId];
+    if (policy) out.push(...customerControlReasons(p, orgId, policy));
+    if (out.some((r) => !r.allowed)) return out;
+  }
+  // A freeze of the partner or of the organisation stops destructive permissions (break-glass excepted).
+  const frozen = freezeReason(p, asked, orgId);
+  return frozen ? [...out, frozen] : out;
 }
 
 /** What a credential speaking for the partner in an organisation carries for the organisation's controls. */
@@ -245,15 +253,20 @@ export function scopeReasons(
     p.tenantKind === 'partner' ? 'Member of the partner.' : 'Member of an organisation of the partner.',
   );
   if (o.orgId === null) {
+    // A partner record: only the partner's own freeze bears on it.
+    const frozen = freezeReason(p, asked, null);
+    const tail = frozen && p.tenantKind === 'partner' ? [frozen] : [];
     if (partnerOwned === 'shared')
       return [
         member,
         pass('organization_access', 'Partner-wide record, in force in every organisation.', { via: 'partner_wide' }),
+        ...tail,
       ];
     if (partnerOwned === 'partner-only' && p.tenantKind === 'partner')
       return [
         member,
         pass('organization_access', 'Partner record, reached by partner members.', { via: 'partner_wide' }),
+        ...tail,
       ];
     return [member, deny('organization_access', 'A partner record: organisation members do not reach it.')];
   }

@@ -1,7 +1,36 @@
 // Who is calling: the principal the access core loads once per request (caller.ts), and what the
 // access decisions (decision.ts), the scope (scope.ts) and every module reason about.
+import type { Executor } from '../db/connect.js';
 import type { ActiveRelationship } from './relationships.js';
+import type { GovernedTarget, GovernorEvent } from './governor.js';
+import type { AccessReason } from './reasons.js';
 import type { EffectiveSecurity } from './settings.js';
+
+/** The governor's charge, as the by-id rule and the evaluation API call it (src/access/governor.ts Governor). */
+export interface BudgetMeter {
+  charge(
+    ex: Executor,
+    p: Principal,
+    permissions: readonly string[],
+    target: GovernedTarget,
+  ): Promise<AccessReason | null>;
+}
+
+/** A freeze in force: why, by whom (by name), from which side, since when. */
+export interface FreezeInfo {
+  reason: string;
+  at: string;
+  side: 'partner' | 'organization';
+  byType: 'user' | 'service_account';
+  byId: string;
+  byName: string;
+}
+
+/** The freezes bearing on one partner: its own (all of its staff and service accounts) and its organisations'. */
+export interface TenantFreezes {
+  partner: FreezeInfo | null;
+  orgs: ReadonlyMap<string, FreezeInfo>;
+}
 
 /** Who is calling, in which tenant, through which session: resolved once per request by authenticate. */
 export interface Principal {
@@ -54,6 +83,8 @@ export interface Principal {
   mfaEnrollmentRequired: boolean;
   /** The session's last password or second-factor proof (step-up); null when none is recorded. */
   authTime: Date | null;
+  /** The proof at authTime was phishing-resistant (a passkey): what a budget's step-up asks for. */
+  authPhishingResistant?: boolean;
   /** ENABLE_2FA=false: no session can verify a second factor, so step-up (requireMfa) cannot be asked for. */
   mfaStepUpWaived: boolean;
   /** The request's client address; null when the principal was built without a request (GET /access/explain). */
@@ -68,6 +99,18 @@ export interface Principal {
   breakGlassUsed?: Set<string>;
   /** A partner member: the partner's organisations that set policies on partner members (IP allow-list, mspAccess), by id. */
   orgPolicies?: Record<string, unknown>;
+  /** The authorisation epoch the principal was read at (freezes and role caches are keyed by it). */
+  epoch?: number;
+  /** The freezes in force on the principal's partner and on its organisations (set by authenticate and explain). */
+  freezes?: TenantFreezes;
+  /** Organisations (or '*' for the partner) whose freeze this request passed as the break-glass account (audited). */
+  freezePassed?: Set<string>;
+  /** The governor that meters this principal's destructive actions (set by authenticate; absent: not metered). */
+  governor?: BudgetMeter;
+  /** This request's use of destructive permissions, one member of the budget however many records it reaches. */
+  governorUseId?: string;
+  /** Budget trips and unlocks of this request (audited once the answer is sent). */
+  governorEvents?: GovernorEvent[];
   /** The caller's profile fields, read with the session check (GET /users/me answers from them, no second query). */
   user?: PrincipalUser;
 }

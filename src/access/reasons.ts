@@ -12,6 +12,8 @@ export const ACCESS_STEPS = [
   'mfa',
   'ip_allowlist',
   'msp_access',
+  'freeze',
+  'budget',
 ] as const;
 export type AccessStep = (typeof ACCESS_STEPS)[number];
 
@@ -43,8 +45,23 @@ export interface AccessReason {
   relationshipIds?: string[];
   /** `relationship` (and `organization_access` via `access_group`): the partner's access groups that let the caller in. */
   accessGroupIds?: string[];
-  /** `ip_allowlist`: passed only as the partner's break-glass account (every such use is audited). */
+  /** `ip_allowlist`, `msp_access`, `freeze`: passed only as the partner's break-glass account (every such use is audited). */
   breakGlass?: boolean;
+  /** `freeze`: the freeze in force (who set it, from which side, why, since when). */
+  freeze?: { side: 'partner' | 'organization'; reason: string; byName: string; at: string };
+  /** `budget`: what unlocks an exceeded budget. */
+  requires?: 'step_up' | 'co_sign';
+  /** `budget`: the budget weighed, what is used of it and by whom it is set. */
+  budget?: BudgetUse;
+}
+
+/** One dimension of a blast-radius budget as a decision weighed it. */
+export interface BudgetUse {
+  setBy: 'partner' | 'organization';
+  dimension: 'organizations' | 'devices' | 'destructive';
+  limit: number;
+  used: number;
+  windowMinutes: number;
 }
 
 export interface AccessDecision {

@@ -109,6 +109,23 @@ export async function bumpAuthzEpoch(tx: Executor): Promise<void> {
   await tx.execute(sql`update authz_state set epoch = epoch + 1 where id = 1`);
 }
 
+/**
+ * (`freeze` is a reserved word of PostgreSQL: quoted.)
+ * What the governor weighs for every tenant that sets any of it: freezes in force and governor settings (budgets,
+ * co-signature policy). Few rows; read once per authorisation epoch by GovernorCache.
+ */
+export async function governorRows(
+  db: Executor,
+): Promise<{ partner_id: string; org_id: string | null; freeze: unknown; governor: unknown }[]> {
+  const res = await db.execute(sql`
+    select id as partner_id, null::uuid as org_id, "freeze", settings->'governor' as governor from partners
+      where "freeze" is not null or settings->'governor' is not null
+    union all
+    select partner_id, id, "freeze", settings->'governor' from organizations
+      where "freeze" is not null or settings->'governor' is not null`);
+  return rowsOf(res);
+}
+
 /** The partner's active Partner Admins (the system admin role) and the partner's name: whom partner-wide changes are mailed to. */
 export async function partnerAdmins(tx: Executor, partnerId: string) {
   const res = await tx.execute(sql`
@@ -251,6 +268,8 @@ export interface SessionRow {
   expires_at: Date | string;
   absolute_expires_at: Date | string;
   auth_time: Date | string | null;
+  /** The proof that last renewed auth_time (null: the sign-in's). */
+  auth_method: string | null;
   last_used_at: Date | string | null;
   session_method: string | null;
   has_passkey: boolean;
@@ -292,6 +311,7 @@ export type MembershipFacts = Omit<
   | 'expires_at'
   | 'absolute_expires_at'
   | 'auth_time'
+  | 'auth_method'
   | 'last_used_at'
   | 'session_method'
 >;
@@ -307,7 +327,7 @@ export const livenessStatement = preparedStatement<SessionRow, [string, string]>
           u.name as user_name, u.avatar_url, u.mfa_method, u.phone_verified, u.email_verified, right(u.phone_number, 4) as phone_last4,
           u.last_login_at, u.created_at as user_created_at,
           s.scope, s.partner_id, s.org_id, s.revoked_at, s.expires_at, s.absolute_expires_at,
-          s.auth_time, s.last_used_at, s.method as session_method,
+          s.auth_time, s.auth_method, s.last_used_at, s.method as session_method,
           exists (select 1 from passkeys k where k.user_id = s.user_id) as has_passkey,
           pu.role_id as pu_role_id, pu.org_access, pu.org_ids as pu_org_ids,
           ou.role_id as ou_role_id, ou.site_ids, ou.device_group_ids,

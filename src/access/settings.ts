@@ -2,6 +2,7 @@
 // every organisation and the strictest wins.
 import { z } from 'zod';
 import { normaliseCidr, normaliseIp } from '../platform/cidr.js';
+import { governorSettingsSchema } from './governor-settings.js';
 
 /** An address or CIDR block of an allow-list, as stored (`10.1.2.3` → `10.1.2.3/32`), or null when it is neither. */
 export function allowlistEntry(v: string): string | null {
@@ -127,6 +128,7 @@ export const tenantSettingsSchema = z.strictObject({
     .describe(
       "Organisation only: who approves a partner member's just-in-time access request: auto (granted at once, the default), partner_admin, customer_admin (one of the organisation's admins). Only the organisation's own admins may loosen it.",
     ),
+  governor: governorSettingsSchema.optional(),
 });
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 
@@ -176,6 +178,7 @@ export function mergeSettings(current: unknown, patch: TenantSettings): TenantSe
   if (patch.mspAccess) cur.mspAccess = patch.mspAccess;
   if (patch.jitApproval) cur.jitApproval = patch.jitApproval;
   if (patch.requireRelationships !== undefined) cur.requireRelationships = patch.requireRelationships;
+  if (patch.governor) cur.governor = { ...cur.governor, ...patch.governor };
   if (!patch.security) return cur;
   return {
     ...cur,

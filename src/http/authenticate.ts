@@ -5,6 +5,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { armBreakGlass } from '../access/break-glass.js';
 import { type CallerDeps, principalForBearer } from '../access/caller.js';
 import { allowedMethodList } from '../access/settings.js';
+import type { GovernorCache } from '../access/governor-cache.js';
+import type { BudgetMeter } from '../access/principal.js';
 import { VerifiedTokenCache } from '../access/token-cache.js';
 import { asSystem } from '../db/row-security.js';
 import { AppError } from './errors.js';
@@ -19,6 +21,10 @@ export interface AuthenticateDeps extends CallerDeps {
   /** API keys: the per-key limit, and this instance's key environment (the key authenticator's own deps). */
   limits: RateLimits;
   apiKeyEnvironment: string;
+  /** What the governor weighs, per authorisation epoch: the freezes in force go on every principal (the freeze step). */
+  governance: GovernorCache;
+  /** Meters destructive actions: put on every principal, so the by-id rule and the evaluation API charge it alike. */
+  governor: BudgetMeter;
 }
 
 export function bearerToken(req: FastifyRequest): string | null {
@@ -47,6 +53,8 @@ export function makeAuthenticate(deps: AuthenticateDeps) {
       if (principal === 'token_invalid')
         throw new AppError('unauthenticated', 'The access token is invalid or has expired.');
       if (principal === 'session_ended') throw new AppError('unauthenticated', 'The session has ended; sign in again.');
+      await deps.governance.attach(principal);
+      principal.governor = deps.governor;
       req.auth = principal;
       attachScope(req, principal);
       // A token replayed from outside the tenant's IP allow-list is refused, on every request.

@@ -204,6 +204,11 @@ export const ERROR_CATALOG = {
     error: 'Forbidden',
     message: "Only the organization's own admins may loosen mspAccess; its partner may only tighten it.",
   },
+  frozen: { status: 403, error: 'Forbidden', message: 'Destructive actions are frozen here; only break-glass passes.' },
+  budget_exceeded: { status: 403, error: 'Forbidden', message: 'Over a budget; `requires` says what unlocks it.' },
+  budget_customer_only: { status: 403, error: 'Forbidden', message: "Only the organization's admins set its budget." },
+  freeze_other_side: { status: 403, error: 'Forbidden', message: 'Only the side that set this freeze lifts it.' },
+  co_sign_not_allowed: { status: 403, error: 'Forbidden', message: 'Another Partner Admin must approve it.' },
   ip_not_allowed: {
     status: 403,
     error: 'Forbidden',
@@ -241,6 +246,8 @@ export const ERROR_CATALOG = {
     message: 'The access request was already approved or denied.',
   },
   conflict: { status: 409, error: 'Conflict', message: 'The request conflicts with the current state.' },
+  already_frozen: { status: 409, error: 'Conflict', message: 'Destructive actions are already frozen here.' },
+  co_sign_closed: { status: 409, error: 'Conflict', message: 'The co-sign request is no longer pending.' },
   relationship_frozen: {
     status: 409,
     error: 'Conflict',

@@ -2,6 +2,7 @@
 // tenant context → full org access → permission → step-up MFA.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { permissionReason } from '../access/decision.js';
+import { freezeReason } from '../access/freeze.js';
 import type { PermissionKey } from '../access/catalog.js';
 import type { Scope } from '../access/scope.js';
 import type { Principal } from './context.js';
@@ -47,6 +48,10 @@ export const requirePermission = (...required: PermissionKey[]): Guard & { permi
         const reason = permissionReason(p.permissions, perm);
         if (!reason.allowed) throw new AppError('forbidden', reason.detail);
       }
+      // A freeze of the caller's partner (or of its own organisation) stops destructive permissions before anything
+      // is read; an organisation's freeze on partner staff is met where the record's organisation is known (the scope).
+      const frozen = freezeReason(p, required, null);
+      if (frozen && !frozen.allowed) throw new AppError('frozen', frozen.detail, { freeze: frozen.freeze });
       // Where the organisation is reached through relationships, their roles must cover the same permissions.
       p.asked = [...(p.asked ?? []), ...required];
     },

@@ -31,6 +31,11 @@ export const TAGS: { name: string; description: string }[] = [
     description:
       'Groups of a partner’s staff attached to relationships: joining a group is the grant, leaving it the revocation.',
   },
+  {
+    name: 'governor',
+    description:
+      'The brake on mass actions: freezes of destructive permissions, blast-radius budgets per principal, co-signatures that unlock them.',
+  },
   { name: 'audit', description: 'The tamper-evident audit log and its export.' },
   { name: 'service-accounts', description: 'Non-human principals with API keys and OAuth client credentials.' },
   { name: 'webhooks', description: 'Audit events delivered to your endpoints (Standard Webhooks).' },

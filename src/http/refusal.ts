@@ -12,6 +12,9 @@ export function refusalOf(reasons: AccessReason[], what: string): AppError | nul
   const denied = reasons.find((r) => !r.allowed);
   if (!denied) return null;
   if (denied.step === 'msp_access') return new AppError('msp_access_denied');
+  if (denied.step === 'freeze') return new AppError('frozen', denied.detail, { freeze: denied.freeze });
+  if (denied.step === 'budget')
+    return new AppError('budget_exceeded', denied.detail, { requires: denied.requires, budget: denied.budget });
   // Reached through relationships whose roles do not cover what is asked: the record is in reach, the action is not.
   if (denied.step === 'relationship' && denied.relationshipIds?.length) return new AppError('forbidden', denied.detail);
   if (denied.step === 'ip_allowlist')

@@ -47,6 +47,24 @@ export const errorEnvelope = z
       .array(z.string())
       .optional()
       .meta({ description: 'mfa_enrollment_required: the factors the policy allows.' }),
+    requires: z.enum(['step_up', 'co_sign']).optional().meta({
+      description:
+        'budget_exceeded: what unlocks it: `step_up` (a fresh step-up with a passkey) or `co_sign` (another Partner Admin approves a co-sign request).',
+    }),
+    budget: z
+      .object({
+        setBy: z.enum(['partner', 'organization']),
+        dimension: z.enum(['organizations', 'devices', 'destructive']),
+        limit: z.number(),
+        used: z.number(),
+        windowMinutes: z.number(),
+      })
+      .optional()
+      .meta({ description: 'budget_exceeded: the budget crossed, and what this action would make of it.' }),
+    freeze: z
+      .object({ side: z.enum(['partner', 'organization']), reason: z.string(), byName: z.string(), at: z.string() })
+      .optional()
+      .meta({ description: 'frozen: the freeze in force (who set it, by name, from which side, why, since when).' }),
   })
   .meta({
     id: 'Error',

@@ -40,6 +40,9 @@ export const STEP_UP_ROUTES = [
   { method: 'DELETE', url: '/api/v1/domains/:id' },
   { method: 'POST', url: '/api/v1/relationships/:id/approve' },
   { method: 'POST', url: '/api/v1/relationships/:id/decline' },
+  { method: 'DELETE', url: '/api/v1/orgs/partners/me/freeze' },
+  { method: 'DELETE', url: '/api/v1/orgs/organizations/:id/freeze' },
+  { method: 'POST', url: '/api/v1/governor/co-signs/:id/approve' },
 ] as const satisfies readonly { method: string; url: string; when?: string }[];
 
 export type StepUpMethod = 'password' | 'totp' | 'sms' | 'passkey' | 'reauthenticate';

@@ -60,7 +60,8 @@ return 1
 export class RedisStore implements SharedStore {
   readonly kind = 'redis';
   constructor(
-    private readonly redis: Redis,
+    /** The connection, shared with the governor's budget store. */
+    readonly redis: Redis,
     private readonly prefix: string,
   ) {}
 

@@ -127,6 +127,23 @@ const CASES: Record<string, Case> = {
   'DELETE /api/v1/domains/:id': async (api) => ({ method: 'DELETE', path: `/domains/${await newDomainClaim(api)}` }),
   'POST /api/v1/relationships/:id/approve': (api) => pendingRelationship(api, 'approve'),
   'POST /api/v1/relationships/:id/decline': (api) => pendingRelationship(api, 'decline'),
+  // Lifting a freeze (set first, which needs no step-up: a brake is never slowed down).
+  'DELETE /api/v1/orgs/partners/me/freeze': async (api) => {
+    expect((await api.post('/orgs/partners/me/freeze', { reason: 'step-up walk' })).status).toBe(200);
+    return { method: 'DELETE', path: '/orgs/partners/me/freeze' };
+  },
+  'DELETE /api/v1/orgs/organizations/:id/freeze': async (api) => {
+    const org = await createOrg(t, partnerId);
+    expect((await api.post(`/orgs/organizations/${org.id}/freeze`, { reason: 'step-up walk' })).status).toBe(200);
+    return { method: 'DELETE', path: `/orgs/organizations/${org.id}/freeze` };
+  },
+  'POST /api/v1/governor/co-signs/:id/approve': async () => {
+    const member = await signedInPartnerMember(t, partnerId, { roleId: PARTNER_TECH });
+    return {
+      method: 'POST',
+      path: `/governor/co-signs/${created(await member.api.post('/governor/co-signs', { reason: 'walk' }))}/approve`,
+    };
+  },
   'POST /api/v1/roles': async () => ({
     method: 'POST',
     path: '/roles',

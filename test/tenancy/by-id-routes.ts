@@ -563,4 +563,8 @@ export const NOT_BY_TENANT = (url: string) =>
   url.startsWith('/auth/') ||
   url.startsWith('/access/') ||
   // A relationship is seen by its partner and its organisation whatever the caller reaches (test/relationships).
-  url.startsWith('/relationships/');
+  url.startsWith('/relationships/') ||
+  // A freeze changes what every other case here may do (test/governor walks who may set and lift it, across partners);
+  // a co-sign request is the partner's, approved only by its admins (test/governor).
+  url.endsWith('/freeze') ||
+  url.startsWith('/governor/');

@@ -212,6 +212,8 @@ export const sessions = pgTable(
     revokeReason: varchar('revoke_reason', { length: 64 }),
     /** Last password or second-factor proof in this session (step-up); null = none recorded. */
     authTime: timestamp('auth_time', { withTimezone: true }),
+    /** The proof that last renewed auth_time (passkey, totp, sms, password); null: none since the sign-in. */
+    authMethod: varchar('auth_method', { length: 16 }),
     /** How the session was signed in to (password, password+totp, passkey, sso, ...). */
     method: varchar('method', { length: 32 }),
     /** The known device (device cookie) the sign-in came from. */

@@ -12,3 +12,4 @@ export * from './access.js';
 export * from './domains.js';
 export * from './relationships.js';
 export * from './access-groups.js';
+export * from './governor.js';

@@ -20,6 +20,17 @@ const timestamps = {
 };
 export { timestamps };
 
+/** A freeze in force on a tenant: why, by whom (by name), from which side, since when. */
+export interface FreezeRecord {
+  reason: string;
+  at: string;
+  /** The side that set it; only that side lifts it. */
+  side: 'partner' | 'organization';
+  byType: 'user' | 'service_account';
+  byId: string;
+  byName: string;
+}
+
 export const partners = pgTable(
   'partners',
   {
@@ -28,6 +39,8 @@ export const partners = pgTable(
     slug: varchar('slug', { length: 100 }).notNull(),
     status: tenantStatus('status').notNull().default('active'),
     settings: jsonb('settings').notNull().default({}),
+    /** A freeze of every destructive permission of the partner's staff and service accounts (null: none). */
+    freeze: jsonb('freeze').$type<FreezeRecord>(),
     ...timestamps,
   },
   (t) => [
@@ -54,6 +67,8 @@ export const organizations = pgTable(
       .generatedAlwaysAs(
         sql`(settings->>'mspAccess' is not null or jsonb_array_length(coalesce(settings->'security'->'ipAllowlist', '[]'::jsonb)) > 0)`,
       ),
+    /** A freeze of every destructive permission in the organisation (null: none). */
+    freeze: jsonb('freeze').$type<FreezeRecord>(),
     ...timestamps,
   },
   (t) => [

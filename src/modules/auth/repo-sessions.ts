@@ -13,10 +13,17 @@ export async function renewSessionToken(tx: Executor, sessionId: string, tokenHa
 }
 
 /** Renews auth_time of a live session; false when the session has ended. */
-export async function renewAuthTime(tx: Executor, sessionId: string, now: Date, liveOnly = true): Promise<boolean> {
+export async function renewAuthTime(
+  tx: Executor,
+  sessionId: string,
+  now: Date,
+  liveOnly = true,
+  /** The proof given (a passkey is the phishing-resistant one the governor's budgets accept). */
+  method: string | null = null,
+): Promise<boolean> {
   const renewed = await tx
     .update(sessions)
-    .set({ authTime: now })
+    .set({ authTime: now, authMethod: method })
     .where(and(eq(sessions.id, sessionId), liveOnly ? isNull(sessions.revokedAt) : undefined))
     .returning({ id: sessions.id });
   return renewed.length > 0;

@@ -73,7 +73,7 @@ export async function stepUp(deps: Deps, p: Principal, input: ProofInput, meta: 
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     if (proof.assertion) await advanceCounter(tx, proof.assertion, now);
-    if (!(await renewAuthTime(tx, p.sessionId, now)))
+    if (!(await renewAuthTime(tx, p.sessionId, now, true, proof.method)))
       throw new AppError('unauthenticated', 'The session has ended; sign in again.');
     await deps.audit.record(
       tx,
@@ -141,7 +141,7 @@ export async function removePassword(
       throw new AppError('last_sign_in_method', undefined, { passkeys, otherFactor });
     if (proof.assertion) await advanceCounter(tx, proof.assertion, now);
     await removePasswordHash(tx, p.userId, now);
-    await renewAuthTime(tx, p.sessionId, now, false);
+    await renewAuthTime(tx, p.sessionId, now, false, proof.method);
     await deps.audit.record(
       tx,
       {

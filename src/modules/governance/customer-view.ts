@@ -9,6 +9,7 @@ import { mspAccessOf } from '../../access/settings.js';
 import { customerControlReasons, orgAccessReasons } from '../../access/decision.js';
 import { partnerActivityRows, partnerMemberIdsReaching, partnerServiceAccountsReaching } from './repo.js';
 import { userSubjects } from './subjects.js';
+import type { FreezeInfo } from '../../access/principal.js';
 
 const memberCursor = z.object({ id: z.uuid() });
 const seqCursor = z.object({ seq: z.number().int() });
@@ -63,8 +64,12 @@ export async function partnerAccess(
     ];
   });
   const accounts = after ? [] : await partnerServiceAccountsReaching(deps.db, org, SERVICE_ACCOUNTS_LISTED);
+  const g = await deps.governor.cache.of(org.partnerId, caller.epoch);
+  const view = (f: FreezeInfo | null | undefined) =>
+    f ? { side: f.side, reason: f.reason, byName: f.byName, at: f.at } : null;
   return {
     mspAccess: mspAccessOf(org.settings),
+    freezes: { partner: view(g.partner), organization: view(g.orgs.get(org.id)) },
     data,
     serviceAccounts: accounts.map((a) => {
       // A key carries no grant and its address is the request's: the organisation's controls as they hold every key.

@@ -145,7 +145,19 @@ export async function explain(deps: Deps, caller: Principal, q: ExplainQuery) {
       email: null,
     };
   }
-  const memberships = subjects.map((s) => membershipJson(s, decideFor(s, q.permission, t)));
+  // The freezes in force, and the budget the next such action would meet, as the pipeline weighs them.
+  for (const s of subjects) await deps.governor.cache.attach(s.principal);
+  const memberships = [];
+  for (const s of subjects) {
+    const d = decideFor(s, q.permission, t);
+    const budget = d.allowed
+      ? await deps.governor.peek(deps.db, s.principal, q.permission, {
+          orgId: t.owner.orgId,
+          deviceIds: t.type === 'device' ? [t.id] : [],
+        })
+      : null;
+    memberships.push(membershipJson(s, budget ? decisionOf([...d.reasons, budget]) : d));
+  }
   // The membership that allows (a person acts in one membership per session); else the first, organisation first.
   const chosen = memberships.find((m) => m.allowed) ?? memberships[0]!;
   return {

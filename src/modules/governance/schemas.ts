@@ -61,7 +61,7 @@ export const accessReason = z
     step: z
       .enum(ACCESS_STEPS)
       .describe(
-        "account → membership → ip_allowlist → mfa → role → organization_access (then, for partner members, relationship where the partner requires relationships, and the organisation's own ip_allowlist) → site → device_group",
+        "account → membership → ip_allowlist → mfa → role → organization_access (then, for partner members, relationship where the partner requires relationships, and the organisation's own ip_allowlist) → freeze (destructive permissions) → site → device_group → budget (destructive permissions, where a budget is set)",
       ),
     allowed: z.boolean(),
     detail: z.string().describe('What this step found, in a sentence'),
@@ -86,7 +86,30 @@ export const accessReason = z
     breakGlass: z
       .boolean()
       .optional()
-      .describe("`ip_allowlist`: passed only as the partner's break-glass account (audited)"),
+      .describe("`ip_allowlist`, `msp_access`, `freeze`: passed only as the partner's break-glass account (audited)"),
+    freeze: z
+      .object({
+        side: z.enum(['partner', 'organization']),
+        reason: z.string(),
+        byName: z.string(),
+        at: z.string(),
+      })
+      .optional()
+      .describe('`freeze`: the freeze in force on destructive permissions (who set it, by name, from which side, why)'),
+    requires: z
+      .enum(['step_up', 'co_sign'])
+      .optional()
+      .describe('`budget`: what unlocks an exceeded budget (a fresh passkey step-up, or a co-signature)'),
+    budget: z
+      .object({
+        setBy: z.enum(['partner', 'organization']),
+        dimension: z.enum(['organizations', 'devices', 'destructive']),
+        limit: z.number().int(),
+        used: z.number().int(),
+        windowMinutes: z.number().int(),
+      })
+      .optional()
+      .describe('`budget`: the blast-radius budget weighed, and how much of it the action uses'),
   })
   .meta({ id: 'AccessReason' });
 
@@ -167,8 +190,21 @@ export const pageQuery = z.strictObject({
   orgId: z.uuid().optional().describe('Optional: must name the organisation itself'),
 });
 
+const freezeView = z.object({
+  side: z.enum(['partner', 'organization']),
+  reason: z.string(),
+  byName: z.string(),
+  at: z.string(),
+});
+
 export const partnerAccessResponse = z.object({
   mspAccess: z.enum(MSP_ACCESS),
+  freezes: z
+    .object({
+      partner: freezeView.nullable().describe("The partner's freeze of its own staff and service accounts"),
+      organization: freezeView.nullable().describe("The organisation's freeze of everyone acting in it"),
+    })
+    .describe('Freezes of destructive permissions in force now: while one is, the staff below cannot use them here'),
   data: z.array(
     z
       .object({

@@ -31,7 +31,14 @@ import {
 } from './service.js';
 
 const catalogResponse = z.object({
-  permissions: z.array(z.object({ resource: z.string(), action: z.string(), description: z.string() })),
+  permissions: z.array(
+    z.object({
+      resource: z.string(),
+      action: z.string(),
+      description: z.string(),
+      destructive: z.boolean().describe('A freeze refuses it; the blast-radius budgets count its uses'),
+    }),
+  ),
   aliases: z.object({ view: z.literal('read'), create: z.literal('write'), update: z.literal('write') }),
 });
 

@@ -105,5 +105,12 @@ export const availablePermissions = z.object({
   resources: z.array(z.string()),
   actions: z.array(z.string()),
   aliases: z.record(z.string(), z.string()),
-  permissions: z.array(z.object({ resource: z.string(), action: z.string(), description: z.string() })),
+  permissions: z.array(
+    z.object({
+      resource: z.string(),
+      action: z.string(),
+      description: z.string(),
+      destructive: z.boolean().describe('A freeze refuses it; the blast-radius budgets count its uses'),
+    }),
+  ),
 });

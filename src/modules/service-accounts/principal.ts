@@ -113,6 +113,7 @@ export type ServiceAccountFacts = Pick<
   | 'made_by_partner'
   | 'org_policies'
   | 'relationships'
+  | 'epoch'
 >;
 
 /**
@@ -162,6 +163,7 @@ export function serviceAccountPrincipal(
     // A service account cannot enrol or present a second factor: Force MFA holds people, not keys.
     mfaEnrollmentRequired: false,
     mfaStepUpWaived: false,
+    epoch: Number(row.epoch),
     authTime: null,
   };
 }

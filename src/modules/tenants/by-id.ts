@@ -58,6 +58,8 @@ export interface ByIdResource<R> {
   /** A record without a site: visible to a site-restricted member (`visible`) or not. */
   siteless: 'visible' | 'hidden';
   load(db: Executor, id: string): Promise<{ row: R; owner: RecordOwner } | null>;
+  /** The record is a device: a destructive action on it counts against the devices budget. */
+  isDevice?: boolean;
 }
 
 /** Whether the caller's scope covers the record (the pure half of the rule). */
@@ -87,6 +89,13 @@ export async function findInScope<R>(
   const refusal = refusalOf(scopeReasons(p, found.owner, res.partnerOwned, res.siteless), res.what);
   if (refusal) throw refusal;
   const { owner } = found;
+  // A destructive action on the record is charged to the caller's blast-radius budgets (the last step of the decision).
+  const budget = await p.governor?.charge(db, p, p.asked ?? [], {
+    orgId: owner.orgId,
+    deviceIds: res.isDevice ? [id] : [],
+  });
+  const over = budget && refusalOf([budget], res.what);
+  if (over) throw over;
   if (orgIdQuery !== undefined && orgIdQuery !== owner.orgId) {
     // A partner-wide record is in force in each organisation the caller may act on: naming one of those agrees.
     const inForce =
@@ -139,6 +148,7 @@ export const DEVICE_GROUP: ByIdResource<GroupRow> = {
 
 export const DEVICE: ByIdResource<DeviceRow> = {
   what: 'device',
+  isDevice: true,
   partnerOwned: 'never',
   siteless: 'hidden',
   load: async (db, id) => {

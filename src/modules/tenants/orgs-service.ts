@@ -139,6 +139,14 @@ export async function updateOrg(
       details: { fieldErrors: { 'settings.requireRelationships': ['Partner setting only'] }, formErrors: [] },
     });
   }
+  if (given.settings?.governor?.coSign !== undefined) {
+    throw new AppError('validation_failed', 'A partner decides how co-signatures unlock its staff.', {
+      details: { fieldErrors: { 'settings.governor.coSign': ['Partner setting only'] }, formErrors: [] },
+    });
+  }
+  // The organisation's own budget is its control over what speaks for its partner: only its own admins change it.
+  if (given.settings?.governor?.budget !== undefined && p.tenantKind !== 'organization')
+    throw new AppError('budget_customer_only');
   const patch = given.settings ? { ...given, settings: normaliseAllowlist(given.settings) } : given;
   assertNoLockout(p, patch.settings, meta, confirmLockout);
   try {
@@ -147,6 +155,8 @@ export async function updateOrg(
       await assertNamableRoles(tx, current.partnerId, current.id, patch.settings);
       const settings = patch.settings ? mergeSettings(current.settings, patch.settings) : undefined;
       await mspAccessChange(deps, tx, p, current, settings, meta);
+      // Budgets are kept per authorisation epoch by every instance: a change reaches the next decision everywhere.
+      if (patch.settings?.governor) await bumpAuthzEpoch(tx);
       const org = await updateOrgRow(tx, id, {
         ...patch,
         ...(settings ? { settings } : {}),
@@ -259,6 +269,7 @@ export async function updatePartner(
     const current = await partnerSettings(tx, p.partnerId!, true);
     await designateBreakGlass(deps, tx, p, current?.settings, patch.settings?.security?.breakGlassUserId, meta);
     const settings = patch.settings ? mergeSettings(current?.settings, patch.settings) : undefined;
+    if (patch.settings?.governor) await bumpAuthzEpoch(tx);
     await updatePartnerRow(tx, p.partnerId!, {
       ...patch,
       ...(settings ? { settings } : {}),

@@ -2238,6 +2238,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/governor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner’s freeze, its organisations’ freezes, its budget and co-signature policy
+         * @description The partner’s freeze, its organisations’ freezes, its budget and co-signature policy.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:read`.
+         */
+        get: operations["getGovernor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/governor/co-signs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Co-sign requests: all of the partner’s for its admins (settings:write), else the caller’s own
+         * @description Co-sign requests: all of the partner’s for its admins (settings:write), else the caller’s own.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs a partner or organisation context.
+         */
+        get: operations["getGovernorCoSigns"];
+        put?: never;
+        /**
+         * Ask another Partner Admin to co-sign: over a budget, the next actions need it
+         * @description The caller (a person or a service account) asks for itself. Pending for settings.governor.coSign.minutes of the partner (default 30); once approved, exactly coSign.actions (default 10) over-budget destructive actions pass, each audited governor.co_sign.use.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs a partner or organisation context.
+         */
+        post: operations["postGovernorCoSigns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/governor/co-signs/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a co-sign request (another Partner Admin, step-up)
+         * @description Never the principal it unlocks (403 co_sign_not_allowed); a request approved already or past its time is 409 co_sign_closed; another partner’s is 404.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `settings:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
+         */
+        post: operations["postGovernorCoSignsByIdApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/oauth/token": {
         parameters: {
             query?: never;
@@ -2344,6 +2416,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/organizations/{id}/freeze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Freeze the destructive permissions of everyone acting in the organisation
+         * @description The organisation’s admins, or the partner’s staff who reach it. It holds the partner’s staff and service accounts there and the organisation’s own members and accounts. While frozen, every destructive permission (the catalogue marks them: scripts:execute, remote:access, devices:delete, devices:execute, users:write, users:delete, organizations:delete, sites:delete, ...) answers 403 `frozen`, on every instance from the next decision; only the partner’s break-glass account passes, with a stated reason (header x-break-glass-reason, audited). Audited governor.freeze / governor.unfreeze and mailed to both sides’ admins.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:write`.
+         */
+        post: operations["postOrgsOrganizationsByIdFreeze"];
+        /**
+         * Lift the organisation’s freeze (step-up)
+         * @description Only the side that set the freeze lifts it (403 freeze_other_side): the partner cannot lift what the organisation decided.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
+         */
+        delete: operations["deleteOrgsOrganizationsByIdFreeze"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orgs/organizations/{id}/partner-access": {
         parameters: {
             query?: never;
@@ -2414,6 +2514,34 @@ export interface paths {
          *     Needs an access token (`Authorization: Bearer`). Needs permission `settings:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
          */
         patch: operations["patchOrgsPartnersMe"];
+        trace?: never;
+    };
+    "/api/v1/orgs/partners/me/freeze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Freeze the destructive permissions of every member and service account of the partner
+         * @description While frozen, every destructive permission (the catalogue marks them: scripts:execute, remote:access, devices:delete, devices:execute, users:write, users:delete, organizations:delete, sites:delete, ...) answers 403 `frozen`, on every instance from the next decision; only the partner’s break-glass account passes, with a stated reason (header x-break-glass-reason, audited). Audited governor.freeze / governor.unfreeze and mailed to both sides’ admins. 409 already_frozen when a freeze is in force.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `settings:write`.
+         */
+        post: operations["postOrgsPartnersMeFreeze"];
+        /**
+         * Lift the partner’s freeze (step-up)
+         * @description Answers the state after; lifting no freeze changes nothing.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `settings:write`. Needs a recent proof of presence (`POST /api/v1/auth/step-up`), else 403 `step_up_required`.
+         */
+        delete: operations["deleteOrgsPartnersMeFreeze"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/orgs/partners/me/getting-started": {
@@ -4108,7 +4236,7 @@ export interface components {
             /** @description true: the request would be allowed. */
             allowed: boolean;
             /** @description The first step that denies, null when allowed */
-            deniedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
+            deniedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access" | "freeze" | "budget") | null;
             /** @description The steps of the membership that allows, or else of the first one */
             reasons: components["schemas"]["AccessReason"][];
             /** @description Who is asked about. */
@@ -4198,7 +4326,7 @@ export interface components {
                 /** @description true: the request would be allowed. */
                 allowed: boolean;
                 /** @description The first rule that refused; null: allowed. */
-                deniedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
+                deniedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access" | "freeze" | "budget") | null;
                 /** @description Each rule that took part in the decision, in order. */
                 reasons: components["schemas"]["AccessReason"][];
             }[];
@@ -4432,10 +4560,10 @@ export interface components {
         };
         AccessReason: {
             /**
-             * @description account → membership → ip_allowlist → mfa → role → organization_access (then, for partner members, relationship where the partner requires relationships, and the organisation's own ip_allowlist) → site → device_group
+             * @description account → membership → ip_allowlist → mfa → role → organization_access (then, for partner members, relationship where the partner requires relationships, and the organisation's own ip_allowlist) → freeze (destructive permissions) → site → device_group → budget (destructive permissions, where a budget is set)
              * @enum {string}
              */
-            step: "account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access";
+            step: "account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access" | "freeze" | "budget";
             /** @description true: the request would be allowed. */
             allowed: boolean;
             /**
@@ -4473,8 +4601,39 @@ export interface components {
              * @example 2026-11-20T08:15:00.000Z
              */
             until?: string;
-            /** @description `ip_allowlist`: passed only as the partner's break-glass account (audited) */
+            /** @description `ip_allowlist`, `msp_access`, `freeze`: passed only as the partner's break-glass account (audited) */
             breakGlass?: boolean;
+            /** @description `freeze`: the freeze in force on destructive permissions (who set it, by name, from which side, why) */
+            freeze?: {
+                /** @enum {string} */
+                side: "partner" | "organization";
+                /**
+                 * @description Why, in words (audited).
+                 * @example Ticket 4711: printer outage
+                 */
+                reason: string;
+                byName: string;
+                /**
+                 * @description When it happened (ISO 8601, UTC).
+                 * @example 2026-11-20T08:15:00.000Z
+                 */
+                at: string;
+            };
+            /**
+             * @description `budget`: what unlocks an exceeded budget (a fresh passkey step-up, or a co-signature)
+             * @enum {string}
+             */
+            requires?: "step_up" | "co_sign";
+            /** @description `budget`: the blast-radius budget weighed, and how much of it the action uses */
+            budget?: {
+                /** @enum {string} */
+                setBy: "partner" | "organization";
+                /** @enum {string} */
+                dimension: "organizations" | "devices" | "destructive";
+                limit: number;
+                used: number;
+                windowMinutes: number;
+            };
         };
         AccessRequest: {
             /**
@@ -4751,6 +4910,46 @@ export interface components {
                     message: string;
                 };
             };
+        };
+        CoSignRequest: {
+            /**
+             * Format: uuid
+             * @description Identifier of this object (UUID unless stated).
+             * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+             */
+            id: string;
+            /** @enum {string} */
+            principalType: "user" | "service_account";
+            /** Format: uuid */
+            principalId: string;
+            principalName: string;
+            /**
+             * @description Why, in words (audited).
+             * @example Ticket 4711: printer outage
+             */
+            reason: string;
+            /**
+             * @description The object’s state; the values are listed in the enum.
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "expired" | "used";
+            /** @description How many over-budget destructive actions the approval lets through */
+            actions: number;
+            remaining: number;
+            /**
+             * @description When it was created (ISO 8601, UTC).
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description Pending: approve before this
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            expiresAt: string;
+            approvedByName: string | null;
+            approvedAt: string | null;
+            /** @description Approved: the actions are usable until this */
+            unlockExpiresAt: string | null;
         };
         ConfigItem: {
             /**
@@ -5321,7 +5520,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "unknown_subject_type" | "unknown_resource_type" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "auto_extend_not_allowed" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "relationship_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "email_unverified" | "not_found" | "invitation_not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "relationship_frozen" | "relationship_state_invalid" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "unknown_subject_type" | "unknown_resource_type" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "auto_extend_not_allowed" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "relationship_approver_required" | "msp_access_customer_only" | "frozen" | "budget_exceeded" | "budget_customer_only" | "freeze_other_side" | "co_sign_not_allowed" | "ip_not_allowed" | "password_confirmation_required" | "email_unverified" | "not_found" | "invitation_not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "already_frozen" | "co_sign_closed" | "relationship_frozen" | "relationship_state_invalid" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /** @description validation_failed: `{ fieldErrors: { "<path>": [..] }, formErrors: [..] }`; weak_password: `{ feedback }`. */
             details?: {
                 [key: string]: unknown;
@@ -5344,8 +5543,58 @@ export interface components {
             enrollUrl?: string;
             /** @description mfa_enrollment_required: the factors the policy allows. */
             allowedMethods?: string[];
+            /**
+             * @description budget_exceeded: what unlocks it: `step_up` (a fresh step-up with a passkey) or `co_sign` (another Partner Admin approves a co-sign request).
+             * @enum {string}
+             */
+            requires?: "step_up" | "co_sign";
+            /** @description budget_exceeded: the budget crossed, and what this action would make of it. */
+            budget?: {
+                /** @enum {string} */
+                setBy: "partner" | "organization";
+                /** @enum {string} */
+                dimension: "organizations" | "devices" | "destructive";
+                limit: number;
+                used: number;
+                windowMinutes: number;
+            };
+            /** @description frozen: the freeze in force (who set it, by name, from which side, why, since when). */
+            freeze?: {
+                /** @enum {string} */
+                side: "partner" | "organization";
+                /**
+                 * @description Why, in words (audited).
+                 * @example Ticket 4711: printer outage
+                 */
+                reason: string;
+                byName: string;
+                /**
+                 * @description When it happened (ISO 8601, UTC).
+                 * @example 2026-11-20T08:15:00.000Z
+                 */
+                at: string;
+            };
         } & {
             [key: string]: unknown;
+        };
+        Freeze: {
+            /**
+             * @description The side that set it; only that side lifts it
+             * @enum {string}
+             */
+            side: "partner" | "organization";
+            /**
+             * @description Why, in words (audited).
+             * @example Ticket 4711: printer outage
+             */
+            reason: string;
+            /**
+             * @description Since when (ISO 8601)
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            at: string;
+            /** @description Who set it, by name */
+            byName: string;
         };
         Invitation: {
             /**
@@ -5690,7 +5939,7 @@ export interface components {
             until: string | null;
             /** @description false when the organisation's own policies (mspAccess, its IP allow-list) hold the member out */
             reachesNow: boolean;
-            blockedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
+            blockedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access" | "freeze" | "budget") | null;
             /** @description The partner's break-glass account */
             breakGlass: boolean;
         };
@@ -5788,7 +6037,7 @@ export interface components {
             lastUsedAt: string | null;
             /** @description false when disabled, or when the organisation's own controls (mspAccess) hold it out */
             reachesNow: boolean;
-            blockedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access") | null;
+            blockedBy: ("account" | "membership" | "role" | "organization_access" | "relationship" | "site" | "device_group" | "mfa" | "ip_allowlist" | "msp_access" | "freeze" | "budget") | null;
         };
         /** @description autoApprove: distinct classifications; rebootBehavior; deferDays 0..365 */
         PatchPolicyBodyInput: {
@@ -6129,7 +6378,7 @@ export interface components {
              * @description The catalogued reason (src/http/errors.ts).
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "unknown_subject_type" | "unknown_resource_type" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "auto_extend_not_allowed" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "relationship_approver_required" | "msp_access_customer_only" | "ip_not_allowed" | "password_confirmation_required" | "email_unverified" | "not_found" | "invitation_not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "relationship_frozen" | "relationship_state_invalid" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
+            code: "validation_failed" | "invalid_json" | "invalid_credentials" | "weak_password" | "circular_inheritance" | "inheritance_too_deep" | "role_has_users" | "role_has_children" | "unknown_permission" | "unknown_subject_type" | "unknown_resource_type" | "default_role_required" | "unsupported_provider_type" | "sso_link_invalid" | "auto_extend_not_allowed" | "site_required" | "invalid_mfa_setup" | "phone_not_verified" | "invalid_challenge" | "passkey_verification_failed" | "invalid_reset_token" | "invalid_report_token" | "verification_invalid" | "invalid_csv" | "json_too_deep" | "malformed_request" | "invalid_filter" | "invalid_patch_path" | "patch_no_target" | "attribute_immutable" | "invalid_request" | "unsupported_grant_type" | "invalid_client" | "unauthenticated" | "invalid_mfa_code" | "invalid_temp_token" | "invalid_refresh_token" | "invalid_exchange_code" | "enrollment_key_invalid" | "enrollment_key_expired" | "enrollment_key_exhausted" | "invalid_agent_token" | "mfa_code_required" | "invalid_setup_token" | "forbidden" | "tenant_context_required" | "full_org_access_required" | "mfa_required" | "permission_ceiling" | "forbidden_self_action" | "account_outside_authority" | "last_admin" | "system_role_immutable" | "csrf_failed" | "org_requires_mfa" | "sms_not_allowed" | "mfa_method_not_allowed" | "last_factor_required" | "step_up_required" | "last_sign_in_method" | "sso_enforced" | "service_account_not_allowed" | "msp_access_denied" | "jit_approval_customer_only" | "jit_not_eligible" | "jit_approver_required" | "relationship_approver_required" | "msp_access_customer_only" | "frozen" | "budget_exceeded" | "budget_customer_only" | "freeze_other_side" | "co_sign_not_allowed" | "ip_not_allowed" | "password_confirmation_required" | "email_unverified" | "not_found" | "invitation_not_found" | "invite_invalid" | "method_not_allowed" | "request_timeout" | "access_request_not_pending" | "conflict" | "already_frozen" | "co_sign_closed" | "relationship_frozen" | "relationship_state_invalid" | "domain_taken" | "domain_exists" | "domain_not_verified" | "user_exists_in_scope" | "email_taken" | "setup_completed" | "slug_taken" | "name_taken" | "mfa_already_enabled" | "resource_in_use" | "ip_lockout" | "key_limit_reached" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "mfa_enrollment_required" | "session_binding_required" | "rate_limited" | "internal_error" | "service_unavailable" | "console_not_built";
             /**
              * Format: uuid
              * @description On 5xx: the id of the server log line of this failure.
@@ -7351,7 +7600,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+        /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -7432,7 +7681,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+        /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -9176,7 +9425,21 @@ export interface operations {
                      *             "497f6eca-6276-4993-bfeb-53cbbbba6f08"
                      *           ],
                      *           "until": "2026-11-20T08:15:00.000Z",
-                     *           "breakGlass": true
+                     *           "breakGlass": true,
+                     *           "freeze": {
+                     *             "side": "partner",
+                     *             "reason": "Ticket 4711: printer outage",
+                     *             "byName": "string",
+                     *             "at": "2026-11-20T08:15:00.000Z"
+                     *           },
+                     *           "requires": "step_up",
+                     *           "budget": {
+                     *             "setBy": "partner",
+                     *             "dimension": "organizations",
+                     *             "limit": -9007199254740991,
+                     *             "used": -9007199254740991,
+                     *             "windowMinutes": -9007199254740991
+                     *           }
                      *         }
                      *       ],
                      *       "subject": {
@@ -9217,7 +9480,21 @@ export interface operations {
                      *                 "497f6eca-6276-4993-bfeb-53cbbbba6f08"
                      *               ],
                      *               "until": "2026-11-20T08:15:00.000Z",
-                     *               "breakGlass": true
+                     *               "breakGlass": true,
+                     *               "freeze": {
+                     *                 "side": "partner",
+                     *                 "reason": "Ticket 4711: printer outage",
+                     *                 "byName": "string",
+                     *                 "at": "2026-11-20T08:15:00.000Z"
+                     *               },
+                     *               "requires": "step_up",
+                     *               "budget": {
+                     *                 "setBy": "partner",
+                     *                 "dimension": "organizations",
+                     *                 "limit": -9007199254740991,
+                     *                 "used": -9007199254740991,
+                     *                 "windowMinutes": -9007199254740991
+                     *               }
                      *             }
                      *           ]
                      *         }
@@ -9789,7 +10066,21 @@ export interface operations {
                      *                 "497f6eca-6276-4993-bfeb-53cbbbba6f08"
                      *               ],
                      *               "until": "2026-11-20T08:15:00.000Z",
-                     *               "breakGlass": true
+                     *               "breakGlass": true,
+                     *               "freeze": {
+                     *                 "side": "partner",
+                     *                 "reason": "Ticket 4711: printer outage",
+                     *                 "byName": "string",
+                     *                 "at": "2026-11-20T08:15:00.000Z"
+                     *               },
+                     *               "requires": "step_up",
+                     *               "budget": {
+                     *                 "setBy": "partner",
+                     *                 "dimension": "organizations",
+                     *                 "limit": -9007199254740991,
+                     *                 "used": -9007199254740991,
+                     *                 "windowMinutes": -9007199254740991
+                     *               }
                      *             }
                      *           ]
                      *         }
@@ -16335,6 +16626,260 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getGovernor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "freeze": {
+                     *         "side": "partner",
+                     *         "reason": "Ticket 4711: printer outage",
+                     *         "at": "2026-11-20T08:15:00.000Z",
+                     *         "byName": "string"
+                     *       },
+                     *       "frozenOrganizations": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "name": "Contoso Ltd",
+                     *           "freeze": {
+                     *             "side": "partner",
+                     *             "reason": "Ticket 4711: printer outage",
+                     *             "at": "2026-11-20T08:15:00.000Z",
+                     *             "byName": "string"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "budget": {
+                     *         "windowMinutes": 1,
+                     *         "maxOrganizations": 1,
+                     *         "maxDevices": 1,
+                     *         "maxDestructive": 1
+                     *       },
+                     *       "coSign": {
+                     *         "minutes": -9007199254740991,
+                     *         "actions": -9007199254740991
+                     *       },
+                     *       "dimensions": [
+                     *         "organizations"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The partner's own freeze */
+                        freeze: components["schemas"]["Freeze"] | null;
+                        frozenOrganizations: {
+                            /**
+                             * Format: uuid
+                             * @description Identifier of this object (UUID unless stated).
+                             * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+                             */
+                            id: string;
+                            /**
+                             * @description Display name, as people see it.
+                             * @example Contoso Ltd
+                             */
+                            name: string;
+                            freeze: components["schemas"]["Freeze"];
+                        }[];
+                        /** @description The partner's budget (settings.governor.budget) */
+                        budget: {
+                            /** @description The sliding window the budget counts over, in minutes (1 to 1440) */
+                            windowMinutes: number;
+                            /** @description At most this many distinct organisations touched by destructive actions per principal in the window */
+                            maxOrganizations?: number;
+                            /** @description At most this many distinct devices affected by destructive actions per principal in the window */
+                            maxDevices?: number;
+                            /** @description At most this many uses of destructive permissions per principal in the window */
+                            maxDestructive?: number;
+                        } | null;
+                        coSign: {
+                            minutes: number;
+                            /** @description Actions of the permission catalogue. */
+                            actions: number;
+                        };
+                        dimensions: ("organizations" | "devices" | "destructive")[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getGovernorCoSigns: {
+        parameters: {
+            query?: {
+                status?: "pending" | "approved" | "expired" | "used";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *           "principalType": "user",
+                     *           "principalId": "0a52818d-1e0c-4e64-848e-4d04f9e914e5",
+                     *           "principalName": "string",
+                     *           "reason": "Ticket 4711: printer outage",
+                     *           "status": "pending",
+                     *           "actions": -9007199254740991,
+                     *           "remaining": -9007199254740991,
+                     *           "createdAt": "2026-11-20T08:15:00.000Z",
+                     *           "expiresAt": "2026-11-20T08:15:00.000Z",
+                     *           "approvedByName": "string",
+                     *           "approvedAt": "string",
+                     *           "unlockExpiresAt": "string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The items of this page, in a stable order. */
+                        data: components["schemas"]["CoSignRequest"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postGovernorCoSigns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "Ticket 4711: printer outage"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Why the principal needs to go over its budget
+                     * @example Ticket 4711: printer outage
+                     */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *       "principalType": "user",
+                     *       "principalId": "0a52818d-1e0c-4e64-848e-4d04f9e914e5",
+                     *       "principalName": "string",
+                     *       "reason": "Ticket 4711: printer outage",
+                     *       "status": "pending",
+                     *       "actions": -9007199254740991,
+                     *       "remaining": -9007199254740991,
+                     *       "createdAt": "2026-11-20T08:15:00.000Z",
+                     *       "expiresAt": "2026-11-20T08:15:00.000Z",
+                     *       "approvedByName": "string",
+                     *       "approvedAt": "string",
+                     *       "unlockExpiresAt": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CoSignRequest"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postGovernorCoSignsByIdApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0f1e2d3c-4b5a-4968-8776-655443322110",
+                     *       "principalType": "user",
+                     *       "principalId": "0a52818d-1e0c-4e64-848e-4d04f9e914e5",
+                     *       "principalName": "string",
+                     *       "reason": "Ticket 4711: printer outage",
+                     *       "status": "pending",
+                     *       "actions": -9007199254740991,
+                     *       "remaining": -9007199254740991,
+                     *       "createdAt": "2026-11-20T08:15:00.000Z",
+                     *       "expiresAt": "2026-11-20T08:15:00.000Z",
+                     *       "approvedByName": "string",
+                     *       "approvedAt": "string",
+                     *       "unlockExpiresAt": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CoSignRequest"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     issueServiceAccountToken: {
         parameters: {
             query?: never;
@@ -16535,6 +17080,27 @@ export interface operations {
                          * @enum {string}
                          */
                         jitApproval?: "auto" | "partner_admin" | "customer_admin";
+                        /** @description The blast-radius governor: budgets on destructive actions, and co-signatures */
+                        governor?: {
+                            /** @description The tenant's budget (null or absent: none). A partner's holds its staff and service accounts everywhere; an organisation's holds everyone acting in it, on top of its partner's (the stricter wins) */
+                            budget?: {
+                                /** @description The sliding window the budget counts over, in minutes (1 to 1440) */
+                                windowMinutes: number;
+                                /** @description At most this many distinct organisations touched by destructive actions per principal in the window */
+                                maxOrganizations?: number;
+                                /** @description At most this many distinct devices affected by destructive actions per principal in the window */
+                                maxDevices?: number;
+                                /** @description At most this many uses of destructive permissions per principal in the window */
+                                maxDestructive?: number;
+                            } | null;
+                            /** @description Partner only: how a co-signature by another Partner Admin unlocks an over-budget principal */
+                            coSign?: {
+                                /** @description How long a co-sign request waits for approval, and how long the approved unlock lasts, in minutes (default 30) */
+                                minutes?: number;
+                                /** @description How many over-budget destructive actions an approved co-signature lets through (default 10) */
+                                actions?: number;
+                            };
+                        };
                     };
                 };
             };
@@ -16740,6 +17306,27 @@ export interface operations {
                          * @enum {string}
                          */
                         jitApproval?: "auto" | "partner_admin" | "customer_admin";
+                        /** @description The blast-radius governor: budgets on destructive actions, and co-signatures */
+                        governor?: {
+                            /** @description The tenant's budget (null or absent: none). A partner's holds its staff and service accounts everywhere; an organisation's holds everyone acting in it, on top of its partner's (the stricter wins) */
+                            budget?: {
+                                /** @description The sliding window the budget counts over, in minutes (1 to 1440) */
+                                windowMinutes: number;
+                                /** @description At most this many distinct organisations touched by destructive actions per principal in the window */
+                                maxOrganizations?: number;
+                                /** @description At most this many distinct devices affected by destructive actions per principal in the window */
+                                maxDevices?: number;
+                                /** @description At most this many uses of destructive permissions per principal in the window */
+                                maxDestructive?: number;
+                            } | null;
+                            /** @description Partner only: how a co-signature by another Partner Admin unlocks an over-budget principal */
+                            coSign?: {
+                                /** @description How long a co-sign request waits for approval, and how long the approved unlock lasts, in minutes (default 30) */
+                                minutes?: number;
+                                /** @description How many over-budget destructive actions an approved co-signature lets through (default 10) */
+                                actions?: number;
+                            };
+                        };
                     };
                     /** @description Save an IP allow-list even though it leaves out your current address (else 409 ip_lockout) */
                     confirmLockout?: boolean;
@@ -16861,6 +17448,116 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    postOrgsOrganizationsByIdFreeze: {
+        parameters: {
+            query?: {
+                /** @description Optional: must name the organisation the record belongs to (or, for partner-wide configuration, one it is in force in) */
+                orgId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "Ticket 4711: printer outage"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Why: shown to both sides, mailed and audited
+                     * @example Ticket 4711: printer outage
+                     */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "frozen": true,
+                     *       "freeze": {
+                     *         "side": "partner",
+                     *         "reason": "Ticket 4711: printer outage",
+                     *         "at": "2026-11-20T08:15:00.000Z",
+                     *         "byName": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        frozen: boolean;
+                        freeze: components["schemas"]["Freeze"] | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteOrgsOrganizationsByIdFreeze: {
+        parameters: {
+            query?: {
+                /** @description Optional: must name the organisation the record belongs to (or, for partner-wide configuration, one it is in force in) */
+                orgId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "frozen": true,
+                     *       "freeze": {
+                     *         "side": "partner",
+                     *         "reason": "Ticket 4711: printer outage",
+                     *         "at": "2026-11-20T08:15:00.000Z",
+                     *         "byName": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        frozen: boolean;
+                        freeze: components["schemas"]["Freeze"] | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listPartnerAccess: {
         parameters: {
             query?: {
@@ -16887,6 +17584,20 @@ export interface operations {
                     /**
                      * @example {
                      *       "mspAccess": "allowed",
+                     *       "freezes": {
+                     *         "partner": {
+                     *           "side": "partner",
+                     *           "reason": "Ticket 4711: printer outage",
+                     *           "byName": "string",
+                     *           "at": "2026-11-20T08:15:00.000Z"
+                     *         },
+                     *         "organization": {
+                     *           "side": "partner",
+                     *           "reason": "Ticket 4711: printer outage",
+                     *           "byName": "string",
+                     *           "at": "2026-11-20T08:15:00.000Z"
+                     *         }
+                     *       },
                      *       "data": [
                      *         {
                      *           "userId": "3f2b8c1e-6a4d-4e8f-9b2a-1c5d7e9f0a12",
@@ -16924,6 +17635,41 @@ export interface operations {
                          * @enum {string}
                          */
                         mspAccess: "allowed" | "approval_required" | "suspended";
+                        /** @description Freezes of destructive permissions in force now: while one is, the staff below cannot use them here */
+                        freezes: {
+                            /** @description The partner's freeze of its own staff and service accounts */
+                            partner: {
+                                /** @enum {string} */
+                                side: "partner" | "organization";
+                                /**
+                                 * @description Why, in words (audited).
+                                 * @example Ticket 4711: printer outage
+                                 */
+                                reason: string;
+                                byName: string;
+                                /**
+                                 * @description When it happened (ISO 8601, UTC).
+                                 * @example 2026-11-20T08:15:00.000Z
+                                 */
+                                at: string;
+                            } | null;
+                            /** @description The organisation's freeze of everyone acting in it */
+                            organization: {
+                                /** @enum {string} */
+                                side: "partner" | "organization";
+                                /**
+                                 * @description Why, in words (audited).
+                                 * @example Ticket 4711: printer outage
+                                 */
+                                reason: string;
+                                byName: string;
+                                /**
+                                 * @description When it happened (ISO 8601, UTC).
+                                 * @example 2026-11-20T08:15:00.000Z
+                                 */
+                                at: string;
+                            } | null;
+                        };
                         /** @description The items of this page, in a stable order. */
                         data: components["schemas"]["PartnerAccessEntry"][];
                         /** @description Service accounts that speak for the partner in the organisation (first page only; empty on later pages) */
@@ -17148,6 +17894,27 @@ export interface operations {
                          * @enum {string}
                          */
                         jitApproval?: "auto" | "partner_admin" | "customer_admin";
+                        /** @description The blast-radius governor: budgets on destructive actions, and co-signatures */
+                        governor?: {
+                            /** @description The tenant's budget (null or absent: none). A partner's holds its staff and service accounts everywhere; an organisation's holds everyone acting in it, on top of its partner's (the stricter wins) */
+                            budget?: {
+                                /** @description The sliding window the budget counts over, in minutes (1 to 1440) */
+                                windowMinutes: number;
+                                /** @description At most this many distinct organisations touched by destructive actions per principal in the window */
+                                maxOrganizations?: number;
+                                /** @description At most this many distinct devices affected by destructive actions per principal in the window */
+                                maxDevices?: number;
+                                /** @description At most this many uses of destructive permissions per principal in the window */
+                                maxDestructive?: number;
+                            } | null;
+                            /** @description Partner only: how a co-signature by another Partner Admin unlocks an over-budget principal */
+                            coSign?: {
+                                /** @description How long a co-sign request waits for approval, and how long the approved unlock lasts, in minutes (default 30) */
+                                minutes?: number;
+                                /** @description How many over-budget destructive actions an approved co-signature lets through (default 10) */
+                                actions?: number;
+                            };
+                        };
                     };
                     /** @description Save an IP allow-list even though it leaves out your current address (else 409 ip_lockout) */
                     confirmLockout?: boolean;
@@ -17217,6 +17984,104 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postOrgsPartnersMeFreeze: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "Ticket 4711: printer outage"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Why: shown to both sides, mailed and audited
+                     * @example Ticket 4711: printer outage
+                     */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "frozen": true,
+                     *       "freeze": {
+                     *         "side": "partner",
+                     *         "reason": "Ticket 4711: printer outage",
+                     *         "at": "2026-11-20T08:15:00.000Z",
+                     *         "byName": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        frozen: boolean;
+                        freeze: components["schemas"]["Freeze"] | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteOrgsPartnersMeFreeze: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "frozen": true,
+                     *       "freeze": {
+                     *         "side": "partner",
+                     *         "reason": "Ticket 4711: printer outage",
+                     *         "at": "2026-11-20T08:15:00.000Z",
+                     *         "byName": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        frozen: boolean;
+                        freeze: components["schemas"]["Freeze"] | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             428: components["responses"]["PreconditionRequired"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -17610,7 +18475,8 @@ export interface operations {
                      *         {
                      *           "resource": "devices",
                      *           "action": "read",
-                     *           "description": "Front-line support"
+                     *           "description": "Front-line support",
+                     *           "destructive": true
                      *         }
                      *       ],
                      *       "aliases": {
@@ -17638,6 +18504,8 @@ export interface operations {
                              * @example Front-line support
                              */
                             description: string;
+                            /** @description A freeze refuses it; the blast-radius budgets count its uses */
+                            destructive: boolean;
                         }[];
                         /** @description Other names it is known by. */
                         aliases: {
@@ -18801,7 +19669,8 @@ export interface operations {
                      *         {
                      *           "resource": "devices",
                      *           "action": "read",
-                     *           "description": "Front-line support"
+                     *           "description": "Front-line support",
+                     *           "destructive": true
                      *         }
                      *       ]
                      *     }
@@ -18832,6 +19701,8 @@ export interface operations {
                              * @example Front-line support
                              */
                             description: string;
+                            /** @description A freeze refuses it; the blast-radius budgets count its uses */
+                            destructive: boolean;
                         }[];
                     };
                 };
@@ -23850,7 +24721,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -23870,7 +24741,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -24284,7 +25155,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24304,7 +25175,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -24620,7 +25491,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24640,7 +25511,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -25431,7 +26302,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -25451,7 +26322,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -25935,7 +26806,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -25955,7 +26826,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -26291,7 +27162,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -26311,7 +27182,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
             409: {
                 headers: {
                     [name: string]: unknown;

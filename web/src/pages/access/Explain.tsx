@@ -35,6 +35,8 @@ const STEP_WORDS: Record<Reason['step'], string> = {
   relationship: 'Delegated-access relationship',
   site: 'Site restriction',
   device_group: 'Device-group restriction',
+  freeze: 'Freeze of destructive permissions',
+  budget: 'Blast-radius budget',
 };
 
 export default function Explain() {

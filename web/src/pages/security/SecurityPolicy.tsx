@@ -1,6 +1,7 @@
 // The tenant's security policy on one page: two-step verification for all staff (passkeys for administrators),
 // allowed factors, session and idle lifetimes, Force MFA on roles, the IP allow-list and the break-glass account; then
-// who does not comply yet, with a reminder mail. A partner edits its own; an organisation's admin its organisation.
+// who does not comply yet, with a reminder mail; then the brake on mass actions (Governor.tsx). A partner edits its
+// own; an organisation's admin its organisation.
 import {
   Alert,
   Button,
@@ -27,6 +28,7 @@ import { useFieldErrors } from '../../hooks/useFieldErrors';
 import { explain } from '../../lib/errors';
 import { useAllRoles } from '../../hooks/roles';
 import { useMe } from '../../hooks/me';
+import Governor from './Governor';
 
 interface Security {
   requireMfa?: boolean;
@@ -74,6 +76,7 @@ export default function SecurityPolicy() {
         {(t) => <PolicyForm key={t.id} tenant={t} orgId={orgId} />}
       </Loaded>
       <Compliance orgId={orgId} />
+      {me.data && <Governor orgId={orgId} />}
     </Stack>
   );
 }
