@@ -108,28 +108,30 @@ export type MspAccess = (typeof MSP_ACCESS)[number];
 export const JIT_APPROVAL = ['auto', 'partner_admin', 'customer_admin'] as const;
 export type JitApproval = (typeof JIT_APPROVAL)[number];
 export const JIT_MAX_MINUTES_DEFAULT = 480;
-export const tenantSettingsSchema = z.strictObject({
-  security: securitySettingsSchema.optional(),
-  requireRelationships: z
-    .boolean()
-    .optional()
-    .describe(
-      "Partner only: on, the partner's staff reach an organisation only through an active delegated-access relationship with it, within that relationship's roles, sites and device groups; off (the default) keeps standing access as it is",
-    ),
-  mspAccess: z
-    .enum(MSP_ACCESS)
-    .optional()
-    .describe(
-      "Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.",
-    ),
-  jitApproval: z
-    .enum(JIT_APPROVAL)
-    .optional()
-    .describe(
-      "Organisation only: who approves a partner member's just-in-time access request: auto (granted at once, the default), partner_admin, customer_admin (one of the organisation's admins). Only the organisation's own admins may loosen it.",
-    ),
-  governor: governorSettingsSchema.optional(),
-});
+export const tenantSettingsSchema = z
+  .strictObject({
+    security: securitySettingsSchema.optional(),
+    requireRelationships: z
+      .boolean()
+      .optional()
+      .describe(
+        "Partner only: on, the partner's staff reach an organisation only through an active delegated-access relationship with it, within that relationship's roles, sites and device groups; off (the default) keeps standing access as it is",
+      ),
+    mspAccess: z
+      .enum(MSP_ACCESS)
+      .optional()
+      .describe(
+        "Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.",
+      ),
+    jitApproval: z
+      .enum(JIT_APPROVAL)
+      .optional()
+      .describe(
+        "Organisation only: who approves a partner member's just-in-time access request: auto (granted at once, the default), partner_admin, customer_admin (one of the organisation's admins). Only the organisation's own admins may loosen it.",
+      ),
+    governor: governorSettingsSchema.optional(),
+  })
+  .meta({ id: 'TenantSettings' });
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 
 export interface EffectiveSecurity {

@@ -92,6 +92,14 @@ export const isoDate = z.iso.datetime();
 /** The path parameters of every route that names one record: `/:id`, a UUID, nothing else. */
 export const idParam = z.strictObject({ id: z.uuid() });
 
+const TIMEZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+/** An IANA time zone name (or UTC): sites, maintenance windows. Published once, as the TimeZone component. */
+export const ianaTimezone = z
+  .string()
+  .max(64)
+  .refine((tz) => TIMEZONES.has(tz), 'must be an IANA time zone')
+  .meta({ id: 'TimeZone', enum: [...TIMEZONES].sort() });
+
 export const listQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(512).optional(),

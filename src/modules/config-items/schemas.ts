@@ -1,22 +1,18 @@
 // Partner-wide configuration items: policies, alert templates, patch policies, maintenance windows.
 // `body` has one schema per kind, declared here and published in the OpenAPI document.
 import { z } from 'zod';
+import { ianaTimezone } from '../../http/schemas.js';
 import { isStorable, name255, storableJson, storableString } from './ownership.js';
 
 export const CONFIG_KINDS = ['policy', 'alert_template', 'patch_policy', 'maintenance_window'] as const;
 export type ConfigKind = (typeof CONFIG_KINDS)[number];
 
-const TIMEZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
 const distinct = <T>(a: T[]) => new Set(a).size === a.length;
 
 /** A recurring window in a time zone: starts at `start` local time on each of `daysOfWeek` (0 = Sunday). */
 export const maintenanceWindowBody = z
   .strictObject({
-    timezone: z
-      .string()
-      .max(64)
-      .refine((tz) => TIMEZONES.has(tz), 'must be an IANA time zone')
-      .meta({ enum: [...TIMEZONES].sort() }),
+    timezone: ianaTimezone,
     start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM, 00:00 to 23:59'),
     durationMinutes: z.number().int().min(1).max(1440),
     daysOfWeek: z

@@ -22,63 +22,67 @@ export const scimEmail = z.looseObject({
   primary: scimBoolean.optional(),
 });
 
-export const scimUserInput = z.looseObject({
-  schemas: z.array(z.string().max(255)).max(10).optional(),
-  id: z
-    .string()
-    .max(100)
-    .optional()
-    .describe('Ignored on create; on replace it must be the resource’s own (400 mutability)'),
-  userName: text.min(1).describe('Unique in the tenant, case-insensitive'),
-  externalId: text.nullable().optional().describe('The identity provider’s id; unique in the tenant'),
-  displayName: text.nullable().optional(),
-  name: z
-    .looseObject({
-      givenName: text.nullable().optional(),
-      familyName: text.nullable().optional(),
-      formatted: z.string().max(512).nullable().optional(),
-    })
-    .nullable()
-    .optional(),
-  emails: z
-    .array(scimEmail)
-    .max(20)
-    .optional()
-    .describe(
-      'The primary (else work, else first) e-mail is the account’s; userName when it is an e-mail and none is given',
-    ),
-  active: scimBoolean
-    .optional()
-    .describe('false: the membership is suspended and the user’s sessions here are revoked at once'),
-});
+export const scimUserInput = z
+  .looseObject({
+    schemas: z.array(z.string().max(255)).max(10).optional(),
+    id: z
+      .string()
+      .max(100)
+      .optional()
+      .describe('Ignored on create; on replace it must be the resource’s own (400 mutability)'),
+    userName: text.min(1).describe('Unique in the tenant, case-insensitive'),
+    externalId: text.nullable().optional().describe('The identity provider’s id; unique in the tenant'),
+    displayName: text.nullable().optional(),
+    name: z
+      .looseObject({
+        givenName: text.nullable().optional(),
+        familyName: text.nullable().optional(),
+        formatted: z.string().max(512).nullable().optional(),
+      })
+      .nullable()
+      .optional(),
+    emails: z
+      .array(scimEmail)
+      .max(20)
+      .optional()
+      .describe(
+        'The primary (else work, else first) e-mail is the account’s; userName when it is an e-mail and none is given',
+      ),
+    active: scimBoolean
+      .optional()
+      .describe('false: the membership is suspended and the user’s sessions here are revoked at once'),
+  })
+  .meta({ id: 'ScimUserRequest' });
 export type ScimUserInput = z.infer<typeof scimUserInput>;
 
-export const scimGroupInput = z.looseObject({
-  schemas: z.array(z.string().max(255)).max(10).optional(),
-  id: z.string().max(100).optional(),
-  displayName: text.min(1).describe('Unique in the tenant, case-insensitive'),
-  externalId: text.nullable().optional(),
-  members: z
-    .array(
-      z.looseObject({
-        value: z.string().max(100),
-        display: z.string().max(512).nullable().optional(),
-        type: z.string().max(32).optional(),
-      }),
-    )
-    .max(1000)
-    .optional(),
-  [GROUP_EXTENSION]: z
-    .looseObject({
-      roleId: z
-        .uuid()
-        .nullable()
-        .optional()
-        .describe('Members hold this role of the tenant (within the token creator’s permissions); null: no mapping'),
-    })
-    .nullable()
-    .optional(),
-});
+export const scimGroupInput = z
+  .looseObject({
+    schemas: z.array(z.string().max(255)).max(10).optional(),
+    id: z.string().max(100).optional(),
+    displayName: text.min(1).describe('Unique in the tenant, case-insensitive'),
+    externalId: text.nullable().optional(),
+    members: z
+      .array(
+        z.looseObject({
+          value: z.string().max(100),
+          display: z.string().max(512).nullable().optional(),
+          type: z.string().max(32).optional(),
+        }),
+      )
+      .max(1000)
+      .optional(),
+    [GROUP_EXTENSION]: z
+      .looseObject({
+        roleId: z
+          .uuid()
+          .nullable()
+          .optional()
+          .describe('Members hold this role of the tenant (within the token creator’s permissions); null: no mapping'),
+      })
+      .nullable()
+      .optional(),
+  })
+  .meta({ id: 'ScimGroupRequest' });
 export type ScimGroupInput = z.infer<typeof scimGroupInput>;
 
 export const patchBody = z.looseObject({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ianaTimezone } from '../../http/schemas.js';
 import { tenantSettingsSchema } from '../../access/settings.js';
 import { GETTING_STARTED_STEPS } from './getting-started.js';
 
@@ -9,12 +10,7 @@ const slug = z
   .max(100)
   .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'lower-case letters, digits and dashes');
 const name = z.string().trim().min(1).max(255);
-const TIMEZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
-const timezone = z
-  .string()
-  .max(64)
-  .refine((tz) => TIMEZONES.has(tz), 'must be an IANA time zone')
-  .meta({ enum: [...TIMEZONES].sort() });
+const timezone = ianaTimezone;
 
 export const orgJson = z
   .object({
