@@ -18,13 +18,13 @@ export interface Decided {
   by?: Subject;
 }
 
-/** An evaluation the decision allowed, with the membership (or account) that allows it. */
-export interface AllowedEvaluation {
+/** One evaluation, decided (null: a record not the caller's to ask about). */
+export interface Evaluation {
   subject: { type: string; id: string };
-  principal: Subject['principal'];
   permission: string;
   target: { type: string; id: string; owner: { orgId: string | null } };
   dryRun: boolean;
+  decided: Decided;
 }
 
 /** Puts the freezes in force on each subject's principal, as authenticate does for a caller (the `freeze` step). */
@@ -33,61 +33,45 @@ export async function attachFreezes(deps: Deps, subjects: Iterable<Subject>): Pr
 }
 
 /**
- * The `budget` step of each allowed evaluation of a destructive permission (in order; absent: no budget bears on it).
+ * Adds the `budget` step to each allowed decision of a destructive permission, in order. `stopOn`: the batch ends at
+ * the first answer that is this (deny_on_first_deny: false), and what is not answered is not charged.
  * Trips and co-signature unlocks go on the caller's audit events, naming the subject they were charged to.
  */
-export async function chargeEvaluations(
-  deps: Deps,
-  caller: Principal,
-  allowed: AllowedEvaluation[],
-): Promise<(AccessReason | null)[]> {
-  const useIds = new Map<string, string>();
-  const out: (AccessReason | null)[] = [];
-  for (const e of allowed) {
-    if (!isDestructive(e.permission)) {
-      out.push(null);
-      continue;
-    }
-    const p = e.principal;
-    const target = { orgId: e.target.owner.orgId, deviceIds: e.target.type === 'device' ? [e.target.id] : [] };
-    if (e.dryRun) {
-      out.push(await deps.governor.peek(deps.db, p, e.permission, target));
-      continue;
-    }
-    // One use per subject in the request, whichever of its memberships allows each evaluation.
-    const key = `${e.subject.type}:${e.subject.id}`;
-    let useId = useIds.get(key);
-    if (!useId) useIds.set(key, (useId = randomUUID()));
-    p.governorUseId = useId;
-    p.governorEvents = [];
-    out.push(await deps.governor.charge(deps.db, p, [e.permission], target));
-    for (const ev of p.governorEvents)
-      (caller.governorEvents ??= []).push({ ...ev, subject: { type: e.subject.type, id: e.subject.id } });
-    p.governorEvents = [];
-  }
-  return out;
-}
-
-/** Adds the `budget` step to each allowed decision it bears on (null: a record not the caller's to ask about). */
 export async function weighBudgets(
   deps: Deps,
   caller: Principal,
-  evaluations: (
-    | {
-        subject: AllowedEvaluation['subject'];
-        permission: string;
-        target: AllowedEvaluation['target'];
-        dryRun: boolean;
-        decided: Decided;
-      }
-    | null
-    | undefined
-  )[],
+  evaluations: (Evaluation | null | undefined)[],
+  stopOn?: boolean,
 ): Promise<void> {
-  const allowed = evaluations.flatMap((e) => (e?.decided.by ? [{ ...e, principal: e.decided.by.principal }] : []));
-  const steps = await chargeEvaluations(deps, caller, allowed);
-  allowed.forEach((e, k) => {
-    const step = steps[k];
-    if (step) e.decided.decision = decisionOf([...e.decided.decision.reasons, step]);
-  });
+  const useIds = new Map<string, string>();
+  for (const e of evaluations) {
+    const by = e?.decided.by;
+    if (e && by && isDestructive(e.permission)) {
+      const step = await weigh(deps, caller, e, by.principal, useIds);
+      if (step) e.decided.decision = decisionOf([...e.decided.decision.reasons, step]);
+    }
+    if (stopOn !== undefined && (e?.decided.decision.allowed ?? false) === stopOn) return;
+  }
+}
+
+async function weigh(
+  deps: Deps,
+  caller: Principal,
+  e: Evaluation,
+  p: Principal,
+  useIds: Map<string, string>,
+): Promise<AccessReason | null> {
+  const target = { orgId: e.target.owner.orgId, deviceIds: e.target.type === 'device' ? [e.target.id] : [] };
+  if (e.dryRun) return deps.governor.peek(deps.db, p, e.permission, target);
+  // One use per subject in the request, whichever of its memberships allows each evaluation.
+  const key = `${e.subject.type}:${e.subject.id}`;
+  let useId = useIds.get(key);
+  if (!useId) useIds.set(key, (useId = randomUUID()));
+  p.governorUseId = useId;
+  p.governorEvents = [];
+  const step = await deps.governor.charge(deps.db, p, [e.permission], target);
+  const subject = { type: e.subject.type, id: e.subject.id };
+  for (const ev of p.governorEvents) (caller.governorEvents ??= []).push({ ...ev, subject });
+  p.governorEvents = [];
+  return step;
 }

@@ -22,7 +22,9 @@ import {
   subjectSearchBody,
   subjectSearchResponse,
 } from './authzen-schemas.js';
-import { applySemantic, evaluateAll, questionOf } from './authzen-service.js';
+import { evaluateAll, questionOf } from './authzen-service.js';
+import { applySemantic } from './authzen-batch.js';
+import { installGovernorAudit } from '../governor/index.js';
 import { searchActions, searchResources, searchSubjects } from './authzen-search.js';
 
 export const AUTHZEN_PATHS = {
@@ -47,6 +49,8 @@ async function serviceAccountsOnly(req: FastifyRequest) {
 
 export function authzenRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
+    // A budget tripped (or a co-signature spent) by an evaluation is audited as on the API's own routes.
+    installGovernorAudit(app, deps);
     const r = app.withTypeProvider<ZodTypeProvider>();
     const guards = [deps.authenticate(), serviceAccountsOnly, requirePermission(PERMS.AUTHZ_EVALUATE)];
     const tags = ['access'];
@@ -119,8 +123,9 @@ export function authzenRoutes(deps: Deps) {
               dryRun: b.context?.dry_run === true || e.context?.dry_run === true,
             }))
           : [{ subject: b.subject, resource: b.resource, action: b.action, dryRun: b.context?.dry_run }];
-        const answers = await evaluateAll(deps, p(req), entries.map(questionOf));
-        return { evaluations: applySemantic(answers, b.options?.evaluations_semantic ?? 'execute_all') };
+        const semantic = b.options?.evaluations_semantic ?? 'execute_all';
+        const answers = await evaluateAll(deps, p(req), entries.map(questionOf), semantic);
+        return { evaluations: applySemantic(answers, semantic) };
       },
     );
 

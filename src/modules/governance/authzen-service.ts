@@ -16,6 +16,7 @@ import {
 import { DEVICE, DEVICE_GROUP, ORGANIZATION, SCRIPT, SITE, type ByIdResource } from '../tenants/index.js';
 import { decideFor } from './explain-service.js';
 import { attachFreezes, weighBudgets, type Decided } from './authzen-budget.js';
+import { stopOnOf, type Semantic } from './authzen-batch.js';
 import { serviceAccountSubjectsOf, userSubjectsOf, type Subject } from './subjects.js';
 import { decisionFacts, type DecisionFacts } from './authzen-cache.js';
 import {
@@ -314,7 +315,12 @@ export async function subjectsFor(
 }
 
 /** Answers in order: the epoch first (a change after it moves it), the records, the subjects, then their budgets. */
-export async function evaluateAll(deps: Deps, caller: Principal, questions: Question[]): Promise<DecisionJson[]> {
+export async function evaluateAll(
+  deps: Deps,
+  caller: Principal,
+  questions: Question[],
+  semantic: Semantic = 'execute_all',
+): Promise<DecisionJson[]> {
   const epoch = await decisionEpoch(deps.db);
   const targets = await loadTargets(
     deps,
@@ -336,6 +342,7 @@ export async function evaluateAll(deps: Deps, caller: Principal, questions: Ques
     deps,
     caller,
     questions.map((q, i) => decided[i] && { ...q, decided: decided[i]!, target: found[i]! }),
+    stopOnOf(semantic),
   );
   return decided.map((d) => (d ? decisionJson(d.decision, epoch) : notFoundJson(epoch)));
 }
@@ -382,17 +389,4 @@ export function questionOf(e: {
     permission: permissionOf(e.action!.name),
     dryRun: e.dryRun === true,
   };
-}
-
-export type Semantic = 'execute_all' | 'deny_on_first_deny' | 'permit_on_first_permit';
-
-/** The batch's answers under its semantic: all of them, or up to the first deny (or permit), which says so. */
-export function applySemantic(answers: DecisionJson[], semantic: Semantic): DecisionJson[] {
-  if (semantic === 'execute_all') return answers;
-  const stopAt = semantic !== 'deny_on_first_deny';
-  const i = answers.findIndex((a) => a.decision === stopAt);
-  if (i < 0) return answers;
-  const out = answers.slice(0, i + 1);
-  out[i] = { ...out[i]!, context: { ...out[i]!.context, reason: semantic } };
-  return out;
 }
