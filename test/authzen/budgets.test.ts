@@ -259,3 +259,19 @@ describe('another partner', () => {
     expect(budgetStep(mine)).toMatchObject({ budget: { used: 1, limit: 1 } });
   });
 });
+
+describe('a freeze answers before any budget', () => {
+  it("a partner's freeze refuses the technician's evaluation without charging it; lifted, the budget is whole", async () => {
+    const w = await world();
+    await setPartnerGovernor(w.admin, { budget: { windowMinutes: 10, maxDestructive: 1 } });
+    const tess = user(w.tech.user.id);
+    expectStatus(await w.admin.api.post('/orgs/partners/me/freeze', { reason: 'Suspected key leak' }), 200);
+    const frozen = await evaluate(w.pdpOnPeer, ask(tess, w.devices[0]!.id));
+    expect(frozen).toMatchObject({ decision: false, context: { denied_by: 'freeze' } });
+    expect(budgetStep(frozen)).toBeUndefined();
+    expectStatus(await w.admin.api.delete('/orgs/partners/me/freeze'), 200);
+    const lifted = await evaluate(w.pdpOnPeer, ask(tess, w.devices[0]!.id));
+    expect(lifted.decision).toBe(true);
+    expect(budgetStep(lifted)).toMatchObject({ budget: { used: 1, limit: 1 } });
+  });
+});
