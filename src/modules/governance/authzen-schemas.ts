@@ -66,7 +66,7 @@ const context = z
   })
   .catchall(z.unknown())
   .optional()
-  .describe('The environment: `dry_run` is read, other keys are accepted and not read');
+  .describe('The environment: `dry_run` is read by evaluations; other keys are accepted and not read');
 
 export const evaluationBody = z.object({ subject, resource, action, context }).meta({
   examples: [
