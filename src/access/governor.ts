@@ -37,6 +37,8 @@ export interface GovernorEvent {
   budget: BudgetUse;
   coSignId?: string;
   remaining?: number;
+  /** Charged to another principal than the caller: the subject of an authorization API evaluation. */
+  subject?: { type: string; id: string };
 }
 
 /** Where a destructive action lands: its organisation (null: a partner record) and the devices it affects. */

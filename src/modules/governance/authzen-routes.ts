@@ -22,7 +22,9 @@ import {
   subjectSearchBody,
   subjectSearchResponse,
 } from './authzen-schemas.js';
-import { applySemantic, evaluateAll, questionOf } from './authzen-service.js';
+import { evaluateAll, questionOf } from './authzen-service.js';
+import { applySemantic } from './authzen-batch.js';
+import { installGovernorAudit } from '../governor/index.js';
 import { searchActions, searchResources, searchSubjects } from './authzen-search.js';
 
 export const AUTHZEN_PATHS = {
@@ -36,6 +38,9 @@ export const AUTHZEN_PATHS = {
 const SAME =
   'Decided by the function every API request passes (the same steps GET /api/v1/access/explain names), for the subjects and records of the caller’s own partner only: another partner’s subject or record answers exactly as one that does not exist.';
 
+const BUDGETS =
+  'An allowed destructive permission is charged to the subject’s blast-radius budgets (its partner’s and the organisation’s, the stricter wins), the same counts the API’s own routes charge: over one, `decision: false` with `denied_by: budget`, the `budget` step and `context.requires` (`step_up` for a person, `co_sign` for a service account). The subject has no session here, so its step-up never counts: a co-signature approved for it unlocks its next N actions, evaluations included. `context: { "dry_run": true }` only asks: the budgets are weighed, never charged.';
+
 /** The authorization API answers service accounts (the other services of the platform), not people. */
 async function serviceAccountsOnly(req: FastifyRequest) {
   if (principalOf(req).actorType !== 'service_account')
@@ -44,6 +49,8 @@ async function serviceAccountsOnly(req: FastifyRequest) {
 
 export function authzenRoutes(deps: Deps) {
   return async (app: FastifyInstance) => {
+    // A budget tripped (or a co-signature spent) by an evaluation is audited as on the API's own routes.
+    installGovernorAudit(app, deps);
     const r = app.withTypeProvider<ZodTypeProvider>();
     const guards = [deps.authenticate(), serviceAccountsOnly, requirePermission(PERMS.AUTHZ_EVALUATE)];
     const tags = ['access'];
@@ -84,12 +91,13 @@ export function authzenRoutes(deps: Deps) {
           tags,
           operationId: 'authzenEvaluate',
           summary: 'May this user or service account use this permission on this record?',
-          description: `Answers \`decision\` with the reason chain and the decision epoch in \`context\`. A record that is not the partner's answers \`decision: false\` with \`context.error\` 404. ${SAME} Unknown subject or resource types: 400 unknown_subject_type / unknown_resource_type; an action outside the catalogue: 400 unknown_permission.`,
+          description: `Answers \`decision\` with the reason chain and the decision epoch in \`context\`. A record that is not the partner's answers \`decision: false\` with \`context.error\` 404. ${SAME} Unknown subject or resource types: 400 unknown_subject_type / unknown_resource_type; an action outside the catalogue: 400 unknown_permission. ${BUDGETS}`,
           body: evaluationBody,
           response: { 200: decision, ...refusals },
         },
       },
-      async (req) => (await evaluateAll(deps, p(req), [questionOf(req.body)]))[0]!,
+      async (req) =>
+        (await evaluateAll(deps, p(req), [questionOf({ ...req.body, dryRun: req.body.context?.dry_run })]))[0]!,
     );
 
     r.post(
@@ -100,7 +108,7 @@ export function authzenRoutes(deps: Deps) {
           tags,
           operationId: 'authzenEvaluateMany',
           summary: 'Up to 1,000 evaluations in one round trip',
-          description: `Each entry takes the top-level subject, resource, action and context for the keys it omits; without \`evaluations\`, the top level is one evaluation. \`options.evaluations_semantic\`: execute_all (default), deny_on_first_deny, permit_on_first_permit (the answer ends at the first deny or permit, whose context names the semantic). The records are read in one statement per kind and the subjects once per organisation. ${SAME}`,
+          description: `Each entry takes the top-level subject, resource, action and context for the keys it omits; without \`evaluations\`, the top level is one evaluation. \`options.evaluations_semantic\`: execute_all (default), deny_on_first_deny, permit_on_first_permit (the answer ends at the first deny or permit, whose context names the semantic). The records are read in one statement per kind and the subjects once per organisation. ${SAME} ${BUDGETS} In a batch, each subject's allowed destructive evaluations are one use of destructive permissions, each device one device affected; \`dry_run\` at the top level or in an entry makes that entry only ask.`,
           body: evaluationsBody,
           response: { 200: evaluationsResponse, ...refusals },
         },
@@ -112,10 +120,12 @@ export function authzenRoutes(deps: Deps) {
               subject: e.subject ?? b.subject,
               resource: e.resource ?? b.resource,
               action: e.action ?? b.action,
+              dryRun: b.context?.dry_run === true || e.context?.dry_run === true,
             }))
-          : [{ subject: b.subject, resource: b.resource, action: b.action }];
-        const answers = await evaluateAll(deps, p(req), entries.map(questionOf));
-        return { evaluations: applySemantic(answers, b.options?.evaluations_semantic ?? 'execute_all') };
+          : [{ subject: b.subject, resource: b.resource, action: b.action, dryRun: b.context?.dry_run }];
+        const semantic = b.options?.evaluations_semantic ?? 'execute_all';
+        const answers = await evaluateAll(deps, p(req), entries.map(questionOf), semantic);
+        return { evaluations: applySemantic(answers, semantic) };
       },
     );
 

@@ -55,7 +55,18 @@ export const action = z
     properties,
   })
   .describe('A permission of the catalogue');
-const context = z.record(z.string(), z.unknown()).optional().describe('The environment; accepted and not read');
+const context = z
+  .object({
+    dry_run: z
+      .boolean()
+      .optional()
+      .describe(
+        'true: only asking. A destructive permission is weighed against the subject’s budgets without being charged to them',
+      ),
+  })
+  .catchall(z.unknown())
+  .optional()
+  .describe('The environment: `dry_run` is read by evaluations; other keys are accepted and not read');
 
 export const evaluationBody = z.object({ subject, resource, action, context }).meta({
   examples: [
@@ -122,6 +133,12 @@ export const decisionContext = z.object({
     .array(accessReason)
     .describe('The steps the decision passed, in order, as GET /api/v1/access/explain names them'),
   denied_by: z.string().optional().describe('The first step that denies'),
+  requires: z
+    .enum(['step_up', 'co_sign'])
+    .optional()
+    .describe(
+      'Over a budget (`denied_by: budget`): what unlocks it, as a route’s 403 budget_exceeded says. `step_up` (a person): the person’s own requests pass with a fresh passkey step-up, evaluations only with a co-signature; `co_sign` (a service account): a co-signature',
+    ),
   reason: z.string().optional().describe('Where the batch stopped: `deny_on_first_deny` or `permit_on_first_permit`'),
   error: z
     .object({ status: z.number().int(), message: z.string() })

@@ -15,6 +15,8 @@ import {
 } from '../../access/decision.js';
 import { DEVICE, DEVICE_GROUP, ORGANIZATION, SCRIPT, SITE, type ByIdResource } from '../tenants/index.js';
 import { decideFor } from './explain-service.js';
+import { attachFreezes, weighBudgets, type Decided } from './authzen-budget.js';
+import { stopOnOf, type Semantic } from './authzen-batch.js';
 import { serviceAccountSubjectsOf, userSubjectsOf, type Subject } from './subjects.js';
 import { decisionFacts, type DecisionFacts } from './authzen-cache.js';
 import {
@@ -37,6 +39,8 @@ export interface Question {
   subject: { type: SubjectType; id: string; ip: string | null };
   resource: { type: AuthzenResourceType; id: string };
   permission: string;
+  /** `context.dry_run`: the answer only, the budgets counted and never charged. */
+  dryRun: boolean;
 }
 
 export interface Target {
@@ -53,6 +57,7 @@ export interface DecisionJson {
     epoch: number;
     reasons: AccessDecision['reasons'];
     denied_by?: string;
+    requires?: 'step_up' | 'co_sign';
     reason?: string;
     error?: { status: number; message: string };
   };
@@ -249,22 +254,30 @@ export class SubjectBook {
 
 // ---- Decisions ----
 
-/** The decision of one subject on one record: the membership that allows, else the first (organisation first). */
+/** The decision of one subject on one record: the membership that allows (`by`), else the first (organisation first). */
 export function decideSubject(subjects: Subject[], permission: string, t: Target): AccessDecision {
-  if (subjects.length === 0) return decisionOf([deny('membership', NO_MEMBERSHIP)]);
+  return decideAs(subjects, permission, t).decision;
+}
+
+function decideAs(subjects: Subject[], permission: string, t: Target): Decided {
+  if (subjects.length === 0) return { decision: decisionOf([deny('membership', NO_MEMBERSHIP)]) };
   let first: AccessDecision | null = null;
   for (const s of subjects) {
     const d = decideFor(s, permission, t);
-    if (d.allowed) return d;
+    if (d.allowed) return { decision: d, by: s };
     first ??= d;
   }
-  return first!;
+  return { decision: first! };
 }
 
-export const decisionJson = (d: AccessDecision, epoch: number): DecisionJson => ({
-  decision: d.allowed,
-  context: { epoch, reasons: d.reasons, ...(d.deniedBy ? { denied_by: d.deniedBy } : {}) },
-});
+/** The answer; over a budget, its context says what unlocks it (`requires`), as a route's 403 does. */
+export function decisionJson(d: AccessDecision, epoch: number): DecisionJson {
+  const requires = d.reasons.find((r) => r.step === 'budget' && !r.allowed)?.requires;
+  const context: DecisionJson['context'] = { epoch, reasons: d.reasons };
+  if (d.deniedBy) context.denied_by = d.deniedBy;
+  if (requires) context.requires = requires;
+  return { decision: d.allowed, context };
+}
 
 const notFoundJson = (epoch: number): DecisionJson => ({
   decision: false,
@@ -301,8 +314,13 @@ export async function subjectsFor(
   return (subject, t) => slotsOf(t, homes, subject).flatMap((orgId) => book.get(subject, orgId));
 }
 
-/** Answers the questions in order: the epoch first (a change after it moves it), then the records, then the subjects. */
-export async function evaluateAll(deps: Deps, caller: Principal, questions: Question[]): Promise<DecisionJson[]> {
+/** Answers in order: the epoch first (a change after it moves it), the records, the subjects, then their budgets. */
+export async function evaluateAll(
+  deps: Deps,
+  caller: Principal,
+  questions: Question[],
+  semantic: Semantic = 'execute_all',
+): Promise<DecisionJson[]> {
   const epoch = await decisionEpoch(deps.db);
   const targets = await loadTargets(
     deps,
@@ -317,11 +335,16 @@ export async function evaluateAll(deps: Deps, caller: Principal, questions: Ques
     epoch,
     questions.flatMap((q, i) => (found[i] ? [{ subject: q.subject, target: found[i]! }] : [])),
   );
-  return questions.map((q, i) => {
-    const t = found[i];
-    if (!t) return notFoundJson(epoch);
-    return decisionJson(decideSubject(subjectsOf(q.subject, t), q.permission, t), epoch);
-  });
+  const subjects = questions.map((q, i) => (found[i] ? subjectsOf(q.subject, found[i]!) : []));
+  await attachFreezes(deps, new Set(subjects.flat()));
+  const decided = questions.map((q, i) => (found[i] ? decideAs(subjects[i]!, q.permission, found[i]!) : null));
+  await weighBudgets(
+    deps,
+    caller,
+    questions.map((q, i) => decided[i] && { ...q, decided: decided[i]!, target: found[i]! }),
+    stopOnOf(semantic),
+  );
+  return decided.map((d) => (d ? decisionJson(d.decision, epoch) : notFoundJson(epoch)));
 }
 
 /** Each subject's organisations in the partner (only asked for when a partner-wide shared record is in question). */
@@ -349,6 +372,7 @@ export function questionOf(e: {
   subject: Entity<{ type: string; id: string; properties?: { ip_address?: string } & Record<string, unknown> }>;
   resource: Entity<{ type: string; id: string }>;
   action: Entity<{ name: string }>;
+  dryRun?: boolean;
 }): Question {
   const missing = (['subject', 'resource', 'action'] as const).filter((k) => !e[k]);
   if (missing.length)
@@ -363,18 +387,6 @@ export function questionOf(e: {
     },
     resource: { type: resourceTypeOf(e.resource!.type), id: e.resource!.id },
     permission: permissionOf(e.action!.name),
+    dryRun: e.dryRun === true,
   };
-}
-
-export type Semantic = 'execute_all' | 'deny_on_first_deny' | 'permit_on_first_permit';
-
-/** The batch's answers under its semantic: all of them, or up to the first deny (or permit), which says so. */
-export function applySemantic(answers: DecisionJson[], semantic: Semantic): DecisionJson[] {
-  if (semantic === 'execute_all') return answers;
-  const stopAt = semantic !== 'deny_on_first_deny';
-  const i = answers.findIndex((a) => a.decision === stopAt);
-  if (i < 0) return answers;
-  const out = answers.slice(0, i + 1);
-  out[i] = { ...out[i]!, context: { ...out[i]!.context, reason: semantic } };
-  return out;
 }

@@ -35,11 +35,12 @@ export function installGovernorAudit(app: FastifyInstance, deps: Deps): void {
               partnerId: p.partnerId,
               orgId: e.orgId,
               resourceType: e.coSignId ? 'co_sign_request' : 'principal',
-              resourceId: e.coSignId ?? p.userId,
+              resourceId: e.coSignId ?? e.subject?.id ?? p.userId,
               details: {
                 permissions: e.permissions,
                 budget: e.budget,
                 ...(e.remaining !== undefined ? { remaining: e.remaining } : {}),
+                ...(e.subject ? { subject: e.subject } : {}),
                 route: `${req.method} ${req.routeOptions.url ?? ''}`,
               },
             },

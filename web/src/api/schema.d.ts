@@ -33,7 +33,7 @@ export interface paths {
         put?: never;
         /**
          * May this user or service account use this permission on this record?
-         * @description Answers `decision` with the reason chain and the decision epoch in `context`. A record that is not the partner's answers `decision: false` with `context.error` 404. Decided by the function every API request passes (the same steps GET /api/v1/access/explain names), for the subjects and records of the caller’s own partner only: another partner’s subject or record answers exactly as one that does not exist. Unknown subject or resource types: 400 unknown_subject_type / unknown_resource_type; an action outside the catalogue: 400 unknown_permission.
+         * @description Answers `decision` with the reason chain and the decision epoch in `context`. A record that is not the partner's answers `decision: false` with `context.error` 404. Decided by the function every API request passes (the same steps GET /api/v1/access/explain names), for the subjects and records of the caller’s own partner only: another partner’s subject or record answers exactly as one that does not exist. Unknown subject or resource types: 400 unknown_subject_type / unknown_resource_type; an action outside the catalogue: 400 unknown_permission. An allowed destructive permission is charged to the subject’s blast-radius budgets (its partner’s and the organisation’s, the stricter wins), the same counts the API’s own routes charge: over one, `decision: false` with `denied_by: budget`, the `budget` step and `context.requires` (`step_up` for a person, `co_sign` for a service account). The subject has no session here, so its step-up never counts: a co-signature approved for it unlocks its next N actions, evaluations included. `context: { "dry_run": true }` only asks: the budgets are weighed, never charged.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `authz:evaluate`.
          */
@@ -55,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Up to 1,000 evaluations in one round trip
-         * @description Each entry takes the top-level subject, resource, action and context for the keys it omits; without `evaluations`, the top level is one evaluation. `options.evaluations_semantic`: execute_all (default), deny_on_first_deny, permit_on_first_permit (the answer ends at the first deny or permit, whose context names the semantic). The records are read in one statement per kind and the subjects once per organisation. Decided by the function every API request passes (the same steps GET /api/v1/access/explain names), for the subjects and records of the caller’s own partner only: another partner’s subject or record answers exactly as one that does not exist.
+         * @description Each entry takes the top-level subject, resource, action and context for the keys it omits; without `evaluations`, the top level is one evaluation. `options.evaluations_semantic`: execute_all (default), deny_on_first_deny, permit_on_first_permit (the answer ends at the first deny or permit, whose context names the semantic). The records are read in one statement per kind and the subjects once per organisation. Decided by the function every API request passes (the same steps GET /api/v1/access/explain names), for the subjects and records of the caller’s own partner only: another partner’s subject or record answers exactly as one that does not exist. An allowed destructive permission is charged to the subject’s blast-radius budgets (its partner’s and the organisation’s, the stricter wins), the same counts the API’s own routes charge: over one, `decision: false` with `denied_by: budget`, the `budget` step and `context.requires` (`step_up` for a person, `co_sign` for a service account). The subject has no session here, so its step-up never counts: a co-signature approved for it unlocks its next N actions, evaluations included. `context: { "dry_run": true }` only asks: the budgets are weighed, never charged. In a batch, each subject's allowed destructive evaluations are one use of destructive permissions, each device one device affected; `dry_run` at the top level or in an entry makes that entry only ask.
          *
          *     Needs an access token (`Authorization: Bearer`). Needs permission `authz:evaluate`.
          */
@@ -4899,6 +4899,11 @@ export interface components {
                 /** @description The first step that denies */
                 denied_by?: string;
                 /**
+                 * @description Over a budget (`denied_by: budget`): what unlocks it, as a route’s 403 budget_exceeded says. `step_up` (a person): the person’s own requests pass with a fresh passkey step-up, evaluations only with a co-signature; `co_sign` (a service account): a co-signature
+                 * @enum {string}
+                 */
+                requires?: "step_up" | "co_sign";
+                /**
                  * @description Where the batch stopped: `deny_on_first_deny` or `permit_on_first_permit`
                  * @example Ticket 4711: printer outage
                  */
@@ -7839,8 +7844,11 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
-                    /** @description The environment; accepted and not read */
+                    /** @description The environment: `dry_run` is read by evaluations; other keys are accepted and not read */
                     context?: {
+                        /** @description true: only asking. A destructive permission is weighed against the subject’s budgets without being charged to them */
+                        dry_run?: boolean;
+                    } & {
                         [key: string]: unknown;
                     };
                 };
@@ -7985,8 +7993,11 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
-                    /** @description The environment; accepted and not read */
+                    /** @description The environment: `dry_run` is read by evaluations; other keys are accepted and not read */
                     context?: {
+                        /** @description true: only asking. A destructive permission is weighed against the subject’s budgets without being charged to them */
+                        dry_run?: boolean;
+                    } & {
                         [key: string]: unknown;
                     };
                     /** @description Up to 1000 evaluations, answered in order; each takes the top-level subject, resource, action and context for the keys it omits */
@@ -8041,8 +8052,11 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                         };
-                        /** @description The environment; accepted and not read */
+                        /** @description The environment: `dry_run` is read by evaluations; other keys are accepted and not read */
                         context?: {
+                            /** @description true: only asking. A destructive permission is weighed against the subject’s budgets without being charged to them */
+                            dry_run?: boolean;
+                        } & {
                             [key: string]: unknown;
                         };
                     }[];
@@ -8154,8 +8168,11 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
-                    /** @description The environment; accepted and not read */
+                    /** @description The environment: `dry_run` is read by evaluations; other keys are accepted and not read */
                     context?: {
+                        /** @description true: only asking. A destructive permission is weighed against the subject’s budgets without being charged to them */
+                        dry_run?: boolean;
+                    } & {
                         [key: string]: unknown;
                     };
                     page?: {
@@ -8309,8 +8326,11 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
-                    /** @description The environment; accepted and not read */
+                    /** @description The environment: `dry_run` is read by evaluations; other keys are accepted and not read */
                     context?: {
+                        /** @description true: only asking. A destructive permission is weighed against the subject’s budgets without being charged to them */
+                        dry_run?: boolean;
+                    } & {
                         [key: string]: unknown;
                     };
                     page?: {
@@ -8463,8 +8483,11 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
-                    /** @description The environment; accepted and not read */
+                    /** @description The environment: `dry_run` is read by evaluations; other keys are accepted and not read */
                     context?: {
+                        /** @description true: only asking. A destructive permission is weighed against the subject’s budgets without being charged to them */
+                        dry_run?: boolean;
+                    } & {
                         [key: string]: unknown;
                     };
                     page?: {
