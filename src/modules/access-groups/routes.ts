@@ -88,8 +88,9 @@ export function accessGroupRoutes(deps: Deps) {
         schema: {
           tags,
           operationId: 'listAccessGroupScimGroups',
-          summary: "The partner-level SCIM groups a group may be mapped to (scimGroupId)",
-          description: "The groups the partner's identity provider pushed at partner level, by name; none without SCIM.",
+          summary: 'The partner-level SCIM groups a group may be mapped to (scimGroupId)',
+          description:
+            "The groups the partner's identity provider pushed at partner level, by name; none without SCIM.",
           response: { 200: scimGroupListJson, ...authErrors },
         },
       },
