@@ -2,7 +2,9 @@
 // admin turns relationships on, drafts one (the auto-extension refusal shown beside the switch) and sends it; the
 // customer's admin opens the mailed link signed out, signs in, lands back on the approval page, reads what is asked
 // and approves with step-up; a partner technician then reaches the organisation within the relationship's reach, and
-// the explain page names the relationship; the customer terminates it and the technician's next request is refused.
+// the explain page names the relationship; in the console the partner puts that technician into an access group
+// attached to the relationship, and another technician outside the group is refused from then on; the customer
+// terminates it and the technician's next request is refused.
 // Both sides read the history; the expiring list exports its CSV; a declined request is asked about first. Every page
 // visited passes axe.
 import type { Browser } from 'playwright-core';
@@ -73,6 +75,12 @@ describe('journey: a relationship drafted and sent by the partner, approved from
       orgAccess: 'all',
       email: 'tech@northwind.example',
       name: 'Tariq Tech',
+    });
+    const outsider = await signedInPartnerMember(t, partner.id, {
+      roleId: PARTNER_TECH,
+      orgAccess: 'all',
+      email: 'nightshift@northwind.example',
+      name: 'Nadia Nightshift',
     });
     const customer = await createUser(t, { email: 'it@contoso.example', name: 'Cora Contoso', password: PASSWORD });
     await addOrgMember(t, { orgId: org.id, userId: customer.id, roleId: ORG_ADMIN });
@@ -193,6 +201,79 @@ describe('journey: a relationship drafted and sent by the partner, approved from
     expect(await named.getByRole('link', { name: NAME }).getAttribute('href')).toBe(`/relationships/${id}`);
     await checkPage(p, 'relationship-explain');
 
+    // Access groups, in the console: the partner puts the technician into a group and attaches it to the relationship;
+    // from then on only the group's members use it. Before that, every technician let in uses it.
+    const outsiderNow = t
+      .client()
+      .withToken(
+        (await sessionFor(t, outsider.user.id, { scope: 'partner', partnerId: partner.id, roleId: PARTNER_TECH }, true))
+          .accessToken,
+      );
+    expectStatus(await outsiderNow.get(`/devices/${inside.id}`), 200);
+    await pp.goto(`${t.baseUrl}/relationships`);
+    await pp.getByRole('link', { name: 'Access groups' }).click();
+    await pp.getByRole('heading', { name: 'Access groups' }).waitFor();
+    await pp.getByText('No access group yet.').waitFor();
+    // A blank name: the refusal beside the field.
+    await pp.getByLabel(/^Name/).fill('   ');
+    await pp.getByRole('button', { name: 'Create the group' }).click();
+    const nameField = pp.getByRole('textbox', { name: /^Name/ });
+    await expect.poll(() => nameField.getAttribute('aria-invalid'), { timeout: 30_000 }).toBe('true');
+    expect(await pp.locator('.mantine-TextInput-error').textContent()).toMatch(/\S/);
+    await checkPage(p, 'access-groups-field-error');
+    await pp.getByLabel(/^Name/).fill('Contoso technicians');
+    await pp.getByRole('button', { name: 'Create the group' }).click();
+    await pp.getByRole('heading', { name: 'Contoso technicians' }).waitFor();
+    await pp.getByText('No member yet.').waitFor();
+    // The person picker offers the partner's staff by name.
+    await choose(pp, pp, /^Person/, 'Tariq Tech (tech@northwind.example)');
+    await pp.getByRole('button', { name: 'Add to the group' }).click();
+    const members = pp.getByTestId('access-group-members');
+    await members.getByRole('row', { name: /Tariq Tech/ }).waitFor();
+    expect(await members.getByRole('row', { name: /Nadia Nightshift/ }).count()).toBe(0);
+    await pp.getByLabel(/^Name/).fill('Contoso technicians – Tier 1');
+    await pp.getByRole('button', { name: 'Save', exact: true }).click();
+    await pp.getByRole('heading', { name: 'Contoso technicians – Tier 1' }).waitFor();
+    await checkPage(p, 'access-group');
+    const groupUrl = pp.url();
+
+    // A spare group, deleted after a confirmation that Cancel leaves alone.
+    await pp.getByRole('link', { name: 'Every access group' }).click();
+    await pp.getByLabel(/^Name/).fill('Spare');
+    await pp.getByRole('button', { name: 'Create the group' }).click();
+    await pp.getByRole('heading', { name: 'Spare' }).waitFor();
+    await pp.getByRole('button', { name: 'Delete the group' }).click();
+    await (await dialog(pp, 'Delete “Spare”?')).getByRole('button', { name: 'Cancel' }).click();
+    await pp.getByRole('dialog').waitFor({ state: 'detached' });
+    await pp.getByRole('button', { name: 'Delete the group' }).click();
+    const del = await dialog(pp, 'Delete “Spare”?');
+    await checkPage(p, 'access-group-delete');
+    await del.getByRole('button', { name: 'Delete' }).click();
+    const groups = pp.getByTestId('access-groups-table');
+    await groups.getByRole('link', { name: 'Contoso technicians – Tier 1', exact: true }).waitFor();
+    expect(await groups.getByRole('link', { name: 'Spare', exact: true }).count()).toBe(0);
+    await checkPage(p, 'access-groups');
+
+    // On the relationship's page: the note, then the group attached.
+    await pp.goto(`${t.baseUrl}/relationships/${id}`);
+    const attached = pp.getByTestId('relationship-groups');
+    await attached
+      .getByText(/Once a relationship has a group, only the members of its groups reach Contoso Dental/)
+      .waitFor();
+    await attached.getByText('No group: every member of your staff you let in uses it.').waitFor();
+    await choose(pp, attached, /^Access group/, 'Contoso technicians – Tier 1');
+    await attached.getByRole('button', { name: 'Attach' }).click();
+    await attached.getByRole('link', { name: 'Contoso technicians – Tier 1' }).waitFor();
+    await checkPage(p, 'relationship-groups');
+
+    // The technician in the group reaches the organisation; the one outside it is refused on the next request.
+    expectStatus(await techNow.get(`/devices/${inside.id}`), 200);
+    expectError(await techNow.get(`/devices/${outside.id}`), 404, 'not_found');
+    expectError(await outsiderNow.get(`/devices/${inside.id}`), 404, 'not_found');
+    // The group's page names the relationship it serves.
+    await pp.goto(groupUrl);
+    await pp.getByTestId('access-group-relationships').getByRole('link', { name: NAME }).waitFor();
+
     // The partner narrows the approved relationship: the reviewing role goes at once; nothing wider is offered.
     await pp.goto(`${t.baseUrl}/relationships/${id}`);
     await pp.getByRole('button', { name: 'Narrow' }).click();
@@ -228,8 +309,9 @@ describe('journey: a relationship drafted and sent by the partner, approved from
       .poll(() => row.getByTestId('relationship-status').textContent(), { timeout: 30_000 })
       .toBe('Terminated');
 
-    // The technician's next request is refused.
+    // The technician's next request is refused, group or not.
     expectError(await techNow.get(`/devices/${inside.id}`), 404, 'not_found');
+    expectError(await outsiderNow.get(`/devices/${inside.id}`), 404, 'not_found');
 
     // The partner reads the whole history.
     await pp.goto(`${t.baseUrl}/relationships/${id}`);
