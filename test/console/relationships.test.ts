@@ -23,6 +23,7 @@ import {
   signedInPartnerMember,
   type SignedInMember,
 } from '../support/fixtures.js';
+import { issueScimToken, ScimClient } from '../support/scim.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import { expectError, expectStatus, ORG_ADMIN, PARTNER_ADMIN, PARTNER_TECH } from '../onboarding/helpers.js';
 import { checkPage, ensureConsoleBuilt, launch, newTab, type Tab } from './browser.js';
@@ -219,7 +220,7 @@ describe('journey: a relationship drafted and sent by the partner, approved from
     await pp.getByRole('button', { name: 'Create the group' }).click();
     const nameField = pp.getByRole('textbox', { name: /^Name/ });
     await expect.poll(() => nameField.getAttribute('aria-invalid'), { timeout: 30_000 }).toBe('true');
-    expect(await pp.locator('.mantine-TextInput-error').textContent()).toMatch(/\S/);
+    expect(await pp.locator('.mantine-TextInput-error').textContent()).toBe('Required.');
     await checkPage(p, 'access-groups-field-error');
     await pp.getByLabel(/^Name/).fill('Contoso technicians');
     await pp.getByRole('button', { name: 'Create the group' }).click();
@@ -251,7 +252,9 @@ describe('journey: a relationship drafted and sent by the partner, approved from
     await del.getByRole('button', { name: 'Delete' }).click();
     const groups = pp.getByTestId('access-groups-table');
     await groups.getByRole('link', { name: 'Contoso technicians – Tier 1', exact: true }).waitFor();
-    expect(await groups.getByRole('link', { name: 'Spare', exact: true }).count()).toBe(0);
+    await expect
+      .poll(() => groups.getByRole('link', { name: 'Spare', exact: true }).count(), { timeout: 30_000 })
+      .toBe(0);
     await checkPage(p, 'access-groups');
 
     // On the relationship's page: the note, then the group attached.
@@ -431,5 +434,62 @@ describe('the customer declines', () => {
     expect(h.body.data.at(-1)).toMatchObject({ action: 'relationship.decline', actorName: 'Lee Litware' });
     // Decided: nothing is pending any more.
     expectError(await orgAdmin.api.post(`/relationships/${d.body.id}/approve`), 409, 'relationship_state_invalid');
+  });
+});
+
+describe('an access group that follows a SCIM group', () => {
+  it("the partner maps a group to its IdP's group in the console, changes it back to none, and a reader sees no actions", async () => {
+    const partner = await createPartner(t, 'Proseware MSP');
+    const admin = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN });
+    const scim = new ScimClient(t.baseUrl, (await issueScimToken(admin.api, { defaultRoleId: PARTNER_TECH })).token);
+    const idpGroup = await scim.post('/Groups', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+      displayName: 'Helpdesk (IdP)',
+    });
+    expect(idpGroup.status, idpGroup.text).toBe(201);
+    const tab = await openAs(admin, partner.id, '/relationships/groups');
+    const { page } = tab;
+    await page.getByRole('heading', { name: 'Access groups' }).waitFor();
+    await page.getByLabel(/^Name/).fill('Helpdesk');
+    await choose(page, page, /^Members of a SCIM group too/, 'Helpdesk (IdP)');
+    await page.getByRole('button', { name: 'Create the group' }).click();
+    await page.getByRole('heading', { name: 'Helpdesk', exact: true }).waitFor();
+    await page.getByText('Also every active member of the SCIM group “Helpdesk (IdP)”.').waitFor();
+    const id = /\/relationships\/groups\/([0-9a-f-]{36})$/.exec(page.url())![1]!;
+    expect(expectStatus(await admin.api.get(`/access-groups/${id}`), 200).body).toMatchObject({
+      scimGroupId: idpGroup.body.id,
+      scimGroupName: 'Helpdesk (IdP)',
+    });
+    await checkPage(tab, 'access-group-scim');
+    await choose(page, page, /^Members of a SCIM group too/, 'None');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText(/Also every active member of the SCIM group/).waitFor({ state: 'detached' });
+    expect(expectStatus(await admin.api.get(`/access-groups/${id}`), 200).body.scimGroupId).toBeNull();
+    await tab.context.close();
+
+    // A partner member who may read users but not change them sees the groups, without the actions.
+    expectStatus(
+      await admin.api.post('/roles', { name: 'Group reader', permissions: [{ resource: 'users', action: 'read' }] }),
+      201,
+    );
+    const roles = expectStatus(await admin.api.get('/roles'), 200).body.data as { id: string; name: string }[];
+    const readerRole = roles.find((r) => r.name === 'Group reader')!.id;
+    const reader = await signedInPartnerMember(t, partner.id, { roleId: readerRole, orgAccess: 'all' });
+    const r = await newTab(browser);
+    await giveSession(
+      r.context,
+      t,
+      await sessionFor(t, reader.user.id, { scope: 'partner', partnerId: partner.id, roleId: readerRole }, true),
+    );
+    await r.page.goto(`${t.baseUrl}/relationships/groups/${id}`);
+    await r.page.getByRole('heading', { name: 'Helpdesk', exact: true }).waitFor();
+    await r.page.getByText('No member yet.').waitFor();
+    expect(await r.page.getByRole('button', { name: 'Delete the group' }).count()).toBe(0);
+    expect(await r.page.getByRole('button', { name: 'Add to the group' }).count()).toBe(0);
+    await r.page.goto(`${t.baseUrl}/relationships/groups`);
+    await r.page.getByTestId('access-groups-table').getByRole('link', { name: 'Helpdesk', exact: true }).waitFor();
+    expect(await r.page.getByRole('button', { name: 'Create the group' }).count()).toBe(0);
+    await checkPage(r, 'access-groups-reader');
+    await r.context.close();
   });
 });
