@@ -2,7 +2,9 @@
 // admin turns relationships on, drafts one (the auto-extension refusal shown beside the switch) and sends it; the
 // customer's admin opens the mailed link signed out, signs in, lands back on the approval page, reads what is asked
 // and approves with step-up; a partner technician then reaches the organisation within the relationship's reach, and
-// the explain page names the relationship; the customer terminates it and the technician's next request is refused.
+// the explain page names the relationship; in the console the partner puts that technician into an access group
+// attached to the relationship, and another technician outside the group is refused from then on; the customer
+// terminates it and the technician's next request is refused.
 // Both sides read the history; the expiring list exports its CSV; a declined request is asked about first. Every page
 // visited passes axe.
 import type { Browser } from 'playwright-core';
@@ -21,6 +23,7 @@ import {
   signedInPartnerMember,
   type SignedInMember,
 } from '../support/fixtures.js';
+import { issueScimToken, ScimClient } from '../support/scim.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import { expectError, expectStatus, ORG_ADMIN, PARTNER_ADMIN, PARTNER_TECH } from '../onboarding/helpers.js';
 import { checkPage, ensureConsoleBuilt, launch, newTab, type Tab } from './browser.js';
@@ -73,6 +76,12 @@ describe('journey: a relationship drafted and sent by the partner, approved from
       orgAccess: 'all',
       email: 'tech@northwind.example',
       name: 'Tariq Tech',
+    });
+    const outsider = await signedInPartnerMember(t, partner.id, {
+      roleId: PARTNER_TECH,
+      orgAccess: 'all',
+      email: 'nightshift@northwind.example',
+      name: 'Nadia Nightshift',
     });
     const customer = await createUser(t, { email: 'it@contoso.example', name: 'Cora Contoso', password: PASSWORD });
     await addOrgMember(t, { orgId: org.id, userId: customer.id, roleId: ORG_ADMIN });
@@ -193,6 +202,81 @@ describe('journey: a relationship drafted and sent by the partner, approved from
     expect(await named.getByRole('link', { name: NAME }).getAttribute('href')).toBe(`/relationships/${id}`);
     await checkPage(p, 'relationship-explain');
 
+    // Access groups, in the console: the partner puts the technician into a group and attaches it to the relationship;
+    // from then on only the group's members use it. Before that, every technician let in uses it.
+    const outsiderNow = t
+      .client()
+      .withToken(
+        (await sessionFor(t, outsider.user.id, { scope: 'partner', partnerId: partner.id, roleId: PARTNER_TECH }, true))
+          .accessToken,
+      );
+    expectStatus(await outsiderNow.get(`/devices/${inside.id}`), 200);
+    await pp.goto(`${t.baseUrl}/relationships`);
+    await pp.getByRole('link', { name: 'Access groups' }).click();
+    await pp.getByRole('heading', { name: 'Access groups' }).waitFor();
+    await pp.getByText('No access group yet.').waitFor();
+    // A blank name: the refusal beside the field.
+    await pp.getByLabel(/^Name/).fill('   ');
+    await pp.getByRole('button', { name: 'Create the group' }).click();
+    const nameField = pp.getByRole('textbox', { name: /^Name/ });
+    await expect.poll(() => nameField.getAttribute('aria-invalid'), { timeout: 30_000 }).toBe('true');
+    expect(await pp.locator('.mantine-TextInput-error').textContent()).toBe('Required.');
+    await checkPage(p, 'access-groups-field-error');
+    await pp.getByLabel(/^Name/).fill('Contoso technicians');
+    await pp.getByRole('button', { name: 'Create the group' }).click();
+    await pp.getByRole('heading', { name: 'Contoso technicians' }).waitFor();
+    await pp.getByText('No member yet.').waitFor();
+    // The person picker offers the partner's staff by name.
+    await choose(pp, pp, /^Person/, 'Tariq Tech (tech@northwind.example)');
+    await pp.getByRole('button', { name: 'Add to the group' }).click();
+    const members = pp.getByTestId('access-group-members');
+    await members.getByRole('row', { name: /Tariq Tech/ }).waitFor();
+    expect(await members.getByRole('row', { name: /Nadia Nightshift/ }).count()).toBe(0);
+    await pp.getByLabel(/^Name/).fill('Contoso technicians – Tier 1');
+    await pp.getByRole('button', { name: 'Save', exact: true }).click();
+    await pp.getByRole('heading', { name: 'Contoso technicians – Tier 1' }).waitFor();
+    await checkPage(p, 'access-group');
+    const groupUrl = pp.url();
+
+    // A spare group, deleted after a confirmation that Cancel leaves alone.
+    await pp.getByRole('link', { name: 'Every access group' }).click();
+    await pp.getByLabel(/^Name/).fill('Spare');
+    await pp.getByRole('button', { name: 'Create the group' }).click();
+    await pp.getByRole('heading', { name: 'Spare' }).waitFor();
+    await pp.getByRole('button', { name: 'Delete the group' }).click();
+    await (await dialog(pp, 'Delete “Spare”?')).getByRole('button', { name: 'Cancel' }).click();
+    await pp.getByRole('dialog').waitFor({ state: 'detached' });
+    await pp.getByRole('button', { name: 'Delete the group' }).click();
+    const del = await dialog(pp, 'Delete “Spare”?');
+    await checkPage(p, 'access-group-delete');
+    await del.getByRole('button', { name: 'Delete' }).click();
+    const groups = pp.getByTestId('access-groups-table');
+    await groups.getByRole('link', { name: 'Contoso technicians – Tier 1', exact: true }).waitFor();
+    await expect
+      .poll(() => groups.getByRole('link', { name: 'Spare', exact: true }).count(), { timeout: 30_000 })
+      .toBe(0);
+    await checkPage(p, 'access-groups');
+
+    // On the relationship's page: the note, then the group attached.
+    await pp.goto(`${t.baseUrl}/relationships/${id}`);
+    const attached = pp.getByTestId('relationship-groups');
+    await attached
+      .getByText(/Once a relationship has a group, only the members of its groups reach Contoso Dental/)
+      .waitFor();
+    await attached.getByText('No group: every member of your staff you let in uses it.').waitFor();
+    await choose(pp, attached, /^Access group/, 'Contoso technicians – Tier 1');
+    await attached.getByRole('button', { name: 'Attach' }).click();
+    await attached.getByRole('link', { name: 'Contoso technicians – Tier 1' }).waitFor();
+    await checkPage(p, 'relationship-groups');
+
+    // The technician in the group reaches the organisation; the one outside it is refused on the next request.
+    expectStatus(await techNow.get(`/devices/${inside.id}`), 200);
+    expectError(await techNow.get(`/devices/${outside.id}`), 404, 'not_found');
+    expectError(await outsiderNow.get(`/devices/${inside.id}`), 404, 'not_found');
+    // The group's page names the relationship it serves.
+    await pp.goto(groupUrl);
+    await pp.getByTestId('access-group-relationships').getByRole('link', { name: NAME }).waitFor();
+
     // The partner narrows the approved relationship: the reviewing role goes at once; nothing wider is offered.
     await pp.goto(`${t.baseUrl}/relationships/${id}`);
     await pp.getByRole('button', { name: 'Narrow' }).click();
@@ -228,8 +312,9 @@ describe('journey: a relationship drafted and sent by the partner, approved from
       .poll(() => row.getByTestId('relationship-status').textContent(), { timeout: 30_000 })
       .toBe('Terminated');
 
-    // The technician's next request is refused.
+    // The technician's next request is refused, group or not.
     expectError(await techNow.get(`/devices/${inside.id}`), 404, 'not_found');
+    expectError(await outsiderNow.get(`/devices/${inside.id}`), 404, 'not_found');
 
     // The partner reads the whole history.
     await pp.goto(`${t.baseUrl}/relationships/${id}`);
@@ -349,5 +434,62 @@ describe('the customer declines', () => {
     expect(h.body.data.at(-1)).toMatchObject({ action: 'relationship.decline', actorName: 'Lee Litware' });
     // Decided: nothing is pending any more.
     expectError(await orgAdmin.api.post(`/relationships/${d.body.id}/approve`), 409, 'relationship_state_invalid');
+  });
+});
+
+describe('an access group that follows a SCIM group', () => {
+  it("the partner maps a group to its IdP's group in the console, changes it back to none, and a reader sees no actions", async () => {
+    const partner = await createPartner(t, 'Proseware MSP');
+    const admin = await signedInPartnerMember(t, partner.id, { roleId: PARTNER_ADMIN });
+    const scim = new ScimClient(t.baseUrl, (await issueScimToken(admin.api, { defaultRoleId: PARTNER_TECH })).token);
+    const idpGroup = await scim.post('/Groups', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+      displayName: 'Helpdesk (IdP)',
+    });
+    expect(idpGroup.status, idpGroup.text).toBe(201);
+    const tab = await openAs(admin, partner.id, '/relationships/groups');
+    const { page } = tab;
+    await page.getByRole('heading', { name: 'Access groups' }).waitFor();
+    await page.getByLabel(/^Name/).fill('Helpdesk');
+    await choose(page, page, /^Members of a SCIM group too/, 'Helpdesk (IdP)');
+    await page.getByRole('button', { name: 'Create the group' }).click();
+    await page.getByRole('heading', { name: 'Helpdesk', exact: true }).waitFor();
+    await page.getByText('Also every active member of the SCIM group “Helpdesk (IdP)”.').waitFor();
+    const id = /\/relationships\/groups\/([0-9a-f-]{36})$/.exec(page.url())![1]!;
+    expect(expectStatus(await admin.api.get(`/access-groups/${id}`), 200).body).toMatchObject({
+      scimGroupId: idpGroup.body.id,
+      scimGroupName: 'Helpdesk (IdP)',
+    });
+    await checkPage(tab, 'access-group-scim');
+    await choose(page, page, /^Members of a SCIM group too/, 'None');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText(/Also every active member of the SCIM group/).waitFor({ state: 'detached' });
+    expect(expectStatus(await admin.api.get(`/access-groups/${id}`), 200).body.scimGroupId).toBeNull();
+    await tab.context.close();
+
+    // A partner member who may read users but not change them sees the groups, without the actions.
+    expectStatus(
+      await admin.api.post('/roles', { name: 'Group reader', permissions: [{ resource: 'users', action: 'read' }] }),
+      201,
+    );
+    const roles = expectStatus(await admin.api.get('/roles'), 200).body.data as { id: string; name: string }[];
+    const readerRole = roles.find((r) => r.name === 'Group reader')!.id;
+    const reader = await signedInPartnerMember(t, partner.id, { roleId: readerRole, orgAccess: 'all' });
+    const r = await newTab(browser);
+    await giveSession(
+      r.context,
+      t,
+      await sessionFor(t, reader.user.id, { scope: 'partner', partnerId: partner.id, roleId: readerRole }, true),
+    );
+    await r.page.goto(`${t.baseUrl}/relationships/groups/${id}`);
+    await r.page.getByRole('heading', { name: 'Helpdesk', exact: true }).waitFor();
+    await r.page.getByText('No member yet.').waitFor();
+    expect(await r.page.getByRole('button', { name: 'Delete the group' }).count()).toBe(0);
+    expect(await r.page.getByRole('button', { name: 'Add to the group' }).count()).toBe(0);
+    await r.page.goto(`${t.baseUrl}/relationships/groups`);
+    await r.page.getByTestId('access-groups-table').getByRole('link', { name: 'Helpdesk', exact: true }).waitFor();
+    expect(await r.page.getByRole('button', { name: 'Create the group' }).count()).toBe(0);
+    await checkPage(r, 'access-groups-reader');
+    await r.context.close();
   });
 });

@@ -272,6 +272,11 @@ describe("a partner's groups are its own", () => {
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
       displayName: `B ${tag()}`,
     });
+    // The SCIM groups offered for mapping are each partner's own, by name.
+    const offeredB = expectStatus(await w.adminB.api.raw.get('/access-groups/scim-groups'), 200).body.data;
+    expect(offeredB).toContainEqual({ id: groupB.body.id, name: groupB.body.displayName });
+    const offeredA = expectStatus(await w.admin.api.raw.get('/access-groups/scim-groups'), 200).body.data;
+    expect(offeredA.map((g: { id: string }) => g.id)).not.toContain(groupB.body.id);
     const foreignScim = await w.admin.api.raw.patch(`/access-groups/${group.id}`, { scimGroupId: groupB.body.id });
     expectError(foreignScim, 400, 'validation_failed');
     expect(Object.keys(foreignScim.body.details.fieldErrors)).toEqual(['scimGroupId']);

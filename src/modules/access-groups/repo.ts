@@ -219,3 +219,12 @@ export async function partnerScimGroup(db: Executor, partnerId: string, id: stri
     .where(and(eq(scimGroups.id, id), eq(scimGroups.partnerId, partnerId), isNull(scimGroups.orgId)));
   return row;
 }
+
+/** The partner's partner-level SCIM groups a group may be mapped to, by name. */
+export const partnerScimGroups = (db: Executor, partnerId: string) =>
+  db
+    .select({ id: scimGroups.id, name: scimGroups.displayName })
+    .from(scimGroups)
+    .where(and(eq(scimGroups.partnerId, partnerId), isNull(scimGroups.orgId)))
+    .orderBy(asc(sql`lower(${scimGroups.displayName})`), asc(scimGroups.id))
+    .limit(500);

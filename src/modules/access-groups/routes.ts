@@ -20,6 +20,7 @@ import {
   memberListQuery,
   memberParams,
   patchGroupBody,
+  scimGroupListJson,
 } from './schemas.js';
 import {
   addMember,
@@ -29,6 +30,7 @@ import {
   getGroup,
   listGroups,
   listMembers,
+  listScimGroups,
   patchGroup,
   removeGroup,
   removeMember,
@@ -78,6 +80,21 @@ export function accessGroupRoutes(deps: Deps) {
         },
       },
       async (req) => listGroups(deps, p(req), req.query),
+    );
+    r.get(
+      '/access-groups/scim-groups',
+      {
+        onRequest: [auth, full, read],
+        schema: {
+          tags,
+          operationId: 'listAccessGroupScimGroups',
+          summary: 'The partner-level SCIM groups a group may be mapped to (scimGroupId)',
+          description:
+            "The groups the partner's identity provider pushed at partner level, by name; none without SCIM.",
+          response: { 200: scimGroupListJson, ...authErrors },
+        },
+      },
+      async (req) => listScimGroups(deps, p(req)),
     );
     r.get(
       '/access-groups/:id',

@@ -76,6 +76,14 @@ export const groupJson = z
     ],
   });
 
+export const scimGroupListJson = z
+  .object({
+    data: z
+      .array(z.object({ id: z.uuid(), name: z.string().describe('displayName at the identity provider') }))
+      .describe('By name; at most 500'),
+  })
+  .meta({ examples: [{ data: [{ id: SCIM_ID, name: 'Helpdesk' }] }] });
+
 export const memberBody = z.strictObject({ userId: z.uuid() }).meta({ examples: [{ userId: USER_ID }] });
 export const memberParams = z.strictObject({ id: z.uuid(), userId: z.uuid() });
 export const memberListQuery = z.strictObject({

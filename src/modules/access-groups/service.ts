@@ -25,6 +25,7 @@ import {
   type MemberRow,
   partnerRelationship,
   partnerScimGroup,
+  partnerScimGroups,
   partnerStaff,
   updateGroup,
 } from './repo.js';
@@ -143,6 +144,11 @@ export async function listGroups(
     pg.data.map((g) => g.id),
   );
   return { data: pg.data.map((g) => groupJson(g, details.get(g.id)!)), nextCursor: pg.nextCursor };
+}
+
+/** The partner-level SCIM groups of the partner's identity provider, for mapping a group to one. */
+export async function listScimGroups(deps: Deps, p: Principal) {
+  return { data: await partnerScimGroups(deps.db, partnerOf(p)) };
 }
 
 export async function getGroup(deps: Deps, p: Principal, id: string) {

@@ -182,6 +182,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/access-groups/scim-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner-level SCIM groups a group may be mapped to (scimGroupId)
+         * @description The groups the partner's identity provider pushed at partner level, by name; none without SCIM.
+         *
+         *     Needs an access token (`Authorization: Bearer`). Partner callers need full organisation access. Needs permission `users:read`.
+         */
+        get: operations["listAccessGroupScimGroups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/access-groups/{id}": {
         parameters: {
             query?: never;
@@ -8762,6 +8784,57 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            428: components["responses"]["PreconditionRequired"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAccessGroupScimGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d",
+                     *           "name": "Helpdesk"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description By name; at most 500 */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Identifier of this object (UUID unless stated).
+                             * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+                             */
+                            id: string;
+                            /**
+                             * @description displayName at the identity provider
+                             * @example Contoso Ltd
+                             */
+                            name: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             428: components["responses"]["PreconditionRequired"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

@@ -10,6 +10,9 @@ function plain(text: string): string {
     .replace(/^[\w.[\]]+:\s*/, '')
     .replace(/^Too small: expected number to be >=\s*(\S+)$/i, 'Must be at least $1')
     .replace(/^Too big: expected number to be <=\s*(\S+)$/i, 'Must be at most $1')
+    .replace(/^Too small: expected string to have >=\s*1 characters?$/i, 'Required')
+    .replace(/^Too small: expected string to have >=\s*(\d+) characters$/i, 'At least $1 characters')
+    .replace(/^Too big: expected string to have <=\s*(\d+) characters$/i, 'At most $1 characters')
     .replace(/^Invalid UUID$/i, 'Not a valid id')
     .trim();
   const s = t.charAt(0).toUpperCase() + t.slice(1);

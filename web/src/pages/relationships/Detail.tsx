@@ -1,5 +1,5 @@
 // One relationship, for either side: its state and terms, the partner's actions (change the draft, send it for
-// approval and hand over the link, narrow it, terminate it), the organisation's (review a request, terminate),
+// approval and hand over the link, narrow it, attach its access groups, terminate it), the organisation's (review a request, terminate),
 // and its history.
 import { Alert, Badge, Button, Code, CopyButton, Group, Stack, Text, Title } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -12,6 +12,7 @@ import { isOpen, type Relationship, useRelationship } from '../../hooks/relation
 import { explain } from '../../lib/errors';
 import { done, failed, when } from '../onboarding/common';
 import { Asked, History } from './Asked';
+import { AttachedGroups } from './AttachedGroups';
 import { StatusBadge } from './List';
 import { Narrow } from './Narrow';
 import { useTerminate } from './Terminate';
@@ -121,6 +122,7 @@ function View({ r }: { r: Relationship }) {
         </Group>
       )}
       <Asked r={r} />
+      {partner && can(me.data, 'users:read') && <AttachedGroups r={r} />}
       <History id={r.id} />
       {narrowing && <Narrow r={r} onClose={() => setNarrowing(false)} />}
       {terminate.dialog}

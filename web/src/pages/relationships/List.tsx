@@ -93,6 +93,11 @@ export function RelationshipList({ expiring = false }: { expiring?: boolean }) {
           <Button component={Link} to={expiring ? '/relationships' : '/relationships/expiring'} variant="default">
             {expiring ? 'Every relationship' : 'Expiring'}
           </Button>
+          {partner && !expiring && can(me.data, 'users:read') && (
+            <Button component={Link} to="/relationships/groups" variant="default">
+              Access groups
+            </Button>
+          )}
           {partner && !expiring && can(me.data, 'users:write') && (
             <Button component={Link} to="/relationships/new">
               New relationship

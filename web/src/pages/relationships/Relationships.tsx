@@ -8,6 +8,8 @@ import { RelationshipList } from './List';
 const Editor = lazy(() => import('./Editor'));
 const Detail = lazy(() => import('./Detail'));
 const Approval = lazy(() => import('./Approval'));
+const Groups = lazy(() => import('./Groups'));
+const AccessGroup = lazy(() => import('./Group'));
 
 export default function Relationships() {
   return (
@@ -16,6 +18,8 @@ export default function Relationships() {
         <Route index element={<RelationshipList />} />
         <Route path="expiring" element={<RelationshipList expiring />} />
         <Route path="new" element={<Editor />} />
+        <Route path="groups" element={<Groups />} />
+        <Route path="groups/:groupId" element={<AccessGroup />} />
         <Route path=":id" element={<Detail />} />
         <Route path=":id/edit" element={<Editor />} />
         <Route path=":id/approval" element={<Approval />} />
