@@ -248,17 +248,22 @@ function shareErrorResponses(doc: Json): void {
     for (const [method, op] of Object.entries(item as Json)) {
       if (!HTTP_METHODS.includes(method)) continue;
       for (const [status, res] of Object.entries((op.responses ?? {}) as Json)) {
-        const name = ERROR_RESPONSE_NAMES[status];
-        if (!name || res.description !== errorDescription(status)) continue;
+        const base = ERROR_RESPONSE_NAMES[status];
+        if (!base || res.description !== errorDescription(status)) continue;
         const media = res.content?.['application/json'];
-        if (Object.keys(res.content ?? {}).length !== 1 || media?.schema?.$ref !== '#/components/schemas/Error')
-          continue;
+        const types = Object.keys(res.content ?? {});
+        // The API's envelope, or SCIM's error (the same catalogue text, served as application/scim+json too).
+        const scim = media?.schema?.$ref === '#/components/schemas/ScimError';
+        if (scim) {
+          const other = res.content['application/scim+json'];
+          if (types.length !== 2 || other?.schema?.$ref !== media.schema.$ref || other.example || media.example)
+            continue;
+        } else if (types.length !== 1 || media?.schema?.$ref !== '#/components/schemas/Error') continue;
+        const name = scim ? `Scim${base}` : base;
         if (!shared[name]) {
-          const example = errorExample(status);
-          shared[name] = {
-            description: res.description,
-            content: { 'application/json': { schema: media.schema, ...(example ? { example } : {}) } },
-          };
+          const example = scim ? undefined : errorExample(status);
+          shared[name] = { description: res.description, content: structuredClone(res.content) };
+          if (example) shared[name].content['application/json'].example = example;
         }
         op.responses[status] = { $ref: `#/components/responses/${name}` };
       }

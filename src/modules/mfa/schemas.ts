@@ -54,18 +54,16 @@ export const registrationCredential = z.looseObject({
   clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
   authenticatorAttachment: z.string().max(32).optional(),
 });
-export const authenticationCredential = z
-  .looseObject({
-    id: b64url,
-    rawId: b64url,
-    type: z.literal('public-key'),
-    response: z.looseObject({
-      clientDataJSON: b64url,
-      authenticatorData: b64url,
-      signature: b64url,
-      userHandle: b64url.optional(),
-    }),
-    clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
-    authenticatorAttachment: z.string().max(32).optional(),
-  })
-  .meta({ id: 'PasskeyAssertion' });
+export const authenticationCredential = z.looseObject({
+  id: b64url,
+  rawId: b64url,
+  type: z.literal('public-key'),
+  response: z.looseObject({
+    clientDataJSON: b64url,
+    authenticatorData: b64url,
+    signature: b64url,
+    userHandle: b64url.optional(),
+  }),
+  clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+  authenticatorAttachment: z.string().max(32).optional(),
+});

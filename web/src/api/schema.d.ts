@@ -5672,12 +5672,8 @@ export interface components {
         };
         /** @description timezone (IANA), start "HH:MM", durationMinutes 1..1440, daysOfWeek 0 (Sunday)..6, distinct */
         MaintenanceWindowBodyInput: {
-            /**
-             * @description IANA time zone.
-             * @example Europe/London
-             * @enum {string}
-             */
-            timezone: "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/La_Rioja" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Fort_Nelson" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Monticello" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Ojinaga" | "America/Panama" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Colombo" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Hebron" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ulaanbaatar" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/Perth" | "Australia/Sydney" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Ulyanovsk" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zurich" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis" | "UTC";
+            /** @description IANA time zone. */
+            timezone: components["schemas"]["TimeZoneInput"];
             /** @description Start time of day, HH:MM. */
             start: string;
             /**
@@ -6517,6 +6513,61 @@ export interface components {
             /** @description SCIM: the resources of this page. */
             Resources: components["schemas"]["ScimGroup"][];
         };
+        ScimGroupRequestInput: {
+            /**
+             * @description SCIM schema URIs of this message (RFC 7643).
+             * @example [
+             *       "urn:ietf:params:scim:schemas:core:2.0:User"
+             *     ]
+             */
+            schemas?: string[];
+            /**
+             * @description Identifier of this object (UUID unless stated).
+             * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+             */
+            id?: string;
+            /**
+             * @description Unique in the tenant, case-insensitive
+             * @example Ada Lovelace
+             */
+            displayName: string;
+            /**
+             * @description The identity provider’s own id for it.
+             * @example 00u1abcd2EFGH3ijk4l5
+             */
+            externalId?: string | null;
+            /** @description SCIM: the group’s members. */
+            members?: ({
+                /**
+                 * @description SCIM: the value (an address, or the id of a member).
+                 * @example ada@contoso.com
+                 */
+                value: string;
+                /**
+                 * @description SCIM: a human-readable name of the referenced resource.
+                 * @example Ada Lovelace
+                 */
+                display?: string | null;
+                /**
+                 * @description SCIM: what sort of value this is (for example `work`).
+                 * @example string
+                 */
+                type?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            "urn:gatehouse:params:scim:schemas:extension:2.0:Group"?: ({
+                /**
+                 * @description Members hold this role of the tenant (within the token creator’s permissions); null: no mapping
+                 * @example 5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d
+                 */
+                roleId?: string | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+        } & {
+            [key: string]: unknown;
+        };
         ScimToken: {
             /**
              * Format: uuid
@@ -6703,6 +6754,76 @@ export interface components {
             itemsPerPage: number;
             /** @description SCIM: the resources of this page. */
             Resources: components["schemas"]["ScimUser"][];
+        };
+        ScimUserRequestInput: {
+            /**
+             * @description SCIM schema URIs of this message (RFC 7643).
+             * @example [
+             *       "urn:ietf:params:scim:schemas:core:2.0:User"
+             *     ]
+             */
+            schemas?: string[];
+            /**
+             * @description Ignored on create; on replace it must be the resource’s own (400 mutability)
+             * @example 0f1e2d3c-4b5a-4968-8776-655443322110
+             */
+            id?: string;
+            /**
+             * @description Unique in the tenant, case-insensitive
+             * @example ada@contoso.com
+             */
+            userName: string;
+            /**
+             * @description The identity provider’s id; unique in the tenant
+             * @example 00u1abcd2EFGH3ijk4l5
+             */
+            externalId?: string | null;
+            /**
+             * @description Name shown to people.
+             * @example Ada Lovelace
+             */
+            displayName?: string | null;
+            /** @description Display name, as people see it. */
+            name?: ({
+                /**
+                 * @description Given (first) name.
+                 * @example Ada
+                 */
+                givenName?: string | null;
+                /**
+                 * @description Family (last) name.
+                 * @example Lovelace
+                 */
+                familyName?: string | null;
+                /**
+                 * @description Full name as displayed.
+                 * @example Ada Lovelace
+                 */
+                formatted?: string | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description The primary (else work, else first) e-mail is the account’s; userName when it is an e-mail and none is given */
+            emails?: ({
+                /**
+                 * @description SCIM: the value (an address, or the id of a member).
+                 * @example ada@contoso.com
+                 */
+                value: string;
+                /**
+                 * @description SCIM: what sort of value this is (for example `work`).
+                 * @example string
+                 */
+                type?: string;
+                /** @description SCIM: true for the preferred value of a multi-valued attribute. */
+                primary?: boolean;
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description false: the membership is suspended and the user’s sessions here are revoked at once */
+            active?: boolean;
+        } & {
+            [key: string]: unknown;
         };
         Script: {
             /**
@@ -7225,6 +7346,75 @@ export interface components {
              */
             updatedAt: string;
         };
+        TenantSettingsInput: {
+            /** @description Security policy. */
+            security?: {
+                /** @description true: every account here must use a second factor. */
+                requireMfa?: boolean;
+                /** @description true: only passkeys count as a second factor. */
+                phishingResistantOnly?: boolean;
+                /** @description Which second factors may be used. */
+                allowedMfaMethods?: {
+                    /** @description Authenticator apps (TOTP, RFC 6238) allowed. */
+                    totp?: boolean;
+                    /** @description Codes by text message allowed. */
+                    sms?: boolean;
+                    /** @description Passkeys (WebAuthn) allowed. */
+                    passkey?: boolean;
+                };
+                /** @description Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor */
+                phishingResistantAdmins?: boolean;
+                /** @description Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too */
+                forceMfaRoleIds?: string[];
+                /** @description Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days) */
+                sessionMaxHours?: number | null;
+                /** @description Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime */
+                idleTimeoutMinutes?: number | null;
+                /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
+                ipAllowlist?: string[];
+                /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
+                breakGlassUserId?: string | null;
+                /** @description Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days) */
+                jitMaxMinutes?: number;
+                /** @description Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default) */
+                standingAccessLapseDays?: number | null;
+            };
+            /** @description Partner only: on, the partner's staff reach an organisation only through an active delegated-access relationship with it, within that relationship's roles, sites and device groups; off (the default) keeps standing access as it is */
+            requireRelationships?: boolean;
+            /**
+             * @description Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
+             * @enum {string}
+             */
+            mspAccess?: "allowed" | "approval_required" | "suspended";
+            /**
+             * @description Organisation only: who approves a partner member's just-in-time access request: auto (granted at once, the default), partner_admin, customer_admin (one of the organisation's admins). Only the organisation's own admins may loosen it.
+             * @enum {string}
+             */
+            jitApproval?: "auto" | "partner_admin" | "customer_admin";
+            /** @description The blast-radius governor: budgets on destructive actions, and co-signatures */
+            governor?: {
+                /** @description The tenant's budget (null or absent: none). A partner's holds its staff and service accounts everywhere; an organisation's holds everyone acting in it, on top of its partner's (the stricter wins) */
+                budget?: {
+                    /** @description The sliding window the budget counts over, in minutes (1 to 1440) */
+                    windowMinutes: number;
+                    /** @description At most this many distinct organisations touched by destructive actions per principal in the window */
+                    maxOrganizations?: number;
+                    /** @description At most this many distinct devices affected by destructive actions per principal in the window */
+                    maxDevices?: number;
+                    /** @description At most this many uses of destructive permissions per principal in the window */
+                    maxDestructive?: number;
+                } | null;
+                /** @description Partner only: how a co-signature by another Partner Admin unlocks an over-budget principal */
+                coSign?: {
+                    /** @description How long a co-sign request waits for approval, and how long the approved unlock lasts, in minutes (default 30) */
+                    minutes?: number;
+                    /** @description How many over-budget destructive actions an approved co-signature lets through (default 10) */
+                    actions?: number;
+                };
+            };
+        };
+        /** @enum {string} */
+        TimeZoneInput: "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/La_Rioja" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Fort_Nelson" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Monticello" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Ojinaga" | "America/Panama" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Colombo" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Hebron" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ulaanbaatar" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/Perth" | "Australia/Sydney" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Ulyanovsk" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zurich" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis" | "UTC";
         /**
          * @example {
          *       "accessToken": "eyJhbGciOiJFZERTQSIsImtpZCI6ImsxIn0.eyJzdWIiOiIzZjJiIn0.c2lnbmF0dXJl",
@@ -7738,6 +7928,96 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
+        ScimUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
+        ScimInternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
+        ScimUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
+        ScimBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
+        ScimNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
+        ScimForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
+        ScimConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The request body is too large. `code` is one of `payload_too_large`. */
+        ScimPayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
+        ScimUnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
             };
         };
     };
@@ -17131,73 +17411,7 @@ export interface operations {
                      */
                     slug?: string;
                     /** @description Settings; omitted keys keep their value. */
-                    settings?: {
-                        /** @description Security policy. */
-                        security?: {
-                            /** @description true: every account here must use a second factor. */
-                            requireMfa?: boolean;
-                            /** @description true: only passkeys count as a second factor. */
-                            phishingResistantOnly?: boolean;
-                            /** @description Which second factors may be used. */
-                            allowedMfaMethods?: {
-                                /** @description Authenticator apps (TOTP, RFC 6238) allowed. */
-                                totp?: boolean;
-                                /** @description Codes by text message allowed. */
-                                sms?: boolean;
-                                /** @description Passkeys (WebAuthn) allowed. */
-                                passkey?: boolean;
-                            };
-                            /** @description Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor */
-                            phishingResistantAdmins?: boolean;
-                            /** @description Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too */
-                            forceMfaRoleIds?: string[];
-                            /** @description Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days) */
-                            sessionMaxHours?: number | null;
-                            /** @description Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime */
-                            idleTimeoutMinutes?: number | null;
-                            /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
-                            ipAllowlist?: string[];
-                            /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
-                            breakGlassUserId?: string | null;
-                            /** @description Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days) */
-                            jitMaxMinutes?: number;
-                            /** @description Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default) */
-                            standingAccessLapseDays?: number | null;
-                        };
-                        /** @description Partner only: on, the partner's staff reach an organisation only through an active delegated-access relationship with it, within that relationship's roles, sites and device groups; off (the default) keeps standing access as it is */
-                        requireRelationships?: boolean;
-                        /**
-                         * @description Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
-                         * @enum {string}
-                         */
-                        mspAccess?: "allowed" | "approval_required" | "suspended";
-                        /**
-                         * @description Organisation only: who approves a partner member's just-in-time access request: auto (granted at once, the default), partner_admin, customer_admin (one of the organisation's admins). Only the organisation's own admins may loosen it.
-                         * @enum {string}
-                         */
-                        jitApproval?: "auto" | "partner_admin" | "customer_admin";
-                        /** @description The blast-radius governor: budgets on destructive actions, and co-signatures */
-                        governor?: {
-                            /** @description The tenant's budget (null or absent: none). A partner's holds its staff and service accounts everywhere; an organisation's holds everyone acting in it, on top of its partner's (the stricter wins) */
-                            budget?: {
-                                /** @description The sliding window the budget counts over, in minutes (1 to 1440) */
-                                windowMinutes: number;
-                                /** @description At most this many distinct organisations touched by destructive actions per principal in the window */
-                                maxOrganizations?: number;
-                                /** @description At most this many distinct devices affected by destructive actions per principal in the window */
-                                maxDevices?: number;
-                                /** @description At most this many uses of destructive permissions per principal in the window */
-                                maxDestructive?: number;
-                            } | null;
-                            /** @description Partner only: how a co-signature by another Partner Admin unlocks an over-budget principal */
-                            coSign?: {
-                                /** @description How long a co-sign request waits for approval, and how long the approved unlock lasts, in minutes (default 30) */
-                                minutes?: number;
-                                /** @description How many over-budget destructive actions an approved co-signature lets through (default 10) */
-                                actions?: number;
-                            };
-                        };
-                    };
+                    settings?: components["schemas"]["TenantSettingsInput"];
                 };
             };
         };
@@ -17357,73 +17571,7 @@ export interface operations {
                      */
                     status?: "active" | "suspended";
                     /** @description Settings; omitted keys keep their value. */
-                    settings?: {
-                        /** @description Security policy. */
-                        security?: {
-                            /** @description true: every account here must use a second factor. */
-                            requireMfa?: boolean;
-                            /** @description true: only passkeys count as a second factor. */
-                            phishingResistantOnly?: boolean;
-                            /** @description Which second factors may be used. */
-                            allowedMfaMethods?: {
-                                /** @description Authenticator apps (TOTP, RFC 6238) allowed. */
-                                totp?: boolean;
-                                /** @description Codes by text message allowed. */
-                                sms?: boolean;
-                                /** @description Passkeys (WebAuthn) allowed. */
-                                passkey?: boolean;
-                            };
-                            /** @description Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor */
-                            phishingResistantAdmins?: boolean;
-                            /** @description Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too */
-                            forceMfaRoleIds?: string[];
-                            /** @description Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days) */
-                            sessionMaxHours?: number | null;
-                            /** @description Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime */
-                            idleTimeoutMinutes?: number | null;
-                            /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
-                            ipAllowlist?: string[];
-                            /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
-                            breakGlassUserId?: string | null;
-                            /** @description Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days) */
-                            jitMaxMinutes?: number;
-                            /** @description Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default) */
-                            standingAccessLapseDays?: number | null;
-                        };
-                        /** @description Partner only: on, the partner's staff reach an organisation only through an active delegated-access relationship with it, within that relationship's roles, sites and device groups; off (the default) keeps standing access as it is */
-                        requireRelationships?: boolean;
-                        /**
-                         * @description Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
-                         * @enum {string}
-                         */
-                        mspAccess?: "allowed" | "approval_required" | "suspended";
-                        /**
-                         * @description Organisation only: who approves a partner member's just-in-time access request: auto (granted at once, the default), partner_admin, customer_admin (one of the organisation's admins). Only the organisation's own admins may loosen it.
-                         * @enum {string}
-                         */
-                        jitApproval?: "auto" | "partner_admin" | "customer_admin";
-                        /** @description The blast-radius governor: budgets on destructive actions, and co-signatures */
-                        governor?: {
-                            /** @description The tenant's budget (null or absent: none). A partner's holds its staff and service accounts everywhere; an organisation's holds everyone acting in it, on top of its partner's (the stricter wins) */
-                            budget?: {
-                                /** @description The sliding window the budget counts over, in minutes (1 to 1440) */
-                                windowMinutes: number;
-                                /** @description At most this many distinct organisations touched by destructive actions per principal in the window */
-                                maxOrganizations?: number;
-                                /** @description At most this many distinct devices affected by destructive actions per principal in the window */
-                                maxDevices?: number;
-                                /** @description At most this many uses of destructive permissions per principal in the window */
-                                maxDestructive?: number;
-                            } | null;
-                            /** @description Partner only: how a co-signature by another Partner Admin unlocks an over-budget principal */
-                            coSign?: {
-                                /** @description How long a co-sign request waits for approval, and how long the approved unlock lasts, in minutes (default 30) */
-                                minutes?: number;
-                                /** @description How many over-budget destructive actions an approved co-signature lets through (default 10) */
-                                actions?: number;
-                            };
-                        };
-                    };
+                    settings?: components["schemas"]["TenantSettingsInput"];
                     /** @description Save an IP allow-list even though it leaves out your current address (else 409 ip_lockout) */
                     confirmLockout?: boolean;
                 };
@@ -17945,73 +18093,7 @@ export interface operations {
                      */
                     name?: string;
                     /** @description Settings; omitted keys keep their value. */
-                    settings?: {
-                        /** @description Security policy. */
-                        security?: {
-                            /** @description true: every account here must use a second factor. */
-                            requireMfa?: boolean;
-                            /** @description true: only passkeys count as a second factor. */
-                            phishingResistantOnly?: boolean;
-                            /** @description Which second factors may be used. */
-                            allowedMfaMethods?: {
-                                /** @description Authenticator apps (TOTP, RFC 6238) allowed. */
-                                totp?: boolean;
-                                /** @description Codes by text message allowed. */
-                                sms?: boolean;
-                                /** @description Passkeys (WebAuthn) allowed. */
-                                passkey?: boolean;
-                            };
-                            /** @description Holders of an administrative role (one that may change users or settings) must use a passkey as their second factor */
-                            phishingResistantAdmins?: boolean;
-                            /** @description Roles whose holders must use a second factor in this tenant, built-in roles included; a partner list holds in every organisation too */
-                            forceMfaRoleIds?: string[];
-                            /** @description Session lifetime: a session ends this many hours after its sign-in (1 to 720); null or absent = 720 (30 days) */
-                            sessionMaxHours?: number | null;
-                            /** @description Idle lifetime: a session with no request for this many minutes ends (5 to 43200); null or absent = only the refresh-token lifetime */
-                            idleTimeoutMinutes?: number | null;
-                            /** @description IP allow-list: addresses or CIDR blocks, IPv4 and IPv6; empty = any address. Partner: its members; organisation: its members and partner members acting in it. */
-                            ipAllowlist?: string[];
-                            /** @description Partner only: the break-glass account, a partner member exempt from IP allow-lists (every use audited); null clears it */
-                            breakGlassUserId?: string | null;
-                            /** @description Partner only: the longest just-in-time access a member may request, in minutes (default 480, at most 7 days) */
-                            jitMaxMinutes?: number;
-                            /** @description Partner only: a member's standing organisation access (orgAccess all or selected) unused for this many days lapses to eligible (just-in-time), after a warning mail to the member and the Partner Admins; Partner Admins are exempt. 7 to 365; null or absent = never (the default) */
-                            standingAccessLapseDays?: number | null;
-                        };
-                        /** @description Partner only: on, the partner's staff reach an organisation only through an active delegated-access relationship with it, within that relationship's roles, sites and device groups; off (the default) keeps standing access as it is */
-                        requireRelationships?: boolean;
-                        /**
-                         * @description Organisation only: allowed (default); approval_required (every partner member needs a just-in-time grant approved by one of the organisation's admins); suspended (no partner member, only the partner's break-glass account with a reason). Only the organisation's own admins may loosen it.
-                         * @enum {string}
-                         */
-                        mspAccess?: "allowed" | "approval_required" | "suspended";
-                        /**
-                         * @description Organisation only: who approves a partner member's just-in-time access request: auto (granted at once, the default), partner_admin, customer_admin (one of the organisation's admins). Only the organisation's own admins may loosen it.
-                         * @enum {string}
-                         */
-                        jitApproval?: "auto" | "partner_admin" | "customer_admin";
-                        /** @description The blast-radius governor: budgets on destructive actions, and co-signatures */
-                        governor?: {
-                            /** @description The tenant's budget (null or absent: none). A partner's holds its staff and service accounts everywhere; an organisation's holds everyone acting in it, on top of its partner's (the stricter wins) */
-                            budget?: {
-                                /** @description The sliding window the budget counts over, in minutes (1 to 1440) */
-                                windowMinutes: number;
-                                /** @description At most this many distinct organisations touched by destructive actions per principal in the window */
-                                maxOrganizations?: number;
-                                /** @description At most this many distinct devices affected by destructive actions per principal in the window */
-                                maxDevices?: number;
-                                /** @description At most this many uses of destructive permissions per principal in the window */
-                                maxDestructive?: number;
-                            } | null;
-                            /** @description Partner only: how a co-signature by another Partner Admin unlocks an over-budget principal */
-                            coSign?: {
-                                /** @description How long a co-sign request waits for approval, and how long the approved unlock lasts, in minutes (default 30) */
-                                minutes?: number;
-                                /** @description How many over-budget destructive actions an approved co-signature lets through (default 10) */
-                                actions?: number;
-                            };
-                        };
-                    };
+                    settings?: components["schemas"]["TenantSettingsInput"];
                     /** @description Save an IP allow-list even though it leaves out your current address (else 409 ip_lockout) */
                     confirmLockout?: boolean;
                 };
@@ -18344,12 +18426,8 @@ export interface operations {
                      * @example Head office
                      */
                     name: string;
-                    /**
-                     * @description IANA time zone.
-                     * @example Europe/London
-                     * @enum {string}
-                     */
-                    timezone?: "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/La_Rioja" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Fort_Nelson" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Monticello" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Ojinaga" | "America/Panama" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Colombo" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Hebron" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ulaanbaatar" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/Perth" | "Australia/Sydney" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Ulyanovsk" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zurich" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis" | "UTC";
+                    /** @description IANA time zone. */
+                    timezone?: components["schemas"]["TimeZoneInput"];
                     /**
                      * @description Postal address; null: none.
                      * @example 1 Main Street, Springfield
@@ -18503,12 +18581,8 @@ export interface operations {
                      * @example Head office
                      */
                     name?: string;
-                    /**
-                     * @description IANA time zone.
-                     * @example Europe/London
-                     * @enum {string}
-                     */
-                    timezone?: "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/La_Rioja" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Fort_Nelson" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Monticello" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Ojinaga" | "America/Panama" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Colombo" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Hebron" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ulaanbaatar" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/Perth" | "Australia/Sydney" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Ulyanovsk" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zurich" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis" | "UTC";
+                    /** @description IANA time zone. */
+                    timezone?: components["schemas"]["TimeZoneInput"];
                     /**
                      * @description Postal address; null: none.
                      * @example 1 Main Street, Springfield
@@ -24547,56 +24621,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScimGroupList"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimCreateGroup: {
@@ -24613,121 +24642,13 @@ export interface operations {
                  *       "displayName": "Ada Lovelace"
                  *     }
                  */
-                "application/scim+json": {
-                    /**
-                     * @description SCIM schema URIs of this message (RFC 7643).
-                     * @example [
-                     *       "urn:ietf:params:scim:schemas:core:2.0:User"
-                     *     ]
-                     */
-                    schemas?: string[];
-                    /**
-                     * @description Identifier of this object (UUID unless stated).
-                     * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                     */
-                    id?: string;
-                    /**
-                     * @description Unique in the tenant, case-insensitive
-                     * @example Ada Lovelace
-                     */
-                    displayName: string;
-                    /**
-                     * @description The identity provider’s own id for it.
-                     * @example 00u1abcd2EFGH3ijk4l5
-                     */
-                    externalId?: string | null;
-                    /** @description SCIM: the group’s members. */
-                    members?: ({
-                        /**
-                         * @description SCIM: the value (an address, or the id of a member).
-                         * @example ada@contoso.com
-                         */
-                        value: string;
-                        /**
-                         * @description SCIM: a human-readable name of the referenced resource.
-                         * @example Ada Lovelace
-                         */
-                        display?: string | null;
-                        /**
-                         * @description SCIM: what sort of value this is (for example `work`).
-                         * @example string
-                         */
-                        type?: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    "urn:gatehouse:params:scim:schemas:extension:2.0:Group"?: ({
-                        /**
-                         * @description Members hold this role of the tenant (within the token creator’s permissions); null: no mapping
-                         * @example 5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d
-                         */
-                        roleId?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    }) | null;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/scim+json": components["schemas"]["ScimGroupRequestInput"];
                 /**
                  * @example {
                  *       "displayName": "Ada Lovelace"
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description SCIM schema URIs of this message (RFC 7643).
-                     * @example [
-                     *       "urn:ietf:params:scim:schemas:core:2.0:User"
-                     *     ]
-                     */
-                    schemas?: string[];
-                    /**
-                     * @description Identifier of this object (UUID unless stated).
-                     * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                     */
-                    id?: string;
-                    /**
-                     * @description Unique in the tenant, case-insensitive
-                     * @example Ada Lovelace
-                     */
-                    displayName: string;
-                    /**
-                     * @description The identity provider’s own id for it.
-                     * @example 00u1abcd2EFGH3ijk4l5
-                     */
-                    externalId?: string | null;
-                    /** @description SCIM: the group’s members. */
-                    members?: ({
-                        /**
-                         * @description SCIM: the value (an address, or the id of a member).
-                         * @example ada@contoso.com
-                         */
-                        value: string;
-                        /**
-                         * @description SCIM: a human-readable name of the referenced resource.
-                         * @example Ada Lovelace
-                         */
-                        display?: string | null;
-                        /**
-                         * @description SCIM: what sort of value this is (for example `work`).
-                         * @example string
-                         */
-                        type?: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    "urn:gatehouse:params:scim:schemas:extension:2.0:Group"?: ({
-                        /**
-                         * @description Members hold this role of the tenant (within the token creator’s permissions); null: no mapping
-                         * @example 5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d
-                         */
-                        roleId?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    }) | null;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["ScimGroupRequestInput"];
             };
         };
         responses: {
@@ -24797,56 +24718,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
             /** @description Error. `code` is one of `precondition_failed`. */
             412: {
                 headers: {
@@ -24857,46 +24733,10 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description The request body is too large. `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimGetGroup: {
@@ -24979,56 +24819,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimReplaceGroup: {
@@ -25047,121 +24842,13 @@ export interface operations {
                  *       "displayName": "Ada Lovelace"
                  *     }
                  */
-                "application/scim+json": {
-                    /**
-                     * @description SCIM schema URIs of this message (RFC 7643).
-                     * @example [
-                     *       "urn:ietf:params:scim:schemas:core:2.0:User"
-                     *     ]
-                     */
-                    schemas?: string[];
-                    /**
-                     * @description Identifier of this object (UUID unless stated).
-                     * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                     */
-                    id?: string;
-                    /**
-                     * @description Unique in the tenant, case-insensitive
-                     * @example Ada Lovelace
-                     */
-                    displayName: string;
-                    /**
-                     * @description The identity provider’s own id for it.
-                     * @example 00u1abcd2EFGH3ijk4l5
-                     */
-                    externalId?: string | null;
-                    /** @description SCIM: the group’s members. */
-                    members?: ({
-                        /**
-                         * @description SCIM: the value (an address, or the id of a member).
-                         * @example ada@contoso.com
-                         */
-                        value: string;
-                        /**
-                         * @description SCIM: a human-readable name of the referenced resource.
-                         * @example Ada Lovelace
-                         */
-                        display?: string | null;
-                        /**
-                         * @description SCIM: what sort of value this is (for example `work`).
-                         * @example string
-                         */
-                        type?: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    "urn:gatehouse:params:scim:schemas:extension:2.0:Group"?: ({
-                        /**
-                         * @description Members hold this role of the tenant (within the token creator’s permissions); null: no mapping
-                         * @example 5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d
-                         */
-                        roleId?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    }) | null;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/scim+json": components["schemas"]["ScimGroupRequestInput"];
                 /**
                  * @example {
                  *       "displayName": "Ada Lovelace"
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description SCIM schema URIs of this message (RFC 7643).
-                     * @example [
-                     *       "urn:ietf:params:scim:schemas:core:2.0:User"
-                     *     ]
-                     */
-                    schemas?: string[];
-                    /**
-                     * @description Identifier of this object (UUID unless stated).
-                     * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                     */
-                    id?: string;
-                    /**
-                     * @description Unique in the tenant, case-insensitive
-                     * @example Ada Lovelace
-                     */
-                    displayName: string;
-                    /**
-                     * @description The identity provider’s own id for it.
-                     * @example 00u1abcd2EFGH3ijk4l5
-                     */
-                    externalId?: string | null;
-                    /** @description SCIM: the group’s members. */
-                    members?: ({
-                        /**
-                         * @description SCIM: the value (an address, or the id of a member).
-                         * @example ada@contoso.com
-                         */
-                        value: string;
-                        /**
-                         * @description SCIM: a human-readable name of the referenced resource.
-                         * @example Ada Lovelace
-                         */
-                        display?: string | null;
-                        /**
-                         * @description SCIM: what sort of value this is (for example `work`).
-                         * @example string
-                         */
-                        type?: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    "urn:gatehouse:params:scim:schemas:extension:2.0:Group"?: ({
-                        /**
-                         * @description Members hold this role of the tenant (within the token creator’s permissions); null: no mapping
-                         * @example 5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d
-                         */
-                        roleId?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    }) | null;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["ScimGroupRequestInput"];
             };
         };
         responses: {
@@ -25231,56 +24918,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
             /** @description Error. `code` is one of `precondition_failed`. */
             412: {
                 headers: {
@@ -25291,46 +24933,10 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description The request body is too large. `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimDeleteGroup: {
@@ -25351,36 +24957,9 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
             /** @description Error. `code` is one of `precondition_failed`. */
             412: {
                 headers: {
@@ -25391,26 +24970,8 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimPatchGroup: {
@@ -25567,56 +25128,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
             /** @description Error. `code` is one of `precondition_failed`. */
             412: {
                 headers: {
@@ -25627,46 +25143,10 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description The request body is too large. `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimResourceTypes: {
@@ -25732,36 +25212,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            401: components["responses"]["ScimUnauthorized"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimSchemas: {
@@ -25827,36 +25280,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            401: components["responses"]["ScimUnauthorized"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimServiceProviderConfig: {
@@ -25922,36 +25348,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            401: components["responses"]["ScimUnauthorized"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimListUsers: {
@@ -26078,56 +25477,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScimUserList"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimCreateUser: {
@@ -26144,151 +25498,13 @@ export interface operations {
                  *       "userName": "ada@contoso.com"
                  *     }
                  */
-                "application/scim+json": {
-                    /**
-                     * @description SCIM schema URIs of this message (RFC 7643).
-                     * @example [
-                     *       "urn:ietf:params:scim:schemas:core:2.0:User"
-                     *     ]
-                     */
-                    schemas?: string[];
-                    /**
-                     * @description Ignored on create; on replace it must be the resource’s own (400 mutability)
-                     * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                     */
-                    id?: string;
-                    /**
-                     * @description Unique in the tenant, case-insensitive
-                     * @example ada@contoso.com
-                     */
-                    userName: string;
-                    /**
-                     * @description The identity provider’s id; unique in the tenant
-                     * @example 00u1abcd2EFGH3ijk4l5
-                     */
-                    externalId?: string | null;
-                    /**
-                     * @description Name shown to people.
-                     * @example Ada Lovelace
-                     */
-                    displayName?: string | null;
-                    /** @description Display name, as people see it. */
-                    name?: ({
-                        /**
-                         * @description Given (first) name.
-                         * @example Ada
-                         */
-                        givenName?: string | null;
-                        /**
-                         * @description Family (last) name.
-                         * @example Lovelace
-                         */
-                        familyName?: string | null;
-                        /**
-                         * @description Full name as displayed.
-                         * @example Ada Lovelace
-                         */
-                        formatted?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    }) | null;
-                    /** @description The primary (else work, else first) e-mail is the account’s; userName when it is an e-mail and none is given */
-                    emails?: ({
-                        /**
-                         * @description SCIM: the value (an address, or the id of a member).
-                         * @example ada@contoso.com
-                         */
-                        value: string;
-                        /**
-                         * @description SCIM: what sort of value this is (for example `work`).
-                         * @example string
-                         */
-                        type?: string;
-                        /** @description SCIM: true for the preferred value of a multi-valued attribute. */
-                        primary?: boolean;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description false: the membership is suspended and the user’s sessions here are revoked at once */
-                    active?: boolean;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/scim+json": components["schemas"]["ScimUserRequestInput"];
                 /**
                  * @example {
                  *       "userName": "ada@contoso.com"
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description SCIM schema URIs of this message (RFC 7643).
-                     * @example [
-                     *       "urn:ietf:params:scim:schemas:core:2.0:User"
-                     *     ]
-                     */
-                    schemas?: string[];
-                    /**
-                     * @description Ignored on create; on replace it must be the resource’s own (400 mutability)
-                     * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                     */
-                    id?: string;
-                    /**
-                     * @description Unique in the tenant, case-insensitive
-                     * @example ada@contoso.com
-                     */
-                    userName: string;
-                    /**
-                     * @description The identity provider’s id; unique in the tenant
-                     * @example 00u1abcd2EFGH3ijk4l5
-                     */
-                    externalId?: string | null;
-                    /**
-                     * @description Name shown to people.
-                     * @example Ada Lovelace
-                     */
-                    displayName?: string | null;
-                    /** @description Display name, as people see it. */
-                    name?: ({
-                        /**
-                         * @description Given (first) name.
-                         * @example Ada
-                         */
-                        givenName?: string | null;
-                        /**
-                         * @description Family (last) name.
-                         * @example Lovelace
-                         */
-                        familyName?: string | null;
-                        /**
-                         * @description Full name as displayed.
-                         * @example Ada Lovelace
-                         */
-                        formatted?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    }) | null;
-                    /** @description The primary (else work, else first) e-mail is the account’s; userName when it is an e-mail and none is given */
-                    emails?: ({
-                        /**
-                         * @description SCIM: the value (an address, or the id of a member).
-                         * @example ada@contoso.com
-                         */
-                        value: string;
-                        /**
-                         * @description SCIM: what sort of value this is (for example `work`).
-                         * @example string
-                         */
-                        type?: string;
-                        /** @description SCIM: true for the preferred value of a multi-valued attribute. */
-                        primary?: boolean;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description false: the membership is suspended and the user’s sessions here are revoked at once */
-                    active?: boolean;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["ScimUserRequestInput"];
             };
         };
         responses: {
@@ -26378,56 +25594,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
             /** @description Error. `code` is one of `precondition_failed`. */
             412: {
                 headers: {
@@ -26438,46 +25609,10 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description The request body is too large. `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimGetUser: {
@@ -26580,56 +25715,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimReplaceUser: {
@@ -26648,151 +25738,13 @@ export interface operations {
                  *       "userName": "ada@contoso.com"
                  *     }
                  */
-                "application/scim+json": {
-                    /**
-                     * @description SCIM schema URIs of this message (RFC 7643).
-                     * @example [
-                     *       "urn:ietf:params:scim:schemas:core:2.0:User"
-                     *     ]
-                     */
-                    schemas?: string[];
-                    /**
-                     * @description Ignored on create; on replace it must be the resource’s own (400 mutability)
-                     * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                     */
-                    id?: string;
-                    /**
-                     * @description Unique in the tenant, case-insensitive
-                     * @example ada@contoso.com
-                     */
-                    userName: string;
-                    /**
-                     * @description The identity provider’s id; unique in the tenant
-                     * @example 00u1abcd2EFGH3ijk4l5
-                     */
-                    externalId?: string | null;
-                    /**
-                     * @description Name shown to people.
-                     * @example Ada Lovelace
-                     */
-                    displayName?: string | null;
-                    /** @description Display name, as people see it. */
-                    name?: ({
-                        /**
-                         * @description Given (first) name.
-                         * @example Ada
-                         */
-                        givenName?: string | null;
-                        /**
-                         * @description Family (last) name.
-                         * @example Lovelace
-                         */
-                        familyName?: string | null;
-                        /**
-                         * @description Full name as displayed.
-                         * @example Ada Lovelace
-                         */
-                        formatted?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    }) | null;
-                    /** @description The primary (else work, else first) e-mail is the account’s; userName when it is an e-mail and none is given */
-                    emails?: ({
-                        /**
-                         * @description SCIM: the value (an address, or the id of a member).
-                         * @example ada@contoso.com
-                         */
-                        value: string;
-                        /**
-                         * @description SCIM: what sort of value this is (for example `work`).
-                         * @example string
-                         */
-                        type?: string;
-                        /** @description SCIM: true for the preferred value of a multi-valued attribute. */
-                        primary?: boolean;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description false: the membership is suspended and the user’s sessions here are revoked at once */
-                    active?: boolean;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/scim+json": components["schemas"]["ScimUserRequestInput"];
                 /**
                  * @example {
                  *       "userName": "ada@contoso.com"
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description SCIM schema URIs of this message (RFC 7643).
-                     * @example [
-                     *       "urn:ietf:params:scim:schemas:core:2.0:User"
-                     *     ]
-                     */
-                    schemas?: string[];
-                    /**
-                     * @description Ignored on create; on replace it must be the resource’s own (400 mutability)
-                     * @example 0f1e2d3c-4b5a-4968-8776-655443322110
-                     */
-                    id?: string;
-                    /**
-                     * @description Unique in the tenant, case-insensitive
-                     * @example ada@contoso.com
-                     */
-                    userName: string;
-                    /**
-                     * @description The identity provider’s id; unique in the tenant
-                     * @example 00u1abcd2EFGH3ijk4l5
-                     */
-                    externalId?: string | null;
-                    /**
-                     * @description Name shown to people.
-                     * @example Ada Lovelace
-                     */
-                    displayName?: string | null;
-                    /** @description Display name, as people see it. */
-                    name?: ({
-                        /**
-                         * @description Given (first) name.
-                         * @example Ada
-                         */
-                        givenName?: string | null;
-                        /**
-                         * @description Family (last) name.
-                         * @example Lovelace
-                         */
-                        familyName?: string | null;
-                        /**
-                         * @description Full name as displayed.
-                         * @example Ada Lovelace
-                         */
-                        formatted?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    }) | null;
-                    /** @description The primary (else work, else first) e-mail is the account’s; userName when it is an e-mail and none is given */
-                    emails?: ({
-                        /**
-                         * @description SCIM: the value (an address, or the id of a member).
-                         * @example ada@contoso.com
-                         */
-                        value: string;
-                        /**
-                         * @description SCIM: what sort of value this is (for example `work`).
-                         * @example string
-                         */
-                        type?: string;
-                        /** @description SCIM: true for the preferred value of a multi-valued attribute. */
-                        primary?: boolean;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    /** @description false: the membership is suspended and the user’s sessions here are revoked at once */
-                    active?: boolean;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["ScimUserRequestInput"];
             };
         };
         responses: {
@@ -26882,56 +25834,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
             /** @description Error. `code` is one of `precondition_failed`. */
             412: {
                 headers: {
@@ -26942,46 +25849,10 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description The request body is too large. `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimDeleteUser: {
@@ -27002,36 +25873,9 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
             /** @description Error. `code` is one of `precondition_failed`. */
             412: {
                 headers: {
@@ -27042,26 +25886,8 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
     scimPatchUser: {
@@ -27238,56 +26064,11 @@ export interface operations {
                     "application/json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description The request is not valid. `code` is one of `validation_failed`, `invalid_json`, `weak_password`, `circular_inheritance`, `inheritance_too_deep`, `role_has_users`, `role_has_children`, `unknown_permission`, `unknown_subject_type`, `unknown_resource_type`, `default_role_required`, `unsupported_provider_type`, `sso_link_invalid`, `auto_extend_not_allowed`, `site_required`, `invalid_mfa_setup`, `phone_not_verified`, `invalid_challenge`, `passkey_verification_failed`, `invalid_reset_token`, `invalid_report_token`, `verification_invalid`, `invalid_csv`, `json_too_deep`, `malformed_request`, `invalid_filter`, `invalid_patch_path`, `patch_no_target`, `attribute_immutable`, `invalid_request`, `unsupported_grant_type`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not authenticated, or a credential is wrong. `code` is one of `invalid_credentials`, `invalid_client`, `unauthenticated`, `invalid_mfa_code`, `invalid_temp_token`, `invalid_refresh_token`, `invalid_exchange_code`, `enrollment_key_invalid`, `enrollment_key_expired`, `enrollment_key_exhausted`, `invalid_agent_token`, `mfa_code_required`, `invalid_setup_token`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not allowed. `code` is one of `forbidden`, `tenant_context_required`, `full_org_access_required`, `mfa_required`, `permission_ceiling`, `forbidden_self_action`, `account_outside_authority`, `last_admin`, `system_role_immutable`, `csrf_failed`, `org_requires_mfa`, `sms_not_allowed`, `mfa_method_not_allowed`, `last_factor_required`, `step_up_required`, `last_sign_in_method`, `sso_enforced`, `service_account_not_allowed`, `msp_access_denied`, `jit_approval_customer_only`, `jit_not_eligible`, `jit_approver_required`, `relationship_approver_required`, `msp_access_customer_only`, `frozen`, `budget_exceeded`, `budget_customer_only`, `freeze_other_side`, `co_sign_not_allowed`, `ip_not_allowed`, `password_confirmation_required`, `email_unverified`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Not found (or outside the caller’s tenant scope). `code` is one of `not_found`, `invitation_not_found`, `invite_invalid`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Conflicts with the current state. `code` is one of `access_request_not_pending`, `conflict`, `already_frozen`, `co_sign_closed`, `relationship_frozen`, `relationship_state_invalid`, `domain_taken`, `domain_exists`, `domain_not_verified`, `user_exists_in_scope`, `email_taken`, `setup_completed`, `slug_taken`, `name_taken`, `mfa_already_enabled`, `resource_in_use`, `ip_lockout`, `key_limit_reached`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
             /** @description Error. `code` is one of `precondition_failed`. */
             412: {
                 headers: {
@@ -27298,46 +26079,10 @@ export interface operations {
                     "application/json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description The request body is too large. `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unsupported content type. `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Unexpected failure; `errorId` names the log line. `code` is one of `internal_error`. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description Temporarily unavailable (database or store unreachable, or shutting down); retry later. `code` is one of `service_unavailable`, `console_not_built`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                    "application/json": components["schemas"]["ScimError"];
-                };
-            };
+            413: components["responses"]["ScimPayloadTooLarge"];
+            415: components["responses"]["ScimUnsupportedMediaType"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimUnavailable"];
         };
     };
 }
