@@ -1,5 +1,5 @@
-// What the blast-radius governor weighs, kept by this instance per authorisation epoch: the freezes in force and every
-// tenant's governor settings (budgets, co-signature policy). A freeze, a thaw or a change of governor settings bumps
+// What the blast-radius governor weighs, kept by this instance per authorisation epoch: the freezes in force and each
+// partner's governor settings (budgets, co-signature policy). A freeze, a thaw or a change of governor settings bumps
 // the epoch in its transaction, and every request reads the epoch with its session (or key) check, so the next
 // decision on every instance sees the change; while the epoch stands still a request reads none of it from the database.
 import type { Db } from '../db/connect.js';
@@ -30,34 +30,35 @@ interface Mutable {
   orgBudgets: Map<string, Budget>;
   coSign: { minutes: number; actions: number };
 }
-type State = Map<string, Mutable>;
 
 const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 
 export class GovernorCache {
   private epoch = -1;
-  private state: Promise<State> | null = null;
+  /** Per partner, what bears on it at `epoch`: read on the first request of the partner after the epoch moved. */
+  private readonly partners = new Map<string, Promise<PartnerGovernance>>();
 
   constructor(private readonly db: Db) {}
 
   /** What bears on the partner at `epoch` (undefined: read now, uncached). */
   async of(partnerId: string | null, epoch: number | undefined): Promise<PartnerGovernance> {
     if (!partnerId) return NONE;
-    let state: Promise<State>;
-    if (epoch === undefined) state = this.load();
-    else {
-      if (epoch !== this.epoch || !this.state) {
-        const loading = this.load();
-        this.epoch = epoch;
-        this.state = loading;
-        // A failed read is not kept: the next request tries again.
-        loading.catch(() => {
-          if (this.state === loading) this.state = null;
-        });
-      }
-      state = this.state;
+    if (epoch === undefined) return this.load(partnerId);
+    if (epoch !== this.epoch) {
+      this.partners.clear();
+      this.epoch = epoch;
     }
-    return (await state).get(partnerId) ?? NONE;
+    let loading = this.partners.get(partnerId);
+    if (!loading) {
+      const fresh = this.load(partnerId);
+      this.partners.set(partnerId, fresh);
+      // A failed read is not kept: the next request tries again.
+      fresh.catch(() => {
+        if (this.partners.get(partnerId) === fresh) this.partners.delete(partnerId);
+      });
+      loading = fresh;
+    }
+    return loading;
   }
 
   /** Puts the freezes bearing on the principal on it (authenticate, explain). */
@@ -66,23 +67,18 @@ export class GovernorCache {
     p.freezes = { partner: g.partner, orgs: g.orgs };
   }
 
-  private async load(): Promise<State> {
-    // Every tenant's: read in the system context so no caller's reach narrows what is kept for all.
-    const rows = await asSystem('authenticate', () => governorRows(this.db));
-    const out: State = new Map();
+  private async load(partnerId: string): Promise<PartnerGovernance> {
+    // Read in the system context so no caller's reach narrows what is kept for every caller of the partner.
+    const rows = await asSystem('authenticate', () => governorRows(this.db, partnerId));
+    if (rows.length === 0) return NONE;
+    const entry: Mutable = {
+      partner: null,
+      orgs: new Map(),
+      budget: null,
+      orgBudgets: new Map(),
+      coSign: { ...CO_SIGN_DEFAULTS },
+    };
     for (const r of rows) {
-      let entry = out.get(r.partner_id);
-      if (!entry)
-        out.set(
-          r.partner_id,
-          (entry = {
-            partner: null,
-            orgs: new Map(),
-            budget: null,
-            orgBudgets: new Map(),
-            coSign: { ...CO_SIGN_DEFAULTS },
-          }),
-        );
       const freeze = r.freeze ? (json(r.freeze) as FreezeInfo) : null;
       const settings = governorSettingsSchema.safeParse(json(r.governor) ?? {});
       const g = settings.success ? settings.data : {};
@@ -98,6 +94,6 @@ export class GovernorCache {
         };
       }
     }
-    return out;
+    return entry;
   }
 }

@@ -111,18 +111,19 @@ export async function bumpAuthzEpoch(tx: Executor): Promise<void> {
 
 /**
  * (`freeze` is a reserved word of PostgreSQL: quoted.)
- * What the governor weighs for every tenant that sets any of it: freezes in force and governor settings (budgets,
+ * What the governor weighs for a partner and those of its organisations that set any of it: freezes in force and governor settings (budgets,
  * co-signature policy). Few rows; read once per authorisation epoch by GovernorCache.
  */
 export async function governorRows(
   db: Executor,
+  partnerId: string,
 ): Promise<{ partner_id: string; org_id: string | null; freeze: unknown; governor: unknown }[]> {
   const res = await db.execute(sql`
     select id as partner_id, null::uuid as org_id, "freeze", settings->'governor' as governor from partners
-      where "freeze" is not null or settings->'governor' is not null
+      where id = ${partnerId} and ("freeze" is not null or settings->'governor' is not null)
     union all
     select partner_id, id, "freeze", settings->'governor' from organizations
-      where "freeze" is not null or settings->'governor' is not null`);
+      where partner_id = ${partnerId} and ("freeze" is not null or settings->'governor' is not null)`);
   return rowsOf(res);
 }
 

@@ -564,6 +564,8 @@ export const NOT_BY_TENANT = (url: string) =>
   url.startsWith('/access/') ||
   // A relationship is seen by its partner and its organisation whatever the caller reaches (test/relationships).
   url.startsWith('/relationships/') ||
+  // An access group is a partner's own, no organisation's (test/relationships/access-groups.test.ts walks two partners).
+  url.startsWith('/access-groups/') ||
   // A freeze changes what every other case here may do (test/governor walks who may set and lift it, across partners);
   // a co-sign request is the partner's, approved only by its admins (test/governor).
   url.endsWith('/freeze') ||
