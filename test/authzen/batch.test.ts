@@ -38,6 +38,12 @@ afterAll(async () => {
 });
 
 const requestStatements = () => log.statements().filter((s) => !isBackground(s));
+/**
+ * What the decision reads: the caller's own key check (and the row-security context set around each transaction)
+ * come and go with the key cache's age, not with the batch, so they are left out of the comparison.
+ */
+const decisionStatements = () =>
+  requestStatements().filter((s) => !s.startsWith('gh_api_key_by_prefix') && !s.startsWith('select set_config('));
 
 describe('a batch of 1,000 device evaluations', () => {
   it('answers in one round trip, in order, with a number of statements that does not depend on the batch', async () => {
@@ -50,10 +56,10 @@ describe('a batch of 1,000 device evaluations', () => {
     await ask(1, restricted); // warm the role cache and the key's last-used time
     log.reset();
     const small = await ask(10, restricted);
-    const smallCount = requestStatements().length;
+    const smallCount = decisionStatements().length;
     log.reset();
     const res = await ask(1000, restricted);
-    const bigCount = requestStatements().length;
+    const bigCount = decisionStatements().length;
     expect(small.status).toBe(200);
     expect(res.status, res.text).toBe(200);
     expect(res.body.evaluations).toHaveLength(1000);
