@@ -41,47 +41,67 @@ function freezeOf(p: Principal, reason: string, at: Date): FreezeRecord {
   };
 }
 
-async function mailFreeze(
-  deps: Deps,
-  tx: Executor,
-  emails: string[],
-  m: { frozen: boolean; where: string; partnerName: string; actor: string; reason: string | null },
-) {
-  for (const email of emails)
+/** A freeze set (`next`) or lifted (`previous` was in force) on the partner (`orgId` null) or one organisation. */
+interface FreezeChange {
+  partnerId: string;
+  orgId: string | null;
+  /** The partner's name, as the partner's own freeze read it with its row (organisation freezes read it with the admins). */
+  partnerName?: string;
+  next: FreezeRecord | null;
+  previous: FreezeRecord | null;
+  reason: string | null;
+}
+
+/**
+ * The one way a freeze changes: stored, the authorisation epoch moved in the same transaction (so the next decision
+ * on every instance meets it), audited, and mailed to the admins of both sides.
+ */
+async function changeFreeze(deps: Deps, tx: Executor, p: Principal, c: FreezeChange, meta: AuditRequestMeta) {
+  const now = deps.clock.now();
+  if (c.orgId) await setOrgFreeze(tx, c.orgId, c.next, now);
+  else await setPartnerFreeze(tx, c.partnerId, c.next, now);
+  await bumpAuthzEpoch(tx);
+  const scope = c.orgId ? 'organization' : 'partner';
+  const details = c.next
+    ? { scope, ...(c.orgId ? { side: c.next.side } : {}), reason: c.reason }
+    : { scope, frozenSince: c.previous?.at, frozenBy: c.previous?.byName };
+  await deps.audit.record(
+    tx,
+    {
+      action: c.next ? 'governor.freeze' : 'governor.unfreeze',
+      actor: actorOf(p),
+      partnerId: c.partnerId,
+      ...(c.orgId ? { orgId: c.orgId } : {}),
+      resourceType: scope,
+      resourceId: c.orgId ?? c.partnerId,
+      details,
+    },
+    meta,
+  );
+  const to = c.orgId
+    ? await adminsOfBothSides(tx, c.partnerId, c.orgId)
+    : { emails: await adminsOfPartnerAndOrgs(tx, c.partnerId), partnerName: c.partnerName ?? '', orgName: null };
+  const { partnerName } = to;
+  const where = c.orgId
+    ? `everyone acting in ${to.orgName}`
+    : c.next
+      ? `every member and service account of ${partnerName}`
+      : `the members and service accounts of ${partnerName}`;
+  const m = { frozen: c.next !== null, where, partnerName, actor: c.next?.byName ?? nameOf(p), reason: c.reason };
+  for (const email of to.emails)
     await deps.outbox.enqueue(tx, governorMails.freezeChanged(email, { ...m, url: `${deps.config.appUrl}/audit` }));
 }
 
 /** POST /orgs/partners/me/freeze: every destructive permission of the partner's staff and service accounts stops. */
 export async function freezePartner(deps: Deps, p: Principal, reason: string, meta: AuditRequestMeta) {
-  const now = deps.clock.now();
   const out = await deps.db.transaction(async (tx) => {
     const partner = await partnerFreezeForUpdate(tx, p.partnerId!);
     if (!partner) throw notFound('partner');
     if (partner.freeze) throw new AppError('already_frozen');
-    const freeze = freezeOf(p, reason, now);
-    await setPartnerFreeze(tx, partner.id, freeze, now);
-    await bumpAuthzEpoch(tx);
-    await deps.audit.record(
-      tx,
-      {
-        action: 'governor.freeze',
-        actor: actorOf(p),
-        partnerId: partner.id,
-        resourceType: 'partner',
-        resourceId: partner.id,
-        details: { scope: 'partner', reason },
-      },
-      meta,
-    );
-    const where = `every member and service account of ${partner.name}`;
-    await mailFreeze(deps, tx, await adminsOfPartnerAndOrgs(tx, partner.id), {
-      frozen: true,
-      where,
-      partnerName: partner.name,
-      actor: freeze.byName,
-      reason,
-    });
-    return { frozen: true, freeze: freezeJson(freeze) };
+    const next = freezeOf(p, reason, deps.clock.now());
+    const change = { partnerId: partner.id, partnerName: partner.name, orgId: null, next, previous: null, reason };
+    await changeFreeze(deps, tx, p, change, meta);
+    return { frozen: true, freeze: freezeJson(next) };
   });
   deps.outbox.kick();
   return out;
@@ -89,32 +109,19 @@ export async function freezePartner(deps: Deps, p: Principal, reason: string, me
 
 /** DELETE /orgs/partners/me/freeze. */
 export async function thawPartner(deps: Deps, p: Principal, meta: AuditRequestMeta) {
-  const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     const partner = await partnerFreezeForUpdate(tx, p.partnerId!);
     if (!partner) throw notFound('partner');
     if (!partner.freeze) return;
-    await setPartnerFreeze(tx, partner.id, null, now);
-    await bumpAuthzEpoch(tx);
-    await deps.audit.record(
-      tx,
-      {
-        action: 'governor.unfreeze',
-        actor: actorOf(p),
-        partnerId: partner.id,
-        resourceType: 'partner',
-        resourceId: partner.id,
-        details: { scope: 'partner', frozenSince: partner.freeze.at, frozenBy: partner.freeze.byName },
-      },
-      meta,
-    );
-    await mailFreeze(deps, tx, await adminsOfPartnerAndOrgs(tx, partner.id), {
-      frozen: false,
-      where: `the members and service accounts of ${partner.name}`,
+    const change = {
+      partnerId: partner.id,
       partnerName: partner.name,
-      actor: nameOf(p),
+      orgId: null,
+      next: null,
+      previous: partner.freeze,
       reason: null,
-    });
+    };
+    await changeFreeze(deps, tx, p, change, meta);
   });
   deps.outbox.kick();
   return { frozen: false, freeze: null };
@@ -122,37 +129,14 @@ export async function thawPartner(deps: Deps, p: Principal, meta: AuditRequestMe
 
 /** POST /orgs/organizations/:id/freeze: everyone's destructive permissions in the organisation stop. */
 export async function freezeOrg(deps: Deps, p: Principal, orgId: string, reason: string, meta: AuditRequestMeta) {
-  const now = deps.clock.now();
   const out = await deps.db.transaction(async (tx) => {
     const { row } = await findInScope(tx, p, ORGANIZATION, orgId);
     const org = await orgFreezeForUpdate(tx, row.id);
     if (!org) throw notFound('organization');
     if (org.freeze) throw new AppError('already_frozen');
-    const freeze = freezeOf(p, reason, now);
-    await setOrgFreeze(tx, org.id, freeze, now);
-    await bumpAuthzEpoch(tx);
-    await deps.audit.record(
-      tx,
-      {
-        action: 'governor.freeze',
-        actor: actorOf(p),
-        partnerId: row.partnerId,
-        orgId: org.id,
-        resourceType: 'organization',
-        resourceId: org.id,
-        details: { scope: 'organization', side: freeze.side, reason },
-      },
-      meta,
-    );
-    const side = await adminsOfBothSides(tx, row.partnerId, org.id);
-    await mailFreeze(deps, tx, side.emails, {
-      frozen: true,
-      where: `everyone acting in ${side.orgName}`,
-      partnerName: side.partnerName,
-      actor: freeze.byName,
-      reason,
-    });
-    return { frozen: true, freeze: freezeJson(freeze) };
+    const next = freezeOf(p, reason, deps.clock.now());
+    await changeFreeze(deps, tx, p, { partnerId: row.partnerId, orgId: org.id, next, previous: null, reason }, meta);
+    return { frozen: true, freeze: freezeJson(next) };
   });
   deps.outbox.kick();
   return out;
@@ -160,36 +144,14 @@ export async function freezeOrg(deps: Deps, p: Principal, orgId: string, reason:
 
 /** DELETE /orgs/organizations/:id/freeze: only the side that set the freeze lifts it. */
 export async function thawOrg(deps: Deps, p: Principal, orgId: string, meta: AuditRequestMeta) {
-  const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     const { row } = await findInScope(tx, p, ORGANIZATION, orgId);
     const org = await orgFreezeForUpdate(tx, row.id);
     if (!org) throw notFound('organization');
     if (!org.freeze) return;
     if (org.freeze.side !== (speaksForPartner(p) ? 'partner' : 'organization')) throw new AppError('freeze_other_side');
-    await setOrgFreeze(tx, org.id, null, now);
-    await bumpAuthzEpoch(tx);
-    await deps.audit.record(
-      tx,
-      {
-        action: 'governor.unfreeze',
-        actor: actorOf(p),
-        partnerId: row.partnerId,
-        orgId: org.id,
-        resourceType: 'organization',
-        resourceId: org.id,
-        details: { scope: 'organization', frozenSince: org.freeze.at, frozenBy: org.freeze.byName },
-      },
-      meta,
-    );
-    const side = await adminsOfBothSides(tx, row.partnerId, org.id);
-    await mailFreeze(deps, tx, side.emails, {
-      frozen: false,
-      where: `everyone acting in ${side.orgName}`,
-      partnerName: side.partnerName,
-      actor: nameOf(p),
-      reason: null,
-    });
+    const change = { partnerId: row.partnerId, orgId: org.id, next: null, previous: org.freeze, reason: null };
+    await changeFreeze(deps, tx, p, change, meta);
   });
   deps.outbox.kick();
   return { frozen: false, freeze: null };
