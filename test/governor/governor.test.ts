@@ -253,6 +253,11 @@ describe('a freeze stops the next decision', () => {
       200,
     );
     expect(res.body.freeze).toMatchObject({ side: 'organization', byName: 'Olga Owner' });
+    // Mailed to both sides: the partner's admins learn of their customer's freeze, with its reason.
+    for (const to of [w.admin.user.email, orgAdmin.user.email]) {
+      const m = await mail.waitFor(to, (x) => x.text.includes('Ransomware alert'));
+      expect(m.subject).toMatch(/^Destructive actions are frozen/);
+    }
     expectError(await deleteDevice(onPeer(w.tech.session.accessToken), a!.devices[0]!.id), 403, 'frozen');
     expectError(await deleteDevice(orgAdmin.api, a!.devices[0]!.id), 403, 'frozen');
     // Other organisations are not frozen.
